@@ -1,0 +1,69 @@
+"""Shared plumbing of the import and export commands."""
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessor.importing.base import ImportFailure, ImportResult
+
+
+class ImportCommand(BaseCommand):
+    """An import of one file: `run_import` does the work; failures become a clear CommandError."""
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--replace", action="store_true", help="overwrite stored rows the file contradicts")
+        self.add_import_arguments(parser)
+
+    def add_import_arguments(self, parser) -> None:
+        pass
+
+    def run_import(self, path: Path, options: dict) -> ImportResult:
+        raise NotImplementedError
+
+    def handle(self, *args, **options) -> None:
+        try:
+            result = self.run_import(options["path"], options)
+        except ImportFailure as failure:
+            raise CommandError(f"{failure}\nNothing was imported.") from None
+        for warning in result.warnings:
+            self.stderr.write(f"warning: {warning}")
+        self.stdout.write(result.summary())
+
+
+@contextmanager
+def output_stream(path: Path | None, stdout: TextIO | None = None) -> Iterator[TextIO]:
+    """Standard output, or a file written whole or not at all."""
+    if path is None:
+        yield stdout or sys.stdout
+        return
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", encoding="utf-8", newline="\n") as handle:
+        yield handle
+    partial.replace(path)
+
+
+class ExportCommand(BaseCommand):
+    """An export streamed to standard output or `--output PATH`."""
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--output", type=Path, default=None, help="write here instead of standard output")
+        self.add_export_arguments(parser)
+
+    def add_export_arguments(self, parser) -> None:
+        pass
+
+    def lines(self, options: dict) -> Iterator[str]:
+        raise NotImplementedError
+
+    def handle(self, *args, **options) -> None:
+        try:
+            with output_stream(options["output"], self.stdout._out) as out:
+                for line in self.lines(options):
+                    out.write(line)
+        except LookupError as exc:
+            raise CommandError(str(exc.args[0] if exc.args else exc)) from None

@@ -1,0 +1,34 @@
+from assessor.models.collection import (
+    Answer,
+    AnswerReference,
+    Citation,
+    Qrel,
+    QrelSource,
+    Run,
+    Segment,
+    Sentence,
+    Topic,
+)
+from assessor.models.jobs import Job, JobItem, LLMCall, PromptTemplate
+from assessor.models.provenance import ImportBatch, Provenance
+from assessor.models.work import AssessorWork, WorkEvent
+
+__all__ = [
+    "Answer",
+    "AnswerReference",
+    "AssessorWork",
+    "Citation",
+    "ImportBatch",
+    "Job",
+    "JobItem",
+    "LLMCall",
+    "PromptTemplate",
+    "Provenance",
+    "Qrel",
+    "QrelSource",
+    "Run",
+    "Segment",
+    "Sentence",
+    "Topic",
+    "WorkEvent",
+]

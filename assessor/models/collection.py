@@ -1,0 +1,180 @@
+"""The evaluation collection: topics, segments, qrels, runs and their answers."""
+
+from django.db import models
+from django.utils import timezone
+
+
+class Topic(models.Model):
+    id = models.CharField(primary_key=True, max_length=64)
+    query = models.TextField()
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Segment(models.Model):
+    """A passage of the corpus.
+
+    A judged or cited segment whose text the collection does not have is kept
+    with empty text: it is still a valid id for qrels and citations.
+    """
+
+    docid = models.CharField(primary_key=True, max_length=200)
+    text = models.TextField(blank=True)
+    title = models.TextField(blank=True)
+    url = models.TextField(blank=True)
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["docid"]
+
+    def __str__(self) -> str:
+        return self.docid
+
+    @property
+    def document_id(self) -> str:
+        return self.docid.split("#", 1)[0]
+
+    @property
+    def has_text(self) -> bool:
+        return bool(self.text)
+
+
+class QrelSource(models.Model):
+    """A named set of relevance grades: `nist` (people), `umbrela` (an LLM judge), or any name."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    job = models.ForeignKey("assessor.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Qrel(models.Model):
+    class Grade(models.IntegerChoices):
+        IRRELEVANT = 0, "irrelevant"
+        RELATED = 1, "related"
+        HIGHLY_RELEVANT = 2, "highly relevant"
+        PERFECTLY_RELEVANT = 3, "perfectly relevant"
+
+    RELEVANT_MIN_GRADE = 1
+
+    source = models.ForeignKey(QrelSource, on_delete=models.CASCADE, related_name="qrels")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="qrels")
+    segment = models.ForeignKey(Segment, on_delete=models.PROTECT, related_name="qrels")
+    grade = models.PositiveSmallIntegerField(choices=Grade.choices)
+    # For LLM grades: the job that made it (people's grades come from files).
+    job = models.ForeignKey("assessor.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "topic", "segment"], name="qrel_once_per_source"),
+            models.CheckConstraint(condition=models.Q(grade__lte=3), name="qrel_grade_0_to_3"),
+        ]
+        indexes = [models.Index(fields=["topic", "source", "grade"])]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id} {self.segment_id} {self.grade} ({self.source})"
+
+
+class Run(models.Model):
+    """A system's answers, one per topic.
+
+    Run ids are matched across files by `assessor.runs.run_resolve`: an id
+    matches a stored one that equals it, or that differs only by a team
+    prefix (`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`).
+    """
+
+    run_id = models.CharField(max_length=200, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["run_id"]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+
+class Answer(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="answers")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="answers")
+    # The sentences joined by single spaces (or the file's answer_text where
+    # no sentence split is known).
+    text = models.TextField()
+    # L of the protocol: whitespace words of `text`.
+    words = models.PositiveIntegerField()
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["topic_id", "run_id"]
+        constraints = [models.UniqueConstraint(fields=["run", "topic"], name="one_answer_per_run_and_topic")]
+
+    def __str__(self) -> str:
+        return f"{self.run} / {self.topic_id}"
+
+
+class AnswerReference(models.Model):
+    """The answer's ordered reference list; citations index into it."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="references")
+    rank = models.PositiveSmallIntegerField()  # 0-based, as citation indexes are
+    segment = models.ForeignKey(Segment, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["answer_id", "rank"]
+        constraints = [models.UniqueConstraint(fields=["answer", "rank"], name="one_reference_per_rank")]
+
+
+class Sentence(models.Model):
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sentences")
+    index = models.PositiveSmallIntegerField()  # 0-based position in the answer
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["answer_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["answer", "index"], name="one_sentence_per_index")]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Citation(models.Model):
+    """A sentence's citation of a segment; position 0 is the one the metrics judge."""
+
+    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="citations")
+    position = models.PositiveSmallIntegerField()  # order within the sentence
+    segment = models.ForeignKey(Segment, on_delete=models.PROTECT, related_name="+")
+    # Index into the answer's reference list, where the file gave one.
+    reference_rank = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["sentence_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["sentence", "position"], name="one_citation_per_position")]
+
+    @property
+    def is_first(self) -> bool:
+        return self.position == 0

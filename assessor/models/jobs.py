@@ -1,0 +1,122 @@
+"""Background jobs that call an LLM, their work items, and the log of every call."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class PromptTemplate(models.Model):
+    """A versioned prompt: a changed text is a new version; results keep theirs."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField()
+    system = models.TextField()
+    user = models.TextField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="prompt_version_once"),
+            models.UniqueConstraint(fields=["name", "sha256"], name="prompt_text_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class Job(models.Model):
+    class Kind(models.TextChoices):
+        AUTO_NUGGETS = "auto_nuggets", "AutoNuggets"
+        DRAFT_NUGGETS = "draft_nuggets", "AutoNuggets drafts (for post-editing)"
+        AUTO_ASSIGN = "auto_assign", "AutoAssign"
+        AUTO_SUPPORT = "auto_support", "Automatic support judging"
+        UMBRELA = "umbrela", "UMBRELA relevance grades"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"  # finished, with items that failed
+        CANCELLED = "cancelled"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    # What was asked: topics, runs, nugget set, qrels source, options.
+    params = models.JSONField(default=dict, blank=True)
+    # The name of what the job produces (a nugget set, assigner, support method or qrels source).
+    output_name = models.CharField(max_length=100)
+    model = models.CharField(max_length=200)
+    prompt_versions = models.JSONField(default=dict, blank=True)
+    total_items = models.PositiveIntegerField(default=0)
+    done_items = models.PositiveIntegerField(default=0)
+    failed_items = models.PositiveIntegerField(default=0)
+    calls = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.kind} {self.output_name}"
+
+
+class JobItem(models.Model):
+    """One unit of a job's work (a topic, an answer's batch, a sentence), claimed atomically."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        CLAIMED = "claimed"
+        DONE = "done"
+        FAILED = "failed"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(max_length=200)
+    payload = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    claimed_by = models.CharField(max_length=200, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "id"]
+        constraints = [models.UniqueConstraint(fields=["job", "key"], name="job_item_once")]
+        indexes = [models.Index(fields=["job", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}:{self.key} ({self.status})"
+
+
+class LLMCall(models.Model):
+    job = models.ForeignKey(Job, null=True, blank=True, on_delete=models.CASCADE, related_name="llm_calls")
+    item = models.ForeignKey(JobItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_calls")
+    prompt = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="calls")
+    model = models.CharField(max_length=200)
+    messages = models.JSONField()
+    raw_response = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    # Model, prompt version and messages: a cached answer is reused instead of a new call.
+    cache_key = models.CharField(max_length=64, db_index=True)
+    from_cache = models.BooleanField(default=False)
+    parsed_ok = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,76 @@
+"""Who or what made a record: a person, an LLM job, or an imported file."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class ImportBatch(models.Model):
+    """One imported file: the provenance of every row it created."""
+
+    class Kind(models.TextChoices):
+        TOPICS = "topics"
+        SEGMENTS = "segments"
+        QRELS = "qrels"
+        RUN = "run"
+        NUGGETS = "nuggets"
+        ASSIGNMENTS = "assignments"
+        SUPPORT = "support"
+        SCORES = "scores"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    file_name = models.CharField(max_length=500)
+    sha256 = models.CharField(max_length=64, db_index=True)
+    options = models.JSONField(default=dict, blank=True)
+    imported_at = models.DateTimeField(default=timezone.now)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    lines = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    replaced = models.PositiveIntegerField(default=0)
+    warnings = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-imported_at"]
+        verbose_name_plural = "import batches"
+
+    def __str__(self) -> str:
+        return f"{self.kind} from {self.file_name}"
+
+
+class Provenance(models.Model):
+    """Fields every nugget, nugget set and label carries.
+
+    Exactly one of `created_by`, `job` and `imported_from` is set; for people,
+    `seconds_spent` is the active time the server measured for this record.
+    """
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    job = models.ForeignKey("assessor.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    imported_from = models.ForeignKey(
+        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    seconds_spent = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def one_maker_constraint(cls, name: str) -> models.CheckConstraint:
+        person = models.Q(created_by__isnull=False, job__isnull=True, imported_from__isnull=True)
+        machine = models.Q(created_by__isnull=True, job__isnull=False, imported_from__isnull=True)
+        file = models.Q(created_by__isnull=True, job__isnull=True, imported_from__isnull=False)
+        return models.CheckConstraint(condition=person | machine | file, name=name)
+
+    @property
+    def made_by(self) -> str:
+        if self.created_by_id:
+            return f"user:{self.created_by}"
+        if self.job_id:
+            return f"job:{self.job_id}"
+        return f"file:{self.imported_from}"

@@ -1,0 +1,56 @@
+"""What an organizer gives an assessor to do on a topic, and the time it took."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class AssessorWork(models.Model):
+    class Kind(models.TextChoices):
+        NUGGETS_MANUAL = "nuggets_manual", "ManualNuggets"
+        NUGGETS_AUTO_EDIT = "nuggets_auto_edit", "AutoNuggets+Edits"
+        ASSIGN_MANUAL = "assign_manual", "ManualAssign"
+        SUPPORT_SCRATCH = "support_scratch", "Support from scratch"
+        SUPPORT_POSTEDIT = "support_postedit", "Support with LLM labels"
+
+    class Status(models.TextChoices):
+        NOT_STARTED = "not_started", "not started"
+        IN_PROGRESS = "in_progress", "in progress"
+        SUBMITTED = "submitted", "submitted"
+
+    topic = models.ForeignKey("assessor.Topic", on_delete=models.PROTECT, related_name="work")
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="work")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # The nugget set this work creates or labels against, by name (see nuggets.NuggetSet.name).
+    nugget_set_name = models.CharField(max_length=100, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.NOT_STARTED)
+    active_seconds = models.FloatField(default=0)
+    last_activity_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    reopened_count = models.PositiveSmallIntegerField(default=0)
+    # Optimistic concurrency: every change bumps it; a stale tab gets a conflict.
+    version = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["topic_id", "kind"]
+        constraints = [models.UniqueConstraint(fields=["topic", "kind"], name="one_assessor_per_topic_and_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.topic_id} ({self.assessor})"
+
+
+class WorkEvent(models.Model):
+    """Submits, reopenings and other state changes of a piece of work, kept for the record."""
+
+    work = models.ForeignKey(AssessorWork, on_delete=models.CASCADE, related_name="events")
+    at = models.DateTimeField(default=timezone.now)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    action = models.CharField(max_length=30)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["work_id", "at"]

@@ -1,0 +1,92 @@
+"""The three roles: assessor, organizer, admin, as Django groups.
+
+One place decides what a user is; views ask through `role_required`.
+"""
+
+from collections.abc import Callable
+from enum import StrEnum
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+
+
+class Role(StrEnum):
+    ASSESSOR = "assessor"
+    ORGANIZER = "organizer"
+    ADMIN = "admin"
+
+
+# A higher role may do what a lower one may, except assessing: assessors'
+# pages are theirs alone, so that a topic's human work is one person's.
+ROLE_RANK = {Role.ASSESSOR: 0, Role.ORGANIZER: 1, Role.ADMIN: 2}
+
+
+def user_role(user: AbstractBaseUser | AnonymousUser) -> Role | None:
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Role.ADMIN
+    cached = getattr(user, "_assessor_role", False)
+    if cached is not False:
+        return cached
+    names = set(user.groups.values_list("name", flat=True))
+    role = next((r for r in (Role.ADMIN, Role.ORGANIZER, Role.ASSESSOR) if r.value in names), None)
+    user._assessor_role = role
+    return role
+
+
+def user_has_role(user: AbstractBaseUser | AnonymousUser, *roles: Role) -> bool:
+    return user_role(user) in roles
+
+
+def is_staff_role(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Organizers and admins: the people who see everything and see LLM output."""
+    return user_has_role(user, Role.ORGANIZER, Role.ADMIN)
+
+
+def role_required(*roles: Role) -> Callable:
+    def decorator(view: Callable) -> Callable:
+        @login_required
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not user_has_role(request.user, *roles):
+                raise PermissionDenied("This page is not for your role.")
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+organizer_required = role_required(Role.ORGANIZER, Role.ADMIN)
+assessor_required = role_required(Role.ASSESSOR)
+
+
+def user_set_role(user: AbstractBaseUser, role: Role) -> None:
+    user.groups.set([Group.objects.get(name=role.value)])
+    user.is_staff = role in (Role.ORGANIZER, Role.ADMIN)
+    user.save(update_fields=["is_staff"])
+    user._assessor_role = role
+
+
+def role_context(request: HttpRequest) -> dict:
+    role = user_role(request.user) if hasattr(request, "user") else None
+    return {"role": role.value if role else None}
+
+
+PROJECT_APPS = ("assessor", "nuggets", "assignment", "support", "metaeval")
+
+
+def roles_ensure(**_kwargs) -> None:
+    """Create the role groups and their permissions (run after every migrate)."""
+    from django.contrib.auth.models import Permission
+
+    project_perms = Permission.objects.filter(content_type__app_label__in=PROJECT_APPS)
+    admin, _ = Group.objects.get_or_create(name=Role.ADMIN.value)
+    admin.permissions.set(Permission.objects.all())
+    organizer, _ = Group.objects.get_or_create(name=Role.ORGANIZER.value)
+    organizer.permissions.set(project_perms.exclude(codename__startswith="delete_"))
+    Group.objects.get_or_create(name=Role.ASSESSOR.value)

@@ -1,0 +1,57 @@
+"""Matching run ids across files.
+
+The rule: an incoming run id matches a stored one when they are equal, or when
+one is the other with a team prefix in front, ending in a dot
+(`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`). An exact match wins; otherwise
+more than one candidate is an ambiguity, and an error.
+"""
+
+from collections.abc import Iterable
+
+from assessor.models import Run
+
+
+class AmbiguousRun(LookupError):
+    pass
+
+
+def run_ids_match(a: str, b: str) -> bool:
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+def run_match(run_id: str, stored_ids: Iterable[str]) -> str | None:
+    """The stored id that `run_id` names, or None; raises AmbiguousRun for several."""
+    candidates = [stored for stored in stored_ids if run_ids_match(run_id, stored)]
+    if run_id in candidates:
+        return run_id
+    if len(candidates) > 1:
+        raise AmbiguousRun(f"run id {run_id!r} matches several stored runs: {', '.join(sorted(candidates))}")
+    return candidates[0] if candidates else None
+
+
+class RunResolver:
+    """Resolves the run ids of one import against the stored runs, creating missing ones on request.
+
+    Loads the run ids once (runs number in the hundreds), so resolving a file's
+    lines costs no query per line.
+    """
+
+    def __init__(self) -> None:
+        self.runs: dict[str, Run] = {run.run_id: run for run in Run.objects.all()}
+        self._cache: dict[str, Run | None] = {}
+
+    def find(self, run_id: str) -> Run | None:
+        if run_id not in self._cache:
+            stored = run_match(run_id, self.runs)
+            self._cache[run_id] = self.runs[stored] if stored else None
+        return self._cache[run_id]
+
+    def get_or_create(self, run_id: str, **create_fields) -> tuple[Run, bool]:
+        run = self.find(run_id)
+        if run is not None:
+            return run, False
+        run = Run.objects.create(run_id=run_id, **create_fields)
+        self.runs[run_id] = run
+        # A new run can change how other ids resolve (it may make one ambiguous).
+        self._cache.clear()
+        return run, True

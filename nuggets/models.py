@@ -1,0 +1,96 @@
+"""Nugget sets of a topic and their nuggets, with the lineage of post-edited ones."""
+
+from django.db import models
+
+from assessor.models import Provenance
+
+
+class NuggetSet(Provenance):
+    """The nuggets of one topic made one way; sets of one name across topics form a condition's nuggets."""
+
+    class Kind(models.TextChoices):
+        MANUAL = "manual", "ManualNuggets"
+        AUTO_EDIT = "auto_edit", "AutoNuggets+Edits"
+        AUTO = "auto", "AutoNuggets"
+        DRAFT = "draft", "AutoNuggets drafts"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        SUBMITTED = "submitted"
+
+    MAX_NUGGETS = 20
+    MAX_DRAFTS = 30
+
+    topic = models.ForeignKey("assessor.Topic", on_delete=models.PROTECT, related_name="nugget_sets")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # Defaults to the kind; distinguishes several sets of one kind (AutoNuggets from two models).
+    name = models.SlugField(max_length=100)
+    # For AutoNuggets+Edits: the LLM drafts the assessor started from.
+    drafts = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="edited_sets")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.SUBMITTED)
+    # Optimistic concurrency for the editing workspace.
+    version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["topic_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "name"], name="one_nugget_set_per_topic_and_name"),
+            Provenance.one_maker_constraint("nugget_set_has_one_maker"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} nuggets of {self.topic_id}"
+
+
+class Nugget(Provenance):
+    class Importance(models.TextChoices):
+        VITAL = "vital"
+        OKAY = "okay"
+
+    class Origin(models.TextChoices):
+        """How a post-edited nugget came from the drafts."""
+
+        KEPT = "kept"
+        REWORDED = "reworded"
+        MERGED = "merged"
+        SPLIT = "split"
+        ADDED = "added"
+
+    nugget_set = models.ForeignKey(NuggetSet, on_delete=models.CASCADE, related_name="nuggets")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    # Blank for LLM drafts, which carry no importance until an assessor gives one.
+    importance = models.CharField(max_length=5, choices=Importance.choices, blank=True)
+    origin = models.CharField(max_length=10, choices=Origin.choices, blank=True)
+    derived_from = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="derivatives")
+    source_segment = models.ForeignKey(
+        "assessor.Segment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["nugget_set_id", "position"]
+        constraints = [Provenance.one_maker_constraint("nugget_has_one_maker")]
+        indexes = [models.Index(fields=["nugget_set", "position"])]
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+class NuggetEdit(models.Model):
+    """The edit log of the nugget workspace: every operation with its before and after."""
+
+    nugget_set = models.ForeignKey(NuggetSet, on_delete=models.CASCADE, related_name="edits")
+    user = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    operation = models.CharField(max_length=20)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    set_version = models.PositiveIntegerField()
+    undone = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["nugget_set_id", "at", "id"]
