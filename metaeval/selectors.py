@@ -1,0 +1,176 @@
+"""Reads for the meta-evaluation: imported score tables, label cross-tabulations, descriptive counts.
+
+Each function runs a fixed number of queries whatever the size of the data;
+label pairs are counted in the database (one row per label pair), never
+fetched label by label, so a matrix over a million labels stays fast.
+"""
+
+from collections import defaultdict
+
+from django.db.models import Count, OuterRef, Subquery
+
+from assessor.models import Run
+from assessor.runs import AmbiguousRun, run_match
+from assessor.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
+from assignment.models import AssignmentLabel
+from metaeval.models import ImportedScore, ScoreTable
+from metaeval.stats import NuggetRow
+from nuggets.models import Nugget
+from support.models import SupportLabel
+
+FETCH_CHUNK = 20_000
+SUPPORT_LABEL_NAMES = {SupportLabel.Label.NS: "NS", SupportLabel.Label.PS: "PS", SupportLabel.Label.FS: "FS"}
+
+
+# --- imported score tables ----------------------------------------------------------------
+
+
+def score_tables_list() -> list[str]:
+    return list(ScoreTable.objects.order_by("name").values_list("name", flat=True))
+
+
+def _metric_order(metrics: set[str]) -> tuple[str, ...]:
+    known = [metric for metric in (*NUGGET_METRICS, *SUPPORT_METRICS) if metric in metrics]
+    return (*known, *sorted(metrics - set(known)))
+
+
+def _stored_run_ids(run_ids: set[str]) -> dict[str, str]:
+    """A table's run ids mapped to the collection's (team prefixes differ between files); unknown ones kept."""
+    stored = list(Run.objects.values_list("run_id", flat=True))
+    mapping = {}
+    for run_id in run_ids:
+        try:
+            mapping[run_id] = run_match(run_id, stored) or run_id
+        except AmbiguousRun:
+            mapping[run_id] = run_id
+    return mapping
+
+
+def score_table_scores(*, name: str) -> Scores:
+    """An imported table as Scores. A run without an `all` row gets its mean over the table's topics."""
+    table = ScoreTable.objects.filter(name=name).first()
+    if table is None:
+        known = ", ".join(score_tables_list()) or "none"
+        raise LookupError(f"no score table named {name!r}; tables: {known}")
+    rows = list(table.scores.order_by().values_list("run_id", "topic_id", "metric", "value"))
+    run_ids = _stored_run_ids({row[0] for row in rows})
+    per_topic: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    run_means: dict[str, dict[str, float]] = defaultdict(dict)
+    metrics: set[str] = set()
+    for run_id, topic_id, metric, value in rows:
+        metrics.add(metric)
+        if topic_id == ALL_TOPICS:
+            run_means[run_ids[run_id]][metric] = value
+        else:
+            per_topic[(run_ids[run_id], topic_id)][metric] = value
+    topics = sorted({topic for _, topic in per_topic})
+    runs = sorted({run for run, _ in per_topic} | set(run_means))
+    for run in runs:
+        for metric in metrics:
+            if metric not in run_means[run] and per_topic:
+                total = sum(per_topic.get((run, topic), {}).get(metric, 0.0) for topic in topics)
+                run_means[run][metric] = total / len(topics)
+    return Scores(
+        metrics=_metric_order(metrics),
+        per_topic=dict(per_topic),
+        run_means={run: means for run, means in run_means.items() if means},
+        topics=topics,
+        runs=runs,
+    )
+
+
+# --- label cross-tabulations for the confusion matrices ------------------------------------
+
+
+def _condition_labels(*, nuggets: str, assigner: str):
+    return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets).order_by()
+
+
+def assignment_crosstab(*, nuggets: str, assigner_a: str, assigner_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
+    """Counts of (label by a, label by b) over the (answer, nugget) pairs both labelled.
+
+    Returns the counts and the numbers of a's and of b's labels in all, so the
+    caller can tell how many pairs only one of them labelled.
+    """
+    other = AssignmentLabel.objects.filter(
+        answer_id=OuterRef("answer_id"), nugget_id=OuterRef("nugget_id"), assigner=assigner_b
+    ).values("label")[:1]
+    rows = (
+        _condition_labels(nuggets=nuggets, assigner=assigner_a)
+        .annotate(other=Subquery(other))
+        .filter(other__isnull=False)
+        .values_list("label", "other")
+        .annotate(n=Count("id"))
+    )
+    counts = {(label_a, label_b): n for label_a, label_b, n in rows}
+    total_a = _condition_labels(nuggets=nuggets, assigner=assigner_a).count()
+    total_b = _condition_labels(nuggets=nuggets, assigner=assigner_b).count()
+    return counts, total_a, total_b
+
+
+def support_crosstab(*, method_a: str, method_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
+    """Counts of (label by a, label by b) over the first citations both judged; unjudged (-1) left out."""
+    judged = list(SUPPORT_LABEL_NAMES)
+    other = SupportLabel.objects.filter(citation_id=OuterRef("citation_id"), method=method_b, label__in=judged).values(
+        "label"
+    )[:1]
+    mine = SupportLabel.objects.filter(method=method_a, citation__position=0, label__in=judged).order_by()
+    rows = mine.annotate(other=Subquery(other)).filter(other__isnull=False).values_list("label", "other").annotate(
+        n=Count("id")
+    )
+    counts = {(SUPPORT_LABEL_NAMES[a], SUPPORT_LABEL_NAMES[b]): n for a, b, n in rows}
+    total_a = mine.count()
+    total_b = SupportLabel.objects.filter(method=method_b, citation__position=0, label__in=judged).count()
+    return counts, total_a, total_b
+
+
+# --- descriptive statistics -----------------------------------------------------------------
+
+
+def condition_description_data(*, nuggets: str, assigner: str) -> tuple[list[NuggetRow], dict[str, int], int]:
+    """The nuggets of a condition's labelled topics, its labels counted by label, and its topic count."""
+    per_topic_label = (
+        _condition_labels(nuggets=nuggets, assigner=assigner)
+        .values_list("nugget__nugget_set__topic_id", "label")
+        .annotate(n=Count("id"))
+    )
+    label_counts: dict[str, int] = defaultdict(int)
+    topics: set[str] = set()
+    for topic_id, label, n in per_topic_label:
+        topics.add(topic_id)
+        label_counts[label] += n
+    rows = (
+        Nugget.objects.filter(nugget_set__name=nuggets, nugget_set__topic_id__in=topics)
+        .order_by()
+        .values_list("nugget_set__topic_id", "text", "importance")
+    )
+    nugget_rows = [NuggetRow(topic_id, len(text.split()), importance) for topic_id, text, importance in rows]
+    return nugget_rows, dict(label_counts), len(topics)
+
+
+def support_description_data(*, method: str) -> tuple[dict[int, int], int]:
+    """A method's first-citation labels counted by label (-1..2), and the number of topics it judged."""
+    rows = (
+        SupportLabel.objects.filter(method=method, citation__position=0)
+        .order_by()
+        .values_list("citation__sentence__answer__topic_id", "label")
+        .annotate(n=Count("id"))
+    )
+    label_counts: dict[int, int] = defaultdict(int)
+    topics: set[str] = set()
+    for topic_id, label, n in rows:
+        topics.add(topic_id)
+        label_counts[label] += n
+    return dict(label_counts), len(topics)
+
+
+def score_table_description_data(*, name: str) -> dict[str, int]:
+    table = ScoreTable.objects.filter(name=name).first()
+    if table is None:
+        return {"topics": 0, "runs": 0, "rows": 0}
+    scores = ImportedScore.objects.filter(table=table).order_by()
+    return {
+        "topics": scores.exclude(topic_id=ALL_TOPICS).values("topic_id").distinct().count(),
+        "runs": scores.values("run_id").distinct().count(),
+        "rows": scores.count(),
+    }

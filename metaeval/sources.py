@@ -1,0 +1,136 @@
+"""Score sources: what the meta-evaluation compares, named by one string.
+
+- `NUGGETS/ASSIGNER`: a nugget condition computed here (`auto_edit/manual`,
+  `manual/auto`, any nugget set name with any assigner name);
+- `support:METHOD`: a support judging method (`support:scratch`, `support:postedit`);
+- `scores:NAME`: a score table imported with `import_scores --name NAME`.
+"""
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from assessor.scores import Scores
+from assignment.selectors import conditions_list, nugget_scores
+from metaeval import selectors
+from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
+from support.selectors import support_methods_list, support_scores
+
+NAME = r"[-\w.]+"
+CONDITION_PATTERN = re.compile(rf"^(?P<nuggets>{NAME})/(?P<assigner>{NAME})$")
+PREFIXED_PATTERN = re.compile(rf"^(?P<prefix>support|scores):(?P<name>{NAME})$")
+ASSIGNMENT_LABELS = ["not_support", "partial_support", "support"]
+SUPPORT_LABELS = ["NS", "PS", "FS"]
+
+
+class SourceError(LookupError):
+    """An unknown or malformed source; the message says which sources exist."""
+
+
+class SourceKind(StrEnum):
+    CONDITION = "condition"
+    SUPPORT = "support"
+    SCORES = "scores"
+
+
+@dataclass(frozen=True)
+class Source:
+    kind: SourceKind
+    name: str  # the support method or score table; for a condition, "NUGGETS/ASSIGNER"
+    nuggets: str = ""
+    assigner: str = ""
+
+    def __str__(self) -> str:
+        if self.kind is SourceKind.CONDITION:
+            return f"{self.nuggets}/{self.assigner}"
+        return f"{self.kind}:{self.name}"
+
+
+def sources_list() -> list[str]:
+    """Every source that has data, as the strings `source_parse` reads."""
+    return (
+        [f"{nuggets}/{assigner}" for nuggets, assigner in conditions_list()]
+        + [f"support:{method}" for method in support_methods_list()]
+        + [f"scores:{name}" for name in selectors.score_tables_list()]
+    )
+
+
+def _unknown(text: str, why: str) -> SourceError:
+    known = ", ".join(sources_list()) or "none yet"
+    return SourceError(f"unknown source {text!r}: {why}. Sources with data: {known}")
+
+
+def source_parse(text: str) -> Source:
+    """The source a string names (syntax only; `source_load` checks that it has data)."""
+    text = text.strip()
+    if match := CONDITION_PATTERN.match(text):
+        return Source(
+            kind=SourceKind.CONDITION, name=text, nuggets=match["nuggets"], assigner=match["assigner"]
+        )
+    if match := PREFIXED_PATTERN.match(text):
+        kind = SourceKind.SUPPORT if match["prefix"] == "support" else SourceKind.SCORES
+        return Source(kind=kind, name=match["name"])
+    raise _unknown(text, "write NUGGETS/ASSIGNER, support:METHOD or scores:NAME")
+
+
+def source_scores(source: Source) -> Scores:
+    """The source's scores; SourceError when it has no data."""
+    try:
+        if source.kind is SourceKind.CONDITION:
+            return nugget_scores(nuggets=source.nuggets, assigner=source.assigner)
+        if source.kind is SourceKind.SUPPORT:
+            return support_scores(method=source.name)
+        return selectors.score_table_scores(name=source.name)
+    except SourceError:
+        raise
+    except LookupError as exc:
+        raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
+
+
+def source_load(text: str) -> tuple[Source, Scores]:
+    source = source_parse(text)
+    return source, source_scores(source)
+
+
+def labels_comparable(a: Source, b: Source) -> bool:
+    """Labels pair up for two conditions on one nugget set (same nugget rows), or two support methods."""
+    if a.kind is SourceKind.CONDITION and b.kind is SourceKind.CONDITION:
+        return a.nuggets == b.nuggets
+    return a.kind is SourceKind.SUPPORT and b.kind is SourceKind.SUPPORT
+
+
+def sources_confusion(a: Source, b: Source) -> Confusion | None:
+    """The confusion matrix of the labels two sources share, rows a, columns b; None if they share none."""
+    if not labels_comparable(a, b):
+        return None
+    if a.kind is SourceKind.CONDITION:
+        counts, total_a, total_b = selectors.assignment_crosstab(
+            nuggets=a.nuggets, assigner_a=a.assigner, assigner_b=b.assigner
+        )
+        labels = ASSIGNMENT_LABELS
+    else:
+        counts, total_a, total_b = selectors.support_crosstab(method_a=a.name, method_b=b.name)
+        labels = SUPPORT_LABELS
+    confusion = confusion_from_counts(counts, labels)
+    confusion.missing_b = total_a - confusion.total
+    confusion.missing_a = total_b - confusion.total
+    return confusion
+
+
+def source_describe(source: Source) -> dict[str, float | int]:
+    """The descriptive statistics of a source (the study's table)."""
+    if source.kind is SourceKind.CONDITION:
+        nuggets, label_counts, topics = selectors.condition_description_data(
+            nuggets=source.nuggets, assigner=source.assigner
+        )
+        if not topics:
+            raise _unknown(str(source), "no assignment labels for this nugget set and assigner")
+        return nugget_condition_describe(nuggets, label_counts, topics)
+    if source.kind is SourceKind.SUPPORT:
+        label_counts, topics = selectors.support_description_data(method=source.name)
+        if not label_counts:
+            raise _unknown(str(source), "no support labels for this method")
+        return support_method_describe(label_counts, topics)
+    if source.name not in selectors.score_tables_list():
+        raise _unknown(str(source), f"no score table named {source.name!r}")
+    return selectors.score_table_description_data(name=source.name)

@@ -1,0 +1,236 @@
+"""Sources, the comparison, the commands and the descriptive table on small hand-built conditions."""
+
+import json
+import math
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from scipy.stats import kendalltau
+
+from assessor.models import ImportBatch
+from assignment.models import AssignmentLabel
+from assignment.selectors import assignment_label_pairs
+from metaeval.comparison import comparison_build
+from metaeval.sources import SourceError, source_describe, source_parse
+from metaeval.stats import confusion_from_pairs
+from nuggets.models import Nugget, NuggetSet
+from support.models import SupportLabel
+from support.selectors import support_label_pairs
+from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic
+
+pytestmark = pytest.mark.django_db
+
+S, P, N = "support", "partial_support", "not_support"
+
+# Two topics; the nuggets of each as (text, importance).
+NUGGETS = {
+    "t1": [("the sky is blue", "vital"), ("water is wet today", "vital"), ("grass grows", "okay")],
+    "t2": [("one two three four five", "vital"), ("six seven", "okay")],
+}
+# Labels of each run's answer, nugget by nugget, by the two assigners.
+MANUAL = {
+    ("r1", "t1"): [S, S, N], ("r2", "t1"): [S, N, N], ("r3", "t1"): [N, N, S],
+    ("r1", "t2"): [S, S], ("r2", "t2"): [N, S], ("r3", "t2"): [P, N],
+}  # fmt: skip
+AUTO = {
+    ("r1", "t1"): [S, P, P], ("r2", "t1"): [S, N, P], ("r3", "t1"): [P, N, S],
+    ("r1", "t2"): [S, S], ("r2", "t2"): [P, S], ("r3", "t2"): [N, N],
+}  # fmt: skip
+
+
+def build_conditions() -> dict:
+    batch = make_batch(kind=ImportBatch.Kind.ASSIGNMENTS)
+    topics = {topic_id: make_topic(topic_id) for topic_id in NUGGETS}
+    runs = {run_id: make_run(run_id) for run_id in ("r1", "r2", "r3")}
+    nuggets = {}
+    for topic_id, rows in NUGGETS.items():
+        nugget_set = NuggetSet.objects.create(topic=topics[topic_id], kind="auto_edit", name="auto_edit", imported_from=batch)
+        nuggets[topic_id] = [
+            Nugget.objects.create(nugget_set=nugget_set, position=i, text=text, importance=importance, imported_from=batch)
+            for i, (text, importance) in enumerate(rows)
+        ]
+    answers = {}
+    for run_id, topic_id in MANUAL:
+        answers[(run_id, topic_id)] = make_answer(runs[run_id], topics[topic_id])
+    for assigner, table in (("manual", MANUAL), ("auto", AUTO)):
+        AssignmentLabel.objects.bulk_create(
+            AssignmentLabel(
+                answer=answers[key], nugget=nugget, assigner=assigner, assigner_kind=assigner, label=label,
+                imported_from=batch,
+            )
+            for key, labels in table.items()
+            for nugget, label in zip(nuggets[key[1]], labels, strict=True)
+        )  # fmt: skip
+    return {"topics": topics, "runs": runs, "answers": answers}
+
+
+def vstrict(labels: list[str], topic_id: str) -> float:
+    """Vstrict, computed here from the protocol: full supports among vital nuggets / vital nuggets."""
+    vital = [label for label, (_, importance) in zip(labels, NUGGETS[topic_id], strict=True) if importance == "vital"]
+    return sum(label == S for label in vital) / len(vital)
+
+
+def test_a_condition_is_compared_with_another_three_ways():
+    build_conditions()
+    comparison = comparison_build("auto_edit/manual", "auto_edit/auto", metrics=["Vstrict"])
+    (tau,) = comparison.taus
+    keys = sorted(MANUAL)
+    manual = [vstrict(MANUAL[key], key[1]) for key in keys]
+    auto = [vstrict(AUTO[key], key[1]) for key in keys]
+    assert tau.pairs == 6 and tau.runs == 3 and tau.topics == 2
+    assert tau.tau_all == pytest.approx(kendalltau(manual, auto).statistic)
+    run_manual = [sum(v for k, v in zip(keys, manual, strict=True) if k[0] == run) / 2 for run in ("r1", "r2", "r3")]
+    run_auto = [sum(v for k, v in zip(keys, auto, strict=True) if k[0] == run) / 2 for run in ("r1", "r2", "r3")]
+    assert tau.tau_run == pytest.approx(kendalltau(run_manual, run_auto).statistic)
+    per_topic = []
+    for topic_id in ("t1", "t2"):
+        picked = [i for i, key in enumerate(keys) if key[1] == topic_id]
+        per_topic.append(kendalltau([manual[i] for i in picked], [auto[i] for i in picked]).statistic)
+    defined = [value for value in per_topic if not math.isnan(value)]
+    assert tau.tau_topic_avg == pytest.approx(sum(defined) / len(defined))
+
+
+def test_the_confusion_matrix_counts_the_shared_answer_nugget_pairs():
+    build_conditions()
+    comparison = comparison_build("auto_edit/manual", "auto_edit/auto")
+    confusion = comparison.confusion
+    # By hand from the tables above, rows manual, columns auto (ns, ps, s):
+    # manual ns: r1t1 n3->P, r2t1 n2->N, r2t1 n3->P, r3t1 n1->P, r3t1 n2->N, r2t2 n1->P, r3t2 n2->N
+    # manual ps: r3t2 n1->N
+    # manual s:  r1t1 n1->S, r1t1 n2->P, r2t1 n1->S, r3t1 n3->S, r1t2 n1,n2->S S, r2t2 n2->S
+    assert confusion.labels == [N, P, S]
+    assert confusion.counts == [[3, 4, 0], [1, 0, 0], [0, 1, 6]]
+    # The same from the assignment app's label pairs, joined in Python.
+    independent = confusion_from_pairs(
+        assignment_label_pairs(nuggets="auto_edit", assigner="manual"),
+        assignment_label_pairs(nuggets="auto_edit", assigner="auto"),
+        [N, P, S],
+    )
+    assert confusion.counts == independent.counts
+    # p_o = 9/15; marginals rows (7, 1, 7), columns (4, 5, 6): p_e = (28 + 5 + 42) / 225.
+    p_e = 75 / 225
+    assert confusion.agreement == pytest.approx(9 / 15)
+    assert confusion.kappa == pytest.approx((9 / 15 - p_e) / (1 - p_e))
+
+
+def test_descriptive_statistics_of_a_hand_built_condition():
+    build_conditions()
+    described = source_describe(source_parse("auto_edit/manual"))
+    labels = [label for labels in MANUAL.values() for label in labels]
+    assert described == pytest.approx(
+        {
+            "topics": 2,
+            "avg_nuggets": 5 / 2,
+            "avg_nugget_words": (4 + 4 + 2 + 5 + 2) / 5,
+            "pct_vital": 100 * 3 / 5,
+            "pct_okay": 100 * 2 / 5,
+            "pct_not_support": 100 * labels.count(N) / 15,
+            "pct_partial_support": 100 * labels.count(P) / 15,
+            "pct_support": 100 * labels.count(S) / 15,
+        }
+    )
+
+
+def build_support() -> None:
+    batch = make_batch(kind=ImportBatch.Kind.SUPPORT)
+    topic = make_topic("t9")
+    segment = make_segment()
+    citations = []
+    for run_id in ("s1", "s2"):
+        answer = make_answer(
+            make_run(run_id),
+            topic,
+            [("one cites.", [segment]), ("two cites.", [segment, segment]), ("three cites.", [segment]), ("none.", [])],
+        )
+        citations += [c for s in answer.sentences.all() for c in s.citations.order_by("position")]
+    # First citations: s1 sentences 0,1,2 and s2 sentences 0,1,2 (the second citation of sentence 1 is never judged).
+    firsts = [c for c in citations if c.position == 0]
+    scratch = [2, 1, 0, 2, -1, 1]
+    auto = [2, 2, 0, 1, 2, 1]
+    for method, labels in (("scratch", scratch), ("auto", auto)):
+        SupportLabel.objects.bulk_create(
+            SupportLabel(citation=c, method=method, method_kind=method, label=label, imported_from=batch)
+            for c, label in zip(firsts, labels, strict=True)
+        )
+
+
+def test_support_methods_compare_and_describe():
+    build_support()
+    comparison = comparison_build("support:scratch", "support:auto")
+    # Judged in both (the -1 left out): (2,2) (1,2) (0,0) (2,1) (1,1); rows scratch NS, PS, FS.
+    assert comparison.confusion.labels == ["NS", "PS", "FS"]
+    assert comparison.confusion.counts == [[1, 0, 0], [0, 1, 1], [0, 1, 1]]
+    independent = confusion_from_pairs(
+        {k: v for k, v in support_label_pairs(method="scratch").items() if v >= 0},
+        {k: v for k, v in support_label_pairs(method="auto").items() if v >= 0},
+        [0, 1, 2],
+    )
+    assert comparison.confusion.counts == independent.counts
+    assert {tau.metric for tau in comparison.taus} == {"weighted_precision", "weighted_recall"}
+    assert source_describe(source_parse("support:scratch")) == {"topics": 1, "pairs": 5, "FS": 2, "PS": 2, "NS": 1}
+
+
+def test_the_command_prints_the_json_scripts_read():
+    build_conditions()
+    out = StringIO()
+    call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/auto", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["a"] == "auto_edit/manual" and data["b"] == "auto_edit/auto"
+    assert list(data["metrics"]) == ["A", "Astrict", "V", "Vstrict", "W", "Wstrict", "L"]
+    for values in data["metrics"].values():
+        assert {"tau_run", "tau_topic_avg", "tau_all", "runs", "topics", "pairs"} <= set(values)
+        assert (values["runs"], values["topics"], values["pairs"]) == (3, 2, 6)
+    assert data["confusion"]["labels"] == [N, P, S]
+    assert data["confusion"]["counts"] == [[3, 4, 0], [1, 0, 0], [0, 1, 6]]
+    assert data["confusion"]["agreement"] == pytest.approx(0.6)
+    assert "kappa" in data["confusion"]
+
+    text = StringIO()
+    call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/auto", "--metric", "Vstrict", stdout=text)
+    assert "Vstrict" in text.getvalue() and "Wstrict" not in text.getvalue()
+    assert "Cohen's kappa" in text.getvalue()
+
+
+def test_the_describe_command_prints_json_per_source():
+    build_conditions()
+    build_support()
+    out = StringIO()
+    call_command("describe", "auto_edit/manual", "support:scratch", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+    assert set(data["auto_edit/manual"]) == {
+        "topics", "avg_nuggets", "avg_nugget_words", "pct_vital", "pct_okay",
+        "pct_not_support", "pct_partial_support", "pct_support",
+    }  # fmt: skip
+    assert data["support:scratch"] == {"topics": 1, "pairs": 5, "FS": 2, "PS": 2, "NS": 1}
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("auto_edit/nobody", r"unknown source 'auto_edit/nobody'.*Sources with data: auto_edit/auto, auto_edit/manual"),
+        ("support:nothing", r"unknown source 'support:nothing'"),
+        ("scores:missing", r"no score table named 'missing'"),
+        ("just-a-word", r"write NUGGETS/ASSIGNER, support:METHOD or scores:NAME"),
+    ],
+)
+def test_an_unknown_source_is_a_clear_error(source, expected):
+    build_conditions()
+    with pytest.raises(CommandError, match=expected):
+        call_command("metaeval", "--a", source, "--b", "auto_edit/manual", stdout=StringIO())
+    with pytest.raises(CommandError, match=expected):
+        call_command("describe", source, stdout=StringIO())
+
+
+def test_a_metric_one_source_lacks_is_an_error():
+    build_conditions()
+    with pytest.raises(CommandError, match=r"metric nope is not in both"):
+        call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/auto", "--metric", "nope")
+
+
+def test_conditions_on_different_nugget_sets_have_no_confusion_matrix():
+    build_conditions()
+    with pytest.raises(SourceError):
+        source_parse("a/b/c")
+    comparison = comparison_build("auto_edit/manual", "auto_edit/manual")
+    assert comparison.confusion is not None and comparison.confusion.kappa == pytest.approx(1.0)
