@@ -12,7 +12,11 @@ on most pairs.
 
 import json
 import random
+import resource
 import string
+import time
+import tracemalloc
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,3 +285,40 @@ def benchmark_collection_build(
                 )
     return paths
 
+
+
+# --- Measuring -----------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    step: str
+    seconds: float
+    peak_rss_mib: float  # the process's peak resident memory so far
+    python_peak_mib: float | None = None  # tracemalloc's peak during the step, when traced
+    note: str = ""
+
+    def line(self) -> str:
+        traced = f"  python peak {self.python_peak_mib:8.1f} MiB" if self.python_peak_mib is not None else ""
+        return f"{self.step:<44} {self.seconds:9.2f} s  rss peak {self.peak_rss_mib:8.1f} MiB{traced}  {self.note}"
+
+
+def peak_rss_mib() -> float:
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measured(step: str, work: Callable[[], object], *, trace: bool = False) -> tuple[Measure, object]:
+    """Run `work`, timing it; with `trace`, also the peak of Python allocations (slower)."""
+    if trace:
+        tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        value = work()
+    finally:
+        seconds = time.perf_counter() - started
+        python_peak = None
+        if trace:
+            python_peak = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
+    return Measure(step=step, seconds=seconds, peak_rss_mib=peak_rss_mib(), python_peak_mib=python_peak), value
