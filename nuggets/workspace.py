@@ -1,0 +1,189 @@
+"""Pure rules of the nugget workspace: no ORM here, plain data in and out.
+
+The services in `nuggets/services.py` load rows, call these, and write back.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+# Origins, as stored in Nugget.origin (kept in step with Nugget.Origin).
+KEPT = "kept"
+REWORDED = "reworded"
+MERGED = "merged"
+SPLIT = "split"
+ADDED = "added"
+
+# A nugget is an atomic fact of 1-12 words; longer ones are flagged, not refused,
+# because the assessor may be mid-way through a split.
+MAX_WORDS = 12
+MAX_TEXT_CHARS = 1000
+
+
+class WorkspaceError(Exception):
+    """An operation the workspace refuses; the message is shown to the assessor as is."""
+
+    status = 400
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+class InvalidOperation(WorkspaceError):
+    pass
+
+
+class CapReached(WorkspaceError):
+    pass
+
+
+class SetFrozen(WorkspaceError):
+    status = 409
+
+
+class VersionConflict(WorkspaceError):
+    status = 409
+
+    def __init__(self, *, expected: int, current: int):
+        self.expected = expected
+        self.current = current
+        super().__init__(
+            f"This topic's nuggets were changed elsewhere (another tab or window): you had version {expected}, "
+            f"the saved list is at version {current}. Your change was not saved; reload the latest list and redo it."
+        )
+
+
+def text_clean(text: str) -> str:
+    """One line of text, whitespace collapsed; refuses empty and overlong texts."""
+    cleaned = " ".join((text or "").split())
+    if not cleaned:
+        raise InvalidOperation("A nugget needs some text.")
+    if len(cleaned) > MAX_TEXT_CHARS:
+        raise InvalidOperation(f"A nugget is at most {MAX_TEXT_CHARS} characters (this one has {len(cleaned)}).")
+    return cleaned
+
+
+def split_texts(raw: str | Sequence[str]) -> list[str]:
+    """The parts of a split: one per line (or list item), blank ones dropped; at least two."""
+    lines = raw.splitlines() if isinstance(raw, str) else list(raw)
+    parts = [text_clean(line) for line in lines if line.strip()]
+    if len(parts) < 2:
+        raise InvalidOperation("A split needs at least two parts, one per line.")
+    return parts
+
+
+def cap_check(*, count_after: int, cap: int, kind_label: str) -> None:
+    if count_after > cap:
+        raise CapReached(f"{kind_label} allows at most {cap} nuggets: delete or merge one before adding another.")
+
+
+def origin_after_reword(*, origin: str, new_text: str, draft_texts: Sequence[str]) -> str:
+    """A kept draft that is reworded becomes `reworded`; reworded back to its draft's words, `kept` again.
+
+    Merged, split and added nuggets keep their origin: the rewording is part of that story.
+    """
+    if origin not in (KEPT, REWORDED):
+        return origin
+    if len(draft_texts) == 1 and " ".join(draft_texts[0].split()) == new_text:
+        return KEPT
+    return REWORDED
+
+
+def importance_of_merge(importances: Iterable[str]) -> str:
+    """A merge of a vital nugget stays vital; of okay ones okay; of unlabelled drafts, unlabelled."""
+    values = set(importances)
+    if "vital" in values:
+        return "vital"
+    if "okay" in values:
+        return "okay"
+    return ""
+
+
+def submit_problems(*, nuggets: Sequence[tuple[int, str, str]], cap: int) -> list[str]:
+    """What stops a list from being submitted; `nuggets` are (position, text, importance)."""
+    problems = []
+    if not nuggets:
+        problems.append("The list is empty: write at least one nugget.")
+    missing = [position + 1 for position, _, importance in nuggets if importance not in ("vital", "okay")]
+    if missing:
+        numbers = ", ".join(str(n) for n in missing)
+        problems.append(f"Give every nugget an importance (vital or okay); missing on nugget {numbers}.")
+    if len(nuggets) > cap:
+        problems.append(f"At most {cap} nuggets may be submitted; the list has {len(nuggets)}.")
+    return problems
+
+
+def moved_order(order: Sequence[int], *, nugget_id: int, to_index: int) -> list[int]:
+    """The id order after moving one nugget to `to_index` (clamped to the list)."""
+    if nugget_id not in order:
+        raise InvalidOperation("That nugget is not in this list.")
+    rest = [i for i in order if i != nugget_id]
+    index = max(0, min(to_index, len(rest)))
+    return rest[:index] + [nugget_id] + rest[index:]
+
+
+def duration_label(seconds: float | None) -> str:
+    """`1 h 05 min`, `12 min 30 s`, `45 s`."""
+    total = int(round(seconds or 0))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
+
+
+# --- Lineage ----------------------------------------------------------------
+
+
+@dataclass
+class LineageSummary:
+    """What became of the drafts in a post-edited list.
+
+    Draft counts may overlap (a draft split in two whose halves are then merged
+    elsewhere is both split and merged); `deleted` counts drafts nothing came from.
+    """
+
+    drafts: int = 0
+    kept: int = 0
+    reworded: int = 0
+    merged: int = 0
+    split: int = 0
+    deleted: int = 0
+    added: int = 0
+    final: int = 0
+    final_by_origin: dict[str, int] = field(default_factory=dict)
+    # draft id -> positions (0-based) of the final nuggets that came from it
+    descendants: dict[int, list[int]] = field(default_factory=dict)
+
+
+def lineage_summarize(*, draft_ids: Sequence[int], finals: Sequence[tuple[int, str, Sequence[int]]]) -> LineageSummary:
+    """Summarize lineage; `finals` are (position, origin, ids of the drafts it derives from)."""
+    summary = LineageSummary(drafts=len(draft_ids), final=len(finals))
+    drafts_by_origin: dict[str, set[int]] = {KEPT: set(), REWORDED: set(), MERGED: set(), SPLIT: set()}
+    descendants: dict[int, list[int]] = {draft_id: [] for draft_id in draft_ids}
+    for position, origin, derived in finals:
+        summary.final_by_origin[origin or ADDED] = summary.final_by_origin.get(origin or ADDED, 0) + 1
+        if origin == ADDED or not origin:
+            summary.added += 1
+        for draft_id in derived:
+            if draft_id in descendants:
+                descendants[draft_id].append(position)
+                if origin in drafts_by_origin:
+                    drafts_by_origin[origin].add(draft_id)
+    summary.kept = len(drafts_by_origin[KEPT])
+    summary.reworded = len(drafts_by_origin[REWORDED])
+    summary.merged = len(drafts_by_origin[MERGED])
+    summary.split = len(drafts_by_origin[SPLIT])
+    summary.deleted = sum(1 for positions in descendants.values() if not positions)
+    summary.descendants = descendants
+    return summary
+
+
+def condition_average_seconds(rows: Iterable[tuple[str, float]]) -> dict[str, tuple[int, float]]:
+    """Per condition: (number of topics, mean active seconds per topic), from (condition, seconds) rows."""
+    totals: dict[str, list[float]] = {}
+    for condition, seconds in rows:
+        totals.setdefault(condition, []).append(seconds)
+    return {condition: (len(values), sum(values) / len(values)) for condition, values in sorted(totals.items())}
