@@ -1,0 +1,113 @@
+"""Load the demo dataset of assessor/demo and the demo accounts.
+
+Every step is an ordinary import of a file, in the order the data depends on
+(topics and segments before the grades and answers that name them), so a
+second run adds nothing.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from assessor.models import AssessorWork, Topic
+from assessor.roles import Role, user_set_role
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+
+
+@dataclass(frozen=True)
+class DemoAccount:
+    username: str
+    password: str
+    role: Role
+
+
+DEMO_ACCOUNTS = (
+    DemoAccount("organizer", "organizer-demo", Role.ORGANIZER),
+    DemoAccount("assessor1", "assessor-demo", Role.ASSESSOR),
+    DemoAccount("assessor2", "assessor-demo", Role.ASSESSOR),
+)
+
+# Work that needs no LLM: the imported NIST labels fill the other conditions
+# of these topics (AutoNuggets+Edits with ManualAssign, and the support
+# method the topic was not judged with).
+DEMO_WORK = (
+    ("assessor1", "2024-214096", AssessorWork.Kind.NUGGETS_MANUAL, "manual"),
+    ("assessor1", "2024-224701", AssessorWork.Kind.SUPPORT_SCRATCH, ""),
+    ("assessor2", "2024-213817", AssessorWork.Kind.NUGGETS_MANUAL, "manual"),
+    ("assessor2", "2024-79154", AssessorWork.Kind.SUPPORT_SCRATCH, ""),
+)
+
+
+def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
+    """The import commands, with their arguments, in the order they must run."""
+    steps: list[tuple[str, list[str]]] = [
+        ("import_topics", [str(demo_dir / "topics.tsv")]),
+        ("import_segments", [str(demo_dir / "segments.jsonl")]),
+        ("import_qrels", [str(demo_dir / "qrels.txt"), "--source", "nist"]),
+    ]
+    for run_file in sorted((demo_dir / "runs").glob("*.jsonl")):
+        steps.append(("import_run", [str(run_file)]))
+    steps += [
+        (
+            "import_assignments",
+            [str(demo_dir / "nugget_assignment.jl"), "--nuggets", "auto_edit", "--assigner", "manual"],
+        ),
+        ("import_support", [str(demo_dir / "support_with_prediction.jsonl"), "--method", "postedit"]),
+        ("import_support", [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch"]),
+    ]
+    return steps
+
+
+@transaction.atomic
+def demo_accounts_ensure() -> dict[str, bool]:
+    """Create the demo accounts that are missing; an existing account keeps its password."""
+    created: dict[str, bool] = {}
+    for account in DEMO_ACCOUNTS:
+        user = User.objects.filter(username=account.username).first()
+        created[account.username] = user is None
+        if user is None:
+            user = User.objects.create_user(username=account.username, password=account.password)
+        user_set_role(user, account.role)
+    return created
+
+
+@transaction.atomic
+def demo_work_ensure() -> int:
+    """Give each demo assessor topics to work on, so that their queue shows something."""
+    organizer = User.objects.get(username="organizer")
+    added = 0
+    for username, topic_id, kind, nugget_set_name in DEMO_WORK:
+        if not Topic.objects.filter(id=topic_id).exists():
+            continue
+        _, created = AssessorWork.objects.get_or_create(
+            topic_id=topic_id,
+            kind=kind,
+            defaults={
+                "assessor": User.objects.get(username=username),
+                "nugget_set_name": nugget_set_name,
+                "created_by": organizer,
+            },
+        )
+        added += created
+    return added
+
+
+class Command(BaseCommand):
+    help = "Load the demo dataset (four TREC 2024 RAG topics judged by NIST) and the demo accounts."
+
+    def handle(self, *args, **options) -> None:
+        for command, arguments in demo_imports():
+            self.stdout.write(f"{command} {' '.join(Path(a).name if '/' in a else a for a in arguments)}")
+            call_command(command, *arguments, stdout=self.stdout, stderr=self.stderr)
+        created = demo_accounts_ensure()
+        added = demo_work_ensure()
+        self.stdout.write(f"assessor work: {added} added")
+        self.stdout.write("Demo accounts (user / password):")
+        for account in DEMO_ACCOUNTS:
+            note = "" if created[account.username] else "  (existed already; password unchanged)"
+            self.stdout.write(f"  {account.username} / {account.password}  [{account.role.value}]{note}")
