@@ -1,4 +1,8 @@
 from django.urls import path
 
+from assignment import views
+
 app_name = "assignment"
-urlpatterns: list = []
+urlpatterns = [
+    path("leaderboard/", views.leaderboard, name="leaderboard"),
+]

@@ -1,3 +1,21 @@
 from django.contrib import admin
 
-# Register your models here.
+from metaeval.models import ImportedScore, ScoreTable
+
+
+@admin.register(ScoreTable)
+class ScoreTableAdmin(admin.ModelAdmin):
+    list_display = ("name", "created_at", "imported_from")
+    search_fields = ("name",)
+    readonly_fields = ("created_at", "imported_from")
+    list_select_related = ("imported_from",)
+
+
+@admin.register(ImportedScore)
+class ImportedScoreAdmin(admin.ModelAdmin):
+    list_display = ("table", "run_id", "topic_id", "metric", "value")
+    list_filter = ("table", "metric")
+    search_fields = ("run_id", "topic_id")
+    raw_id_fields = ("table",)
+    list_select_related = ("table",)
+    show_full_result_count = False

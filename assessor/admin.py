@@ -1,0 +1,325 @@
+"""The admin of the collection, the jobs and the assessors' work.
+
+Provenance (what import or job made a row) is read-only: it is a record, not a setting.
+Big foreign keys use raw id fields, and the big tables skip the full count.
+"""
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+
+from assessor.models import (
+    Answer,
+    AnswerReference,
+    AssessorWork,
+    Citation,
+    ImportBatch,
+    Job,
+    JobItem,
+    LLMCall,
+    PromptTemplate,
+    Qrel,
+    QrelSource,
+    Run,
+    Segment,
+    Sentence,
+    Topic,
+    WorkEvent,
+)
+
+PROVENANCE_FIELDS = ("created_at", "created_by", "job", "imported_from", "seconds_spent")
+
+
+def download_link(url_name: str, *args: str, text: str = "download") -> str:
+    """A link to a download page, or a dash while that export is not routed."""
+    try:
+        return format_html('<a href="{}">{}</a>', reverse(url_name, args=args), text)
+    except NoReverseMatch:
+        return "-"
+
+
+def redirect_to_single_download(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, keys: list[tuple[str, ...]], url_name: str, what: str
+) -> HttpResponseRedirect | None:
+    """Send the browser to the download of the one export the selection names; one at a time."""
+    if len(keys) != 1:
+        named = ", ".join(" / ".join(key) for key in keys[:10])
+        modeladmin.message_user(
+            request, f"Select rows of exactly one {what} to download (the selection has {len(keys)}: {named}).", messages.WARNING
+        )
+        return None
+    return HttpResponseRedirect(reverse(url_name, args=keys[0]))
+
+
+@admin.register(Topic)
+class TopicAdmin(admin.ModelAdmin):
+    list_display = ("id", "query", "imported_from")
+    search_fields = ("id", "query")
+    readonly_fields = ("imported_from",)
+    list_select_related = ("imported_from",)
+
+
+@admin.register(Segment)
+class SegmentAdmin(admin.ModelAdmin):
+    list_display = ("docid", "title", "short_text")
+    search_fields = ("docid",)
+    readonly_fields = ("imported_from",)
+    show_full_result_count = False
+
+    @admin.display(description="text")
+    def short_text(self, segment: Segment) -> str:
+        return segment.text[:120]
+
+
+@admin.register(QrelSource)
+class QrelSourceAdmin(admin.ModelAdmin):
+    list_display = ("name", "created_at", "imported_from", "job", "download")
+    search_fields = ("name",)
+    readonly_fields = ("created_at", "imported_from", "job")
+    list_select_related = ("imported_from", "job")
+    actions = ("download_qrels",)
+
+    @admin.display(description="qrels")
+    def download(self, source: QrelSource) -> str:
+        return download_link("collection:download_qrels", source.name)
+
+    @admin.action(description="Download the qrels of the selected source")
+    def download_qrels(self, request: HttpRequest, queryset: QuerySet[QrelSource]):
+        keys = [(name,) for name in queryset.values_list("name", flat=True)]
+        return redirect_to_single_download(self, request, keys, "collection:download_qrels", "source")
+
+
+@admin.register(Qrel)
+class QrelAdmin(admin.ModelAdmin):
+    list_display = ("topic", "segment", "grade", "source")
+    list_filter = ("source", "grade")
+    search_fields = ("topic__id", "segment__docid")
+    raw_id_fields = ("topic", "segment", "job")
+    readonly_fields = ("imported_from",)
+    list_select_related = ("source",)
+    show_full_result_count = False
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ("run_id", "created_at", "imported_from")
+    search_fields = ("run_id",)
+    readonly_fields = ("created_at", "imported_from")
+    list_select_related = ("imported_from",)
+
+
+class SentenceInline(admin.TabularInline):
+    model = Sentence
+    fields = ("index", "text")
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ("topic", "run", "words", "created_at")
+    list_filter = ("run",)
+    search_fields = ("topic__id", "run__run_id", "text")
+    raw_id_fields = ("run", "topic")
+    readonly_fields = ("created_at", "imported_from")
+    list_select_related = ("run",)
+    inlines = (SentenceInline,)
+    show_full_result_count = False
+
+
+@admin.register(AnswerReference)
+class AnswerReferenceAdmin(admin.ModelAdmin):
+    list_display = ("answer", "rank", "segment")
+    search_fields = ("answer__topic__id", "answer__run__run_id", "segment__docid")
+    raw_id_fields = ("answer", "segment")
+    list_select_related = ("answer__run",)
+    show_full_result_count = False
+
+
+class CitationInline(admin.TabularInline):
+    model = Citation
+    fields = ("position", "segment", "reference_rank")
+    raw_id_fields = ("segment",)
+    extra = 0
+
+
+@admin.register(Sentence)
+class SentenceAdmin(admin.ModelAdmin):
+    list_display = ("answer", "index", "text")
+    search_fields = ("answer__topic__id", "answer__run__run_id", "text")
+    raw_id_fields = ("answer",)
+    list_select_related = ("answer__run",)
+    inlines = (CitationInline,)
+    show_full_result_count = False
+
+
+@admin.register(Citation)
+class CitationAdmin(admin.ModelAdmin):
+    list_display = ("sentence_id", "position", "segment", "reference_rank")
+    search_fields = ("segment__docid",)
+    raw_id_fields = ("sentence", "segment")
+    show_full_result_count = False
+
+
+@admin.register(ImportBatch)
+class ImportBatchAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced")
+    list_filter = ("kind",)
+    search_fields = ("file_name", "sha256")
+    list_select_related = ("imported_by",)
+    # An import batch is a record of what happened: nothing in it is edited by hand.
+    readonly_fields = (
+        "kind",
+        "file_name",
+        "sha256",
+        "options",
+        "imported_at",
+        "imported_by",
+        "lines",
+        "created",
+        "unchanged",
+        "replaced",
+        "warnings",
+    )
+
+
+@admin.register(PromptTemplate)
+class PromptTemplateAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "sha256", "created_at")
+    list_filter = ("name",)
+    search_fields = ("name", "system", "user")
+    # A changed prompt is a new version: stored versions stay as they were used.
+    readonly_fields = ("sha256", "created_at")
+
+
+class JobItemInline(admin.TabularInline):
+    model = JobItem
+    fields = ("key", "status", "attempts", "error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    max_num = 0
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "kind",
+        "output_name",
+        "status",
+        "model",
+        "done_items",
+        "failed_items",
+        "total_items",
+        "calls",
+        "cost",
+        "created_at",
+        "created_by",
+    )
+    list_filter = ("kind", "status", "model")
+    search_fields = ("output_name", "model", "error")
+    list_select_related = ("created_by",)
+    readonly_fields = (
+        "done_items",
+        "failed_items",
+        "total_items",
+        "calls",
+        "tokens_in",
+        "tokens_out",
+        "cost",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "prompt_versions",
+    )
+
+
+@admin.register(JobItem)
+class JobItemAdmin(admin.ModelAdmin):
+    list_display = ("job", "key", "status", "attempts", "claimed_by", "finished_at")
+    list_filter = ("status",)
+    search_fields = ("key", "error")
+    raw_id_fields = ("job",)
+    readonly_fields = ("claimed_by", "claimed_at", "attempts", "raw_response", "finished_at")
+    list_select_related = ("job",)
+    show_full_result_count = False
+
+
+@admin.register(LLMCall)
+class LLMCallAdmin(admin.ModelAdmin):
+    list_display = ("id", "job", "prompt", "model", "tokens_in", "tokens_out", "latency_ms", "cost", "from_cache", "parsed_ok", "created_at")
+    list_filter = ("from_cache", "parsed_ok", "model")
+    search_fields = ("cache_key", "error")
+    raw_id_fields = ("job", "item", "prompt")
+    list_select_related = ("job", "prompt")
+    show_full_result_count = False
+    # The log of a call is evidence: it is read, never edited.
+    readonly_fields = (
+        "job",
+        "item",
+        "prompt",
+        "model",
+        "messages",
+        "raw_response",
+        "tokens_in",
+        "tokens_out",
+        "latency_ms",
+        "cost",
+        "cache_key",
+        "from_cache",
+        "parsed_ok",
+        "error",
+        "created_at",
+    )
+
+
+class WorkEventInline(admin.TabularInline):
+    model = WorkEvent
+    fields = ("at", "user", "action", "detail")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    max_num = 0
+
+
+@admin.register(AssessorWork)
+class AssessorWorkAdmin(admin.ModelAdmin):
+    list_display = ("topic", "kind", "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count")
+    list_filter = ("kind", "status", "assessor")
+    search_fields = ("topic__id", "assessor__username", "nugget_set_name")
+    raw_id_fields = ("topic",)
+    list_select_related = ("assessor",)
+    readonly_fields = ("active_seconds", "last_activity_at", "submitted_at", "reopened_count", "version", "created_by", "created_at")
+    inlines = (WorkEventInline,)
+
+
+@admin.register(WorkEvent)
+class WorkEventAdmin(admin.ModelAdmin):
+    list_display = ("work", "at", "user", "action")
+    list_filter = ("action",)
+    search_fields = ("work__topic__id", "user__username")
+    raw_id_fields = ("work",)
+    list_select_related = ("work__assessor", "user")
+    readonly_fields = ("work", "at", "user", "action", "detail")
+
+
+def _register_llm_slots() -> None:
+    # The slots of the LLM semaphore exist only where that part of the project is installed.
+    from assessor.models import jobs
+
+    slot_model = getattr(jobs, "LLMSlot", None)
+    if slot_model is None or admin.site.is_registered(slot_model):
+        return
+
+    @admin.register(slot_model)
+    class LLMSlotAdmin(admin.ModelAdmin):
+        list_display = ("number", "holder", "lease_until")
+        readonly_fields = ("holder", "lease_until")
+
+
+_register_llm_slots()
