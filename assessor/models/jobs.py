@@ -120,3 +120,18 @@ class LLMCall(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+
+class LLMSlot(models.Model):
+    """One of the LLM_CONCURRENCY slots of the database-row semaphore.
+
+    Used when the broker is not Redis: a process holds a slot while its request
+    is in flight; a slot whose lease ran out (its holder died) is free again.
+    """
+
+    number = models.PositiveIntegerField(primary_key=True)
+    holder = models.CharField(max_length=100, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["number"]

@@ -1,0 +1,57 @@
+"""The shared shape of the four job commands: select, queue (or run here), report."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessor.jobs.services import JobRequestInvalid, job_dispatch, job_progress_line, job_run_sync, job_wait
+from assessor.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.models import Job
+
+
+class JobCommand(BaseCommand):
+    """Subclasses add their selection flags and implement `create_job(options)`."""
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--name", required=True, help="the name of what the job produces")
+        parser.add_argument("--sync", action="store_true", help="run the whole job in this process (no broker, no worker)")
+        parser.add_argument("--wait", action="store_true", help="wait for the workers and print the progress")
+        parser.add_argument(
+            "--threads", type=int, default=None, help="with --sync: items worked at once (default LLM_CONCURRENCY)"
+        )
+        parser.add_argument("--queue", default=None, help="the Celery queue to send the items to (default: the default queue)")
+        self.add_selection_arguments(parser)
+
+    def add_selection_arguments(self, parser) -> None:
+        pass
+
+    def create_job(self, options: dict) -> Job:
+        raise NotImplementedError
+
+    def handle(self, *args, **options) -> None:
+        from django.conf import settings
+
+        if llm_missing_settings():
+            raise CommandError(llm_not_configured_message())
+        try:
+            job = self.create_job(options)
+        except (JobRequestInvalid, LLMNotConfigured) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"job {job.pk}: {job.get_kind_display()} -> {job.output_name!r}, {job.total_items} items")
+        if options["sync"]:
+            threads = options["threads"] or settings.LLM_CONCURRENCY
+            job_run_sync(job.pk, threads=threads)
+            job.refresh_from_db()
+            self.stdout.write(job_progress_line(job))
+        else:
+            job_dispatch(job)
+            self.stdout.write(f"queued job {job.pk}")
+            if options["wait"]:
+                job = job_wait(job.pk, report=self.stdout.write)
+        self._report_failures(job)
+
+    def _report_failures(self, job: Job) -> None:
+        if not job.failed_items:
+            return
+        for item in job.items.filter(status="failed")[:10]:
+            self.stderr.write(f"failed {item.key}: {item.error}")
+        if job.failed_items > 10:
+            self.stderr.write(f"... {job.failed_items - 10} more; see the job's page")

@@ -1,0 +1,41 @@
+"""Turning the --topics / --runs of a launch into stored rows, with clear errors."""
+
+from assessor.jobs.services import JobRequestInvalid
+from assessor.models import Run, Topic
+from assessor.runs import AmbiguousRun, run_match
+
+
+def topics_select(topic_ids: list[str] | None) -> list[Topic]:
+    """The named topics (all when None or empty), in id order."""
+    if not topic_ids:
+        return list(Topic.objects.order_by("id"))
+    found = Topic.objects.in_bulk(topic_ids)
+    unknown = [topic_id for topic_id in topic_ids if topic_id not in found]
+    if unknown:
+        raise JobRequestInvalid(f"unknown topic(s): {', '.join(unknown)}")
+    return sorted(found.values(), key=lambda topic: topic.id)
+
+
+def runs_select(run_ids: list[str] | None) -> list[Run]:
+    """The named runs (all when None or empty); ids match as in every import (team prefixes)."""
+    runs = {run.run_id: run for run in Run.objects.order_by("run_id")}
+    if not run_ids:
+        return list(runs.values())
+    selected: list[Run] = []
+    unknown = []
+    for run_id in run_ids:
+        try:
+            stored = run_match(run_id, runs)
+        except AmbiguousRun as exc:
+            raise JobRequestInvalid(str(exc)) from None
+        if stored is None:
+            unknown.append(run_id)
+        elif runs[stored] not in selected:
+            selected.append(runs[stored])
+    if unknown:
+        raise JobRequestInvalid(f"unknown run(s): {', '.join(unknown)}")
+    return selected
+
+
+def chunks(items: list, size: int) -> list[list]:
+    return [items[start : start + size] for start in range(0, len(items), size)]

@@ -1,0 +1,131 @@
+"""The LLM concurrency limit, held across threads, processes and machines.
+
+Two layers: a semaphore in the process (threads of one worker never exceed
+the limit, and do not poll the shared layer needlessly), then a shared one:
+- when the broker is Redis, a sorted set in Redis (the members are holders,
+  scored by the Redis server's clock, so machines need not agree on time);
+- otherwise, rows of LLMSlot in the database, taken by conditional UPDATE.
+Both shared layers give each holder a lease: the slot of a worker killed in
+mid-request frees itself when the lease runs out (the request timeout plus a
+margin), so a crash never shrinks the limit for good.
+"""
+
+import hashlib
+import os
+import random
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from assessor.models.jobs import LLMSlot
+
+POLL_SECONDS = (0.003, 0.015)
+LEASE_MARGIN_SECONDS = 30.0
+
+_local_lock = threading.Lock()
+_local_semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_redis_clients: dict[str, object] = {}
+
+ACQUIRE_SCRIPT = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], t, ARGV[3])
+  redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 2))
+  return 1
+end
+return 0
+"""
+
+
+def _holder_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _local_semaphore(key: str, limit: int) -> threading.BoundedSemaphore:
+    with _local_lock:
+        semaphore = _local_semaphores.get((key, limit))
+        if semaphore is None:
+            semaphore = _local_semaphores[(key, limit)] = threading.BoundedSemaphore(limit)
+        return semaphore
+
+
+def shared_backend() -> str:
+    """"redis" when the broker is Redis, else "database"."""
+    return "redis" if settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "database"
+
+
+def _redis_client():
+    import redis
+
+    url = settings.CELERY_BROKER_URL
+    with _local_lock:
+        client = _redis_clients.get(url)
+        if client is None:
+            client = _redis_clients[url] = redis.Redis.from_url(url)
+        return client
+
+
+@contextmanager
+def _redis_slot(key: str, limit: int, lease: float) -> Iterator[None]:
+    client = _redis_client()
+    acquire = client.register_script(ACQUIRE_SCRIPT)
+    holder = _holder_id()
+    while not acquire(keys=[key], args=[limit, lease, holder]):
+        time.sleep(random.uniform(*POLL_SECONDS))
+    try:
+        yield
+    finally:
+        client.zrem(key, holder)
+
+
+def _database_slot_take(limit: int, lease: float, holder: str) -> int | None:
+    now = timezone.now()
+    free = Q(holder="") | Q(lease_until__lt=now)
+    numbers = list(range(limit))
+    random.shuffle(numbers)
+    for number in numbers:
+        taken = LLMSlot.objects.filter(free, number=number).update(
+            holder=holder, lease_until=now + timedelta(seconds=lease)
+        )
+        if taken:
+            return number
+    return None
+
+
+@contextmanager
+def _database_slot(limit: int, lease: float) -> Iterator[None]:
+    existing = set(LLMSlot.objects.filter(number__lt=limit).values_list("number", flat=True))
+    missing = [LLMSlot(number=number) for number in range(limit) if number not in existing]
+    if missing:
+        LLMSlot.objects.bulk_create(missing, ignore_conflicts=True)
+    holder = _holder_id()
+    while (number := _database_slot_take(limit, lease, holder)) is None:
+        time.sleep(random.uniform(*POLL_SECONDS) * 3)
+    try:
+        yield
+    finally:
+        LLMSlot.objects.filter(number=number, holder=holder).update(holder="", lease_until=None)
+
+
+@contextmanager
+def llm_slot(*, endpoint: str, limit: int, timeout: float) -> Iterator[None]:
+    """Hold one of `limit` slots of `endpoint` for the duration of the block."""
+    key = "assessor:llm-slots:" + hashlib.sha256(endpoint.encode()).hexdigest()[:16]
+    lease = timeout + LEASE_MARGIN_SECONDS
+    with _local_semaphore(key, limit):
+        if shared_backend() == "redis":
+            with _redis_slot(key, limit, lease):
+                yield
+        else:
+            with _database_slot(limit, lease):
+                yield

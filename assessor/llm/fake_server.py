@@ -1,0 +1,271 @@
+"""A local OpenAI-compatible chat server that answers the project's prompts like a model.
+
+Used by the tests and by `bench_llm`; never by production code. Without a
+script it answers every prompt sensibly and deterministically (rules below);
+`script(...)` queues replies that go first, one per request: fenced or
+prose-wrapped lists, wrong lengths, unknown labels, slow answers, 429 with
+Retry-After, 500s, or any literal text.
+
+The rules of the "model" (tests recompute them independently):
+- nuggetize: the current list, then the first 6 words of each context passage
+  not yet in it, capped at 30;
+- importance: "vital" for a nugget with an even number of words, else "okay";
+- assign: "support" if the nugget's text is in the passage (case-insensitive),
+  "partial_support" if one of its words of 4+ letters is, else "not_support";
+- support: "FS" if the sentence is in the passage, "PS" if one of its words of
+  4+ letters is, else "NS";
+- umbrela: the number of distinct query words of 4+ letters in the passage, at most 3.
+"""
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def _line_after(text: str, prefix: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return line[len(prefix) :]
+    return ""
+
+
+def _long_words(text: str) -> set[str]:
+    return {word.lower() for word in WORD.findall(text) if len(word) >= 4}
+
+
+def first_words(text: str, count: int = 6) -> str:
+    return " ".join(WORD.findall(text)[:count])
+
+
+def _nuggetize(user: str) -> str:
+    context = user.split("Context:\n", 1)[1].split("\nSearch Query:", 1)[0]
+    passages = [re.sub(r"^\[\d+\] ", "", line) for line in context.splitlines() if re.match(r"^\[\d+\] ", line)]
+    nuggets = json.loads(_line_after(user, "Initial Nugget List: ") or "[]")
+    for passage in passages:
+        nugget = first_words(passage)
+        if nugget and nugget not in nuggets:
+            nuggets.append(nugget)
+    return json.dumps(nuggets[:30])
+
+
+def _importance(user: str) -> str:
+    nuggets = json.loads(_line_after(user, "Nugget List: "))
+    return json.dumps(["vital" if len(n.split()) % 2 == 0 else "okay" for n in nuggets])
+
+
+def _assign(user: str) -> str:
+    passage = _line_after(user, "Passage: ").lower()
+    nuggets = json.loads(_line_after(user, "Nugget List: "))
+    labels = []
+    for nugget in nuggets:
+        if nugget.lower() in passage:
+            labels.append("support")
+        elif _long_words(nugget) & _long_words(passage):
+            labels.append("partial_support")
+        else:
+            labels.append("not_support")
+    return json.dumps(labels)
+
+
+def _support(user: str) -> str:
+    sentence = _line_after(user, "Sentence: ")
+    passage = _line_after(user, "Passage: ")
+    if sentence.lower() in passage.lower():
+        return "FS"
+    return "PS" if _long_words(sentence) & _long_words(passage) else "NS"
+
+
+def _umbrela(user: str) -> str:
+    query = _line_after(user, "Search Query: ")
+    passage = _line_after(user, "Passage: ")
+    return str(min(3, len(_long_words(query) & _long_words(passage))))
+
+
+RULES: dict[str, Callable[[str], str]] = {
+    "You are NuggetizeLLM": _nuggetize,
+    "You are NuggetizeScoreLLM": _importance,
+    "You are NuggetizeAssignerLLM": _assign,
+    "You are SupportJudgeLLM": _support,
+    "You are RelevanceJudgeLLM": _umbrela,
+}
+
+
+def model_answer(messages: list[dict]) -> str:
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    # The first user message holds the prompt; re-asks come after it.
+    user = next((m["content"] for m in messages if m["role"] == "user"), "")
+    for start, rule in RULES.items():
+        if system.startswith(start):
+            return rule(user)
+    return "I am a test server."
+
+
+@dataclass
+class Reply:
+    """A scripted reply: a status, a delay, and the text (or a change of the model's text)."""
+
+    status: int = 200
+    text: str | None = None
+    transform: Callable[[str], str] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+    @classmethod
+    def literal(cls, text: str) -> "Reply":
+        return cls(text=text)
+
+    @classmethod
+    def fenced(cls) -> "Reply":
+        return cls(transform=lambda answer: f"```python\n{answer}\n```")
+
+    @classmethod
+    def prose(cls) -> "Reply":
+        return cls(transform=lambda answer: f"Sure! Here is the list you asked for:\n{answer}\nI hope this helps.")
+
+    @classmethod
+    def short(cls) -> "Reply":
+        return cls(transform=lambda answer: json.dumps(json.loads(answer)[:-1]))
+
+    @classmethod
+    def long(cls) -> "Reply":
+        return cls(transform=lambda answer: json.dumps(json.loads(answer) + json.loads(answer)[-1:]))
+
+    @classmethod
+    def unknown_label(cls, label: str = "maybe") -> "Reply":
+        return cls(transform=lambda answer: json.dumps([label] + json.loads(answer)[1:]))
+
+    @classmethod
+    def slow(cls, seconds: float) -> "Reply":
+        return cls(delay=seconds)
+
+    @classmethod
+    def error(cls, status: int, *, retry_after: str | None = None, retry_after_ms: str | None = None) -> "Reply":
+        headers = {}
+        if retry_after is not None:
+            headers["Retry-After"] = retry_after
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = retry_after_ms
+        return cls(status=status, headers=headers)
+
+
+class FakeLLMServer:
+    def __init__(self, *, latency: float = 0.0):
+        self.latency = latency
+        self._script: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self.requests: list[dict] = []
+        self.request_times: list[float] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._server: ThreadingHTTPServer | None = None
+
+    # --- control -----------------------------------------------------------
+    def start(self) -> "FakeLLMServer":
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        server.daemon_threads = True
+        server.request_queue_size = 256
+        self._server = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start() the server first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def count(self) -> int:
+        return len(self.requests)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.request_times.clear()
+            self.max_in_flight = 0
+
+    # --- serving -------------------------------------------------------------
+    def _next_reply(self, body: dict) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.request_times.append(time.monotonic())
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self._script.popleft() if self._script else Reply()
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+
+def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:  # keep test output clean
+            pass
+
+        def _send(self, status: int, payload: dict, headers: dict[str, str]) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            if not self.path.split("?", 1)[0].endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
+                return
+            reply = fake._next_reply(body)
+            try:
+                time.sleep(fake.latency + reply.delay)
+                if reply.status != 200:
+                    error = {"error": {"message": f"scripted status {reply.status}", "type": "test", "code": None}}
+                    self._send(reply.status, error, reply.headers)
+                    return
+                messages = body.get("messages", [])
+                text = reply.text if reply.text is not None else model_answer(messages)
+                if reply.transform is not None:
+                    text = reply.transform(text)
+                prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
+                payload = {
+                    "id": f"chatcmpl-{fake.count}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "fake"),
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_words,
+                        "completion_tokens": len(text.split()),
+                        "total_tokens": prompt_words + len(text.split()),
+                    },
+                }
+                self._send(200, payload, reply.headers)
+            finally:
+                fake._done()
+
+    return Handler

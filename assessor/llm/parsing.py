@@ -1,0 +1,134 @@
+"""Strict parsing of LLM answers (pure: no ORM, no I/O).
+
+A model's list may come fenced, in Python or JSON syntax, with prose around
+it; those are read. Everything else that is wrong (no list, several lists,
+non-strings, a wrong length, an unknown label) raises AnswerUnusable with the
+reason, which the caller sends back to the model in a re-ask. Nothing is ever
+guessed: a label is accepted only when it is, up to case, spacing and quotes,
+one of the allowed ones.
+"""
+
+import ast
+import json
+import re
+
+FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+
+
+class AnswerUnusable(ValueError):
+    """The answer could not be read; `reason` says why, in words a model can act on."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+def _unfence(raw: str) -> str:
+    blocks = FENCE.findall(raw)
+    if len(blocks) > 1:
+        raise AnswerUnusable("the answer holds several code blocks; return exactly one list")
+    if blocks:
+        return blocks[0].strip()
+    # An opening fence the model never closed.
+    return re.sub(r"^```[A-Za-z0-9_-]*\s*", "", raw.strip()).strip()
+
+
+def _bracketed_spans(text: str) -> list[str]:
+    """The top-level [...] spans of `text`, skipping brackets inside quoted strings."""
+    spans: list[str] = []
+    depth = 0
+    start = -1
+    quote = ""
+    escaped = False
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "\"'" and depth > 0:
+            # An apostrophe inside prose outside a list is not a quote.
+            quote = char
+        elif char == "[":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "]" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start : index + 1])
+    return spans
+
+
+def _literal_list(span: str) -> list | None:
+    try:
+        value = json.loads(span)
+    except ValueError:
+        try:
+            value = ast.literal_eval(span)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return value if isinstance(value, list) else None
+
+
+def parse_string_list(raw: str) -> list[str]:
+    """The one list of strings in an answer (fenced or not, prose around it allowed)."""
+    text = _unfence(raw or "")
+    lists = [value for value in map(_literal_list, _bracketed_spans(text)) if value is not None]
+    if not lists:
+        raise AnswerUnusable('the answer holds no list; return only a list in the form ["a", "b", ...]')
+    if len(lists) > 1:
+        # Prose may cite "[1]"; the answer is the one list of strings, if there is exactly one.
+        lists = [value for value in lists if all(isinstance(item, str) for item in value)]
+        if len(lists) != 1:
+            raise AnswerUnusable("the answer holds several lists; return exactly one list")
+    items = lists[0]
+    for position, item in enumerate(items, start=1):
+        if not isinstance(item, str):
+            raise AnswerUnusable(f"item {position} is not a string ({item!r}); every item must be a quoted string")
+    return [item.strip() for item in items]
+
+
+def parse_nugget_list(raw: str, *, max_nuggets: int) -> list[str]:
+    nuggets = parse_string_list(raw)
+    empty = [position for position, text in enumerate(nuggets, start=1) if not text]
+    if empty:
+        raise AnswerUnusable(f"nugget {empty[0]} is empty; every nugget must be a short statement")
+    if len(nuggets) > max_nuggets:
+        # Cutting the list would drop nuggets the model ranked; ask again instead.
+        raise AnswerUnusable(f"the list has {len(nuggets)} nuggets; it must have at most {max_nuggets}")
+    return nuggets
+
+
+def _normal_label(text: str) -> str:
+    return re.sub(r"[\s-]+", "_", text.strip().strip("\"'`.").strip().lower())
+
+
+def parse_label_list(raw: str, *, expected: int, allowed: tuple[str, ...]) -> list[str]:
+    """Exactly `expected` labels, each one of `allowed`, in order."""
+    labels = parse_string_list(raw)
+    if len(labels) != expected:
+        raise AnswerUnusable(f"the list has {len(labels)} labels; it must have exactly {expected}, one per nugget")
+    by_normal = {_normal_label(label): label for label in allowed}
+    result = []
+    for position, label in enumerate(labels, start=1):
+        known = by_normal.get(_normal_label(label))
+        if known is None:
+            raise AnswerUnusable(f"label {position} ({label!r}) is not one of: {', '.join(allowed)}")
+        result.append(known)
+    return result
+
+
+def parse_single_label(raw: str, *, allowed: tuple[str, ...]) -> str:
+    """An answer that is one label and nothing else (quotes, a fence, a final period tolerated)."""
+    text = _unfence(raw or "")
+    text = text.strip().strip("[]").strip()
+    by_normal = {_normal_label(label): label for label in allowed}
+    known = by_normal.get(_normal_label(text))
+    if known is None:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise AnswerUnusable(f"the answer ({shown!r}) is not exactly one of: {', '.join(allowed)}")
+    return known

@@ -1,0 +1,14 @@
+from assessor.jobs.command import JobCommand
+from assessor.models import Job
+from assessor.umbrela import umbrela_job_create
+
+
+class Command(JobCommand):
+    help = "UMBRELA: LLM relevance grades 0-3 for each topic's pool (segments the runs cite or reference)."
+
+    def add_selection_arguments(self, parser) -> None:
+        parser.add_argument("--runs", nargs="+", default=None, metavar="ID", help="run ids whose pool is graded (all when absent)")
+        parser.add_argument("--topics", nargs="+", default=None, metavar="ID", help="topic ids (all when absent)")
+
+    def create_job(self, options: dict) -> Job:
+        return umbrela_job_create(name=options["name"], runs=options["runs"], topics=options["topics"], queue=options["queue"])

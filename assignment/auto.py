@@ -1,0 +1,90 @@
+"""AutoAssign: an LLM labels the nuggets of one answer listwise, at most 10 nuggets per call.
+
+One job item is one answer: all its labels are written together or not at
+all, so a batch that fails leaves no answer half-labelled.
+"""
+
+from functools import partial
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from assessor.jobs.selection import chunks, runs_select, topics_select
+from assessor.jobs.services import JobRequestInvalid, job_create, job_prompt, output_name_check
+from assessor.llm.client import LLMConfig, LLMSession
+from assessor.llm.parsing import parse_label_list
+from assessor.llm.prompts import as_list_text, prompt_messages
+from assessor.models import Answer, Job, JobItem
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget, NuggetSet
+
+BATCH_SIZE = 10
+LABELS = tuple(AssignmentLabel.Label.values)  # support, partial_support, not_support
+
+
+def auto_assign_job_create(
+    *,
+    nuggets: str,
+    name: str,
+    runs: list[str] | None = None,
+    topics: list[str] | None = None,
+    user: AbstractBaseUser | None = None,
+    queue: str | None = None,
+    config: LLMConfig | None = None,
+) -> Job:
+    output_name_check(
+        kind=Job.Kind.AUTO_ASSIGN, name=name, taken=AssignmentLabel.objects.filter(assigner=name).exists()
+    )
+    topic_rows = topics_select(topics)
+    run_rows = runs_select(runs)
+    sets = {
+        nugget_set.topic_id: nugget_set
+        for nugget_set in NuggetSet.objects.filter(name=nuggets, topic__in=topic_rows).exclude(nuggets=None)
+    }
+    if not sets:
+        raise JobRequestInvalid(f"no nugget set named {nuggets!r} with nuggets for the chosen topics")
+    answers = Answer.objects.filter(run__in=run_rows, topic_id__in=sets).order_by("topic_id", "run__run_id")
+    items = [
+        (f"answer:{answer_id}", {"answer": answer_id, "nugget_set": sets[topic_id].pk})
+        for answer_id, topic_id in answers.values_list("id", "topic_id")
+    ]
+    params = {
+        "nuggets": nuggets,
+        "runs": [run.run_id for run in run_rows] if runs else [],
+        "topics": sorted(sets) if topics else [],
+        "queue": queue or "",
+    }
+    return job_create(
+        kind=Job.Kind.AUTO_ASSIGN, output_name=name, params=params, items=items, prompts=["assign"], user=user, config=config
+    )
+
+
+def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int, str]]:
+    answer = Answer.objects.select_related("topic").get(pk=item.payload["answer"])
+    nuggets = list(Nugget.objects.filter(nugget_set_id=item.payload["nugget_set"]).order_by("position"))
+    prompt = job_prompt(job, "assign")
+    labelled: list[tuple[int, str]] = []
+    for batch in chunks(nuggets, BATCH_SIZE):
+        messages = prompt_messages(
+            prompt,
+            n=len(batch),
+            query=answer.topic.query,
+            passage=answer.text,
+            nuggets=as_list_text([nugget.text for nugget in batch]),
+        )
+        labels = llm.ask(prompt, messages, partial(parse_label_list, expected=len(batch), allowed=LABELS))
+        labelled.extend((nugget.pk, label) for nugget, label in zip(batch, labels, strict=True))
+    return labelled
+
+
+def item_store(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> None:
+    AssignmentLabel.objects.bulk_create(
+        AssignmentLabel(
+            answer_id=item.payload["answer"],
+            nugget_id=nugget_id,
+            assigner=job.output_name,
+            assigner_kind=AssignmentLabel.AssignerKind.AUTO,
+            label=label,
+            job=job,
+        )
+        for nugget_id, label in result
+    )

@@ -1,0 +1,21 @@
+from assessor.jobs.command import JobCommand
+from assessor.models import Job
+from assignment.auto import auto_assign_job_create
+
+
+class Command(JobCommand):
+    help = "AutoAssign: an LLM labels each answer's nuggets of a nugget set, listwise, 10 per call."
+
+    def add_selection_arguments(self, parser) -> None:
+        parser.add_argument("--nuggets", required=True, help="the nugget set name (any kind)")
+        parser.add_argument("--runs", nargs="+", default=None, metavar="ID", help="run ids (all when absent)")
+        parser.add_argument("--topics", nargs="+", default=None, metavar="ID", help="topic ids (all when absent)")
+
+    def create_job(self, options: dict) -> Job:
+        return auto_assign_job_create(
+            nuggets=options["nuggets"],
+            name=options["name"],
+            runs=options["runs"],
+            topics=options["topics"],
+            queue=options["queue"],
+        )

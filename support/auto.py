@@ -1,0 +1,81 @@
+"""Automatic support judging: an LLM labels each (sentence, first cited segment) pair FS, PS or NS.
+
+One job item is one answer; its labels are written together. Sentences with
+no citation are NS by the protocol without any call, and need no row (the
+support scores count them as NS). A first cited segment whose text the
+collection lacks cannot be shown to the judge: it is stored as unjudged,
+without a call, which removes the sentence from both denominators.
+"""
+
+from functools import partial
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from assessor.jobs.selection import runs_select, topics_select
+from assessor.jobs.services import job_create, job_prompt, output_name_check
+from assessor.llm.client import LLMConfig, LLMSession
+from assessor.llm.parsing import parse_single_label
+from assessor.llm.prompts import prompt_messages
+from assessor.models import Answer, Citation, Job, JobItem
+from support.models import SupportLabel
+
+LABELS = {"FS": SupportLabel.Label.FS, "PS": SupportLabel.Label.PS, "NS": SupportLabel.Label.NS}
+
+
+def auto_support_job_create(
+    *,
+    name: str,
+    runs: list[str] | None = None,
+    topics: list[str] | None = None,
+    user: AbstractBaseUser | None = None,
+    queue: str | None = None,
+    config: LLMConfig | None = None,
+) -> Job:
+    output_name_check(kind=Job.Kind.AUTO_SUPPORT, name=name, taken=SupportLabel.objects.filter(method=name).exists())
+    topic_rows = topics_select(topics)
+    run_rows = runs_select(runs)
+    answer_ids = (
+        Citation.objects.filter(position=0, sentence__answer__run__in=run_rows, sentence__answer__topic__in=topic_rows)
+        .values_list("sentence__answer_id", flat=True)
+        .distinct()
+    )
+    answers = Answer.objects.filter(pk__in=answer_ids).order_by("topic_id", "run__run_id").values_list("id", flat=True)
+    items = [(f"answer:{answer_id}", {"answer": answer_id}) for answer_id in answers]
+    params = {
+        "runs": [run.run_id for run in run_rows] if runs else [],
+        "topics": [topic.id for topic in topic_rows] if topics else [],
+        "queue": queue or "",
+    }
+    return job_create(
+        kind=Job.Kind.AUTO_SUPPORT, output_name=name, params=params, items=items, prompts=["support"], user=user, config=config
+    )
+
+
+def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int, int]]:
+    answer = Answer.objects.select_related("topic").get(pk=item.payload["answer"])
+    firsts = Citation.objects.filter(position=0, sentence__answer=answer).select_related("sentence", "segment")
+    prompt = job_prompt(job, "support")
+    parse = partial(parse_single_label, allowed=tuple(LABELS))
+    labels: list[tuple[int, int]] = []
+    for citation in firsts.order_by("sentence__index"):
+        if not citation.segment.text:
+            labels.append((citation.pk, SupportLabel.Label.UNJUDGED))
+            continue
+        messages = prompt_messages(
+            prompt, query=answer.topic.query, sentence=citation.sentence.text, passage=citation.segment.text
+        )
+        labels.append((citation.pk, LABELS[llm.ask(prompt, messages, parse)]))
+    return labels
+
+
+def item_store(*, job: Job, item: JobItem, result: list[tuple[int, int]]) -> None:
+    SupportLabel.objects.bulk_create(
+        SupportLabel(
+            citation_id=citation_id,
+            method=job.output_name,
+            method_kind=SupportLabel.MethodKind.AUTO,
+            label=label,
+            job=job,
+        )
+        for citation_id, label in result
+    )

@@ -1,0 +1,36 @@
+"""The local OpenAI-compatible server the LLM tests talk to (see assessor.llm.fake_server)."""
+
+import pytest
+
+from assessor.llm.fake_server import FakeLLMServer, Reply
+
+__all__ = ["FakeLLMServer", "Reply", "llm_server", "llm_settings"]
+
+
+def llm_settings(settings, server: FakeLLMServer, **overrides) -> None:
+    """Point the LLM settings at `server`, with short waits so failure tests stay quick."""
+    values = {
+        "LLM_BASE_URL": server.url,
+        "LLM_API_KEY": "",
+        "LLM_MODEL": "fake-model",
+        "LLM_API_VERSION": "",
+        "LLM_TEMPERATURE": 0.0,
+        "LLM_TIMEOUT": 5.0,
+        "LLM_CONCURRENCY": 4,
+        "LLM_MAX_RETRIES": 3,
+        "LLM_MAX_REASKS": 2,
+        "LLM_PRICE_INPUT": 2.0,
+        "LLM_PRICE_OUTPUT": 8.0,
+        "LLM_BACKOFF_SECONDS": 0.01,
+    }
+    values.update(overrides)
+    for name, value in values.items():
+        setattr(settings, name, value)
+
+
+@pytest.fixture
+def llm_server(settings):
+    server = FakeLLMServer().start()
+    llm_settings(settings, server)
+    yield server
+    server.stop()
