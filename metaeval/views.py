@@ -1,0 +1,215 @@
+"""The meta-evaluation page: two sources, a metric, the taus, the matrices, the table and the plots.
+
+Every figure on the page is also a download: the CSVs and the PNGs take the
+same query string (`a`, `b`, `metric`) as the page.
+"""
+
+import math
+from collections.abc import Iterator
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import render
+from django.utils.http import urlencode
+from django.views.decorators.http import require_GET
+
+from assessor.roles import organizer_required
+from assessor.scores import NUGGET_METRICS, SUPPORT_METRICS
+from metaeval.comparison import (
+    Comparison,
+    comparison_build,
+    confusion_csv,
+    describe_csv,
+    points_csv,
+    taus_csv,
+)
+from metaeval.plots import scatter_png
+from metaeval.sources import SourceError, source_describe, source_parse, sources_list
+from metaeval.stats import Confusion, pair_points, run_points, taus_compute
+
+DEFAULT_METRIC = "Vstrict"
+
+
+class BadQuery(Exception):
+    pass
+
+
+def _comparison_from_query(request: HttpRequest) -> Comparison:
+    a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
+    if not (a and b):
+        raise BadQuery("pick two sources, a and b")
+    try:
+        return comparison_build(a, b)
+    except (SourceError, ValueError) as exc:
+        raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
+
+
+def _metric_of(request: HttpRequest, comparison: Comparison) -> str:
+    metrics = [tau.metric for tau in comparison.taus]
+    metric = request.GET.get("metric", "")
+    if metric in metrics:
+        return metric
+    if DEFAULT_METRIC in metrics:
+        return DEFAULT_METRIC
+    return metrics[0] if metrics else ""
+
+
+def _confusion_rows(confusion: Confusion) -> list[dict]:
+    """Cells with a shade proportional to their share of the largest cell (the colour of the table)."""
+    largest = max((cell for row in confusion.counts for cell in row), default=0) or 1
+    rows = []
+    for i, (label, counts, percentages) in enumerate(
+        zip(confusion.labels, confusion.counts, confusion.percentages, strict=True)
+    ):
+        cells = [
+            {"count": count, "pct": pct, "alpha": round(0.08 + 0.8 * count / largest, 3), "diagonal": i == j}
+            for j, (count, pct) in enumerate(zip(counts, percentages, strict=True))
+        ]
+        rows.append({"label": label, "cells": cells, "total": sum(counts)})
+    return rows
+
+
+def _describe_all(texts: list[str]) -> tuple[dict[str, dict], list[str]]:
+    described, errors = {}, []
+    for text in dict.fromkeys(texts):
+        try:
+            described[text] = source_describe(source_parse(text))
+        except SourceError as exc:
+            errors.append(str(exc.args[0] if exc.args else exc))
+    return described, errors
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+@require_GET
+@organizer_required
+def index(request: HttpRequest) -> HttpResponse:
+    sources = sources_list()
+    context: dict = {
+        "sources": sources,
+        "a": request.GET.get("a", sources[0] if sources else ""),
+        "b": request.GET.get("b", sources[1] if len(sources) > 1 else ""),
+        "error": "",
+        "comparison": None,
+        "metric": request.GET.get("metric", DEFAULT_METRIC),
+        "metric_choices": [*NUGGET_METRICS, *SUPPORT_METRICS],
+    }
+    if "a" in request.GET or "b" in request.GET:
+        try:
+            comparison = _comparison_from_query(request)
+        except BadQuery as exc:
+            context["error"] = str(exc)
+        else:
+            metric = _metric_of(request, comparison)
+            query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric})
+            described, describe_errors = _describe_all([str(comparison.a), str(comparison.b)])
+            describe_columns: list[str] = []
+            for values in described.values():
+                describe_columns += [key for key in values if key not in describe_columns]
+            context.update(
+                comparison=comparison,
+                metric=metric,
+                metric_choices=[tau.metric for tau in comparison.taus],
+                taus=[
+                    {
+                        "tau": tau,
+                        "tau_run": _nan_to_none(tau.tau_run),
+                        "tau_topic_avg": _nan_to_none(tau.tau_topic_avg),
+                        "tau_all": _nan_to_none(tau.tau_all),
+                    }
+                    for tau in comparison.taus
+                ],
+                confusion=comparison.confusion,
+                confusion_rows=_confusion_rows(comparison.confusion) if comparison.confusion else [],
+                confusion_agreement=_nan_to_none(comparison.confusion.agreement) if comparison.confusion else None,
+                confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,
+                confusion_kappa=_nan_to_none(comparison.confusion.kappa) if comparison.confusion else None,
+                described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
+                describe_columns=describe_columns,
+                describe_errors=describe_errors,
+                query=query,
+            )
+    template = "metaeval/index.html"
+    if request.htmx:
+        template += "#page"
+    return render(request, template, context)
+
+
+def _csv_response(lines: Iterator[str], filename: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def _file_stem(comparison: Comparison) -> str:
+    def safe(text: str) -> str:
+        return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+    return f"{safe(str(comparison.a))}_vs_{safe(str(comparison.b))}"
+
+
+def _download(request: HttpRequest, kind: str) -> HttpResponse:
+    try:
+        comparison = _comparison_from_query(request)
+    except BadQuery as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    stem = _file_stem(comparison)
+    if kind == "taus":
+        return _csv_response(taus_csv(comparison), f"taus_{stem}.csv")
+    if kind == "confusion":
+        return _csv_response(confusion_csv(comparison), f"confusion_{stem}.csv")
+    if kind == "describe":
+        described, _ = _describe_all([str(comparison.a), str(comparison.b)])
+        return _csv_response(describe_csv(described), f"describe_{stem}.csv")
+    metric = _metric_of(request, comparison)
+    return _csv_response(points_csv(comparison, metric), f"scores_{metric}_{stem}.csv")
+
+
+@require_GET
+@organizer_required
+def taus_download(request: HttpRequest) -> HttpResponse:
+    return _download(request, "taus")
+
+
+@require_GET
+@organizer_required
+def confusion_download(request: HttpRequest) -> HttpResponse:
+    return _download(request, "confusion")
+
+
+@require_GET
+@organizer_required
+def describe_download(request: HttpRequest) -> HttpResponse:
+    return _download(request, "describe")
+
+
+@require_GET
+@organizer_required
+def points_download(request: HttpRequest) -> HttpResponse:
+    return _download(request, "points")
+
+
+@require_GET
+@organizer_required
+def plot(request: HttpRequest, level: str) -> HttpResponse:
+    """A scatter plot PNG, `level` run (run means) or pairs (every topic/run pair); `?download=1` to save it."""
+    try:
+        comparison = _comparison_from_query(request)
+    except BadQuery as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    metric = _metric_of(request, comparison)
+    if not metric:
+        return HttpResponseBadRequest("the two sources share no metric", content_type="text/plain; charset=utf-8")
+    tau = taus_compute(comparison.scores_a, comparison.scores_b, metric)
+    if level == "run":
+        points = [(x, y) for _, x, y in run_points(comparison.scores_a, comparison.scores_b, metric)]
+        title, value = f"{metric}: run means", tau.tau_run
+    else:
+        points = [(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)]
+        title, value = f"{metric}: topic/run pairs", tau.tau_all
+    png = scatter_png(points, x_label=str(comparison.a), y_label=str(comparison.b), title=title, tau=value)
+    response = HttpResponse(png, content_type="image/png")
+    if request.GET.get("download"):
+        response["Content-Disposition"] = f'attachment; filename="scatter_{level}_{metric}_{_file_stem(comparison)}.png"'
+    return response
