@@ -1,0 +1,188 @@
+"""Time the meta-evaluation at TREC 2024 RAG scale (146 runs, 301 topics, two conditions).
+
+Builds the benchmark collection (assessor.benchmark), imports the topics, the
+runs and the two conditions' labels into a throw-away database of the
+configured kind (like a test database: a file for SQLite, `metaeval_bench`
+on PostgreSQL), then times, each several times:
+- the three taus for all seven nugget metrics, from the two conditions' scores;
+- the same from the database (loading both conditions' scores, then the taus);
+- the confusion matrix over every assignment label, and over every support label;
+- `comparison_build`, all of the above as the page and the command run it.
+"""
+
+import io
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.core.management import call_command, get_commands
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, reset_queries
+
+from assessor.scores import NUGGET_METRICS
+
+BENCH_DATABASE = "metaeval_bench"
+NUGGETS = "auto_edit"
+CONDITIONS = ("manual", "auto")
+SUPPORT_METHODS = ("scratch", "auto")
+
+
+class Command(BaseCommand):
+    help = "Time Kendall's taus and confusion matrices between two conditions at TREC 2024 RAG scale."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--topics", type=int, default=301)
+        parser.add_argument("--runs", type=int, default=146)
+        parser.add_argument("--nuggets", type=int, default=20)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--repeat", type=int, default=3, help="time each step this many times (min and median)")
+        parser.add_argument("--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)")
+        parser.add_argument(
+            "--in-place",
+            action="store_true",
+            help=f"time the configured database as it is (it must hold {NUGGETS}/manual and {NUGGETS}/auto); "
+            "nothing is built or imported",
+        )
+
+    def handle(self, *args, **options) -> None:
+        self.repeat = max(1, options["repeat"])
+        self._say(f"database: {connection.vendor}")
+        if options["in_place"]:
+            self._bench()
+            return
+        try:
+            from assessor.benchmark import benchmark_collection_build
+        except ImportError:
+            raise CommandError("assessor.benchmark is not available: use --in-place on a loaded database") from None
+        with tempfile.TemporaryDirectory(prefix="metaeval-bench-") as scratch:
+            folder = options["folder"] or Path(scratch)
+            started = time.perf_counter()
+            paths = benchmark_collection_build(
+                folder=folder, topics=options["topics"], runs=options["runs"], nuggets=options["nuggets"], seed=options["seed"]
+            )
+            self._say(f"{'build the files':<58} {time.perf_counter() - started:8.2f} s   in {folder}")
+            self._in_throwaway_database(folder, lambda: (self._load(paths), self._bench()))
+
+    def _in_throwaway_database(self, folder: Path, work: Callable[[], object]) -> None:
+        test_settings = connection.settings_dict.setdefault("TEST", {})
+        test_settings["NAME"] = str(folder / "bench.sqlite3") if connection.vendor == "sqlite" else BENCH_DATABASE
+        old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        try:
+            work()
+        finally:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+
+    def _import(self, command: str, *arguments: str) -> None:
+        if command not in get_commands():
+            self._say(f"{command + ' ' + ' '.join(arguments[1:]):<58} skipped: command not available")
+            return
+        out = io.StringIO()
+        started = time.perf_counter()
+        call_command(command, *arguments, stdout=out, stderr=out)
+        self._say(f"{command + ' ' + ' '.join(arguments[1:]):<58} {time.perf_counter() - started:8.2f} s")
+
+    def _load(self, paths: dict) -> None:
+        self._import("import_topics", str(paths["topics"]))
+        started = time.perf_counter()
+        # The runs' sentences and citations matter only to the support labels.
+        if "import_run" in get_commands() and "import_support" in get_commands():
+            for path in paths["runs"]:
+                call_command("import_run", str(path), stdout=io.StringIO(), stderr=io.StringIO())
+            step = f"import_run x{len(paths['runs'])}"
+            self._say(f"{step:<58} {time.perf_counter() - started:8.2f} s")
+        for condition in CONDITIONS:
+            self._import(
+                "import_assignments", str(paths[f"assignments_{condition}"]), "--nuggets", NUGGETS, "--assigner", condition
+            )
+        for method in SUPPORT_METHODS:
+            self._import("import_support", str(paths[f"support_{method}"]), "--method", method)
+
+    def _time(self, step: str, work: Callable[[], object], note: Callable[[object], str] = lambda _: "") -> object:
+        seconds, value = [], None
+        for _ in range(self.repeat):
+            reset_queries()
+            started = time.perf_counter()
+            value = work()
+            seconds.append(time.perf_counter() - started)
+        self._say(
+            f"{step:<58} {min(seconds):8.3f} s min  {statistics.median(seconds):8.3f} s median  "
+            f"(x{self.repeat})  {note(value)}"
+        )
+        return value
+
+    def _say(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+
+    def _bench(self) -> None:
+        from assignment.selectors import nugget_scores
+        from metaeval.comparison import comparison_build
+        from metaeval.sources import source_parse, sources_confusion
+        from metaeval.stats import confusion_from_pairs, taus_compute
+        from support.selectors import support_methods_list
+
+        a_text, b_text = f"{NUGGETS}/{CONDITIONS[0]}", f"{NUGGETS}/{CONDITIONS[1]}"
+        try:
+            scores_a = nugget_scores(nuggets=NUGGETS, assigner=CONDITIONS[0])
+            scores_b = nugget_scores(nuggets=NUGGETS, assigner=CONDITIONS[1])
+        except LookupError as exc:
+            raise CommandError(f"the database lacks a condition: {exc}") from None
+        self._say(
+            f"scale: {len(scores_a.runs)} runs, {len(scores_a.topics)} topics, "
+            f"{len(scores_a.per_topic)} answers in {a_text}, {len(scores_b.per_topic)} in {b_text}"
+        )
+
+        def all_taus(a=scores_a, b=scores_b):
+            return [taus_compute(a, b, metric) for metric in NUGGET_METRICS]
+
+        self._time(
+            "taus, 3 ways x 7 metrics (scores in memory)",
+            all_taus,
+            lambda taus: f"Vstrict run {taus[3].tau_run:.3f} topic-avg {taus[3].tau_topic_avg:.3f} all {taus[3].tau_all:.3f}",
+        )
+        self._time(
+            "taus, 3 ways x 7 metrics (loading both conditions' scores)",
+            lambda: all_taus(
+                nugget_scores(nuggets=NUGGETS, assigner=CONDITIONS[0]), nugget_scores(nuggets=NUGGETS, assigner=CONDITIONS[1])
+            ),
+        )
+        a, b = source_parse(a_text), source_parse(b_text)
+        self._time(
+            "confusion matrix, every assignment label (SQL cross-tab)",
+            lambda: sources_confusion(a, b),
+            lambda c: f"{c.total} pairs, agreement {c.agreement:.3f}, kappa {c.kappa:.3f}",
+        )
+        self._time(
+            "confusion matrix, every assignment label (pairs in Python)",
+            lambda: _confusion_in_python(NUGGETS, CONDITIONS, confusion_from_pairs),
+            lambda c: f"{c.total} pairs, kappa {c.kappa:.3f}",
+        )
+        methods = support_methods_list()
+        if all(method in methods for method in SUPPORT_METHODS):
+            sa, sb = source_parse(f"support:{SUPPORT_METHODS[0]}"), source_parse(f"support:{SUPPORT_METHODS[1]}")
+            self._time(
+                "confusion matrix, every support label (SQL cross-tab)",
+                lambda: sources_confusion(sa, sb),
+                lambda c: f"{c.total} pairs, kappa {c.kappa:.3f}",
+            )
+        else:
+            self._say(f"support methods {', '.join(SUPPORT_METHODS)} not in the database: support matrix skipped")
+        self._time(
+            f"comparison_build({a_text}, {b_text}): everything",
+            lambda: comparison_build(a_text, b_text),
+            lambda c: f"{len(c.taus)} metrics, {c.confusion.total} label pairs",
+        )
+
+
+def _confusion_in_python(nuggets: str, conditions: tuple[str, str], confusion_from_pairs):
+    from assignment.selectors import assignment_label_pairs
+    from metaeval.sources import ASSIGNMENT_LABELS
+
+    return confusion_from_pairs(
+        assignment_label_pairs(nuggets=nuggets, assigner=conditions[0]),
+        assignment_label_pairs(nuggets=nuggets, assigner=conditions[1]),
+        ASSIGNMENT_LABELS,
+    )
+
