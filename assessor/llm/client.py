@@ -128,7 +128,7 @@ def _openai_client(config: LLMConfig) -> openai.OpenAI:
             if config.api_version:
                 client = openai.AzureOpenAI(
                     azure_endpoint=config.base_url,
-                    api_key=config.api_key,
+                    api_key=config.api_key or "not-needed",
                     api_version=config.api_version,
                     timeout=config.timeout,
                     max_retries=0,

@@ -218,6 +218,9 @@ class FakeLLMServer:
 def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # One write per response, sent at once: small split writes meet delayed ACKs (40 ms each).
+        wbufsize = 1 << 16
+        disable_nagle_algorithm = True
 
         def log_message(self, *args) -> None:  # keep test output clean
             pass
