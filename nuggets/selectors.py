@@ -1,0 +1,238 @@
+"""Reads of the nugget workspace and the organizer's pages, each a fixed number of queries."""
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.http import Http404
+
+from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
+from assessor.work import NUGGET_KINDS
+from nuggets import workspace as rules
+from nuggets.models import Nugget, NuggetEdit, NuggetSet
+from nuggets.services import NIST_SOURCE, nugget_cap
+
+EDIT_LOG_LIMIT = 500
+
+
+@dataclass
+class NuggetRow:
+    nugget: Nugget
+    number: int
+    # (1-based draft number, draft text) of the drafts it came from
+    drafts: list[tuple[int, str]]
+
+    @property
+    def words(self) -> int:
+        return len(self.nugget.text.split())
+
+    @property
+    def too_long(self) -> bool:
+        return self.words > rules.MAX_WORDS
+
+
+@dataclass
+class DraftRow:
+    number: int
+    text: str
+    # 1-based numbers of the final nuggets that came from this draft; empty: deleted
+    became: list[int]
+
+
+@dataclass
+class Panel:
+    """The part of the workspace that changes with every operation."""
+
+    work: AssessorWork
+    nugget_set: NuggetSet
+    rows: list[NuggetRow]
+    drafts: list[DraftRow]
+    summary: rules.LineageSummary | None
+    cap: int
+    focus_id: int | None = None
+
+    @property
+    def is_post_edit(self) -> bool:
+        return self.nugget_set.kind == NuggetSet.Kind.AUTO_EDIT
+
+    @property
+    def frozen(self) -> bool:
+        return self.nugget_set.status == NuggetSet.Status.SUBMITTED
+
+    @property
+    def at_cap(self) -> bool:
+        return len(self.rows) >= self.cap
+
+    @property
+    def missing_importance(self) -> int:
+        return sum(1 for row in self.rows if not row.nugget.importance)
+
+    @property
+    def time_label(self) -> str:
+        return rules.duration_label(self.work.active_seconds)
+
+
+@dataclass
+class SegmentRow:
+    docid: str
+    grade: int
+    text: str
+    title: str
+    # 1-based numbers of the nuggets marked as coming from this segment
+    nuggets: list[int] = field(default_factory=list)
+
+
+def work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
+    """The assessor's own nugget work; anyone else's is a 404, so its existence is not even revealed."""
+    try:
+        return AssessorWork.objects.select_related("topic").get(pk=work_id, assessor=user, kind__in=NUGGET_KINDS)
+    except AssessorWork.DoesNotExist:
+        raise Http404("No such work of yours.") from None
+
+
+def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
+    return NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name)
+
+
+def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus_id: int | None = None) -> Panel:
+    nugget_set = nugget_set or work_nugget_set(work=work)
+    nuggets = list(
+        nugget_set.nuggets.order_by("position", "id").prefetch_related(
+            Prefetch("derived_from", queryset=Nugget.objects.only("id", "position", "text", "nugget_set_id"))
+        )
+    )
+    drafts = list(Nugget.objects.filter(nugget_set_id=nugget_set.drafts_id).order_by("position", "id").only("id", "text", "position")) if nugget_set.drafts_id else []
+    draft_number = {draft.pk: index + 1 for index, draft in enumerate(drafts)}
+    rows = []
+    finals = []
+    for index, nugget in enumerate(nuggets):
+        sources = sorted(nugget.derived_from.all(), key=lambda d: draft_number.get(d.pk, 0))
+        rows.append(NuggetRow(nugget=nugget, number=index + 1, drafts=[(draft_number.get(d.pk, 0), d.text) for d in sources]))
+        finals.append((index, nugget.origin, [d.pk for d in sources]))
+    summary = None
+    draft_rows = []
+    if nugget_set.drafts_id:
+        summary = rules.lineage_summarize(draft_ids=[d.pk for d in drafts], finals=finals)
+        draft_rows = [
+            DraftRow(number=index + 1, text=draft.text, became=[p + 1 for p in summary.descendants[draft.pk]])
+            for index, draft in enumerate(drafts)
+        ]
+    return Panel(
+        work=work,
+        nugget_set=nugget_set,
+        rows=rows,
+        drafts=draft_rows,
+        summary=summary,
+        cap=nugget_cap(nugget_set.kind),
+        focus_id=focus_id,
+    )
+
+
+def relevant_segments(*, topic_id: str, panel: Panel | None = None) -> list[SegmentRow]:
+    """The segments NIST judged relevant (grade >= 1), best grade first: what the assessor reads."""
+    qrels = (
+        Qrel.objects.filter(topic_id=topic_id, source__name=NIST_SOURCE, grade__gte=Qrel.RELEVANT_MIN_GRADE)
+        .select_related("segment")
+        .order_by("-grade", "segment_id")
+    )
+    rows = [
+        SegmentRow(docid=q.segment_id, grade=q.grade, text=q.segment.text, title=q.segment.title) for q in qrels
+    ]
+    if panel is not None:
+        by_docid = {row.docid: row for row in rows}
+        for nugget_row in panel.rows:
+            source = nugget_row.nugget.source_segment_id
+            if source in by_docid:
+                by_docid[source].nuggets.append(nugget_row.number)
+    return rows
+
+
+def _nugget_count_subquery() -> Subquery:
+    counts = (
+        Nugget.objects.filter(nugget_set__topic_id=OuterRef("topic_id"), nugget_set__name=OuterRef("nugget_set_name"))
+        .order_by()
+        .values("nugget_set")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
+
+
+def nugget_works(*, assessor: AbstractBaseUser | None = None, topic_id: str | None = None) -> QuerySet[AssessorWork]:
+    works = AssessorWork.objects.filter(kind__in=NUGGET_KINDS).select_related("topic", "assessor")
+    if assessor is not None:
+        works = works.filter(assessor=assessor)
+    if topic_id is not None:
+        works = works.filter(topic_id=topic_id)
+    return works.annotate(nugget_count=_nugget_count_subquery()).order_by("topic_id", "kind")
+
+
+def condition_averages() -> list[tuple[str, int, str, float]]:
+    """(condition, submitted topics, mean active time label, mean seconds) over submitted work: the study's figure."""
+    rows = AssessorWork.objects.filter(kind__in=NUGGET_KINDS, status=AssessorWork.Status.SUBMITTED).values_list(
+        "kind", "active_seconds"
+    )
+    labels = dict(AssessorWork.Kind.choices)
+    averages = rules.condition_average_seconds(rows)
+    return [
+        (labels[kind], count, rules.duration_label(mean), mean) for kind, (count, mean) in averages.items()
+    ]
+
+
+@dataclass
+class WorkReport:
+    work: AssessorWork
+    panel: Panel
+    edits: list[NuggetEdit]
+    events: list[WorkEvent]
+    edits_total: int
+
+
+def topic_report(*, topic: Topic) -> list[WorkReport]:
+    """Per nugget condition of a topic: its nuggets with lineage, edit log, events and time."""
+    reports = []
+    for work in nugget_works(topic_id=topic.pk):
+        nugget_set = NuggetSet.objects.filter(topic_id=topic.pk, name=work.nugget_set_name).first()
+        if nugget_set is None:
+            continue
+        edits = list(nugget_set.edits.select_related("user").order_by("-id")[:EDIT_LOG_LIMIT])
+        reports.append(
+            WorkReport(
+                work=work,
+                panel=panel_load(work=work, nugget_set=nugget_set),
+                edits=edits,
+                events=list(work.events.select_related("user").order_by("at", "id")),
+                edits_total=nugget_set.edits.count(),
+            )
+        )
+    return reports
+
+
+def edit_describe(edit: NuggetEdit) -> str:
+    """One line for the log: what the operation did, in words."""
+    before = {s["id"]: s for s in edit.before.get("nuggets", [])} if isinstance(edit.before, dict) else {}
+    after = edit.after.get("nuggets", []) if isinstance(edit.after, dict) else []
+    if edit.operation in ("submit", "reopen"):
+        reason = edit.after.get("reason") if isinstance(edit.after, dict) else ""
+        return f"{edit.operation}{': ' + reason if reason else ''}"
+    if edit.operation == "undo":
+        return f"undo of {edit.after.get('undone_operation', 'an edit')}"
+    parts = []
+    for snap in after:
+        old = before.get(snap["id"])
+        if old is None:
+            parts.append(f"+ “{snap['text']}”{' (' + snap['importance'] + ')' if snap['importance'] else ''}")
+        elif old["text"] != snap["text"]:
+            parts.append(f"“{old['text']}” → “{snap['text']}”")
+        elif old["importance"] != snap["importance"]:
+            parts.append(f"“{snap['text']}”: {old['importance'] or 'none'} → {snap['importance'] or 'none'}")
+        elif old["source_segment"] != snap["source_segment"]:
+            parts.append(f"“{snap['text']}” source {snap['source_segment'] or 'none'}")
+        elif old["position"] != snap["position"]:
+            parts.append(f"“{snap['text']}” moved {old['position'] + 1} → {snap['position'] + 1}")
+    after_ids = {snap["id"] for snap in after}
+    for nugget_id, old in before.items():
+        if nugget_id not in after_ids:
+            parts.append(f"− “{old['text']}”")
+    return "; ".join(parts)

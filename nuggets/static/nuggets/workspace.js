@@ -1,0 +1,580 @@
+// The nugget workspace: keyboard shortcuts, a queue of operations that survives a lost
+// connection (and a reload), the version check's conflict message, and the heartbeat.
+//
+// Every change is a form POST to the server (the same forms work without this
+// script). Here they go through one queue, one at a time: each carries the list
+// version it was made on and an id of its own, so a retry of a request whose
+// answer was lost is recognised by the server and not applied twice.
+(function () {
+  "use strict";
+
+  const root = document.getElementById("workspace");
+  if (!root) return;
+
+  const workId = root.dataset.work;
+  const storeKey = "nugget-ops:" + workId;
+  const HEARTBEAT_MS = 30000;
+  const csrf = (function () {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["x-csrftoken"] || "";
+    } catch (e) {
+      return "";
+    }
+  })() || (document.querySelector("input[name=csrfmiddlewaretoken]") || {}).value || "";
+
+  const state = {
+    version: null,
+    queue: loadQueue(),
+    sending: false,
+    retryDelay: 1000,
+    retryTimer: null,
+    selectedId: null,
+    marked: new Set(),
+    lastInput: Date.now(),
+    lastBeat: 0,
+  };
+
+  // --- helpers -------------------------------------------------------------
+
+  function panel() {
+    return document.getElementById("nugget-panel");
+  }
+  function items() {
+    return Array.from(document.querySelectorAll("#nugget-list li.nugget"));
+  }
+  function frozen() {
+    return panel().dataset.frozen === "1";
+  }
+  function uuid() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return "op-" + Date.now() + "-" + Math.random().toString(16).slice(2);
+  }
+  function loadQueue() {
+    try {
+      return JSON.parse(localStorage.getItem(storeKey) || "[]");
+    } catch (e) {
+      return [];
+    }
+  }
+  function saveQueue() {
+    try {
+      if (state.queue.length) localStorage.setItem(storeKey, JSON.stringify(state.queue));
+      else localStorage.removeItem(storeKey);
+    } catch (e) {
+      /* private mode: the queue still lives in memory */
+    }
+  }
+  function setConnection(text, kind) {
+    const el = document.getElementById("connection");
+    el.textContent = text;
+    el.className = "conn " + kind;
+  }
+  function alertShow(text, withReload) {
+    document.getElementById("ws-alert-text").textContent = text;
+    document.getElementById("ws-reload").hidden = !withReload;
+    document.getElementById("ws-alert").hidden = false;
+  }
+  function alertHide() {
+    document.getElementById("ws-alert").hidden = true;
+  }
+
+  // --- selection -------------------------------------------------------------
+
+  function select(id, scroll, takeFocus) {
+    const list = items();
+    if (!list.length) {
+      state.selectedId = null;
+      return;
+    }
+    let el = list.find((li) => li.dataset.id === String(id)) || list[0];
+    list.forEach((li) => li.classList.toggle("selected", li === el));
+    state.selectedId = el.dataset.id;
+    if (scroll !== false) el.scrollIntoView({ block: "nearest" });
+    if (takeFocus !== false && !el.contains(document.activeElement)) el.focus({ preventScroll: true });
+  }
+  function selected() {
+    return items().find((li) => li.dataset.id === String(state.selectedId)) || null;
+  }
+  function step(delta) {
+    const list = items();
+    if (!list.length) return;
+    const index = list.findIndex((li) => li.dataset.id === String(state.selectedId));
+    const next = Math.max(0, Math.min(list.length - 1, (index < 0 ? 0 : index + delta)));
+    select(list[next].dataset.id);
+  }
+  function showMarks() {
+    items().forEach((li) => {
+      const on = state.marked.has(li.dataset.id);
+      li.classList.toggle("marked", on);
+      const box = li.querySelector(".merge-mark");
+      if (box) box.checked = on;
+    });
+  }
+
+  // --- the operation queue -----------------------------------------------------
+
+  function enqueue(url, fields, label) {
+    if (frozen() && !url.endsWith("/submit/")) return;
+    state.queue.push({ url: url, fields: fields, label: label, opId: uuid(), version: null });
+    saveQueue();
+    pump();
+  }
+
+  function enqueueForm(form, submitter) {
+    const data = new FormData(form, submitter || undefined);
+    const url = (submitter && submitter.getAttribute("formaction")) || form.getAttribute("action");
+    const fields = {};
+    for (const [name, value] of data.entries()) {
+      if (name === "csrfmiddlewaretoken" || name === "version") continue;
+      if (name in fields) fields[name] = [].concat(fields[name], value);
+      else fields[name] = value;
+    }
+    const op = url.replace(/\/$/, "").split("/").pop();
+    enqueue(url, fields, describe(op, fields));
+  }
+
+  function describe(op, fields) {
+    if (fields.text && typeof fields.text === "string") return op + " “" + fields.text.slice(0, 60) + "”";
+    if (fields.importance) return "mark " + fields.importance;
+    return op;
+  }
+
+  async function pump() {
+    if (state.sending || !state.queue.length) return;
+    const op = state.queue[0];
+    state.sending = true;
+    // The version is fixed at the first attempt: a retry must be the same request.
+    if (op.version === null) {
+      op.version = state.version;
+      saveQueue();
+    }
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(op.fields)) {
+      [].concat(value).forEach((v) => body.append(name, v));
+    }
+    body.set("version", op.version);
+    body.set("op_id", op.opId);
+    setConnection(state.queue.length > 1 ? "Saving " + state.queue.length + " changes…" : "Saving…", "busy");
+    let response;
+    try {
+      response = await fetch(op.url, {
+        method: "POST",
+        body: body,
+        credentials: "same-origin",
+        headers: { "HX-Request": "true", "X-CSRFToken": csrf, Accept: "text/html, application/json" },
+      });
+    } catch (error) {
+      return retryLater("Connection lost: " + state.queue.length + " change(s) kept, retrying…");
+    }
+    if (response.redirected || response.status === 401 || response.status === 403) {
+      return retryLater("You seem to be logged out: log in again in another tab; " + state.queue.length + " change(s) kept.");
+    }
+    if (response.status >= 500 || response.status === 0 || response.status === 429) {
+      return retryLater("The server did not answer (" + response.status + "): " + state.queue.length + " change(s) kept, retrying…");
+    }
+    state.retryDelay = 1000;
+    if (response.ok) {
+      state.queue.shift();
+      saveQueue();
+      swapPanel(await response.text());
+      alertHideUnlessConflict();
+      state.sending = false;
+    } else {
+      let message = "The change was refused.";
+      let kind = "invalid";
+      try {
+        const data = await response.json();
+        message = data.error || message;
+        kind = data.kind || kind;
+      } catch (e) {
+        /* not JSON */
+      }
+      if (kind === "conflict") {
+        // Everything queued was made on a list that no longer exists: show it, do not apply it.
+        const lost = state.queue.map((o) => o.label);
+        state.queue = [];
+        saveQueue();
+        alertShow(message + (lost.length ? " Not saved: " + lost.join("; ") + "." : ""), true);
+        root.dataset.conflict = "1";
+      } else {
+        state.queue.shift();
+        saveQueue();
+        alertShow(message, false);
+      }
+      state.sending = false;
+    }
+    setConnection(state.queue.length ? "Saving…" : "Saved", state.queue.length ? "busy" : "ok");
+    if (state.queue.length) pump();
+  }
+
+  function alertHideUnlessConflict() {
+    if (root.dataset.conflict !== "1") alertHide();
+  }
+
+  function retryLater(message) {
+    state.sending = false;
+    setConnection(message, "lost");
+    clearTimeout(state.retryTimer);
+    state.retryTimer = setTimeout(pump, state.retryDelay);
+    state.retryDelay = Math.min(state.retryDelay * 2, 15000);
+  }
+
+  window.addEventListener("online", () => {
+    state.retryDelay = 1000;
+    clearTimeout(state.retryTimer);
+    pump();
+  });
+  window.addEventListener("beforeunload", (event) => {
+    if (state.queue.length) {
+      event.preventDefault();
+      event.returnValue = "";
+    }
+  });
+
+  function swapPanel(html) {
+    const holder = document.createElement("div");
+    holder.innerHTML = html.trim();
+    const fresh = holder.querySelector("#nugget-panel");
+    if (!fresh) return;
+    // Whatever the assessor is typing while a change is saved stays where it is.
+    const kept = typingState();
+    panel().replaceWith(fresh);
+    afterSwap(kept);
+  }
+
+  function typingState() {
+    const active = document.activeElement;
+    if (!active || !panel().contains(active) || !active.matches("input[type=text], textarea")) return null;
+    const li = active.closest("li.nugget");
+    return {
+      id: active.id,
+      nugget: li && active.classList.contains("nugget-edit") ? li.dataset.id : null,
+      value: active.value,
+      original: active.dataset.original,
+      start: active.selectionStart,
+      end: active.selectionEnd,
+    };
+  }
+
+  function typingRestore(kept) {
+    let input = null;
+    if (kept.nugget) {
+      const li = items().find((el) => el.dataset.id === kept.nugget);
+      if (!li) return false;
+      editOpen(li);
+      input = li.querySelector("input.nugget-edit");
+      if (input) input.dataset.original = kept.original || input.dataset.original;
+    } else if (kept.id === "new-nugget") {
+      input = document.getElementById("new-nugget");
+    }
+    if (!input || input.disabled) return false;
+    input.value = kept.value;
+    input.focus({ preventScroll: true });
+    try {
+      input.setSelectionRange(kept.start, kept.end);
+    } catch (e) {
+      /* not a text input */
+    }
+    return true;
+  }
+
+  function afterSwap(kept) {
+    const p = panel();
+    state.version = parseInt(p.dataset.version, 10);
+    const ids = new Set(items().map((li) => li.dataset.id));
+    state.marked = new Set(Array.from(state.marked).filter((id) => ids.has(id)));
+    showMarks();
+    const restored = kept ? typingRestore(kept) : false;
+    select(p.dataset.focus || state.selectedId, true, !restored);
+    document.querySelectorAll(".source-form input[name=nugget]").forEach((input) => (input.value = state.selectedId || ""));
+  }
+
+  async function reloadPanel() {
+    const response = await fetch(root.dataset.panelUrl, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
+    if (response.ok) {
+      swapPanel(await response.text());
+      delete root.dataset.conflict;
+      alertHide();
+    }
+  }
+  document.getElementById("ws-reload").addEventListener("click", reloadPanel);
+  document.getElementById("ws-alert-close").addEventListener("click", () => {
+    delete root.dataset.conflict;
+    alertHide();
+  });
+
+  // --- forms -------------------------------------------------------------------
+
+  root.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.matches("form[data-op], form.nugget-form")) return;
+    event.preventDefault();
+    const submitter = event.submitter;
+    if (form.id === "add-form") {
+      const text = form.querySelector("input[name=text]");
+      if (!text.value.trim()) return;
+      form.querySelector("input[name=after]").value = state.selectedId || "";
+      enqueueForm(form, submitter);
+      text.value = "";
+      text.focus();
+      return;
+    }
+    if (form.classList.contains("source-form")) {
+      if (!state.selectedId) {
+        alertShow("Select a nugget first (j/k), then choose its source segment.", false);
+        return;
+      }
+      form.querySelector("input[name=nugget]").value = state.selectedId;
+    }
+    if (form.classList.contains("nugget-form")) {
+      select(form.querySelector("input[name=nugget]").value, false);
+      // The edit input only belongs to an edit; other buttons send the nugget id and their own value.
+      if (!submitter || !submitter.getAttribute("formaction")) {
+        editSave(form.closest("li"));
+        return;
+      }
+    }
+    enqueueForm(form, submitter);
+  });
+
+  root.addEventListener("click", (event) => {
+    const li = event.target.closest("li.nugget");
+    if (li && !event.target.closest("button, input, label")) select(li.dataset.id, false);
+    if (event.target.closest(".split-open")) splitOpen(li);
+    if (li && event.target.closest(".nugget-text")) editOpen(li);
+  });
+  root.addEventListener("change", (event) => {
+    if (event.target.matches(".merge-mark")) {
+      const id = event.target.value;
+      if (event.target.checked) state.marked.add(id);
+      else state.marked.delete(id);
+      showMarks();
+    }
+  });
+
+  // --- edit, split, merge ------------------------------------------------------------
+
+  function editOpen(li) {
+    if (!li || frozen()) return;
+    const input = li.querySelector("input.nugget-edit");
+    if (!input) return;
+    li.classList.add("editing");
+    input.hidden = false;
+    input.dataset.original = li.querySelector(".nugget-text").textContent;
+    input.focus();
+    input.select();
+  }
+  function editClose(li) {
+    const input = li && li.querySelector("input.nugget-edit");
+    if (!input) return;
+    input.hidden = true;
+    li.classList.remove("editing");
+    li.focus({ preventScroll: true });
+  }
+  function editSave(li) {
+    const input = li.querySelector("input.nugget-edit");
+    const text = input.value.trim();
+    const original = input.dataset.original || li.querySelector(".nugget-text").textContent;
+    editClose(li);
+    if (!text || text === original.trim()) return;
+    li.querySelector(".nugget-text").textContent = text; // shown at once; the swap confirms it
+    const url = li.querySelector("form").getAttribute("action");
+    enqueue(url, { nugget: li.dataset.id, text: text }, "edit “" + text.slice(0, 60) + "”");
+  }
+
+  function splitOpen(li) {
+    li = li || selected();
+    if (!li || frozen()) return;
+    const form = document.getElementById("split-form");
+    form.querySelector("input[name=nugget]").value = li.dataset.id;
+    const area = form.querySelector("textarea");
+    area.value = li.querySelector(".nugget-text").textContent.trim();
+    li.after(form);
+    form.hidden = false;
+    area.focus();
+  }
+  function mergeOpen() {
+    if (frozen()) return;
+    const ids = new Set(state.marked);
+    if (state.selectedId) ids.add(state.selectedId);
+    const chosen = items().filter((li) => ids.has(li.dataset.id));
+    if (chosen.length < 2) {
+      alertShow("Mark the nuggets to merge with x (at least two, the selected one counts), then press m.", false);
+      return;
+    }
+    const form = document.getElementById("merge-form");
+    form.querySelector("input[name=nuggets]").value = chosen.map((li) => li.dataset.id).join(",");
+    const input = form.querySelector("input[name=text]");
+    input.value = chosen.map((li) => li.querySelector(".nugget-text").textContent.trim()).join("; ");
+    chosen[0].before(form);
+    form.hidden = false;
+    input.focus();
+    input.select();
+  }
+  function formClose(form) {
+    form.hidden = true;
+    const li = selected();
+    if (li) li.focus({ preventScroll: true });
+  }
+
+  function clickIn(li, selector) {
+    const button = li && li.querySelector(selector);
+    if (button && !button.disabled) button.click();
+  }
+
+  // --- keyboard ------------------------------------------------------------------
+
+  function typing(target) {
+    return target.matches("input, textarea, select, [contenteditable]");
+  }
+
+  document.addEventListener("keydown", (event) => {
+    state.lastInput = Date.now();
+    const target = event.target;
+    const help = document.getElementById("help");
+    if (help.open) return; // the dialog handles Esc itself
+
+    if (typing(target)) {
+      if (target.matches("input.nugget-edit")) {
+        const li = target.closest("li");
+        if (event.key === "Enter") {
+          event.preventDefault();
+          editSave(li);
+        } else if (event.key === "Escape") {
+          event.preventDefault();
+          target.value = target.dataset.original || target.value;
+          editClose(li);
+        }
+      } else if (target.id === "merge-text" || target.id === "split-text") {
+        const form = target.form;
+        const submit = target.id === "merge-text" ? event.key === "Enter" : event.key === "Enter" && (event.ctrlKey || event.metaKey);
+        if (event.key === "Escape") {
+          event.preventDefault();
+          formClose(form);
+        } else if (submit) {
+          event.preventDefault();
+          form.hidden = true;
+          if (form.id === "merge-form") state.marked.clear();
+          enqueueForm(form);
+        }
+      } else if (event.key === "Escape") {
+        target.blur();
+        const li = selected();
+        if (li) li.focus({ preventScroll: true });
+      }
+      return;
+    }
+    if (event.altKey) return;
+    if ((event.key === "Enter" || event.key === " ") && target.matches("button, a, summary")) return;
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z") {
+      event.preventDefault();
+      return undo();
+    }
+    if (event.ctrlKey || event.metaKey) return;
+
+    const li = selected();
+    const handled = {
+      j: () => step(1),
+      ArrowDown: () => step(1),
+      k: () => step(-1),
+      ArrowUp: () => step(-1),
+      J: () => clickIn(li, "button[formaction$='move/'][title^='move down']"),
+      K: () => clickIn(li, "button[formaction$='move/'][title^='move up']"),
+      v: () => clickIn(li, "button.imp.vital"),
+      o: () => clickIn(li, "button.imp.okay"),
+      n: () => {
+        const input = document.getElementById("new-nugget");
+        if (input && !input.disabled) input.focus();
+        else alertShow("The list is full: delete or merge a nugget before adding one.", false);
+      },
+      e: () => editOpen(li),
+      Enter: () => editOpen(li),
+      d: () => clickIn(li, "button[formaction$='delete/']"),
+      Delete: () => clickIn(li, "button[formaction$='delete/']"),
+      x: () => {
+        if (!li) return;
+        if (state.marked.has(li.dataset.id)) state.marked.delete(li.dataset.id);
+        else state.marked.add(li.dataset.id);
+        showMarks();
+      },
+      m: mergeOpen,
+      s: () => splitOpen(li),
+      u: undo,
+      "/": () => document.getElementById("segment-filter").focus(),
+      "?": () => help.showModal(),
+      Escape: () => {
+        state.marked.clear();
+        showMarks();
+        alertHide();
+      },
+    }[event.key];
+    if (handled) {
+      event.preventDefault();
+      handled();
+    }
+  });
+
+  function undo() {
+    const form = document.querySelector("form[data-op=undo]");
+    if (form) enqueueForm(form);
+  }
+
+  document.getElementById("help-open").addEventListener("click", () => document.getElementById("help").showModal());
+
+  // --- segments filter -------------------------------------------------------------
+
+  function filterSegments() {
+    const words = document.getElementById("segment-filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+    const minimum = parseInt(document.getElementById("segment-grade").value, 10);
+    document.querySelectorAll("#segments li.segment").forEach((li) => {
+      const text = li.textContent.toLowerCase();
+      li.hidden = parseInt(li.dataset.grade, 10) < minimum || !words.every((w) => text.includes(w));
+    });
+  }
+  document.getElementById("segment-filter").addEventListener("input", filterSegments);
+  document.getElementById("segment-grade").addEventListener("change", filterSegments);
+
+  // --- heartbeat: active time is measured on the server ------------------------------------
+
+  ["mousemove", "mousedown", "scroll", "input", "touchstart"].forEach((name) =>
+    document.addEventListener(name, () => (state.lastInput = Date.now()), { passive: true, capture: true })
+  );
+
+  async function heartbeat() {
+    // Only a person at work earns time: no input since the last beat, no beat.
+    if (document.visibilityState !== "visible" || state.lastInput <= state.lastBeat) return;
+    state.lastBeat = Date.now();
+    try {
+      const response = await fetch(root.dataset.heartbeatUrl, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "X-CSRFToken": csrf },
+      });
+      if (!response.ok || response.redirected) return;
+      const data = await response.json();
+      const time = document.getElementById("active-time");
+      if (time) time.textContent = data.time;
+      if (!state.queue.length && !state.sending && data.version > state.version) {
+        alertShow("This list was changed in another tab or window.", true);
+        root.dataset.conflict = "1";
+      }
+    } catch (e) {
+      setConnection("Connection lost: retrying…", "lost");
+      return;
+    }
+    if (!state.queue.length) setConnection("Saved", "ok");
+  }
+  setInterval(heartbeat, HEARTBEAT_MS);
+
+  // --- start ---------------------------------------------------------------------------
+
+  state.version = parseInt(panel().dataset.version, 10);
+  select(panel().dataset.focus || (location.hash.startsWith("#nugget-") ? location.hash.slice(8) : null), false);
+  document.querySelectorAll(".source-form input[name=nugget]").forEach((input) => (input.value = state.selectedId || ""));
+  if (state.queue.length) {
+    // Changes from before a reload or a crash: send them (the server skips any it already has).
+    setConnection("Sending " + state.queue.length + " kept change(s)…", "busy");
+    pump();
+  }
+  window.nuggetWorkspace = { state: state, pump: pump, heartbeat: heartbeat };
+})();

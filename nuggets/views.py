@@ -1,0 +1,199 @@
+"""Pages of the nugget workspace (assessors) and of the nugget work (organizers).
+
+Every operation is a POST to `op/<operation>/`: a page without JavaScript
+submits the form and is redirected back; the workspace's script sends the
+same form with `HX-Request` and swaps the returned panel in place.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from assessor.models import AssessorWork, Topic
+from assessor.roles import Role, assessor_required, organizer_required, user_role
+from assessor.work import WorkError, work_heartbeat
+from nuggets import selectors
+from nuggets.forms import GiveWorkForm, ReopenForm
+from nuggets.services import (
+    OpResult,
+    nugget_operation_apply,
+    nugget_set_reopen,
+    nugget_set_submit,
+    nugget_work_give,
+)
+from nuggets.workspace import WorkspaceError, duration_label
+
+OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")
+
+
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    if user_role(request.user) in (Role.ORGANIZER, Role.ADMIN):
+        return redirect("nuggets:organize")
+    return redirect("nuggets:queue")
+
+
+# --- Assessors --------------------------------------------------------------
+
+
+@require_GET
+@assessor_required
+def queue(request: HttpRequest) -> HttpResponse:
+    works = list(selectors.nugget_works(assessor=request.user))
+    for work in works:
+        work.time_label = duration_label(work.active_seconds)
+    return render(request, "nuggets/queue.html", {"works": works})
+
+
+def _panel_context(panel: selectors.Panel) -> dict:
+    # One reverse for the whole list: the per-nugget forms append the operation name.
+    op_url = reverse("nuggets:op", args=[panel.work.pk, "add"]).removesuffix("add/")
+    return {"panel": panel, "op_url": op_url}
+
+
+def _panel_response(request: HttpRequest, panel: selectors.Panel, *, status: int = 200) -> HttpResponse:
+    return render(request, "nuggets/workspace.html#panel", _panel_context(panel), status=status)
+
+
+@require_GET
+@assessor_required
+def work(request: HttpRequest, work_id: int) -> HttpResponse:
+    work = selectors.work_for_assessor(work_id=work_id, user=request.user)
+    panel = selectors.panel_load(work=work)
+    if request.htmx:
+        return _panel_response(request, panel)
+    context = {
+        **_panel_context(panel),
+        "work": work,
+        "topic": work.topic,
+        "segments": selectors.relevant_segments(topic_id=work.topic_id, panel=panel),
+    }
+    return render(request, "nuggets/workspace.html", context)
+
+
+def _operation_params(request: HttpRequest) -> dict:
+    params = {name: request.POST[name] for name in OPERATION_PARAMS if name in request.POST}
+    if "nuggets" in request.POST:
+        params["nuggets"] = ",".join(request.POST.getlist("nuggets"))
+    return params
+
+
+def _expected_version(request: HttpRequest) -> int | None:
+    try:
+        return int(request.POST["version"])
+    except (KeyError, ValueError):
+        return None
+
+
+def _refused(request: HttpRequest, work_id: int, error: WorkspaceError) -> HttpResponse:
+    if request.htmx:
+        kind = "conflict" if error.status == 409 else "invalid"
+        return JsonResponse({"error": error.message, "kind": kind}, status=error.status)
+    messages.error(request, error.message)
+    return redirect("nuggets:work", work_id=work_id)
+
+
+def _applied(request: HttpRequest, work_id: int, result: OpResult) -> HttpResponse:
+    if not request.htmx:
+        return redirect(reverse("nuggets:work", args=[work_id]) + (f"#nugget-{result.focus_id}" if result.focus_id else ""))
+    panel = selectors.panel_load(work=result.work, nugget_set=result.nugget_set, focus_id=result.focus_id)
+    return _panel_response(request, panel)
+
+
+@require_POST
+@assessor_required
+def operation(request: HttpRequest, work_id: int, operation: str) -> HttpResponse:
+    try:
+        result = nugget_operation_apply(
+            work_id=work_id,
+            user=request.user,
+            operation=operation,
+            params=_operation_params(request),
+            expected_version=_expected_version(request),
+            op_id=request.POST.get("op_id", "")[:64],
+        )
+    except WorkspaceError as error:
+        return _refused(request, work_id, error)
+    return _applied(request, work_id, result)
+
+
+@require_POST
+@assessor_required
+def submit(request: HttpRequest, work_id: int) -> HttpResponse:
+    try:
+        result = nugget_set_submit(work_id=work_id, user=request.user, expected_version=_expected_version(request))
+    except WorkspaceError as error:
+        return _refused(request, work_id, error)
+    except WorkError as error:
+        return _refused(request, work_id, WorkspaceError(error.message))
+    if not request.htmx:
+        messages.success(request, "Submitted. The list is frozen; an organizer can reopen it.")
+    return _applied(request, work_id, result)
+
+
+@require_POST
+@assessor_required
+def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
+    work = selectors.work_for_assessor(work_id=work_id, user=request.user)
+    work = work_heartbeat(work_id=work.pk, user=request.user)
+    version = selectors.work_nugget_set(work=work).version
+    return JsonResponse(
+        {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}
+    )
+
+
+# --- Organizers -------------------------------------------------------------
+
+
+@organizer_required
+def organize(request: HttpRequest) -> HttpResponse:
+    form = GiveWorkForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            given = nugget_work_give(
+                topic=form.cleaned_data["topic"],
+                assessor=form.cleaned_data["assessor"],
+                condition=form.cleaned_data["condition"],
+                by=request.user,
+                name=form.cleaned_data["name"],
+                drafts_name=form.cleaned_data["drafts"],
+            )
+        except WorkError as error:
+            form.add_error(None, error.message)
+        else:
+            messages.success(request, f"Topic {given.topic_id} given to {given.assessor} ({given.get_kind_display()}).")
+            return redirect("nuggets:organize")
+    works = list(selectors.nugget_works())
+    for item in works:
+        item.time_label = duration_label(item.active_seconds)
+    context = {"form": form, "works": works, "averages": selectors.condition_averages()}
+    return render(request, "nuggets/organize.html", context, status=400 if form.errors else 200)
+
+
+@require_GET
+@organizer_required
+def organize_topic(request: HttpRequest, topic_id: str) -> HttpResponse:
+    topic = get_object_or_404(Topic, pk=topic_id)
+    reports = selectors.topic_report(topic=topic)
+    for report in reports:
+        report.work.time_label = duration_label(report.work.active_seconds)
+        report.log = [(edit, selectors.edit_describe(edit)) for edit in report.edits]
+    return render(request, "nuggets/organize_topic.html", {"topic": topic, "reports": reports, "reopen_form": ReopenForm()})
+
+
+@require_POST
+@organizer_required
+def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
+    work = get_object_or_404(AssessorWork, pk=work_id)
+    form = ReopenForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        nugget_set_reopen(work_id=work.pk, by=request.user, reason=reason)
+    except WorkError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
+    return redirect("nuggets:organize_topic", topic_id=work.topic_id)
