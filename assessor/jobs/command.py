@@ -2,7 +2,15 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.jobs.services import JobRequestInvalid, job_dispatch, job_progress_line, job_run_sync, job_wait
+from assessor.jobs.services import (
+    JobRequestInvalid,
+    job_cancel,
+    job_dispatch,
+    job_progress_line,
+    job_reopen,
+    job_run_sync,
+    job_wait,
+)
 from assessor.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
 from assessor.models import Job
 
@@ -11,7 +19,9 @@ class JobCommand(BaseCommand):
     """Subclasses add their selection flags and implement `create_job(options)`."""
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--name", required=True, help="the name of what the job produces")
+        parser.add_argument("--name", default="", help="the name of what the job produces (required for a new job)")
+        parser.add_argument("--resume", type=int, default=None, metavar="JOB", help="resume this job instead of creating one")
+        parser.add_argument("--cancel", type=int, default=None, metavar="JOB", help="cancel this job")
         parser.add_argument("--sync", action="store_true", help="run the whole job in this process (no broker, no worker)")
         parser.add_argument("--wait", action="store_true", help="wait for the workers and print the progress")
         parser.add_argument(
@@ -29,13 +39,24 @@ class JobCommand(BaseCommand):
     def handle(self, *args, **options) -> None:
         from django.conf import settings
 
+        if options["cancel"] is not None:
+            done = job_cancel(options["cancel"])
+            self.stdout.write(f"job {options['cancel']} {'cancelled' if done else 'was not queued or running'}")
+            return
         if llm_missing_settings():
             raise CommandError(llm_not_configured_message())
-        try:
-            job = self.create_job(options)
-        except (JobRequestInvalid, LLMNotConfigured) as exc:
-            raise CommandError(str(exc)) from None
-        self.stdout.write(f"job {job.pk}: {job.get_kind_display()} -> {job.output_name!r}, {job.total_items} items")
+        if options["resume"] is not None:
+            job = Job.objects.filter(pk=options["resume"]).first()
+            if job is None:
+                raise CommandError(f"no job {options['resume']}")
+            pending = job_reopen(job.pk)
+            self.stdout.write(f"job {job.pk}: {pending} items to do")
+        else:
+            try:
+                job = self.create_job(options)
+            except (JobRequestInvalid, LLMNotConfigured) as exc:
+                raise CommandError(str(exc)) from None
+            self.stdout.write(f"job {job.pk}: {job.get_kind_display()} -> {job.output_name!r}, {job.total_items} items")
         if options["sync"]:
             threads = options["threads"] or settings.LLM_CONCURRENCY
             job_run_sync(job.pk, threads=threads)

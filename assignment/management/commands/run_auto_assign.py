@@ -1,4 +1,5 @@
 from assessor.jobs.command import JobCommand
+from assessor.jobs.services import JobRequestInvalid
 from assessor.models import Job
 from assignment.auto import auto_assign_job_create
 
@@ -7,11 +8,13 @@ class Command(JobCommand):
     help = "AutoAssign: an LLM labels each answer's nuggets of a nugget set, listwise, 10 per call."
 
     def add_selection_arguments(self, parser) -> None:
-        parser.add_argument("--nuggets", required=True, help="the nugget set name (any kind)")
+        parser.add_argument("--nuggets", default="", help="the nugget set name (any kind); required for a new job")
         parser.add_argument("--runs", nargs="+", default=None, metavar="ID", help="run ids (all when absent)")
         parser.add_argument("--topics", nargs="+", default=None, metavar="ID", help="topic ids (all when absent)")
 
     def create_job(self, options: dict) -> Job:
+        if not options["nuggets"]:
+            raise JobRequestInvalid("--nuggets NAME is required: the nugget set to label")
         return auto_assign_job_create(
             nuggets=options["nuggets"],
             name=options["name"],
