@@ -27,6 +27,16 @@ from metaeval.sources import SourceError, source_describe, source_parse, sources
 from metaeval.stats import Confusion, pair_points, run_points, taus_compute
 
 DEFAULT_METRIC = "Vstrict"
+DESCRIBE_HEADINGS = {
+    "avg_nuggets": "nuggets / topic",
+    "avg_nugget_words": "words / nugget",
+    "pct_vital": "% vital",
+    "pct_okay": "% okay",
+    "pct_not_support": "% not support",
+    "pct_partial_support": "% partial support",
+    "pct_support": "% support",
+    "pairs": "judged pairs",
+}
 
 
 class BadQuery(Exception):
@@ -127,6 +137,7 @@ def index(request: HttpRequest) -> HttpResponse:
                 confusion_kappa=_nan_to_none(comparison.confusion.kappa) if comparison.confusion else None,
                 described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
                 describe_columns=describe_columns,
+                describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
                 describe_errors=describe_errors,
                 query=query,
             )

@@ -31,7 +31,7 @@ def test_the_page_renders_taus_matrix_table_and_plots_for_an_organizer(organizer
         assert f">{metric}</a>" in page
     # The confusion matrix (3 not_support/not_support pairs, 6 support/support) and kappa.
     assert "Cohen" in page and ">3<span>" in page and ">6<span>" in page
-    assert "avg_nugget_words" in page
+    assert "words / nugget" in page and "% partial support" in page
     assert reverse("metaeval:plot_run") in page and reverse("metaeval:plot_pairs") in page
     assert "auto_edit/manual" in page
 
