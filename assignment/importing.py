@@ -1,0 +1,363 @@
+"""Nugget assignment files: one judged answer a line, with its topic's nuggets and their labels.
+
+`{"qid", "query", "run_id", "answer_text", "response_length"?,
+  "nuggets": [{"text", "importance": "vital"|"okay", "assignment": "support"|"partial_support"|"not_support"}]}`
+
+The format of NIST's TREC 2024 RAG file and of the nuggetizer tool's assigned
+output. The nuggets repeat on every answer of a topic; they become the topic's
+nugget set of the given name (made once), and the answers' labels become
+AssignmentLabels of the given assigner. Topics are joined on `qid` only: the
+`query` of these files is normalized and differs from the topics file.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from assessor.importing.answers import (
+    AnswerKeys,
+    JudgmentsImportResult,
+    RunsFinder,
+    answers_stored,
+    id_field,
+    in_batches,
+    json_type,
+    rows_insert,
+    same_modulo_whitespace,
+    slug_check,
+    text_field,
+    topics_require,
+    words_count,
+)
+from assessor.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.models import Answer, ImportBatch
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget, NuggetSet
+
+NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT, NuggetSet.Kind.AUTO)
+IMPORTANCES = frozenset(Nugget.Importance.values)
+LABELS = frozenset(AssignmentLabel.Label.values)
+# One line carries a topic's nuggets (20 at most): a thousand lines are ~20,000 labels.
+CHUNK_ANSWERS = 1000
+# Labels are written as plain rows (see rows_insert): bulk_create would take minutes at benchmark scale.
+LABEL_COLUMNS = ("answer", "nugget", "assigner", "assigner_kind", "label", "imported_from", "created_at")
+
+NuggetList = tuple[tuple[str, str], ...]  # ((text, importance), ...) in file order
+
+
+@dataclass(frozen=True)
+class AssignedAnswer:
+    line: int
+    topic_id: str
+    run_id: str
+    answer_text: str
+    nuggets: NuggetList
+    labels: tuple[str, ...]
+
+
+def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, str, str]:
+    where = f"nuggets[{index}]"
+    if not isinstance(raw, dict):
+        raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
+    text = text_field(raw, "text", path=path, line=line, where=where)
+    importance = raw.get("importance")
+    if importance not in IMPORTANCES:
+        raise ImportFailure(
+            f"{importance!r} is not an importance (vital or okay)", path=path, line=line, field=f"{where}.importance"
+        )
+    label = raw.get("assignment")
+    if label not in LABELS:
+        raise ImportFailure(
+            f"{label!r} is not a label (support, partial_support or not_support)",
+            path=path,
+            line=line,
+            field=f"{where}.assignment",
+        )
+    return text, importance, label
+
+
+def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AssignedAnswer:
+    topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
+    run_id = text_field(record, "run_id", path=path, line=line)
+    answer_text = require(record, "answer_text", str, path=path, line=line)
+    raw_nuggets = require(record, "nuggets", list, path=path, line=line)
+    if not raw_nuggets:
+        raise ImportFailure("no nuggets", path=path, line=line, field="nuggets")
+    parsed = [_parse_nugget(raw, index, path=path, line=line) for index, raw in enumerate(raw_nuggets)]
+    return AssignedAnswer(
+        line=line,
+        topic_id=topic_id,
+        run_id=run_id,
+        answer_text=answer_text,
+        nuggets=tuple((text, importance) for text, importance, _ in parsed),
+        labels=tuple(label for _, _, label in parsed),
+    )
+
+
+def nugget_list_difference(first: NuggetList, other: NuggetList) -> str:
+    """The field where two nugget lists first differ, named as in the file."""
+    for index, ((text, importance), (other_text, other_importance)) in enumerate(zip(first, other)):
+        if text != other_text:
+            return f"nuggets[{index}].text"
+        if importance != other_importance:
+            return f"nuggets[{index}].importance"
+    return "nuggets"
+
+
+def _parse_answers(path: Path) -> Iterator[AssignedAnswer]:
+    """The file's answers, checked to repeat one nugget list per topic."""
+    lists: dict[str, tuple[NuggetList, int]] = {}
+    for number, record in read_jsonl(path):
+        answer = _parse_answer(record, path=path, line=number)
+        first, first_line = lists.setdefault(answer.topic_id, (answer.nuggets, number))
+        if answer.nuggets != first:
+            where = nugget_list_difference(first, answer.nuggets)
+            what = f"{len(answer.nuggets)} nuggets, not {len(first)}" if where == "nuggets" else "another nugget"
+            raise ImportFailure(
+                f"the nuggets of topic {answer.topic_id} differ from those on line {first_line} ({what}); "
+                "every answer of a topic carries the same list",
+                path=path,
+                line=number,
+                field=where,
+            )
+        yield answer
+
+
+class NuggetSets:
+    """The nugget set of each topic under one name: found or made once, its nugget ids in order."""
+
+    def __init__(
+        self, *, kind: str, name: str, replace: bool, batch: ImportBatch, result: JudgmentsImportResult, path: Path
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.replace = replace
+        self.batch = batch
+        self.result = result
+        self.path = path
+        self.nugget_ids: dict[str, list[int]] = {}
+
+    def prepare(self, answers: list[AssignedAnswer]) -> None:
+        firsts: dict[str, AssignedAnswer] = {}
+        for answer in answers:
+            if answer.topic_id not in self.nugget_ids:
+                firsts.setdefault(answer.topic_id, answer)
+        if not firsts:
+            return
+        stored = {s.topic_id: s for s in NuggetSet.objects.filter(name=self.name, topic_id__in=list(firsts))}
+        stored_lists: dict[int, list[tuple[int, str, str]]] = {s.pk: [] for s in stored.values()}
+        for set_id, nugget_id, text, importance in (
+            Nugget.objects.filter(nugget_set_id__in=list(stored_lists))
+            .order_by("nugget_set_id", "position")
+            .values_list("nugget_set_id", "id", "text", "importance")
+        ):
+            stored_lists[set_id].append((nugget_id, text, importance))
+        to_fill: list[tuple[NuggetSet, AssignedAnswer]] = []
+        for topic_id, answer in firsts.items():
+            nugget_set = stored.get(topic_id)
+            if nugget_set is None:
+                nugget_set = NuggetSet.objects.create(
+                    topic_id=topic_id, kind=self.kind, name=self.name, imported_from=self.batch
+                )
+                self.result.count_made("nugget sets")
+                to_fill.append((nugget_set, answer))
+                continue
+            nuggets = stored_lists[nugget_set.pk]
+            stored_list = tuple((text, importance) for _, text, importance in nuggets)
+            if stored_list == answer.nuggets and nugget_set.kind == self.kind:
+                self.nugget_ids[topic_id] = [nugget_id for nugget_id, _, _ in nuggets]
+                continue
+            if not self.replace:
+                if nugget_set.kind != self.kind:
+                    problem, where = f"is stored as {nugget_set.kind} nuggets, not {self.kind}", "nuggets"
+                else:
+                    problem, where = "is stored with another nugget list", nugget_list_difference(stored_list, answer.nuggets)
+                raise ImportFailure(
+                    f"the nugget set {self.name!r} of topic {topic_id} {problem}; use --replace to change it "
+                    "(or --nuggets-name for another set)",
+                    path=self.path,
+                    line=answer.line,
+                    field=where,
+                )
+            self._clear(nugget_set, nuggets, topic_id)
+            to_fill.append((nugget_set, answer))
+        self._fill(to_fill)
+
+    def _clear(self, nugget_set: NuggetSet, nuggets: list[tuple[int, str, str]], topic_id: str) -> None:
+        """Under --replace: the set takes the file's nuggets; the old ones go, with every label on them."""
+        labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
+        Nugget.objects.filter(nugget_set=nugget_set).delete()
+        if labels:
+            self.result.warn(
+                "replaced nugget sets",
+                f"topic {topic_id}: replacing nugget set {self.name!r} deleted {labels} labels on its old nuggets",
+            )
+        nugget_set.kind = self.kind
+        nugget_set.imported_from, nugget_set.created_by, nugget_set.job = self.batch, None, None
+        nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+        self.result.replaced += 1
+
+    def _fill(self, sets: list[tuple[NuggetSet, AssignedAnswer]]) -> None:
+        nuggets = Nugget.objects.bulk_create(
+            Nugget(nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=self.batch)
+            for nugget_set, answer in sets
+            for position, (text, importance) in enumerate(answer.nuggets)
+        )
+        self.result.count_made("nuggets", len(nuggets))
+        made = iter(nuggets)
+        for nugget_set, answer in sets:
+            self.nugget_ids[nugget_set.topic_id] = [next(made).pk for _ in answer.nuggets]
+            if len(answer.nuggets) > NuggetSet.MAX_NUGGETS:
+                self.result.warn(
+                    "long nugget lists",
+                    f"{self.path}, line {answer.line}: topic {answer.topic_id} has {len(answer.nuggets)} nuggets, "
+                    f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
+                )
+
+
+def _labels_stored(answer_ids: list[int], *, assigner: str) -> dict[tuple[int, int], tuple[int, str]]:
+    """(answer id, nugget id) -> (label id, label) of one assigner."""
+    stored: dict[tuple[int, int], tuple[int, str]] = {}
+    for batch in in_batches(answer_ids):
+        # Filtered on the answers only, so that the database walks the (answer, nugget, assigner)
+        # index: with the assigner in the WHERE clause SQLite scans every label of the assigner.
+        for label_id, answer_id, nugget_id, label, label_assigner in AssignmentLabel.objects.filter(
+            answer_id__in=batch
+        ).values_list("id", "answer_id", "nugget_id", "label", "assigner"):
+            if label_assigner == assigner:
+                stored[answer_id, nugget_id] = (label_id, label)
+    return stored
+
+
+def _options_check(*, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str) -> None:
+    slug_check(nuggets_name, option="--nuggets-name", path=path)
+    slug_check(assigner_name, option="--assigner-name", path=path)
+    if nuggets not in NUGGET_KINDS:
+        raise ImportFailure(f"--nuggets must be one of {', '.join(NUGGET_KINDS)}, not {nuggets!r}", path=path)
+    if assigner not in AssignmentLabel.AssignerKind.values:
+        raise ImportFailure(
+            f"--assigner must be one of {', '.join(AssignmentLabel.AssignerKind.values)}, not {assigner!r}", path=path
+        )
+    other_kind = (
+        AssignmentLabel.objects.filter(assigner=assigner_name)
+        .exclude(assigner_kind=assigner)
+        .values_list("assigner_kind", flat=True)
+        .first()
+    )
+    if other_kind:
+        raise ImportFailure(
+            f"the assigner {assigner_name!r} already holds {other_kind} labels; give these another --assigner-name",
+            path=path,
+        )
+
+
+@transaction.atomic
+def assignments_import(
+    *,
+    path: Path,
+    nuggets: str,
+    assigner: str,
+    nuggets_name: str | None = None,
+    assigner_name: str | None = None,
+    replace: bool = False,
+    user: AbstractBaseUser | None = None,
+) -> JudgmentsImportResult:
+    path = Path(path)
+    nuggets, assigner = str(nuggets), str(assigner)
+    nuggets_name = str(nuggets_name or nuggets)
+    assigner_name = str(assigner_name or assigner)
+    _options_check(path=path, nuggets=nuggets, assigner=assigner, nuggets_name=nuggets_name, assigner_name=assigner_name)
+    options = {
+        "nuggets": nuggets,
+        "assigner": assigner,
+        "nuggets_name": nuggets_name,
+        "assigner_name": assigner_name,
+        "replace": replace,
+    }
+    batch = batch_start(kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)
+    result = JudgmentsImportResult(path=str(path))
+    now = timezone.now()
+    created_at = connection.ops.adapt_datetimefield_value(now)
+    runs = RunsFinder(batch=batch, result=result, path=path)
+    keys = AnswerKeys(path=path)
+    nugget_sets = NuggetSets(kind=nuggets, name=nuggets_name, replace=replace, batch=batch, result=result, path=path)
+
+    for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
+        result.lines += len(chunk)
+        topics_require(((answer.line, answer.topic_id) for answer in chunk), path=path, field="qid")
+        keyed: list[tuple[tuple[int, str], AssignedAnswer]] = []
+        for answer in chunk:
+            key = (runs.run(answer.run_id, line=answer.line).pk, answer.topic_id)
+            keys.claim(key, run_id=answer.run_id, line=answer.line, field="run_id")
+            keyed.append((key, answer))
+        nugget_sets.prepare(chunk)
+
+        stored = answers_stored(key for key, _ in keyed)
+        new_answers = {
+            key: Answer(
+                run_id=key[0],
+                topic_id=answer.topic_id,
+                text=answer.answer_text,
+                words=words_count(answer.answer_text),
+                imported_from=batch,
+                created_at=now,
+            )
+            for key, answer in keyed
+            if key not in stored
+        }
+        Answer.objects.bulk_create(new_answers.values())
+        result.count_made("answers", len(new_answers))
+        for key, answer in keyed:
+            old = stored.get(key)
+            if old is not None and not same_modulo_whitespace(old.text, answer.answer_text):
+                # One answer per run and topic: the labels are of this answer, whatever text the file quotes.
+                result.warn(
+                    "answer texts",
+                    f"{path}, line {answer.line}: answer_text differs from the stored answer of run {answer.run_id} "
+                    f"for topic {answer.topic_id}; the labels are attached to the stored answer, its text is kept",
+                )
+
+        labels_stored = _labels_stored([answer.pk for answer in stored.values()], assigner=assigner_name)
+        new_labels: list[tuple] = []
+        changed: list[AssignmentLabel] = []
+        for key, answer in keyed:
+            answer_id = stored[key].pk if key in stored else new_answers[key].pk
+            for index, (nugget_id, label) in enumerate(zip(nugget_sets.nugget_ids[answer.topic_id], answer.labels)):
+                old_label = labels_stored.get((answer_id, nugget_id))
+                if old_label is None:
+                    new_labels.append((answer_id, nugget_id, assigner_name, assigner, label, batch.pk, created_at))
+                elif old_label[1] == label:
+                    result.unchanged += 1
+                elif replace:
+                    changed.append(
+                        AssignmentLabel(
+                            id=old_label[0],
+                            label=label,
+                            imported_from=batch,
+                            created_by=None,
+                            job=None,
+                            seconds_spent=None,
+                            created_at=now,
+                        )
+                    )
+                else:
+                    raise ImportFailure(
+                        f"assigner {assigner_name!r} has labeled this nugget {old_label[1]} on the answer of run "
+                        f"{answer.run_id} for topic {answer.topic_id}; use --replace to change it",
+                        path=path,
+                        line=answer.line,
+                        field=f"nuggets[{index}].assignment",
+                    )
+        rows_insert(AssignmentLabel, LABEL_COLUMNS, new_labels)
+        AssignmentLabel.objects.bulk_update(
+            changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"]
+        )
+        result.count_made("labels", len(new_labels))
+        result.replaced += len(changed)
+    result.warnings_close()
+    return batch_finish(batch, result)
