@@ -582,7 +582,11 @@ def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int |
     _derived_write(context, {s["id"]: s["derived_from"] for s in target.before["nuggets"]})
     _renumber(context, [current[i] for i in order])
     NuggetEdit.objects.filter(pk=target.pk).update(undone=True)
-    focus = restored_ids[0] if restored_ids else (context.order[0] if context.order else None)
+    focus = restored_ids[0] if restored_ids else None
+    if focus is None and context.order:
+        # An undone add or merge leaves nothing restored: land on the nugget just before it.
+        removed_at = min((s["position"] for s in target.after["nuggets"]), default=0)
+        focus = context.order[max(0, min(removed_at - 1, len(context.order) - 1))]
     return _finish(
         context,
         operation="undo",

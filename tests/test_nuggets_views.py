@@ -12,6 +12,11 @@ from tests.builders import make_topic, make_user
 from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of, texts_of
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 

@@ -14,6 +14,12 @@ from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
 
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 

@@ -1,0 +1,70 @@
+"""Browser tests in the Debian chromium, driven by Playwright against the live server."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM refuses
+# to run inside one unless told it is safe (the test and the server are apart).
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"browser tests need the Debian chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def open_as(browser, live_server):
+    """A new browser context logged in as `user` (the session cookie of a forced login), at `path`."""
+    from django.test import Client
+
+    contexts = []
+
+    def open_page(user, path: str, context=None):
+        if context is None:
+            client = Client()
+            client.force_login(user)
+            context = browser.new_context(base_url=live_server.url)
+            context.add_cookies(
+                [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+            )
+            context.set_default_timeout(10_000)
+            contexts.append(context)
+        page = context.new_page()
+        page.goto(live_server.url + path)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()

@@ -1,0 +1,246 @@
+"""Full assessor sessions in a real Chromium, driven by the keyboard."""
+
+import pytest
+from django.urls import reverse
+
+from assessor.models import AssessorWork, Qrel
+from assessor.roles import Role
+from nuggets.models import NuggetEdit, NuggetSet
+from tests.builders import make_user
+from tests.e2e.scenario import make_given_topic, nugget_set_of, texts_of
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def workspace_url(work) -> str:
+    return reverse("nuggets:work", args=[work.pk])
+
+
+def settled(page) -> None:
+    """Wait until every queued change is saved and the panel swapped in."""
+    page.wait_for_function(
+        "window.nuggetWorkspace && window.nuggetWorkspace.state.queue.length === 0 && !window.nuggetWorkspace.state.sending"
+    )
+
+
+def press(page, *keys: str) -> None:
+    for key in keys:
+        page.keyboard.press(key)
+        settled(page)
+
+
+def add_by_keyboard(page, text: str) -> None:
+    # After an add the field keeps the focus, ready for the next nugget.
+    if not page.evaluate("document.activeElement && document.activeElement.id === 'new-nugget'"):
+        page.keyboard.press("n")
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+    settled(page)
+
+
+def rows(work) -> list[tuple[str, str, str, list[str]]]:
+    result = []
+    for nugget in nugget_set_of(work).nuggets.order_by("position").prefetch_related("derived_from"):
+        result.append((nugget.text, nugget.importance, nugget.origin, sorted(d.text for d in nugget.derived_from.all())))
+    return result
+
+
+def test_a_full_manual_nuggets_session_by_keyboard(open_as):
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+    page.keyboard.press("?")
+    assert page.locator("#help").is_visible()
+    assert "merge the marked nuggets" in page.locator("#help").inner_text()
+    page.keyboard.press("Escape")
+    assert not page.locator("#help").is_visible()
+
+    for text in ["Nuggets are atomic facts", "Assessors write at most twenty", "A typo nuget"]:
+        add_by_keyboard(page, text)
+    page.keyboard.press("Escape")  # leave the new-nugget field
+    assert texts_of(work) == ["Nuggets are atomic facts", "Assessors write at most twenty", "A typo nuget"]
+
+    # The last one added is selected: fix its text, then mark importance walking up the list.
+    press(page, "e")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("A fixed nugget")
+    press(page, "Enter")
+    press(page, "o", "k", "v", "k", "v")
+    assert rows(work) == [
+        ("Nuggets are atomic facts", "vital", "", []),
+        ("Assessors write at most twenty", "vital", "", []),
+        ("A fixed nugget", "okay", "", []),
+    ]
+    # Move the first one down, delete it, undo the delete.
+    press(page, "J")
+    assert texts_of(work)[1] == "Nuggets are atomic facts"
+    press(page, "d")
+    assert len(texts_of(work)) == 2
+    press(page, "u")
+    assert texts_of(work) == ["Assessors write at most twenty", "Nuggets are atomic facts", "A fixed nugget"]
+    assert page.locator("#nugget-list li.nugget").count() == 3
+
+    page.get_by_role("button", name="Submit").click()
+    settled(page)
+    assert page.locator("#nugget-panel").get_attribute("data-frozen") == "1"
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.SUBMITTED
+    assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
+    operations = list(NuggetEdit.objects.order_by("id").values_list("operation", flat=True))
+    assert operations == ["add", "add", "add", "edit", "importance", "importance", "importance", "move", "delete", "undo", "submit"]
+
+
+def test_a_full_post_editing_session_by_keyboard(open_as):
+    drafts = ["draft zero", "draft one", "draft two", "draft three and four", "draft five", "draft six"]
+    work = make_given_topic(condition="auto_edit", drafts=drafts, grades=[2, 1])
+    page = open_as(work.assessor, workspace_url(work))
+    assert page.locator("#nugget-list li.nugget").count() == 6
+
+    # Merge the first two: mark d0, go down, m merges the marked one with the selected one.
+    press(page, "x", "j")
+    page.keyboard.press("m")
+    assert page.locator("#merge-text").input_value() == "draft zero; draft one"
+    page.keyboard.press("Control+a")
+    page.keyboard.type("drafts zero and one")
+    press(page, "Enter")
+    # The merged nugget is selected; next is "draft two": reword it.
+    press(page, "j", "e")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("draft two, reworded")
+    press(page, "Enter")
+    # Split "draft three and four" in two.
+    press(page, "j")
+    page.keyboard.press("s")
+    page.locator("#split-text").fill("draft three\ndraft four")
+    press(page, "Control+Enter")
+    # The first part is selected; down twice to "draft five" and delete it.
+    press(page, "j", "j", "d")
+    # Add a nugget no draft had, then undo and add it again.
+    add_by_keyboard(page, "a fact the drafts missed")
+    page.keyboard.press("Escape")
+    press(page, "u")
+    assert "a fact the drafts missed" not in texts_of(work)
+    add_by_keyboard(page, "a fact the drafts missed")
+    page.keyboard.press("Escape")
+
+    # The source of the selected nugget, then importance for every nugget from the top.
+    page.locator("#segments li.segment").first.get_by_role("button").click()
+    settled(page)
+    page.locator("#nugget-list li.nugget").first.click()
+    for key in ["v", "j", "o", "j", "v", "j", "v", "j", "o", "j", "o"]:
+        press(page, key)
+    page.get_by_role("button", name="Submit").click()
+    settled(page)
+
+    assert rows(work) == [
+        ("drafts zero and one", "vital", "merged", ["draft one", "draft zero"]),
+        ("draft two, reworded", "okay", "reworded", ["draft two"]),
+        ("draft three", "vital", "split", ["draft three and four"]),
+        ("draft four", "vital", "split", ["draft three and four"]),
+        ("draft six", "okay", "kept", ["draft six"]),
+        ("a fact the drafts missed", "okay", "added", []),
+    ]
+    best_segment = Qrel.objects.filter(topic_id=work.topic_id, grade=2).get().segment_id
+    assert nugget_set_of(work).nuggets.get(text="a fact the drafts missed").source_segment_id == best_segment
+    assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
+    summary = page.locator("#drafts summary").inner_text()
+    assert "1 kept, 1 reworded, 2 merged, 1 split, 1 deleted; 1 added" in summary
+
+
+def test_two_tabs_never_overwrite_each_other_silently(open_as):
+    work = make_given_topic(condition="manual")
+    first = open_as(work.assessor, workspace_url(work))
+    second = open_as(work.assessor, workspace_url(work), context=first.context)
+    add_by_keyboard(first, "written in the first tab")
+    add_by_keyboard(second, "written in the second tab")
+    alert = second.locator("#ws-alert")
+    assert alert.is_visible()
+    assert "changed elsewhere" in alert.inner_text() and "written in the second tab" in alert.inner_text()
+    assert texts_of(work) == ["written in the first tab"]
+    second.get_by_role("button", name="Load the latest list").click()
+    second.wait_for_selector("#nugget-list li.nugget")
+    assert second.locator("#nugget-list").inner_text().count("written in the first tab") == 1
+    add_by_keyboard(second, "now on the latest list")
+    assert texts_of(work) == ["written in the first tab", "now on the latest list"]
+
+
+def test_a_lost_connection_is_shown_and_the_change_retried(open_as):
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+    page.context.set_offline(True)
+    page.keyboard.press("n")
+    page.keyboard.type("typed while offline")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.getElementById('connection').textContent.startsWith('Connection lost')")
+    assert "conn lost" in page.locator("#connection").get_attribute("class")
+    assert texts_of(work) == []
+    page.context.set_offline(False)
+    settled(page)
+    assert texts_of(work) == ["typed while offline"]
+    assert page.locator("#connection").inner_text() == "Saved"
+
+
+def test_a_change_whose_answer_was_lost_is_applied_once(open_as):
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+    lost = {"count": 0}
+
+    def drop_first_answer(route):
+        # The server gets the request and applies it; the browser never hears back.
+        route.fetch()
+        if lost["count"] == 0:
+            lost["count"] += 1
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    page.route("**/op/add/", drop_first_answer)
+    add_by_keyboard(page, "applied exactly once")
+    assert lost["count"] == 1
+    assert texts_of(work) == ["applied exactly once"]
+    assert page.locator("#nugget-list li.nugget").count() == 1
+
+
+def test_changes_kept_before_a_reload_are_sent_after_it(open_as):
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+    page.context.set_offline(True)
+    add_by_keyboard_offline = ["n", "kept across a reload", "Enter"]
+    page.keyboard.press(add_by_keyboard_offline[0])
+    page.keyboard.type(add_by_keyboard_offline[1])
+    page.keyboard.press(add_by_keyboard_offline[2])
+    page.wait_for_function("localStorage.length > 0")
+    page.context.set_offline(False)
+    page.evaluate("window.onbeforeunload = null")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.reload()
+    settled(page)
+    assert texts_of(work) == ["kept across a reload"]
+
+
+def test_an_assessor_cannot_open_someone_elses_topic_or_organizer_pages(open_as):
+    work = make_given_topic(condition="manual")
+    other = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(other))
+    assert "nugget-panel" not in page.content()
+    response = page.goto(page.url)
+    assert response.status == 404
+    assert page.goto(page.url.split("/nuggets/")[0] + reverse("nuggets:organize")).status == 403
+    assert page.goto(page.url.split("/nuggets/")[0] + reverse("nuggets:organize_topic", args=[work.topic_id])).status == 403
+
+
+def test_the_organizer_sees_the_time_and_reopens(open_as):
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+    add_by_keyboard(page, "one vital fact")
+    page.keyboard.press("Escape")
+    press(page, "v")
+    page.get_by_role("button", name="Submit").click()
+    settled(page)
+    organizer = make_user(Role.ORGANIZER)
+    admin_page = open_as(organizer, reverse("nuggets:organize_topic", args=[work.topic_id]))
+    assert "one vital fact" in admin_page.content()
+    admin_page.get_by_label("Reason").fill("check nugget 1")
+    admin_page.get_by_role("button", name="Reopen").click()
+    admin_page.wait_for_load_state()
+    assert "reopened: check nugget 1" in admin_page.content()
+    assert nugget_set_of(work).status == NuggetSet.Status.OPEN
