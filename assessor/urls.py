@@ -14,4 +14,5 @@ urlpatterns = [
     path("assignment/", include("assignment.urls")),
     path("support/", include("support.urls")),
     path("metaeval/", include("metaeval.urls")),
+    path("jobs/", include("assessor.jobs_urls")),
 ]
