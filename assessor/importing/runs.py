@@ -1,0 +1,347 @@
+"""Runs in the TREC RAG 2024 format, one answer per line.
+
+`{"run_id", "topic_id", "topic", "references": [docid, ...], "response_length",
+  "answer": [{"text", "citations": [reference index, ...]}, ...]}`
+
+The track's rules are checked: a known topic whose text equals the topics
+file's, at most 20 references, citations that index into them, one answer per
+topic and run. Answers over 400 words break a rule too, but runs that did are
+real data to evaluate, so they are imported with a warning.
+"""
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.importing.base import (
+    ImportFailure,
+    ImportResult,
+    batch_finish,
+    batch_start,
+    chunked,
+    read_jsonl,
+    require,
+)
+from assessor.importing.segments import LOOKUP_BATCH, segment_placeholders_create
+from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Run, Sentence, Topic
+from assessor.runs import AmbiguousRun, RunResolver
+
+MAX_REFERENCES = 20
+MAX_WORDS = 400
+# A run file has one line per topic: a few hundred lines make a chunk's worth of rows.
+CHUNK_ANSWERS = 500
+
+
+@dataclass(frozen=True)
+class SentenceLine:
+    text: str
+    citations: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AnswerLine:
+    line: int
+    run_id: str
+    topic_id: str
+    topic: str
+    references: tuple[str, ...]
+    sentences: tuple[SentenceLine, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(sentence.text for sentence in self.sentences)
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    answer: Answer
+    references: tuple[str, ...]
+    # (text, (reference rank of each citation, ...)) per sentence
+    sentences: tuple[tuple[str, tuple[int | None, ...]], ...]
+
+
+def words_nfkc(text: str) -> int:
+    """The track's length rule: whitespace words after NFKC normalization."""
+    return len(unicodedata.normalize("NFKC", text).split())
+
+
+def _same_modulo_whitespace(a: str, b: str) -> bool:
+    return a.split() == b.split()
+
+
+def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: int) -> SentenceLine:
+    where = f"answer[{index}]"
+    if not isinstance(raw, dict):
+        raise ImportFailure(f"expected an object, got {type(raw).__name__}", path=path, line=line, field=where)
+    if "text" not in raw:
+        raise ImportFailure("missing", path=path, line=line, field=f"{where}.text")
+    if not isinstance(raw["text"], str):
+        raise ImportFailure(f"expected str, got {type(raw['text']).__name__}", path=path, line=line, field=f"{where}.text")
+    citations = raw.get("citations", [])
+    if not isinstance(citations, list):
+        raise ImportFailure(
+            f"expected a list, got {type(citations).__name__}", path=path, line=line, field=f"{where}.citations"
+        )
+    for position, citation in enumerate(citations):
+        field = f"{where}.citations[{position}]"
+        if not isinstance(citation, int) or isinstance(citation, bool):
+            raise ImportFailure(f"expected a reference index, got {citation!r}", path=path, line=line, field=field)
+        if not 0 <= citation < references:
+            raise ImportFailure(
+                f"citation {citation} is out of range: the answer has {references} references (0-{references - 1})"
+                if references
+                else f"citation {citation}, but the answer has no references",
+                path=path,
+                line=line,
+                field=field,
+            )
+    return SentenceLine(text=raw["text"], citations=tuple(citations))
+
+
+def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLine:
+    run_id = require(record, "run_id", str, path=path, line=line).strip()
+    if not run_id:
+        raise ImportFailure("empty", path=path, line=line, field="run_id")
+    topic_id = require(record, "topic_id", str, path=path, line=line).strip()
+    topic = require(record, "topic", str, path=path, line=line)
+    references = require(record, "references", list, path=path, line=line)
+    if len(references) > MAX_REFERENCES:
+        raise ImportFailure(
+            f"{len(references)} references, the track allows at most {MAX_REFERENCES}",
+            path=path,
+            line=line,
+            field="references",
+        )
+    for rank, docid in enumerate(references):
+        if not isinstance(docid, str) or not docid.strip():
+            raise ImportFailure(f"expected a segment id, got {docid!r}", path=path, line=line, field=f"references[{rank}]")
+    answer = require(record, "answer", list, path=path, line=line)
+    sentences = tuple(
+        _parse_sentence(raw, index, len(references), path=path, line=line) for index, raw in enumerate(answer)
+    )
+    return AnswerLine(
+        line=line,
+        run_id=run_id,
+        topic_id=topic_id,
+        topic=topic,
+        references=tuple(docid.strip() for docid in references),
+        sentences=sentences,
+    )
+
+
+def _parse_answers(path: Path) -> Iterator[AnswerLine]:
+    for number, record in read_jsonl(path):
+        yield _parse_answer(record, path=path, line=number)
+
+
+def _topics_check(chunk: list[AnswerLine], *, path: Path) -> None:
+    queries = dict(Topic.objects.filter(id__in={line.topic_id for line in chunk}).values_list("id", "query"))
+    for line in chunk:
+        query = queries.get(line.topic_id)
+        if query is None:
+            raise ImportFailure(
+                f"unknown topic {line.topic_id} (import the topics first)", path=path, line=line.line, field="topic_id"
+            )
+        if line.topic != query:
+            raise ImportFailure(
+                f"the topic text {line.topic!r} differs from topic {line.topic_id}'s query {query!r}",
+                path=path,
+                line=line.line,
+                field="topic",
+            )
+
+
+def _runs_resolve(chunk: list[AnswerLine], resolver: RunResolver, batch: ImportBatch, *, path: Path) -> dict[str, Run]:
+    runs: dict[str, Run] = {}
+    for line in chunk:
+        if line.run_id in runs:
+            continue
+        try:
+            runs[line.run_id], _ = resolver.get_or_create(line.run_id, imported_from=batch)
+        except AmbiguousRun as exc:
+            raise ImportFailure(str(exc), path=path, line=line.line, field="run_id") from None
+    return runs
+
+
+def _in_batches(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), LOOKUP_BATCH):
+        yield ids[start : start + LOOKUP_BATCH]
+
+
+def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredAnswer]:
+    """The stored answers of (run pk, topic id) pairs, with their references, sentences and citations."""
+    run_ids = {run_id for run_id, _ in keys}
+    topic_ids = {topic_id for _, topic_id in keys}
+    answers = {
+        answer.pk: answer
+        for answer in Answer.objects.filter(run_id__in=run_ids, topic_id__in=topic_ids)
+        if (answer.run_id, answer.topic_id) in keys
+    }
+    references: dict[int, list[str]] = {pk: [] for pk in answers}
+    sentences: dict[int, dict[int, str]] = {pk: {} for pk in answers}
+    sentence_places: dict[int, tuple[int, int]] = {}  # sentence pk -> (answer pk, index)
+    citations: dict[tuple[int, int], list[int | None]] = {}
+    for ids in _in_batches(list(answers)):
+        for answer_id, docid in (
+            AnswerReference.objects.filter(answer_id__in=ids).order_by("answer_id", "rank").values_list("answer_id", "segment_id")
+        ):
+            references[answer_id].append(docid)
+        for pk, answer_id, index, text in Sentence.objects.filter(answer_id__in=ids).values_list(
+            "pk", "answer_id", "index", "text"
+        ):
+            sentences[answer_id][index] = text
+            sentence_places[pk] = (answer_id, index)
+    # By sentence ids, not a join on answers: PostgreSQL plans the join as a scan of every citation.
+    for ids in _in_batches(list(sentence_places)):
+        for sentence_id, rank in (
+            Citation.objects.filter(sentence_id__in=ids).order_by("sentence_id", "position").values_list("sentence_id", "reference_rank")
+        ):
+            citations.setdefault(sentence_places[sentence_id], []).append(rank)
+    return {
+        (answer.run_id, answer.topic_id): StoredAnswer(
+            answer=answer,
+            references=tuple(references[pk]),
+            sentences=tuple(
+                (text, tuple(citations.get((pk, index), ()))) for index, text in sorted(sentences[pk].items())
+            ),
+        )
+        for pk, answer in answers.items()
+    }
+
+
+def _shape(line: AnswerLine) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[int | None, ...]], ...]]:
+    return line.references, tuple((sentence.text, sentence.citations) for sentence in line.sentences)
+
+
+def _difference(stored: StoredAnswer, line: AnswerLine) -> str:
+    if stored.references != line.references:
+        return "references"
+    if len(stored.sentences) != len(line.sentences):
+        return "answer"
+    for index, ((text, citations), sentence) in enumerate(zip(stored.sentences, line.sentences, strict=True)):
+        if text != sentence.text:
+            return f"answer[{index}].text"
+        if citations != sentence.citations:
+            return f"answer[{index}].citations"
+    return "answer"
+
+
+def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
+    """Bulk-write the references, sentences and citations of answers that have none stored."""
+    AnswerReference.objects.bulk_create(
+        AnswerReference(answer=answer, rank=rank, segment_id=docid)
+        for answer, line in answers
+        for rank, docid in enumerate(line.references)
+    )
+    sentences = Sentence.objects.bulk_create(
+        Sentence(answer=answer, index=index, text=sentence.text)
+        for answer, line in answers
+        for index, sentence in enumerate(line.sentences)
+    )
+    # bulk_create returns the objects in order, now with their primary keys.
+    cited = (
+        (sentence_line, line.references) for _, line in answers for sentence_line in line.sentences
+    )
+    Citation.objects.bulk_create(
+        Citation(sentence=sentence, position=position, segment_id=references[rank], reference_rank=rank)
+        for sentence, (sentence_line, references) in zip(sentences, cited, strict=True)
+        for position, rank in enumerate(sentence_line.citations)
+    )
+
+
+def _parts_delete(answers: list[Answer], result: ImportResult) -> None:
+    """Delete answers' sentences (and so their citations and support labels) and references."""
+    ids = [answer.pk for answer in answers]
+    for batch_ids in _in_batches(ids):
+        _, deleted = Sentence.objects.filter(answer_id__in=batch_ids).delete()
+        AnswerReference.objects.filter(answer_id__in=batch_ids).delete()
+        labels = sum(count for label, count in deleted.items() if label not in ("assessor.Sentence", "assessor.Citation"))
+        if labels:
+            result.warnings.append(f"replacing {len(batch_ids)} answers deleted {labels} labels of their citations")
+
+
+@transaction.atomic
+def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+    path = Path(path)
+    batch = batch_start(kind=ImportBatch.Kind.RUN, path=path, options={"replace": replace}, user=user)
+    result = ImportResult(path=str(path))
+    resolver = RunResolver()
+    # One line per (run, topic): a few bytes a line, bounded by runs x topics, not by text size.
+    seen: dict[tuple[int, str], int] = {}
+    for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
+        _topics_check(chunk, path=path)
+        runs = _runs_resolve(chunk, resolver, batch, path=path)
+        keyed: list[tuple[tuple[int, str], AnswerLine]] = []
+        for line in chunk:
+            key = (runs[line.run_id].pk, line.topic_id)
+            if key in seen:
+                raise ImportFailure(
+                    f"a second answer of run {line.run_id} for topic {line.topic_id} (first on line {seen[key]}); "
+                    "a run answers each topic once",
+                    path=path,
+                    line=line.line,
+                    field="topic_id",
+                )
+            seen[key] = line.line
+            keyed.append((key, line))
+        segment_placeholders_create(docid for line in chunk for docid in line.references)
+        stored = _stored_answers({key for key, _ in keyed})
+
+        new: list[tuple[Answer, AnswerLine]] = []
+        filled: list[tuple[Answer, AnswerLine]] = []
+        replaced: list[tuple[Answer, AnswerLine]] = []
+        for key, line in keyed:
+            result.lines += 1
+            text = line.text
+            length = words_nfkc(text)
+            if not line.sentences:
+                result.warnings.append(
+                    f"{path}, line {line.line}: the answer of run {line.run_id} for topic {line.topic_id} is empty"
+                )
+            elif length > MAX_WORDS:
+                result.warnings.append(
+                    f"{path}, line {line.line}: the answer of run {line.run_id} for topic {line.topic_id} "
+                    f"has {length} words, over the track's {MAX_WORDS}"
+                )
+            old = stored.get(key)
+            if old is None:
+                answer = Answer(
+                    run=runs[line.run_id], topic_id=line.topic_id, text=text, words=len(text.split()), imported_from=batch
+                )
+                new.append((answer, line))
+            elif (old.references, old.sentences) == _shape(line) and old.answer.text == text:
+                result.unchanged += 1
+            elif not old.sentences and not old.references and _same_modulo_whitespace(old.answer.text, text):
+                # Known so far by its text only (a nugget file's answer_text): add its structure.
+                filled.append((old.answer, line))
+            elif replace:
+                replaced.append((old.answer, line))
+            else:
+                field = _difference(old, line) if old.sentences or old.references else "answer"
+                what = "text" if field == "answer" else field
+                raise ImportFailure(
+                    f"the stored answer of run {runs[line.run_id].run_id} for topic {line.topic_id} has another {what}; "
+                    "use --replace to change it",
+                    path=path,
+                    line=line.line,
+                    field=field,
+                )
+
+        Answer.objects.bulk_create([answer for answer, _ in new])
+        _parts_delete([answer for answer, _ in replaced], result)
+        rewritten = filled + replaced
+        for answer, line in rewritten:
+            answer.text = line.text
+            answer.words = len(answer.text.split())
+        for answer, _ in replaced:
+            answer.imported_from = batch
+        Answer.objects.bulk_update([answer for answer, _ in rewritten], ["text", "words", "imported_from"])
+        _parts_create(new + rewritten)
+        result.created += len(new) + len(filled)
+        result.replaced += len(replaced)
+    return batch_finish(batch, result)
