@@ -213,7 +213,14 @@ class ScoreSection:
     metrics: tuple[str, ...]
     rows: list[tuple[str, list[float]]]  # (topic id, values)
     mean: list[float] | None
-    error: str = ""
+
+    @property
+    def row_cells(self) -> list[tuple[str, list[tuple[str, float]]]]:
+        return [(topic_id, list(zip(self.metrics, values))) for topic_id, values in self.rows]
+
+    @property
+    def mean_cells(self) -> list[tuple[str, float]]:
+        return list(zip(self.metrics, self.mean or []))
 
 
 def _optional(module: str, name: str):
@@ -296,6 +303,11 @@ class LeaderboardRow:
     rank: int
     run_id: str
     values: list[float]
+    metrics: tuple[str, ...] = ()
+
+    @property
+    def cells(self) -> list[tuple[str, float]]:
+        return list(zip(self.metrics, self.values))
 
 
 def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[LeaderboardRow]:
@@ -310,6 +322,7 @@ def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[Lea
             rank=rank,
             run_id=run_id,
             values=[scores.run_means[run_id].get(metric, 0.0) for metric in scores.metrics],
+            metrics=scores.metrics,
         )
         for rank, run_id in enumerate(run_ids, start=1)
     ]

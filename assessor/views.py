@@ -48,6 +48,7 @@ def organizer_links() -> list[tuple[str, str, str]]:
         ("Runs", "answers and their per-topic scores", url_if_exists("collection:runs")),
         ("Leaderboards", "runs ranked under each condition", url_if_exists("collection:leaderboards")),
         ("Upload", "import topics, runs, qrels, nuggets, labels", url_if_exists("collection:upload")),
+        ("Assessors", "give topics to assessors, follow their work", url_if_exists("nuggets:organize")),
         ("Jobs", "LLM jobs: progress, cost, failures", url_if_exists("jobs:list")),
         ("Meta-evaluation", "compare conditions: tau, agreement", url_if_exists("metaeval:index")),
         ("Admin", "every record, with its provenance", url_if_exists("admin:index")),
