@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from assessor.scores import Scores
 from metaeval.sources import Source, source_describe, source_load, source_parse, sources_confusion
-from metaeval.stats import Confusion, TauResult, pair_points, run_points, shared_metrics, taus_compute
+from metaeval.stats import Confusion, TauResult, pair_points, run_points, shared_metrics, taus_compute_all
 
 
 @dataclass
@@ -36,7 +36,7 @@ def comparison_build(a_text: str, b_text: str, *, metrics: Sequence[str] | None 
                 f"metric {', '.join(missing)} is not in both {a} and {b}; shared metrics: {', '.join(shared) or 'none'}"
             )
         shared = list(metrics)
-    taus = [taus_compute(scores_a, scores_b, metric) for metric in shared]
+    taus = taus_compute_all(scores_a, scores_b, shared)
     return Comparison(a=a, b=b, scores_a=scores_a, scores_b=scores_b, taus=taus, confusion=sources_confusion(a, b))
 
 

@@ -45,16 +45,6 @@ class PairCounts:
         return (self.concordant - self.discordant) / math.sqrt(denominator)
 
 
-def _tied_pairs(values: np.ndarray) -> int:
-    _, counts = np.unique(values, return_counts=True)
-    return int((counts * (counts - 1) // 2).sum())
-
-
-def _tied_pairs_rows(matrix: np.ndarray) -> int:
-    _, counts = np.unique(matrix, axis=0, return_counts=True)
-    return int((counts * (counts - 1) // 2).sum())
-
-
 def _inversions(ranks: np.ndarray) -> int:
     """Pairs i < j with ranks[i] > ranks[j], by a bottom-up merge sort done a level at a time in numpy."""
     n = len(ranks)
@@ -81,8 +71,49 @@ def _inversions(ranks: np.ndarray) -> int:
     return inversions
 
 
-def pair_counts(x: Sequence[float], y: Sequence[float]) -> PairCounts:
-    """Concordant, discordant and tied pairs of two paired samples."""
+SMALL_SAMPLE = 400
+
+
+def _tau_b_small(xs: np.ndarray, ys: np.ndarray) -> float:
+    """tau-b from the signs of all pairwise differences: O(n^2), but quicker for a topic's runs."""
+    sx = np.sign(xs[:, None] - xs[None, :])
+    sy = np.sign(ys[:, None] - ys[None, :])
+    # Over the full matrix every pair counts twice, which the ratio cancels.
+    denominator = float(np.count_nonzero(sx)) * float(np.count_nonzero(sy))
+    if denominator <= 0:
+        return NAN
+    return float((sx * sy).sum()) / math.sqrt(denominator)
+
+
+TABLE_CELLS = 1 << 20
+
+
+def _pair_counts_table(x_ranks: np.ndarray, y_ranks: np.ndarray, shape: tuple[int, int]) -> tuple[int, int]:
+    """Concordant and discordant pairs from the table of (x rank, y rank) counts.
+
+    Scores take few distinct values (Vstrict of 20 nuggets has at most 21), so
+    the table is small and the counts cost cumulative sums over it.
+    """
+    rows, columns = shape
+    table = np.bincount(x_ranks * columns + y_ranks, minlength=rows * columns).reshape(shape).astype(np.int64)
+    # below[i, j]: items with a greater x rank than i and y rank j.
+    below = np.zeros_like(table)
+    below[:-1] = table[::-1].cumsum(axis=0)[::-1][1:]
+    # greater[i, j]: items with greater x and greater y; lesser[i, j]: greater x, lesser y.
+    greater = np.zeros_like(table)
+    greater[:, :-1] = below[:, ::-1].cumsum(axis=1)[:, ::-1][:, 1:]
+    lesser = np.zeros_like(table)
+    lesser[:, 1:] = below.cumsum(axis=1)[:, :-1]
+    return int((table * greater).sum()), int((table * lesser).sum())
+
+
+def pair_counts(x: Sequence[float], y: Sequence[float], *, method: str = "auto") -> PairCounts:
+    """Concordant, discordant and tied pairs of two paired samples.
+
+    `method`: "table" counts over the table of distinct values (quick when they
+    are few, as scores' are), "merge" by Knight's merge sort (any data); "auto"
+    picks by the table's size.
+    """
     if len(x) != len(y):
         raise ValueError(f"the two samples differ in length ({len(x)} and {len(y)})")
     xs = np.asarray(x, dtype=float)
@@ -90,22 +121,33 @@ def pair_counts(x: Sequence[float], y: Sequence[float]) -> PairCounts:
     n = len(xs)
     if n < 2:
         return PairCounts(n=n, concordant=0, discordant=0, ties_x=0, ties_y=0, ties_xy=0)
-    ties_x = _tied_pairs(xs)
-    ties_y = _tied_pairs(ys)
-    ties_xy = _tied_pairs_rows(np.column_stack([xs, ys]))
-    # Sorted by x, then y: a strict inversion in y is a discordant pair (ties in x
-    # are in increasing y, so they never count).
-    order = np.lexsort((ys, xs))
-    y_ranks = np.unique(ys, return_inverse=True)[1].reshape(-1)[order]
-    discordant = _inversions(y_ranks)
+    x_values, x_ranks, x_counts = np.unique(xs, return_inverse=True, return_counts=True)
+    y_values, y_ranks, y_counts = np.unique(ys, return_inverse=True, return_counts=True)
+    x_ranks, y_ranks = x_ranks.reshape(-1), y_ranks.reshape(-1)
+    ties_x = int((x_counts * (x_counts - 1) // 2).sum())
+    ties_y = int((y_counts * (y_counts - 1) // 2).sum())
+    joint = np.unique(x_ranks.astype(np.int64) * len(y_values) + y_ranks, return_counts=True)[1]
+    ties_xy = int((joint * (joint - 1) // 2).sum())
     n0 = n * (n - 1) // 2
-    concordant = n0 - ties_x - ties_y + ties_xy - discordant
+    shape = (len(x_values), len(y_values))
+    if method == "table" or (method == "auto" and shape[0] * shape[1] <= TABLE_CELLS):
+        concordant, discordant = _pair_counts_table(x_ranks, y_ranks, shape)
+    else:
+        # Sorted by x, then y: a strict inversion in y is a discordant pair (ties in x
+        # are in increasing y, so they never count).
+        order = np.lexsort((y_ranks, x_ranks))
+        discordant = _inversions(y_ranks[order])
+        concordant = n0 - ties_x - ties_y + ties_xy - discordant
     return PairCounts(
         n=n, concordant=concordant, discordant=discordant, ties_x=ties_x, ties_y=ties_y, ties_xy=ties_xy
     )
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+    if len(x) != len(y):
+        raise ValueError(f"the two samples differ in length ({len(x)} and {len(y)})")
+    if len(x) <= SMALL_SAMPLE:
+        return _tau_b_small(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
     return pair_counts(x, y).tau_b
 
 
@@ -124,6 +166,73 @@ class TauResult:
     pairs: int  # topic/run pairs in both sources
 
 
+@dataclass
+class PairedScores:
+    """Two sources' scores of some metrics as run x topic arrays (NaN where a source has no score).
+
+    Built once per comparison, so that the taus of all metrics cost array
+    operations, not a dictionary lookup per run, topic and metric.
+    """
+
+    runs: list[str]
+    topics: list[str]
+    a: dict[str, np.ndarray]
+    b: dict[str, np.ndarray]
+    shared_runs: np.ndarray  # row indexes of the runs both sources list
+    shared_topics: np.ndarray  # column indexes of the topics both sources evaluated
+
+
+def _matrix(scores: Scores, metrics: Sequence[str], run_index: dict, topic_index: dict) -> dict[str, np.ndarray]:
+    shape = (len(run_index), len(topic_index))
+    keys = list(scores.per_topic)
+    values = list(scores.per_topic.values())
+    rows = np.fromiter((run_index[run] for run, _ in keys), dtype=np.int64, count=len(keys))
+    columns = np.fromiter((topic_index[topic] for _, topic in keys), dtype=np.int64, count=len(keys))
+    matrices = {}
+    for metric in metrics:
+        matrix = np.full(shape, np.nan)
+        matrix[rows, columns] = np.fromiter((v.get(metric, NAN) for v in values), dtype=float, count=len(values))
+        matrices[metric] = matrix
+    return matrices
+
+
+def paired_build(a: Scores, b: Scores, metrics: Sequence[str]) -> PairedScores:
+    runs = sorted({run for run, _ in a.per_topic} | {run for run, _ in b.per_topic} | set(a.runs) | set(b.runs))
+    topics = sorted(
+        {topic for _, topic in a.per_topic} | {topic for _, topic in b.per_topic} | set(a.topics) | set(b.topics)
+    )
+    run_index = {run: i for i, run in enumerate(runs)}
+    topic_index = {topic: i for i, topic in enumerate(topics)}
+    both_runs = set(a.runs) & set(b.runs)
+    both_topics = set(a.topics) & set(b.topics)
+    return PairedScores(
+        runs=runs,
+        topics=topics,
+        a=_matrix(a, metrics, run_index, topic_index),
+        b=_matrix(b, metrics, run_index, topic_index),
+        shared_runs=np.array([run_index[run] for run in runs if run in both_runs], dtype=int),
+        shared_topics=np.array([topic_index[topic] for topic in topics if topic in both_topics], dtype=int),
+    )
+
+
+def _paired_run_means(paired: PairedScores, metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    if not len(paired.shared_topics) or not len(paired.shared_runs):
+        return [], np.empty(0), np.empty(0)
+    rows, columns = np.ix_(paired.shared_runs, paired.shared_topics)
+    # A run's missing answer counts 0 and stays in the denominator.
+    xs = np.nan_to_num(paired.a[metric][rows, columns], nan=0.0).mean(axis=1)
+    ys = np.nan_to_num(paired.b[metric][rows, columns], nan=0.0).mean(axis=1)
+    return [paired.runs[i] for i in paired.shared_runs], xs, ys
+
+
+def _table_run_means(a: Scores, b: Scores, metric: str) -> list[tuple[str, float, float]]:
+    return [
+        (run, a.run_means[run][metric], b.run_means[run][metric])
+        for run in sorted(set(a.run_means) & set(b.run_means))
+        if metric in a.run_means[run] and metric in b.run_means[run]
+    ]
+
+
 def run_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, float, float]]:
     """(run, mean in a, mean in b) for the runs both sources have: the run-level points.
 
@@ -132,21 +241,10 @@ def run_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, float, floa
     scores), so that a condition judged on 21 topics is compared with another on
     the same 21. Where either has only run means (a table of `all` rows), those.
     """
-    if a.per_topic and b.per_topic:
-        topics = sorted(set(a.topics) & set(b.topics))
-        if not topics:
-            return []
-        points = []
-        for run in sorted(set(a.runs) & set(b.runs)):
-            x = sum(a.per_topic.get((run, topic), {}).get(metric, 0.0) for topic in topics) / len(topics)
-            y = sum(b.per_topic.get((run, topic), {}).get(metric, 0.0) for topic in topics) / len(topics)
-            points.append((run, x, y))
-        return points
-    return [
-        (run, a.run_means[run][metric], b.run_means[run][metric])
-        for run in sorted(set(a.run_means) & set(b.run_means))
-        if metric in a.run_means[run] and metric in b.run_means[run]
-    ]
+    if not (a.per_topic and b.per_topic):
+        return _table_run_means(a, b, metric)
+    runs, xs, ys = _paired_run_means(paired_build(a, b, [metric]), metric)
+    return list(zip(runs, xs.tolist(), ys.tolist(), strict=True))
 
 
 def pair_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, str, float, float]]:
@@ -161,26 +259,42 @@ def pair_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, str, float
     return shared
 
 
-def taus_compute(a: Scores, b: Scores, metric: str) -> TauResult:
-    runs = run_points(a, b, metric)
-    pairs = pair_points(a, b, metric)
-    by_topic: dict[str, tuple[list[float], list[float]]] = {}
-    for _run, topic, x, y in pairs:
-        xs, ys = by_topic.setdefault(topic, ([], []))
-        xs.append(x)
-        ys.append(y)
-    topic_taus = [kendall_tau_b(xs, ys) for xs, ys in by_topic.values() if len(xs) >= 2]
-    defined = [tau for tau in topic_taus if not math.isnan(tau)]
+def _paired_taus(a: Scores, b: Scores, paired: PairedScores, metric: str) -> TauResult:
+    if a.per_topic and b.per_topic:
+        _, run_xs, run_ys = _paired_run_means(paired, metric)
+    else:
+        points = _table_run_means(a, b, metric)
+        run_xs, run_ys = np.array([p[1] for p in points]), np.array([p[2] for p in points])
+    x_matrix, y_matrix = paired.a[metric], paired.b[metric]
+    scored = ~np.isnan(x_matrix) & ~np.isnan(y_matrix)
+    topic_taus = []
+    topics = 0
+    for column in np.flatnonzero(scored.any(axis=0)):
+        topics += 1
+        rows = scored[:, column]
+        if rows.sum() >= 2:
+            topic_taus.append(kendall_tau_b(x_matrix[rows, column], y_matrix[rows, column]))
+    defined = np.array([tau for tau in topic_taus if not math.isnan(tau)])
     return TauResult(
         metric=metric,
-        tau_run=kendall_tau_b([p[1] for p in runs], [p[2] for p in runs]),
-        tau_topic_avg=sum(defined) / len(defined) if defined else NAN,
-        tau_all=kendall_tau_b([p[2] for p in pairs], [p[3] for p in pairs]),
-        runs=len(runs),
-        topics=len(by_topic),
+        tau_run=kendall_tau_b(run_xs, run_ys),
+        tau_topic_avg=float(defined.mean()) if len(defined) else NAN,
+        tau_all=kendall_tau_b(x_matrix[scored], y_matrix[scored]),
+        runs=len(run_xs),
+        topics=topics,
         topics_with_tau=len(defined),
-        pairs=len(pairs),
+        pairs=int(scored.sum()),
     )
+
+
+def taus_compute_all(a: Scores, b: Scores, metrics: Sequence[str]) -> list[TauResult]:
+    """The three taus of each metric (the arrays are built once for all of them)."""
+    paired = paired_build(a, b, metrics)
+    return [_paired_taus(a, b, paired, metric) for metric in metrics]
+
+
+def taus_compute(a: Scores, b: Scores, metric: str) -> TauResult:
+    return taus_compute_all(a, b, [metric])[0]
 
 
 def shared_metrics(a: Scores, b: Scores) -> list[str]:

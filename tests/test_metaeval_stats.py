@@ -32,6 +32,19 @@ def test_tau_b_of_a_hand_worked_example_with_ties():
     # tau-b = (C - D) / sqrt((n0 - ties_x) (n0 - ties_y)) = 2 / sqrt(8 * 7)
     assert kendall_tau_b(x, y) == pytest.approx(2 / math.sqrt(56))
     assert kendall_tau_b(x, y) == pytest.approx(kendalltau(x, y).statistic)
+    # The two ways of counting give the same pairs.
+    assert pair_counts(x, y, method="table") == pair_counts(x, y, method="merge") == counts
+
+
+def test_counting_by_table_and_by_merge_sort_agree_with_each_other_and_scipy():
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 7, 50, 500, 3000):
+        for case in range(6):
+            x = rng.random(n) if case % 3 == 0 else rng.integers(0, rng.integers(1, 30), n).astype(float)
+            y = rng.integers(0, rng.integers(1, 30), n).astype(float)
+            by_table, by_merge = pair_counts(x, y, method="table"), pair_counts(x, y, method="merge")
+            assert by_table == by_merge
+            assert by_table.tau_b == pytest.approx(kendalltau(x, y).statistic, abs=1e-12, nan_ok=True)
 
 
 def test_tau_b_matches_scipy_on_random_samples_with_many_ties():

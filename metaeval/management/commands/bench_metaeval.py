@@ -42,20 +42,25 @@ class Command(BaseCommand):
         parser.add_argument(
             "--in-place",
             action="store_true",
-            help=f"time the configured database as it is (it must hold {NUGGETS}/manual and {NUGGETS}/auto); "
-            "nothing is built or imported",
+            help=f"use the configured database: time it as it is if it holds {NUGGETS}/manual and {NUGGETS}/auto, "
+            "else build and import the collection into it first (it must hold no topics)",
         )
 
     def handle(self, *args, **options) -> None:
         self.repeat = max(1, options["repeat"])
         self._say(f"database: {connection.vendor}")
-        if options["in_place"]:
+        if options["in_place"] and self._loaded():
             self._bench()
             return
         try:
             from assessor.benchmark import benchmark_collection_build
         except ImportError:
             raise CommandError("assessor.benchmark is not available: use --in-place on a loaded database") from None
+        if options["in_place"]:
+            from assessor.models import Topic
+
+            if Topic.objects.exists():
+                raise CommandError(f"the database holds topics but not the conditions {NUGGETS}/manual and {NUGGETS}/auto")
         with tempfile.TemporaryDirectory(prefix="metaeval-bench-") as scratch:
             folder = options["folder"] or Path(scratch)
             started = time.perf_counter()
@@ -63,7 +68,16 @@ class Command(BaseCommand):
                 folder=folder, topics=options["topics"], runs=options["runs"], nuggets=options["nuggets"], seed=options["seed"]
             )
             self._say(f"{'build the files':<58} {time.perf_counter() - started:8.2f} s   in {folder}")
-            self._in_throwaway_database(folder, lambda: (self._load(paths), self._bench()))
+            if options["in_place"]:
+                self._load(paths)
+                self._bench()
+            else:
+                self._in_throwaway_database(folder, lambda: (self._load(paths), self._bench()))
+
+    def _loaded(self) -> bool:
+        from assignment.selectors import condition_exists
+
+        return all(condition_exists(nuggets=NUGGETS, assigner=assigner) for assigner in CONDITIONS)
 
     def _in_throwaway_database(self, folder: Path, work: Callable[[], object]) -> None:
         test_settings = connection.settings_dict.setdefault("TEST", {})
@@ -120,7 +134,7 @@ class Command(BaseCommand):
         from assignment.selectors import nugget_scores
         from metaeval.comparison import comparison_build
         from metaeval.sources import source_parse, sources_confusion
-        from metaeval.stats import confusion_from_pairs, taus_compute
+        from metaeval.stats import confusion_from_pairs, taus_compute_all
         from support.selectors import support_methods_list
 
         a_text, b_text = f"{NUGGETS}/{CONDITIONS[0]}", f"{NUGGETS}/{CONDITIONS[1]}"
@@ -135,7 +149,7 @@ class Command(BaseCommand):
         )
 
         def all_taus(a=scores_a, b=scores_b):
-            return [taus_compute(a, b, metric) for metric in NUGGET_METRICS]
+            return taus_compute_all(a, b, NUGGET_METRICS)
 
         self._time(
             "taus, 3 ways x 7 metrics (scores in memory)",
