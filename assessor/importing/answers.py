@@ -76,6 +76,39 @@ def same_modulo_whitespace(a: str, b: str) -> bool:
     return a.split() == b.split()
 
 
+def sentences_fit(text: str, sentences: Sequence[str | None]) -> list[str] | None:
+    """Split a stored answer text into the given sentences, modulo whitespace; None if they do not fit.
+
+    A sentence given as None (its text lost) takes the words between its
+    neighbours, so the stored text gives it back.
+    """
+    words = text.split()
+    fitted: list[str] = []
+    position = 0
+    for index, sentence in enumerate(sentences):
+        if sentence is not None:
+            expected = sentence.split()
+            if words[position : position + len(expected)] != expected:
+                return None
+            fitted.append(sentence)
+            position += len(expected)
+            continue
+        following = next((s.split() for s in sentences[index + 1 :] if s is not None and s.split()), None)
+        end = len(words) if following is None else _find(words, following, position)
+        if end is None:
+            return None
+        fitted.append(" ".join(words[position:end]))
+        position = end
+    return fitted if position == len(words) else None
+
+
+def _find(words: list[str], part: list[str], start: int) -> int | None:
+    for position in range(start, len(words) - len(part) + 1):
+        if words[position : position + len(part)] == part:
+            return position
+    return None
+
+
 def words_count(text: str) -> int:
     return len(text.split())
 
