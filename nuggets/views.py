@@ -9,7 +9,9 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.middleware.csrf import get_token
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.models import AssessorWork, Topic
@@ -48,14 +50,16 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, "nuggets/queue.html", {"works": works})
 
 
-def _panel_context(panel: selectors.Panel) -> dict:
-    # One reverse for the whole list: the per-nugget forms append the operation name.
+def _panel_context(request: HttpRequest, panel: selectors.Panel) -> dict:
+    # Computed once for the whole list (the per-nugget forms repeat them): the
+    # operation URL prefix, the version and the CSRF field.
     op_url = reverse("nuggets:op", args=[panel.work.pk, "add"]).removesuffix("add/")
-    return {"panel": panel, "op_url": op_url}
+    csrf_input = format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request))
+    return {"panel": panel, "op_url": op_url, "version": panel.nugget_set.version, "csrf_input": csrf_input}
 
 
 def _panel_response(request: HttpRequest, panel: selectors.Panel, *, status: int = 200) -> HttpResponse:
-    return render(request, "nuggets/workspace.html#panel", _panel_context(panel), status=status)
+    return render(request, "nuggets/workspace.html#panel", _panel_context(request, panel), status=status)
 
 
 @require_GET
@@ -66,7 +70,7 @@ def work(request: HttpRequest, work_id: int) -> HttpResponse:
     if request.htmx:
         return _panel_response(request, panel)
     context = {
-        **_panel_context(panel),
+        **_panel_context(request, panel),
         "work": work,
         "topic": work.topic,
         "segments": selectors.relevant_segments(topic_id=work.topic_id, panel=panel),

@@ -244,3 +244,21 @@ def test_the_organizer_sees_the_time_and_reopens(open_as):
     admin_page.wait_for_load_state()
     assert "reopened: check nugget 1" in admin_page.content()
     assert nugget_set_of(work).status == NuggetSet.Status.OPEN
+
+
+def test_leaving_an_edited_text_saves_it_and_esc_cancels(open_as):
+    work = make_given_topic(condition="auto_edit", drafts=["first draft", "second draft"])
+    page = open_as(work.assessor, workspace_url(work))
+    page.keyboard.press("e")
+    page.keyboard.press("Control+a")
+    page.keyboard.type("thrown away")
+    page.keyboard.press("Escape")
+    settled(page)
+    assert texts_of(work) == ["first draft", "second draft"]
+    page.keyboard.press("e")
+    page.keyboard.press("End")
+    page.keyboard.type(", kept on blur")
+    page.locator("#topic-query").click()
+    settled(page)
+    assert texts_of(work) == ["first draft, kept on blur", "second draft"]
+    assert NuggetEdit.objects.filter(operation="edit").count() == 1

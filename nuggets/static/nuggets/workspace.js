@@ -225,7 +225,8 @@
     pump();
   });
   window.addEventListener("beforeunload", (event) => {
-    if (state.queue.length) {
+    const unsent = document.getElementById("new-nugget");
+    if (state.queue.length || (unsent && unsent.value.trim())) {
       event.preventDefault();
       event.returnValue = "";
     }
@@ -287,6 +288,21 @@
     const restored = kept ? typingRestore(kept) : false;
     select(p.dataset.focus || state.selectedId, true, !restored);
     document.querySelectorAll(".source-form input[name=nugget]").forEach((input) => (input.value = state.selectedId || ""));
+    segmentsLabel();
+  }
+
+  // Which nuggets come from which segment: the segment column lives outside the panel.
+  function segmentsLabel() {
+    const numbers = {};
+    items().forEach((li, index) => {
+      const ref = li.querySelector(".source-ref");
+      if (ref) (numbers[ref.textContent.trim()] = numbers[ref.textContent.trim()] || []).push(index + 1);
+    });
+    document.querySelectorAll("#segments li.segment").forEach((segment) => {
+      const label = segment.querySelector(".seg-nuggets");
+      const list = numbers[segment.dataset.docid];
+      if (label) label.textContent = list ? "· nuggets " + list.join(", ") : "";
+    });
   }
 
   async function reloadPanel() {
@@ -343,6 +359,10 @@
     if (event.target.closest(".split-open")) splitOpen(li);
     if (li && event.target.closest(".nugget-text")) editOpen(li);
   });
+  // Leaving the field saves the edit, as Enter does (Esc restores the text first).
+  root.addEventListener("focusout", (event) => {
+    if (event.target.matches("input.nugget-edit")) editSave(event.target.closest("li"));
+  });
   root.addEventListener("change", (event) => {
     if (event.target.matches(".merge-mark")) {
       const id = event.target.value;
@@ -372,6 +392,8 @@
     li.focus({ preventScroll: true });
   }
   function editSave(li) {
+    // Closing the field blurs it, and a blur saves: only the first of the two counts.
+    if (!li || !li.classList.contains("editing")) return;
     const input = li.querySelector("input.nugget-edit");
     const text = input.value.trim();
     const original = input.dataset.original || li.querySelector(".nugget-text").textContent;
