@@ -143,6 +143,44 @@ def test_an_answer_known_by_another_text_is_a_contradiction(write_file, topics):
     assert Answer.objects.get().text == "A nugget is a fact. No citation here. It is atomic."
 
 
+def answer_from_a_support_file(topic, first_cited: str) -> Answer:
+    """As a support file leaves an answer: sentences (trimmed), their judged first citation, a label, no references."""
+    answer = Answer.objects.create(
+        run=make_run("my_run"), topic=topic, text="A nugget is a fact. No citation here. It is atomic.", words=11
+    )
+    texts = ["A nugget is a fact.", "No citation here.", "It is atomic. "]
+    sentences = [Sentence.objects.create(answer=answer, index=index, text=text) for index, text in enumerate(texts)]
+    citation = Citation.objects.create(sentence=sentences[0], position=0, segment=make_segment(first_cited, text=""))
+    SupportLabel.objects.create(citation=citation, method="scratch", method_kind="scratch", label=1, imported_from=make_batch())
+    return answer
+
+
+def test_sentences_from_a_support_file_get_the_runs_references_and_later_citations(write_file, topics):
+    answer = answer_from_a_support_file(topics[0], first_cited="new#1")
+    path = write_file("run.jsonl", jsonl(answer_record()))
+    result = run_import(path=path)
+    assert (result.created, result.replaced) == (1, 0)
+    assert answer_structure(answer) == (
+        ["has_text#0", "new#1", "new#2"],
+        [
+            ("A nugget is a fact.", [(0, "new#1", 1), (1, "has_text#0", 0)]),
+            ("No citation here.", []),
+            ("It is atomic.", [(0, "new#2", 2)]),
+        ],
+    )
+    # The judged citation is the same row: its label stays.
+    assert SupportLabel.objects.get().citation.reference_rank == 1
+    assert run_import(path=path).unchanged == 1
+
+
+def test_sentences_from_a_support_file_citing_another_segment_first_are_a_contradiction(write_file, topics):
+    answer_from_a_support_file(topics[0], first_cited="new#2")
+    before = snapshot()
+    with pytest.raises(ImportFailure, match=r"line 1, field 'answer\[0\].citations': .*has another answer\[0\].citations"):
+        run_import(path=write_file("run.jsonl", jsonl(answer_record())))
+    assert snapshot() == before
+
+
 def test_a_changed_answer_is_an_error_unless_replace_and_replacing_drops_support_labels(write_file, topics):
     call_command("import_run", str(write_file("a.jsonl", jsonl(answer_record()))))
     first_citation = Citation.objects.get(sentence__index=0, position=0)

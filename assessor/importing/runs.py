@@ -11,7 +11,7 @@ real data to evaluate, so they are imported with a warning.
 
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +58,30 @@ class AnswerLine:
 
 
 @dataclass(frozen=True)
+class StoredCitation:
+    pk: int
+    position: int
+    docid: str
+    rank: int | None
+
+
+@dataclass
+class StoredSentence:
+    pk: int
+    text: str
+    citations: list[StoredCitation] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class StoredAnswer:
     answer: Answer
     references: tuple[str, ...]
-    # (text, (reference rank of each citation, ...)) per sentence
-    sentences: tuple[tuple[str, tuple[int | None, ...]], ...]
+    sentences: tuple[StoredSentence, ...]
+
+    def shape(self) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[int | None, ...]], ...]]:
+        return self.references, tuple(
+            (sentence.text, tuple(citation.rank for citation in sentence.citations)) for sentence in self.sentences
+        )
 
 
 def words_nfkc(text: str) -> int:
@@ -183,9 +202,8 @@ def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredA
         if (answer.run_id, answer.topic_id) in keys
     }
     references: dict[int, list[str]] = {pk: [] for pk in answers}
-    sentences: dict[int, dict[int, str]] = {pk: {} for pk in answers}
-    sentence_places: dict[int, tuple[int, int]] = {}  # sentence pk -> (answer pk, index)
-    citations: dict[tuple[int, int], list[int | None]] = {}
+    sentences: dict[int, dict[int, StoredSentence]] = {pk: {} for pk in answers}
+    by_pk: dict[int, StoredSentence] = {}
     for ids in _in_batches(list(answers)):
         for answer_id, docid in (
             AnswerReference.objects.filter(answer_id__in=ids).order_by("answer_id", "rank").values_list("answer_id", "segment_id")
@@ -194,21 +212,20 @@ def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredA
         for pk, answer_id, index, text in Sentence.objects.filter(answer_id__in=ids).values_list(
             "pk", "answer_id", "index", "text"
         ):
-            sentences[answer_id][index] = text
-            sentence_places[pk] = (answer_id, index)
+            sentences[answer_id][index] = by_pk[pk] = StoredSentence(pk=pk, text=text)
     # By sentence ids, not a join on answers: PostgreSQL plans the join as a scan of every citation.
-    for ids in _in_batches(list(sentence_places)):
-        for sentence_id, rank in (
-            Citation.objects.filter(sentence_id__in=ids).order_by("sentence_id", "position").values_list("sentence_id", "reference_rank")
+    for ids in _in_batches(list(by_pk)):
+        for pk, sentence_id, position, docid, rank in (
+            Citation.objects.filter(sentence_id__in=ids)
+            .order_by("sentence_id", "position")
+            .values_list("pk", "sentence_id", "position", "segment_id", "reference_rank")
         ):
-            citations.setdefault(sentence_places[sentence_id], []).append(rank)
+            by_pk[sentence_id].citations.append(StoredCitation(pk=pk, position=position, docid=docid, rank=rank))
     return {
         (answer.run_id, answer.topic_id): StoredAnswer(
             answer=answer,
             references=tuple(references[pk]),
-            sentences=tuple(
-                (text, tuple(citations.get((pk, index), ()))) for index, text in sorted(sentences[pk].items())
-            ),
+            sentences=tuple(sentence for _, sentence in sorted(sentences[pk].items())),
         )
         for pk, answer in answers.items()
     }
@@ -223,12 +240,39 @@ def _difference(stored: StoredAnswer, line: AnswerLine) -> str:
         return "references"
     if len(stored.sentences) != len(line.sentences):
         return "answer"
-    for index, ((text, citations), sentence) in enumerate(zip(stored.sentences, line.sentences, strict=True)):
-        if text != sentence.text:
+    for index, (stored_sentence, sentence) in enumerate(zip(stored.sentences, line.sentences, strict=True)):
+        if stored_sentence.text != sentence.text:
             return f"answer[{index}].text"
-        if citations != sentence.citations:
+        if tuple(citation.rank for citation in stored_sentence.citations) != sentence.citations:
             return f"answer[{index}].citations"
     return "answer"
+
+
+def _field_differing(stored: StoredAnswer, line: AnswerLine) -> str:
+    if not stored.sentences and not stored.references:
+        return "answer"
+    if not stored.references:
+        return _sentences_misfit(stored, line) or "answer"
+    return _difference(stored, line)
+
+
+def _sentences_misfit(stored: StoredAnswer, line: AnswerLine) -> str | None:
+    """Where sentences stored without references (from a support file) disagree with the run; None if they fit.
+
+    They fit when the texts agree modulo whitespace (or the stored one was lost)
+    and each sentence's stored citations are the first of the run's, in order:
+    the run then only adds the references, reference ranks and later citations,
+    and the support labels on the stored citations stay where they are.
+    """
+    if len(stored.sentences) != len(line.sentences):
+        return "answer"
+    for index, (stored_sentence, sentence) in enumerate(zip(stored.sentences, line.sentences, strict=True)):
+        if stored_sentence.text and not _same_modulo_whitespace(stored_sentence.text, sentence.text):
+            return f"answer[{index}].text"
+        cited = [line.references[rank] for rank in sentence.citations]
+        if [citation.docid for citation in stored_sentence.citations] != cited[: len(stored_sentence.citations)]:
+            return f"answer[{index}].citations"
+    return None
 
 
 def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
@@ -254,6 +298,38 @@ def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
     )
 
 
+def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]]) -> None:
+    """Add the references, reference ranks, later citations and the run's sentence texts to fitting stored sentences."""
+    AnswerReference.objects.bulk_create(
+        AnswerReference(answer=old.answer, rank=rank, segment_id=docid)
+        for old, line in answers
+        for rank, docid in enumerate(line.references)
+    )
+    texts: list[Sentence] = []
+    ranks: list[Citation] = []
+    added: list[Citation] = []
+    for old, line in answers:
+        for stored, sentence in zip(old.sentences, line.sentences, strict=True):
+            if stored.text != sentence.text:
+                texts.append(Sentence(pk=stored.pk, text=sentence.text))
+            for citation, rank in zip(stored.citations, sentence.citations):
+                if citation.rank != rank:
+                    ranks.append(Citation(pk=citation.pk, reference_rank=rank))
+            next_position = stored.citations[-1].position + 1 if stored.citations else 0
+            for offset, rank in enumerate(sentence.citations[len(stored.citations) :]):
+                added.append(
+                    Citation(
+                        sentence_id=stored.pk,
+                        position=next_position + offset,
+                        segment_id=line.references[rank],
+                        reference_rank=rank,
+                    )
+                )
+    Sentence.objects.bulk_update(texts, ["text"])
+    Citation.objects.bulk_update(ranks, ["reference_rank"])
+    Citation.objects.bulk_create(added)
+
+
 def _parts_delete(answers: list[Answer], result: ImportResult) -> None:
     """Delete answers' sentences (and so their citations and support labels) and references."""
     ids = [answer.pk for answer in answers]
@@ -265,83 +341,109 @@ def _parts_delete(answers: list[Answer], result: ImportResult) -> None:
             result.warnings.append(f"replacing {len(batch_ids)} answers deleted {labels} labels of their citations")
 
 
+def _length_warnings(line: AnswerLine, *, path: Path) -> list[str]:
+    where = f"{path}, line {line.line}: the answer of run {line.run_id} for topic {line.topic_id}"
+    if not line.sentences:
+        return [f"{where} is empty"]
+    length = words_nfkc(line.text)
+    if length > MAX_WORDS:
+        return [f"{where} has {length} words, over the track's {MAX_WORDS}"]
+    return []
+
+
+def _answer_action(old: StoredAnswer | None, line: AnswerLine, *, run: Run, replace: bool, path: Path) -> str:
+    """What to do with a line given the stored answer: new, unchanged, fill, complete or replace."""
+    if old is None:
+        return "new"
+    if old.shape() == _shape(line) and old.answer.text == line.text:
+        return "unchanged"
+    if not old.sentences and not old.references and _same_modulo_whitespace(old.answer.text, line.text):
+        # Known so far by its text only (a nugget file's answer_text): add its structure.
+        return "fill"
+    if old.sentences and not old.references and _sentences_misfit(old, line) is None:
+        # Known by its sentences and their judged citations (a support file): complete them.
+        return "complete"
+    if replace:
+        return "replace"
+    field = _field_differing(old, line)
+    raise ImportFailure(
+        f"the stored answer of run {run.run_id} for topic {line.topic_id} has another "
+        f"{'text' if field == 'answer' else field}; use --replace to change it",
+        path=path,
+        line=line.line,
+        field=field,
+    )
+
+
+def _keyed(chunk: list[AnswerLine], runs: dict[str, Run], seen: dict[tuple[int, str], int], *, path: Path):
+    """(run pk, topic id) of each line; a second answer of a run for a topic is an error."""
+    keyed: list[tuple[tuple[int, str], AnswerLine]] = []
+    for line in chunk:
+        key = (runs[line.run_id].pk, line.topic_id)
+        if key in seen:
+            raise ImportFailure(
+                f"a second answer of run {line.run_id} for topic {line.topic_id} (first on line {seen[key]}); "
+                "a run answers each topic once",
+                path=path,
+                line=line.line,
+                field="topic_id",
+            )
+        seen[key] = line.line
+        keyed.append((key, line))
+    return keyed
+
+
 @transaction.atomic
 def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
     path = Path(path)
     batch = batch_start(kind=ImportBatch.Kind.RUN, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))
     resolver = RunResolver()
-    # One line per (run, topic): a few bytes a line, bounded by runs x topics, not by text size.
+    # One entry per (run, topic): bounded by runs x topics, not by the size of the texts.
     seen: dict[tuple[int, str], int] = {}
     for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
         _topics_check(chunk, path=path)
         runs = _runs_resolve(chunk, resolver, batch, path=path)
-        keyed: list[tuple[tuple[int, str], AnswerLine]] = []
-        for line in chunk:
-            key = (runs[line.run_id].pk, line.topic_id)
-            if key in seen:
-                raise ImportFailure(
-                    f"a second answer of run {line.run_id} for topic {line.topic_id} (first on line {seen[key]}); "
-                    "a run answers each topic once",
-                    path=path,
-                    line=line.line,
-                    field="topic_id",
-                )
-            seen[key] = line.line
-            keyed.append((key, line))
+        keyed = _keyed(chunk, runs, seen, path=path)
         segment_placeholders_create(docid for line in chunk for docid in line.references)
         stored = _stored_answers({key for key, _ in keyed})
 
-        new: list[tuple[Answer, AnswerLine]] = []
-        filled: list[tuple[Answer, AnswerLine]] = []
-        replaced: list[tuple[Answer, AnswerLine]] = []
+        todo: dict[str, list[tuple[StoredAnswer | None, AnswerLine]]] = {
+            action: [] for action in ("new", "unchanged", "fill", "complete", "replace")
+        }
         for key, line in keyed:
             result.lines += 1
-            text = line.text
-            length = words_nfkc(text)
-            if not line.sentences:
-                result.warnings.append(
-                    f"{path}, line {line.line}: the answer of run {line.run_id} for topic {line.topic_id} is empty"
-                )
-            elif length > MAX_WORDS:
-                result.warnings.append(
-                    f"{path}, line {line.line}: the answer of run {line.run_id} for topic {line.topic_id} "
-                    f"has {length} words, over the track's {MAX_WORDS}"
-                )
+            result.warnings += _length_warnings(line, path=path)
             old = stored.get(key)
-            if old is None:
-                answer = Answer(
-                    run=runs[line.run_id], topic_id=line.topic_id, text=text, words=len(text.split()), imported_from=batch
-                )
-                new.append((answer, line))
-            elif (old.references, old.sentences) == _shape(line) and old.answer.text == text:
-                result.unchanged += 1
-            elif not old.sentences and not old.references and _same_modulo_whitespace(old.answer.text, text):
-                # Known so far by its text only (a nugget file's answer_text): add its structure.
-                filled.append((old.answer, line))
-            elif replace:
-                replaced.append((old.answer, line))
-            else:
-                field = _difference(old, line) if old.sentences or old.references else "answer"
-                what = "text" if field == "answer" else field
-                raise ImportFailure(
-                    f"the stored answer of run {runs[line.run_id].run_id} for topic {line.topic_id} has another {what}; "
-                    "use --replace to change it",
-                    path=path,
-                    line=line.line,
-                    field=field,
-                )
+            todo[_answer_action(old, line, run=runs[line.run_id], replace=replace, path=path)].append((old, line))
 
+        new = [
+            (
+                Answer(
+                    run=runs[line.run_id],
+                    topic_id=line.topic_id,
+                    text=line.text,
+                    words=len(line.text.split()),
+                    imported_from=batch,
+                ),
+                line,
+            )
+            for _, line in todo["new"]
+        ]
         Answer.objects.bulk_create([answer for answer, _ in new])
+        filled = [(old.answer, line) for old, line in todo["fill"]]
+        replaced = [(old.answer, line) for old, line in todo["replace"]]
         _parts_delete([answer for answer, _ in replaced], result)
-        rewritten = filled + replaced
+        rewritten = filled + replaced + [(old.answer, line) for old, line in todo["complete"]]
         for answer, line in rewritten:
             answer.text = line.text
-            answer.words = len(answer.text.split())
+            answer.words = len(line.text.split())
         for answer, _ in replaced:
             answer.imported_from = batch
         Answer.objects.bulk_update([answer for answer, _ in rewritten], ["text", "words", "imported_from"])
-        _parts_create(new + rewritten)
-        result.created += len(new) + len(filled)
+        _parts_create(new + filled + replaced)
+        _parts_complete(todo["complete"])
+        result.unchanged += len(todo["unchanged"])
+        result.created += len(new) + len(filled) + len(todo["complete"])
         result.replaced += len(replaced)
     return batch_finish(batch, result)
