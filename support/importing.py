@@ -1,0 +1,447 @@
+"""Support judgment files: one answer a line, its sentences, their citations and support labels.
+
+`{"topic_id", "run_id", "sentences": [{"sentenceID", "text",
+   "citations": [{"citationID", "reference": docid, "support": "2"|"1"|"0"|"-1"}]}]}`
+
+NIST's TREC 2024 RAG format (`final.citation_judgments_*.jsonl`), and the
+variant seen in other exports: `sentenceId`/`citationId` keys, several
+citations per sentence, "-1" for a citation that was not judged. Only the
+first citation of a sentence counts in the metrics; the others are kept.
+
+The answers, sentences and citations a file names are matched with stored
+ones (from a run file, a nugget assignment file or another support file) or
+made; docs/formats-judgments.md gives the rules.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection, transaction
+from django.utils import timezone
+
+from assessor.importing.answers import (
+    AnswerKeys,
+    JudgmentsImportResult,
+    RunsFinder,
+    answers_stored,
+    id_field,
+    in_batches,
+    json_type,
+    rows_insert,
+    same_modulo_whitespace,
+    sentences_fit,
+    slug_check,
+    text_field,
+    topics_require,
+    words_count,
+)
+from assessor.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.importing.segments import segment_placeholders_create
+from assessor.models import Answer, Citation, ImportBatch, Sentence
+from support.models import SupportLabel
+
+SUPPORT_VALUES = {"-1": -1, "0": 0, "1": 1, "2": 2}
+SENTENCE_ID_KEYS = ("sentenceID", "sentenceId", "sentence_id")
+CITATION_ID_KEYS = ("citationID", "citationId", "citation_id")
+CHUNK_ANSWERS = 500
+LABEL_COLUMNS = ("citation", "method", "method_kind", "label", "imported_from", "created_at")
+
+
+@dataclass(frozen=True)
+class CitationLine:
+    docid: str
+    support: int | None  # None: the file gives no support value for it
+
+
+@dataclass(frozen=True)
+class SentenceLine:
+    text: str | None  # None: the file lost the text (NaN or null in NIST's export)
+    citations: tuple[CitationLine, ...]
+
+
+@dataclass(frozen=True)
+class JudgedAnswer:
+    line: int
+    topic_id: str
+    run_id: str
+    sentences: tuple[SentenceLine, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(sentence.text or "" for sentence in self.sentences)
+
+
+def _support_value(raw: Any, *, path: Path, line: int, where: str) -> int | None:
+    if raw is None:
+        return None
+    key = str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else raw
+    if key not in SUPPORT_VALUES:
+        raise ImportFailure(
+            f"{raw!r} is not a support value (\"2\" full, \"1\" partial, \"0\" none, \"-1\" not judged)",
+            path=path,
+            line=line,
+            field=where,
+        )
+    return SUPPORT_VALUES[key]
+
+
+def _id_value(raw: dict[str, Any], keys: tuple[str, ...], *, path: Path, line: int, where: str) -> int | None:
+    """A sentence or citation id, if the file gives one; only checked, since order defines position."""
+    key = next((key for key in keys if key in raw), None)
+    if key is None:
+        return None
+    value = raw[key]
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ImportFailure(f"expected an integer, got {json_type(value)}", path=path, line=line, field=f"{where}.{key}")
+    return value
+
+
+def _parse_citation(raw: Any, where: str, *, path: Path, line: int) -> CitationLine:
+    if not isinstance(raw, dict):
+        raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
+    _id_value(raw, CITATION_ID_KEYS, path=path, line=line, where=where)
+    docid = text_field(raw, "reference", path=path, line=line, where=where)
+    support = _support_value(raw.get("support"), path=path, line=line, where=f"{where}.support")
+    return CitationLine(docid=docid, support=support)
+
+
+def _parse_sentence(raw: Any, index: int, *, path: Path, line: int, previous_id: int | None) -> tuple[SentenceLine, int | None]:
+    where = f"sentences[{index}]"
+    if not isinstance(raw, dict):
+        raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
+    sentence_id = _id_value(raw, SENTENCE_ID_KEYS, path=path, line=line, where=where)
+    if sentence_id is not None and previous_id is not None and sentence_id <= previous_id:
+        raise ImportFailure(
+            f"sentence ids must increase (this is {sentence_id}, the one before is {previous_id})",
+            path=path,
+            line=line,
+            field=where,
+        )
+    if "text" not in raw:
+        raise ImportFailure("missing", path=path, line=line, field=f"{where}.text")
+    text = raw["text"]
+    if isinstance(text, float) and text != text or text is None:
+        text = None  # NIST's export holds NaN where a sentence's text was lost
+    elif not isinstance(text, str):
+        raise ImportFailure(f"expected a string, got {json_type(text)}", path=path, line=line, field=f"{where}.text")
+    citations = raw.get("citations") or []
+    if not isinstance(citations, list):
+        raise ImportFailure(f"expected a list, got {json_type(citations)}", path=path, line=line, field=f"{where}.citations")
+    parsed = tuple(
+        _parse_citation(citation, f"{where}.citations[{position}]", path=path, line=line)
+        for position, citation in enumerate(citations)
+    )
+    return SentenceLine(text=text, citations=parsed), sentence_id
+
+
+def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> JudgedAnswer:
+    topic_id = id_field(record, ("topic_id", "qid"), path=path, line=line)
+    run_id = text_field(record, "run_id", path=path, line=line)
+    raw_sentences = require(record, "sentences", list, path=path, line=line)
+    sentences = []
+    previous_id = None
+    for index, raw in enumerate(raw_sentences):
+        sentence, sentence_id = _parse_sentence(raw, index, path=path, line=line, previous_id=previous_id)
+        sentences.append(sentence)
+        previous_id = sentence_id if sentence_id is not None else previous_id
+    return JudgedAnswer(line=line, topic_id=topic_id, run_id=run_id, sentences=tuple(sentences))
+
+
+def _parse_answers(path: Path) -> Iterator[JudgedAnswer]:
+    for number, record in read_jsonl(path):
+        yield _parse_answer(record, path=path, line=number)
+
+
+@dataclass
+class StoredSentence:
+    id: int
+    text: str
+    # position -> (citation id, docid)
+    citations: dict[int, tuple[int, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Stored:
+    """What a chunk's stored answers already hold: sentences, citations, this method's labels."""
+
+    sentences: dict[int, list[StoredSentence]]  # answer id -> sentences by index
+    labels: dict[int, tuple[int, int]]  # citation id -> (label id, label)
+
+
+def _stored_parts(answer_ids: list[int], *, method: str) -> Stored:
+    by_answer: dict[int, dict[int, StoredSentence]] = {answer_id: {} for answer_id in answer_ids}
+    by_id: dict[int, StoredSentence] = {}
+    labels: dict[int, tuple[int, int]] = {}
+    for batch in in_batches(answer_ids):
+        for answer_id, index, sentence_id, text in Sentence.objects.filter(answer_id__in=batch).values_list(
+            "answer_id", "index", "id", "text"
+        ):
+            by_answer[answer_id][index] = by_id[sentence_id] = StoredSentence(id=sentence_id, text=text)
+        for sentence_id, position, citation_id, docid in Citation.objects.filter(
+            sentence__answer_id__in=batch
+        ).values_list("sentence_id", "position", "id", "segment_id"):
+            by_id[sentence_id].citations[position] = (citation_id, docid)
+        # Filtered on the answers only, so that the database uses the citation index (see assignment.importing).
+        for citation_id, label_id, label, label_method in SupportLabel.objects.filter(
+            citation__sentence__answer_id__in=batch
+        ).values_list("citation_id", "id", "label", "method"):
+            if label_method == method:
+                labels[citation_id] = (label_id, label)
+    sentences = {
+        answer_id: [indexed[index] for index in sorted(indexed)] for answer_id, indexed in by_answer.items()
+    }
+    return Stored(sentences=sentences, labels=labels)
+
+
+def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) -> str | None:
+    """The field where the file's sentences contradict the stored ones, or None."""
+    if len(stored) != len(answer.sentences):
+        return "sentences"
+    for index, (old, new) in enumerate(zip(stored, answer.sentences)):
+        if new.text is not None and not same_modulo_whitespace(old.text, new.text):
+            return f"sentences[{index}].text"
+    return None
+
+
+class SupportImport:
+    def __init__(self, *, path: Path, method: str, name: str, replace: bool, batch: ImportBatch) -> None:
+        self.path = path
+        self.method = method
+        self.name = name
+        self.replace = replace
+        self.batch = batch
+        self.result = JudgmentsImportResult(path=str(path))
+        self.now = timezone.now()
+        self.runs = RunsFinder(batch=batch, result=self.result, path=path)
+        self.keys = AnswerKeys(path=path)
+
+    def chunk_import(self, chunk: list[JudgedAnswer]) -> None:
+        path = self.path
+        self.result.lines += len(chunk)
+        topics_require(((answer.line, answer.topic_id) for answer in chunk), path=path, field="topic_id")
+        keyed: list[tuple[tuple[int, str], JudgedAnswer]] = []
+        for answer in chunk:
+            key = (self.runs.run(answer.run_id, line=answer.line).pk, answer.topic_id)
+            self.keys.claim(key, run_id=answer.run_id, line=answer.line, field="run_id")
+            keyed.append((key, answer))
+        self.result.count_made(
+            "placeholder segments",
+            segment_placeholders_create(
+                citation.docid for answer in chunk for sentence in answer.sentences for citation in sentence.citations
+            ),
+        )
+        answers = answers_stored(key for key, _ in keyed)
+        stored = _stored_parts([answer.pk for answer in answers.values()], method=self.method)
+
+        new_answers = [
+            (
+                key,
+                Answer(
+                    run_id=key[0],
+                    topic_id=line.topic_id,
+                    text=line.text,
+                    words=words_count(line.text),
+                    imported_from=self.batch,
+                    created_at=self.now,
+                ),
+            )
+            for key, line in keyed
+            if key not in answers
+        ]
+        Answer.objects.bulk_create([answer for _, answer in new_answers])
+        self.result.count_made("answers", len(new_answers))
+        answers.update(new_answers)
+        for _, answer in new_answers:
+            stored.sentences[answer.pk] = []
+        known_by_text = {answer.pk for key, answer in answers.items() if key not in dict(new_answers)}
+
+        # Sentences to make: (answer, index, text); and for each line, its sentences once they exist.
+        sentence_rows: list[Sentence] = []
+        for key, line in keyed:
+            answer = answers[key]
+            old_sentences = stored.sentences[answer.pk]
+            if not old_sentences:
+                sentence_rows += self._sentences_new(answer, line, split_stored_text=answer.pk in known_by_text)
+                continue
+            where = _sentences_difference(old_sentences, line)
+            if where is None:
+                continue
+            if not self.replace:
+                raise ImportFailure(
+                    f"the stored answer of run {line.run_id} for topic {line.topic_id} has other sentences; "
+                    "use --replace to change them",
+                    path=path,
+                    line=line.line,
+                    field=where,
+                )
+            sentence_rows += self._sentences_replace(answer, line)
+            stored.sentences[answer.pk] = []
+        made = Sentence.objects.bulk_create(sentence_rows)
+        self.result.count_made("sentences", len(made))
+        for sentence in made:
+            stored.sentences[sentence.answer_id].append(StoredSentence(id=sentence.pk, text=sentence.text))
+
+        citation_rows: list[Citation] = []
+        pending_labels: list[tuple[Citation | int, int, JudgedAnswer, str]] = []
+        for key, line in keyed:
+            answer = answers[key]
+            # In index order: stored ones were read sorted, new ones made in order.
+            for index, (old, new) in enumerate(zip(stored.sentences[answer.pk], line.sentences)):
+                used: set[int] = set()
+                for position, citation in enumerate(new.citations):
+                    where = f"sentences[{index}].citations[{position}]"
+                    target = self._citation_match(old, citation, position, used, line=line, where=where)
+                    if target is None:
+                        free = position if position not in old.citations else max(old.citations) + 1
+                        target = Citation(sentence_id=old.id, position=free, segment_id=citation.docid)
+                        old.citations[free] = (-1, citation.docid)  # taken, for the citations after it
+                        citation_rows.append(target)
+                    if citation.support is not None:
+                        pending_labels.append((target, citation.support, line, f"{where}.support"))
+        Citation.objects.bulk_create(citation_rows)
+        self.result.count_made("citations", len(citation_rows))
+        self._labels_write(pending_labels, stored.labels)
+
+    def _sentences_new(self, answer: Answer, line: JudgedAnswer, *, split_stored_text: bool) -> list[Sentence]:
+        texts = [sentence.text for sentence in line.sentences]
+        if split_stored_text:
+            # An answer known by its text only (a nugget assignment file): the sentences split it,
+            # and the text gives back those whose text NIST's export lost.
+            fitted = sentences_fit(answer.text, texts)
+            if fitted is None:
+                self.result.warn(
+                    "answer texts",
+                    f"{self.path}, line {line.line}: the sentences differ from the stored text of the answer of run "
+                    f"{line.run_id} for topic {line.topic_id}; they are attached to it, its text is kept",
+                )
+            else:
+                texts = fitted
+        for index, text in enumerate(texts):
+            if text is None:
+                self.result.warn(
+                    "lost sentence texts",
+                    f"{self.path}, line {line.line}: sentences[{index}].text is missing (NaN); stored as empty text",
+                )
+        return [Sentence(answer_id=answer.pk, index=index, text=text or "") for index, text in enumerate(texts)]
+
+    def _sentences_replace(self, answer: Answer, line: JudgedAnswer) -> list[Sentence]:
+        _, deleted = Sentence.objects.filter(answer_id=answer.pk).delete()
+        labels = sum(number for model, number in deleted.items() if model not in ("assessor.Sentence", "assessor.Citation"))
+        if labels:
+            self.result.warn(
+                "replaced sentences",
+                f"{self.path}, line {line.line}: replacing the sentences of the answer of run {line.run_id} for topic "
+                f"{line.topic_id} deleted {labels} labels of their citations",
+            )
+        answer.text = line.text
+        answer.words = words_count(line.text)
+        answer.imported_from = self.batch
+        answer.save(update_fields=["text", "words", "imported_from"])
+        self.result.replaced += 1
+        return [Sentence(answer_id=answer.pk, index=index, text=s.text or "") for index, s in enumerate(line.sentences)]
+
+    def _citation_match(
+        self, sentence: StoredSentence, citation: CitationLine, position: int, used: set[int], *, line: JudgedAnswer, where: str
+    ) -> int | None:
+        """The stored citation the file's citation is: same docid, at its position if possible."""
+        at_position = sentence.citations.get(position)
+        if at_position is not None and at_position[1] == citation.docid and at_position[0] not in used | {-1}:
+            used.add(at_position[0])
+            return at_position[0]
+        for stored_position, (citation_id, docid) in sorted(sentence.citations.items()):
+            if docid == citation.docid and citation_id not in used and citation_id != -1:
+                used.add(citation_id)
+                self.result.warn(
+                    "citation order",
+                    f"{self.path}, line {line.line}: {where} ({citation.docid}) is citation {stored_position} of the "
+                    f"stored sentence, not {position}; its label is attached there"
+                    + ("; the metrics judge a sentence's first citation" if position == 0 else ""),
+                )
+                return citation_id
+        if at_position is not None:
+            self.result.warn(
+                "citation order",
+                f"{self.path}, line {line.line}: {where} ({citation.docid}) is not among the stored sentence's "
+                "citations; it is added after them",
+            )
+        return None
+
+    def _labels_write(self, pending: list[tuple[Citation | int, int, JudgedAnswer, str]], stored: dict[int, tuple[int, int]]) -> None:
+        created_at = connection.ops.adapt_datetimefield_value(self.now)
+        rows = []
+        changed = []
+        for target, label, line, where in pending:
+            citation_id = target.pk if isinstance(target, Citation) else target
+            old = stored.get(citation_id)
+            if old is None:
+                rows.append((citation_id, self.name, self.method, label, self.batch.pk, created_at))
+                stored[citation_id] = (-1, label)  # a citation named twice in one file is caught below
+            elif old[1] == label:
+                if old[0] != -1:
+                    self.result.unchanged += 1
+            elif self.replace and old[0] != -1:
+                changed.append(
+                    SupportLabel(
+                        id=old[0],
+                        label=label,
+                        imported_from=self.batch,
+                        created_by=None,
+                        job=None,
+                        seconds_spent=None,
+                        created_at=self.now,
+                    )
+                )
+            else:
+                raise ImportFailure(
+                    f"the method {self.name!r} has judged this citation {old[1]}, not {label}"
+                    + ("; use --replace to change it" if old[0] != -1 else " (earlier in this file)"),
+                    path=self.path,
+                    line=line.line,
+                    field=where,
+                )
+        rows_insert(SupportLabel, LABEL_COLUMNS, rows)
+        SupportLabel.objects.bulk_update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
+        self.result.count_made("labels", len(rows))
+        self.result.replaced += len(changed)
+
+
+def _options_check(*, path: Path, method: str, name: str) -> None:
+    slug_check(name, option="--name", path=path)
+    if method not in SupportLabel.MethodKind.values:
+        raise ImportFailure(
+            f"--method must be one of {', '.join(SupportLabel.MethodKind.values)}, not {method!r}", path=path
+        )
+    other_kind = (
+        SupportLabel.objects.filter(method=name).exclude(method_kind=method).values_list("method_kind", flat=True).first()
+    )
+    if other_kind:
+        raise ImportFailure(
+            f"the support method {name!r} already holds {other_kind} labels; give these another --name", path=path
+        )
+
+
+@transaction.atomic
+def support_import(
+    *,
+    path: Path,
+    method: str,
+    method_name: str | None = None,
+    replace: bool = False,
+    user: AbstractBaseUser | None = None,
+) -> JudgmentsImportResult:
+    path = Path(path)
+    method = str(method)
+    name = str(method_name or method)
+    _options_check(path=path, method=method, name=name)
+    options = {"method": method, "name": name, "replace": replace}
+    batch = batch_start(kind=ImportBatch.Kind.SUPPORT, path=path, options=options, user=user)
+    importer = SupportImport(path=path, method=method, name=name, replace=replace, batch=batch)
+    for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
+        importer.chunk_import(chunk)
+    importer.result.warnings_close()
+    return batch_finish(batch, importer.result)

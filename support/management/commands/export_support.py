@@ -1,0 +1,14 @@
+from collections.abc import Iterator
+
+from assessor.management.base import ExportCommand
+from support.exporting import support_lines
+
+
+class Command(ExportCommand):
+    help = "Export a support method's labels in NIST's support format, one answer a line."
+
+    def add_export_arguments(self, parser) -> None:
+        parser.add_argument("--method", required=True, help="the support method name")
+
+    def lines(self, options: dict) -> Iterator[str]:
+        return support_lines(method=options["method"])
