@@ -180,6 +180,37 @@ def condition_averages() -> list[tuple[str, int, str, float]]:
     ]
 
 
+def lineage_totals() -> dict[str, rules.LineageSummary]:
+    """Per post-edited set name: the lineage summaries of all its topics added up (three queries)."""
+    sets = {
+        pk: (name, drafts_id)
+        for pk, name, drafts_id in NuggetSet.objects.filter(
+            kind=NuggetSet.Kind.AUTO_EDIT, drafts__isnull=False
+        ).values_list("pk", "name", "drafts_id")
+    }
+    drafts_of: dict[int, list[int]] = {}
+    finals_of: dict[int, dict[int, tuple[int, str, list[int]]]] = {pk: {} for pk in sets}
+    draft_set_ids = {drafts_id for _, drafts_id in sets.values()}
+    for pk, set_id in Nugget.objects.filter(nugget_set_id__in=draft_set_ids).order_by("position", "id").values_list("pk", "nugget_set_id"):
+        drafts_of.setdefault(set_id, []).append(pk)
+    for pk, set_id, position, origin in Nugget.objects.filter(nugget_set_id__in=list(sets)).values_list(
+        "pk", "nugget_set_id", "position", "origin"
+    ):
+        finals_of[set_id][pk] = (position, origin, [])
+    links = Nugget.derived_from.through.objects.filter(from_nugget__nugget_set_id__in=list(sets)).values_list(
+        "from_nugget_id", "to_nugget_id", "from_nugget__nugget_set_id"
+    )
+    for nugget_id, draft_id, set_id in links:
+        finals_of[set_id][nugget_id][2].append(draft_id)
+    totals: dict[str, rules.LineageSummary] = {}
+    for pk, (name, drafts_id) in sets.items():
+        one = rules.lineage_summarize(draft_ids=drafts_of.get(drafts_id, []), finals=list(finals_of[pk].values()))
+        total = totals.setdefault(name, rules.LineageSummary())
+        for counter in ("drafts", "kept", "reworded", "merged", "split", "deleted", "added", "final"):
+            setattr(total, counter, getattr(total, counter) + getattr(one, counter))
+    return dict(sorted(totals.items()))
+
+
 @dataclass
 class WorkReport:
     work: AssessorWork

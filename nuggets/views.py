@@ -7,7 +7,7 @@ same form with `HX-Request` and swaps the returned panel in place.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.middleware.csrf import get_token
 from django.urls import reverse
@@ -141,8 +141,10 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
-    work = selectors.work_for_assessor(work_id=work_id, user=request.user)
-    work = work_heartbeat(work_id=work.pk, user=request.user)
+    try:
+        work = work_heartbeat(work_id=work_id, user=request.user)
+    except AssessorWork.DoesNotExist:
+        raise Http404("No such work of yours.") from None
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
         {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}
@@ -173,7 +175,12 @@ def organize(request: HttpRequest) -> HttpResponse:
     works = list(selectors.nugget_works())
     for item in works:
         item.time_label = duration_label(item.active_seconds)
-    context = {"form": form, "works": works, "averages": selectors.condition_averages()}
+    context = {
+        "form": form,
+        "works": works,
+        "averages": selectors.condition_averages(),
+        "lineage": selectors.lineage_totals(),
+    }
     return render(request, "nuggets/organize.html", context, status=400 if form.errors else 200)
 
 

@@ -245,3 +245,22 @@ def test_an_organizer_reopens_a_submitted_topic(client):
     assert nugget_set_of(work).status == NuggetSet.Status.OPEN
     page = client.get(reverse("nuggets:organize_topic", args=[work.topic_id])).content.decode()
     assert "reopened: one nugget is missing" in page
+
+
+def test_the_organizer_sees_lineage_totals_across_topics(client):
+    # Topic 1: 3 drafts, d0 kept, d1 + d2 merged. Topic 2: 2 drafts, d0 split in two, d1 deleted, one added.
+    one = make_given_topic(condition="auto_edit", drafts=["a0", "a1", "a2"])
+    two = make_given_topic(condition="auto_edit", drafts=["b0", "b1"])
+    logged_in(client, one.assessor)
+    a = list(nugget_set_of(one).nuggets.values_list("id", flat=True))
+    client.post(op_url(one, "merge"), {"nuggets": [a[1], a[2]], "version": 0}, **HTMX)
+    logged_in(client, two.assessor)
+    b = list(nugget_set_of(two).nuggets.values_list("id", flat=True))
+    client.post(op_url(two, "split"), {"nugget": b[0], "texts": "x\ny", "version": 0}, **HTMX)
+    client.post(op_url(two, "delete"), {"nugget": b[1], "version": 1}, **HTMX)
+    client.post(op_url(two, "add"), {"text": "new", "version": 2}, **HTMX)
+    logged_in(client, make_user(Role.ORGANIZER))
+    page = client.get(reverse("nuggets:organize")).content.decode()
+    # drafts 5, kept 1, reworded 0, merged 2, split 1, deleted 1, added 1, final 2 + 3 = 5
+    cells = "".join(f'<td class="num">{n}</td>' for n in (5, 1, 0, 2, 1, 1, 1, 5))
+    assert f"<td><code>auto_edit</code></td>{cells}" in page
