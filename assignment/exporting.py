@@ -1,0 +1,93 @@
+"""Nugget assignment labels and score tables, written in the formats the importers read.
+
+`assignments_lines` writes NIST's nugget assignment format (what
+`import_assignments` reads); `scores_lines` writes the official score TSV
+(what `import_scores` reads). Both are generators of lines ending in "\n", so
+that commands and downloads stream them.
+"""
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+
+from assessor.models import Answer
+from assessor.scores import ALL_TOPICS, Scores
+from assignment.models import AssignmentLabel
+from assignment.selectors import condition_require
+from nuggets.models import Nugget, NuggetSet
+
+SCORES_HEADER = "run_id\ttopic_id\tmetric\tvalue\n"
+# What an answer's nugget without a label of the condition is written as: it
+# scores 0 either way, and the format wants a label on every nugget.
+UNLABELLED_AS = AssignmentLabel.Label.NOT_SUPPORT
+
+
+def score_value(value: float) -> str:
+    """A float written so that reading it back gives the same float."""
+    return repr(float(value))
+
+
+def scores_lines(scores: Scores) -> Iterator[str]:
+    """The TSV `run_id<TAB>topic_id<TAB>metric<TAB>value`, with a header.
+
+    Per run (sorted): a row per evaluated answer's topic and metric, then the
+    run's means under topic_id `all`. Topics the run has no evaluated answer
+    for have no rows (their 0 is in the mean).
+    """
+    yield SCORES_HEADER
+    for run in scores.runs:
+        for topic in scores.topics:
+            values = scores.per_topic.get((run, topic))
+            if values is None:
+                continue
+            for metric in scores.metrics:
+                yield f"{run}\t{topic}\t{metric}\t{score_value(values[metric])}\n"
+        means = scores.run_means[run]
+        for metric in scores.metrics:
+            yield f"{run}\t{ALL_TOPICS}\t{metric}\t{score_value(means[metric])}\n"
+
+
+def assignments_lines(*, nuggets: str, assigner: str) -> Iterator[str]:
+    """The condition's labelled answers in NIST's nugget assignment format, one JSON object a line.
+
+    `{"query", "qid", "run_id", "answer_text", "response_length", "nuggets": [{"text", "importance", "assignment"}]}`,
+    by topic then run id. Every answer lists all the nuggets of its topic's
+    set, in order; one the answer has no label for is written `not_support`.
+    Reads one topic at a time. Raises LookupError for a condition without labels.
+    """
+    condition_require(nuggets=nuggets, assigner=assigner)
+    nugget_sets = NuggetSet.objects.filter(name=nuggets).order_by("topic_id").values_list("id", "topic_id", "topic__query")
+    for set_id, topic_id, query in nugget_sets:
+        topic_nuggets = list(
+            Nugget.objects.filter(nugget_set_id=set_id).order_by("position").values_list("id", "text", "importance")
+        )
+        labels: dict[int, dict[int, str]] = defaultdict(dict)
+        for answer_id, nugget_id, label in AssignmentLabel.objects.filter(
+            assigner=assigner, nugget_id__in=[nugget_id for nugget_id, _, _ in topic_nuggets]
+        ).values_list("answer_id", "nugget_id", "label"):
+            labels[answer_id][nugget_id] = label
+        if not labels:
+            continue
+        answers = (
+            Answer.objects.filter(id__in=list(labels))
+            .order_by("run__run_id")
+            .values_list("id", "run__run_id", "text", "words")
+        )
+        for answer_id, run_id, text, words in answers:
+            answer_labels = labels[answer_id]
+            record = {
+                "query": query,
+                "qid": topic_id,
+                "run_id": run_id,
+                "answer_text": text,
+                "response_length": words,
+                "nuggets": [
+                    {
+                        "text": nugget_text,
+                        "importance": importance,
+                        "assignment": answer_labels.get(nugget_id, UNLABELLED_AS),
+                    }
+                    for nugget_id, nugget_text, importance in topic_nuggets
+                ],
+            }
+            yield json.dumps(record, ensure_ascii=False) + "\n"

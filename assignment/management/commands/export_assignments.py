@@ -1,0 +1,15 @@
+from collections.abc import Iterator
+
+from assessor.management.base import ExportCommand
+from assignment.exporting import assignments_lines
+
+
+class Command(ExportCommand):
+    help = "Export a condition's nugget assignment labels in NIST's format, one answer a line."
+
+    def add_export_arguments(self, parser) -> None:
+        parser.add_argument("--nuggets", required=True, help="the nugget set name")
+        parser.add_argument("--assigner", required=True, help="the assigner name")
+
+    def lines(self, options: dict) -> Iterator[str]:
+        return assignments_lines(nuggets=options["nuggets"], assigner=options["assigner"])

@@ -1,0 +1,112 @@
+"""Reads of nugget assignment labels: the conditions and their scores.
+
+A condition is a nugget set name and an assigner name. Its evaluated topics
+are the topics whose nugget set of that name has at least one label from that
+assigner; its runs are the runs with at least one labelled answer. Scores are
+fetched in a fixed number of queries (no query per answer or topic) and
+aggregated in Python by assignment.scoring.
+"""
+
+from collections import Counter, defaultdict
+
+from django.db.models import QuerySet
+
+from assessor.models import Answer
+from assessor.scores import Scores
+from assignment.models import AssignmentLabel
+from assignment.scoring import NuggetCounts, condition_scores
+from nuggets.models import Nugget
+
+FETCH_CHUNK = 20_000
+
+
+def condition_labels(*, nuggets: str, assigner: str) -> QuerySet[AssignmentLabel]:
+    return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets)
+
+
+def conditions_list() -> list[tuple[str, str]]:
+    """The (nugget set name, assigner name) pairs that have labels, sorted."""
+    # DISTINCT over (assigner, nugget) reads the (assigner, nugget) index only;
+    # the nugget -> set name map is small next to the labels.
+    pairs = AssignmentLabel.objects.order_by().values_list("assigner", "nugget_id").distinct()
+    assigner_nuggets: dict[str, set[int]] = defaultdict(set)
+    for assigner, nugget_id in pairs.iterator(chunk_size=FETCH_CHUNK):
+        assigner_nuggets[assigner].add(nugget_id)
+    if not assigner_nuggets:
+        return []
+    set_name = dict(Nugget.objects.order_by().values_list("id", "nugget_set__name").iterator(chunk_size=FETCH_CHUNK))
+    conditions = {
+        (set_name[nugget_id], assigner)
+        for assigner, nugget_ids in assigner_nuggets.items()
+        for nugget_id in nugget_ids
+        if nugget_id in set_name
+    }
+    return sorted(conditions)
+
+
+def _missing_condition(*, nuggets: str, assigner: str) -> LookupError:
+    known = ", ".join(f"--nuggets {n} --assigner {a}" for n, a in conditions_list()) or "none"
+    return LookupError(
+        f"no assignment labels for nugget set {nuggets!r} by assigner {assigner!r}; conditions with labels: {known}"
+    )
+
+
+def condition_exists(*, nuggets: str, assigner: str) -> bool:
+    return condition_labels(nuggets=nuggets, assigner=assigner).exists()
+
+
+def condition_require(*, nuggets: str, assigner: str) -> None:
+    """Raise LookupError, naming the conditions that exist, unless this one has labels."""
+    if not condition_exists(nuggets=nuggets, assigner=assigner):
+        raise _missing_condition(nuggets=nuggets, assigner=assigner)
+
+
+def nugget_scores(
+    *, nuggets: str, assigner: str, topics: list[str] | None = None, runs: list[str] | None = None
+) -> Scores:
+    """The nugget metrics of a condition, per answer and per run.
+
+    `topics` restricts the evaluated topics; `runs` restricts the runs shown
+    (their means stay over all the condition's evaluated topics).
+    Raises LookupError when the condition has no labels at all.
+    """
+    labels = condition_labels(nuggets=nuggets, assigner=assigner)
+    if topics is not None:
+        labels = labels.filter(answer__topic_id__in=topics)
+    evaluated_topics = None
+    if runs is not None:
+        evaluated_topics = list(labels.order_by().values_list("answer__topic_id", flat=True).distinct())
+        labels = labels.filter(answer__run__run_id__in=runs)
+
+    rows = labels.order_by().values_list("answer__run__run_id", "answer__topic_id", "nugget__importance", "label")
+    label_counts = Counter(rows.iterator(chunk_size=FETCH_CHUNK))
+    if not label_counts and not condition_exists(nuggets=nuggets, assigner=assigner):
+        raise _missing_condition(nuggets=nuggets, assigner=assigner)
+
+    answer_topics = {topic for _, topic, _, _ in label_counts}
+    answer_runs = {run for run, _, _, _ in label_counts}
+    importances: dict[str, list[str]] = defaultdict(list)
+    for topic, importance in (
+        Nugget.objects.filter(nugget_set__name=nuggets, nugget_set__topic_id__in=answer_topics)
+        .order_by()
+        .values_list("nugget_set__topic_id", "importance")
+    ):
+        importances[topic].append(importance)
+    words = {
+        (run, topic): n
+        for run, topic, n in Answer.objects.filter(topic_id__in=answer_topics, run__run_id__in=answer_runs)
+        .order_by()
+        .values_list("run__run_id", "topic_id", "words")
+    }
+    return condition_scores(
+        label_counts=label_counts,
+        nugget_counts={topic: NuggetCounts.of(values) for topic, values in importances.items()},
+        words=words,
+        topics=evaluated_topics,
+    )
+
+
+def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, int], str]:
+    """(answer id, nugget id) -> label, for every label of the condition."""
+    rows = condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")
+    return {(answer_id, nugget_id): label for answer_id, nugget_id, label in rows.iterator(chunk_size=FETCH_CHUNK)}

@@ -1,0 +1,22 @@
+from collections.abc import Iterator
+
+from assessor.management.base import ExportCommand
+from nuggets.exporting import nugget_set_names, nuggets_lines
+
+
+class Command(ExportCommand):
+    help = 'Export nugget sets in the nuggetizer format: {"qid", "query", "nuggets": [{"text", "importance"}]} a line.'
+
+    def add_export_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--nuggets", default=None, help="the nugget set name (may be left out when the collection has one)"
+        )
+
+    def lines(self, options: dict) -> Iterator[str]:
+        name = options["nuggets"]
+        if name is None:
+            names = nugget_set_names()
+            if len(names) != 1:
+                raise LookupError(f"choose the nugget sets with --nuggets NAME; nugget sets: {', '.join(names) or 'none'}")
+            name = names[0]
+        return nuggets_lines(name=name)
