@@ -59,20 +59,18 @@ def auto_assign_job_create(
 
 
 def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int, str]]:
-    answer = Answer.objects.select_related("topic").get(pk=item.payload["answer"])
-    nuggets = list(Nugget.objects.filter(nugget_set_id=item.payload["nugget_set"]).order_by("position"))
+    query, passage = Answer.objects.values_list("topic__query", "text").get(pk=item.payload["answer"])
+    nuggets = list(
+        Nugget.objects.filter(nugget_set_id=item.payload["nugget_set"]).order_by("position").values_list("id", "text")
+    )
     prompt = job_prompt(job, "assign")
     labelled: list[tuple[int, str]] = []
     for batch in chunks(nuggets, BATCH_SIZE):
         messages = prompt_messages(
-            prompt,
-            n=len(batch),
-            query=answer.topic.query,
-            passage=answer.text,
-            nuggets=as_list_text([nugget.text for nugget in batch]),
+            prompt, n=len(batch), query=query, passage=passage, nuggets=as_list_text([text for _, text in batch])
         )
         labels = llm.ask(prompt, messages, partial(parse_label_list, expected=len(batch), allowed=LABELS))
-        labelled.extend((nugget.pk, label) for nugget, label in zip(batch, labels, strict=True))
+        labelled.extend((nugget_id, label) for (nugget_id, _), label in zip(batch, labels, strict=True))
     return labelled
 
 

@@ -29,9 +29,9 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable
+from assessor.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.llm.prompts import prompt_template_get
-from assessor.models import Job, JobItem
+from assessor.models import Job, JobItem, PromptTemplate
 
 logger = logging.getLogger(__name__)
 
@@ -120,25 +120,29 @@ def item_claim(item_id: int, *, worker: str) -> bool:
     return claimed == 1
 
 
-def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str) -> None:
+def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str, usage: Usage) -> None:
     with transaction.atomic():
         failed = JobItem.objects.filter(pk=item.pk, status=JobItem.Status.CLAIMED, claimed_by=worker).update(
             status=JobItem.Status.FAILED, error=reason[:5000], raw_response=raw, finished_at=timezone.now()
         )
-        if failed:
-            Job.objects.filter(pk=item.job_id).update(failed_items=F("failed_items") + 1)
+        counts = {"failed_items": F("failed_items") + 1} if failed else {}
+        if counts or usage.calls:
+            Job.objects.filter(pk=item.job_id).update(**counts, **usage.job_increments())
 
 
-def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None]) -> bool:
+def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage: Usage) -> bool:
+    # The calls' usage is added to the job in the same write as the item's count (one write, not one per call).
     with transaction.atomic():
         finished = JobItem.objects.filter(pk=item.pk, status=JobItem.Status.CLAIMED, claimed_by=worker).update(
             status=JobItem.Status.DONE, error="", raw_response="", finished_at=timezone.now()
         )
         if not finished:
             # The claim was taken back (a resume): another worker owns this item now.
+            if usage.calls:
+                Job.objects.filter(pk=item.job_id).update(**usage.job_increments())
             return False
         store()
-        Job.objects.filter(pk=item.job_id).update(done_items=F("done_items") + 1)
+        Job.objects.filter(pk=item.job_id).update(done_items=F("done_items") + 1, **usage.job_increments())
     return True
 
 
@@ -160,23 +164,35 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
         return "skipped"
     item = JobItem.objects.select_related("job").get(pk=item_id)
     job = item.job
-    Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(status=Job.Status.RUNNING, started_at=timezone.now())
+    if job.status == Job.Status.QUEUED:
+        Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
+            status=Job.Status.RUNNING, started_at=timezone.now()
+        )
     module = work_module(job.kind)
     outcome = "failed"
+    llm: LLMSession | None = None
     try:
         base = config or LLMConfig.from_settings()
         # The job names its model: a worker configured otherwise still uses it.
         llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk)
         result = module.item_compute(job=job, item=item, llm=llm)
-    except LLMAnswerFailed as failure:
-        _item_fail(item, worker=worker, reason=failure.reason, raw=failure.raw)
-    except (LLMUnavailable, LLMNotConfigured, ItemUnworkable) as exc:
-        _item_fail(item, worker=worker, reason=str(exc), raw="")
-    except Exception as exc:  # a bug must not leave the item claimed for ever
-        logger.exception("job %s item %s", job.pk, item.key)
-        _item_fail(item, worker=worker, reason=f"{type(exc).__name__}: {exc}", raw="")
+    except Exception as exc:
+        usage = llm.usage_take() if llm is not None else Usage()
+        if isinstance(exc, LLMAnswerFailed):
+            reason, raw = exc.reason, exc.raw
+        elif isinstance(exc, (LLMUnavailable, LLMNotConfigured, ItemUnworkable)):
+            reason, raw = str(exc), ""
+        else:  # a bug must not leave the item claimed for ever
+            logger.exception("job %s item %s", job.pk, item.key)
+            reason, raw = f"{type(exc).__name__}: {exc}", ""
+        _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
     else:
-        stored = _item_finish(item, worker=worker, store=lambda: module.item_store(job=job, item=item, result=result))
+        stored = _item_finish(
+            item,
+            worker=worker,
+            store=lambda: module.item_store(job=job, item=item, result=result),
+            usage=llm.usage_take(),
+        )
         outcome = "done" if stored else "skipped"
     job_complete_if_finished(job.pk)
     return outcome
@@ -299,8 +315,13 @@ def job_wait(job_id: int, *, report: Callable[[str], None], interval: float = 1.
         time.sleep(interval)
 
 
-def job_prompt(job: Job, name: str):
-    """The prompt version the job was created with, so that all its results share one version."""
-    from assessor.models import PromptTemplate
+_prompt_versions: dict[tuple[str, int], PromptTemplate] = {}
 
-    return PromptTemplate.objects.get(name=name, version=job.prompt_versions[name])
+
+def job_prompt(job: Job, name: str) -> PromptTemplate:
+    """The prompt version the job was created with, so that all its results share one version."""
+    key = (name, job.prompt_versions[name])
+    # A stored version never changes, so a process may keep it.
+    if key not in _prompt_versions:
+        _prompt_versions[key] = PromptTemplate.objects.get(name=name, version=key[1])
+    return _prompt_versions[key]

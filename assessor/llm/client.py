@@ -216,6 +216,28 @@ def _request(config: LLMConfig, messages: list[dict[str, str]]) -> Completion:
 
 
 @dataclass
+class Usage:
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Decimal = Decimal(0)
+
+    def add(self, *, tokens_in: int, tokens_out: int, cost: Decimal) -> None:
+        self.calls += 1
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
+        self.cost += cost
+
+    def job_increments(self) -> dict:
+        return {
+            "calls": F("calls") + self.calls,
+            "tokens_in": F("tokens_in") + self.tokens_in,
+            "tokens_out": F("tokens_out") + self.tokens_out,
+            "cost": F("cost") + self.cost,
+        }
+
+
+@dataclass
 class LLMSession:
     """Asks on behalf of one job item; every call is logged against them."""
 
@@ -223,6 +245,7 @@ class LLMSession:
     job_id: int | None = None
     item_id: int | None = None
     calls_made: int = field(default=0, init=False)
+    usage: "Usage" = field(default_factory=lambda: Usage(), init=False)
 
     def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
         key = cache_key(model=self.config.model, prompt=prompt, temperature=self.config.temperature, messages=messages)
@@ -239,26 +262,27 @@ class LLMSession:
         raw = ""
         reason = ""
         for _ask in range(self.config.max_reasks + 1):
-            raw = self._complete(prompt, conversation, key)
+            completion = self._complete(prompt, conversation, key)
+            raw = completion.text
             try:
                 value = parse(raw)
             except AnswerUnusable as unusable:
                 reason = unusable.reason
-                self._mark_last(parsed_ok=False, error=reason)
+                self._log(prompt, conversation, completion, key=key, error=reason)
                 conversation = conversation + [
                     {"role": "assistant", "content": raw},
                     {"role": "user", "content": REASK.format(reason=reason)},
                 ]
                 continue
-            self._mark_last(parsed_ok=True, error="")
+            self._log(prompt, conversation, completion, key=key, parsed_ok=True)
             return value
         raise LLMAnswerFailed(f"no usable answer after {self.config.max_reasks + 1} asks: {reason}", raw)
 
-    def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str) -> str:
-        """The text of one answer, retrying transient failures; raises LLMUnavailable when they persist."""
+    def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str) -> Completion:
+        """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
         for attempt in range(self.config.max_retries + 1):
             try:
-                completion = _request(self.config, messages)
+                return _request(self.config, messages)
             except openai.APIError as exc:
                 self._log(prompt, messages, Completion(""), key=key, error=f"{type(exc).__name__}: {exc}")
                 if not _is_transient(exc):
@@ -268,9 +292,6 @@ class LLMSession:
                         f"the LLM endpoint failed {attempt + 1} times; last error: {type(exc).__name__}: {exc}"
                     ) from exc
                 time.sleep(_backoff_seconds(self.config, attempt, exc))
-                continue
-            self._log(prompt, messages, completion, key=key)
-            return completion.text
         raise AssertionError("unreachable")
 
     def _log(
@@ -285,7 +306,7 @@ class LLMSession:
         error: str = "",
     ) -> None:
         cost = Decimal(0) if from_cache else self.config.cost(completion.tokens_in, completion.tokens_out)
-        self._last = LLMCall.objects.create(
+        LLMCall.objects.create(
             job_id=self.job_id,
             item_id=self.item_id,
             prompt=prompt,
@@ -304,16 +325,17 @@ class LLMSession:
         if from_cache:
             return
         self.calls_made += 1
-        if self.job_id is not None:
-            Job.objects.filter(pk=self.job_id).update(
-                calls=F("calls") + 1,
-                tokens_in=F("tokens_in") + completion.tokens_in,
-                tokens_out=F("tokens_out") + completion.tokens_out,
-                cost=F("cost") + cost,
-            )
+        self.usage.add(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost=cost)
 
-    def _mark_last(self, *, parsed_ok: bool, error: str) -> None:
-        LLMCall.objects.filter(pk=self._last.pk).update(parsed_ok=parsed_ok, error=error)
+    def usage_take(self) -> "Usage":
+        """The calls, tokens and cost not yet added to the job; the job engine adds them with the item's result."""
+        usage, self.usage = self.usage, Usage()
+        return usage
+
+    def usage_flush(self) -> None:
+        usage = self.usage_take()
+        if self.job_id is not None and usage.calls:
+            Job.objects.filter(pk=self.job_id).update(**usage.job_increments())
 
 
 def llm_session(*, job_id: int | None = None, item_id: int | None = None, config: LLMConfig | None = None) -> LLMSession:

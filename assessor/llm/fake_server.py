@@ -272,3 +272,25 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 fake._done()
 
     return Handler
+
+
+def main() -> None:
+    """Serve until killed, printing the base URL first (for benchmarks in another process)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="A local OpenAI-compatible test server.")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    args = parser.parse_args()
+    server = FakeLLMServer(latency=args.latency).start()
+    print(server.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
