@@ -1,0 +1,193 @@
+"""Nugget lists, one topic a line: the nuggetizer's format, and what export_nuggets writes.
+
+`{"qid", "query"?, "nuggets": [{"text", "importance": "vital"|"okay"}]}`
+
+Each line becomes the topic's nugget set of the given name and kind, its
+nuggets in file order. Drafts (LLM nuggets for post-editing) carry no
+importance: it may be absent, empty or null, and is ignored if given.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from assessor.importing.answers import JudgmentsImportResult, id_field, json_type, slug_check, text_field, topics_require
+from assessor.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.models import ImportBatch
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget, NuggetSet
+
+IMPORTANCES = frozenset(Nugget.Importance.values)
+CHUNK_TOPICS = 500
+
+NuggetList = tuple[tuple[str, str], ...]  # ((text, importance), ...); importance "" for drafts
+
+
+@dataclass(frozen=True)
+class TopicNuggets:
+    line: int
+    topic_id: str
+    nuggets: NuggetList
+
+
+def _parse_nugget(raw: Any, index: int, *, drafts: bool, path: Path, line: int) -> tuple[str, str]:
+    where = f"nuggets[{index}]"
+    if not isinstance(raw, dict):
+        raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
+    text = text_field(raw, "text", path=path, line=line, where=where)
+    if drafts:
+        return text, ""
+    importance = raw.get("importance")
+    if importance not in IMPORTANCES:
+        raise ImportFailure(
+            f"{importance!r} is not an importance (vital or okay)", path=path, line=line, field=f"{where}.importance"
+        )
+    return text, importance
+
+
+def _parse_topic(record: dict[str, Any], *, drafts: bool, path: Path, line: int) -> TopicNuggets:
+    topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
+    raw_nuggets = require(record, "nuggets", list, path=path, line=line)
+    if not raw_nuggets:
+        raise ImportFailure("no nuggets", path=path, line=line, field="nuggets")
+    limit = NuggetSet.MAX_DRAFTS if drafts else None
+    if limit is not None and len(raw_nuggets) > limit:
+        raise ImportFailure(
+            f"{len(raw_nuggets)} drafts, at most {limit} are allowed", path=path, line=line, field="nuggets"
+        )
+    nuggets = tuple(
+        _parse_nugget(raw, index, drafts=drafts, path=path, line=line) for index, raw in enumerate(raw_nuggets)
+    )
+    return TopicNuggets(line=line, topic_id=topic_id, nuggets=nuggets)
+
+
+def _parse_topics(path: Path, *, drafts: bool) -> Iterator[TopicNuggets]:
+    first_line: dict[str, int] = {}
+    for number, record in read_jsonl(path):
+        topic = _parse_topic(record, drafts=drafts, path=path, line=number)
+        first = first_line.setdefault(topic.topic_id, number)
+        if first != number:
+            raise ImportFailure(
+                f"topic {topic.topic_id} repeated (first on line {first}); a file has one nugget list a topic",
+                path=path,
+                line=number,
+                field="qid",
+            )
+        yield topic
+
+
+def _difference(stored: NuggetList, new: NuggetList) -> str:
+    for index, ((text, importance), (new_text, new_importance)) in enumerate(zip(stored, new)):
+        if text != new_text:
+            return f"nuggets[{index}].text"
+        if importance != new_importance:
+            return f"nuggets[{index}].importance"
+    return "nuggets"
+
+
+@transaction.atomic
+def nuggets_import(
+    *,
+    path: Path,
+    kind: str,
+    name: str | None = None,
+    replace: bool = False,
+    user: AbstractBaseUser | None = None,
+) -> JudgmentsImportResult:
+    path = Path(path)
+    kind = str(kind)
+    name = str(name or kind)
+    if kind not in NuggetSet.Kind.values:
+        raise ImportFailure(f"the kind must be one of {', '.join(NuggetSet.Kind.values)}, not {kind!r}", path=path)
+    slug_check(name, option="--name", path=path)
+    drafts = kind == NuggetSet.Kind.DRAFT
+    batch = batch_start(
+        kind=ImportBatch.Kind.NUGGETS, path=path, options={"kind": kind, "name": name, "replace": replace}, user=user
+    )
+    result = JudgmentsImportResult(path=str(path))
+    now = timezone.now()
+    for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
+        result.lines += len(chunk)
+        topics_require(((topic.line, topic.topic_id) for topic in chunk), path=path, field="qid")
+        stored = {s.topic_id: s for s in NuggetSet.objects.filter(name=name, topic_id__in=[t.topic_id for t in chunk])}
+        stored_lists: dict[int, list[tuple[str, str]]] = {s.pk: [] for s in stored.values()}
+        for set_id, text, importance in (
+            Nugget.objects.filter(nugget_set_id__in=list(stored_lists))
+            .order_by("nugget_set_id", "position")
+            .values_list("nugget_set_id", "text", "importance")
+        ):
+            stored_lists[set_id].append((text, importance))
+
+        to_fill: list[tuple[NuggetSet, TopicNuggets]] = []
+        for topic in chunk:
+            nugget_set = stored.get(topic.topic_id)
+            if nugget_set is None:
+                nugget_set = NuggetSet.objects.create(
+                    topic_id=topic.topic_id, kind=kind, name=name, imported_from=batch, created_at=now
+                )
+                result.count_made("nugget sets")
+                to_fill.append((nugget_set, topic))
+                continue
+            stored_list = tuple(stored_lists[nugget_set.pk])
+            if stored_list == topic.nuggets and nugget_set.kind == kind:
+                result.unchanged += 1
+                continue
+            if not replace:
+                if nugget_set.kind != kind:
+                    problem, where = f"is stored as {nugget_set.kind} nuggets, not {kind}", "nuggets"
+                else:
+                    problem, where = "is stored with another nugget list", _difference(stored_list, topic.nuggets)
+                raise ImportFailure(
+                    f"the nugget set {name!r} of topic {topic.topic_id} {problem}; use --replace to change it "
+                    "(or --name for another set)",
+                    path=path,
+                    line=topic.line,
+                    field=where,
+                )
+            labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
+            Nugget.objects.filter(nugget_set=nugget_set).delete()
+            if labels:
+                result.warn(
+                    "replaced nugget sets",
+                    f"{path}, line {topic.line}: replacing nugget set {name!r} of topic {topic.topic_id} "
+                    f"deleted {labels} assignment labels on its old nuggets",
+                )
+            if nugget_set.edited_sets.exists():
+                result.warn(
+                    "replaced nugget sets",
+                    f"{path}, line {topic.line}: the drafts of topic {topic.topic_id} were post-edited; "
+                    "the edited nuggets lose their links to the replaced drafts",
+                )
+            nugget_set.kind = kind
+            nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
+            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+            result.replaced += 1
+            to_fill.append((nugget_set, topic))
+
+        made = Nugget.objects.bulk_create(
+            Nugget(
+                nugget_set=nugget_set,
+                position=position,
+                text=text,
+                importance=importance,
+                imported_from=batch,
+                created_at=now,
+            )
+            for nugget_set, topic in to_fill
+            for position, (text, importance) in enumerate(topic.nuggets)
+        )
+        result.count_made("nuggets", len(made))
+        for _, topic in to_fill:
+            if not drafts and len(topic.nuggets) > NuggetSet.MAX_NUGGETS:
+                result.warn(
+                    "long nugget lists",
+                    f"{path}, line {topic.line}: topic {topic.topic_id} has {len(topic.nuggets)} nuggets, "
+                    f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
+                )
+    result.warnings_close()
+    return batch_finish(batch, result)
