@@ -118,3 +118,25 @@ def test_a_bad_table_names_the_line_and_imports_nothing(write_file, content, exp
 def test_a_table_name_must_be_a_slug(write_file):
     with pytest.raises(CommandError, match=r"a table name must be a slug"):
         call_command("import_scores", str(write_file("a.tsv", TABLE)), "--name", "not a slug")
+
+
+def test_a_table_written_by_export_scores_reads_back_as_the_same_scores(tmp_path):
+    from django.core.management import get_commands
+
+    from tests.test_metaeval_sources import build_conditions
+
+    if "export_scores" not in get_commands():
+        pytest.skip("export_scores is not available")
+    build_conditions()
+    exported = tmp_path / "manual.tsv"
+    call_command("export_scores", "--nuggets", "auto_edit", "--assigner", "manual", "--output", str(exported))
+    call_command("import_scores", str(exported), "--name", "manual-copy", stdout=StringIO())
+    original = source_scores(source_parse("auto_edit/manual"))
+    copy = source_scores(source_parse("scores:manual-copy"))
+    assert copy.per_topic == original.per_topic
+    assert copy.run_means == original.run_means
+    out = StringIO()
+    call_command("metaeval", "--a", "auto_edit/manual", "--b", "scores:manual-copy", "--json", stdout=out)
+    data = json.loads(out.getvalue())
+    assert data["confusion"] is None
+    assert data["metrics"]["Vstrict"]["pairs"] == 6 and data["metrics"]["Vstrict"]["tau_all"] == pytest.approx(1.0)
