@@ -15,6 +15,8 @@ from django.db import transaction
 
 from assessor.models import AssessorWork, Topic
 from assessor.roles import Role, user_set_role
+from assessor.work import work_give
+from nuggets.services import nugget_work_give
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 
@@ -82,18 +84,16 @@ def demo_work_ensure() -> int:
     organizer = User.objects.get(username="organizer")
     added = 0
     for username, topic_id, kind, nugget_set_name in DEMO_WORK:
-        if not Topic.objects.filter(id=topic_id).exists():
+        topic = Topic.objects.filter(id=topic_id).first()
+        if topic is None or AssessorWork.objects.filter(topic=topic, kind=kind).exists():
             continue
-        _, created = AssessorWork.objects.get_or_create(
-            topic_id=topic_id,
-            kind=kind,
-            defaults={
-                "assessor": User.objects.get(username=username),
-                "nugget_set_name": nugget_set_name,
-                "created_by": organizer,
-            },
-        )
-        added += created
+        assessor = User.objects.get(username=username)
+        if kind == AssessorWork.Kind.NUGGETS_MANUAL:
+            # Opens the topic's (empty) nugget set too, as giving the work on the pages does.
+            nugget_work_give(topic=topic, assessor=assessor, condition=nugget_set_name, by=organizer)
+        else:
+            work_give(topic=topic, assessor=assessor, kind=kind, by=organizer)
+        added += 1
     return added
 
 
