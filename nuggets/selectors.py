@@ -92,7 +92,10 @@ def work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
 
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
-    return NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name)
+    try:
+        return NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name)
+    except NuggetSet.DoesNotExist:
+        raise Http404("This work has no nugget set.") from None
 
 
 def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus_id: int | None = None) -> Panel:

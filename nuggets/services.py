@@ -183,7 +183,10 @@ def _context_open(
         work = AssessorWork.objects.select_for_update().get(pk=work_id, assessor=user)
     except AssessorWork.DoesNotExist:
         raise rules.InvalidOperation("This topic is not given to you.") from None
-    nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)
+    try:
+        nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)
+    except NuggetSet.DoesNotExist:
+        raise rules.InvalidOperation("This work has no nugget set to edit; ask an organizer.") from None
     if op_id and NuggetEdit.objects.filter(nugget_set=nugget_set, op_id=op_id).exists():
         return None, OpResult(work=work, nugget_set=nugget_set, edit=None, replayed=True)
     if nugget_set.status == NuggetSet.Status.SUBMITTED:

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor.models import AssessorWork, Topic
 from assessor.roles import Role, assessor_required, organizer_required, user_role
-from assessor.work import WorkError, work_heartbeat
+from assessor.work import NUGGET_KINDS, WorkError, work_heartbeat
 from nuggets import selectors
 from nuggets.forms import GiveWorkForm, ReopenForm
 from nuggets.services import (
@@ -145,6 +145,8 @@ def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
         work = work_heartbeat(work_id=work_id, user=request.user)
     except AssessorWork.DoesNotExist:
         raise Http404("No such work of yours.") from None
+    if work.kind not in NUGGET_KINDS:
+        raise Http404("Not nugget work.")
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
         {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}

@@ -507,6 +507,7 @@
       n: () => {
         const input = document.getElementById("new-nugget");
         if (input && !input.disabled) input.focus();
+        else if (frozen()) alertShow("The list is submitted and frozen; an organizer can reopen it.", false);
         else alertShow("The list is full: delete or merge a nugget before adding one.", false);
       },
       e: () => editOpen(li),
