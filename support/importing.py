@@ -258,15 +258,14 @@ class SupportImport:
         answers.update(new_answers)
         for _, answer in new_answers:
             stored.sentences[answer.pk] = []
-        known_by_text = {answer.pk for key, answer in answers.items() if key not in dict(new_answers)}
+        new_keys = {key for key, _ in new_answers}
 
-        # Sentences to make: (answer, index, text); and for each line, its sentences once they exist.
         sentence_rows: list[Sentence] = []
         for key, line in keyed:
             answer = answers[key]
             old_sentences = stored.sentences[answer.pk]
             if not old_sentences:
-                sentence_rows += self._sentences_new(answer, line, split_stored_text=answer.pk in known_by_text)
+                sentence_rows += self._sentences_new(answer, line, split_stored_text=key not in new_keys)
                 continue
             where = _sentences_difference(old_sentences, line)
             if where is None:
