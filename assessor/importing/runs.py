@@ -276,14 +276,17 @@ def _sentences_misfit(stored: StoredAnswer, line: AnswerLine) -> str | None:
 
 
 def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
-    """Bulk-write the references, sentences and citations of answers that have none stored."""
+    """Bulk-write the references, sentences and citations of answers that have none stored.
+
+    Rows get foreign keys by id: assigning model instances costs more than the insert itself.
+    """
     AnswerReference.objects.bulk_create(
-        AnswerReference(answer=answer, rank=rank, segment_id=docid)
+        AnswerReference(answer_id=answer.pk, rank=rank, segment_id=docid)
         for answer, line in answers
         for rank, docid in enumerate(line.references)
     )
     sentences = Sentence.objects.bulk_create(
-        Sentence(answer=answer, index=index, text=sentence.text)
+        Sentence(answer_id=answer.pk, index=index, text=sentence.text)
         for answer, line in answers
         for index, sentence in enumerate(line.sentences)
     )
@@ -292,7 +295,7 @@ def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
         (sentence_line, line.references) for _, line in answers for sentence_line in line.sentences
     )
     Citation.objects.bulk_create(
-        Citation(sentence=sentence, position=position, segment_id=references[rank], reference_rank=rank)
+        Citation(sentence_id=sentence.pk, position=position, segment_id=references[rank], reference_rank=rank)
         for sentence, (sentence_line, references) in zip(sentences, cited, strict=True)
         for position, rank in enumerate(sentence_line.citations)
     )
@@ -301,7 +304,7 @@ def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
 def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]]) -> None:
     """Add the references, reference ranks, later citations and the run's sentence texts to fitting stored sentences."""
     AnswerReference.objects.bulk_create(
-        AnswerReference(answer=old.answer, rank=rank, segment_id=docid)
+        AnswerReference(answer_id=old.answer.pk, rank=rank, segment_id=docid)
         for old, line in answers
         for rank, docid in enumerate(line.references)
     )
