@@ -7,6 +7,7 @@ same form with `HX-Request` and swaps the returned panel in place.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.middleware.csrf import get_token
@@ -160,19 +161,28 @@ def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
 def organize(request: HttpRequest) -> HttpResponse:
     form = GiveWorkForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
         try:
-            given = nugget_work_give(
-                topic=form.cleaned_data["topic"],
-                assessor=form.cleaned_data["assessor"],
-                condition=form.cleaned_data["condition"],
-                by=request.user,
-                name=form.cleaned_data["name"],
-                drafts_name=form.cleaned_data["drafts"],
-            )
+            # All the topics or none: a refusal names its topic and gives nothing.
+            with transaction.atomic():
+                given = [
+                    nugget_work_give(
+                        topic=topic,
+                        assessor=data["assessor"],
+                        condition=data["condition"],
+                        by=request.user,
+                        name=data["name"],
+                        drafts_name=data["drafts"],
+                    )
+                    for topic in data["topics"]
+                ]
         except WorkError as error:
-            form.add_error(None, error.message)
+            form.add_error(None, error.message + " Nothing was given.")
         else:
-            messages.success(request, f"Topic {given.topic_id} given to {given.assessor} ({given.get_kind_display()}).")
+            topic_ids = ", ".join(work.topic_id for work in given)
+            messages.success(
+                request, f"Given to {data['assessor']} ({given[0].get_kind_display()}): {topic_ids}."
+            )
             return redirect("nuggets:organize")
     works = list(selectors.nugget_works())
     for item in works:

@@ -194,14 +194,30 @@ def test_an_organizer_gives_a_topic_with_its_condition(client):
     topic = make_topic()
     make_draft_set(topic, ["d1", "d2"])
     logged_in(client, organizer)
-    response = client.post(reverse("nuggets:organize"), {"topic": topic.pk, "assessor": assessor.pk, "condition": "auto_edit"})
+    response = client.post(reverse("nuggets:organize"), {"topics": topic.pk, "assessor": assessor.pk, "condition": "auto_edit"})
     assert response.status_code == 302
     work = AssessorWork.objects.get()
     assert (work.assessor, work.kind, work.created_by) == (assessor, "nuggets_auto_edit", organizer)
     assert texts_of(work) == ["d1", "d2"]
     other = make_user(Role.ASSESSOR)
-    response = client.post(reverse("nuggets:organize"), {"topic": topic.pk, "assessor": other.pk, "condition": "manual"})
+    response = client.post(reverse("nuggets:organize"), {"topics": topic.pk, "assessor": other.pk, "condition": "manual"})
     assert response.status_code == 400 and "already given to" in response.content.decode()
+
+
+def test_an_organizer_gives_several_topics_at_once_or_none(client):
+    organizer = make_user(Role.ORGANIZER)
+    assessor = make_user(Role.ASSESSOR)
+    first, second, taken = make_topic(), make_topic(), make_given_topic(condition="manual")
+    logged_in(client, organizer)
+    url = reverse("nuggets:organize")
+    refused = client.post(url, {"topics": f"{first.pk}, {taken.topic_id}", "assessor": assessor.pk, "condition": "manual"})
+    assert refused.status_code == 400 and "Nothing was given" in refused.content.decode()
+    unknown = client.post(url, {"topics": f"{first.pk} 2024-nope", "assessor": assessor.pk, "condition": "manual"})
+    assert unknown.status_code == 400 and "Unknown topic(s): 2024-nope" in unknown.content.decode()
+    assert AssessorWork.objects.filter(assessor=assessor).count() == 0
+    given = client.post(url, {"topics": f"{first.pk}\n{second.pk}", "assessor": assessor.pk, "condition": "manual"})
+    assert given.status_code == 302
+    assert sorted(AssessorWork.objects.filter(assessor=assessor).values_list("topic_id", flat=True)) == sorted([first.pk, second.pk])
 
 
 def test_the_organizer_sees_nuggets_lineage_log_and_time(client):
