@@ -125,7 +125,7 @@ def test_a_full_post_editing_session_by_keyboard(open_as):
     # The source of the selected nugget, then importance for every nugget from the top.
     page.locator("#segments li.segment").first.get_by_role("button").click()
     settled(page)
-    page.locator("#nugget-list li.nugget").first.click()
+    page.locator("#nugget-list li.nugget .num").first.click()  # the number selects; the text opens an edit
     for key in ["v", "j", "o", "j", "v", "j", "v", "j", "o", "j", "o"]:
         press(page, key)
     page.get_by_role("button", name="Submit").click()
