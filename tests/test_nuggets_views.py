@@ -280,3 +280,21 @@ def test_the_organizer_sees_lineage_totals_across_topics(client):
     # drafts 5, kept 1, reworded 0, merged 2, split 1, deleted 1, added 1, final 2 + 3 = 5
     cells = "".join(f'<td class="num">{n}</td>' for n in (5, 1, 0, 2, 1, 1, 1, 5))
     assert f"<td><code>auto_edit</code></td>{cells}" in page
+
+
+def test_the_organizer_overview_costs_the_same_queries_for_many_topics(client):
+    organizer = make_user(Role.ORGANIZER)
+    logged_in(client, organizer)
+
+    def count() -> int:
+        client.get(reverse("nuggets:organize"))
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(reverse("nuggets:organize")).status_code == 200
+        return len(queries)
+
+    make_given_topic(condition="auto_edit", drafts=["a", "b"], organizer=organizer)
+    one = count()
+    for _ in range(4):
+        make_given_topic(condition="auto_edit", drafts=["a", "b", "c"], organizer=organizer)
+        make_given_topic(condition="manual", organizer=organizer)
+    assert count() == one

@@ -262,3 +262,28 @@ def test_leaving_an_edited_text_saves_it_and_esc_cancels(open_as):
     settled(page)
     assert texts_of(work) == ["first draft, kept on blur", "second draft"]
     assert NuggetEdit.objects.filter(operation="edit").count() == 1
+
+
+def test_active_time_skips_an_idle_gap_and_is_shown(open_as):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+
+    def beat_after(seconds_away: int) -> None:
+        AssessorWork.objects.filter(pk=work.pk).update(last_activity_at=timezone.now() - timedelta(seconds=seconds_away))
+        page.mouse.move(10, 10)
+        page.mouse.move(20, 30)
+        page.evaluate("window.nuggetWorkspace.state.lastBeat = 0; window.nuggetWorkspace.heartbeat()")
+        page.wait_for_function("document.getElementById('connection').textContent === 'Saved'")
+
+    beat_after(20 * 60)  # back from a 20 minute break: nothing counted
+    page.wait_for_function("document.getElementById('active-time').textContent === '0 s'")
+    work.refresh_from_db()
+    assert work.active_seconds == 0 and work.status == AssessorWork.Status.IN_PROGRESS
+    beat_after(90)  # 90 s of reading the segments: counted
+    page.wait_for_function("document.getElementById('active-time').textContent.startsWith('1 min 3')")
+    work.refresh_from_db()
+    assert 90 <= work.active_seconds < 100
