@@ -56,11 +56,12 @@ class Command(BaseCommand):
             return
         out.write(f"confusion matrix, rows {comparison.a}, columns {comparison.b}, {confusion.total} shared pairs")
         width = max(len(label) for label in confusion.labels) + 2
-        out.write(" " * width + "".join(f"{label:>{width + 10}}" for label in confusion.labels) + f"{'total':>10}")
+        cell = max(width, 16)
+        out.write(" " * width + "".join(f"{label:>{cell}}" for label in confusion.labels) + f"{'total':>10}")
         for label, row, pct in zip(confusion.labels, confusion.counts, confusion.percentages, strict=True):
-            cells = "".join(f"{f'{count} ({share:.1f}%)':>{width + 10}}" for count, share in zip(row, pct, strict=True))
+            cells = "".join(f"{f'{count} ({share:.1f}%)':>{cell}}" for count, share in zip(row, pct, strict=True))
             out.write(f"{label:<{width}}{cells}{sum(row):>10}")
-        out.write(f"{'total':<{width}}" + "".join(f"{n:>{width + 10}}" for n in confusion.column_totals()))
+        out.write(f"{'total':<{width}}" + "".join(f"{n:>{cell}}" for n in confusion.column_totals()) + f"{confusion.total:>10}")
         out.write(f"agreement {_tau(confusion.agreement)}    Cohen's kappa {_tau(confusion.kappa)}")
         if confusion.missing_a or confusion.missing_b:
             out.write(f"labelled only in a: {confusion.missing_b}; only in b: {confusion.missing_a}")
