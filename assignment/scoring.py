@@ -118,38 +118,34 @@ def run_means(
 
 def condition_scores(
     *,
-    label_counts: Mapping[tuple[str, str, str, str], int],
+    tallies: Mapping[RunTopic, LabelTally],
     nugget_counts: Mapping[str, NuggetCounts],
     words: Mapping[RunTopic, int],
     topics: Iterable[str] | None = None,
 ) -> Scores:
     """The scores of one condition.
 
-    label_counts: (run_id, topic_id, importance, label) -> number of labels;
-    the answers evaluated are the (run, topic) pairs that occur there, the
-    runs the runs that occur there, and the topics evaluated those that occur
-    there unless `topics` names them (when only some runs are asked for, the
-    topics still come from the whole condition).
+    tallies: (run_id, topic_id) -> the answer's label tally, for every
+    evaluated answer (one with at least one label; its tally may hold no
+    support at all). The runs are those of the answers, and the topics
+    evaluated those of the answers unless `topics` names them (when only some
+    runs are asked for, the topics still come from the whole condition).
     nugget_counts: topic_id -> the counts of that topic's nugget set.
     words: (run_id, topic_id) -> the answer's length in words.
     """
-    tallies: dict[RunTopic, dict[tuple[str, str], int]] = defaultdict(dict)
-    for (run, topic, importance, label), n in label_counts.items():
-        tally = tallies[run, topic]
-        tally[importance, label] = tally.get((importance, label), 0) + n
     per_topic = {
         key: answer_metrics_from_tally(
             tally=tally, counts=nugget_counts.get(key[1], NuggetCounts()), words=words.get(key, 0)
         )
-        for key, tally in tallies.items()
+        for key, tally in sorted(tallies.items())
     }
-    topics = sorted(set(topics) if topics is not None else {topic for _, topic in per_topic})
+    topic_list = sorted(set(topics) if topics is not None else {topic for _, topic in per_topic})
     runs = sorted({run for run, _ in per_topic})
     return Scores(
         metrics=NUGGET_METRICS,
-        per_topic=dict(sorted(per_topic.items())),
-        run_means=run_means(per_topic, runs=runs, topics=topics, metrics=NUGGET_METRICS),
-        topics=topics,
+        per_topic=per_topic,
+        run_means=run_means(per_topic, runs=runs, topics=topic_list, metrics=NUGGET_METRICS),
+        topics=topic_list,
         runs=runs,
     )
 

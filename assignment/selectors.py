@@ -7,14 +7,14 @@ fetched in a fixed number of queries (no query per answer or topic) and
 aggregated in Python by assignment.scoring.
 """
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from assessor.models import Answer
 from assessor.scores import Scores
 from assignment.models import AssignmentLabel
-from assignment.scoring import NuggetCounts, condition_scores
+from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
 from nuggets.models import Nugget
 
 FETCH_CHUNK = 20_000
@@ -79,23 +79,37 @@ def _labelled_topics(*, assigner: str, set_nuggets: dict[int, tuple[str, str]]) 
     return {set_nuggets[nugget_id][0] for nugget_id in labelled.iterator(chunk_size=FETCH_CHUNK) if nugget_id in set_nuggets}
 
 
-def _runs_label_counts(
+# The label counts an answer's metrics need: support and partial_support by importance.
+TALLIED = tuple((importance, label) for importance in (VITAL, OKAY, "") for label in (SUPPORT, PARTIAL_SUPPORT))
+
+
+def _tallies_per_answer(labels: QuerySet[AssignmentLabel]) -> dict[int, dict[tuple[str, str], int]]:
+    """answer id -> label tally, counted by the database in one pass: one row per answer comes back."""
+    counts = {
+        f"n{index}": Count("id", filter=Q(nugget__importance=importance, label=label))
+        for index, (importance, label) in enumerate(TALLIED)
+    }
+    rows = labels.order_by().values("answer_id").annotate(**counts).values_list("answer_id", *counts)
+    return {answer_id: {key: n for key, n in zip(TALLIED, ns) if n} for answer_id, *ns in rows}
+
+
+def _tallies_of_runs(
     *, assigner: str, runs: list[str], topics: set[str], set_nuggets: dict[int, tuple[str, str]]
-) -> Counter:
-    """The label counts of some runs' answers, read through the answers' label index."""
+) -> dict[int, dict[tuple[str, str], int]]:
+    """The label tallies of some runs' answers, read through the answers' label index."""
     answers = Answer.objects.filter(run__run_id__in=runs, topic_id__in=topics).values("id")
     # Filtered on the answers only: with the assigner in the WHERE clause, SQLite
     # walks every label of the assigner instead of the answers' few.
-    rows = (
-        AssignmentLabel.objects.filter(answer_id__in=answers)
-        .order_by()
-        .values_list("answer__run__run_id", "answer__topic_id", "nugget_id", "assigner", "label")
+    rows = AssignmentLabel.objects.filter(answer_id__in=answers).order_by().values_list(
+        "answer_id", "nugget_id", "assigner", "label"
     )
-    counts: Counter = Counter()
-    for run, topic, nugget_id, label_assigner, label in rows.iterator(chunk_size=FETCH_CHUNK):
+    tallies: dict[int, dict[tuple[str, str], int]] = {}
+    for answer_id, nugget_id, label_assigner, label in rows:
         if label_assigner == assigner and nugget_id in set_nuggets:
-            counts[run, topic, set_nuggets[nugget_id][1], label] += 1
-    return counts
+            tally = tallies.setdefault(answer_id, {})
+            key = (set_nuggets[nugget_id][1], label)
+            tally[key] = tally.get(key, 0) + 1
+    return tallies
 
 
 def nugget_scores(
@@ -106,38 +120,36 @@ def nugget_scores(
     `topics` restricts the evaluated topics; `runs` restricts the runs shown
     (their means stay over all the condition's evaluated topics).
     Raises LookupError when the condition has no labels at all.
-    A fixed number of queries: 3 for the whole condition, 4 with `runs`.
+    Three queries for the whole condition, four with `runs`.
     """
     set_nuggets = _set_nuggets(nuggets=nuggets, topics=topics)
-    evaluated_topics = None
     if runs is None:
         labels = condition_labels(nuggets=nuggets, assigner=assigner)
         if topics is not None:
             labels = labels.filter(answer__topic_id__in=topics)
-        rows = labels.order_by().values_list("answer__run__run_id", "answer__topic_id", "nugget__importance", "label")
-        label_counts = Counter(rows.iterator(chunk_size=FETCH_CHUNK))
+        tallies = _tallies_per_answer(labels)
+        evaluated_topics = None
     else:
         evaluated_topics = _labelled_topics(assigner=assigner, set_nuggets=set_nuggets)
-        label_counts = _runs_label_counts(assigner=assigner, runs=runs, topics=evaluated_topics, set_nuggets=set_nuggets)
-    if not label_counts and not condition_exists(nuggets=nuggets, assigner=assigner):
+        tallies = _tallies_of_runs(assigner=assigner, runs=runs, topics=evaluated_topics, set_nuggets=set_nuggets)
+    if not tallies and not condition_exists(nuggets=nuggets, assigner=assigner):
         raise _missing_condition(nuggets=nuggets, assigner=assigner)
 
+    set_topics = sorted({topic for topic, _ in set_nuggets.values()})
+    answers = {
+        answer_id: ((run, topic), words)
+        for answer_id, run, topic, words in Answer.objects.filter(topic_id__in=set_topics)
+        .order_by()
+        .values_list("id", "run__run_id", "topic_id", "words")
+        if answer_id in tallies
+    }
     importances: dict[str, list[str]] = defaultdict(list)
     for topic, importance in set_nuggets.values():
         importances[topic].append(importance)
-    answer_topics = {topic for _, topic, _, _ in label_counts}
-    answer_runs = {run for run, _, _, _ in label_counts}
-    words = {
-        (run, topic): n
-        for run, topic, n in Answer.objects.filter(topic_id__in=answer_topics, run__run_id__in=answer_runs)
-        .order_by()
-        .values_list("run__run_id", "topic_id", "words")
-        .iterator(chunk_size=FETCH_CHUNK)
-    }
     return condition_scores(
-        label_counts=label_counts,
+        tallies={answers[answer_id][0]: tally for answer_id, tally in tallies.items() if answer_id in answers},
         nugget_counts={topic: NuggetCounts.of(values) for topic, values in importances.items()},
-        words=words,
+        words=dict(answers.values()),
         topics=evaluated_topics,
     )
 

@@ -2,20 +2,20 @@
 
 A method's evaluated answers are the answers with at least one support label
 of that method; its evaluated topics and runs are those of these answers.
-Scores are fetched in four queries whatever the size (no query per answer)
-and computed by support.scoring.
+Scores are fetched in three queries whatever the size (no query per answer):
+the database counts per answer, support.scoring computes.
 """
 
-from collections import defaultdict
+from django.db.models import Count, Q, QuerySet
 
-from django.db.models import QuerySet
-
-from assessor.models import Answer, Citation, Sentence
+from assessor.models import Answer, Sentence
 from assessor.scores import Scores
 from support.models import SupportLabel
-from support.scoring import UNJUDGED, SentenceLabel, method_scores
+from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
 FETCH_CHUNK = 20_000
+# Up to this many ids go in an IN list; beyond, the whole table is read and filtered in Python.
+IN_LIST_LIMIT = 900
 
 
 def support_methods_list() -> list[str]:
@@ -41,48 +41,50 @@ def support_scores(*, method: str, topics: list[str] | None = None, runs: list[s
 
     `topics` restricts the evaluated topics; `runs` restricts the runs shown
     (their means stay over all the method's evaluated topics).
-    Raises LookupError when the method has no labels.
+    Raises LookupError when the method has no labels. Three queries, the
+    database counting per answer, so that a few rows per answer come back.
     """
-    answers = method_answers(method=method).order_by()
+    labels = SupportLabel.objects.filter(method=method)
     if topics is not None:
-        answers = answers.filter(topic_id__in=topics)
-    evaluated_topics = None
-    if runs is not None:
-        evaluated_topics = list(answers.values_list("topic_id", flat=True).distinct())
-        answers = answers.filter(run__run_id__in=runs)
+        labels = labels.filter(citation__sentence__answer__topic_id__in=topics)
+    counts = {
+        str(value): Count("id", filter=Q(citation__position=0, label=value)) for value in SUPPORT_SCORE
+    }
+    # Every answer with a label of the method, with the labels of its first citations counted by value.
+    judged = {
+        answer_id: dict(zip(SUPPORT_SCORE, ns))
+        for answer_id, *ns in labels.order_by()
+        .values("citation__sentence__answer_id")
+        .annotate(**counts)
+        .values_list("citation__sentence__answer_id", *counts)
+    }
+    if not judged:
+        method_require(method=method)
 
+    answers = Answer.objects.filter(id__in=judged) if len(judged) <= IN_LIST_LIMIT else Answer.objects.all()
     answer_keys = {
         answer_id: (run, topic)
-        for answer_id, run, topic in answers.values_list("id", "run__run_id", "topic_id").iterator(chunk_size=FETCH_CHUNK)
+        for answer_id, run, topic in answers.order_by().values_list("id", "run__run_id", "topic_id")
+        if answer_id in judged
     }
-    if not answer_keys:
-        method_require(method=method)
-    sentence_answer = dict(
-        Sentence.objects.filter(answer__in=answers)
+    evaluated_topics = sorted({topic for _, topic in answer_keys.values()})
+    if runs is not None:
+        shown = set(runs)
+        answer_keys = {answer_id: key for answer_id, key in answer_keys.items() if key[0] in shown}
+    # Sentences without any citation, per answer, read by topic: a short IN list.
+    uncited = dict(
+        Sentence.objects.filter(answer__topic_id__in=evaluated_topics, citations__isnull=True)
         .order_by()
-        .values_list("id", "answer_id")
-        .iterator(chunk_size=FETCH_CHUNK)
-    )
-    citing = set(
-        Citation.objects.filter(position=0, sentence__answer__in=answers)
-        .order_by()
-        .values_list("sentence_id", flat=True)
-        .iterator(chunk_size=FETCH_CHUNK)
-    )
-    first_labels = dict(
-        SupportLabel.objects.filter(method=method, citation__position=0, citation__sentence__answer__in=answers)
-        .order_by()
-        .values_list("citation__sentence_id", "label")
-        .iterator(chunk_size=FETCH_CHUNK)
+        .values("answer_id")
+        .annotate(n=Count("id"))
+        .values_list("answer_id", "n")
     )
 
-    sentences: dict[tuple[str, str], list[SentenceLabel]] = defaultdict(list)
-    for answer_id in answer_keys:
-        # An evaluated answer whose sentences are all unjudged still has a row (of zeros).
-        sentences[answer_keys[answer_id]] = []
-    for sentence_id, answer_id in sentence_answer.items():
-        label = first_labels.get(sentence_id, UNJUDGED) if sentence_id in citing else None
-        sentences[answer_keys[answer_id]].append(label)
+    sentences: dict[tuple[str, str], list[SentenceLabel]] = {}
+    for answer_id, key in answer_keys.items():
+        # The metrics do not depend on the sentences' order: the labels by value, then the uncited ones.
+        by_value = judged[answer_id]
+        sentences[key] = [value for value, n in by_value.items() for _ in range(n)] + [None] * uncited.get(answer_id, 0)
     return method_scores(answers=sentences, topics=evaluated_topics)
 
 
