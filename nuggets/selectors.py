@@ -11,7 +11,7 @@ from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
 from assessor.work import NUGGET_KINDS
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
-from nuggets.services import NIST_SOURCE, nugget_cap
+from nuggets.services import NIST_SOURCE, nugget_cap, submit_cap
 
 EDIT_LOG_LIMIT = 500
 
@@ -50,7 +50,12 @@ class Panel:
     drafts: list[DraftRow]
     summary: rules.LineageSummary | None
     cap: int
+    submit_cap: int
     focus_id: int | None = None
+
+    @property
+    def over_submit_cap(self) -> int:
+        return max(0, len(self.rows) - self.submit_cap)
 
     @property
     def is_post_edit(self) -> bool:
@@ -128,6 +133,7 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
         drafts=draft_rows,
         summary=summary,
         cap=nugget_cap(nugget_set.kind),
+        submit_cap=submit_cap(nugget_set.kind),
         focus_id=focus_id,
     )
 

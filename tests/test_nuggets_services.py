@@ -333,3 +333,15 @@ def queries_of_operations(size: int) -> list[int]:
 
 def test_an_operation_costs_as_many_queries_on_a_short_list_as_on_a_long_one():
     assert queries_of_operations(8) == queries_of_operations(30)
+
+
+def test_a_post_edited_list_is_submitted_with_at_most_twenty_nuggets():
+    work = make_given_topic(condition="auto_edit", drafts=[f"d{i}" for i in range(22)])
+    for nugget_id in ids_of(work):
+        apply(work, "importance", nugget=nugget_id, importance="okay")
+    with pytest.raises(rules.InvalidOperation, match="At most 20 nuggets may be submitted; the list has 22"):
+        nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+    first, second, third = ids_of(work)[:3]
+    apply(work, "merge", nuggets=[first, second, third])
+    nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+    assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
