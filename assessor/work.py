@@ -86,10 +86,14 @@ def work_give(
         raise WorkError(f"{assessor} is not an assessor: only assessors can be given topics.")
     current = topic_assessor(topic=topic)
     if current is not None and current.pk != assessor.pk:
-        raise WorkError(f"Topic {topic.pk} is already given to {current}: a topic's human work is done by one assessor.")
+        raise WorkError(
+            f"Topic {topic.pk} is already given to {current}: a topic's human work is done by one assessor."
+        )
     existing = AssessorWork.objects.filter(topic=topic, kind=kind).first()
     if existing is not None:
-        raise WorkError(f"Topic {topic.pk} already has {existing.get_kind_display()} work (given to {existing.assessor}).")
+        raise WorkError(
+            f"Topic {topic.pk} already has {existing.get_kind_display()} work (given to {existing.assessor})."
+        )
     work = AssessorWork.objects.create(
         topic=topic, assessor=assessor, kind=kind, nugget_set_name=nugget_set_name, created_by=by
     )

@@ -110,13 +110,17 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
             Prefetch("derived_from", queryset=Nugget.objects.only("id", "position", "text", "nugget_set_id"))
         )
     )
-    drafts = list(Nugget.objects.filter(nugget_set_id=nugget_set.drafts_id).order_by("position", "id").only("id", "text", "position")) if nugget_set.drafts_id else []
+    drafts = []
+    if nugget_set.drafts_id:
+        draft_rows = Nugget.objects.filter(nugget_set_id=nugget_set.drafts_id).order_by("position", "id")
+        drafts = list(draft_rows.only("id", "text", "position"))
     draft_number = {draft.pk: index + 1 for index, draft in enumerate(drafts)}
     rows = []
     finals = []
     for index, nugget in enumerate(nuggets):
         sources = sorted(nugget.derived_from.all(), key=lambda d: draft_number.get(d.pk, 0))
-        rows.append(NuggetRow(nugget=nugget, number=index + 1, drafts=[(draft_number.get(d.pk, 0), d.text) for d in sources]))
+        numbered = [(draft_number.get(d.pk, 0), d.text) for d in sources]
+        rows.append(NuggetRow(nugget=nugget, number=index + 1, drafts=numbered))
         finals.append((index, nugget.origin, [d.pk for d in sources]))
     summary = None
     draft_rows = []
@@ -200,7 +204,8 @@ def lineage_totals() -> dict[str, rules.LineageSummary]:
     drafts_of: dict[int, list[int]] = {}
     finals_of: dict[int, dict[int, tuple[int, str, list[int]]]] = {pk: {} for pk in sets}
     draft_set_ids = {drafts_id for _, drafts_id in sets.values()}
-    for pk, set_id in Nugget.objects.filter(nugget_set_id__in=draft_set_ids).order_by("position", "id").values_list("pk", "nugget_set_id"):
+    draft_rows = Nugget.objects.filter(nugget_set_id__in=draft_set_ids).order_by("position", "id")
+    for pk, set_id in draft_rows.values_list("pk", "nugget_set_id"):
         drafts_of.setdefault(set_id, []).append(pk)
     for pk, set_id, position, origin in Nugget.objects.filter(nugget_set_id__in=list(sets)).values_list(
         "pk", "nugget_set_id", "position", "origin"

@@ -160,7 +160,9 @@ class _Context:
         for nugget in self.nuggets:
             if nugget.pk == wanted:
                 return nugget
-        raise rules.InvalidOperation("That nugget is no longer in the list (it was deleted or merged): reload the list.")
+        raise rules.InvalidOperation(
+            "That nugget is no longer in the list (it was deleted or merged): reload the list."
+        )
 
     def snapshot(self, nugget: Nugget) -> dict:
         return {
@@ -227,7 +229,11 @@ def _renumber(context: _Context, nuggets: list[Nugget]) -> None:
 
 
 def _derived_write(context: _Context, links: dict[int, list[int]]) -> None:
-    rows = [Through(from_nugget_id=nugget_id, to_nugget_id=draft_id) for nugget_id, drafts in links.items() for draft_id in drafts]
+    rows = [
+        Through(from_nugget_id=nugget_id, to_nugget_id=draft_id)
+        for nugget_id, drafts in links.items()
+        for draft_id in drafts
+    ]
     if rows:
         Through.objects.bulk_create(rows)
     context.derived.update(links)
@@ -269,14 +275,17 @@ def _finish(
     by_id = {nugget.pk: nugget for nugget in context.nuggets}
     if added and after_ids:
         # The time of an operation belongs to the nuggets it produced: their provenance.
-        Nugget.objects.filter(pk__in=list(after_ids)).update(seconds_spent=Coalesce(F("seconds_spent"), Value(0.0)) + added)
+        spent = Coalesce(F("seconds_spent"), Value(0.0)) + added
+        Nugget.objects.filter(pk__in=list(after_ids)).update(seconds_spent=spent)
         for nugget_id in after_ids:
             if nugget_id in by_id:
                 by_id[nugget_id].seconds_spent = (by_id[nugget_id].seconds_spent or 0) + added
     nugget_set = context.nugget_set
     nugget_set.version += 1
     nugget_set.seconds_spent = context.work.active_seconds
-    NuggetSet.objects.filter(pk=nugget_set.pk).update(version=nugget_set.version, seconds_spent=nugget_set.seconds_spent)
+    NuggetSet.objects.filter(pk=nugget_set.pk).update(
+        version=nugget_set.version, seconds_spent=nugget_set.seconds_spent
+    )
     after = {"nuggets": [context.snapshot(by_id[i]) for i in after_ids if i in by_id], "order": context.order}
     after.update(extra or {})
     edit = NuggetEdit.objects.create(
@@ -420,9 +429,9 @@ def _op_merge(context: _Context, params: dict) -> dict:
     text_given = (params.get("text") or "").strip()
     text = rules.text_clean(text_given or "; ".join(n.text for n in chosen))
     importance = params.get("importance")
-    importance = (
-        _importance_clean(importance) if importance is not None else rules.importance_of_merge(n.importance for n in chosen)
-    )
+    if importance is None:
+        importance = rules.importance_of_merge(n.importance for n in chosen)
+    importance = _importance_clean(importance)
     drafts: list[int] = []
     for n in chosen:
         drafts.extend(d for d in context.derived.get(n.pk, []) if d not in drafts)

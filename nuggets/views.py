@@ -103,7 +103,8 @@ def _refused(request: HttpRequest, work_id: int, error: WorkspaceError) -> HttpR
 
 def _applied(request: HttpRequest, work_id: int, result: OpResult) -> HttpResponse:
     if not request.htmx:
-        return redirect(reverse("nuggets:work", args=[work_id]) + (f"#nugget-{result.focus_id}" if result.focus_id else ""))
+        anchor = f"#nugget-{result.focus_id}" if result.focus_id else ""
+        return redirect(reverse("nuggets:work", args=[work_id]) + anchor)
     panel = selectors.panel_load(work=result.work, nugget_set=result.nugget_set, focus_id=result.focus_id)
     return _panel_response(request, panel)
 
@@ -204,7 +205,8 @@ def organize_topic(request: HttpRequest, topic_id: str) -> HttpResponse:
     for report in reports:
         report.work.time_label = duration_label(report.work.active_seconds)
         report.log = [(edit, selectors.edit_describe(edit)) for edit in report.edits]
-    return render(request, "nuggets/organize_topic.html", {"topic": topic, "reports": reports, "reopen_form": ReopenForm()})
+    context = {"topic": topic, "reports": reports, "reopen_form": ReopenForm()}
+    return render(request, "nuggets/organize_topic.html", context)
 
 
 @require_POST

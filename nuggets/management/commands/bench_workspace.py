@@ -63,7 +63,9 @@ class Command(BaseCommand):
         same = all(large[name][3] == small[name][3] for name in large)
         self.stdout.write("query count independent of the topic's size: " + ("yes" if same else "NO"))
 
-    def measure(self, *, nuggets: int, segments: int, repeat: int, tag: str) -> dict[str, tuple[float, float, float, int]]:
+    def measure(
+        self, *, nuggets: int, segments: int, repeat: int, tag: str
+    ) -> dict[str, tuple[float, float, float, int]]:
         client, work, ids = self.scenario(nuggets=nuggets, segments=segments, tag=tag)
         page_url = reverse("nuggets:work", args=[work.pk])
         op_url = reverse("nuggets:op", args=[work.pk, "edit"]).removesuffix("edit/")
@@ -86,7 +88,9 @@ class Command(BaseCommand):
             "workspace page": lambda: self.ok(client.get(page_url)),
             "panel (htmx)": lambda: self.ok(client.get(page_url, **htmx)),
             "edit text": post("edit", nugget=ids[0], text=lambda turn: f"a reworded nugget, take {turn}"),
-            "set importance": post("importance", nugget=ids[1], importance=lambda turn: "vital" if turn % 2 else "okay"),
+            "set importance": post(
+                "importance", nugget=ids[1], importance=lambda turn: "vital" if turn % 2 else "okay"
+            ),
             "move": post("move", nugget=ids[2], to=lambda turn: (turn % 2) * (len(ids) - 1)),
             "heartbeat": lambda: self.ok(client.post(heartbeat_url)),
         }
@@ -129,7 +133,9 @@ class Command(BaseCommand):
         batch = ImportBatch.objects.create(kind=ImportBatch.Kind.NUGGETS, file_name="bench.jsonl", sha256="0" * 64)
         drafts = NuggetSet.objects.create(topic=topic, kind=NuggetSet.Kind.DRAFT, name="draft", imported_from=batch)
         Nugget.objects.bulk_create(
-            Nugget(nugget_set=drafts, position=i, text=f"draft nugget number {i} of about ten words", imported_from=batch)
+            Nugget(
+                nugget_set=drafts, position=i, text=f"draft nugget number {i} of about ten words", imported_from=batch
+            )
             for i in range(nuggets)
         )
         work = nugget_work_give(topic=topic, assessor=assessor, condition="auto_edit", by=organizer)
