@@ -98,7 +98,7 @@ class QrelAdmin(admin.ModelAdmin):
     search_fields = ("topic__id", "segment__docid")
     raw_id_fields = ("topic", "segment", "job")
     readonly_fields = ("imported_from",)
-    list_select_related = ("source",)
+    list_select_related = ("source", "topic", "segment")
     show_full_result_count = False
 
 
@@ -124,7 +124,7 @@ class AnswerAdmin(admin.ModelAdmin):
     search_fields = ("topic__id", "run__run_id", "text")
     raw_id_fields = ("run", "topic")
     readonly_fields = ("created_at", "imported_from")
-    list_select_related = ("run",)
+    list_select_related = ("run", "topic")
     inlines = (SentenceInline,)
     show_full_result_count = False
 
@@ -134,7 +134,7 @@ class AnswerReferenceAdmin(admin.ModelAdmin):
     list_display = ("answer", "rank", "segment")
     search_fields = ("answer__topic__id", "answer__run__run_id", "segment__docid")
     raw_id_fields = ("answer", "segment")
-    list_select_related = ("answer__run",)
+    list_select_related = ("answer__run", "segment")
     show_full_result_count = False
 
 
@@ -160,6 +160,7 @@ class CitationAdmin(admin.ModelAdmin):
     list_display = ("sentence_id", "position", "segment", "reference_rank")
     search_fields = ("segment__docid",)
     raw_id_fields = ("sentence", "segment")
+    list_select_related = ("segment",)
     show_full_result_count = False
 
 
@@ -293,7 +294,7 @@ class AssessorWorkAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status", "assessor")
     search_fields = ("topic__id", "assessor__username", "nugget_set_name")
     raw_id_fields = ("topic",)
-    list_select_related = ("assessor",)
+    list_select_related = ("topic", "assessor")
     readonly_fields = ("active_seconds", "last_activity_at", "submitted_at", "reopened_count", "version", "created_by", "created_at")
     inlines = (WorkEventInline,)
 

@@ -18,7 +18,7 @@ from assessor.forms import UploadForm
 from assessor.importing.base import ImportFailure
 from assessor.models import AssessorWork, QrelSource, Run, Topic
 from assessor.roles import Role, organizer_required, user_role
-from assessor.scores import NUGGET_METRICS, SUPPORT_METRICS, Scores
+from assessor.scores import SUPPORT_METRICS, Scores
 
 ANSWERS_PER_PAGE = 25
 

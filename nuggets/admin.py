@@ -20,7 +20,7 @@ class NuggetSetAdmin(admin.ModelAdmin):
     search_fields = ("topic__id", "name")
     raw_id_fields = ("topic", "drafts")
     readonly_fields = (*PROVENANCE_FIELDS, "version")
-    list_select_related = ("created_by", "imported_from")
+    list_select_related = ("topic", "created_by", "imported_from")
     inlines = (NuggetInline,)
     actions = ("download_nuggets",)
 

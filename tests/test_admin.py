@@ -4,6 +4,8 @@ import pytest
 from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import AssessorWork, Citation, ImportBatch, Job, JobItem, LLMCall, PromptTemplate, WorkEvent
@@ -13,6 +15,7 @@ from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic, make_user
+from tests.test_pages import build_collection
 
 pytestmark = pytest.mark.django_db
 
@@ -128,3 +131,22 @@ def test_a_download_action_on_two_conditions_asks_for_one(client, one_of_everyth
     assert response["Location"].endswith(reverse("admin:assignment_assignmentlabel_changelist"))
     page = client.get(response["Location"]).content.decode()
     assert "exactly one condition" in page
+
+
+def change_list_query_counts(client) -> dict[str, int]:
+    counts = {}
+    for model in admin.site._registry:
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200, url
+        counts[url] = len(queries)
+    return counts
+
+
+def test_change_lists_cost_a_fixed_number_of_queries(client, superuser):
+    build_collection(2)
+    small = change_list_query_counts(client)
+    build_collection(5)
+    big = change_list_query_counts(client)
+    grown = {url: (small[url], big[url]) for url in small if small[url] != big[url]}
+    assert grown == {}
