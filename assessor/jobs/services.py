@@ -315,13 +315,6 @@ def job_wait(job_id: int, *, report: Callable[[str], None], interval: float = 1.
         time.sleep(interval)
 
 
-_prompt_versions: dict[tuple[str, int], PromptTemplate] = {}
-
-
 def job_prompt(job: Job, name: str) -> PromptTemplate:
     """The prompt version the job was created with, so that all its results share one version."""
-    key = (name, job.prompt_versions[name])
-    # A stored version never changes, so a process may keep it.
-    if key not in _prompt_versions:
-        _prompt_versions[key] = PromptTemplate.objects.get(name=name, version=key[1])
-    return _prompt_versions[key]
+    return PromptTemplate.objects.get(name=name, version=job.prompt_versions[name])
