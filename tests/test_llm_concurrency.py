@@ -1,0 +1,68 @@
+"""The concurrency limit: database-row slots (any broker) and the Redis semaphore (Redis broker)."""
+
+import os
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from assessor.llm import concurrency
+from assessor.llm.concurrency import _database_slot_take, llm_slot, shared_backend
+from assessor.models.jobs import LLMSlot
+
+
+@pytest.mark.django_db
+def test_database_slots_are_taken_once_and_expire():
+    LLMSlot.objects.bulk_create(LLMSlot(number=n) for n in range(2))
+    first = _database_slot_take(2, 60, "a")
+    second = _database_slot_take(2, 60, "b")
+    assert {first, second} == {0, 1}
+    assert _database_slot_take(2, 60, "c") is None
+    # A holder that died: its lease runs out and the slot is free again.
+    LLMSlot.objects.filter(number=first).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert _database_slot_take(2, 60, "c") == first
+
+
+@pytest.mark.django_db
+def test_a_database_slot_is_released_after_the_block(settings):
+    settings.CELERY_BROKER_URL = "filesystem://"
+    assert shared_backend() == "database"
+    with llm_slot(endpoint="e", limit=1, timeout=5):
+        assert LLMSlot.objects.exclude(holder="").count() == 1
+    assert LLMSlot.objects.exclude(holder="").count() == 0
+
+
+def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("set REDIS_URL to test the Redis semaphore")
+    settings.CELERY_BROKER_URL = redis_url
+    assert shared_backend() == "redis"
+    endpoint = f"test-{time.time()}"
+    inside = 0
+    most = 0
+    lock = threading.Lock()
+
+    def hold() -> None:
+        nonlocal inside, most
+        with llm_slot(endpoint=endpoint, limit=3, timeout=5):
+            with lock:
+                inside += 1
+                most = max(most, inside)
+            time.sleep(0.05)
+            with lock:
+                inside -= 1
+
+    # Two "processes": separate local semaphores, so only Redis keeps the limit between them.
+    concurrency._local_semaphores.clear()
+    threads = [threading.Thread(target=hold) for _ in range(6)]
+    for thread in threads[:3]:
+        thread.start()
+    concurrency._local_semaphores.clear()
+    for thread in threads[3:]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most == 3
