@@ -3,16 +3,12 @@
 import json
 from collections import defaultdict
 from collections.abc import Iterator
-from itertools import islice
 
-from assessor.models import Citation, Sentence
+from assessor.models import Answer, Citation, Sentence
 from assessor.scores import Scores
 from assignment.exporting import scores_lines
 from support.models import SupportLabel
-from support.selectors import method_answers, method_require
-
-# Answers per round of queries: bounded memory, and below SQLite's parameter limit.
-ANSWERS_PER_CHUNK = 500
+from support.selectors import method_require
 
 
 def support_scores_lines(scores: Scores) -> Iterator[str]:
@@ -26,45 +22,58 @@ def support_lines(*, method: str) -> Iterator[str]:
     `{"topic_id", "run_id", "sentences": [{"sentenceID", "text", "citations": [{"citationID", "reference", "support"}]}]}`
     with every sentence of the answer and every citation of a sentence, in
     order; `support` is "2", "1", "0" or "-1" (unjudged), and absent on a
-    citation the method has no label for. Raises LookupError for an unknown method.
+    citation the method has no label for. Reads one topic at a time.
+    Raises LookupError for an unknown method.
     """
     method_require(method=method)
-    answers = (
-        method_answers(method=method)
-        .order_by("topic_id", "run__run_id")
-        .values_list("id", "topic_id", "run__run_id")
-        .iterator(chunk_size=ANSWERS_PER_CHUNK)
+    judged = set(
+        SupportLabel.objects.filter(method=method)
+        .order_by()
+        .values_list("citation__sentence__answer_id", flat=True)
+        .distinct()
     )
-    while chunk := list(islice(answers, ANSWERS_PER_CHUNK)):
-        yield from _chunk_lines(chunk, method=method)
+    by_topic: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for answer_id, topic_id, run_id in Answer.objects.order_by().values_list("id", "topic_id", "run__run_id"):
+        if answer_id in judged:
+            by_topic[topic_id].append((run_id, answer_id))
+    for topic_id in sorted(by_topic):
+        yield from _topic_lines(topic_id, sorted(by_topic[topic_id]), method=method)
 
 
-def _chunk_lines(chunk: list[tuple[int, str, str]], *, method: str) -> Iterator[str]:
-    answer_ids = [answer_id for answer_id, _, _ in chunk]
+def _topic_lines(topic_id: str, answers: list[tuple[str, int]], *, method: str) -> Iterator[str]:
+    """The lines of one topic's judged answers, given as sorted (run id, answer id) pairs."""
+    wanted = {answer_id for _, answer_id in answers}
     sentences: dict[int, list[dict]] = defaultdict(list)
     by_id: dict[int, dict] = {}
     for sentence_id, answer_id, index, text in (
-        Sentence.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "index").values_list(
-            "id", "answer_id", "index", "text"
-        )
+        Sentence.objects.filter(answer__topic_id=topic_id)
+        .order_by("answer_id", "index")
+        .values_list("id", "answer_id", "index", "text")
     ):
-        sentence = {"sentenceID": index, "text": text, "citations": []}
-        sentences[answer_id].append(sentence)
-        by_id[sentence_id] = sentence
-    labels = dict(
-        SupportLabel.objects.filter(method=method, citation__sentence__answer_id__in=answer_ids).values_list(
-            "citation_id", "label"
-        )
-    )
+        if answer_id in wanted:
+            sentence = {"sentenceID": index, "text": text, "citations": []}
+            sentences[answer_id].append(sentence)
+            by_id[sentence_id] = sentence
+    # Filtered on the topic only, so that the database walks the topic's citations rather
+    # than every label of the method; the method is checked here.
+    labels = {
+        citation_id: label
+        for citation_id, label, label_method in SupportLabel.objects.filter(
+            citation__sentence__answer__topic_id=topic_id
+        ).values_list("citation_id", "label", "method")
+        if label_method == method
+    }
     for citation_id, sentence_id, position, docid in (
-        Citation.objects.filter(sentence__answer_id__in=answer_ids)
+        Citation.objects.filter(sentence__answer__topic_id=topic_id)
         .order_by("sentence_id", "position")
         .values_list("id", "sentence_id", "position", "segment_id")
     ):
+        if sentence_id not in by_id:
+            continue
         citation = {"citationID": position, "reference": docid}
         if citation_id in labels:
             citation["support"] = str(labels[citation_id])
         by_id[sentence_id]["citations"].append(citation)
-    for answer_id, topic_id, run_id in chunk:
+    for run_id, answer_id in answers:
         record = {"topic_id": topic_id, "run_id": run_id, "sentences": sentences[answer_id]}
         yield json.dumps(record, ensure_ascii=False) + "\n"

@@ -6,7 +6,7 @@ Scores are fetched in three queries whatever the size (no query per answer):
 the database counts per answer, support.scoring computes.
 """
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 
 from assessor.models import Answer, Sentence
 from assessor.scores import Scores
@@ -28,12 +28,6 @@ def method_require(*, method: str) -> None:
     if not SupportLabel.objects.filter(method=method).exists():
         known = ", ".join(support_methods_list()) or "none"
         raise LookupError(f"no support labels for method {method!r}; methods with labels: {known}")
-
-
-def method_answers(*, method: str) -> QuerySet[Answer]:
-    """The answers with at least one label of the method."""
-    labelled = SupportLabel.objects.filter(method=method).values("citation__sentence__answer_id")
-    return Answer.objects.filter(id__in=labelled)
 
 
 def support_scores(*, method: str, topics: list[str] | None = None, runs: list[str] | None = None) -> Scores:
