@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.models import Citation
+from assessor.models import Answer, Citation
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic
@@ -210,3 +210,43 @@ def test_output_goes_to_a_file_when_asked(collection, tmp_path):
 def test_an_unknown_name_is_a_clear_command_error(collection, args, message):
     with pytest.raises(CommandError, match=message):
         export(*args)
+
+
+def test_export_run_writes_the_trec_rag_run_format(collection):
+    lines = [json.loads(line) for line in export("export_run", "--run", "r1").splitlines()]
+    assert lines == [
+        {
+            "run_id": "r1",
+            "topic_id": "2024-1",
+            "topic": "first query",
+            "references": ["doc_a#0_0", "doc_b#1_5"],
+            "response_length": 6,
+            "answer": [
+                {"text": "Sentence one.", "citations": [0, 1]},
+                {"text": "Sentence two.", "citations": []},
+                {"text": "Sentence three.", "citations": [1]},
+            ],
+        },
+        {
+            "run_id": "r1",
+            "topic_id": "2024-2",
+            "topic": "second query",
+            "references": ["doc_a#0_0"],
+            "response_length": 4,
+            "answer": [{"text": "About topic two here.", "citations": [0]}],
+        },
+    ]
+
+
+def test_a_citation_without_reference_rank_adds_its_segment_to_the_references(collection):
+    Citation.objects.filter(sentence__answer__run__run_id="team.r2").update(reference_rank=None)
+    Answer.objects.get(run__run_id="team.r2").references.all().delete()
+    [line] = export("export_run", "--run", "team.r2").splitlines()
+    record = json.loads(line)
+    assert record["references"] == ["doc_b#1_5"]
+    assert record["answer"] == [{"text": "Only one.", "citations": [0]}]
+
+
+def test_an_unknown_run_is_a_clear_command_error(collection):
+    with pytest.raises(CommandError, match=r"no run named 'r3'; runs: r1, team.r2"):
+        export("export_run", "--run", "r3")

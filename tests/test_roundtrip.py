@@ -7,6 +7,7 @@ export of the export must also equal the first export.
 """
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,36 @@ def test_score_tables_read_back_to_the_same_floats(tmp_path):
     # BEST_cot_gpt3.5 misses 2024-79154 in the slice: its mean counts it 0.
     best = scores.per_topic["BEST_cot_gpt3.5", "2024-224701"]["V"]
     assert stored["BEST_cot_gpt3.5", "all", "V"] == best / 2
+
+
+def run_data() -> set:
+    """Every answer of the runs with its references, sentences and citations."""
+    rows = set()
+    for answer in Answer.objects.select_related("run").prefetch_related("references", "sentences__citations"):
+        references = tuple(ref.segment_id for ref in answer.references.all())
+        sentences = tuple(
+            (s.index, s.text, tuple((c.position, c.segment_id, c.reference_rank) for c in s.citations.all()))
+            for s in answer.sentences.all()
+        )
+        rows.add((answer.run.run_id, answer.topic_id, answer.text, answer.words, references, sentences))
+    return rows
+
+
+def test_run_round_trip(tmp_path):
+    topics_import()
+    source = SLICE / "run_l31_70b.jsonl"
+    run("import_run", str(source))
+    before = run_data()
+    run_id = "baseline_rag24.test_l31_70b_instruct_top20"
+    first = export_to(tmp_path / "run.jsonl", "export_run", "--run", run_id)
+    # Line for line the organizers' file, but for response_length, which is the stored word count.
+    original = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    exported = [json.loads(line) for line in first.splitlines()]
+    for record in original + exported:
+        record.pop("response_length")
+    assert exported == sorted(original, key=lambda record: record["topic_id"])
+    collection_empty()
+    topics_import()
+    run("import_run", str(tmp_path / "run.jsonl"))
+    assert run_data() == before
+    assert export_to(tmp_path / "again.jsonl", "export_run", "--run", run_id) == first
