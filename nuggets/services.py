@@ -616,10 +616,13 @@ def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int |
 
 
 @transaction.atomic
-def nugget_set_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int | None) -> OpResult:
-    """Freeze the list once every nugget has an importance."""
-    context, _ = _context_open(work_id=work_id, user=user, expected_version=expected_version, op_id="")
-    assert context is not None
+def nugget_set_submit(
+    *, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str = ""
+) -> OpResult:
+    """Freeze the list once every nugget has an importance (a retried submit is recognised, like any operation)."""
+    context, replay = _context_open(work_id=work_id, user=user, expected_version=expected_version, op_id=op_id)
+    if replay is not None:
+        return replay
     problems = rules.submit_problems(
         nuggets=[(n.position, n.text, n.importance) for n in context.nuggets],
         cap=submit_cap(context.nugget_set.kind),
@@ -630,7 +633,7 @@ def nugget_set_submit(*, work_id: int, user: AbstractBaseUser, expected_version:
     result = _finish(
         context,
         operation="submit",
-        op_id="",
+        op_id=op_id,
         before=[],
         before_order=before_order,
         after_ids=[],

@@ -130,7 +130,12 @@ def operation(request: HttpRequest, work_id: int, operation: str) -> HttpRespons
 @assessor_required
 def submit(request: HttpRequest, work_id: int) -> HttpResponse:
     try:
-        result = nugget_set_submit(work_id=work_id, user=request.user, expected_version=_expected_version(request))
+        result = nugget_set_submit(
+            work_id=work_id,
+            user=request.user,
+            expected_version=_expected_version(request),
+            op_id=request.POST.get("op_id", "")[:64],
+        )
     except WorkspaceError as error:
         return _refused(request, work_id, error)
     except WorkError as error:

@@ -345,3 +345,13 @@ def test_a_post_edited_list_is_submitted_with_at_most_twenty_nuggets():
     apply(work, "merge", nuggets=[first, second, third])
     nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
     assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
+
+
+def test_a_retried_submit_is_not_refused_as_frozen():
+    work = make_given_topic(condition="manual")
+    apply(work, "add", text="a", importance="vital")
+    version = nugget_set_of(work).version
+    nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=version, op_id="submit-1")
+    again = nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=version, op_id="submit-1")
+    assert again.replayed
+    assert list(WorkEvent.objects.filter(work=work).values_list("action", flat=True)) == ["given", "submitted"]
