@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from assessor.jobs.forms import LAUNCH_FORMS, job_launch
 from assessor.jobs.selectors import job_calls, job_failures, job_percent, jobs_list
-from assessor.jobs.services import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_dispatch, job_reopen
+from assessor.jobs.services import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
 from assessor.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
 from assessor.models import Job
 from assessor.roles import organizer_required
@@ -71,8 +71,8 @@ def job_launch_page(request: HttpRequest, kind: str) -> HttpResponse:
         except (JobRequestInvalid, LLMNotConfigured) as exc:
             form.add_error(None, str(exc))
         else:
-            queued = job_dispatch(job)
-            messages.success(request, f"Job {job.pk} queued: {queued} items.")
+            job_queue(job)
+            messages.success(request, f"Job {job.pk} queued: {job.total_items} items.")
             return redirect("jobs:detail", job.pk)
     return render(request, "jobs/job_launch.html", context)
 
@@ -97,7 +97,7 @@ def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
         return redirect("jobs:detail", job.pk)
     pending = job_reopen(job.pk)
     if pending:
-        job_dispatch(job)
+        job_queue(job)
         messages.success(request, f"Job {job.pk} resumed: {pending} items queued.")
     else:
         messages.warning(request, f"Job {job.pk} has nothing left to do.")

@@ -220,6 +220,14 @@ def job_dispatch(job: Job) -> int:
     return len(ids)
 
 
+def job_queue(job: Job) -> None:
+    """Queue one task that fans the job's items out from a worker, so a web request never sends thousands."""
+    from assessor.tasks import job_dispatch_task
+
+    queue = job.params.get("queue") or None
+    transaction.on_commit(lambda: job_dispatch_task.apply_async(args=[job.pk], queue=queue))
+
+
 def _process_in_thread(item_id: int, config: LLMConfig | None) -> str:
     close_old_connections()
     try:
