@@ -1,5 +1,7 @@
 """The organizer pages show the collection, its labels and scores, in a fixed number of queries."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -263,7 +265,7 @@ def test_the_qrels_download_is_the_export(organizer, small_collection):
     exporting = pytest.importorskip("assessor.exporting")
     text = download_text(organizer, reverse("collection:download_qrels", args=["nist"]))
     assert text == "".join(exporting.qrels_lines(source="nist"))
-    assert text.count("\n") == 3
+    assert text == "2024-1 Q0 doc_a#0_0 3\n2024-1 Q0 doc_b#0_0 1\n2024-1 Q0 doc_c#0_0 0\n"
 
 
 def test_the_nuggets_download_is_the_export(organizer, small_collection):
@@ -289,6 +291,14 @@ def test_the_support_downloads_are_the_exports(organizer, small_collection):
 
     text = download_text(organizer, reverse("collection:download_support", args=["scratch"]))
     assert text == "".join(exporting.support_lines(method="scratch"))
+    first_citation_labels = {
+        record["run_id"]: [
+            sentence["citations"][0].get("support") if sentence["citations"] else None
+            for sentence in record["sentences"]
+        ]
+        for record in map(json.loads, text.splitlines())
+    }
+    assert first_citation_labels == {"team.good": ["2", "1", None], "weak": ["0"]}
     scores = download_text(organizer, reverse("collection:download_support_scores", args=["scratch"]))
     assert scores == "".join(exporting.support_scores_lines(support_scores(method="scratch")))
 

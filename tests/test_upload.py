@@ -1,5 +1,6 @@
 """The upload page runs the importers: a summary on success, the place of the error on failure."""
 
+import inspect
 import tempfile
 from pathlib import Path
 
@@ -134,3 +135,43 @@ def test_each_kind_calls_its_importer_with_the_interface_arguments(organizer, mo
     assert kwargs.pop("path").name == "file.txt"
     assert kwargs.pop("user").is_authenticated
     assert kwargs == {"replace": False, **expected}
+
+
+OPTIONS_OF_EVERY_KIND = {
+    "topics": {},
+    "segments": {},
+    "qrels": {"source": "nist"},
+    "run": {},
+    "nuggets": {"nuggets_kind": "draft", "nuggets_name": "drafts"},
+    "assignments": {"nuggets_kind": "auto_edit", "assigner_kind": "auto", "nuggets_name": "", "assigner_name": "gpt"},
+    "support": {"method_kind": "auto", "method_name": "gpt"},
+    "scores": {"scores_name": "official"},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(forms.IMPORTERS))
+def test_the_installed_importers_accept_the_arguments_the_form_builds(kind):
+    importer = forms.IMPORTERS[kind].load()
+    if importer is None:
+        pytest.skip(f"the {kind} importer is not installed")
+    form = forms.UploadForm(
+        {"kind": kind, **OPTIONS_OF_EVERY_KIND[kind]}, {"file": SimpleUploadedFile("f.txt", b"x")}
+    )
+    assert form.is_valid(), form.errors
+    inspect.signature(importer).bind(path=Path("f.txt"), user=None, **form.importer_kwargs())
+
+
+def test_uploading_nuggets_makes_a_named_set(organizer):
+    pytest.importorskip("nuggets.importing")
+    from nuggets.models import NuggetSet
+
+    make_topic("2024-1", query="how do bees see colour")
+    line = '{"qid": "2024-1", "query": "how do bees see colour", "nuggets": [{"text": "bees see ultraviolet", "importance": "vital"}, {"text": "three photoreceptors", "importance": "okay"}]}\n'
+    response = upload(organizer, "nuggets.jsonl", line, kind="nuggets", nuggets_kind="manual", nuggets_name="mine")
+    assert "Nothing was imported." not in response.content.decode()
+    nugget_set = NuggetSet.objects.get()
+    assert (nugget_set.topic_id, nugget_set.kind, nugget_set.name) == ("2024-1", "manual", "mine")
+    assert list(nugget_set.nuggets.order_by("position").values_list("text", "importance")) == [
+        ("bees see ultraviolet", "vital"),
+        ("three photoreceptors", "okay"),
+    ]
