@@ -114,7 +114,10 @@ def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
 
 
 def item_claim(item_id: int, *, worker: str) -> bool:
-    claimed = JobItem.objects.filter(pk=item_id, status=JobItem.Status.PENDING, job__status__in=OPEN_STATUSES).update(
+    # The job's status as a subquery, not a join: Django turns a join into "id IN (SELECT ...)", whose
+    # status test PostgreSQL would not re-check on the row after waiting for a concurrent claim.
+    open_jobs = Job.objects.filter(status__in=OPEN_STATUSES).values("pk")
+    claimed = JobItem.objects.filter(pk=item_id, status=JobItem.Status.PENDING, job_id__in=open_jobs).update(
         status=JobItem.Status.CLAIMED, claimed_by=worker, claimed_at=timezone.now(), attempts=F("attempts") + 1
     )
     return claimed == 1
