@@ -56,8 +56,8 @@ def assignments_lines(*, nuggets: str, assigner: str) -> Iterator[str]:
     Reads one topic at a time. Raises LookupError for a condition without labels.
     """
     condition_require(nuggets=nuggets, assigner=assigner)
-    nugget_sets = NuggetSet.objects.filter(name=nuggets).order_by("topic_id").values_list("id", "topic_id", "topic__query")
-    for set_id, topic_id, query in nugget_sets:
+    nugget_sets = NuggetSet.objects.filter(name=nuggets).order_by("topic_id")
+    for set_id, topic_id, query in nugget_sets.values_list("id", "topic_id", "topic__query"):
         topic_nuggets = list(
             Nugget.objects.filter(nugget_set_id=set_id).order_by("position").values_list("id", "text", "importance")
         )

@@ -3,8 +3,12 @@
 A condition is a nugget set name and an assigner name. Its evaluated topics
 are the topics whose nugget set of that name has at least one label from that
 assigner; its runs are the runs with at least one labelled answer. Scores are
-fetched in a fixed number of queries (no query per answer or topic) and
-aggregated in Python by assignment.scoring.
+fetched in a fixed number of queries (no query per answer or topic): the
+database counts each answer's labels, assignment.scoring computes the metrics.
+
+Large reads are plain, not .iterator(): on PostgreSQL an iterator outside a
+transaction is a WITH HOLD cursor, which the server materializes first, and
+the results are held in memory whole anyway.
 """
 
 from collections import defaultdict
@@ -17,8 +21,6 @@ from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
 from nuggets.models import Nugget
 
-FETCH_CHUNK = 20_000
-
 
 def condition_labels(*, nuggets: str, assigner: str) -> QuerySet[AssignmentLabel]:
     return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets)
@@ -30,11 +32,11 @@ def conditions_list() -> list[tuple[str, str]]:
     # the nugget -> set name map is small next to the labels.
     pairs = AssignmentLabel.objects.order_by().values_list("assigner", "nugget_id").distinct()
     assigner_nuggets: dict[str, set[int]] = defaultdict(set)
-    for assigner, nugget_id in pairs.iterator(chunk_size=FETCH_CHUNK):
+    for assigner, nugget_id in pairs:
         assigner_nuggets[assigner].add(nugget_id)
     if not assigner_nuggets:
         return []
-    set_name = dict(Nugget.objects.order_by().values_list("id", "nugget_set__name").iterator(chunk_size=FETCH_CHUNK))
+    set_name = dict(Nugget.objects.order_by().values_list("id", "nugget_set__name"))
     conditions = {
         (set_name[nugget_id], assigner)
         for assigner, nugget_ids in assigner_nuggets.items()
@@ -75,8 +77,8 @@ def _set_nuggets(*, nuggets: str, topics: list[str] | None) -> dict[int, tuple[s
 def _labelled_topics(*, assigner: str, set_nuggets: dict[int, tuple[str, str]]) -> set[str]:
     """The topics whose nuggets have a label of the assigner: the condition's evaluated topics."""
     # DISTINCT nugget ids of one assigner read the (assigner, nugget) index only.
-    labelled = AssignmentLabel.objects.filter(assigner=assigner).order_by().values_list("nugget_id", flat=True).distinct()
-    return {set_nuggets[nugget_id][0] for nugget_id in labelled.iterator(chunk_size=FETCH_CHUNK) if nugget_id in set_nuggets}
+    labelled = AssignmentLabel.objects.filter(assigner=assigner).order_by().values_list("nugget_id", flat=True)
+    return {set_nuggets[nugget_id][0] for nugget_id in labelled.distinct() if nugget_id in set_nuggets}
 
 
 # The label counts an answer's metrics need: support and partial_support by importance.
@@ -157,4 +159,4 @@ def nugget_scores(
 def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, int], str]:
     """(answer id, nugget id) -> label, for every label of the condition."""
     rows = condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")
-    return {(answer_id, nugget_id): label for answer_id, nugget_id, label in rows.iterator(chunk_size=FETCH_CHUNK)}
+    return {(answer_id, nugget_id): label for answer_id, nugget_id, label in rows}

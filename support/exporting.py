@@ -19,7 +19,8 @@ def support_scores_lines(scores: Scores) -> Iterator[str]:
 def support_lines(*, method: str) -> Iterator[str]:
     """The method's judged answers in NIST's support format, one JSON object a line, by topic then run id.
 
-    `{"topic_id", "run_id", "sentences": [{"sentenceID", "text", "citations": [{"citationID", "reference", "support"}]}]}`
+    `{"topic_id", "run_id", "sentences": [{"sentenceID", "text",
+      "citations": [{"citationID", "reference", "support"}]}]}`,
     with every sentence of the answer and every citation of a sentence, in
     order; `support` is "2", "1", "0" or "-1" (unjudged), and absent on a
     citation the method has no label for. Reads one topic at a time.

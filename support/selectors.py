@@ -13,7 +13,6 @@ from assessor.scores import Scores
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
-FETCH_CHUNK = 20_000
 # Up to this many ids go in an IN list; beyond, the whole table is read and filtered in Python.
 IN_LIST_LIMIT = 900
 
@@ -84,5 +83,5 @@ def support_scores(*, method: str, topics: list[str] | None = None, runs: list[s
 
 def support_label_pairs(*, method: str) -> dict[int, int]:
     """citation id -> label (-1..2), for the method's labels on first citations."""
-    rows = SupportLabel.objects.filter(method=method, citation__position=0).order_by().values_list("citation_id", "label")
-    return dict(rows.iterator(chunk_size=FETCH_CHUNK))
+    labels = SupportLabel.objects.filter(method=method, citation__position=0).order_by()
+    return dict(labels.values_list("citation_id", "label"))

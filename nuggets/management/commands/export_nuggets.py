@@ -17,6 +17,7 @@ class Command(ExportCommand):
         if name is None:
             names = nugget_set_names()
             if len(names) != 1:
-                raise LookupError(f"choose the nugget sets with --nuggets NAME; nugget sets: {', '.join(names) or 'none'}")
+                known = ", ".join(names) or "none"
+                raise LookupError(f"choose the nugget sets with --nuggets NAME; nugget sets: {known}")
             name = names[0]
         return nuggets_lines(name=name)
