@@ -395,3 +395,21 @@ def test_the_full_nist_support_files_import_as_they_say(shared_data):
     call_command("import_support", str(shared_data / "final.citation_judgments_with_prediction.20241025.jsonl"),
                  "--method", "postedit")
     assert table_counts() == before
+
+
+def test_a_support_file_then_the_nugget_file_share_the_answers():
+    call_command("import_topics", str(SLICE / "topics.slice.tsv"))
+    for name, method in [
+        ("citation_judgments_with_prediction.slice.jsonl", "postedit"),
+        ("citation_judgments_without_prediction.slice.jsonl", "scratch"),
+    ]:
+        support_import(path=SLICE / name, method=method)
+    answers_before = set(Answer.objects.values_list("id", flat=True))
+    result = assignments_import(path=SLICE / "nugget_assignment.slice.jl", nuggets="auto_edit", assigner="manual")
+    # The nugget slice has 8 answers, 7 of them judged for support; BEST_cot_gpt3.5 on 2024-79154 is new.
+    assert Answer.objects.count() == len(answers_before) + 1
+    assert set(Answer.objects.get(run__run_id=f"coordinators.{L31}", topic_id="2024-79154").assignment_labels.values_list(
+        "assigner", flat=True)) == {"manual"}
+    # The one text that differs is the answer whose lost sentence the support file could not know.
+    assert len(result.warnings) == 1
+    assert "Enhanced_Iterative_Fact_Refinement_and_Prioritization for topic 2024-79154" in result.warnings[0]
