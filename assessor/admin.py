@@ -47,7 +47,9 @@ def redirect_to_single_download(
     if len(keys) != 1:
         named = ", ".join(" / ".join(key) for key in keys[:10])
         modeladmin.message_user(
-            request, f"Select rows of exactly one {what} to download (the selection has {len(keys)}: {named}).", messages.WARNING
+            request,
+            f"Select rows of exactly one {what} to download (the selection has {len(keys)}: {named}).",
+            messages.WARNING,
         )
         return None
     return HttpResponseRedirect(reverse(url_name, args=keys[0]))
@@ -166,7 +168,9 @@ class CitationAdmin(admin.ModelAdmin):
 
 @admin.register(ImportBatch)
 class ImportBatchAdmin(admin.ModelAdmin):
-    list_display = ("id", "kind", "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced")
+    list_display = (
+        "id", "kind", "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced"
+    )
     list_filter = ("kind",)
     search_fields = ("file_name", "sha256")
     list_select_related = ("imported_by",)
@@ -253,7 +257,10 @@ class JobItemAdmin(admin.ModelAdmin):
 
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
-    list_display = ("id", "job", "prompt", "model", "tokens_in", "tokens_out", "latency_ms", "cost", "from_cache", "parsed_ok", "created_at")
+    list_display = (
+        "id", "job", "prompt", "model", "tokens_in", "tokens_out", "latency_ms", "cost", "from_cache", "parsed_ok",
+        "created_at",
+    )
     list_filter = ("from_cache", "parsed_ok", "model")
     search_fields = ("cache_key", "error")
     raw_id_fields = ("job", "item", "prompt")
@@ -290,12 +297,16 @@ class WorkEventInline(admin.TabularInline):
 
 @admin.register(AssessorWork)
 class AssessorWorkAdmin(admin.ModelAdmin):
-    list_display = ("topic", "kind", "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count")
+    list_display = (
+        "topic", "kind", "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count"
+    )
     list_filter = ("kind", "status", "assessor")
     search_fields = ("topic__id", "assessor__username", "nugget_set_name")
     raw_id_fields = ("topic",)
     list_select_related = ("topic", "assessor")
-    readonly_fields = ("active_seconds", "last_activity_at", "submitted_at", "reopened_count", "version", "created_by", "created_at")
+    readonly_fields = (
+        "active_seconds", "last_activity_at", "submitted_at", "reopened_count", "version", "created_by", "created_at"
+    )
     inlines = (WorkEventInline,)
 
 

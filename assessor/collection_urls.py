@@ -14,7 +14,9 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("download/qrels/<slug:source>/", views.download_qrels, name="download_qrels"),
     path("download/nuggets/<slug:name>/", views.download_nuggets, name="download_nuggets"),
-    path("download/assignments/<slug:nuggets>/<slug:assigner>/", views.download_assignments, name="download_assignments"),
+    path(
+        "download/assignments/<slug:nuggets>/<slug:assigner>/", views.download_assignments, name="download_assignments"
+    ),
     path("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, name="download_scores"),
     path("download/support/<slug:method>/", views.download_support, name="download_support"),
     path("download/support-scores/<slug:method>/", views.download_support_scores, name="download_support_scores"),

@@ -67,7 +67,10 @@ class UploadForm(forms.Form):
     )
     assigner_name = forms.SlugField(required=False, help_text="Defaults to the kind.")
     method_kind = forms.ChoiceField(
-        choices=SupportLabel.MethodKind.choices, initial=SupportLabel.MethodKind.SCRATCH, required=False, label="Support method kind"
+        choices=SupportLabel.MethodKind.choices,
+        initial=SupportLabel.MethodKind.SCRATCH,
+        required=False,
+        label="Support method kind",
     )
     method_name = forms.SlugField(required=False, label="Support method name", help_text="Defaults to the kind.")
     scores_name = forms.SlugField(required=False, label="Score table name")

@@ -280,7 +280,8 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     for nuggets, assigner in conditions or []:
         title = f"{nuggets} nuggets / {assigner} assignment"
         try:
-            sections.append(_score_section(title, nugget_scores_of(nuggets=nuggets, assigner=assigner, runs=[run.run_id]), run.run_id))
+            scores = nugget_scores_of(nuggets=nuggets, assigner=assigner, runs=[run.run_id])
+            sections.append(_score_section(title, scores, run.run_id))
         except LookupError as exc:
             missing.append(f"{title}: {exc}")
     methods = support_methods()
@@ -332,7 +333,8 @@ def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[Lea
 
 
 def assessor_queue(*, user) -> list[AssessorWork]:
-    return list(AssessorWork.objects.filter(assessor=user).select_related("topic").order_by("status", "topic_id", "kind"))
+    work = AssessorWork.objects.filter(assessor=user).select_related("topic")
+    return list(work.order_by("status", "topic_id", "kind"))
 
 
 def collection_counts() -> dict[str, int]:

@@ -88,9 +88,8 @@ def topic_detail(request: HttpRequest, topic_id: str) -> HttpResponse:
     if source not in all_sources:
         source = None
     sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
-    page = Paginator(selectors.answers_queryset().filter(topic=topic).order_by("run__run_id"), ANSWERS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    answers = selectors.answers_queryset().filter(topic=topic).order_by("run__run_id")
+    page = Paginator(answers, ANSWERS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "topic": topic,
         "all_sources": all_sources,
@@ -157,6 +156,16 @@ def leaderboard_context(
     }
 
 
+def table_or_page(request: HttpRequest, template: str, context: dict) -> str:
+    """The table partial for an htmx sort click, the whole page otherwise.
+
+    A history restore asks for the whole page even though htmx sends it.
+    """
+    if request.htmx and not request.htmx.history_restore_request and "columns" in context:
+        return template + "#table"
+    return template
+
+
 @organizer_required
 def support_leaderboard(request: HttpRequest) -> HttpResponse:
     methods = selectors.support_methods()
@@ -170,14 +179,12 @@ def support_leaderboard(request: HttpRequest) -> HttpResponse:
         except LookupError as exc:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:
+            base_query = {"method": method}
             context.update(
-                leaderboard_context(request, scores=scores, default_sort=SUPPORT_METRICS[0], base_query={"method": method})
+                leaderboard_context(request, scores=scores, default_sort=SUPPORT_METRICS[0], base_query=base_query)
             )
             context["download_url"] = url_if_exists("collection:download_support_scores", method)
-    template = "collection/support_leaderboard.html"
-    if request.htmx and "columns" in context:
-        template += "#table"
-    return render(request, template, context)
+    return render(request, table_or_page(request, "collection/support_leaderboard.html", context), context)
 
 
 # --- Upload -----------------------------------------------------------------------------

@@ -8,7 +8,9 @@ from assignment.models import AssignmentLabel
 
 @admin.register(AssignmentLabel)
 class AssignmentLabelAdmin(admin.ModelAdmin):
-    list_display = ("answer", "nugget_text", "nugget_set_name", "assigner", "assigner_kind", "label", "made_by", "seconds_spent")
+    list_display = (
+        "answer", "nugget_text", "nugget_set_name", "assigner", "assigner_kind", "label", "made_by", "seconds_spent"
+    )
     list_filter = ("assigner", "assigner_kind", "label", "nugget__nugget_set__name")
     search_fields = ("answer__topic__id", "answer__run__run_id", "nugget__text")
     raw_id_fields = ("answer", "nugget")

@@ -5,7 +5,7 @@ from django.shortcuts import render
 
 from assessor import selectors
 from assessor.roles import organizer_required
-from assessor.views import leaderboard_context, url_if_exists
+from assessor.views import leaderboard_context, table_or_page, url_if_exists
 
 PRIMARY_METRIC = "Vstrict"
 
@@ -32,10 +32,9 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:
             base_query = {"nuggets": nuggets, "assigner": assigner}
-            context.update(leaderboard_context(request, scores=scores, default_sort=PRIMARY_METRIC, base_query=base_query))
+            context.update(
+                leaderboard_context(request, scores=scores, default_sort=PRIMARY_METRIC, base_query=base_query)
+            )
             context["scores_url"] = url_if_exists("collection:download_scores", nuggets, assigner)
             context["assignments_url"] = url_if_exists("collection:download_assignments", nuggets, assigner)
-    template = "assignment/leaderboard.html"
-    if request.htmx and "columns" in context:
-        template += "#table"
-    return render(request, template, context)
+    return render(request, table_or_page(request, "assignment/leaderboard.html", context), context)

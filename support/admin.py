@@ -8,9 +8,15 @@ from support.models import SupportLabel
 
 @admin.register(SupportLabel)
 class SupportLabelAdmin(admin.ModelAdmin):
-    list_display = ("citation_id", "sentence_text", "method", "method_kind", "label", "shown_label", "made_by", "seconds_spent")
+    list_display = (
+        "citation_id", "sentence_text", "method", "method_kind", "label", "shown_label", "made_by", "seconds_spent"
+    )
     list_filter = ("method", "method_kind", "label", "shown_label")
-    search_fields = ("citation__sentence__answer__topic__id", "citation__sentence__answer__run__run_id", "citation__segment__docid")
+    search_fields = (
+        "citation__sentence__answer__topic__id",
+        "citation__sentence__answer__run__run_id",
+        "citation__segment__docid",
+    )
     raw_id_fields = ("citation", "shown_from")
     readonly_fields = (*PROVENANCE_FIELDS, "shown_label", "shown_from")
     list_select_related = ("citation__sentence", "created_by", "imported_from")
@@ -26,7 +32,8 @@ class SupportLabelAdmin(admin.ModelAdmin):
 
     @admin.action(description="Download the support labels of the selected labels' method")
     def download_support(self, request: HttpRequest, queryset: QuerySet[SupportLabel]):
-        return redirect_to_single_download(self, request, self._methods(queryset), "collection:download_support", "method")
+        keys = self._methods(queryset)
+        return redirect_to_single_download(self, request, keys, "collection:download_support", "method")
 
     @admin.action(description="Download the support scores of the selected labels' method")
     def download_support_scores(self, request: HttpRequest, queryset: QuerySet[SupportLabel]):

@@ -40,7 +40,9 @@ def one_of_everything(superuser):
     answer = make_answer(make_run("team.good"), topic, [("Bees see ultraviolet.", [segment])])
     batch = make_batch(kind="nuggets")
     nugget_set = NuggetSet.objects.create(topic=topic, kind="auto_edit", name="auto_edit", imported_from=batch)
-    nugget = Nugget.objects.create(nugget_set=nugget_set, position=0, text="bees see ultraviolet", importance="vital", imported_from=batch)
+    nugget = Nugget.objects.create(
+        nugget_set=nugget_set, position=0, text="bees see ultraviolet", importance="vital", imported_from=batch
+    )
     NuggetEdit.objects.create(nugget_set=nugget_set, user=superuser, operation="add", set_version=1)
     AssignmentLabel.objects.create(
         answer=answer, nugget=nugget, assigner="manual", assigner_kind="manual", label="support", imported_from=batch
@@ -52,7 +54,9 @@ def one_of_everything(superuser):
     item = JobItem.objects.create(job=job, key="answer-1")
     prompt = PromptTemplate.objects.create(name="assign", version=1, system="s", user="u", sha256="0" * 64)
     LLMCall.objects.create(job=job, item=item, prompt=prompt, model="gpt-4o", messages=[], cache_key="k")
-    work = AssessorWork.objects.create(topic=topic, assessor=make_user(Role.ASSESSOR), kind=AssessorWork.Kind.ASSIGN_MANUAL)
+    work = AssessorWork.objects.create(
+        topic=topic, assessor=make_user(Role.ASSESSOR), kind=AssessorWork.Kind.ASSIGN_MANUAL
+    )
     WorkEvent.objects.create(work=work, user=superuser, action="submit")
     table = ScoreTable.objects.create(name="official", imported_from=batch)
     ImportedScore.objects.create(table=table, run_id="team.good", topic_id="all", metric="Vstrict", value=0.5)

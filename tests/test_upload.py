@@ -1,6 +1,7 @@
 """The upload page runs the importers: a summary on success, the place of the error on failure."""
 
 import inspect
+import json
 import tempfile
 from pathlib import Path
 
@@ -92,7 +93,9 @@ def imports_with_warnings(*, path: Path, replace: bool = False, user=None, name:
 
 def test_the_warnings_of_an_import_are_shown(organizer, monkeypatch):
     monkeypatch.setitem(
-        forms.IMPORTERS, "scores", forms.Importer("Scores", "tests.test_upload", "imports_with_warnings", ("scores_name",))
+        forms.IMPORTERS,
+        "scores",
+        forms.Importer("Scores", "tests.test_upload", "imports_with_warnings", ("scores_name",)),
     )
     response = upload(organizer, "table.tsv", "anything\n", kind="scores", scores_name="official")
     page = response.content.decode()
@@ -101,7 +104,8 @@ def test_the_warnings_of_an_import_are_shown(organizer, monkeypatch):
 
 
 def test_a_kind_whose_importer_is_missing_says_not_available(organizer, monkeypatch):
-    monkeypatch.setitem(forms.IMPORTERS, "support", forms.Importer("Support", "support.no_such_module", "support_import"))
+    missing = forms.Importer("Support", "support.no_such_module", "support_import")
+    monkeypatch.setitem(forms.IMPORTERS, "support", missing)
     page = organizer.get(reverse("collection:upload")).content.decode()
     assert "Support: not available" in page
     response = upload(organizer, "support.jsonl", "{}\n", kind="support", method_kind="scratch")
@@ -166,7 +170,15 @@ def test_uploading_nuggets_makes_a_named_set(organizer):
     from nuggets.models import NuggetSet
 
     make_topic("2024-1", query="how do bees see colour")
-    line = '{"qid": "2024-1", "query": "how do bees see colour", "nuggets": [{"text": "bees see ultraviolet", "importance": "vital"}, {"text": "three photoreceptors", "importance": "okay"}]}\n'
+    record = {
+        "qid": "2024-1",
+        "query": "how do bees see colour",
+        "nuggets": [
+            {"text": "bees see ultraviolet", "importance": "vital"},
+            {"text": "three photoreceptors", "importance": "okay"},
+        ],
+    }
+    line = json.dumps(record) + "\n"
     response = upload(organizer, "nuggets.jsonl", line, kind="nuggets", nuggets_kind="manual", nuggets_name="mine")
     assert "Nothing was imported." not in response.content.decode()
     nugget_set = NuggetSet.objects.get()
