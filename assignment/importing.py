@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from assessor.importing.answers import (
+    AnswerKey,
     AnswerKeys,
     JudgmentsImportResult,
     RunsFinder,
@@ -256,6 +257,117 @@ def _options_check(*, path: Path, nuggets: str, assigner: str, nuggets_name: str
         )
 
 
+class AssignmentsImport:
+    """One file's import, a chunk of lines at a time."""
+
+    def __init__(
+        self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
+        batch: ImportBatch,
+    ) -> None:
+        self.path = path
+        self.assigner = assigner
+        self.assigner_name = assigner_name
+        self.replace = replace
+        self.batch = batch
+        self.result = JudgmentsImportResult(path=str(path))
+        self.now = timezone.now()
+        self.created_at = connection.ops.adapt_datetimefield_value(self.now)
+        self.runs = RunsFinder(batch=batch, result=self.result, path=path)
+        self.keys = AnswerKeys(path=path)
+        self.nugget_sets = NuggetSets(
+            kind=nuggets, name=nuggets_name, replace=replace, batch=batch, result=self.result, path=path
+        )
+
+    def chunk_import(self, chunk: list[AssignedAnswer]) -> None:
+        self.result.lines += len(chunk)
+        topics_require(((answer.line, answer.topic_id) for answer in chunk), path=self.path, field="qid")
+        keyed: list[tuple[AnswerKey, AssignedAnswer]] = []
+        for answer in chunk:
+            key = (self.runs.run(answer.run_id, line=answer.line).pk, answer.topic_id)
+            self.keys.claim(key, run_id=answer.run_id, line=answer.line, field="run_id")
+            keyed.append((key, answer))
+        self.nugget_sets.prepare(chunk)
+        answer_ids, stored_ids = self._answers(keyed)
+        self._labels(keyed, answer_ids, _labels_stored(stored_ids, assigner=self.assigner_name))
+
+    def _answers(self, keyed: list[tuple[AnswerKey, AssignedAnswer]]) -> tuple[dict[AnswerKey, int], list[int]]:
+        """The answer id of every line, made from `answer_text` where the run has none for the topic."""
+        stored = answers_stored(key for key, _ in keyed)
+        new = {
+            key: Answer(
+                run_id=key[0],
+                topic_id=answer.topic_id,
+                text=answer.answer_text,
+                words=words_count(answer.answer_text),
+                imported_from=self.batch,
+                created_at=self.now,
+            )
+            for key, answer in keyed
+            if key not in stored
+        }
+        Answer.objects.bulk_create(new.values())
+        self.result.count_made("answers", len(new))
+        for key, answer in keyed:
+            old = stored.get(key)
+            if old is not None and not same_modulo_whitespace(old.text, answer.answer_text):
+                # One answer per run and topic: the labels are of this answer, whatever text the file quotes.
+                self.result.warn(
+                    "answer texts",
+                    f"{self.path}, line {answer.line}: answer_text differs from the stored answer of run "
+                    f"{answer.run_id} for topic {answer.topic_id}; the labels are attached to the stored answer, "
+                    "its text is kept",
+                )
+        ids = {key: answer.pk for key, answer in {**stored, **new}.items()}
+        return ids, [answer.pk for answer in stored.values()]
+
+    def _labels(
+        self,
+        keyed: list[tuple[AnswerKey, AssignedAnswer]],
+        answer_ids: dict[AnswerKey, int],
+        stored: dict[tuple[int, int], tuple[int, str]],
+    ) -> None:
+        new_rows: list[tuple] = []
+        changed: list[AssignmentLabel] = []
+        for key, answer in keyed:
+            answer_id = answer_ids[key]
+            for index, (nugget_id, label) in enumerate(zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels)):
+                old = stored.get((answer_id, nugget_id))
+                if old is None:
+                    new_rows.append(
+                        (answer_id, nugget_id, self.assigner_name, self.assigner, label, self.batch.pk, self.created_at)
+                    )
+                elif old[1] == label:
+                    self.result.unchanged += 1
+                elif self.replace:
+                    changed.append(self._label_replaced(old[0], label))
+                else:
+                    raise ImportFailure(
+                        f"assigner {self.assigner_name!r} has labeled this nugget {old[1]} on the answer of run "
+                        f"{answer.run_id} for topic {answer.topic_id}; use --replace to change it",
+                        path=self.path,
+                        line=answer.line,
+                        field=f"nuggets[{index}].assignment",
+                    )
+        rows_insert(AssignmentLabel, LABEL_COLUMNS, new_rows)
+        AssignmentLabel.objects.bulk_update(
+            changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"]
+        )
+        self.result.count_made("labels", len(new_rows))
+        self.result.replaced += len(changed)
+
+    def _label_replaced(self, label_id: int, label: str) -> AssignmentLabel:
+        # The file is now the label's maker: one maker, as Provenance requires.
+        return AssignmentLabel(
+            id=label_id,
+            label=label,
+            imported_from=self.batch,
+            created_by=None,
+            job=None,
+            seconds_spent=None,
+            created_at=self.now,
+        )
+
+
 @transaction.atomic
 def assignments_import(
     *,
@@ -280,84 +392,16 @@ def assignments_import(
         "replace": replace,
     }
     batch = batch_start(kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)
-    result = JudgmentsImportResult(path=str(path))
-    now = timezone.now()
-    created_at = connection.ops.adapt_datetimefield_value(now)
-    runs = RunsFinder(batch=batch, result=result, path=path)
-    keys = AnswerKeys(path=path)
-    nugget_sets = NuggetSets(kind=nuggets, name=nuggets_name, replace=replace, batch=batch, result=result, path=path)
-
+    importer = AssignmentsImport(
+        path=path,
+        nuggets=nuggets,
+        assigner=assigner,
+        nuggets_name=nuggets_name,
+        assigner_name=assigner_name,
+        replace=replace,
+        batch=batch,
+    )
     for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
-        result.lines += len(chunk)
-        topics_require(((answer.line, answer.topic_id) for answer in chunk), path=path, field="qid")
-        keyed: list[tuple[tuple[int, str], AssignedAnswer]] = []
-        for answer in chunk:
-            key = (runs.run(answer.run_id, line=answer.line).pk, answer.topic_id)
-            keys.claim(key, run_id=answer.run_id, line=answer.line, field="run_id")
-            keyed.append((key, answer))
-        nugget_sets.prepare(chunk)
-
-        stored = answers_stored(key for key, _ in keyed)
-        new_answers = {
-            key: Answer(
-                run_id=key[0],
-                topic_id=answer.topic_id,
-                text=answer.answer_text,
-                words=words_count(answer.answer_text),
-                imported_from=batch,
-                created_at=now,
-            )
-            for key, answer in keyed
-            if key not in stored
-        }
-        Answer.objects.bulk_create(new_answers.values())
-        result.count_made("answers", len(new_answers))
-        for key, answer in keyed:
-            old = stored.get(key)
-            if old is not None and not same_modulo_whitespace(old.text, answer.answer_text):
-                # One answer per run and topic: the labels are of this answer, whatever text the file quotes.
-                result.warn(
-                    "answer texts",
-                    f"{path}, line {answer.line}: answer_text differs from the stored answer of run {answer.run_id} "
-                    f"for topic {answer.topic_id}; the labels are attached to the stored answer, its text is kept",
-                )
-
-        labels_stored = _labels_stored([answer.pk for answer in stored.values()], assigner=assigner_name)
-        new_labels: list[tuple] = []
-        changed: list[AssignmentLabel] = []
-        for key, answer in keyed:
-            answer_id = stored[key].pk if key in stored else new_answers[key].pk
-            for index, (nugget_id, label) in enumerate(zip(nugget_sets.nugget_ids[answer.topic_id], answer.labels)):
-                old_label = labels_stored.get((answer_id, nugget_id))
-                if old_label is None:
-                    new_labels.append((answer_id, nugget_id, assigner_name, assigner, label, batch.pk, created_at))
-                elif old_label[1] == label:
-                    result.unchanged += 1
-                elif replace:
-                    changed.append(
-                        AssignmentLabel(
-                            id=old_label[0],
-                            label=label,
-                            imported_from=batch,
-                            created_by=None,
-                            job=None,
-                            seconds_spent=None,
-                            created_at=now,
-                        )
-                    )
-                else:
-                    raise ImportFailure(
-                        f"assigner {assigner_name!r} has labeled this nugget {old_label[1]} on the answer of run "
-                        f"{answer.run_id} for topic {answer.topic_id}; use --replace to change it",
-                        path=path,
-                        line=answer.line,
-                        field=f"nuggets[{index}].assignment",
-                    )
-        rows_insert(AssignmentLabel, LABEL_COLUMNS, new_labels)
-        AssignmentLabel.objects.bulk_update(
-            changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"]
-        )
-        result.count_made("labels", len(new_labels))
-        result.replaced += len(changed)
-    result.warnings_close()
-    return batch_finish(batch, result)
+        importer.chunk_import(chunk)
+    importer.result.warnings_close()
+    return batch_finish(batch, importer.result)
