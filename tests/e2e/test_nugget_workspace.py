@@ -287,3 +287,34 @@ def test_active_time_skips_an_idle_gap_and_is_shown(open_as):
     page.wait_for_function("document.getElementById('active-time').textContent.startsWith('1 min 3')")
     work.refresh_from_db()
     assert 90 <= work.active_seconds < 100
+
+
+def test_the_heartbeat_notices_a_change_made_in_another_tab(open_as):
+    work = make_given_topic(condition="manual")
+    first = open_as(work.assessor, workspace_url(work))
+    second = open_as(work.assessor, workspace_url(work), context=first.context)
+    add_by_keyboard(first, "made in the first tab")
+    second.mouse.move(5, 5)
+    second.mouse.move(50, 60)
+    second.evaluate("window.nuggetWorkspace.state.lastBeat = 0; window.nuggetWorkspace.heartbeat()")
+    second.wait_for_selector("#ws-alert:not([hidden])")
+    assert "changed in another tab" in second.locator("#ws-alert").inner_text()
+    second.get_by_role("button", name="Load the latest list").click()
+    second.wait_for_selector("#nugget-list li.nugget")
+    assert "made in the first tab" in second.locator("#nugget-list").inner_text()
+
+
+def test_a_submitted_list_ignores_editing_keys(open_as):
+    work = make_given_topic(condition="manual")
+    page = open_as(work.assessor, workspace_url(work))
+    add_by_keyboard(page, "the only nugget")
+    page.keyboard.press("Escape")
+    press(page, "v")
+    page.get_by_role("button", name="Submit").click()
+    settled(page)
+    for key in ["d", "o", "u", "x", "m", "s", "e"]:
+        press(page, key)
+    page.keyboard.press("n")
+    assert "submitted and frozen" in page.locator("#ws-alert").inner_text()
+    assert rows(work) == [("the only nugget", "vital", "", [])]
+    assert NuggetEdit.objects.filter(operation="undo").count() == 0
