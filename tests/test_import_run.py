@@ -150,7 +150,8 @@ def answer_from_a_support_file(topic, first_cited: str) -> Answer:
     )
     texts = ["A nugget is a fact.", "No citation here.", "It is atomic. "]
     sentences = [Sentence.objects.create(answer=answer, index=index, text=text) for index, text in enumerate(texts)]
-    citation = Citation.objects.create(sentence=sentences[0], position=0, segment=make_segment(first_cited, text=""))
+    segment, _ = Segment.objects.get_or_create(docid=first_cited)
+    citation = Citation.objects.create(sentence=sentences[0], position=0, segment=segment)
     SupportLabel.objects.create(citation=citation, method="scratch", method_kind="scratch", label=1, imported_from=make_batch())
     return answer
 
@@ -170,6 +171,21 @@ def test_sentences_from_a_support_file_get_the_runs_references_and_later_citatio
     )
     # The judged citation is the same row: its label stays.
     assert SupportLabel.objects.get().citation.reference_rank == 1
+    assert run_import(path=path).unchanged == 1
+
+
+def test_a_judged_citation_the_run_puts_second_moves_there_with_its_label(write_file, topics):
+    # NIST's support files sometimes judged a citation that is not the run's first (2024-38986 of l31).
+    answer = answer_from_a_support_file(topics[0], first_cited="has_text#0")
+    path = write_file("run.jsonl", jsonl(answer_record()))
+    result = run_import(path=path)
+    assert answer_structure(answer)[1][0] == ("A nugget is a fact.", [(0, "new#1", 1), (1, "has_text#0", 0)])
+    label = SupportLabel.objects.get()
+    assert (label.citation.position, label.citation.segment_id) == (1, "has_text#0")
+    assert result.warnings == [
+        f"{path}, line 1: answer[0]: the stored first citation (has_text#0) is citation 1 of the run; "
+        "its labels move with it, and the metrics judge the first"
+    ]
     assert run_import(path=path).unchanged == 1
 
 
@@ -392,3 +408,35 @@ def test_the_full_trec_data_imports(shared_data):
     again = [run_import(path=path) for path in runs]
     assert [(result.created, result.unchanged) for result in again] == [(0, 301)] * 3
 
+
+
+@pytest.mark.shared_data
+def test_the_l31_run_after_nists_support_judgments_keeps_every_label(shared_data):
+    from support.importing import support_import
+
+    run_path = shared_data / "baseline_rag24.test_l31_70b_instruct_top20.jsonl"
+    call_command("import_topics", str(shared_data / "topics.rag24.test.txt"))
+    support_import(path=shared_data / "final.citation_judgments_with_prediction.20241025.jsonl", method="postedit")
+    labels = set(SupportLabel.objects.values_list("pk", "citation_id", "label"))
+    result = run_import(path=run_path)
+
+    assert set(SupportLabel.objects.values_list("pk", "citation_id", "label")) == labels
+    # The support file names the run with its team prefix (coordinators.baseline_...).
+    run = Run.objects.get(run_id__endswith="." + run_path.stem)
+    with run_path.open(encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle]
+    for record in records:
+        answer = Answer.objects.get(run=run, topic_id=record["topic_id"])
+        assert answer_structure(answer) == (
+            record["references"],
+            [
+                (
+                    sentence["text"],
+                    [(position, record["references"][index], index) for position, index in enumerate(sentence["citations"])],
+                )
+                for sentence in record["answer"]
+            ],
+        )
+    # One sentence of 2024-38986 was judged on the run's second citation.
+    assert len(result.warnings) == 1 and "line 223: answer[3]" in result.warnings[0]
+    assert run_import(path=run_path).unchanged == len(records)

@@ -256,21 +256,35 @@ def _field_differing(stored: StoredAnswer, line: AnswerLine) -> str:
     return _difference(stored, line)
 
 
+def _citations_matched(stored: StoredSentence, sentence: SentenceLine, references: tuple[str, ...]):
+    """For each of the run's citations of a sentence, the stored citation of the same segment, or None to make one.
+
+    None as a whole when a stored citation cites a segment the run's sentence does not.
+    """
+    unused = list(stored.citations)
+    matched: list[StoredCitation | None] = []
+    for rank in sentence.citations:
+        match = next((citation for citation in unused if citation.docid == references[rank]), None)
+        if match is not None:
+            unused.remove(match)
+        matched.append(match)
+    return None if unused else matched
+
+
 def _sentences_misfit(stored: StoredAnswer, line: AnswerLine) -> str | None:
     """Where sentences stored without references (from a support file) disagree with the run; None if they fit.
 
     They fit when the texts agree modulo whitespace (or the stored one was lost)
-    and each sentence's stored citations are the first of the run's, in order:
-    the run then only adds the references, reference ranks and later citations,
-    and the support labels on the stored citations stay where they are.
+    and every stored citation cites a segment the run's sentence cites: the run
+    then adds the references and the other citations, and puts the stored
+    citations (with their support labels) at the run's positions.
     """
     if len(stored.sentences) != len(line.sentences):
         return "answer"
     for index, (stored_sentence, sentence) in enumerate(zip(stored.sentences, line.sentences, strict=True)):
         if stored_sentence.text and not _same_modulo_whitespace(stored_sentence.text, sentence.text):
             return f"answer[{index}].text"
-        cited = [line.references[rank] for rank in sentence.citations]
-        if [citation.docid for citation in stored_sentence.citations] != cited[: len(stored_sentence.citations)]:
+        if _citations_matched(stored_sentence, sentence, line.references) is None:
             return f"answer[{index}].citations"
     return None
 
@@ -301,35 +315,43 @@ def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
     )
 
 
-def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]]) -> None:
-    """Add the references, reference ranks, later citations and the run's sentence texts to fitting stored sentences."""
+# Moved citations park here first: positions are unique per sentence at every row update.
+PARKED_POSITION = 10_000
+
+
+def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]], result: ImportResult, *, path: Path) -> None:
+    """Complete fitting stored sentences: references, the run's citation order and ranks, its other citations, its texts."""
     AnswerReference.objects.bulk_create(
         AnswerReference(answer_id=old.answer.pk, rank=rank, segment_id=docid)
         for old, line in answers
         for rank, docid in enumerate(line.references)
     )
     texts: list[Sentence] = []
-    ranks: list[Citation] = []
+    updated: list[Citation] = []
     added: list[Citation] = []
     for old, line in answers:
-        for stored, sentence in zip(old.sentences, line.sentences, strict=True):
+        for index, (stored, sentence) in enumerate(zip(old.sentences, line.sentences, strict=True)):
             if stored.text != sentence.text:
                 texts.append(Sentence(pk=stored.pk, text=sentence.text))
-            for citation, rank in zip(stored.citations, sentence.citations):
-                if citation.rank != rank:
-                    ranks.append(Citation(pk=citation.pk, reference_rank=rank))
-            next_position = stored.citations[-1].position + 1 if stored.citations else 0
-            for offset, rank in enumerate(sentence.citations[len(stored.citations) :]):
-                added.append(
-                    Citation(
-                        sentence_id=stored.pk,
-                        position=next_position + offset,
-                        segment_id=line.references[rank],
-                        reference_rank=rank,
+            matched = _citations_matched(stored, sentence, line.references)
+            for position, (citation, rank) in enumerate(zip(matched, sentence.citations, strict=True)):
+                if citation is None:
+                    added.append(
+                        Citation(sentence_id=stored.pk, position=position, segment_id=line.references[rank], reference_rank=rank)
                     )
-                )
+                    continue
+                if citation.position == 0 and position != 0:
+                    result.warnings.append(
+                        f"{path}, line {line.line}: answer[{index}]: the stored first citation ({citation.docid}) is "
+                        f"citation {position} of the run; its labels move with it, and the metrics judge the first"
+                    )
+                if (citation.position, citation.rank) != (position, rank):
+                    updated.append(Citation(pk=citation.pk, position=position, reference_rank=rank))
     Sentence.objects.bulk_update(texts, ["text"])
-    Citation.objects.bulk_update(ranks, ["reference_rank"])
+    Citation.objects.bulk_update(
+        [Citation(pk=citation.pk, position=PARKED_POSITION + citation.position) for citation in updated], ["position"]
+    )
+    Citation.objects.bulk_update(updated, ["position", "reference_rank"])
     Citation.objects.bulk_create(added)
 
 
@@ -445,7 +467,7 @@ def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | No
             answer.imported_from = batch
         Answer.objects.bulk_update([answer for answer, _ in rewritten], ["text", "words", "imported_from"])
         _parts_create(new + filled + replaced)
-        _parts_complete(todo["complete"])
+        _parts_complete(todo["complete"], result, path=path)
         result.unchanged += len(todo["unchanged"])
         result.created += len(new) + len(filled) + len(todo["complete"])
         result.replaced += len(replaced)
