@@ -226,7 +226,10 @@
   });
   window.addEventListener("beforeunload", (event) => {
     const unsent = document.getElementById("new-nugget");
-    if (state.queue.length || (unsent && unsent.value.trim())) {
+    const editing = Array.from(document.querySelectorAll("li.nugget.editing input.nugget-edit")).some(
+      (input) => input.value.trim() !== (input.dataset.original || "").trim()
+    );
+    if (state.queue.length || editing || (unsent && unsent.value.trim())) {
       event.preventDefault();
       event.returnValue = "";
     }
