@@ -335,3 +335,15 @@ def test_each_call_is_logged_against_the_job_and_item(llm_server, assign_setup):
     job_run_sync(job.pk)
     item = job.items.get()
     assert LLMCall.objects.filter(job=job, item=item, prompt__name="assign").count() == 3
+
+
+def test_the_fully_automatic_chain_reads_umbrela_grades(llm_server, cited_answer):
+    """Condition (2): UMBRELA grades the pool, then AutoNuggets reads the segments it grades >= 1."""
+    topic, answer = cited_answer
+    job_run_sync(umbrela_job_create(name="umbrela-auto").pk)
+    nuggets_job = auto_nuggets_job_create(name="auto-umb", qrels="umbrela-auto")
+    job_run_sync(nuggets_job.pk)
+    nugget_set = NuggetSet.objects.get(name="auto-umb")
+    # Only s1 ("Zebras have black and white stripes.") is graded >= 1 (see the UMBRELA test).
+    assert list(nugget_set.nuggets.values_list("text", flat=True)) == ["Zebras have black and white stripes"]
+    assert nuggets_job.params["qrels"] == "umbrela-auto"

@@ -121,3 +121,27 @@ def test_cancel_stops_a_queued_job(organizer, llm_server, collection):
     job.refresh_from_db()
     assert job.status == "cancelled"
     assert organizer.get(reverse("jobs:cancel", args=[job.pk])).status_code == 405
+
+
+def test_each_job_launches_from_the_browser(organizer, llm_server, worker_inline):
+    from assessor.models import QrelSource
+    from nuggets.models import NuggetSet
+    from support.models import SupportLabel
+    from tests.builders import make_qrel, make_segment
+
+    topic = make_topic("b1", query="zebra stripes")
+    segment = make_segment("b#1", text="Zebra stripes are black and white.")
+    make_qrel(topic, segment, grade=2)
+    make_answer(make_run("rb"), topic, [("Zebra stripes are black and white.", [segment])])
+    launches = [
+        ("umbrela", {"name": "umb-page"}),
+        ("auto_nuggets", {"name": "drafts-page", "qrels": "nist", "drafts": "on"}),
+        ("auto_support", {"name": "support-page", "runs": "rb"}),
+    ]
+    for kind, data in launches:
+        response = organizer.post(reverse("jobs:launch", args=[kind]), data)
+        assert response.status_code == 302, response.content.decode()
+    assert QrelSource.objects.get(name="umb-page").qrels.get().grade == 2
+    assert NuggetSet.objects.get(name="drafts-page").kind == "draft"
+    assert SupportLabel.objects.get(method="support-page").label == SupportLabel.Label.FS
+    assert set(Job.objects.values_list("status", flat=True)) == {"done"}
