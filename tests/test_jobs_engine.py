@@ -347,3 +347,19 @@ def test_the_fully_automatic_chain_reads_umbrela_grades(llm_server, cited_answer
     # Only s1 ("Zebras have black and white stripes.") is graded >= 1 (see the UMBRELA test).
     assert list(nugget_set.nuggets.values_list("text", flat=True)) == ["Zebras have black and white stripes"]
     assert nuggets_job.params["qrels"] == "umbrela-auto"
+
+
+def test_a_result_that_cannot_be_stored_fails_the_item(llm_server, assign_setup):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt", runs=["run0"])
+    # Someone stores a label of the same assigner meanwhile: the job must not write over it.
+    answer = job.items.get().payload["answer"]
+    nugget = Nugget.objects.filter(nugget_set__name="manual").first()
+    AssignmentLabel.objects.create(
+        answer_id=answer, nugget=nugget, assigner="auto-gpt", assigner_kind="auto", label="support", imported_from=make_batch()
+    )
+    assert job_run_sync(job.pk) == {"done": 0, "failed": 1, "skipped": 0}
+    item = job.items.get()
+    assert item.status == "failed" and "could not store the result" in item.error
+    assert AssignmentLabel.objects.filter(assigner="auto-gpt").count() == 1
+    job.refresh_from_db()
+    assert (job.status, job.failed_items, job.calls) == ("failed", 1, 3)

@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import close_old_connections, connections, transaction
+from django.db import DatabaseError, close_old_connections, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -190,13 +190,17 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
             reason, raw = f"{type(exc).__name__}: {exc}", ""
         _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
     else:
-        stored = _item_finish(
-            item,
-            worker=worker,
-            store=lambda: module.item_store(job=job, item=item, result=result),
-            usage=llm.usage_take(),
-        )
-        outcome = "done" if stored else "skipped"
+        usage = llm.usage_take()
+        try:
+            stored = _item_finish(
+                item, worker=worker, store=lambda: module.item_store(job=job, item=item, result=result), usage=usage
+            )
+        except DatabaseError as exc:
+            # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
+            logger.exception("job %s item %s: storing the result", job.pk, item.key)
+            _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
+        else:
+            outcome = "done" if stored else "skipped"
     job_complete_if_finished(job.pk)
     return outcome
 
