@@ -1,14 +1,18 @@
 """The benchmark collection generator, at a tiny size."""
 
 import csv
+import io
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from assessor import benchmark
 from assessor.benchmark import benchmark_collection_build
+from assessor.models import Topic
+from assignment.models import AssignmentLabel
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -120,3 +124,33 @@ def test_it_takes_the_real_topics_when_they_are_there(tmp_path, shared_data):
     paths = benchmark_collection_build(folder=tmp_path, topics=5, runs=1, nuggets=2)
     real = (shared_data / "topics.rag24.test.txt").read_text(encoding="utf-8").splitlines()[:5]
     assert paths["topics"].read_text(encoding="utf-8").splitlines() == real
+
+
+@pytest.mark.django_db
+def test_bench_collection_imports_and_scores_a_tiny_collection(tmp_path):
+    out = io.StringIO()
+    arguments = ["--topics", "3", "--runs", "2", "--nuggets", "4", "--folder", str(tmp_path), "--in-place"]
+    call_command("bench_collection", *arguments, stdout=out)
+    printed = out.getvalue()
+    steps = (
+        "import_topics",
+        "import_run x2",
+        "import_assignments (auto)",
+        "import_support (scratch)",
+        "nugget_scores(auto_edit, manual)",
+        "support_scores(scratch)",
+    )
+    for step in steps:
+        assert step in printed, step
+    assert "skipped" not in printed
+    # 3 topics x 2 runs, scored under one condition.
+    assert printed.count("6 answers, 2 runs") == 2
+    assert AssignmentLabel.objects.filter(assigner="auto").count() == 3 * 2 * 4
+
+
+@pytest.mark.django_db
+def test_bench_collection_refuses_a_database_that_holds_topics(tmp_path):
+    Topic.objects.create(id="2024-1", query="q")
+    with pytest.raises(CommandError, match="already holds topics"):
+        arguments = ["--topics", "1", "--runs", "1", "--folder", str(tmp_path), "--in-place"]
+        call_command("bench_collection", *arguments, stdout=io.StringIO())

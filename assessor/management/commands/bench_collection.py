@@ -6,6 +6,7 @@ dropped like a test database, so that the real data is never touched.
 """
 
 import io
+import os
 import statistics
 import tempfile
 from pathlib import Path
@@ -37,7 +38,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         with tempfile.TemporaryDirectory(prefix="assessor-bench-") as scratch:
             folder = options["folder"] or Path(scratch)
-            self._say(f"database: {connection.vendor}; files in {folder}")
+            load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+            self._say(f"database: {connection.vendor}; files in {folder}; load average {load} on {os.cpu_count()} CPUs")
             measure, paths = measured(
                 "build the files",
                 lambda: benchmark_collection_build(
@@ -94,6 +96,7 @@ class Command(BaseCommand):
         yield Measure(
             step=f"import_run x{len(run_measures)}",
             seconds=sum(seconds),
+            cpu_seconds=sum(m.cpu_seconds for m in run_measures),
             peak_rss_mib=max(m.peak_rss_mib for m in run_measures),
             note=f"mean {statistics.mean(seconds):.2f} s, slowest {max(seconds):.2f} s a run",
         )
