@@ -107,9 +107,9 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
             f"expected a list, got {type(citations).__name__}", path=path, line=line, field=f"{where}.citations"
         )
     for position, citation in enumerate(citations):
-        field = f"{where}.citations[{position}]"
+        cited_at = f"{where}.citations[{position}]"
         if not isinstance(citation, int) or isinstance(citation, bool):
-            raise ImportFailure(f"expected a reference index, got {citation!r}", path=path, line=line, field=field)
+            raise ImportFailure(f"expected a reference index, got {citation!r}", path=path, line=line, field=cited_at)
         if not 0 <= citation < references:
             raise ImportFailure(
                 f"citation {citation} is out of range: the answer has {references} references (0-{references - 1})"
@@ -117,7 +117,7 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
                 else f"citation {citation}, but the answer has no references",
                 path=path,
                 line=line,
-                field=field,
+                field=cited_at,
             )
     return SentenceLine(text=raw["text"], citations=tuple(citations))
 
@@ -390,13 +390,13 @@ def _answer_action(old: StoredAnswer | None, line: AnswerLine, *, run: Run, repl
         return "complete"
     if replace:
         return "replace"
-    field = _field_differing(old, line)
+    differing = _field_differing(old, line)
     raise ImportFailure(
         f"the stored answer of run {run.run_id} for topic {line.topic_id} has another "
-        f"{'text' if field == 'answer' else field}; use --replace to change it",
+        f"{'text' if differing == 'answer' else differing}; use --replace to change it",
         path=path,
         line=line.line,
-        field=field,
+        field=differing,
     )
 
 
