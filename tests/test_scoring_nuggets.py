@@ -244,3 +244,10 @@ def test_export_scores_matches_the_protocol_on_nists_file(shared_data):
     assert len(table) == (len(per_topic) + len(means)) * len(NUGGET_METRICS)
     # 927 answers over 21 topics x 45 runs: some runs miss topics, which the means count as 0.
     assert len(per_topic) == 927 and len(means) == 45
+
+
+def test_a_condition_costs_a_fixed_number_of_queries(condition, django_assert_num_queries):
+    with django_assert_num_queries(3):
+        nugget_scores(nuggets="auto_edit", assigner="manual")
+    with django_assert_num_queries(4):
+        nugget_scores(nuggets="auto_edit", assigner="manual", runs=["r1", "r2"])

@@ -183,3 +183,8 @@ def test_export_support_scores_matches_the_protocol_on_nists_file(shared_data):
         for metric, value in values.items():
             assert table[run_id, "all", metric] == pytest.approx(value, abs=1e-12)
     assert len(table) == 2 * (len(per_topic) + len(means))
+
+
+def test_a_method_costs_a_fixed_number_of_queries(judged, django_assert_num_queries):
+    with django_assert_num_queries(3):
+        support_scores(method="scratch")
