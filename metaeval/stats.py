@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
@@ -76,13 +77,15 @@ SMALL_SAMPLE = 400
 
 def _tau_b_small(xs: np.ndarray, ys: np.ndarray) -> float:
     """tau-b from the signs of all pairwise differences: O(n^2), but quicker for a topic's runs."""
-    sx = np.sign(xs[:, None] - xs[None, :])
-    sy = np.sign(ys[:, None] - ys[None, :])
+    sx = np.sign(np.subtract.outer(xs, xs))
+    sy = np.sign(np.subtract.outer(ys, ys))
     # Over the full matrix every pair counts twice, which the ratio cancels.
     denominator = float(np.count_nonzero(sx)) * float(np.count_nonzero(sy))
     if denominator <= 0:
         return NAN
-    return float((sx * sy).sum()) / math.sqrt(denominator)
+    # An elementwise product, not np.dot: a BLAS call here costs threads, not time saved.
+    sx *= sy
+    return float(sx.sum()) / math.sqrt(denominator)
 
 
 TABLE_CELLS = 1 << 20
@@ -182,16 +185,30 @@ class PairedScores:
     shared_topics: np.ndarray  # column indexes of the topics both sources evaluated
 
 
+def _values_table(values: list[dict[str, float]], metrics: Sequence[str]) -> np.ndarray:
+    """answers x metrics, NaN where an answer lacks a metric."""
+    if not values:
+        return np.empty((0, len(metrics)))
+    if len(metrics) == 1:
+        return np.fromiter((v.get(metrics[0], NAN) for v in values), dtype=float, count=len(values))[:, None]
+    getter = itemgetter(*metrics)
+    try:
+        # Every answer of a source has every metric: one C-level lookup per answer.
+        return np.array([getter(v) for v in values], dtype=float)
+    except KeyError:
+        return np.array([[v.get(metric, NAN) for metric in metrics] for v in values], dtype=float)
+
+
 def _matrix(scores: Scores, metrics: Sequence[str], run_index: dict, topic_index: dict) -> dict[str, np.ndarray]:
     shape = (len(run_index), len(topic_index))
     keys = list(scores.per_topic)
-    values = list(scores.per_topic.values())
     rows = np.fromiter((run_index[run] for run, _ in keys), dtype=np.int64, count=len(keys))
     columns = np.fromiter((topic_index[topic] for _, topic in keys), dtype=np.int64, count=len(keys))
+    table = _values_table(list(scores.per_topic.values()), metrics)
     matrices = {}
-    for metric in metrics:
+    for position, metric in enumerate(metrics):
         matrix = np.full(shape, np.nan)
-        matrix[rows, columns] = np.fromiter((v.get(metric, NAN) for v in values), dtype=float, count=len(values))
+        matrix[rows, columns] = table[:, position]
         matrices[metric] = matrix
     return matrices
 
@@ -267,13 +284,17 @@ def _paired_taus(a: Scores, b: Scores, paired: PairedScores, metric: str) -> Tau
         run_xs, run_ys = np.array([p[1] for p in points]), np.array([p[2] for p in points])
     x_matrix, y_matrix = paired.a[metric], paired.b[metric]
     scored = ~np.isnan(x_matrix) & ~np.isnan(y_matrix)
+    # Topic-major copies: a topic's runs are contiguous.
+    x_topics, y_topics, scored_topics = x_matrix.T.copy(), y_matrix.T.copy(), scored.T.copy()
+    per_topic_runs = scored_topics.sum(axis=1)
     topic_taus = []
-    topics = 0
-    for column in np.flatnonzero(scored.any(axis=0)):
-        topics += 1
-        rows = scored[:, column]
-        if rows.sum() >= 2:
-            topic_taus.append(kendall_tau_b(x_matrix[rows, column], y_matrix[rows, column]))
+    topics = int((per_topic_runs > 0).sum())
+    for column in np.flatnonzero(per_topic_runs >= 2):
+        if per_topic_runs[column] == len(paired.runs):
+            topic_taus.append(_tau_b_small(x_topics[column], y_topics[column]))
+        else:
+            rows = scored_topics[column]
+            topic_taus.append(kendall_tau_b(x_topics[column][rows], y_topics[column][rows]))
     defined = np.array([tau for tau in topic_taus if not math.isnan(tau)])
     return TauResult(
         metric=metric,

@@ -4,9 +4,11 @@ Every figure on the page is also a download: the CSVs and the PNGs take the
 same query string (`a`, `b`, `metric`) as the page.
 """
 
+import hashlib
 import math
 from collections.abc import Iterator
 
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.http import urlencode
@@ -24,9 +26,10 @@ from metaeval.comparison import (
 )
 from metaeval.plots import scatter_png
 from metaeval.sources import SourceError, source_describe, source_parse, sources_list
-from metaeval.stats import Confusion, pair_points, run_points, taus_compute
+from metaeval.stats import Confusion, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
+PLOT_CACHE_SECONDS = 120
 DESCRIBE_HEADINGS = {
     "avg_nuggets": "nuggets / topic",
     "avg_nugget_words": "words / nugget",
@@ -112,6 +115,8 @@ def index(request: HttpRequest) -> HttpResponse:
             context["error"] = str(exc)
         else:
             metric = _metric_of(request, comparison)
+            if metric:
+                _plot_data(comparison, metric)
             query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric})
             described, describe_errors = _describe_all([str(comparison.a), str(comparison.b)])
             describe_columns: list[str] = []
@@ -201,26 +206,46 @@ def points_download(request: HttpRequest) -> HttpResponse:
     return _download(request, "points")
 
 
+PlotData = dict[str, tuple[list[tuple[float, float]], float]]
+
+
+def _plot_cache_key(a: str, b: str, metric: str) -> str:
+    digest = hashlib.sha256(f"{a}\n{b}\n{metric}".encode()).hexdigest()
+    return f"metaeval:plot:{digest}"
+
+
+def _plot_data(comparison: Comparison, metric: str) -> PlotData:
+    """The points and tau of both plots; kept a little while, since the page's images ask right after it."""
+    tau = next(t for t in comparison.taus if t.metric == metric)
+    data = {
+        "run": ([(x, y) for _, x, y in run_points(comparison.scores_a, comparison.scores_b, metric)], tau.tau_run),
+        "pairs": ([(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)], tau.tau_all),
+    }
+    cache.set(_plot_cache_key(str(comparison.a), str(comparison.b), metric), data, PLOT_CACHE_SECONDS)
+    return data
+
+
 @require_GET
 @organizer_required
 def plot(request: HttpRequest, level: str) -> HttpResponse:
     """A scatter plot PNG, `level` run (run means) or pairs (every topic/run pair); `?download=1` to save it."""
-    try:
-        comparison = _comparison_from_query(request)
-    except BadQuery as exc:
-        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-    metric = _metric_of(request, comparison)
-    if not metric:
-        return HttpResponseBadRequest("the two sources share no metric", content_type="text/plain; charset=utf-8")
-    tau = taus_compute(comparison.scores_a, comparison.scores_b, metric)
-    if level == "run":
-        points = [(x, y) for _, x, y in run_points(comparison.scores_a, comparison.scores_b, metric)]
-        title, value = f"{metric}: run means", tau.tau_run
-    else:
-        points = [(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)]
-        title, value = f"{metric}: topic/run pairs", tau.tau_all
-    png = scatter_png(points, x_label=str(comparison.a), y_label=str(comparison.b), title=title, tau=value)
+    a, b, metric = (request.GET.get(key, "").strip() for key in ("a", "b", "metric"))
+    data = cache.get(_plot_cache_key(a, b, metric)) if metric else None
+    if data is None:
+        try:
+            comparison = _comparison_from_query(request)
+        except BadQuery as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+        metric = _metric_of(request, comparison)
+        if not metric:
+            return HttpResponseBadRequest("the two sources share no metric", content_type="text/plain; charset=utf-8")
+        data = _plot_data(comparison, metric)
+        a, b = str(comparison.a), str(comparison.b)
+    points, tau = data[level]
+    title = f"{metric}: run means" if level == "run" else f"{metric}: topic/run pairs"
+    png = scatter_png(points, x_label=a, y_label=b, title=title, tau=tau)
     response = HttpResponse(png, content_type="image/png")
     if request.GET.get("download"):
-        response["Content-Disposition"] = f'attachment; filename="scatter_{level}_{metric}_{_file_stem(comparison)}.png"'
+        stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{a}_vs_{b}")
+        response["Content-Disposition"] = f'attachment; filename="scatter_{level}_{metric}_{stem}.png"'
     return response

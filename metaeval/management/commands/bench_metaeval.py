@@ -11,6 +11,7 @@ on PostgreSQL), then times, each several times:
 """
 
 import io
+import os
 import statistics
 import tempfile
 import time
@@ -48,7 +49,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.repeat = max(1, options["repeat"])
-        self._say(f"database: {connection.vendor}")
+        self._say(f"database: {connection.vendor}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if options["in_place"] and self._loaded():
             self._bench()
             return
@@ -120,9 +121,11 @@ class Command(BaseCommand):
             started = time.perf_counter()
             value = work()
             seconds.append(time.perf_counter() - started)
+        # The machine's load says how far these times are from an idle machine's.
+        load = os.getloadavg()[0]
         self._say(
             f"{step:<58} {min(seconds):8.3f} s min  {statistics.median(seconds):8.3f} s median  "
-            f"(x{self.repeat})  {note(value)}"
+            f"(x{self.repeat}, load {load:.1f})  {note(value)}"
         )
         return value
 
