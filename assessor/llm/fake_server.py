@@ -277,6 +277,7 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
 def main() -> None:
     """Serve until killed, printing the base URL first (for benchmarks in another process)."""
     import argparse
+    import signal
     import sys
 
     parser = argparse.ArgumentParser(description="A local OpenAI-compatible test server.")
@@ -284,12 +285,19 @@ def main() -> None:
     args = parser.parse_args()
     server = FakeLLMServer(latency=args.latency).start()
     print(server.url, flush=True)
+
+    def stop(*_args) -> None:
+        # The caller reads this to check the concurrency limit held.
+        print(f"requests {server.count} max_in_flight {server.max_in_flight}", flush=True)
+        server.stop()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        server.stop()
-        sys.exit(0)
+        stop()
 
 
 if __name__ == "__main__":

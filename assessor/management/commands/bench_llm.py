@@ -44,6 +44,12 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
         parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker process counts to measure")
         parser.add_argument(
+            "--threads",
+            type=int,
+            default=None,
+            help="threads per worker (default twice the limit: a thread also spends time between its calls)",
+        )
+        parser.add_argument(
             "--redis", default=os.environ.get("REDIS_URL", ""), help="the Redis broker URL (default $REDIS_URL)"
         )
 
@@ -66,7 +72,9 @@ class Command(BaseCommand):
             self._second_run(tag, nuggets_name, url, first_model, options)
         finally:
             server.terminate()
+            stats = server.stdout.read().strip()
             server.wait(timeout=10)
+        self.stdout.write(f"test server: {stats} (the limit was {options['concurrency']})")
 
     # --- data -----------------------------------------------------------------------
 
@@ -176,7 +184,8 @@ class Command(BaseCommand):
         job = auto_assign_job_create(
             nuggets=nuggets_name, name=queue, queue=queue, config=self._config(url, model, options)
         )
-        running = self._start_workers(workers, queue, self._env(url, redis_url, options), options["concurrency"])
+        threads = options["threads"] or 2 * options["concurrency"]
+        running = self._start_workers(workers, queue, self._env(url, redis_url, options), threads)
         try:
             started = time.monotonic()
             job_dispatch(job)
@@ -188,7 +197,7 @@ class Command(BaseCommand):
         job.refresh_from_db()
         ideal = job.calls * options["latency"] / options["concurrency"]
         self.stdout.write(
-            f"{workers} worker process{'es' if workers > 1 else ''} x {options['concurrency']} threads: "
+            f"{workers} worker process{'es' if workers > 1 else ''} x {threads} threads, limit {options['concurrency']}: "
             f"{job.done_items}/{job.total_items} answers, {job.failed_items} failed, {job.calls} calls, "
             f"wall {wall:.2f} s, ideal {ideal:.2f} s, ideal/wall {ideal / wall:.0%}"
         )
