@@ -42,8 +42,12 @@ def output_stream(path: Path | None, stdout: TextIO | None = None) -> Iterator[T
         yield stdout or sys.stdout
         return
     partial = path.with_name(path.name + ".partial")
-    with partial.open("w", encoding="utf-8", newline="\n") as handle:
-        yield handle
+    try:
+        with partial.open("w", encoding="utf-8", newline="\n") as handle:
+            yield handle
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(path)
 
 
