@@ -1,7 +1,7 @@
 """Time the imports and the scoring of a collection at TREC 2024 RAG scale.
 
 By default it works in a throw-away database of the configured kind (a file
-in the benchmark folder for SQLite, `assessor_bench` on PostgreSQL), made and
+in the benchmark folder for SQLite, `assessor_bench_<pid>` on PostgreSQL), made and
 dropped like a test database, so that the real data is never touched.
 """
 
@@ -58,7 +58,9 @@ class Command(BaseCommand):
 
     def _in_throwaway_database(self, folder: Path, work) -> None:
         test_settings = connection.settings_dict.setdefault("TEST", {})
-        test_settings["NAME"] = str(folder / "bench.sqlite3") if connection.vendor == "sqlite" else BENCH_DATABASE
+        # One database per process: two benchmarks at once must not drop each other's.
+        name = f"{BENCH_DATABASE}_{os.getpid()}"
+        test_settings["NAME"] = str(folder / f"{name}.sqlite3") if connection.vendor == "sqlite" else name
         old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
         try:
             work()
