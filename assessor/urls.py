@@ -12,6 +12,7 @@ urlpatterns = [
     path("collection/", include("assessor.collection_urls")),
     path("nuggets/", include("nuggets.urls")),
     path("assignment/", include("assignment.urls")),
+    path("judge/", include("assignment.judge_urls")),
     path("support/", include("support.urls")),
     path("metaeval/", include("metaeval.urls")),
     path("jobs/", include("assessor.jobs_urls")),

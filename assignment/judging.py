@@ -1,0 +1,348 @@
+"""ManualAssign: an assessor labels every answer of a topic against the topic's own nuggets.
+
+Blinding is enforced here, not in the templates: these functions read only the
+assessor's own labels (assigner_kind manual, assigner MANUAL_ASSIGNER), only a
+nugget set made or post-edited by a person, and never a run. Answers are known
+to the pages by their position in an order shuffled once per assessor and
+topic, so neither a run name nor an answer id reaches the browser.
+
+Time: every label save credits the active gap since the assessor's previous
+save (work_activity_record, capped by the idle limit) to the work and to that
+label, so the time spent reading an answer before its first label counts for
+that label, and an answer's time is the sum of its labels' seconds.
+"""
+
+import hashlib
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Sum
+from django.http import Http404
+
+from assessor.models import Answer, AssessorWork, Sentence, Topic
+from assessor.work import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget, NuggetSet
+
+MANUAL_ASSIGNER = "manual"
+LABELS = tuple(AssignmentLabel.Label.values)
+# Nugget sets a person made: AutoNuggets and drafts are LLM output and never shown.
+HUMAN_NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT)
+
+
+class JudgeError(Exception):
+    """A refused save; `status` is the HTTP status a page answers with (409: reload, 400: bad request)."""
+
+    def __init__(self, message: str, *, status: int = 400, current: str | int | None = None):
+        self.message = message
+        self.status = status
+        self.current = current
+        super().__init__(message)
+
+
+# --- The order of answers: pure ------------------------------------------------
+
+
+def order_seed(*, assessor_id: int, topic_id: str) -> int:
+    """A seed fixed per assessor and topic (stable across processes, unlike hash())."""
+    digest = hashlib.sha256(f"{assessor_id}:{topic_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def shuffled(ids: Sequence[int], *, assessor_id: int, topic_id: str) -> list[int]:
+    """The ids in an order that depends only on the set of ids, the assessor and the topic."""
+    order = sorted(ids)
+    random.Random(order_seed(assessor_id=assessor_id, topic_id=topic_id)).shuffle(order)
+    return order
+
+
+def first_incomplete(done_counts: Sequence[int], *, needed: int, start: int = 0) -> int | None:
+    """Index of the first item from `start` on (wrapping around) with fewer than `needed` labels."""
+    size = len(done_counts)
+    for step in range(size):
+        index = (start + step) % size
+        if done_counts[index] < needed:
+            return index
+    return None
+
+
+# --- Reads ------------------------------------------------------------------------
+
+
+def answer_order(*, work: AssessorWork) -> list[int]:
+    ids = Answer.objects.filter(topic_id=work.topic_id).values_list("pk", flat=True)
+    return shuffled(list(ids), assessor_id=work.assessor_id, topic_id=work.topic_id)
+
+
+def assign_work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
+    """The assessor's own ManualAssign work; anyone else's is a 404, its existence not revealed."""
+    try:
+        return AssessorWork.objects.select_related("topic").get(
+            pk=work_id, assessor=user, kind=AssessorWork.Kind.ASSIGN_MANUAL
+        )
+    except AssessorWork.DoesNotExist:
+        raise Http404("No such work of yours.") from None
+
+
+def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
+    try:
+        return NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name, kind__in=HUMAN_NUGGET_KINDS)
+    except NuggetSet.DoesNotExist:
+        raise Http404("This work has no nugget list made by an assessor.") from None
+
+
+@dataclass
+class AssignPage:
+    work: AssessorWork
+    nugget_set: NuggetSet
+    number: int  # 1-based position of the answer in the assessor's order
+    total_answers: int
+    sentences: list[Sentence]
+    nuggets: list[Nugget]
+    labels: dict[int, str]  # nugget id -> the assessor's label
+    answers_done: int
+    labels_done: int
+    focus_nugget_id: int | None
+    next_incomplete: int | None  # 1-based
+    frozen: bool
+    done_counts: list[int] = field(default_factory=list)
+
+    @property
+    def labels_total(self) -> int:
+        return self.total_answers * len(self.nuggets)
+
+    @property
+    def rows(self) -> list[tuple[int, Nugget, str]]:
+        return [(i + 1, n, self.labels.get(n.pk, "")) for i, n in enumerate(self.nuggets)]
+
+    @property
+    def answer_complete(self) -> bool:
+        return len(self.labels) >= len(self.nuggets)
+
+
+def _label_counts(*, nugget_set: NuggetSet, answer_ids: Sequence[int]) -> dict[int, int]:
+    rows = (
+        AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER, answer_id__in=answer_ids)
+        .values("answer_id")
+        .annotate(done=Count("id"))
+    )
+    return {row["answer_id"]: row["done"] for row in rows}
+
+
+def assign_page_load(*, work: AssessorWork, number: int | None = None) -> AssignPage:
+    """One answer (by its 1-based number; None: the first with labels missing) beside the nuggets."""
+    nugget_set = work_nugget_set(work=work)
+    order = answer_order(work=work)
+    nuggets = list(nugget_set.nuggets.order_by("position", "id").only("id", "position", "text", "importance"))
+    counts = _label_counts(nugget_set=nugget_set, answer_ids=order)
+    done_counts = [counts.get(answer_id, 0) for answer_id in order]
+    if not order:
+        raise Http404("This topic has no answers to judge.")
+    if number is None:
+        index = first_incomplete(done_counts, needed=len(nuggets))
+        number = (index if index is not None else 0) + 1
+    if not 1 <= number <= len(order):
+        raise Http404("No such answer.")
+    answer_id = order[number - 1]
+    sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
+    labels = dict(
+        AssignmentLabel.objects.filter(answer_id=answer_id, nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER)
+        .values_list("nugget_id", "label")
+    )
+    focus = next((n.pk for n in nuggets if n.pk not in labels), None)
+    following = first_incomplete(done_counts, needed=len(nuggets), start=number % len(order))
+    return AssignPage(
+        work=work,
+        nugget_set=nugget_set,
+        number=number,
+        total_answers=len(order),
+        sentences=sentences,
+        nuggets=nuggets,
+        labels=labels,
+        answers_done=sum(1 for done in done_counts if nuggets and done >= len(nuggets)),
+        labels_done=sum(done_counts),
+        focus_nugget_id=focus,
+        next_incomplete=following + 1 if following is not None else None,
+        frozen=work.status == AssessorWork.Status.SUBMITTED,
+        done_counts=done_counts,
+    )
+
+
+# --- Writes -------------------------------------------------------------------------
+
+
+def locked_open_work(*, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], expected_version: int | None):
+    """The assessor's work, locked, checked open and at the version the page was loaded at."""
+    try:
+        work = AssessorWork.objects.select_for_update().get(pk=work_id, assessor=user, kind__in=kinds)
+    except AssessorWork.DoesNotExist:
+        raise Http404("No such work of yours.") from None
+    if work.status == AssessorWork.Status.SUBMITTED:
+        raise JudgeError("This topic is submitted and frozen: an organizer can reopen it.", status=409)
+    if expected_version is not None and expected_version != work.version:
+        raise JudgeError("This topic was submitted or reopened since the page was loaded: reload it.", status=409)
+    return work
+
+
+@transaction.atomic
+def assignment_label_save(
+    *,
+    work_id: int,
+    user: AbstractBaseUser,
+    number: int,
+    nugget_id: int,
+    label: str,
+    previous: str,
+    expected_version: int | None,
+) -> AssignmentLabel:
+    """Save one label of the answer at `number`.
+
+    `previous` is the label the page showed ("" for none): if another tab
+    changed it meanwhile, the save is refused with the current label (409). A
+    retry of a save whose answer was lost finds its own label and succeeds.
+    """
+    if label not in LABELS:
+        raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
+    work = locked_open_work(
+        work_id=work_id, user=user, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], expected_version=expected_version
+    )
+    nugget_set = work_nugget_set(work=work)
+    if not nugget_set.nuggets.filter(pk=nugget_id).exists():
+        raise JudgeError("No such nugget in this topic's list.")
+    order = answer_order(work=work)
+    if not 1 <= number <= len(order):
+        raise JudgeError("No such answer.")
+    answer_id = order[number - 1]
+    existing = (
+        AssignmentLabel.objects.select_for_update()
+        .filter(answer_id=answer_id, nugget_id=nugget_id, assigner=MANUAL_ASSIGNER)
+        .first()
+    )
+    current = existing.label if existing else ""
+    if current == label:
+        return existing
+    if current != previous:
+        raise JudgeError(
+            f"This label was changed in another tab (now {current or 'unlabelled'}): the page shows it now.",
+            status=409,
+            current=current,
+        )
+    added = work_activity_record(work=work)
+    if existing is None:
+        return AssignmentLabel.objects.create(
+            answer_id=answer_id,
+            nugget_id=nugget_id,
+            assigner=MANUAL_ASSIGNER,
+            assigner_kind=AssignmentLabel.AssignerKind.MANUAL,
+            label=label,
+            created_by=user,
+            seconds_spent=added,
+        )
+    existing.label = label
+    existing.seconds_spent = (existing.seconds_spent or 0) + added
+    existing.save(update_fields=["label", "seconds_spent"])
+    return existing
+
+
+@transaction.atomic
+def assign_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int | None) -> AssessorWork:
+    work = locked_open_work(
+        work_id=work_id, user=user, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], expected_version=expected_version
+    )
+    nugget_set = work_nugget_set(work=work)
+    order = answer_order(work=work)
+    needed = len(order) * nugget_set.nuggets.count()
+    done = AssignmentLabel.objects.filter(
+        answer_id__in=order, nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER
+    ).count()
+    if done < needed:
+        raise WorkError(f"{needed - done} label(s) are still missing: every answer needs a label for every nugget.")
+    work_submit_mark(work=work, user=user, detail={"labels": done})
+    return work
+
+
+@transaction.atomic
+def judge_work_reopen(*, work_id: int, by: AbstractBaseUser, kinds: Sequence[str], reason: str = "") -> AssessorWork:
+    work = AssessorWork.objects.select_for_update().get(pk=work_id, kind__in=kinds)
+    work_reopen_mark(work=work, by=by, reason=reason)
+    return work
+
+
+@transaction.atomic
+def assign_work_give(
+    *, topic: Topic, assessor: AbstractBaseUser, by: AbstractBaseUser | None, nugget_set_name: str = ""
+) -> AssessorWork:
+    """Give a topic's ManualAssign; the nuggets are the named set, or the topic's only set made by a person."""
+    candidates = NuggetSet.objects.filter(topic=topic, kind__in=HUMAN_NUGGET_KINDS)
+    if nugget_set_name:
+        candidates = candidates.filter(name=nugget_set_name)
+    sets = list(candidates.order_by("name")[:3])
+    if not sets:
+        wanted = f" named {nugget_set_name!r}" if nugget_set_name else ""
+        raise WorkError(f"Topic {topic.pk} has no nugget list{wanted} made by an assessor to assign.")
+    if len(sets) > 1:
+        names = ", ".join(s.name for s in sets)
+        raise WorkError(f"Topic {topic.pk} has several nugget lists ({names}): name the one to assign.")
+    return work_give(
+        topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, by=by, nugget_set_name=sets[0].name
+    )
+
+
+# --- The organizer's view --------------------------------------------------------------
+
+
+@dataclass
+class AssignProgress:
+    work: AssessorWork
+    answers: int
+    nuggets: int
+    labels_done: int
+    seconds: float  # the labels' seconds
+
+    @property
+    def labels_total(self) -> int:
+        return self.answers * self.nuggets
+
+    @property
+    def seconds_per_answer(self) -> float | None:
+        return self.seconds / self.answers if self.answers and self.labels_done else None
+
+
+def assign_progress() -> list[AssignProgress]:
+    """Every ManualAssign work with its labels done and seconds, in a fixed number of queries."""
+    works = list(
+        AssessorWork.objects.filter(kind=AssessorWork.Kind.ASSIGN_MANUAL).select_related("assessor", "topic")
+    )
+    topic_ids = [w.topic_id for w in works]
+    answers = dict(
+        Answer.objects.filter(topic_id__in=topic_ids).values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+    )
+    nugget_counts = {
+        (row["nugget_set__topic_id"], row["nugget_set__name"]): row["n"]
+        for row in Nugget.objects.filter(nugget_set__topic_id__in=topic_ids)
+        .values("nugget_set__topic_id", "nugget_set__name")
+        .annotate(n=Count("id"))
+    }
+    labels = {
+        (row["nugget__nugget_set__topic_id"], row["nugget__nugget_set__name"]): (row["n"], row["s"] or 0.0)
+        for row in AssignmentLabel.objects.filter(assigner=MANUAL_ASSIGNER, nugget__nugget_set__topic_id__in=topic_ids)
+        .values("nugget__nugget_set__topic_id", "nugget__nugget_set__name")
+        .annotate(n=Count("id"), s=Sum("seconds_spent"))
+    }
+    result = []
+    for work in works:
+        key = (work.topic_id, work.nugget_set_name)
+        done, seconds = labels.get(key, (0, 0.0))
+        result.append(
+            AssignProgress(
+                work=work,
+                answers=answers.get(work.topic_id, 0),
+                nuggets=nugget_counts.get(key, 0),
+                labels_done=done,
+                seconds=seconds,
+            )
+        )
+    return result

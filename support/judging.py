@@ -1,0 +1,253 @@
+"""Reads for support judging: the pairs of a topic, one answer's page, and the organizer's progress.
+
+A pair is an answer sentence and its first cited segment. Sentences without a
+citation are not judged (they count as NS in the scores); a pair whose
+segment text the collection does not have is not shown to assessors (an empty
+passage cannot be judged) but listed for the organizer.
+
+Blinding: a from-scratch page reads no label but the assessor's own; a
+post-editing page reads the LLM label of each pair (that is the condition)
+but never the method's name, nor a run.
+"""
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, F, Q, Sum
+from django.http import Http404
+
+from assessor.models import AssessorWork, Citation, Sentence
+from assignment.judging import first_incomplete, shuffled
+from support.models import SupportLabel
+
+SUPPORT_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
+# The method name a work's labels are stored under, by the work's kind.
+METHOD_OF_KIND = {
+    AssessorWork.Kind.SUPPORT_SCRATCH: SupportLabel.MethodKind.SCRATCH.value,
+    AssessorWork.Kind.SUPPORT_POSTEDIT: SupportLabel.MethodKind.POSTEDIT.value,
+}
+LABEL_KEYS = {SupportLabel.Label.FS: "f", SupportLabel.Label.PS: "p", SupportLabel.Label.NS: "n"}
+LABEL_SHORT = {SupportLabel.Label.FS: "FS", SupportLabel.Label.PS: "PS", SupportLabel.Label.NS: "NS"}
+
+
+def method_of(work: AssessorWork) -> str:
+    return METHOD_OF_KIND[work.kind]
+
+
+def llm_method_of(work: AssessorWork) -> str:
+    """Post-editing: the automatic method whose labels are shown (kept in the work's name field)."""
+    return work.nugget_set_name if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT else ""
+
+
+def support_work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
+    try:
+        return AssessorWork.objects.select_related("topic").get(pk=work_id, assessor=user, kind__in=SUPPORT_KINDS)
+    except AssessorWork.DoesNotExist:
+        raise Http404("No such work of yours.") from None
+
+
+def _pair_rows(*, topic_id: str):
+    return Citation.objects.filter(sentence__answer__topic_id=topic_id, position=0)
+
+
+def judgeable_pairs(*, topic_id: str) -> list[tuple[int, int]]:
+    """(answer id, citation id) of every pair of the topic whose segment has text."""
+    rows = _pair_rows(topic_id=topic_id).exclude(segment__text="").values_list("sentence__answer_id", "pk")
+    return list(rows)
+
+
+def missing_text_pairs(*, topic_ids: list[str] | None = None) -> list[dict]:
+    """Pairs whose cited segment has no text, for the organizer (with the run: organizers may see it)."""
+    rows = Citation.objects.filter(position=0, segment__text="")
+    if topic_ids is not None:
+        rows = rows.filter(sentence__answer__topic_id__in=topic_ids)
+    return list(
+        rows.order_by("sentence__answer__topic_id", "sentence__answer__run__run_id", "sentence__index").values(
+            "sentence__answer__topic_id", "sentence__answer__run__run_id", "sentence__index", "segment_id"
+        )
+    )
+
+
+@dataclass
+class TopicPairs:
+    order: list[int]  # answer ids with pairs, in the assessor's order
+    pairs_of: dict[int, list[int]]  # answer id -> citation ids
+    done: dict[int, int]  # citation id -> the assessor's label
+
+    @property
+    def total(self) -> int:
+        return sum(len(c) for c in self.pairs_of.values())
+
+    def done_counts(self) -> list[int]:
+        return [sum(1 for c in self.pairs_of[a] if c in self.done) for a in self.order]
+
+    def needed(self) -> list[int]:
+        return [len(self.pairs_of[a]) for a in self.order]
+
+
+def topic_pairs(*, work: AssessorWork) -> TopicPairs:
+    pairs_of: dict[int, list[int]] = {}
+    for answer_id, citation_id in judgeable_pairs(topic_id=work.topic_id):
+        pairs_of.setdefault(answer_id, []).append(citation_id)
+    order = shuffled(list(pairs_of), assessor_id=work.assessor_id, topic_id=work.topic_id)
+    done = dict(
+        SupportLabel.objects.filter(
+            method=method_of(work), citation__sentence__answer__topic_id=work.topic_id, citation__position=0
+        ).values_list("citation_id", "label")
+    )
+    return TopicPairs(order=order, pairs_of=pairs_of, done=done)
+
+
+@dataclass
+class SentenceRow:
+    sentence: Sentence
+    citation: Citation | None  # the judged pair's first citation, if judged
+    label: int | None  # the assessor's label
+    shown: int | None  # post-editing: the LLM label shown and pre-selected
+
+    @property
+    def selected(self) -> int | None:
+        return self.label if self.label is not None else self.shown
+
+
+@dataclass
+class SupportPage:
+    work: AssessorWork
+    number: int
+    total_answers: int
+    rows: list[SentenceRow]
+    pairs_done: int
+    pairs_total: int
+    answers_done: int
+    focus_index: int | None  # sentence index of the first unjudged pair
+    next_incomplete: int | None
+    frozen: bool
+    postedit: bool
+    done_counts: list[int] = field(default_factory=list)
+
+    @property
+    def pairs(self) -> list[SentenceRow]:
+        return [row for row in self.rows if row.citation is not None]
+
+
+def support_page_load(*, work: AssessorWork, number: int | None = None) -> SupportPage:
+    pairs = topic_pairs(work=work)
+    if not pairs.order:
+        raise Http404("This topic has no cited sentences to judge.")
+    done_counts, needed = pairs.done_counts(), pairs.needed()
+    incomplete = [d < n for d, n in zip(done_counts, needed)]
+    if number is None:
+        index = next((i for i, flag in enumerate(incomplete) if flag), 0)
+        number = index + 1
+    if not 1 <= number <= len(pairs.order):
+        raise Http404("No such answer.")
+    answer_id = pairs.order[number - 1]
+    judged = set(pairs.pairs_of[answer_id])
+    sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
+    citations = {
+        c.sentence_id: c
+        for c in Citation.objects.filter(pk__in=judged).select_related("segment").only(
+            "id", "sentence_id", "segment__docid", "segment__text", "segment__title"
+        )
+    }
+    shown: dict[int, int] = {}
+    postedit = work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT
+    if postedit:
+        shown = dict(
+            SupportLabel.objects.filter(
+                method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO, citation_id__in=judged
+            ).values_list("citation_id", "label")
+        )
+    rows = []
+    for sentence in sentences:
+        citation = citations.get(sentence.pk)
+        rows.append(
+            SentenceRow(
+                sentence=sentence,
+                citation=citation,
+                label=pairs.done.get(citation.pk) if citation else None,
+                shown=shown.get(citation.pk) if citation else None,
+            )
+        )
+    focus = next((r.sentence.index for r in rows if r.citation is not None and r.label is None), None)
+    following = first_incomplete(
+        [0 if flag else 1 for flag in incomplete], needed=1, start=number % len(pairs.order)
+    )
+    return SupportPage(
+        work=work,
+        number=number,
+        total_answers=len(pairs.order),
+        rows=rows,
+        pairs_done=sum(done_counts),
+        pairs_total=pairs.total,
+        answers_done=sum(1 for flag in incomplete if not flag),
+        focus_index=focus,
+        next_incomplete=following + 1 if following is not None else None,
+        frozen=work.status == AssessorWork.Status.SUBMITTED,
+        postedit=postedit,
+        done_counts=done_counts,
+    )
+
+
+# --- The organizer's view ------------------------------------------------------------
+
+
+@dataclass
+class SupportProgress:
+    work: AssessorWork
+    pairs_total: int
+    pairs_done: int
+    seconds: float
+    shown: int  # post-editing: labels that had an LLM label shown
+    changed: int
+
+    @property
+    def seconds_per_pair(self) -> float | None:
+        return self.seconds / self.pairs_done if self.pairs_done else None
+
+    @property
+    def change_rate(self) -> float | None:
+        return self.changed / self.shown if self.shown else None
+
+
+def support_progress() -> list[SupportProgress]:
+    """Every support work with pairs done, seconds and change rate, in a fixed number of queries."""
+    works = list(AssessorWork.objects.filter(kind__in=SUPPORT_KINDS).select_related("assessor", "topic"))
+    topic_ids = sorted({w.topic_id for w in works})
+    totals = dict(
+        Citation.objects.filter(position=0, sentence__answer__topic_id__in=topic_ids)
+        .exclude(segment__text="")
+        .values("sentence__answer__topic_id")
+        .annotate(n=Count("id"))
+        .values_list("sentence__answer__topic_id", "n")
+    )
+    stats = {
+        (row["citation__sentence__answer__topic_id"], row["method"]): row
+        for row in SupportLabel.objects.filter(
+            method__in=list(METHOD_OF_KIND.values()),
+            citation__position=0,
+            citation__sentence__answer__topic_id__in=topic_ids,
+        )
+        .values("citation__sentence__answer__topic_id", "method")
+        .annotate(
+            n=Count("id"),
+            s=Sum("seconds_spent"),
+            shown=Count("id", filter=Q(shown_label__isnull=False)),
+            changed=Count("id", filter=Q(shown_label__isnull=False) & ~Q(shown_label=F("label"))),
+        )
+    }
+    result = []
+    for work in works:
+        row = stats.get((work.topic_id, method_of(work)), {})
+        result.append(
+            SupportProgress(
+                work=work,
+                pairs_total=totals.get(work.topic_id, 0),
+                pairs_done=row.get("n", 0),
+                seconds=row.get("s") or 0.0,
+                shown=row.get("shown", 0),
+                changed=row.get("changed", 0),
+            )
+        )
+    return result
+

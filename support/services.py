@@ -1,0 +1,134 @@
+"""Writes of support judging: giving the work, saving a label, submit.
+
+A label is saved at once and checked like ManualAssign's (assignment.judging):
+the work must be open and at the page's version, and the label the page
+showed must still be the stored one, so that two tabs never silently
+overwrite each other. Post-editing stores, beside the final label, the LLM
+label that was shown and the label it came from.
+"""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.models import AssessorWork, Citation, Topic
+from assessor.work import WorkError, work_activity_record, work_give, work_submit_mark
+from assignment.judging import JudgeError, locked_open_work
+from support.judging import LABEL_SHORT, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
+from support.models import SupportLabel
+
+JUDGED_LABELS = tuple(int(label) for label in LABEL_SHORT)
+
+
+@transaction.atomic
+def support_work_give(
+    *, topic: Topic, assessor: AbstractBaseUser, kind: str, by: AbstractBaseUser | None, llm_method: str = ""
+) -> AssessorWork:
+    """Give a topic's support judging in one condition.
+
+    Post-editing shows the labels of an automatic method: the one named, or
+    the topic's only one; its name is kept in the work's name field.
+    """
+    if kind not in SUPPORT_KINDS:
+        raise WorkError(f"Unknown support condition {kind!r}.")
+    if kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
+        methods = SupportLabel.objects.filter(
+            method_kind=SupportLabel.MethodKind.AUTO, citation__sentence__answer__topic=topic
+        )
+        if llm_method:
+            methods = methods.filter(method=llm_method)
+        names = sorted(set(methods.values_list("method", flat=True).distinct()[:3]))
+        if not names:
+            wanted = f" named {llm_method!r}" if llm_method else ""
+            raise WorkError(f"Topic {topic.pk} has no automatic support labels{wanted} to post-edit.")
+        if len(names) > 1:
+            raise WorkError(f"Topic {topic.pk} has several automatic support methods ({', '.join(names)}): name one.")
+        llm_method = names[0]
+    else:
+        llm_method = ""
+    return work_give(topic=topic, assessor=assessor, kind=kind, by=by, nugget_set_name=llm_method)
+
+
+def _label_clean(label) -> int:
+    try:
+        value = int(label)
+    except (TypeError, ValueError):
+        value = None
+    if value not in JUDGED_LABELS:
+        raise JudgeError(f"Unknown support label {label!r}: 2 (FS), 1 (PS) or 0 (NS).")
+    return value
+
+
+def _previous_clean(previous) -> int | None:
+    if previous in (None, ""):
+        return None
+    try:
+        return int(previous)
+    except (TypeError, ValueError):
+        raise JudgeError(f"Bad previous label {previous!r}.") from None
+
+
+@transaction.atomic
+def support_label_save(
+    *,
+    work_id: int,
+    user: AbstractBaseUser,
+    number: int,
+    sentence_index: int,
+    label,
+    previous,
+    expected_version: int | None,
+) -> SupportLabel:
+    """Save the label of the pair at sentence `sentence_index` of the answer at `number`."""
+    value = _label_clean(label)
+    previous_value = _previous_clean(previous)
+    work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
+    pairs = topic_pairs(work=work)
+    if not 1 <= number <= len(pairs.order):
+        raise JudgeError("No such answer.")
+    citation = Citation.objects.filter(
+        pk__in=pairs.pairs_of[pairs.order[number - 1]], sentence__index=sentence_index
+    ).first()
+    if citation is None:
+        raise JudgeError("This sentence has no pair to judge.")
+    method = method_of(work)
+    existing = SupportLabel.objects.select_for_update().filter(citation=citation, method=method).first()
+    current = existing.label if existing else None
+    if current == value:
+        return existing
+    if current != previous_value:
+        shown = LABEL_SHORT.get(current, "unjudged") if current is not None else "unjudged"
+        raise JudgeError(
+            f"This pair was judged in another tab (now {shown}): the page shows it now.", status=409, current=current
+        )
+    added = work_activity_record(work=work)
+    if existing is not None:
+        existing.label = value
+        existing.seconds_spent = (existing.seconds_spent or 0) + added
+        existing.save(update_fields=["label", "seconds_spent"])
+        return existing
+    shown_from = None
+    if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
+        shown_from = SupportLabel.objects.filter(
+            citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
+        ).first()
+    return SupportLabel.objects.create(
+        citation=citation,
+        method=method,
+        method_kind=method,
+        label=value,
+        shown_label=shown_from.label if shown_from else None,
+        shown_from=shown_from,
+        created_by=user,
+        seconds_spent=added,
+    )
+
+
+@transaction.atomic
+def support_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int | None) -> AssessorWork:
+    work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
+    pairs = topic_pairs(work=work)
+    missing = pairs.total - sum(pairs.done_counts())
+    if missing:
+        raise WorkError(f"{missing} pair(s) are still unjudged: judge every pair before submitting.")
+    work_submit_mark(work=work, user=user, detail={"pairs": pairs.total})
+    return work
