@@ -204,11 +204,11 @@ def assignment_label_save(
     changed it meanwhile, the save is refused with the current label (409). A
     retry of a save whose answer was lost finds its own label and succeeds.
     """
-    if label not in LABELS:
-        raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
     work = locked_open_work(
         work_id=work_id, user=user, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], expected_version=expected_version
     )
+    if label not in LABELS:
+        raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
     nugget_set = work_nugget_set(work=work)
     if not nugget_set.nuggets.filter(pk=nugget_id).exists():
         raise JudgeError("No such nugget in this topic's list.")

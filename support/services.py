@@ -79,9 +79,9 @@ def support_label_save(
     expected_version: int | None,
 ) -> SupportLabel:
     """Save the label of the pair at sentence `sentence_index` of the answer at `number`."""
+    work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
     value = _label_clean(label)
     previous_value = _previous_clean(previous)
-    work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
     pairs = topic_pairs(work=work)
     if not 1 <= number <= len(pairs.order):
         raise JudgeError("No such answer.")

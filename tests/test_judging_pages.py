@@ -1,0 +1,132 @@
+"""Judging pages by URL: who may open what, the organizer's forms and progress, pages without JavaScript."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessor.models import AssessorWork, WorkEvent
+from assessor.roles import Role
+from assignment.models import AssignmentLabel
+from support.models import SupportLabel
+from tests.builders import make_user
+from tests.test_judging_services import give_assign, give_support, make_scenario
+
+pytestmark = pytest.mark.django_db
+
+
+def client_for(user) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def assessor_urls(assign: AssessorWork, support: AssessorWork) -> list[tuple[str, str]]:
+    return [
+        ("get", reverse("judge:assign", args=[assign.pk])),
+        ("get", reverse("judge:answer", args=[assign.pk, 1])),
+        ("post", reverse("judge:label", args=[assign.pk, 1])),
+        ("post", reverse("judge:submit", args=[assign.pk])),
+        ("get", reverse("support:judge", args=[support.pk])),
+        ("get", reverse("support:answer", args=[support.pk, 1])),
+        ("post", reverse("support:label", args=[support.pk, 1])),
+        ("post", reverse("support:submit", args=[support.pk])),
+    ]
+
+
+def test_permissions_by_url():
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    other_assessor = make_user(Role.ASSESSOR)
+    for method, url in assessor_urls(assign, support):
+        anonymous = getattr(client_for(None), method)(url)
+        assert anonymous.status_code == 302 and "/login/" in anonymous["Location"], url
+        # Organizers see LLM output and run names elsewhere; the assessor's pages are not theirs.
+        assert getattr(client_for(scenario.organizer), method)(url).status_code == 403, url
+        # Another assessor's work does not exist for them.
+        assert getattr(client_for(other_assessor), method)(url).status_code == 404, url
+        if method == "get":
+            assert client_for(scenario.assessor).get(url, follow=True).status_code == 200, url
+    for name in ("judge:organize", "support:organize"):
+        url = reverse(name)
+        assert client_for(scenario.assessor).get(url).status_code == 403
+        assert client_for(None).get(url).status_code == 302
+        assert client_for(scenario.organizer).get(url).status_code == 200
+    reopen_urls = [reverse("judge:reopen", args=[assign.pk]), reverse("support:reopen", args=[support.pk])]
+    for url in reopen_urls:
+        assert client_for(scenario.assessor).post(url).status_code == 403
+
+
+def test_a_wrong_kind_of_work_is_not_found():
+    scenario = make_scenario()
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    client = client_for(scenario.assessor)
+    assert client.get(reverse("judge:answer", args=[support.pk, 1])).status_code == 404
+    assert client.get(reverse("support:answer", args=[support.pk, 9])).status_code == 404
+
+
+def test_labels_work_without_javascript():
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    client = client_for(scenario.assessor)
+    url = reverse("judge:label", args=[work.pk, 1])
+    response = client.post(url, {"nugget": scenario.nuggets[0].pk, "label": "support", "previous": "", "version": 0})
+    assert response.status_code == 302 and response["Location"] == reverse("judge:answer", args=[work.pk, 1])
+    assert AssignmentLabel.objects.filter(assigner="manual").count() == 1
+    refused = client.post(url, {"nugget": scenario.nuggets[0].pk, "label": "maybe", "version": 0}, follow=True)
+    assert "Unknown label" in refused.content.decode()
+
+
+def test_organizer_gives_work_sees_progress_and_reopens():
+    scenario = make_scenario()
+    organizer = client_for(scenario.organizer)
+    response = organizer.post(
+        reverse("judge:organize"), {"topics": scenario.topic.pk, "assessor": scenario.assessor.pk, "nuggets": ""}
+    )
+    assert response.status_code == 302
+    work = AssessorWork.objects.get(kind=AssessorWork.Kind.ASSIGN_MANUAL)
+    assert (work.assessor, work.nugget_set_name) == (scenario.assessor, "manual")
+    response = organizer.post(
+        reverse("support:organize"),
+        {"topics": scenario.topic.pk, "assessor": scenario.assessor.pk, "condition": "support_postedit", "llm_method": ""},
+    )
+    assert response.status_code == 302
+    postedit = AssessorWork.objects.get(kind=AssessorWork.Kind.SUPPORT_POSTEDIT)
+    # A topic's human work belongs to one assessor: another one is refused, and nothing is given.
+    other = make_user(Role.ASSESSOR)
+    refused = organizer.post(
+        reverse("support:organize"),
+        {"topics": scenario.topic.pk, "assessor": other.pk, "condition": "support_scratch", "llm_method": ""},
+    )
+    assert refused.status_code == 400 and "Nothing was given" in refused.content.decode()
+    unknown = organizer.post(reverse("judge:organize"), {"topics": "nope", "assessor": scenario.assessor.pk})
+    assert unknown.status_code == 400 and "Unknown topic(s): nope" in unknown.content.decode()
+
+    assessor = client_for(scenario.assessor)
+    for sentence in (0,):
+        assessor.post(
+            reverse("support:label", args=[postedit.pk, 1]),
+            {"sentence": sentence, "label": "0", "previous": "", "version": 0},
+            HTTP_HX_REQUEST="true",
+        )
+    label = SupportLabel.objects.get(method="postedit")
+    assert label.changed is True
+    page = organizer.get(reverse("support:organize")).content.decode()
+    assert "100% (1/1)" in page
+    page = organizer.get(reverse("judge:organize")).content.decode()
+    assert "0 / 9" in page
+
+    # Submit (every label) and reopen.
+    assign_client_url = lambda n: reverse("judge:label", args=[work.pk, n])  # noqa: E731
+    for number in (1, 2, 3):
+        for nugget in scenario.nuggets:
+            assessor.post(assign_client_url(number), {"nugget": nugget.pk, "label": "support", "previous": "", "version": 0})
+    assert assessor.post(reverse("judge:submit", args=[work.pk]), {"version": 0}).status_code == 302
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.SUBMITTED
+    organizer.post(reverse("judge:reopen", args=[work.pk]), {"reason": "recheck answer 2"})
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.IN_PROGRESS
+    event = WorkEvent.objects.filter(work=work, action="reopened").get()
+    assert event.detail["reason"] == "recheck answer 2" and event.user == scenario.organizer
