@@ -1,0 +1,133 @@
+"""ManualAssign and support judging sessions in a real Chromium, driven by the keyboard."""
+
+import pytest
+from django.urls import reverse
+
+from assessor.models import AssessorWork
+from assignment.judging import answer_order
+from assignment.models import AssignmentLabel
+from support.judging import topic_pairs
+from support.models import SupportLabel
+from tests.test_judging_services import give_assign, give_support, make_scenario
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def settled(page) -> None:
+    """Wait until every queued label is saved."""
+    page.wait_for_function("window.judgePage && window.judgePage.state.queue.length === 0 && !window.judgePage.state.sending")
+
+
+def press(page, *keys: str) -> None:
+    for key in keys:
+        page.keyboard.press(key)
+        settled(page)
+
+
+def manual_labels(answer_id: int) -> list[str]:
+    return list(
+        AssignmentLabel.objects.filter(assigner="manual", answer_id=answer_id)
+        .order_by("nugget__position")
+        .values_list("label", flat=True)
+    )
+
+
+def test_a_manual_assign_session_by_keyboard(open_as):
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    order = answer_order(work=work)
+    page = open_as(scenario.assessor, reverse("judge:assign", args=[work.pk]))
+    assert page.url.endswith(reverse("judge:answer", args=[work.pk, 1]))
+    # Each key labels the selected nugget and selects the next unlabelled one.
+    press(page, "s", "p", "n")
+    assert manual_labels(order[0]) == ["support", "partial_support", "not_support"]
+    assert page.locator("#labels-done").inner_text() == "3"
+    assert page.locator("#answers-done").inner_text() == "1"
+    page.keyboard.press("ArrowRight")
+    page.wait_for_url("**/answer/2/")
+    press(page, "n", "n", "s")
+    # Back up one row and change it.
+    press(page, "k", "p")
+    assert manual_labels(order[1]) == ["not_support", "partial_support", "support"]
+    page.keyboard.press("g")
+    page.wait_for_url("**/answer/3/")
+    press(page, "s", "s", "s")
+    assert page.locator("#answers-done").inner_text() == "3"
+    page.get_by_role("button", name="Submit topic").click()
+    page.wait_for_selector("#judge[data-frozen='1']")
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.SUBMITTED
+    # A frozen topic ignores the label keys.
+    page.keyboard.press("n")
+    assert AssignmentLabel.objects.filter(assigner="manual", label="not_support").count() == 2
+
+
+def judge_every_answer_by_keyboard(page, key: str, total_answers: int) -> None:
+    for number in range(1, total_answers + 1):
+        page.wait_for_url(f"**/answer/{number}/")
+        for _ in range(page.locator("#rows li.jrow").count()):
+            press(page, key)
+        if number < total_answers:
+            page.keyboard.press(".")
+
+
+def test_support_from_scratch_by_keyboard(open_as):
+    scenario = make_scenario()
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
+    assert page.locator(".shown-note").count() == 0
+    judge_every_answer_by_keyboard(page, "f", 3)
+    assert page.locator("#labels-done").inner_text() == "5"
+    labels = SupportLabel.objects.filter(method="scratch")
+    assert sorted(labels.values_list("label", flat=True)) == [2] * 5
+    assert not labels.filter(shown_label__isnull=False).exists()
+    page.get_by_role("button", name="Submit topic").click()
+    page.wait_for_selector("#judge[data-frozen='1']")
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.SUBMITTED
+
+
+def test_support_post_editing_by_keyboard(open_as):
+    scenario = make_scenario()
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    pairs = topic_pairs(work=work)
+    # An answer with two pairs (the third run's second pair cites a segment without text).
+    number = next(n for n, answer_id in enumerate(pairs.order, start=1) if len(pairs.pairs_of[answer_id]) == 2)
+    page = open_as(scenario.assessor, reverse("support:answer", args=[work.pk, number]))
+    first = page.locator("#rows li.jrow").first
+    assert first.get_attribute("data-shown") == "1"
+    assert first.locator("button.choice.shown").inner_text() == "PS"
+    assert first.locator("button.choice.on").count() == 0  # shown, not yet the assessor's
+    # Enter confirms the pre-selected LLM label; n changes the next one.
+    press(page, "Enter", "n")
+    labels = list(SupportLabel.objects.filter(method="postedit").order_by("citation__sentence__index"))
+    assert [(label.shown_label, label.label, label.changed) for label in labels] == [(1, 1, False), (1, 0, True)]
+    assert all(label.shown_from.method == "llm-secret-judge" for label in labels)
+    assert page.locator("#labels-done").inner_text() == "2"
+
+
+def test_a_label_survives_a_reload_and_a_second_tab(open_as):
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    url = reverse("judge:answer", args=[work.pk, 1])
+    first_tab = open_as(scenario.assessor, url)
+    press(first_tab, "s")
+    first_tab.reload()
+    row = first_tab.locator("#rows li.jrow").first
+    assert row.locator("button.choice.on").inner_text() == "support"
+
+    second_tab = open_as(scenario.assessor, url, context=first_tab.context)
+    second_row = second_tab.locator("#rows li.jrow").first
+    assert second_row.locator("button.choice.on").inner_text() == "support"
+    # The second tab changes it; the first, stale, tries another change: refused, it shows the stored label.
+    second_row.click()
+    press(second_tab, "n")
+    row.click()
+    press(first_tab, "p")
+    first_tab.wait_for_selector("#ws-alert:not([hidden])")
+    assert "another tab" in first_tab.locator("#ws-alert-text").inner_text()
+    assert row.locator("button.choice.on").inner_text() == "not support"
+    order = answer_order(work=work)
+    assert manual_labels(order[0])[0] == "not_support"
+    first_tab.reload()
+    assert first_tab.locator("#rows li.jrow").first.locator("button.choice.on").inner_text() == "not support"
