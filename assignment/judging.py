@@ -136,7 +136,9 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     """One answer (by its 1-based number; None: the first with labels missing) beside the nuggets."""
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
-    nuggets = list(nugget_set.nuggets.order_by("position", "id").only("id", "position", "text", "importance"))
+    nuggets = list(
+        nugget_set.nuggets.order_by("position", "id").only("id", "nugget_set_id", "position", "text", "importance")
+    )
     counts = _label_counts(nugget_set=nugget_set, answer_ids=order)
     done_counts = [counts.get(answer_id, 0) for answer_id in order]
     if not order:
