@@ -69,6 +69,29 @@ def first_incomplete(done_counts: Sequence[int], *, needed: int, start: int = 0)
     return None
 
 
+def answer_token(answer_id: int) -> str:
+    """An opaque name of an answer for the page: a save names the answer it was made on.
+
+    Positions shift if a run is imported while the assessor works; the token
+    lets a save made on the old order be refused instead of landing on
+    another answer. Keyed by SECRET_KEY, it tells nothing about the answer's
+    id (and so nothing about its run's import order).
+    """
+    from django.conf import settings
+
+    return hashlib.sha256(f"{settings.SECRET_KEY}:judge-answer:{answer_id}".encode()).hexdigest()[:20]
+
+
+def answer_at(*, order: Sequence[int], number: int, token: str | None) -> int:
+    """The answer id at a 1-based position, checked against the page's token when it sent one."""
+    if not 1 <= number <= len(order):
+        raise JudgeError("No such answer.")
+    answer_id = order[number - 1]
+    if token and token != answer_token(answer_id):
+        raise JudgeError("The topic's answers changed since the page was loaded: reload it.", status=409)
+    return answer_id
+
+
 # --- Reads ------------------------------------------------------------------------
 
 
@@ -108,6 +131,8 @@ class AssignPage:
     focus_nugget_id: int | None
     next_incomplete: int | None  # 1-based
     frozen: bool
+    token: str = ""
+    nuggets_open: bool = False  # the nugget list is still being edited: nothing can be labelled yet
     done_counts: list[int] = field(default_factory=list)
 
     @property
@@ -168,7 +193,9 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         labels_done=sum(done_counts),
         focus_nugget_id=focus,
         next_incomplete=following + 1 if following is not None else None,
-        frozen=work.status == AssessorWork.Status.SUBMITTED,
+        frozen=work.status == AssessorWork.Status.SUBMITTED or nugget_set.status == NuggetSet.Status.OPEN,
+        token=answer_token(answer_id),
+        nuggets_open=nugget_set.status == NuggetSet.Status.OPEN,
         done_counts=done_counts,
     )
 
@@ -199,6 +226,7 @@ def assignment_label_save(
     label: str,
     previous: str,
     expected_version: int | None,
+    token: str | None = None,
 ) -> AssignmentLabel:
     """Save one label of the answer at `number`.
 
@@ -212,12 +240,11 @@ def assignment_label_save(
     if label not in LABELS:
         raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
     nugget_set = work_nugget_set(work=work)
+    if nugget_set.status == NuggetSet.Status.OPEN:
+        raise JudgeError("The nugget list of this topic is not submitted yet: submit it first.", status=409)
     if not nugget_set.nuggets.filter(pk=nugget_id).exists():
         raise JudgeError("No such nugget in this topic's list.")
-    order = answer_order(work=work)
-    if not 1 <= number <= len(order):
-        raise JudgeError("No such answer.")
-    answer_id = order[number - 1]
+    answer_id = answer_at(order=answer_order(work=work), number=number, token=token)
     existing = (
         AssignmentLabel.objects.select_for_update()
         .filter(answer_id=answer_id, nugget_id=nugget_id, assigner=MANUAL_ASSIGNER)

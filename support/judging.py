@@ -17,7 +17,7 @@ from django.db.models import Count, F, Q, Sum
 from django.http import Http404
 
 from assessor.models import AssessorWork, Citation, Sentence
-from assignment.judging import first_incomplete, shuffled
+from assignment.judging import answer_token, first_incomplete, shuffled
 from support.models import SupportLabel
 
 SUPPORT_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
@@ -123,6 +123,7 @@ class SupportPage:
     next_incomplete: int | None
     frozen: bool
     postedit: bool
+    token: str = ""
     done_counts: list[int] = field(default_factory=list)
 
     @property
@@ -185,6 +186,7 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         next_incomplete=following + 1 if following is not None else None,
         frozen=work.status == AssessorWork.Status.SUBMITTED,
         postedit=postedit,
+        token=answer_token(answer_id),
         done_counts=done_counts,
     )
 

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from assessor.models import AssessorWork, Citation, Topic
 from assessor.work import WorkError, work_activity_record, work_give, work_submit_mark
-from assignment.judging import JudgeError, locked_open_work
+from assignment.judging import JudgeError, answer_at, locked_open_work
 from support.judging import LABEL_SHORT, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel
 
@@ -77,17 +77,15 @@ def support_label_save(
     label,
     previous,
     expected_version: int | None,
+    token: str | None = None,
 ) -> SupportLabel:
     """Save the label of the pair at sentence `sentence_index` of the answer at `number`."""
     work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
     value = _label_clean(label)
     previous_value = _previous_clean(previous)
     pairs = topic_pairs(work=work)
-    if not 1 <= number <= len(pairs.order):
-        raise JudgeError("No such answer.")
-    citation = Citation.objects.filter(
-        pk__in=pairs.pairs_of[pairs.order[number - 1]], sentence__index=sentence_index
-    ).first()
+    answer_id = answer_at(order=pairs.order, number=number, token=token)
+    citation = Citation.objects.filter(pk__in=pairs.pairs_of[answer_id], sentence__index=sentence_index).first()
     if citation is None:
         raise JudgeError("This sentence has no pair to judge.")
     method = method_of(work)

@@ -79,6 +79,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
             label=request.POST.get("label", ""),
             previous=request.POST.get("previous", ""),
             expected_version=expected_version(request),
+            token=request.POST.get("answer") or None,
         )
     except JudgeError as error:
         return refused(request, error.message, status=error.status, back=back, current=error.current)

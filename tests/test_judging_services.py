@@ -371,3 +371,46 @@ def test_support_submit_needs_every_pair_and_the_conflict_check_works():
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
     assert SupportLabel.objects.filter(method="scratch").count() == 5
+
+
+def test_a_save_made_on_an_old_order_is_refused_not_put_on_another_answer():
+    from tests.builders import make_answer, make_run
+
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    old_order = judging.answer_order(work=work)
+    tokens = {n: judging.assign_page_load(work=work, number=n).token for n in (1, 2, 3)}
+    # A run imported meanwhile shifts the positions.
+    make_answer(make_run("SECRETRUN-late"), scenario.topic, [("A late answer.", [])])
+    new_order = judging.answer_order(work=work)
+    moved = next(n for n in (1, 2, 3) if new_order[n - 1] != old_order[n - 1])
+    with pytest.raises(judging.JudgeError) as refused:
+        judging.assignment_label_save(
+            work_id=work.pk, user=work.assessor, number=moved, nugget_id=scenario.nuggets[0].pk,
+            label="support", previous="", expected_version=work.version, token=tokens[moved],
+        )
+    assert refused.value.status == 409
+    assert not AssignmentLabel.objects.filter(assigner="manual").exists()
+
+
+def test_tokens_name_answers_opaquely():
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    tokens = [judging.assign_page_load(work=work, number=n).token for n in (1, 2, 3)]
+    assert len(set(tokens)) == 3
+    assert all(len(token) == 20 and int(token, 16) >= 0 for token in tokens)
+    with pytest.raises(judging.JudgeError):
+        judging.assignment_label_save(
+            work_id=work.pk, user=work.assessor, number=1, nugget_id=scenario.nuggets[0].pk,
+            label="support", previous="", expected_version=work.version, token=tokens[1],
+        )
+
+
+def test_labelling_waits_for_the_nugget_list_to_be_submitted():
+    scenario = make_scenario()
+    NuggetSet.objects.filter(pk=scenario.nugget_set.pk).update(status=NuggetSet.Status.OPEN)
+    work = give_assign(scenario)
+    page = judging.assign_page_load(work=work)
+    assert page.nuggets_open and page.frozen
+    with pytest.raises(judging.JudgeError, match="not submitted yet"):
+        save(work, 1, scenario.nuggets[0], "support")
