@@ -144,6 +144,14 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
     return redirect(back)
 
 
+def totals_labelled(rows) -> list:
+    totals = judging.assessor_totals(rows)
+    for total in totals:
+        total.time_label = duration_label(total.seconds)
+        total.change_label = f"{total.change_rate:.0%} ({total.changed}/{total.shown})" if total.shown else "—"
+    return totals
+
+
 # --- Organizers ----------------------------------------------------------------------
 
 
@@ -169,7 +177,7 @@ def organize(request: HttpRequest) -> HttpResponse:
     for row in rows:
         row.time_label = duration_label(row.work.active_seconds)
         row.per_answer_label = duration_label(row.seconds_per_answer) if row.seconds_per_answer else "—"
-    context = {"form": form, "rows": rows, "reopen_form": ReopenForm()}
+    context = {"form": form, "rows": rows, "reopen_form": ReopenForm(), "totals": totals_labelled(rows)}
     return render(request, "judge/organize.html", context, status=400 if form.errors else 200)
 
 

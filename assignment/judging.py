@@ -339,6 +339,46 @@ class AssignProgress:
     def seconds_per_answer(self) -> float | None:
         return self.seconds / self.answers if self.answers and self.labels_done else None
 
+    @property
+    def done(self) -> int:
+        return self.labels_done
+
+    @property
+    def total(self) -> int:
+        return self.labels_total
+
+
+@dataclass
+class AssessorTotal:
+    assessor: str
+    topics: int = 0
+    submitted: int = 0
+    done: int = 0
+    total: int = 0
+    seconds: float = 0.0
+    shown: int = 0
+    changed: int = 0
+
+    @property
+    def change_rate(self) -> float | None:
+        return self.changed / self.shown if self.shown else None
+
+
+def assessor_totals(rows: Sequence) -> list[AssessorTotal]:
+    """Progress rows (one per work, with done, total, seconds) summed per assessor: pure."""
+    totals: dict[str, AssessorTotal] = {}
+    for row in rows:
+        name = str(row.work.assessor)
+        total = totals.setdefault(name, AssessorTotal(assessor=name))
+        total.topics += 1
+        total.submitted += row.work.status == AssessorWork.Status.SUBMITTED
+        total.done += row.done
+        total.total += row.total
+        total.seconds += row.seconds
+        total.shown += getattr(row, "shown", 0)
+        total.changed += getattr(row, "changed", 0)
+    return [totals[name] for name in sorted(totals)]
+
 
 def assign_progress() -> list[AssignProgress]:
     """Every ManualAssign work with its labels done and seconds, in a fixed number of queries."""

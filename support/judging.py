@@ -211,6 +211,14 @@ class SupportProgress:
     def change_rate(self) -> float | None:
         return self.changed / self.shown if self.shown else None
 
+    @property
+    def done(self) -> int:
+        return self.pairs_done
+
+    @property
+    def total(self) -> int:
+        return self.pairs_total
+
 
 def support_progress() -> list[SupportProgress]:
     """Every support work with pairs done, seconds and change rate, in a fixed number of queries."""

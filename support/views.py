@@ -16,7 +16,15 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor.models import AssessorWork
 from assessor.roles import assessor_required, organizer_required
 from assessor.work import WorkError
-from assignment.judge_views import ReopenForm, TopicsField, assessor_choices, expected_version, int_param, refused
+from assignment.judge_views import (
+    ReopenForm,
+    TopicsField,
+    assessor_choices,
+    expected_version,
+    int_param,
+    refused,
+    totals_labelled,
+)
 from assignment.judging import JudgeError, judge_work_reopen
 from nuggets.workspace import duration_label
 from support import judging, services
@@ -137,6 +145,7 @@ def organize(request: HttpRequest) -> HttpResponse:
         "form": form,
         "rows": rows,
         "reopen_form": ReopenForm(),
+        "totals": totals_labelled(rows),
         "missing": judging.missing_text_pairs(topic_ids=sorted({row.work.topic_id for row in rows}) or None),
     }
     return render(request, "support/organize.html", context, status=400 if form.errors else 200)

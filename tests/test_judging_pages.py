@@ -130,3 +130,23 @@ def test_organizer_gives_work_sees_progress_and_reopens():
     assert work.status == AssessorWork.Status.IN_PROGRESS
     event = WorkEvent.objects.filter(work=work, action="reopened").get()
     assert event.detail["reason"] == "recheck answer 2" and event.user == scenario.organizer
+
+
+def test_totals_per_assessor_are_summed_by_hand():
+    from types import SimpleNamespace
+
+    from assignment.judging import assessor_totals
+
+    def row(name, status, done, total, seconds, shown=0, changed=0):
+        work = SimpleNamespace(assessor=name, status=status)
+        return SimpleNamespace(work=work, done=done, total=total, seconds=seconds, shown=shown, changed=changed)
+
+    rows = [
+        row("bea", "submitted", 10, 10, 100.0, 4, 1),
+        row("al", "in_progress", 3, 12, 30.0),
+        row("bea", "in_progress", 2, 8, 20.0, 4, 3),
+    ]
+    al, bea = assessor_totals(rows)
+    assert (al.assessor, al.topics, al.submitted, al.done, al.total, al.seconds) == ("al", 1, 0, 3, 12, 30.0)
+    assert (bea.topics, bea.submitted, bea.done, bea.total, bea.seconds) == (2, 1, 12, 18, 120.0)
+    assert bea.change_rate == 4 / 8 and al.change_rate is None

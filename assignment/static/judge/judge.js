@@ -66,6 +66,10 @@
     if (!row) return;
     rows().forEach((r) => r.classList.toggle("selected", r === row));
     state.selected = row.dataset.row;
+    // Support: the selected pair's sentence is marked in its answer, for context.
+    document.querySelectorAll("#answer-sentences li.current").forEach((li) => li.classList.remove("current"));
+    const sentence = document.getElementById("sentence-" + row.dataset.row);
+    if (sentence) sentence.classList.add("current");
     row.scrollIntoView({ block: "nearest" });
     row.focus({ preventScroll: true });
   }
