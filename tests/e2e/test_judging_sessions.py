@@ -131,3 +131,21 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     assert manual_labels(order[0])[0] == "not_support"
     first_tab.reload()
     assert first_tab.locator("#rows li.jrow").first.locator("button.choice.on").inner_text() == "not support"
+
+
+def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_as):
+    scenario = make_scenario()
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
+    page.route("**/label/", lambda route: route.abort())
+    page.keyboard.press("f")
+    page.wait_for_function("document.getElementById('connection').classList.contains('lost')")
+    assert not SupportLabel.objects.filter(method="scratch").exists()
+    # The unsent label is kept in the browser: a reload shows it and sends it once the server answers.
+    assert page.evaluate("JSON.parse(localStorage.getItem('judge-ops:support-%d')).length" % work.pk) == 1
+    page.unroute("**/label/")
+    page.reload()
+    settled(page)
+    assert page.locator("#connection").inner_text() == "Saved"
+    assert list(SupportLabel.objects.filter(method="scratch").values_list("label", flat=True)) == [2]
+    assert page.locator("#rows li.jrow").first.locator("button.choice.on").inner_text() == "FS"
