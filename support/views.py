@@ -42,6 +42,7 @@ class GiveSupportForm(forms.Form):
         ]
     )
     llm_method = forms.SlugField(
+        label="LLM method",
         required=False,
         max_length=100,
         help_text="Post-editing: the automatic method whose labels are shown; defaults to the topic's only one.",
