@@ -337,7 +337,8 @@ class AssignProgress:
 
     @property
     def seconds_per_answer(self) -> float | None:
-        return self.seconds / self.answers if self.answers and self.labels_done else None
+        """Seconds per label times labels per answer: fair to a topic still in progress."""
+        return self.seconds / self.labels_done * self.nuggets if self.labels_done else None
 
     @property
     def done(self) -> int:

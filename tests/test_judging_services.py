@@ -296,7 +296,8 @@ def test_assign_progress_counts_labels_and_seconds():
     AssignmentLabel.objects.filter(assigner="manual").update(seconds_spent=30)
     (row,) = judging.assign_progress()
     assert (row.answers, row.nuggets, row.labels_done, row.labels_total) == (3, 3, 1, 9)
-    assert row.seconds_per_answer == 10
+    # 30 s for one label; three nuggets an answer.
+    assert row.seconds_per_answer == 90
 
 
 # --- Support --------------------------------------------------------------------------------------
