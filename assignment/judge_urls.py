@@ -5,7 +5,6 @@ from assignment import judge_views as views
 app_name = "judge"
 urlpatterns = [
     path("assign/<int:work_id>/", views.start, name="assign"),
-    path("assign/<int:work_id>/start/", views.start, name="start"),
     path("assign/<int:work_id>/answer/<int:number>/", views.answer, name="answer"),
     path("assign/<int:work_id>/answer/<int:number>/label/", views.label, name="label"),
     path("assign/<int:work_id>/submit/", views.submit, name="submit"),

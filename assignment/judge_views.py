@@ -83,6 +83,9 @@ def refused(request: HttpRequest, message: str, *, status: int, back: str, curre
 def start(request: HttpRequest, work_id: int) -> HttpResponse:
     """The first answer with labels missing."""
     work = judging.assign_work_for_assessor(work_id=work_id, user=request.user)
+    if not judging.answer_order(work=work):
+        messages.info(request, f"Topic {work.topic_id} has no answers to judge yet.")
+        return redirect("home")
     page = judging.assign_page_load(work=work)
     return redirect("judge:answer", work_id=work.pk, number=page.number)
 
@@ -131,7 +134,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def submit(request: HttpRequest, work_id: int) -> HttpResponse:
-    back = reverse("judge:start", args=[work_id])
+    back = reverse("judge:assign", args=[work_id])
     try:
         judging.assign_submit(work_id=work_id, user=request.user, expected_version=expected_version(request))
     except judging.JudgeError as error:

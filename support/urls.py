@@ -5,7 +5,6 @@ from support import views
 app_name = "support"
 urlpatterns = [
     path("judge/<int:work_id>/", views.start, name="judge"),
-    path("judge/<int:work_id>/start/", views.start, name="start"),
     path("judge/<int:work_id>/answer/<int:number>/", views.answer, name="answer"),
     path("judge/<int:work_id>/answer/<int:number>/label/", views.label, name="label"),
     path("judge/<int:work_id>/submit/", views.submit, name="submit"),

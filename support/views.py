@@ -56,6 +56,9 @@ class GiveSupportForm(forms.Form):
 @assessor_required
 def start(request: HttpRequest, work_id: int) -> HttpResponse:
     work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
+    if not judging.topic_pairs(work=work).order:
+        messages.info(request, f"Topic {work.topic_id} has no cited sentences to judge yet.")
+        return redirect("home")
     page = judging.support_page_load(work=work)
     return redirect("support:answer", work_id=work.pk, number=page.number)
 
@@ -100,7 +103,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def submit(request: HttpRequest, work_id: int) -> HttpResponse:
-    back = reverse("support:start", args=[work_id])
+    back = reverse("support:judge", args=[work_id])
     try:
         services.support_submit(work_id=work_id, user=request.user, expected_version=expected_version(request))
     except JudgeError as error:

@@ -6,9 +6,12 @@ from django.urls import reverse
 
 from assessor.models import AssessorWork, WorkEvent
 from assessor.roles import Role
+from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
+from nuggets.models import NuggetSet
 from support.models import SupportLabel
-from tests.builders import make_user
+from support.services import support_work_give
+from tests.builders import make_topic, make_user
 from tests.test_judging_services import give_assign, give_support, make_scenario
 
 pytestmark = pytest.mark.django_db
@@ -150,3 +153,15 @@ def test_totals_per_assessor_are_summed_by_hand():
     assert (al.assessor, al.topics, al.submitted, al.done, al.total, al.seconds) == ("al", 1, 0, 3, 12, 30.0)
     assert (bea.topics, bea.submitted, bea.done, bea.total, bea.seconds) == (2, 1, 12, 18, 120.0)
     assert bea.change_rate == 4 / 8 and al.change_rate is None
+
+
+def test_a_topic_without_answers_sends_the_assessor_home_with_a_note():
+    scenario = make_scenario()
+    empty = make_topic()
+    NuggetSet.objects.create(topic=empty, kind="manual", name="manual", created_by=scenario.assessor)
+    assign = assign_work_give(topic=empty, assessor=scenario.assessor, by=scenario.organizer)
+    support = support_work_give(topic=empty, assessor=scenario.assessor, kind="support_scratch", by=scenario.organizer)
+    client = client_for(scenario.assessor)
+    for url in (reverse("judge:assign", args=[assign.pk]), reverse("support:judge", args=[support.pk])):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"] == reverse("home")
