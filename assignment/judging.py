@@ -150,7 +150,9 @@ class AssignPage:
 
 def _label_counts(*, nugget_set: NuggetSet, answer_ids: Sequence[int]) -> dict[int, int]:
     rows = (
-        AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER, answer_id__in=answer_ids)
+        AssignmentLabel.objects.filter(
+            nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER, answer_id__in=answer_ids
+        )
         .values("answer_id")
         .annotate(done=Count("id"))
     )
@@ -388,7 +390,10 @@ def assign_progress() -> list[AssignProgress]:
     )
     topic_ids = [w.topic_id for w in works]
     answers = dict(
-        Answer.objects.filter(topic_id__in=topic_ids).values("topic_id").annotate(n=Count("id")).values_list("topic_id", "n")
+        Answer.objects.filter(topic_id__in=topic_ids)
+        .values("topic_id")
+        .annotate(n=Count("id"))
+        .values_list("topic_id", "n")
     )
     nugget_counts = {
         (row["nugget_set__topic_id"], row["nugget_set__name"]): row["n"]

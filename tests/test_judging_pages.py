@@ -92,7 +92,12 @@ def test_organizer_gives_work_sees_progress_and_reopens():
     assert (work.assessor, work.nugget_set_name) == (scenario.assessor, "manual")
     response = organizer.post(
         reverse("support:organize"),
-        {"topics": scenario.topic.pk, "assessor": scenario.assessor.pk, "condition": "support_postedit", "llm_method": ""},
+        {
+            "topics": scenario.topic.pk,
+            "assessor": scenario.assessor.pk,
+            "condition": "support_postedit",
+            "llm_method": "",
+        },
     )
     assert response.status_code == 302
     postedit = AssessorWork.objects.get(kind=AssessorWork.Kind.SUPPORT_POSTEDIT)
@@ -124,7 +129,8 @@ def test_organizer_gives_work_sees_progress_and_reopens():
     assign_client_url = lambda n: reverse("judge:label", args=[work.pk, n])  # noqa: E731
     for number in (1, 2, 3):
         for nugget in scenario.nuggets:
-            assessor.post(assign_client_url(number), {"nugget": nugget.pk, "label": "support", "previous": "", "version": 0})
+            fields = {"nugget": nugget.pk, "label": "support", "previous": "", "version": 0}
+            assessor.post(assign_client_url(number), fields)
     assert assessor.post(reverse("judge:submit", args=[work.pk]), {"version": 0}).status_code == 302
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED

@@ -119,7 +119,9 @@ def give_assign(scenario: Scenario) -> AssessorWork:
 
 
 def give_support(scenario: Scenario, kind: str) -> AssessorWork:
-    return services.support_work_give(topic=scenario.topic, assessor=scenario.assessor, kind=kind, by=scenario.organizer)
+    return services.support_work_give(
+        topic=scenario.topic, assessor=scenario.assessor, kind=kind, by=scenario.organizer
+    )
 
 
 def expected_order(scenario: Scenario) -> list[int]:
@@ -195,7 +197,8 @@ def test_a_stale_previous_label_is_a_conflict_and_a_retry_is_not():
     # The same save again (its answer was lost): accepted, nothing changes.
     save(work, 1, nugget, "support", previous="")
     save(work, 1, nugget, "partial_support", previous="support")
-    assert list(AssignmentLabel.objects.filter(assigner="manual").values_list("label", flat=True)) == ["partial_support"]
+    labels = AssignmentLabel.objects.filter(assigner="manual").values_list("label", flat=True)
+    assert list(labels) == ["partial_support"]
 
 
 def test_time_between_saves_is_credited_to_the_label_and_the_work(settings):
@@ -275,7 +278,8 @@ def test_submit_needs_every_label_freezes_and_a_reopening_is_recorded():
     judging.judge_work_reopen(work_id=work.pk, by=scenario.organizer, kinds=[work.kind], reason="typo")
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.IN_PROGRESS and work.reopened_count == 1
-    assert list(WorkEvent.objects.filter(work=work).values_list("action", flat=True)) == ["given", "submitted", "reopened"]
+    actions = WorkEvent.objects.filter(work=work).values_list("action", flat=True)
+    assert list(actions) == ["given", "submitted", "reopened"]
     # A page loaded before the reopening is stale.
     with pytest.raises(judging.JudgeError):
         save(work, 1, scenario.nuggets[0], "not_support", previous="support", version=old_version)

@@ -15,7 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def settled(page) -> None:
     """Wait until every queued label is saved."""
-    page.wait_for_function("window.judgePage && window.judgePage.state.queue.length === 0 && !window.judgePage.state.sending")
+    page.wait_for_function(
+        "window.judgePage && window.judgePage.state.queue.length === 0 && !window.judgePage.state.sending"
+    )
 
 
 def press(page, *keys: str) -> None:

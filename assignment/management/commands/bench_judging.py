@@ -148,7 +148,9 @@ class Command(BaseCommand):
             Answer(run=run, topic=topic, text=text, words=len(text.split())) for run in runs
         )
         sentence_rows = Sentence.objects.bulk_create(
-            Sentence(answer=answer, index=i, text=f"{SENTENCE_TEXT} ({i})") for answer in answer_rows for i in range(sentences)
+            Sentence(answer=answer, index=i, text=f"{SENTENCE_TEXT} ({i})")
+            for answer in answer_rows
+            for i in range(sentences)
         )
         citations = Citation.objects.bulk_create(
             Citation(sentence=sentence, position=0, segment=segments[sentence.index]) for sentence in sentence_rows
@@ -158,7 +160,9 @@ class Command(BaseCommand):
             SupportLabel(citation=c, method="bench-llm", method_kind="auto", label=i % 3, imported_from=batch)
             for i, c in enumerate(citations)
         )
-        nugget_set = NuggetSet.objects.create(topic=topic, kind=NuggetSet.Kind.MANUAL, name="manual", created_by=assessor)
+        nugget_set = NuggetSet.objects.create(
+            topic=topic, kind=NuggetSet.Kind.MANUAL, name="manual", created_by=assessor
+        )
         nugget_rows = Nugget.objects.bulk_create(
             Nugget(nugget_set=nugget_set, position=i, text=f"nugget {i} of about ten words here", importance="vital",
                    created_by=assessor)
