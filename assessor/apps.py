@@ -9,4 +9,6 @@ class AssessorConfig(AppConfig):
     def ready(self) -> None:
         from assessor.roles import roles_ensure
 
-        post_migrate.connect(roles_ensure, sender=self, dispatch_uid="assessor.roles_ensure")
+        # Every app's post_migrate, not only ours: the groups need the
+        # permissions of apps that migrate after this one.
+        post_migrate.connect(roles_ensure, dispatch_uid="assessor.roles_ensure")

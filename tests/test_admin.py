@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import AssessorWork, Citation, ImportBatch, Job, JobItem, LLMCall, PromptTemplate, WorkEvent
-from assessor.roles import PROJECT_APPS, Role, roles_ensure
+from assessor.roles import PROJECT_APPS, Role
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
@@ -97,9 +97,6 @@ def test_provenance_is_read_only():
 
 
 def test_an_organizer_opens_the_admin_without_delete(client, one_of_everything):
-    # After the first migrate the organizer group holds only the permissions of
-    # the apps migrated before `assessor`; the next migrate completes it.
-    roles_ensure()
     client.force_login(make_user(Role.ORGANIZER))
     assert client.get(reverse("admin:assignment_assignmentlabel_changelist")).status_code == 200
     nugget_set = one_of_everything["nugget_set"]

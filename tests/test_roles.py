@@ -139,3 +139,21 @@ def test_organizers_and_admins_open_the_organizer_pages(client, collection, role
         if "/download/" in url:
             continue  # downloads are tested with their contents in test_pages
         assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.django_db
+def test_migrate_gives_organizers_the_permissions_of_every_app():
+    # The test database was built by migrate; no roles_ensure() call here.
+    from django.contrib.auth.models import Group
+
+    organizer = Group.objects.get(name="organizer")
+    codenames = set(organizer.permissions.values_list("content_type__app_label", "codename"))
+    for app_label, model in [
+        ("assessor", "topic"),
+        ("nuggets", "nugget"),
+        ("assignment", "assignmentlabel"),
+        ("support", "supportlabel"),
+        ("metaeval", "scoretable"),
+    ]:
+        assert (app_label, f"view_{model}") in codenames
+        assert (app_label, f"delete_{model}") not in codenames
