@@ -118,6 +118,10 @@ STATIC_ROOT = VAR_DIR / "static"
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 
+# A gap between two actions of an assessor longer than this (seconds) is time
+# away from the topic and does not count as active time.
+WORK_IDLE_SECONDS = env_float("WORK_IDLE_SECONDS", 300.0, minimum=1.0)
+
 # --- Background work -------------------------------------------------------
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",

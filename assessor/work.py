@@ -19,7 +19,7 @@ from assessor.models import AssessorWork, Topic, WorkEvent
 from assessor.roles import Role, user_role
 
 # A gap between two actions (or heartbeats) longer than this is time away from
-# the topic; WORK_IDLE_SECONDS in the settings overrides it.
+# the topic; the WORK_IDLE_SECONDS setting (from the environment) overrides it.
 IDLE_LIMIT_SECONDS = 300.0
 
 NUGGET_KINDS = (AssessorWork.Kind.NUGGETS_MANUAL, AssessorWork.Kind.NUGGETS_AUTO_EDIT)
