@@ -184,6 +184,21 @@ def organize(request: HttpRequest) -> HttpResponse:
     return render(request, "judge/organize.html", context, status=400 if form.errors else 200)
 
 
+@require_GET
+@organizer_required
+def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
+    """One ManualAssign work: each answer (with its run) in the assessor's order, labels and time."""
+    work = get_object_or_404(
+        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind=AssessorWork.Kind.ASSIGN_MANUAL
+    )
+    answers = judging.assign_work_detail(work=work)
+    for row in answers:
+        row.time_label = duration_label(row.seconds) if row.labels_done else "—"
+    events = list(work.events.select_related("user").order_by("at"))
+    context = {"work": work, "answers": answers, "events": events, "time_label": duration_label(work.active_seconds)}
+    return render(request, "judge/organize_work.html", context)
+
+
 @require_POST
 @organizer_required
 def reopen(request: HttpRequest, work_id: int) -> HttpResponse:

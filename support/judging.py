@@ -261,3 +261,52 @@ def support_progress() -> list[SupportProgress]:
         )
     return result
 
+
+
+@dataclass
+class PairTime:
+    number: int  # the answer's position for the assessor
+    run_id: str
+    sentence_index: int
+    label: int | None
+    shown: int | None
+    seconds: float | None
+
+    @property
+    def changed(self) -> bool | None:
+        if self.shown is None or self.label is None:
+            return None
+        return self.shown != self.label
+
+
+def support_work_detail(*, work: AssessorWork) -> list[PairTime]:
+    """Each pair of a support work, in the assessor's order, with its label, the label shown and seconds."""
+    pairs = topic_pairs(work=work)
+    citation_ids = [c for a in pairs.order for c in pairs.pairs_of[a]]
+    rows = {
+        row["pk"]: row
+        for row in Citation.objects.filter(pk__in=citation_ids).values(
+            "pk", "sentence__index", "sentence__answer__run__run_id"
+        )
+    }
+    labels = {
+        row["citation_id"]: row
+        for row in SupportLabel.objects.filter(method=method_of(work), citation_id__in=citation_ids).values(
+            "citation_id", "label", "shown_label", "seconds_spent"
+        )
+    }
+    result = []
+    for number, answer_id in enumerate(pairs.order, start=1):
+        for citation_id in sorted(pairs.pairs_of[answer_id], key=lambda c: rows[c]["sentence__index"]):
+            label = labels.get(citation_id, {})
+            result.append(
+                PairTime(
+                    number=number,
+                    run_id=rows[citation_id]["sentence__answer__run__run_id"],
+                    sentence_index=rows[citation_id]["sentence__index"],
+                    label=label.get("label"),
+                    shown=label.get("shown_label"),
+                    seconds=label.get("seconds_spent"),
+                )
+            )
+    return result

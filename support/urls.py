@@ -9,5 +9,6 @@ urlpatterns = [
     path("judge/<int:work_id>/answer/<int:number>/label/", views.label, name="label"),
     path("judge/<int:work_id>/submit/", views.submit, name="submit"),
     path("organize/", views.organize, name="organize"),
+    path("organize/work/<int:work_id>/", views.organize_work, name="organize_work"),
     path("organize/work/<int:work_id>/reopen/", views.reopen, name="reopen"),
 ]

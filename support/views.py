@@ -155,6 +155,24 @@ def organize(request: HttpRequest) -> HttpResponse:
     return render(request, "support/organize.html", context, status=400 if form.errors else 200)
 
 
+@require_GET
+@organizer_required
+def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
+    """One support work: each pair (with its run) in the assessor's order, label, label shown, time."""
+    work = get_object_or_404(
+        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind__in=judging.SUPPORT_KINDS
+    )
+    pairs = judging.support_work_detail(work=work)
+    names = {value: name for value, _key, name in LABEL_CHOICES}
+    for pair in pairs:
+        pair.label_name = names.get(str(pair.label), "—") if pair.label is not None else "—"
+        pair.shown_name = names.get(str(pair.shown), "—") if pair.shown is not None else "—"
+        pair.time_label = f"{pair.seconds:.1f} s" if pair.seconds is not None else "—"
+    events = list(work.events.select_related("user").order_by("at"))
+    context = {"work": work, "pairs": pairs, "events": events, "time_label": duration_label(work.active_seconds)}
+    return render(request, "support/organize_work.html", context)
+
+
 @require_POST
 @organizer_required
 def reopen(request: HttpRequest, work_id: int) -> HttpResponse:

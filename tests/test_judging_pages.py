@@ -171,3 +171,21 @@ def test_a_topic_without_answers_sends_the_assessor_home_with_a_note():
     for url in (reverse("judge:assign", args=[assign.pk]), reverse("support:judge", args=[support.pk])):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"] == reverse("home")
+
+
+def test_organizer_sees_time_per_answer_and_per_pair_with_runs():
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    postedit = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    assessor = client_for(scenario.assessor)
+    fields = {"nugget": scenario.nuggets[0].pk, "label": "support", "previous": "", "version": 0}
+    assessor.post(reverse("judge:label", args=[assign.pk, 2]), fields)
+    AssignmentLabel.objects.filter(assigner="manual").update(seconds_spent=75)
+    assessor.post(reverse("support:label", args=[postedit.pk, 1]), {"sentence": 0, "label": "2", "version": 0})
+    SupportLabel.objects.filter(method="postedit").update(seconds_spent=12.5)
+    organizer = client_for(scenario.organizer)
+    page = organizer.get(reverse("judge:organize_work", args=[assign.pk])).content.decode()
+    assert "1 min 15 s" in page and all(run in page for run in ("SECRETRUN-alpha", "SECRETRUN-beta"))
+    page = organizer.get(reverse("support:organize_work", args=[postedit.pk])).content.decode()
+    assert "12.5 s" in page and "changed" in page and "PS" in page and "FS" in page
+    assert client_for(scenario.assessor).get(reverse("support:organize_work", args=[postedit.pk])).status_code == 403
