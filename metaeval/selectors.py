@@ -7,9 +7,10 @@ fetched label by label, so a matrix over a million labels stays fast.
 
 from collections import defaultdict
 
-from django.db.models import Count, OuterRef, Subquery
+from django.db import connection
+from django.db.models import Count
 
-from assessor.models import Run
+from assessor.models import Citation, Run
 from assessor.runs import AmbiguousRun, run_match
 from assessor.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assignment.models import AssignmentLabel
@@ -86,42 +87,112 @@ def _condition_labels(*, nuggets: str, assigner: str):
     return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets).order_by()
 
 
+def _paired_label_counts(
+    *, table: str, who: str, a: str, b: str, item: tuple[str, ...], item_filter: str, filter_params: list
+) -> dict[tuple, int]:
+    """(label by a, label by b) -> count over the items of `table` both labelled; `item_filter` on its columns."""
+    if connection.vendor == "postgresql":
+        sql = PAIRED_LABELS_JOIN_SQL.format(
+            table=table, who=who, item_filter=item_filter.format(t="a."),
+            item_join=" AND ".join(f"b.{column} = a.{column}" for column in item),
+        )  # fmt: skip
+        params = [b, a, *filter_params]
+    else:
+        sql = PAIRED_LABELS_GROUP_SQL.format(table=table, who=who, item=", ".join(item), item_filter=item_filter.format(t=""))
+        params = [a, b, a, b, *filter_params]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {(label_a, label_b): n for label_a, label_b, n in cursor.fetchall()}
+
+
+# Two ways to pair the labels of one item, each the quicker on one database.
+# PostgreSQL hash-joins the two label sets (about twice as fast as grouping);
+# SQLite has no hash join, and a join costs it an index lookup per label, so it
+# reads both sets in one pass grouped by item (about twice as fast as joining).
+PAIRED_LABELS_JOIN_SQL = """
+SELECT a.label, b.label, COUNT(*)
+FROM {table} a
+JOIN {table} b ON {item_join} AND b.{who} = %s AND {row_filter_b}
+WHERE a.{who} = %s AND {row_filter_a} AND {item_filter_a}
+GROUP BY a.label, b.label
+"""
+PAIRED_LABELS_GROUP_SQL = """
+SELECT label_a, label_b, COUNT(*) FROM (
+    SELECT MAX(CASE WHEN {who} = %s THEN label END) AS label_a,
+           MAX(CASE WHEN {who} = %s THEN label END) AS label_b
+    FROM {table}
+    WHERE {who} IN (%s, %s) AND {row_filter} AND {item_filter}
+    GROUP BY {item}
+) paired
+WHERE label_a IS NOT NULL AND label_b IS NOT NULL
+GROUP BY label_a, label_b
+"""
+
+
+def _paired_label_counts(
+    *, model, who: str, a: str, b: str, item: tuple[str, ...], row_filter: str, item_filter: str, item_params: list
+) -> dict[tuple, int]:
+    """(label by a, label by b) -> count over the items both labelled.
+
+    `row_filter` keeps a label row (written with `{t}` before column names);
+    `item_filter` keeps an item, checked once (its params are `item_params`).
+    """
+    table = connection.ops.quote_name(model._meta.db_table)
+    if connection.vendor == "postgresql":
+        sql = PAIRED_LABELS_JOIN_SQL.format(
+            table=table, who=who,
+            item_join=" AND ".join(f"b.{column} = a.{column}" for column in item),
+            row_filter_a=row_filter.format(t="a."), row_filter_b=row_filter.format(t="b."),
+            item_filter_a=item_filter.format(t="a."),
+        )  # fmt: skip
+        params = [b, a, *item_params]
+    else:
+        sql = PAIRED_LABELS_GROUP_SQL.format(
+            table=table, who=who, item=", ".join(item),
+            row_filter=row_filter.format(t=""), item_filter=item_filter.format(t=""),
+        )  # fmt: skip
+        params = [a, b, a, b, *item_params]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {(label_a, label_b): n for label_a, label_b, n in cursor.fetchall()}
+
+
 def assignment_crosstab(*, nuggets: str, assigner_a: str, assigner_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
     """Counts of (label by a, label by b) over the (answer, nugget) pairs both labelled.
 
     Returns the counts and the numbers of a's and of b's labels in all, so the
     caller can tell how many pairs only one of them labelled.
     """
-    other = AssignmentLabel.objects.filter(
-        answer_id=OuterRef("answer_id"), nugget_id=OuterRef("nugget_id"), assigner=assigner_b
-    ).values("label")[:1]
-    rows = (
-        _condition_labels(nuggets=nuggets, assigner=assigner_a)
-        .annotate(other=Subquery(other))
-        .filter(other__isnull=False)
-        .values_list("label", "other")
-        .annotate(n=Count("id"))
-    )
-    counts = {(label_a, label_b): n for label_a, label_b, n in rows}
-    total_a = _condition_labels(nuggets=nuggets, assigner=assigner_a).count()
-    total_b = _condition_labels(nuggets=nuggets, assigner=assigner_b).count()
-    return counts, total_a, total_b
+    labels = AssignmentLabel.objects.filter(nugget__nugget_set__name=nuggets).order_by()
+    totals = dict(labels.filter(assigner__in=[assigner_a, assigner_b]).values_list("assigner").annotate(n=Count("id")))
+    if assigner_a == assigner_b:
+        rows = labels.filter(assigner=assigner_a).values_list("label").annotate(n=Count("id"))
+        return {(label, label): n for label, n in rows}, totals.get(assigner_a, 0), totals.get(assigner_a, 0)
+    nugget_sql, nugget_params = Nugget.objects.filter(nugget_set__name=nuggets).values("id").query.sql_with_params()
+    counts = _paired_label_counts(
+        model=AssignmentLabel, who="assigner", a=assigner_a, b=assigner_b, item=("answer_id", "nugget_id"),
+        row_filter="1 = 1", item_filter=f"{{t}}nugget_id IN ({nugget_sql})", item_params=list(nugget_params),
+    )  # fmt: skip
+    return counts, totals.get(assigner_a, 0), totals.get(assigner_b, 0)
 
 
 def support_crosstab(*, method_a: str, method_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
     """Counts of (label by a, label by b) over the first citations both judged; unjudged (-1) left out."""
-    judged = list(SUPPORT_LABEL_NAMES)
-    other = SupportLabel.objects.filter(citation_id=OuterRef("citation_id"), method=method_b, label__in=judged).values(
-        "label"
-    )[:1]
-    mine = SupportLabel.objects.filter(method=method_a, citation__position=0, label__in=judged).order_by()
-    rows = mine.annotate(other=Subquery(other)).filter(other__isnull=False).values_list("label", "other").annotate(
-        n=Count("id")
-    )
-    counts = {(SUPPORT_LABEL_NAMES[a], SUPPORT_LABEL_NAMES[b]): n for a, b, n in rows}
-    total_a = mine.count()
-    total_b = SupportLabel.objects.filter(method=method_b, citation__position=0, label__in=judged).count()
-    return counts, total_a, total_b
+    judged = [int(label) for label in SUPPORT_LABEL_NAMES]
+    labels = SupportLabel.objects.filter(citation__position=0, label__in=judged).order_by()
+    totals = dict(labels.filter(method__in=[method_a, method_b]).values_list("method").annotate(n=Count("id")))
+    if method_a == method_b:
+        rows = labels.filter(method=method_a).values_list("label").annotate(n=Count("id"))
+        counts = {(SUPPORT_LABEL_NAMES[label],) * 2: n for label, n in rows}
+        return counts, totals.get(method_a, 0), totals.get(method_a, 0)
+    citation_sql, citation_params = Citation.objects.filter(position=0).values("id").query.sql_with_params()
+    raw = _paired_label_counts(
+        model=SupportLabel, who="method", a=method_a, b=method_b, item=("citation_id",),
+        row_filter=f"{{t}}label IN ({', '.join(map(str, judged))})",
+        item_filter=f"{{t}}citation_id IN ({citation_sql})", item_params=list(citation_params),
+    )  # fmt: skip
+    counts = {(SUPPORT_LABEL_NAMES[a], SUPPORT_LABEL_NAMES[b]): n for (a, b), n in raw.items()}
+    return counts, totals.get(method_a, 0), totals.get(method_b, 0)
 
 
 # --- descriptive statistics -----------------------------------------------------------------
