@@ -10,7 +10,7 @@ import re
 
 import pytest
 from django.test import Client
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
 from assessor.models import AssessorWork, Citation
 from tests.test_judging_services import RUN_NAMES, give_assign, give_support, make_scenario
@@ -166,8 +166,6 @@ STAFF_PAGES = [
 
 
 def test_pages_with_runs_or_llm_output_are_closed_to_assessors():
-    from django.urls import NoReverseMatch
-
     scenario = make_scenario()
     browser = Recorder(scenario.assessor)
     checked = 0
