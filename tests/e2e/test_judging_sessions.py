@@ -144,7 +144,7 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     page.wait_for_function("document.getElementById('connection').classList.contains('lost')")
     assert not SupportLabel.objects.filter(method="scratch").exists()
     # The unsent label is kept in the browser: a reload shows it and sends it once the server answers.
-    assert page.evaluate("JSON.parse(localStorage.getItem('judge-ops:support-%d')).length" % work.pk) == 1
+    assert page.evaluate("JSON.parse(localStorage.getItem('judge-ops:support-%d-1')).length" % work.pk) == 1
     page.unroute("**/label/")
     page.reload()
     settled(page)

@@ -1,7 +1,8 @@
 // Judging pages (ManualAssign and support): one key per label, autosave, progress.
 //
 // Every row is a form whose buttons POST one label (the page works without this
-// script). Here the saves go through one queue kept in localStorage, one at a
+// script). Here the saves go through one queue kept in localStorage (one per
+// answer page, so that two tabs on different answers keep apart), one at a
 // time, like the nugget workspace's: a lost connection or a reload keeps them,
 // and a retry is recognised by the server (the label is already the asked one).
 // Each save carries the label the page showed ("previous"): if another tab
