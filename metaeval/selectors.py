@@ -6,6 +6,7 @@ fetched label by label, so a matrix over a million labels stays fast.
 """
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from django.db import connection
 from django.db.models import Count
@@ -102,13 +103,22 @@ def _paired_label_counts(
         params = [a, b, a, b, *filter_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {(label_a, label_b): n for label_a, label_b, n in cursor.fetchall()}
+        rows = cursor.fetchall()
+    paired = {(label_a, label_b): n for label_a, label_b, n in rows if label_a is not None and label_b is not None}
+    if connection.vendor == "postgresql":
+        counted = totals()
+        return paired, counted.get(a, 0), counted.get(b, 0)
+    total_a = sum(n for label_a, _, n in rows if label_a is not None)
+    total_b = sum(n for _, label_b, n in rows if label_b is not None)
+    return paired, total_a, total_b
 
 
 # Two ways to pair the labels of one item, each the quicker on one database.
 # PostgreSQL hash-joins the two label sets (about twice as fast as grouping);
 # SQLite has no hash join, and a join costs it an index lookup per label, so it
-# reads both sets in one pass grouped by item (about twice as fast as joining).
+# reads both sets in one pass grouped by item (about twice as fast as joining),
+# keeps the items it wants after grouping (half as many rows to test), and
+# counts the items only one of the two labelled on the way (a NULL label).
 PAIRED_LABELS_JOIN_SQL = """
 SELECT a.label, b.label, COUNT(*)
 FROM {table} a
@@ -118,24 +128,27 @@ GROUP BY a.label, b.label
 """
 PAIRED_LABELS_GROUP_SQL = """
 SELECT label_a, label_b, COUNT(*) FROM (
-    SELECT MAX(CASE WHEN {who} = %s THEN label END) AS label_a,
+    SELECT {item},
+           MAX(CASE WHEN {who} = %s THEN label END) AS label_a,
            MAX(CASE WHEN {who} = %s THEN label END) AS label_b
     FROM {table}
-    WHERE {who} IN (%s, %s) AND {row_filter} AND {item_filter}
+    WHERE {who} IN (%s, %s) AND {row_filter}
     GROUP BY {item}
 ) paired
-WHERE label_a IS NOT NULL AND label_b IS NOT NULL
+WHERE {item_filter}
 GROUP BY label_a, label_b
 """
 
 
 def _paired_label_counts(
-    *, model, who: str, a: str, b: str, item: tuple[str, ...], row_filter: str, item_filter: str, item_params: list
-) -> dict[tuple, int]:
-    """(label by a, label by b) -> count over the items both labelled.
+    *, model, who: str, a: str, b: str, item: tuple[str, ...], row_filter: str, item_filter: str, item_params: list,
+    totals: Callable[[], dict[str, int]],
+) -> tuple[dict[tuple, int], int, int]:
+    """(label by a, label by b) -> count over the items both labelled, and the numbers of a's and b's labels.
 
     `row_filter` keeps a label row (written with `{t}` before column names);
-    `item_filter` keeps an item, checked once (its params are `item_params`).
+    `item_filter` keeps an item, checked once (its params are `item_params`);
+    `totals` counts each side's labels where the query does not.
     """
     table = connection.ops.quote_name(model._meta.db_table)
     if connection.vendor == "postgresql":
@@ -154,7 +167,14 @@ def _paired_label_counts(
         params = [a, b, a, b, *item_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {(label_a, label_b): n for label_a, label_b, n in cursor.fetchall()}
+        rows = cursor.fetchall()
+    paired = {(label_a, label_b): n for label_a, label_b, n in rows if label_a is not None and label_b is not None}
+    if connection.vendor == "postgresql":
+        counted = totals()
+        return paired, counted.get(a, 0), counted.get(b, 0)
+    total_a = sum(n for label_a, _, n in rows if label_a is not None)
+    total_b = sum(n for _, label_b, n in rows if label_b is not None)
+    return paired, total_a, total_b
 
 
 def assignment_crosstab(*, nuggets: str, assigner_a: str, assigner_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
@@ -164,35 +184,37 @@ def assignment_crosstab(*, nuggets: str, assigner_a: str, assigner_b: str) -> tu
     caller can tell how many pairs only one of them labelled.
     """
     labels = AssignmentLabel.objects.filter(nugget__nugget_set__name=nuggets).order_by()
-    totals = dict(labels.filter(assigner__in=[assigner_a, assigner_b]).values_list("assigner").annotate(n=Count("id")))
     if assigner_a == assigner_b:
         rows = labels.filter(assigner=assigner_a).values_list("label").annotate(n=Count("id"))
-        return {(label, label): n for label, n in rows}, totals.get(assigner_a, 0), totals.get(assigner_a, 0)
+        counts = {(label, label): n for label, n in rows}
+        return counts, sum(counts.values()), sum(counts.values())
     nugget_sql, nugget_params = Nugget.objects.filter(nugget_set__name=nuggets).values("id").query.sql_with_params()
-    counts = _paired_label_counts(
+    return _paired_label_counts(
         model=AssignmentLabel, who="assigner", a=assigner_a, b=assigner_b, item=("answer_id", "nugget_id"),
         row_filter="1 = 1", item_filter=f"{{t}}nugget_id IN ({nugget_sql})", item_params=list(nugget_params),
+        totals=lambda: dict(
+            labels.filter(assigner__in=[assigner_a, assigner_b]).values_list("assigner").annotate(n=Count("id"))
+        ),
     )  # fmt: skip
-    return counts, totals.get(assigner_a, 0), totals.get(assigner_b, 0)
 
 
 def support_crosstab(*, method_a: str, method_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
     """Counts of (label by a, label by b) over the first citations both judged; unjudged (-1) left out."""
     judged = [int(label) for label in SUPPORT_LABEL_NAMES]
     labels = SupportLabel.objects.filter(citation__position=0, label__in=judged).order_by()
-    totals = dict(labels.filter(method__in=[method_a, method_b]).values_list("method").annotate(n=Count("id")))
     if method_a == method_b:
         rows = labels.filter(method=method_a).values_list("label").annotate(n=Count("id"))
         counts = {(SUPPORT_LABEL_NAMES[label],) * 2: n for label, n in rows}
-        return counts, totals.get(method_a, 0), totals.get(method_a, 0)
+        return counts, sum(counts.values()), sum(counts.values())
     citation_sql, citation_params = Citation.objects.filter(position=0).values("id").query.sql_with_params()
-    raw = _paired_label_counts(
+    raw, total_a, total_b = _paired_label_counts(
         model=SupportLabel, who="method", a=method_a, b=method_b, item=("citation_id",),
         row_filter=f"{{t}}label IN ({', '.join(map(str, judged))})",
         item_filter=f"{{t}}citation_id IN ({citation_sql})", item_params=list(citation_params),
+        totals=lambda: dict(labels.filter(method__in=[method_a, method_b]).values_list("method").annotate(n=Count("id"))),
     )  # fmt: skip
     counts = {(SUPPORT_LABEL_NAMES[a], SUPPORT_LABEL_NAMES[b]): n for (a, b), n in raw.items()}
-    return counts, totals.get(method_a, 0), totals.get(method_b, 0)
+    return counts, total_a, total_b
 
 
 # --- descriptive statistics -----------------------------------------------------------------

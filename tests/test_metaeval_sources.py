@@ -112,6 +112,11 @@ def test_the_confusion_matrix_counts_the_shared_answer_nugget_pairs():
     p_e = 75 / 225
     assert confusion.agreement == pytest.approx(9 / 15)
     assert confusion.kappa == pytest.approx((9 / 15 - p_e) / (1 - p_e))
+    assert (confusion.missing_a, confusion.missing_b) == (0, 0)
+    # A pair only the first source labelled is counted apart, not in the matrix.
+    AssignmentLabel.objects.filter(assigner="auto", label=S).first().delete()
+    fewer = comparison_build("auto_edit/manual", "auto_edit/auto", metrics=["Vstrict"]).confusion
+    assert (fewer.total, fewer.missing_b, fewer.missing_a) == (14, 1, 0)
 
 
 def test_descriptive_statistics_of_a_hand_built_condition():
@@ -167,6 +172,8 @@ def test_support_methods_compare_and_describe():
         [0, 1, 2],
     )
     assert comparison.confusion.counts == independent.counts
+    # The first citation scratch left unjudged (-1) was judged by auto only.
+    assert (comparison.confusion.missing_b, comparison.confusion.missing_a) == (0, 1)
     assert {tau.metric for tau in comparison.taus} == {"weighted_precision", "weighted_recall"}
     assert source_describe(source_parse("support:scratch")) == {"topics": 1, "pairs": 5, "FS": 2, "PS": 2, "NS": 1}
 
