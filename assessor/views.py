@@ -35,9 +35,9 @@ def url_if_exists(name: str, *args) -> str | None:
 WORK_URL_NAMES = {
     AssessorWork.Kind.NUGGETS_MANUAL: "nuggets:work",
     AssessorWork.Kind.NUGGETS_AUTO_EDIT: "nuggets:work",
-    AssessorWork.Kind.ASSIGN_MANUAL: "assignment:work",
-    AssessorWork.Kind.SUPPORT_SCRATCH: "support:work",
-    AssessorWork.Kind.SUPPORT_POSTEDIT: "support:work",
+    AssessorWork.Kind.ASSIGN_MANUAL: "judge:assign",
+    AssessorWork.Kind.SUPPORT_SCRATCH: "support:judge",
+    AssessorWork.Kind.SUPPORT_POSTEDIT: "support:judge",
 }
 
 

@@ -6,7 +6,6 @@ from django.urls import reverse
 
 from assessor.models import AssessorWork
 from assessor.roles import Role
-from assessor.views import url_if_exists
 from tests.builders import make_answer, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = pytest.mark.django_db
@@ -102,11 +101,15 @@ def test_the_assessor_home_lists_their_own_work(client):
     assert "in progress" in page
     assert "10 min" in page
     assert "a topic of someone else" not in page
-    # Work whose page exists is linked: the nugget workspace takes the work's id.
+    # Each kind of work links to the page where it is done, by the work's id.
+    assign_work = AssessorWork.objects.get(topic=mine, kind=AssessorWork.Kind.ASSIGN_MANUAL)
     nugget_work = AssessorWork.objects.create(topic=mine, assessor=assessor, kind=AssessorWork.Kind.NUGGETS_MANUAL)
+    support_work = AssessorWork.objects.create(topic=mine, assessor=assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH)
     page = client.get(reverse("home")).content.decode()
-    if url_if_exists("nuggets:work", nugget_work.pk):
-        assert f'href="{reverse("nuggets:work", args=[nugget_work.pk])}"' in page
+    assert f'href="/nuggets/work/{nugget_work.pk}/"' in page
+    assert f'href="{reverse("judge:assign", args=[assign_work.pk])}"' in page
+    assert f'href="{reverse("support:judge", args=[support_work.pk])}"' in page
+    assert "page not available yet" not in page
     # An assessor's layout has no organizer links.
     assert reverse("collection:topics") not in page
     assert reverse("admin:index") not in page
