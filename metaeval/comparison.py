@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from assessor.scores import Scores
-from metaeval.sources import Source, source_describe, source_load, source_parse, sources_confusion
+from metaeval.sources import Source, source_describe, source_load, source_parse, source_require, sources_confusion
 from metaeval.stats import Confusion, TauResult, pair_points, run_points, shared_metrics, taus_compute_all
 
 
@@ -21,11 +21,23 @@ class Comparison:
     confusion: Confusion | None
 
 
-def comparison_build(a_text: str, b_text: str, *, metrics: Sequence[str] | None = None) -> Comparison:
+def comparison_build(
+    a_text: str, b_text: str, *, metrics: Sequence[str] | None = None, scores: bool = True, confusion: bool = True
+) -> Comparison:
     """Compare two sources for the given metrics (default: every metric both have).
 
-    Raises SourceError for an unknown source and ValueError for a metric one of them lacks.
+    `scores=False` skips loading the scores and the taus, `confusion=False` the
+    label matrix (a download that needs one part only). Raises SourceError for
+    an unknown source and ValueError for a metric one of them lacks.
     """
+    if not scores:
+        a, b = source_parse(a_text), source_parse(b_text)
+        source_require(a)
+        source_require(b)
+        empty = Scores(metrics=())
+        return Comparison(
+            a=a, b=b, scores_a=empty, scores_b=empty, taus=[], confusion=sources_confusion(a, b) if confusion else None
+        )
     a, scores_a = source_load(a_text)
     b, scores_b = source_load(b_text)
     shared = shared_metrics(scores_a, scores_b)
@@ -37,7 +49,9 @@ def comparison_build(a_text: str, b_text: str, *, metrics: Sequence[str] | None 
             )
         shared = list(metrics)
     taus = taus_compute_all(scores_a, scores_b, shared)
-    return Comparison(a=a, b=b, scores_a=scores_a, scores_b=scores_b, taus=taus, confusion=sources_confusion(a, b))
+    return Comparison(
+        a=a, b=b, scores_a=scores_a, scores_b=scores_b, taus=taus, confusion=sources_confusion(a, b) if confusion else None
+    )
 
 
 def _number(value: float) -> float | None:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assessor.scores import Scores
-from assignment.selectors import conditions_list, nugget_scores
+from assignment.selectors import condition_require, conditions_list, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
-from support.selectors import support_methods_list, support_scores
+from support.selectors import method_require, support_methods_list, support_scores
 
 NAME = r"[-\w.]+"
 CONDITION_PATTERN = re.compile(rf"^(?P<nuggets>{NAME})/(?P<assigner>{NAME})$")
@@ -83,6 +83,19 @@ def source_scores(source: Source) -> Scores:
         return selectors.score_table_scores(name=source.name)
     except SourceError:
         raise
+    except LookupError as exc:
+        raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
+
+
+def source_require(source: Source) -> None:
+    """SourceError unless the source has data (a cheap check, without loading it)."""
+    try:
+        if source.kind is SourceKind.CONDITION:
+            condition_require(nuggets=source.nuggets, assigner=source.assigner)
+        elif source.kind is SourceKind.SUPPORT:
+            method_require(method=source.name)
+        elif source.name not in selectors.score_tables_list():
+            raise LookupError(f"no score table named {source.name!r}")
     except LookupError as exc:
         raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
 

@@ -46,12 +46,12 @@ class BadQuery(Exception):
     pass
 
 
-def _comparison_from_query(request: HttpRequest) -> Comparison:
+def _comparison_from_query(request: HttpRequest, *, scores: bool = True, confusion: bool = True) -> Comparison:
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     if not (a and b):
         raise BadQuery("pick two sources, a and b")
     try:
-        return comparison_build(a, b)
+        return comparison_build(a, b, scores=scores, confusion=confusion)
     except (SourceError, ValueError) as exc:
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
 
@@ -165,9 +165,18 @@ def _file_stem(comparison: Comparison) -> str:
     return f"{safe(str(comparison.a))}_vs_{safe(str(comparison.b))}"
 
 
+# What each download needs: loading the scores, counting the label pairs.
+DOWNLOAD_PARTS = {
+    "taus": {"scores": True, "confusion": False},
+    "confusion": {"scores": False, "confusion": True},
+    "describe": {"scores": False, "confusion": False},
+    "points": {"scores": True, "confusion": False},
+}
+
+
 def _download(request: HttpRequest, kind: str) -> HttpResponse:
     try:
-        comparison = _comparison_from_query(request)
+        comparison = _comparison_from_query(request, **DOWNLOAD_PARTS[kind])
     except BadQuery as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     stem = _file_stem(comparison)
@@ -233,7 +242,7 @@ def plot(request: HttpRequest, level: str) -> HttpResponse:
     data = cache.get(_plot_cache_key(a, b, metric)) if metric else None
     if data is None:
         try:
-            comparison = _comparison_from_query(request)
+            comparison = _comparison_from_query(request, confusion=False)
         except BadQuery as exc:
             return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
         metric = _metric_of(request, comparison)

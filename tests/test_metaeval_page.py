@@ -55,8 +55,10 @@ def test_an_unknown_source_shows_a_clear_error(organizer_client):
     response = organizer_client.get(reverse("metaeval:index"), {"a": "nope/nobody", "b": "auto_edit/auto"})
     assert response.status_code == 200
     assert "unknown source &#x27;nope/nobody&#x27;" in response.content.decode()
-    download = organizer_client.get(reverse("metaeval:taus_csv"), {"a": "nope/nobody", "b": "auto_edit/auto"})
-    assert download.status_code == 400
+    for name in ("metaeval:taus_csv", "metaeval:confusion_csv", "metaeval:describe_csv", "metaeval:plot_run"):
+        download = organizer_client.get(reverse(name), {"a": "nope/nobody", "b": "auto_edit/auto"})
+        assert download.status_code == 400
+        assert "unknown source 'nope/nobody'" in download.content.decode()
 
 
 @pytest.mark.parametrize("role", [Role.ASSESSOR])
