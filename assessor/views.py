@@ -15,7 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from assessor import selectors
 from assessor.forms import UploadForm
-from assessor.importing.base import ImportFailure
+from assessor.importing.base import ImportFailure, statistics_refresh
 from assessor.models import AssessorWork, QrelSource, Run, Topic
 from assessor.roles import Role, organizer_required, user_role
 from assessor.scores import SUPPORT_METRICS, Scores
@@ -219,6 +219,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                         "text": _without_folder(str(failure), folder),
                     }
                 else:
+                    statistics_refresh(result)
                     context["result"] = result
                     context["warnings"] = [_without_folder(w, folder) for w in result.warnings]
                     context["file_name"] = path.name

@@ -14,11 +14,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 
 from assessor.models import ImportBatch
 
 T = TypeVar("T")
 CHUNK_LINES = 2000
+# PostgreSQL plans queries on table statistics that autovacuum refreshes only
+# some time later (or never, where it is off); right after a large import,
+# stale statistics make the scoring joins scan whole tables.
+ANALYZE_AFTER_ROWS = 10_000
 
 
 class ImportFailure(Exception):
@@ -135,3 +140,12 @@ def batch_finish(batch: ImportBatch, result: ImportResult) -> ImportResult:
     batch.save(update_fields=["lines", "created", "unchanged", "replaced", "warnings"])
     result.batch = batch
     return result
+
+
+def statistics_refresh(result: ImportResult) -> bool:
+    """Refresh PostgreSQL's planner statistics after a large import; True if it did."""
+    if connection.vendor != "postgresql" or result.created + result.replaced < ANALYZE_AFTER_ROWS:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return True

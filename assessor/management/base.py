@@ -8,7 +8,7 @@ from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.importing.base import ImportFailure, ImportResult
+from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
 
 
 class ImportCommand(BaseCommand):
@@ -30,6 +30,7 @@ class ImportCommand(BaseCommand):
             result = self.run_import(options["path"], options)
         except ImportFailure as failure:
             raise CommandError(f"{failure}\nNothing was imported.") from None
+        statistics_refresh(result)
         for warning in result.warnings:
             self.stderr.write(f"warning: {warning}")
         self.stdout.write(result.summary())
