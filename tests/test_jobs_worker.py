@@ -1,4 +1,4 @@
-"""A real Celery worker on Redis runs a job end to end; a worker killed mid-job is followed by a resume.
+"""A real Celery worker on Redis (and on RabbitMQ) runs a job end to end; a worker killed mid-job is followed by a resume.
 
 The worker and the commands run as subprocesses sharing the test database:
 on PostgreSQL naturally, on SQLite through a file (the in-memory default is
@@ -27,6 +27,7 @@ from tests.builders import make_answer, make_run, make_topic
 
 REPO = Path(__file__).resolve().parent.parent
 REDIS_URL = os.environ.get("REDIS_URL", "")
+AMQP_URL = os.environ.get("AMQP_URL", "")
 
 _test_db = django_settings.DATABASES["default"]
 if _test_db["ENGINE"].endswith("sqlite3") and not _test_db.get("TEST", {}).get("NAME"):
@@ -46,6 +47,19 @@ def redis_or_skip() -> str:
     except redis.RedisError as exc:
         pytest.skip(f"Redis at REDIS_URL={REDIS_URL} is down: {exc}")
     return REDIS_URL
+
+
+def rabbitmq_or_skip() -> str:
+    if not AMQP_URL:
+        pytest.skip("set AMQP_URL (e.g. amqp://guest:guest@127.0.0.1:5672//) to run the RabbitMQ worker test")
+    from kombu import Connection
+
+    try:
+        with Connection(AMQP_URL, connect_timeout=2) as amqp:
+            amqp.ensure_connection(max_retries=1)
+    except Exception as exc:  # kombu raises the transport's own errors
+        pytest.skip(f"RabbitMQ at AMQP_URL={AMQP_URL} is down: {exc}")
+    return AMQP_URL
 
 
 def database_url() -> str:
@@ -105,11 +119,12 @@ class Services:
 
 
 @pytest.fixture
-def services(transactional_db, settings):
-    redis_url = redis_or_skip()
+def services(request, transactional_db, settings):
+    broker = getattr(request, "param", "redis")
+    broker_url = rabbitmq_or_skip() if broker == "rabbitmq" else redis_or_skip()
     server = FakeLLMServer().start()
     llm_settings(settings, server)
-    running = Services(server, redis_url)
+    running = Services(server, broker_url)
     yield server, running
     running.stop_all()
     server.stop()
@@ -122,7 +137,8 @@ def make_answers(count: int, nuggets: int = 12) -> None:
         make_answer(make_run(f"run{i:02d}"), topic, [(f"Zebra fact {i} is known.", [])])
 
 
-def test_a_worker_on_redis_runs_a_job_end_to_end(services):
+@pytest.mark.parametrize("services", ["redis", "rabbitmq"], indirect=True)
+def test_a_worker_runs_a_job_end_to_end(services):
     server, running = services
     make_answers(4)
     running.start_worker()
