@@ -150,29 +150,32 @@ def test_a_worker_runs_a_job_end_to_end(services):
 
 
 def test_a_killed_worker_is_followed_by_a_resume_without_duplicates(services):
+    # Enough slow answers (30 x 0.4 s over 2 threads) that a busy machine still
+    # kills the worker mid-job.
+    ANSWERS = 30
     server, running = services
-    server.latency = 0.25
-    make_answers(16)
+    server.latency = 0.4
+    make_answers(ANSWERS)
     worker = running.start_worker(threads=2)
     running.manage("run_auto_assign", "--nuggets", "manual", "--name", "auto-k", "--queue", running.queue)
     job = Job.objects.get(output_name="auto-k")
     deadline = time.monotonic() + 60
-    while Job.objects.get(pk=job.pk).done_items < 3:
+    while Job.objects.get(pk=job.pk).done_items < 2:
         assert time.monotonic() < deadline, "the worker did not start working"
         time.sleep(0.05)
     running.kill(worker)
     job.refresh_from_db()
-    assert job.done_items < 16, "the job finished before the worker was killed"
+    assert job.done_items < ANSWERS, "the job finished before the worker was killed"
     stranded = JobItem.objects.filter(job=job, status="claimed").count()
 
     running.start_worker(threads=4)
     out = running.manage("run_auto_assign", "--resume", str(job.pk), "--wait")
     job.refresh_from_db()
-    assert (job.status, job.done_items, job.failed_items) == ("done", 16, 0), out
+    assert (job.status, job.done_items, job.failed_items) == ("done", ANSWERS, 0), out
     assert not JobItem.objects.filter(job=job).exclude(status="done").exists()
     labels = AssignmentLabel.objects.filter(assigner="auto-k")
     # Each (answer, nugget) labelled exactly once.
-    assert labels.count() == 16 * 12
-    assert labels.values("answer", "nugget").distinct().count() == 16 * 12
+    assert labels.count() == ANSWERS * 12
+    assert labels.values("answer", "nugget").distinct().count() == ANSWERS * 12
     # The items the dead worker held were done again by the resume.
     assert stranded == 0 or JobItem.objects.filter(job=job, attempts__gte=2).count() >= stranded
