@@ -26,16 +26,23 @@ from assessor.importing.answers import (
     RunsFinder,
     answers_stored,
     id_field,
-    in_batches,
     json_type,
-    rows_insert,
     same_modulo_whitespace,
     slug_check,
     text_field,
     topics_require,
     words_count,
 )
-from assessor.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.importing.base import (
+    ImportFailure,
+    batch_finish,
+    batch_start,
+    chunked,
+    in_batches,
+    read_jsonl,
+    require,
+    rows_insert,
+)
 from assessor.models import Answer, ImportBatch
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet

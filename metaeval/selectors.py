@@ -88,37 +88,6 @@ def _condition_labels(*, nuggets: str, assigner: str):
     return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets).order_by()
 
 
-def _paired_label_counts(
-    *, table: str, who: str, a: str, b: str, item: tuple[str, ...], item_filter: str, filter_params: list
-) -> dict[tuple, int]:
-    """(label by a, label by b) -> count over the items of `table` both labelled; `item_filter` on its columns."""
-    if connection.vendor == "postgresql":
-        sql = PAIRED_LABELS_JOIN_SQL.format(
-            table=table, who=who, item_filter=item_filter.format(t="a."),
-            item_join=" AND ".join(f"b.{column} = a.{column}" for column in item),
-        )  # fmt: skip
-        params = [b, a, *filter_params]
-    else:
-        sql = PAIRED_LABELS_GROUP_SQL.format(table=table, who=who, item=", ".join(item), item_filter=item_filter.format(t=""))
-        params = [a, b, a, b, *filter_params]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    paired = {(label_a, label_b): n for label_a, label_b, n in rows if label_a is not None and label_b is not None}
-    if connection.vendor == "postgresql":
-        counted = totals()
-        return paired, counted.get(a, 0), counted.get(b, 0)
-    total_a = sum(n for label_a, _, n in rows if label_a is not None)
-    total_b = sum(n for _, label_b, n in rows if label_b is not None)
-    return paired, total_a, total_b
-
-
-# Two ways to pair the labels of one item, each the quicker on one database.
-# PostgreSQL hash-joins the two label sets (about twice as fast as grouping);
-# SQLite has no hash join, and a join costs it an index lookup per label, so it
-# reads both sets in one pass grouped by item (about twice as fast as joining),
-# keeps the items it wants after grouping (half as many rows to test), and
-# counts the items only one of the two labelled on the way (a NULL label).
 PAIRED_LABELS_JOIN_SQL = """
 SELECT a.label, b.label, COUNT(*)
 FROM {table} a

@@ -28,9 +28,7 @@ from assessor.importing.answers import (
     RunsFinder,
     answers_stored,
     id_field,
-    in_batches,
     json_type,
-    rows_insert,
     same_modulo_whitespace,
     sentences_fit,
     slug_check,
@@ -38,7 +36,16 @@ from assessor.importing.answers import (
     topics_require,
     words_count,
 )
-from assessor.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.importing.base import (
+    ImportFailure,
+    batch_finish,
+    batch_start,
+    chunked,
+    in_batches,
+    read_jsonl,
+    require,
+    rows_insert,
+)
 from assessor.importing.segments import segment_placeholders_create
 from assessor.models import Answer, Citation, ImportBatch, Sentence
 from support.models import SupportLabel

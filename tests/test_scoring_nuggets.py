@@ -80,7 +80,7 @@ def condition():
     t1, t2, t3 = make_topic("2024-1"), make_topic("2024-2"), make_topic("2024-3")
     n1 = make_nugget_set(t1, ["vital", "vital", "okay", "okay"])
     n2 = make_nugget_set(t2, ["vital", "okay", "okay"])
-    n3 = make_nugget_set(t3, ["vital"])  # a nugget set nobody labelled: not an evaluated topic
+    make_nugget_set(t3, ["vital"])  # a nugget set nobody labelled: not an evaluated topic
     r1, r2, r3 = make_run("r1"), make_run("r2"), make_run("r3")
     a11, a12 = answer_of(r1, t1, 100), answer_of(r1, t2, 50)
     a21 = answer_of(r2, t1, 30)

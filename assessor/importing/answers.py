@@ -7,24 +7,25 @@ here do it a chunk of lines at a time, with a few queries per chunk.
 """
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 
-from django.db import connection, models
-
-from assessor.importing.base import ImportFailure, ImportResult
+from assessor.importing.base import (
+    LOOKUP_BATCH,
+    ImportFailure,
+    ImportResult,
+    in_batches,
+)
 from assessor.models import Answer, ImportBatch, Run, Topic
 from assessor.runs import AmbiguousRun, RunResolver
 
 T = TypeVar("T")
 # Below every database's limit on query parameters (SQLite's conservative 999 included).
-LOOKUP_BATCH = 900
 # Enough examples of one kind of warning to act on; the rest are counted.
 WARNINGS_PER_KIND = 10
 
@@ -64,12 +65,6 @@ class JudgmentsImportResult(ImportResult):
         if self.made:
             text += " (made: " + ", ".join(f"{number} {what}" for what, number in self.made.items()) + ")"
         return text
-
-
-def in_batches(items: Iterable[T], size: int = LOOKUP_BATCH) -> Iterator[list[T]]:
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch
 
 
 def same_modulo_whitespace(a: str, b: str) -> bool:
@@ -227,29 +222,3 @@ def answers_stored(keys: Iterable[AnswerKey]) -> dict[AnswerKey, Answer]:
                 if key in keys:
                     found[key] = answer
     return found
-
-
-def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    """Insert plain rows in as few round trips as the database allows; returns how many.
-
-    For the hundreds of thousands of labels of a benchmark-scale file, where
-    bulk_create spends most of its time building model instances and SQL
-    text: PostgreSQL gets a COPY, the others one prepared statement run over
-    all rows. The values must already be database values: ids for foreign
-    keys, `connection.ops.adapt_datetimefield_value` for datetimes.
-    """
-    table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in fields)
-    inserted = 0
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-                    inserted += 1
-            return inserted
-        sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))})"
-        for batch in in_batches(rows, 10_000):
-            cursor.executemany(sql, batch)
-            inserted += len(batch)
-    return inserted

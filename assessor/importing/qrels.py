@@ -14,9 +14,10 @@ from assessor.importing.base import (
     batch_finish,
     batch_start,
     chunked,
+    in_batches,
     read_lines,
 )
-from assessor.importing.segments import LOOKUP_BATCH, segment_placeholders_create
+from assessor.importing.segments import segment_placeholders_create
 from assessor.models import ImportBatch, Qrel, QrelSource, Topic
 
 # Column 2 is TREC's unused "iteration": "0" in NIST's files, "Q0" in many others.
@@ -78,8 +79,8 @@ def _stored_qrels(source: QrelSource, chunk: list[QrelLine]) -> dict[tuple[str, 
     topic_ids = {line.topic_id for line in chunk}
     docids = sorted({line.docid for line in chunk})
     stored: dict[tuple[str, str], Qrel] = {}
-    for start in range(0, len(docids), LOOKUP_BATCH):
-        rows = Qrel.objects.filter(source=source, topic_id__in=topic_ids, segment_id__in=docids[start : start + LOOKUP_BATCH])
+    for batch in in_batches(docids):
+        rows = Qrel.objects.filter(source=source, topic_id__in=topic_ids, segment_id__in=batch)
         stored.update(((qrel.topic_id, qrel.segment_id), qrel) for qrel in rows)
     return stored
 

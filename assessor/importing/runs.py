@@ -24,11 +24,21 @@ from assessor.importing.base import (
     batch_finish,
     batch_start,
     chunked,
+    in_batches,
     read_jsonl,
     require,
+    rows_insert,
 )
-from assessor.importing.segments import LOOKUP_BATCH, segment_placeholders_create
-from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Run, Sentence, Topic
+from assessor.importing.segments import segment_placeholders_create
+from assessor.models import (
+    Answer,
+    AnswerReference,
+    Citation,
+    ImportBatch,
+    Run,
+    Sentence,
+    Topic,
+)
 from assessor.runs import AmbiguousRun, RunResolver
 
 MAX_REFERENCES = 20
@@ -187,11 +197,6 @@ def _runs_resolve(chunk: list[AnswerLine], resolver: RunResolver, batch: ImportB
     return runs
 
 
-def _in_batches(ids: list[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), LOOKUP_BATCH):
-        yield ids[start : start + LOOKUP_BATCH]
-
-
 def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredAnswer]:
     """The stored answers of (run pk, topic id) pairs, with their references, sentences and citations."""
     run_ids = {run_id for run_id, _ in keys}
@@ -204,7 +209,7 @@ def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredA
     references: dict[int, list[str]] = {pk: [] for pk in answers}
     sentences: dict[int, dict[int, StoredSentence]] = {pk: {} for pk in answers}
     by_pk: dict[int, StoredSentence] = {}
-    for ids in _in_batches(list(answers)):
+    for ids in in_batches(list(answers)):
         for answer_id, docid in (
             AnswerReference.objects.filter(answer_id__in=ids).order_by("answer_id", "rank").values_list("answer_id", "segment_id")
         ):
@@ -214,7 +219,7 @@ def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredA
         ):
             sentences[answer_id][index] = by_pk[pk] = StoredSentence(pk=pk, text=text)
     # By sentence ids, not a join on answers: PostgreSQL plans the join as a scan of every citation.
-    for ids in _in_batches(list(by_pk)):
+    for ids in in_batches(list(by_pk)):
         for pk, sentence_id, position, docid, rank in (
             Citation.objects.filter(sentence_id__in=ids)
             .order_by("sentence_id", "position")
@@ -290,14 +295,15 @@ def _sentences_misfit(stored: StoredAnswer, line: AnswerLine) -> str | None:
 
 
 def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
-    """Bulk-write the references, sentences and citations of answers that have none stored.
+    """Write the references, sentences and citations of answers that have none stored.
 
-    Rows get foreign keys by id: assigning model instances costs more than the insert itself.
+    References and citations, most of a run's rows, go in as plain rows
+    (rows_insert); sentences through bulk_create, which returns their keys.
     """
-    AnswerReference.objects.bulk_create(
-        AnswerReference(answer_id=answer.pk, rank=rank, segment_id=docid)
-        for answer, line in answers
-        for rank, docid in enumerate(line.references)
+    rows_insert(
+        AnswerReference,
+        ["answer", "rank", "segment"],
+        ((answer.pk, rank, docid) for answer, line in answers for rank, docid in enumerate(line.references)),
     )
     sentences = Sentence.objects.bulk_create(
         Sentence(answer_id=answer.pk, index=index, text=sentence.text)
@@ -305,13 +311,15 @@ def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
         for index, sentence in enumerate(line.sentences)
     )
     # bulk_create returns the objects in order, now with their primary keys.
-    cited = (
-        (sentence_line, line.references) for _, line in answers for sentence_line in line.sentences
-    )
-    Citation.objects.bulk_create(
-        Citation(sentence_id=sentence.pk, position=position, segment_id=references[rank], reference_rank=rank)
-        for sentence, (sentence_line, references) in zip(sentences, cited, strict=True)
-        for position, rank in enumerate(sentence_line.citations)
+    cited = ((sentence_line, line.references) for _, line in answers for sentence_line in line.sentences)
+    rows_insert(
+        Citation,
+        ["sentence", "position", "segment", "reference_rank"],
+        (
+            (sentence.pk, position, references[rank], rank)
+            for sentence, (sentence_line, references) in zip(sentences, cited, strict=True)
+            for position, rank in enumerate(sentence_line.citations)
+        ),
     )
 
 
@@ -358,7 +366,7 @@ def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]], result: Impo
 def _parts_delete(answers: list[Answer], result: ImportResult) -> None:
     """Delete answers' sentences (and so their citations and support labels) and references."""
     ids = [answer.pk for answer in answers]
-    for batch_ids in _in_batches(ids):
+    for batch_ids in in_batches(ids):
         _, deleted = Sentence.objects.filter(answer_id__in=batch_ids).delete()
         AnswerReference.objects.filter(answer_id__in=batch_ids).delete()
         labels = sum(count for label, count in deleted.items() if label not in ("assessor.Sentence", "assessor.Citation"))

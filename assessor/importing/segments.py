@@ -7,7 +7,6 @@ in a placeholder's text is not a contradiction.
 
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from assessor.importing.base import (
     batch_finish,
     batch_start,
     chunked,
+    in_batches,
     read_jsonl,
     require,
 )
@@ -27,8 +27,6 @@ from assessor.models import ImportBatch, Segment
 
 # The field names the text goes by in the wild: ours, pyserini's, and a plain one.
 TEXT_KEYS = ("segment", "contents", "text")
-# Below every database's limit on query parameters (SQLite's conservative 999 included).
-LOOKUP_BATCH = 900
 
 
 @dataclass(frozen=True)
@@ -75,8 +73,7 @@ def _parse_segments(path: Path) -> Iterator[SegmentLine]:
 def segments_existing(docids: Collection[str]) -> set[str]:
     """The docids among `docids` that are stored, in a few queries whatever their number."""
     found: set[str] = set()
-    iterator = iter(docids)
-    while batch := list(islice(iterator, LOOKUP_BATCH)):
+    for batch in in_batches(docids):
         found.update(Segment.objects.filter(docid__in=batch).values_list("docid", flat=True))
     return found
 
@@ -105,9 +102,8 @@ def segments_import(*, path: Path, replace: bool = False, user: AbstractBaseUser
     result = ImportResult(path=str(path))
     for chunk in chunked(_parse_segments(path)):
         stored = {}
-        docids = list({line.docid for line in chunk})
-        for start in range(0, len(docids), LOOKUP_BATCH):
-            stored.update(Segment.objects.in_bulk(docids[start : start + LOOKUP_BATCH]))
+        for docids in in_batches({line.docid for line in chunk}):
+            stored.update(Segment.objects.in_bulk(docids))
         new: dict[str, SegmentLine] = {}
         changed: dict[str, Segment] = {}
         for line in chunk:
