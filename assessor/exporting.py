@@ -3,12 +3,33 @@
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from datetime import datetime
 
 from assessor.models import Answer, AnswerReference, Citation, Qrel, QrelSource, Run, Sentence
 
 FETCH_CHUNK = 20_000
 # Answers per round of queries in a run export: bounded memory, short IN lists.
 ANSWERS_PER_CHUNK = 500
+
+
+# The fields of a label row that say who or what made it, for values_list().
+PROVENANCE_FIELDS = ("created_by__username", "job_id", "imported_from__file_name", "created_at", "seconds_spent")
+
+
+def provenance_record(
+    username: str | None, job_id: int | None, file_name: str | None, created_at: datetime, seconds: float | None
+) -> dict:
+    """A label's provenance as exported: `made_by` is `user:NAME`, `job:ID` or `file:NAME`."""
+    if username:
+        made_by = f"user:{username}"
+    elif job_id:
+        made_by = f"job:{job_id}"
+    else:
+        made_by = f"file:{file_name}"
+    record: dict = {"made_by": made_by, "at": created_at.isoformat()}
+    if seconds is not None:
+        record["seconds"] = seconds
+    return record
 
 
 def qrel_sources_list() -> list[str]:

@@ -270,7 +270,9 @@ def download_nuggets(request: HttpRequest, name: str) -> StreamingHttpResponse:
 
 @organizer_required
 def download_assignments(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
-    lines = _export("assignment.exporting", "assignments_lines")(nuggets=nuggets, assigner=assigner)
+    lines = _export("assignment.exporting", "assignments_lines")(
+        nuggets=nuggets, assigner=assigner, provenance="provenance" in request.GET
+    )
     return _download(lines, f"assignments.{nuggets}.{assigner}.jsonl")
 
 
@@ -286,7 +288,8 @@ def download_scores(request: HttpRequest, nuggets: str, assigner: str) -> Stream
 
 @organizer_required
 def download_support(request: HttpRequest, method: str) -> StreamingHttpResponse:
-    return _download(_export("support.exporting", "support_lines")(method=method), f"support.{method}.jsonl")
+    lines = _export("support.exporting", "support_lines")(method=method, provenance="provenance" in request.GET)
+    return _download(lines, f"support.{method}.jsonl")
 
 
 @organizer_required

@@ -10,6 +10,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 
+from assessor.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.models import Answer
 from assessor.scores import ALL_TOPICS, Scores
 from assignment.models import AssignmentLabel
@@ -47,12 +48,15 @@ def scores_lines(scores: Scores) -> Iterator[str]:
             yield f"{run}\t{ALL_TOPICS}\t{metric}\t{score_value(means[metric])}\n"
 
 
-def assignments_lines(*, nuggets: str, assigner: str) -> Iterator[str]:
+def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) -> Iterator[str]:
     """The condition's labelled answers in NIST's nugget assignment format, one JSON object a line.
 
     `{"query", "qid", "run_id", "answer_text", "response_length", "nuggets": [{"text", "importance", "assignment"}]}`,
     by topic then run id. Every answer lists all the nuggets of its topic's
     set, in order; one the answer has no label for is written `not_support`.
+    With `provenance`, each labelled nugget also carries
+    `"provenance": {"made_by", "at", "seconds"}` (who or what labelled it,
+    when, and the seconds a person spent); importers ignore the key.
     Reads one topic at a time. Raises LookupError for a condition without labels.
     """
     condition_require(nuggets=nuggets, assigner=assigner)
@@ -62,10 +66,14 @@ def assignments_lines(*, nuggets: str, assigner: str) -> Iterator[str]:
             Nugget.objects.filter(nugget_set_id=set_id).order_by("position").values_list("id", "text", "importance")
         )
         labels: dict[int, dict[int, str]] = defaultdict(dict)
-        for answer_id, nugget_id, label in AssignmentLabel.objects.filter(
+        made: dict[tuple[int, int], dict] = {}
+        fields = ("answer_id", "nugget_id", "label", *(PROVENANCE_FIELDS if provenance else ()))
+        for answer_id, nugget_id, label, *maker in AssignmentLabel.objects.filter(
             assigner=assigner, nugget_id__in=[nugget_id for nugget_id, _, _ in topic_nuggets]
-        ).values_list("answer_id", "nugget_id", "label"):
+        ).values_list(*fields):
             labels[answer_id][nugget_id] = label
+            if maker:
+                made[(answer_id, nugget_id)] = provenance_record(*maker)
         if not labels:
             continue
         answers = (
@@ -90,4 +98,8 @@ def assignments_lines(*, nuggets: str, assigner: str) -> Iterator[str]:
                     for nugget_id, nugget_text, importance in topic_nuggets
                 ],
             }
+            if made:
+                for entry, (nugget_id, _, _) in zip(record["nuggets"], topic_nuggets, strict=True):
+                    if (answer_id, nugget_id) in made:
+                        entry["provenance"] = made[(answer_id, nugget_id)]
             yield json.dumps(record, ensure_ascii=False) + "\n"

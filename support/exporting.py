@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 
+from assessor.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.models import Answer, Citation, Sentence
 from assessor.scores import Scores
 from assignment.exporting import scores_lines
@@ -16,14 +17,17 @@ def support_scores_lines(scores: Scores) -> Iterator[str]:
     return scores_lines(scores)
 
 
-def support_lines(*, method: str) -> Iterator[str]:
+def support_lines(*, method: str, provenance: bool = False) -> Iterator[str]:
     """The method's judged answers in NIST's support format, one JSON object a line, by topic then run id.
 
     `{"topic_id", "run_id", "sentences": [{"sentenceID", "text",
       "citations": [{"citationID", "reference", "support"}]}]}`,
     with every sentence of the answer and every citation of a sentence, in
     order; `support` is "2", "1", "0" or "-1" (unjudged), and absent on a
-    citation the method has no label for. Reads one topic at a time.
+    citation the method has no label for. With `provenance`, each labelled
+    citation also carries `"provenance": {"made_by", "at", "seconds"}`, and,
+    in post-editing, `"shown"`: the LLM label the assessor was shown
+    (importers ignore the key). Reads one topic at a time.
     Raises LookupError for an unknown method.
     """
     method_require(method=method)
@@ -38,10 +42,12 @@ def support_lines(*, method: str) -> Iterator[str]:
         if answer_id in judged:
             by_topic[topic_id].append((run_id, answer_id))
     for topic_id in sorted(by_topic):
-        yield from _topic_lines(topic_id, sorted(by_topic[topic_id]), method=method)
+        yield from _topic_lines(topic_id, sorted(by_topic[topic_id]), method=method, provenance=provenance)
 
 
-def _topic_lines(topic_id: str, answers: list[tuple[str, int]], *, method: str) -> Iterator[str]:
+def _topic_lines(
+    topic_id: str, answers: list[tuple[str, int]], *, method: str, provenance: bool = False
+) -> Iterator[str]:
     """The lines of one topic's judged answers, given as sorted (run id, answer id) pairs."""
     wanted = {answer_id for _, answer_id in answers}
     sentences: dict[int, list[dict]] = defaultdict(list)
@@ -57,13 +63,19 @@ def _topic_lines(topic_id: str, answers: list[tuple[str, int]], *, method: str) 
             by_id[sentence_id] = sentence
     # Filtered on the topic only, so that the database walks the topic's citations rather
     # than every label of the method; the method is checked here.
-    labels = {
-        citation_id: label
-        for citation_id, label, label_method in SupportLabel.objects.filter(
-            citation__sentence__answer__topic_id=topic_id
-        ).values_list("citation_id", "label", "method")
-        if label_method == method
-    }
+    labels: dict[int, int] = {}
+    made: dict[int, dict] = {}
+    fields = ("citation_id", "label", "method", "shown_label", *(PROVENANCE_FIELDS if provenance else ()))
+    for citation_id, label, label_method, shown, *maker in SupportLabel.objects.filter(
+        citation__sentence__answer__topic_id=topic_id
+    ).values_list(*fields):
+        if label_method != method:
+            continue
+        labels[citation_id] = label
+        if maker:
+            made[citation_id] = provenance_record(*maker)
+            if shown is not None:
+                made[citation_id]["shown"] = str(shown)
     for citation_id, sentence_id, position, docid in (
         Citation.objects.filter(sentence__answer__topic_id=topic_id)
         .order_by("sentence_id", "position")
@@ -74,6 +86,8 @@ def _topic_lines(topic_id: str, answers: list[tuple[str, int]], *, method: str) 
         citation = {"citationID": position, "reference": docid}
         if citation_id in labels:
             citation["support"] = str(labels[citation_id])
+        if citation_id in made:
+            citation["provenance"] = made[citation_id]
         by_id[sentence_id]["citations"].append(citation)
     for run_id, answer_id in answers:
         record = {"topic_id": topic_id, "run_id": run_id, "sentences": sentences[answer_id]}

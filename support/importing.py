@@ -243,7 +243,7 @@ class SupportImport:
             ),
         )
         answers = answers_stored(key for key, _ in keyed)
-        stored = _stored_parts([answer.pk for answer in answers.values()], method=self.method)
+        stored = _stored_parts([answer.pk for answer in answers.values()], method=self.name)
 
         new_answers = [
             (

@@ -413,3 +413,13 @@ def test_a_support_file_then_the_nugget_file_share_the_answers():
     # The one text that differs is the answer whose lost sentence the support file could not know.
     assert len(result.warnings) == 1
     assert "Enhanced_Iterative_Fact_Refinement_and_Prioritization for topic 2024-79154" in result.warnings[0]
+
+
+def test_a_second_name_of_one_kind_gets_labels_of_its_own():
+    call_command("import_topics", str(SLICE / "topics.slice.tsv"))
+    path = SLICE / "citation_judgments_without_prediction.slice.jsonl"
+    call_command("import_support", str(path), "--method", "scratch")
+    first = SupportLabel.objects.filter(method="scratch").count()
+    call_command("import_support", str(path), "--method", "scratch", "--name", "scratch-again")
+    assert first > 0
+    assert SupportLabel.objects.filter(method="scratch-again").count() == first

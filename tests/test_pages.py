@@ -312,7 +312,7 @@ def test_a_download_streams_what_the_generator_yields(organizer, small_collectio
 
     def fake_export(module: str, name: str):
         assert (module, name) == ("support.exporting", "support_lines")
-        return lambda *, method: (f"{method}\t{n}\n" for n in range(3))
+        return lambda *, method, **options: (f"{method}\t{n}\n" for n in range(3))
 
     monkeypatch.setattr(views, "_export", fake_export)
     text = download_text(organizer, reverse("collection:download_support", args=["scratch"]))

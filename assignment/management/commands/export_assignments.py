@@ -8,8 +8,11 @@ class Command(ExportCommand):
     help = "Export a condition's nugget assignment labels in NIST's format, one answer a line."
 
     def add_export_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--provenance", action="store_true", help="add who or what made each label, when, and the seconds spent"
+        )
         parser.add_argument("--nuggets", required=True, help="the nugget set name")
         parser.add_argument("--assigner", required=True, help="the assigner name")
 
     def lines(self, options: dict) -> Iterator[str]:
-        return assignments_lines(nuggets=options["nuggets"], assigner=options["assigner"])
+        return assignments_lines(nuggets=options["nuggets"], assigner=options["assigner"], provenance=options["provenance"])

@@ -8,7 +8,10 @@ class Command(ExportCommand):
     help = "Export a support method's labels in NIST's support format, one answer a line."
 
     def add_export_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--provenance", action="store_true", help="add who or what made each label, when, and the seconds spent"
+        )
         parser.add_argument("--method", required=True, help="the support method name")
 
     def lines(self, options: dict) -> Iterator[str]:
-        return support_lines(method=options["method"])
+        return support_lines(method=options["method"], provenance=options["provenance"])
