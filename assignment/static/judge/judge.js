@@ -14,13 +14,7 @@
   if (!root) return;
 
   const storeKey = "judge-ops:" + root.dataset.work;
-  const csrf = (function () {
-    try {
-      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["x-csrftoken"] || "";
-    } catch (e) {
-      return "";
-    }
-  })() || (document.querySelector("input[name=csrfmiddlewaretoken]") || {}).value || "";
+  const csrf = OfflineQueue.csrfToken();
 
   const state = { queue: loadQueue(), sending: false, retryDelay: 1000, retryTimer: null, selected: null };
   window.judgePage = { state: state };
@@ -32,33 +26,19 @@
     return root.dataset.frozen === "1";
   }
   function uuid() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-    return "op-" + Date.now() + "-" + Math.random().toString(16).slice(2);
+    return OfflineQueue.newOpId();
   }
   function loadQueue() {
-    try {
-      return JSON.parse(localStorage.getItem(storeKey) || "[]");
-    } catch (e) {
-      return [];
-    }
+    return OfflineQueue.queueLoad(storeKey);
   }
   function saveQueue() {
-    try {
-      if (state.queue.length) localStorage.setItem(storeKey, JSON.stringify(state.queue));
-      else localStorage.removeItem(storeKey);
-    } catch (e) {
-      /* private mode: the queue lives in memory */
-    }
+    OfflineQueue.queueSave(storeKey, state.queue);
   }
   function setConnection(text, kind) {
-    const el = document.getElementById("connection");
-    el.textContent = text;
-    el.className = "conn " + kind;
+    OfflineQueue.connectionShow(text, kind);
   }
   function alertShow(text, withReload) {
-    document.getElementById("ws-alert-text").textContent = text;
-    document.getElementById("ws-reload").hidden = !withReload;
-    document.getElementById("ws-alert").hidden = false;
+    OfflineQueue.alertShow(text, withReload);
   }
 
   // --- selection ---------------------------------------------------------------

@@ -14,13 +14,7 @@
   const workId = root.dataset.work;
   const storeKey = "nugget-ops:" + workId;
   const HEARTBEAT_MS = 30000;
-  const csrf = (function () {
-    try {
-      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["x-csrftoken"] || "";
-    } catch (e) {
-      return "";
-    }
-  })() || (document.querySelector("input[name=csrfmiddlewaretoken]") || {}).value || "";
+  const csrf = OfflineQueue.csrfToken();
 
   const state = {
     version: null,
@@ -46,33 +40,19 @@
     return panel().dataset.frozen === "1";
   }
   function uuid() {
-    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
-    return "op-" + Date.now() + "-" + Math.random().toString(16).slice(2);
+    return OfflineQueue.newOpId();
   }
   function loadQueue() {
-    try {
-      return JSON.parse(localStorage.getItem(storeKey) || "[]");
-    } catch (e) {
-      return [];
-    }
+    return OfflineQueue.queueLoad(storeKey);
   }
   function saveQueue() {
-    try {
-      if (state.queue.length) localStorage.setItem(storeKey, JSON.stringify(state.queue));
-      else localStorage.removeItem(storeKey);
-    } catch (e) {
-      /* private mode: the queue still lives in memory */
-    }
+    OfflineQueue.queueSave(storeKey, state.queue);
   }
   function setConnection(text, kind) {
-    const el = document.getElementById("connection");
-    el.textContent = text;
-    el.className = "conn " + kind;
+    OfflineQueue.connectionShow(text, kind);
   }
   function alertShow(text, withReload) {
-    document.getElementById("ws-alert-text").textContent = text;
-    document.getElementById("ws-reload").hidden = !withReload;
-    document.getElementById("ws-alert").hidden = false;
+    OfflineQueue.alertShow(text, withReload);
   }
   function alertHide() {
     document.getElementById("ws-alert").hidden = true;
