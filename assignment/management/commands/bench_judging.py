@@ -12,25 +12,37 @@ requests on a small topic show whether the number of queries depends on the
 topic's size.
 """
 
-import statistics
-import time
 from collections.abc import Callable
 
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from assessor.models import Answer, AssessorWork, Citation, ImportBatch, Run, Segment, Sentence, Topic
+from assessor.models import (
+    Answer,
+    AssessorWork,
+    Citation,
+    ImportBatch,
+    Run,
+    Segment,
+    Sentence,
+    Topic,
+)
+from assessor.request_bench import (
+    TARGET_MS,
+    Timing,
+    requests_time,
+    response_ok,
+    timings_write,
+)
 from assessor.roles import Role, roles_ensure, user_set_role
 from assignment.judging import assign_work_give
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
 from support.services import support_work_give
 
-TARGET_MS = 50.0
 SEGMENT_TEXT = (
     "A passage of about a hundred words from the MS MARCO V2.1 segment collection, the kind an assessor reads "
     "beside the sentence that cites it while deciding whether it supports all, some or none of the sentence. "
@@ -60,19 +72,11 @@ class Command(BaseCommand):
             f"judging, {size[0]} answers of {size[1]} sentences, {size[2]} nuggets "
             f"({connection.vendor}, {repeat} runs each; target < {TARGET_MS:.0f} ms):"
         )
-        self.stdout.write(
-            f"{'request':<26}{'median ms':>10}{'p95 ms':>9}{'cpu ms':>8}{'queries':>9}"
-            f"{'queries (5 answers of 4, 5 nuggets)':>38}"
-        )
-        for name, (median, p95, cpu, queries) in large.items():
-            flag = "" if median < TARGET_MS else "  over target"
-            self.stdout.write(f"{name:<26}{median:>10.1f}{p95:>9.1f}{cpu:>8.1f}{queries:>9}{small[name][3]:>38}{flag}")
-        same = all(large[name][3] == small[name][3] for name in large)
-        self.stdout.write("query count independent of the topic's size: " + ("yes" if same else "NO"))
+        timings_write(self.stdout, large, small, small_label="queries (5 answers of 4, 5 nuggets)")
 
     def measure(
         self, answers: int, sentences: int, nuggets: int, *, repeat: int, tag: str
-    ) -> dict[str, tuple[float, float, float, int]]:
+    ) -> dict[str, Timing]:
         assessor_client, organizer_client, works, nugget_id = self.scenario(
             answers=answers, sentences=sentences, nuggets=nuggets, tag=tag
         )
@@ -100,38 +104,19 @@ class Command(BaseCommand):
             state["support"] = label
 
         requests: dict[str, Callable[[], None]] = {
-            "assign page": lambda: self.ok(assessor_client.get(reverse("judge:answer", args=[assign.pk, 1]))),
+            "assign page": lambda: response_ok(assessor_client.get(reverse("judge:answer", args=[assign.pk, 1]))),
             "assign label save": assign_save,
-            "support page (scratch)": lambda: self.ok(
+            "support page (scratch)": lambda: response_ok(
                 assessor_client.get(reverse("support:answer", args=[scratch.pk, 1]))
             ),
-            "support page (postedit)": lambda: self.ok(
+            "support page (postedit)": lambda: response_ok(
                 assessor_client.get(reverse("support:answer", args=[postedit.pk, 1]))
             ),
             "support label save": support_save,
-            "organizer: assign": lambda: self.ok(organizer_client.get(reverse("judge:organize"))),
-            "organizer: support": lambda: self.ok(organizer_client.get(reverse("support:organize"))),
+            "organizer: assign": lambda: response_ok(organizer_client.get(reverse("judge:organize"))),
+            "organizer: support": lambda: response_ok(organizer_client.get(reverse("support:organize"))),
         }
-        results = {}
-        for name, request in requests.items():
-            request()  # warm caches: templates, the session
-            with CaptureQueriesContext(connection) as queries:
-                request()
-            query_count = len(queries)
-            times, cpu_times = [], []
-            for _ in range(repeat):
-                start, cpu_start = time.perf_counter(), time.process_time()
-                request()
-                times.append((time.perf_counter() - start) * 1000)
-                cpu_times.append((time.process_time() - cpu_start) * 1000)
-            times.sort()
-            p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
-            results[name] = (statistics.median(times), p95, statistics.median(cpu_times), query_count)
-        return results
-
-    @staticmethod
-    def ok(response) -> None:
-        assert response.status_code == 200, response.status_code
+        return requests_time(requests, repeat=repeat)
 
     def scenario(self, *, answers: int, sentences: int, nuggets: int, tag: str):
         organizer = User.objects.create(username=f"bench-judge-organizer-{tag}")

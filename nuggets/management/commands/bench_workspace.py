@@ -10,23 +10,26 @@ and a heartbeat. The same requests on a small topic show that the number of
 queries does not depend on the topic's size.
 """
 
-import statistics
-import time
 from collections.abc import Callable
 
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import ImportBatch, Qrel, QrelSource, Segment, Topic
+from assessor.request_bench import (
+    TARGET_MS,
+    Timing,
+    requests_time,
+    response_ok,
+    timings_write,
+)
 from assessor.roles import Role, roles_ensure, user_set_role
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 
-TARGET_MS = 50.0
 SEGMENT_TEXT = (
     "A passage of about a hundred words from the MS MARCO V2.1 segment collection, the kind an assessor reads "
     "beside the nugget list while deciding which facts a good answer must contain. "
@@ -52,20 +55,11 @@ class Command(BaseCommand):
             f"nugget workspace, {options['nuggets']} nuggets and {options['segments']} segments "
             f"({connection.vendor}, {repeat} runs each; target < {TARGET_MS:.0f} ms):"
         )
-        # CPU time is what this process spent: on a busy machine the wall clock also counts waiting for a core.
-        self.stdout.write(
-            f"{'request':<22}{'median ms':>10}{'p95 ms':>9}{'cpu ms':>8}{'queries':>9}"
-            f"{'queries (5 nuggets, 10 segments)':>35}"
-        )
-        for name, (median, p95, cpu, queries) in large.items():
-            flag = "" if median < TARGET_MS else "  over target"
-            self.stdout.write(f"{name:<22}{median:>10.1f}{p95:>9.1f}{cpu:>8.1f}{queries:>9}{small[name][3]:>35}{flag}")
-        same = all(large[name][3] == small[name][3] for name in large)
-        self.stdout.write("query count independent of the topic's size: " + ("yes" if same else "NO"))
+        timings_write(self.stdout, large, small, small_label="queries (5 nuggets, 10 segments)")
 
     def measure(
         self, *, nuggets: int, segments: int, repeat: int, tag: str
-    ) -> dict[str, tuple[float, float, float, int]]:
+    ) -> dict[str, Timing]:
         client, work, ids = self.scenario(nuggets=nuggets, segments=segments, tag=tag)
         page_url = reverse("nuggets:work", args=[work.pk])
         op_url = reverse("nuggets:op", args=[work.pk, "edit"]).removesuffix("edit/")
@@ -85,37 +79,16 @@ class Command(BaseCommand):
             return send
 
         requests: dict[str, Callable[[], None]] = {
-            "workspace page": lambda: self.ok(client.get(page_url)),
-            "panel (htmx)": lambda: self.ok(client.get(page_url, **htmx)),
+            "workspace page": lambda: response_ok(client.get(page_url)),
+            "panel (htmx)": lambda: response_ok(client.get(page_url, **htmx)),
             "edit text": post("edit", nugget=ids[0], text=lambda turn: f"a reworded nugget, take {turn}"),
             "set importance": post(
                 "importance", nugget=ids[1], importance=lambda turn: "vital" if turn % 2 else "okay"
             ),
             "move": post("move", nugget=ids[2], to=lambda turn: (turn % 2) * (len(ids) - 1)),
-            "heartbeat": lambda: self.ok(client.post(heartbeat_url)),
+            "heartbeat": lambda: response_ok(client.post(heartbeat_url)),
         }
-        results = {}
-        for name, request in requests.items():
-            request()  # warm caches: templates, the session
-            with CaptureQueriesContext(connection) as queries:
-                request()
-            # Counted now: later requests reset the connection's query log.
-            query_count = len(queries)
-            times = []
-            cpu_times = []
-            for _ in range(repeat):
-                start, cpu_start = time.perf_counter(), time.process_time()
-                request()
-                times.append((time.perf_counter() - start) * 1000)
-                cpu_times.append((time.process_time() - cpu_start) * 1000)
-            times.sort()
-            p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
-            results[name] = (statistics.median(times), p95, statistics.median(cpu_times), query_count)
-        return results
-
-    @staticmethod
-    def ok(response) -> None:
-        assert response.status_code == 200, response.status_code
+        return requests_time(requests, repeat=repeat)
 
     def scenario(self, *, nuggets: int, segments: int, tag: str) -> tuple[Client, object, list[int]]:
         organizer = User.objects.create(username=f"bench-organizer-{tag}")
