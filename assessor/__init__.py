@@ -1,3 +1,3 @@
-from assessor.celery import app as celery_app
+from assessor.project.celery import app as celery_app
 
 __all__ = ("celery_app",)

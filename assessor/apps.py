@@ -7,8 +7,21 @@ class AssessorConfig(AppConfig):
     verbose_name = "Collection"
 
     def ready(self) -> None:
-        from assessor.roles import roles_ensure
+        from assessor.collection import parts
+        from assessor.jobs import tasks  # noqa: F401  (registers the job engine's Celery tasks)
+        from assessor.registry import NavLink, register_nav_link
+        from assessor.work.roles import roles_ensure
 
         # Every app's post_migrate, not only ours: the groups need the
         # permissions of apps that migrate after this one.
         post_migrate.connect(roles_ensure, dispatch_uid="assessor.roles_ensure")
+        parts.register()
+        for link in (
+            NavLink("Topics", "queries, relevant segments, nuggets and labels", "collection:topics", 10),
+            NavLink("Runs", "answers and their per-topic scores", "collection:runs", 20),
+            NavLink("Leaderboards", "runs ranked under each condition", "collection:leaderboards", 30),
+            NavLink("Upload", "import topics, runs, qrels, nuggets, labels", "collection:upload", 40),
+            NavLink("Jobs", "LLM jobs: progress, cost, failures", "jobs:list", 60),
+            NavLink("Admin", "every record, with its provenance", "admin:index", 80),
+        ):
+            register_nav_link(link)

@@ -10,9 +10,9 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 
-from assessor.exporting import PROVENANCE_FIELDS, provenance_record
+from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.models import Answer
-from assessor.scores import ALL_TOPICS, Scores
+from assessor.collection.scores import ALL_TOPICS, Scores
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_require
 from nuggets.models import Nugget, NuggetSet

@@ -19,7 +19,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.utils import timezone
 
-from assessor.importing.answers import (
+from assessor.collection.importing.answers import (
     AnswerKey,
     AnswerKeys,
     JudgmentsImportResult,
@@ -33,7 +33,7 @@ from assessor.importing.answers import (
     topics_require,
     words_count,
 )
-from assessor.importing.base import (
+from assessor.collection.importing.base import (
     ImportFailure,
     batch_finish,
     batch_start,

@@ -16,8 +16,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.models import AssessorWork, Topic
-from assessor.roles import Role, assessor_required, organizer_required
-from assessor.work import WorkError
+from assessor.work.roles import Role, assessor_required, organizer_required
+from assessor.work.services import WorkError
 from assignment import judging
 from nuggets.workspace import duration_label
 

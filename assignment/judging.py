@@ -23,7 +23,7 @@ from django.db.models import Count, Sum
 from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, Sentence, Topic
-from assessor.work import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assessor.work.services import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 

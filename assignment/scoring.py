@@ -17,12 +17,11 @@ the run has no evaluated answer for counts as 0 and stays in the denominator.
 See docs/scores.md.
 """
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from assessor.scores import NUGGET_METRICS, Scores
+from assessor.collection.scores import NUGGET_METRICS, RunTopic, Scores, ratio, run_means
 
 SUPPORT = "support"
 PARTIAL_SUPPORT = "partial_support"
@@ -33,7 +32,6 @@ LABEL_SCORE = {SUPPORT: 1.0, PARTIAL_SUPPORT: 0.5}
 STRICT_LABEL_SCORE = {SUPPORT: 1.0}
 OKAY_WEIGHT = 0.5
 
-RunTopic = tuple[str, str]
 # (importance, label) -> how many of an answer's nuggets have that importance and label.
 LabelTally = Mapping[tuple[str, str], int]
 
@@ -61,11 +59,6 @@ class NuggetCounts:
             else:
                 unrated += 1
         return cls(vital=vital, okay=okay, unrated=unrated)
-
-
-def ratio(numerator: float, denominator: float) -> float:
-    """numerator / denominator, and 0 for an empty denominator."""
-    return numerator / denominator if denominator else 0.0
 
 
 def answer_metrics_from_tally(*, tally: LabelTally, counts: NuggetCounts, words: int) -> dict[str, float]:
@@ -96,24 +89,6 @@ def answer_metrics(*, nuggets: Sequence[tuple[str, str | None]], words: int) -> 
             tally[importance, label] += 1
     counts = NuggetCounts.of(importance for importance, _ in nuggets)
     return answer_metrics_from_tally(tally=tally, counts=counts, words=words)
-
-
-def run_means(
-    per_topic: Mapping[RunTopic, Mapping[str, float]],
-    *,
-    runs: Iterable[str],
-    topics: Sequence[str],
-    metrics: Sequence[str],
-) -> dict[str, dict[str, float]]:
-    """Each run's mean over `topics`; a topic without a score for the run counts as 0."""
-    means: dict[str, dict[str, float]] = {}
-    for run in runs:
-        rows = [per_topic.get((run, topic)) for topic in topics]
-        means[run] = {
-            metric: ratio(math.fsum(row[metric] for row in rows if row is not None), len(topics))
-            for metric in metrics
-        }
-    return means
 
 
 def condition_scores(
@@ -148,37 +123,3 @@ def condition_scores(
         topics=topic_list,
         runs=runs,
     )
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One line of a leaderboard."""
-
-    rank: int
-    run_id: str
-    means: dict[str, float]
-    answered: int  # topics with an evaluated answer of this run
-
-
-def runs_ranked(scores: Scores, *, metric: str, descending: bool = True) -> list[RunRow]:
-    """The runs by their mean of `metric` (best first by default); ties share a rank, ordered by run id."""
-    if metric not in scores.metrics:
-        raise LookupError(f"unknown metric {metric!r}; expected one of {', '.join(scores.metrics)}")
-    answered: dict[str, int] = defaultdict(int)
-    for run, _ in scores.per_topic:
-        answered[run] += 1
-    sign = -1.0 if descending else 1.0
-    ordered = sorted(scores.runs, key=lambda run: (sign * scores.run_means[run][metric], run))
-    rows: list[RunRow] = []
-    for position, run in enumerate(ordered, start=1):
-        value = scores.run_means[run][metric]
-        tied = rows and rows[-1].means[metric] == value
-        rows.append(
-            RunRow(
-                rank=rows[-1].rank if tied else position,
-                run_id=run,
-                means=scores.run_means[run],
-                answered=answered[run],
-            )
-        )
-    return rows

@@ -16,7 +16,7 @@ from collections import defaultdict
 from django.db.models import Count, Q, QuerySet
 
 from assessor.models import Answer
-from assessor.scores import Scores
+from assessor.collection.scores import Scores
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
 from nuggets.models import Nugget

@@ -1,18 +1,25 @@
-"""The leaderboard of a nugget condition (nugget set name + assigner name)."""
+"""The leaderboard of a nugget condition (nugget set name + assigner name), and its downloads."""
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
-from assessor import selectors
-from assessor.roles import organizer_required
-from assessor.views import leaderboard_context, table_or_page, url_if_exists
+from assessor.collection.pages import (
+    download_response,
+    leaderboard_context,
+    scores_or_404,
+    table_or_page,
+    url_if_exists,
+)
+from assessor.work.roles import organizer_required
+from assignment.exporting import assignments_lines, scores_lines
+from assignment.selectors import conditions_list, nugget_scores
 
 PRIMARY_METRIC = "Vstrict"
 
 
 @organizer_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    conditions = selectors.nugget_conditions() or []
+    conditions = conditions_list()
     nuggets = request.GET.get("nuggets", "")
     assigner = request.GET.get("assigner", "")
     if not (nuggets and assigner) and conditions:
@@ -27,7 +34,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     }
     if nuggets and assigner:
         try:
-            scores = selectors.nugget_scores_of(nuggets=nuggets, assigner=assigner)
+            scores = nugget_scores(nuggets=nuggets, assigner=assigner)
         except LookupError as exc:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:
@@ -38,3 +45,15 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
             context["scores_url"] = url_if_exists("collection:download_scores", nuggets, assigner)
             context["assignments_url"] = url_if_exists("collection:download_assignments", nuggets, assigner)
     return render(request, table_or_page(request, "assignment/leaderboard.html", context), context)
+
+
+@organizer_required
+def download_assignments(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
+    lines = assignments_lines(nuggets=nuggets, assigner=assigner, provenance="provenance" in request.GET)
+    return download_response(lines, f"assignments.{nuggets}.{assigner}.jsonl")
+
+
+@organizer_required
+def download_scores(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
+    scores = scores_or_404(lambda: nugget_scores(nuggets=nuggets, assigner=assigner))
+    return download_response(scores_lines(scores), f"scores.{nuggets}.{assigner}.tsv")

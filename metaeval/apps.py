@@ -2,5 +2,10 @@ from django.apps import AppConfig
 
 
 class MetaevalConfig(AppConfig):
-    default_auto_field = 'django.db.models.BigAutoField'
-    name = 'metaeval'
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "metaeval"
+
+    def ready(self) -> None:
+        from metaeval import parts
+
+        parts.register()

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assessor.scores import Scores
+from assessor.collection.scores import Scores
 from metaeval.sources import Source, source_describe, source_load, source_parse, source_require, sources_confusion
 from metaeval.stats import Confusion, TauResult, pair_points, run_points, shared_metrics, taus_compute_all
 

@@ -12,8 +12,8 @@ from django.db import connection
 from django.db.models import Count
 
 from assessor.models import Citation, Run
-from assessor.runs import AmbiguousRun, run_match
-from assessor.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
+from assessor.collection.runs import AmbiguousRun, run_match
+from assessor.collection.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from metaeval.stats import NuggetRow

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from assessor.scores import Scores
+from assessor.collection.scores import Scores
 from assignment.selectors import condition_require, conditions_list, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe

@@ -14,7 +14,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from assessor.scores import Scores
+from assessor.collection.scores import Scores
 
 NAN = float("nan")
 

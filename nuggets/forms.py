@@ -1,8 +1,9 @@
 from django import forms
 from django.contrib.auth.models import User
 
-from assessor.models import Topic
-from assessor.roles import Role
+from assessor.jobs.forms import LaunchForm
+from assessor.models import QrelSource, Topic
+from assessor.work.roles import Role
 from nuggets.models import NuggetSet
 
 
@@ -36,3 +37,20 @@ class GiveWorkForm(forms.Form):
 
 class ReopenForm(forms.Form):
     reason = forms.CharField(required=False, max_length=500)
+
+
+class AutoNuggetsForm(LaunchForm):
+    qrels = forms.ChoiceField(help_text="The source whose segments graded >= 1 are read (umbrela for the fully automatic condition).")
+    drafts = forms.BooleanField(
+        required=False, help_text="Stop after creation: 30 drafts without importance, for AutoNuggets+Edits."
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        names = list(QrelSource.objects.values_list("name", flat=True))
+        self.fields["qrels"].choices = [(name, name) for name in names]
+        if "nist" in names:
+            self.fields["qrels"].initial = "nist"
+
+    def selection(self) -> dict:
+        return {**super().selection(), "qrels": self.cleaned_data["qrels"], "drafts": self.cleaned_data["drafts"]}

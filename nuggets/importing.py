@@ -16,8 +16,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from assessor.importing.answers import JudgmentsImportResult, id_field, json_type, slug_check, text_field, topics_require
-from assessor.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.collection.importing.answers import JudgmentsImportResult, id_field, json_type, slug_check, text_field, topics_require
+from assessor.collection.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
 from assessor.models import ImportBatch
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet

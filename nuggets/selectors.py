@@ -8,7 +8,7 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
-from assessor.work import NUGGET_KINDS
+from assessor.work.services import NUGGET_KINDS
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from nuggets.services import NIST_SOURCE, nugget_cap, submit_cap
@@ -281,3 +281,13 @@ def edit_describe(edit: NuggetEdit) -> str:
         if nugget_id not in after_ids:
             parts.append(f"− “{old['text']}”")
     return "; ".join(parts)
+
+
+def topic_nugget_sets(*, topic: Topic) -> list[NuggetSet]:
+    """The topic's nugget sets with their nuggets, for the organizer's topic page."""
+    return list(
+        NuggetSet.objects.filter(topic=topic)
+        .select_related("created_by", "imported_from")
+        .prefetch_related("nuggets")
+        .order_by("name")
+    )

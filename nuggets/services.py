@@ -7,7 +7,7 @@ locked, and
 - recognises a retried request by its operation id and applies it once,
 - logs before and after of the nuggets it touched, and the list order, in
   NuggetEdit (that log is also what undo replays backwards),
-- credits the assessor's active time (assessor.work) and bumps the version.
+- credits the assessor's active time (assessor.work.services) and bumps the version.
 
 The query count of an operation does not grow with the list: rows are read
 once, positions renumbered with one bulk update, lineage written in bulk.
@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from assessor.models import AssessorWork, Qrel, Topic
-from assessor.work import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assessor.work.services import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 

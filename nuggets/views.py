@@ -8,17 +8,19 @@ same form with `HX-Request` and swaps the returned panel in place.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
+from assessor.collection.pages import download_response
 from assessor.models import AssessorWork, Topic
-from assessor.roles import Role, assessor_required, organizer_required, user_role
-from assessor.work import NUGGET_KINDS, WorkError, work_heartbeat
+from assessor.work.roles import Role, assessor_required, organizer_required, user_role
+from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
 from nuggets import selectors
+from nuggets.exporting import nuggets_lines
 from nuggets.forms import GiveWorkForm, ReopenForm
 from nuggets.services import (
     OpResult,
@@ -227,3 +229,8 @@ def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
     return redirect("nuggets:organize_topic", topic_id=work.topic_id)
+
+
+@organizer_required
+def download_nuggets(request: HttpRequest, name: str) -> StreamingHttpResponse:
+    return download_response(nuggets_lines(name=name), f"nuggets.{name}.jsonl")

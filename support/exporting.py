@@ -4,9 +4,9 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 
-from assessor.exporting import PROVENANCE_FIELDS, provenance_record
+from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.models import Answer, Citation, Sentence
-from assessor.scores import Scores
+from assessor.collection.scores import Scores
 from assignment.exporting import scores_lines
 from support.models import SupportLabel
 from support.selectors import method_require

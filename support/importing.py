@@ -22,7 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
 from django.utils import timezone
 
-from assessor.importing.answers import (
+from assessor.collection.importing.answers import (
     AnswerKeys,
     JudgmentsImportResult,
     RunsFinder,
@@ -36,7 +36,7 @@ from assessor.importing.answers import (
     topics_require,
     words_count,
 )
-from assessor.importing.base import (
+from assessor.collection.importing.base import (
     ImportFailure,
     batch_finish,
     batch_start,
@@ -46,7 +46,7 @@ from assessor.importing.base import (
     require,
     rows_insert,
 )
-from assessor.importing.segments import segment_placeholders_create
+from assessor.collection.importing.segments import segment_placeholders_create
 from assessor.models import Answer, Citation, ImportBatch, Sentence
 from support.models import SupportLabel
 

@@ -9,7 +9,7 @@ the database counts per answer, support.scoring computes.
 from django.db.models import Count, Q
 
 from assessor.models import Answer, Sentence
-from assessor.scores import Scores
+from assessor.collection.scores import Scores
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from assessor.models import AssessorWork, Citation, Topic
-from assessor.work import WorkError, work_activity_record, work_give, work_submit_mark
+from assessor.work.services import WorkError, work_activity_record, work_give, work_submit_mark
 from assignment.judging import JudgeError, answer_at, locked_open_work
 from support.judging import LABEL_SHORT, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from support import views
+from support import judge_views as views
 
 app_name = "support"
 urlpatterns = [

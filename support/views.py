@@ -1,188 +1,47 @@
-"""Pages of support judging (assessors, both conditions) and of its distribution and progress (organizers).
+"""The leaderboard of a support method, and its downloads."""
 
-The assessor's page reads through support.judging: a from-scratch page reads
-no LLM output at all; a post-editing page shows the LLM label of each pair
-(that is the condition), never the method's name nor a run.
-"""
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
 
-from django import forms
-from django.contrib import messages
-from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
-
-from assessor.models import AssessorWork
-from assessor.roles import assessor_required, organizer_required
-from assessor.work import WorkError
-from assignment.judge_views import (
-    ReopenForm,
-    TopicsField,
-    assessor_choices,
-    expected_version,
-    int_param,
-    refused,
-    totals_labelled,
+from assessor.collection.pages import (
+    download_response,
+    leaderboard_context,
+    scores_or_404,
+    table_or_page,
+    url_if_exists,
 )
-from assignment.judging import JudgeError, judge_work_reopen
-from nuggets.workspace import duration_label
-from support import judging, services
-
-LABEL_CHOICES = [("2", "f", "FS"), ("1", "p", "PS"), ("0", "n", "NS")]
-
-
-class GiveSupportForm(forms.Form):
-    topics = TopicsField(help_text="One or more topic ids.")
-    assessor = forms.ModelChoiceField(queryset=assessor_choices())
-    condition = forms.ChoiceField(
-        choices=[
-            (AssessorWork.Kind.SUPPORT_SCRATCH, "from scratch"),
-            (AssessorWork.Kind.SUPPORT_POSTEDIT, "post-editing LLM labels"),
-        ]
-    )
-    llm_method = forms.SlugField(
-        label="LLM method",
-        required=False,
-        max_length=100,
-        help_text="Post-editing: the automatic method whose labels are shown; defaults to the topic's only one.",
-    )
-
-
-# --- Assessors -------------------------------------------------------------------------
-
-
-@require_GET
-@assessor_required
-def start(request: HttpRequest, work_id: int) -> HttpResponse:
-    work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
-    if not judging.topic_pairs(work=work).order:
-        messages.info(request, f"Topic {work.topic_id} has no cited sentences to judge yet.")
-        return redirect("home")
-    page = judging.support_page_load(work=work)
-    return redirect("support:answer", work_id=work.pk, number=page.number)
-
-
-@require_GET
-@assessor_required
-def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
-    work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
-    page = judging.support_page_load(work=work, number=number)
-    context = {
-        "page": page,
-        "work": work,
-        "topic": work.topic,
-        "time_label": duration_label(work.active_seconds),
-        "label_choices": LABEL_CHOICES,
-    }
-    return render(request, "support/judge.html", context)
-
-
-@require_POST
-@assessor_required
-def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
-    back = reverse("support:answer", args=[work_id, number])
-    try:
-        saved = services.support_label_save(
-            work_id=work_id,
-            user=request.user,
-            number=number,
-            sentence_index=int_param(request, "sentence") if int_param(request, "sentence") is not None else -1,
-            label=request.POST.get("label", ""),
-            previous=request.POST.get("previous", ""),
-            expected_version=expected_version(request),
-            token=request.POST.get("answer") or None,
-        )
-    except JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back, current=error.current)
-    if request.htmx:
-        return JsonResponse({"label": saved.label})
-    return redirect(back)
-
-
-@require_POST
-@assessor_required
-def submit(request: HttpRequest, work_id: int) -> HttpResponse:
-    back = reverse("support:judge", args=[work_id])
-    try:
-        services.support_submit(work_id=work_id, user=request.user, expected_version=expected_version(request))
-    except JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back)
-    except WorkError as error:
-        return refused(request, error.message, status=400, back=back)
-    messages.success(request, "Submitted. The labels are frozen; an organizer can reopen the topic.")
-    if request.htmx:
-        return JsonResponse({"submitted": True})
-    return redirect(back)
-
-
-# --- Organizers -----------------------------------------------------------------------------
+from assessor.collection.scores import SUPPORT_METRICS
+from assessor.work.roles import organizer_required
+from support.exporting import support_lines, support_scores_lines
+from support.selectors import support_methods_list, support_scores
 
 
 @organizer_required
-def organize(request: HttpRequest) -> HttpResponse:
-    form = GiveSupportForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    methods = support_methods_list()
+    method = request.GET.get("method") or (methods[0] if methods else "")
+    context: dict = {"methods": methods, "method": method, "error": ""}
+    if method:
         try:
-            with transaction.atomic():
-                for topic in data["topics"]:
-                    services.support_work_give(
-                        topic=topic,
-                        assessor=data["assessor"],
-                        kind=data["condition"],
-                        by=request.user,
-                        llm_method=data["llm_method"],
-                    )
-        except WorkError as error:
-            form.add_error(None, error.message + " Nothing was given.")
+            scores = support_scores(method=method)
+        except LookupError as exc:
+            context["error"] = str(exc.args[0] if exc.args else exc)
         else:
-            topic_ids = ", ".join(topic.pk for topic in data["topics"])
-            messages.success(request, f"Support judging given to {data['assessor']}: {topic_ids}.")
-            return redirect("support:organize")
-    rows = judging.support_progress()
-    for row in rows:
-        row.time_label = duration_label(row.work.active_seconds)
-        row.per_pair_label = f"{row.seconds_per_pair:.1f} s" if row.seconds_per_pair is not None else "—"
-        row.change_label = f"{row.change_rate:.0%} ({row.changed}/{row.shown})" if row.change_rate is not None else "—"
-    context = {
-        "form": form,
-        "rows": rows,
-        "reopen_form": ReopenForm(),
-        "totals": totals_labelled(rows),
-        "missing": judging.missing_text_pairs(topic_ids=sorted({row.work.topic_id for row in rows}) or None),
-    }
-    return render(request, "support/organize.html", context, status=400 if form.errors else 200)
+            base_query = {"method": method}
+            context.update(
+                leaderboard_context(request, scores=scores, default_sort=SUPPORT_METRICS[0], base_query=base_query)
+            )
+            context["download_url"] = url_if_exists("collection:download_support_scores", method)
+    return render(request, table_or_page(request, "support/leaderboard.html", context), context)
 
 
-@require_GET
 @organizer_required
-def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
-    """One support work: each pair (with its run) in the assessor's order, label, label shown, time."""
-    work = get_object_or_404(
-        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind__in=judging.SUPPORT_KINDS
-    )
-    pairs = judging.support_work_detail(work=work)
-    names = {value: name for value, _key, name in LABEL_CHOICES}
-    for pair in pairs:
-        pair.label_name = names.get(str(pair.label), "—") if pair.label is not None else "—"
-        pair.shown_name = names.get(str(pair.shown), "—") if pair.shown is not None else "—"
-        pair.time_label = f"{pair.seconds:.1f} s" if pair.seconds is not None else "—"
-    events = list(work.events.select_related("user").order_by("at"))
-    context = {"work": work, "pairs": pairs, "events": events, "time_label": duration_label(work.active_seconds)}
-    return render(request, "support/organize_work.html", context)
+def download_labels(request: HttpRequest, method: str) -> StreamingHttpResponse:
+    lines = support_lines(method=method, provenance="provenance" in request.GET)
+    return download_response(lines, f"support.{method}.jsonl")
 
 
-@require_POST
 @organizer_required
-def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
-    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=judging.SUPPORT_KINDS)
-    form = ReopenForm(request.POST)
-    reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    try:
-        judge_work_reopen(work_id=work.pk, by=request.user, kinds=[work.kind], reason=reason)
-    except WorkError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
-    return redirect("support:organize")
+def download_scores(request: HttpRequest, method: str) -> StreamingHttpResponse:
+    scores = scores_or_404(lambda: support_scores(method=method))
+    return download_response(support_scores_lines(scores), f"support_scores.{method}.tsv")

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assessor.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assessor.project.settings")
 
 import django  # noqa: E402
 

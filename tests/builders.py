@@ -5,7 +5,7 @@ from itertools import count
 from django.contrib.auth.models import User
 
 from assessor.models import Answer, Citation, ImportBatch, Qrel, QrelSource, Run, Segment, Sentence, Topic
-from assessor.roles import Role, user_set_role
+from assessor.work.roles import Role, user_set_role
 
 _serial = count(1)
 

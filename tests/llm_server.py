@@ -1,8 +1,8 @@
-"""The local OpenAI-compatible server the LLM tests talk to (see assessor.llm.fake_server)."""
+"""The local OpenAI-compatible server the LLM tests talk to (see bench.fake_llm)."""
 
 import pytest
 
-from assessor.llm.fake_server import FakeLLMServer, Reply
+from bench.fake_llm import FakeLLMServer, Reply
 
 __all__ = ["FakeLLMServer", "Reply", "llm_server", "llm_settings"]
 

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import AssessorWork, Citation, ImportBatch, Job, JobItem, LLMCall, PromptTemplate, WorkEvent
-from assessor.roles import PROJECT_APPS, Role
+from assessor.work.roles import PROJECT_APPS, Role
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetEdit, NuggetSet

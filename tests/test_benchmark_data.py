@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor import benchmark
-from assessor.benchmark import benchmark_collection_build
+from bench import collection_data as benchmark
+from bench.collection_data import benchmark_collection_build
 from assessor.models import Topic
 from assignment.models import AssignmentLabel
 

@@ -25,7 +25,7 @@ from assessor.models import (
     Sentence,
     Topic,
 )
-from assessor.roles import Role, user_role
+from assessor.work.roles import Role, user_role
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from assessor.models import Citation, Job
-from assessor.roles import Role
+from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, make_user

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.importing.base import ImportFailure
-from assessor.importing.runs import run_import
+from assessor.collection.importing.base import ImportFailure
+from assessor.collection.importing.runs import run_import
 from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Qrel, Run, Segment, Sentence
 from support.models import SupportLabel
 from tests.builders import make_batch, make_run, make_segment, make_topic
@@ -272,7 +272,7 @@ def test_a_bad_line_names_its_place_and_changes_nothing(write_file, topics, case
 
 
 def test_a_duplicate_answer_in_a_later_chunk_is_caught(write_file, topics, monkeypatch):
-    from assessor.importing import runs
+    from assessor.collection.importing import runs
 
     monkeypatch.setattr(runs, "CHUNK_ANSWERS", 1)
     path = write_file("run.jsonl", jsonl(answer_record(), answer_record("2024-2", "why runs"), answer_record()))

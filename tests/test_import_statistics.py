@@ -2,7 +2,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from assessor.importing import base
+from assessor.collection.importing import base
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

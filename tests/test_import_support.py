@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.importing.runs import run_import
+from assessor.collection.importing.runs import run_import
 from assessor.models import Answer, Citation, ImportBatch, Run, Segment, Sentence
 from assignment.importing import assignments_import
 from support.importing import support_import

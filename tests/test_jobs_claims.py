@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from assessor.jobs.services import item_claim
+from assessor.jobs.engine import item_claim
 from assessor.models import Job, JobItem
 
 

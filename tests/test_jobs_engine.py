@@ -6,7 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.jobs.services import (
+from assessor.jobs.engine import (
     JobRequestInvalid,
     item_claim,
     item_process,
@@ -14,9 +14,9 @@ from assessor.jobs.services import (
     job_reopen,
     job_run_sync,
 )
-from assessor.llm.fake_server import first_words
+from bench.fake_llm import first_words
 from assessor.models import Job, JobItem, LLMCall, Qrel, QrelSource
-from assessor.umbrela import umbrela_job_create
+from assessor.collection.umbrela import umbrela_job_create
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from nuggets.auto import auto_nuggets_job_create, vital_first

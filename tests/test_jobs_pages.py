@@ -3,9 +3,9 @@
 import pytest
 from django.urls import reverse
 
-from assessor.jobs.services import job_run_sync
+from assessor.jobs.engine import job_run_sync
 from assessor.models import Job
-from assessor.roles import Role
+from assessor.work.roles import Role
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from tests.builders import make_answer, make_run, make_topic, make_user
@@ -38,7 +38,7 @@ def worker_inline(monkeypatch):
         dispatched.append(job.pk)
         job_run_sync(job.pk)
 
-    monkeypatch.setattr("assessor.jobs_views.job_queue", queue)
+    monkeypatch.setattr("assessor.jobs.views.job_queue", queue)
     return dispatched
 
 

@@ -5,7 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from assessor.models import AssessorWork, WorkEvent
-from assessor.roles import Role
+from assessor.work.roles import Role
 from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from nuggets.models import NuggetSet

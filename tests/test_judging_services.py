@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, Citation, ImportBatch, Topic, WorkEvent
-from assessor.roles import Role
-from assessor.work import WorkError
+from assessor.work.roles import Role
+from assessor.work.services import WorkError
 from assignment import judging
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet

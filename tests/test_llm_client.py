@@ -5,7 +5,7 @@ from functools import partial
 
 import pytest
 
-from assessor.llm.client import (
+from assessor.jobs.llm.client import (
     LLMAnswerFailed,
     LLMConfig,
     LLMNotConfigured,
@@ -14,8 +14,8 @@ from assessor.llm.client import (
     llm_session,
     retry_after_seconds,
 )
-from assessor.llm.parsing import parse_label_list
-from assessor.llm.prompts import PromptText, prompt_messages, prompt_template_get
+from assessor.jobs.llm.parsing import parse_label_list
+from assessor.jobs.llm.prompts import PromptText, prompt_messages, prompt_template_get
 from assessor.models import LLMCall, PromptTemplate
 from tests.llm_server import Reply, llm_server, llm_settings  # noqa: F401  (fixture)
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from assessor.llm import concurrency
-from assessor.llm.concurrency import _database_slot_take, llm_slot, shared_backend
+from assessor.jobs.llm import concurrency
+from assessor.jobs.llm.concurrency import _database_slot_take, llm_slot, shared_backend
 from assessor.models.jobs import LLMSlot
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from assessor.llm.parsing import (
+from assessor.jobs.llm.parsing import (
     AnswerUnusable,
     parse_label_list,
     parse_nugget_list,

@@ -6,7 +6,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from assessor.roles import Role
+from assessor.work.roles import Role
 from tests.builders import make_user
 from tests.test_metaeval_sources import build_conditions, build_support
 

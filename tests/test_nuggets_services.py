@@ -5,7 +5,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from assessor.models import AssessorWork, Qrel, WorkEvent
-from assessor.roles import Role
+from assessor.work.roles import Role
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_undo

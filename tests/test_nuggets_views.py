@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import AssessorWork
-from assessor.roles import Role
+from assessor.work.roles import Role
 from nuggets.models import NuggetSet
 from tests.builders import make_topic, make_user
 from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of, texts_of

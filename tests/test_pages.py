@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import AssessorWork, Citation
-from assessor.roles import Role
+from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
@@ -95,9 +95,10 @@ def test_the_topic_list_counts_what_each_topic_has(organizer, small_collection):
     rows = {row.topic.id: row for row in response.context["rows"]}
     judged = rows["2024-1"]
     assert judged.relevant == [2, 1]  # nist: grades 3 and 1; umbrela: grade 2 only
-    assert (judged.answers, judged.nugget_sets, judged.assignment_labels, judged.support_labels) == (2, 1, 4, 3)
+    assert response.context["count_titles"] == ["Nugget sets", "Assignment labels", "Support labels"]
+    assert (judged.answers, *judged.counts) == (2, 1, 4, 3)
     unjudged = rows["2024-2"]
-    assert (unjudged.relevant, unjudged.answers, unjudged.nugget_sets) == ([0, 0], 1, 0)
+    assert (unjudged.relevant, unjudged.answers, unjudged.counts[0]) == ([0, 0], 1, 0)
     page = response.content.decode()
     assert "how do bees see colour" in page
     assert f'href="{reverse("collection:topic", args=["2024-1"])}"' in page
@@ -123,11 +124,15 @@ def test_the_topic_page_shows_segments_nuggets_answers_and_labels(organizer, sma
     views = {view.answer.run.run_id: view for view in response.context["answers"]}
     good = views["team.good"]
     assert [[c.reference_rank for c in s.citations] for s in good.sentences] == [[0], [1, 0], []]
-    assert [s.support for s in good.sentences] == [[("scratch", "FS")], [("scratch", "PS")], []]
-    [condition] = good.conditions
-    assert (condition.nuggets, condition.assigner) == ("auto_edit", "manual")
-    assert [value for _, _, value in condition.labels] == ["support", "partial_support"]
-    assert [value for _, _, value in views["weak"].conditions[0].labels] == ["not_support", "support"]
+    assert [[(b.title, b.text) for b in s.badges] for s in good.sentences] == [
+        [("scratch", "scratch: FS")],
+        [("scratch", "scratch: PS")],
+        [],
+    ]
+    [condition] = good.rows
+    assert condition.caption == "auto_edit / manual"
+    assert [badge.css for badge in condition.badges] == ["support", "partial_support"]
+    assert [badge.css for badge in views["weak"].rows[0].badges] == ["not_support", "support"]
 
 
 def test_the_topic_page_filters_segments_by_source(organizer, small_collection):
@@ -265,7 +270,7 @@ def download_text(client, url: str) -> str:
 
 
 def test_the_qrels_download_is_the_export(organizer, small_collection):
-    exporting = pytest.importorskip("assessor.exporting")
+    exporting = pytest.importorskip("assessor.collection.exporting")
     text = download_text(organizer, reverse("collection:download_qrels", args=["nist"]))
     assert text == "".join(exporting.qrels_lines(source="nist"))
     assert text == "2024-1 Q0 doc_a#0_0 3\n2024-1 Q0 doc_b#0_0 1\n2024-1 Q0 doc_c#0_0 0\n"
@@ -308,13 +313,12 @@ def test_the_support_downloads_are_the_exports(organizer, small_collection):
 
 def test_a_download_streams_what_the_generator_yields(organizer, small_collection, monkeypatch):
     """Independent of the export modules: the view streams the generator's lines as they are."""
-    from assessor import views
+    from support import views
 
-    def fake_export(module: str, name: str):
-        assert (module, name) == ("support.exporting", "support_lines")
-        return lambda *, method, **options: (f"{method}\t{n}\n" for n in range(3))
+    def fake_export(*, method, **options):
+        return (f"{method}\t{n}\n" for n in range(3))
 
-    monkeypatch.setattr(views, "_export", fake_export)
+    monkeypatch.setattr(views, "support_lines", fake_export)
     text = download_text(organizer, reverse("collection:download_support", args=["scratch"]))
     assert text == "scratch\t0\nscratch\t1\nscratch\t2\n"
 

@@ -5,7 +5,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from assessor.models import AssessorWork
-from assessor.roles import Role
+from assessor.work.roles import Role
 from tests.builders import make_answer, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = pytest.mark.django_db

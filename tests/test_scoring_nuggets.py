@@ -7,9 +7,10 @@ from collections import defaultdict
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.scores import NUGGET_METRICS
+from assessor.collection.scores import NUGGET_METRICS
 from assignment.models import AssignmentLabel
-from assignment.scoring import answer_metrics, runs_ranked
+from assessor.collection.scores import runs_ranked
+from assignment.scoring import answer_metrics
 from assignment.selectors import assignment_label_pairs, conditions_list, nugget_scores
 from nuggets.models import Nugget, NuggetSet
 from tests.builders import make_answer, make_batch, make_run, make_topic

@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _manage_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
-    environment.update(ASSESSOR_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="assessor.settings", **env)
+    environment.update(ASSESSOR_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="assessor.project.settings", **env)
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
         cwd=REPO,

@@ -1,5 +1,6 @@
 """The upload page runs the importers: a summary on success, the place of the error on failure."""
 
+import dataclasses
 import inspect
 import json
 import tempfile
@@ -9,10 +10,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from assessor import forms
-from assessor.importing.base import ImportResult
+from assessor.collection import forms
+from assessor.collection.importing.base import ImportResult
 from assessor.models import ImportBatch, Qrel, Topic
-from assessor.roles import Role
+from assessor.registry import registry
+from assessor.work.roles import Role
 from tests.builders import make_topic, make_user
 
 pytestmark = pytest.mark.django_db
@@ -93,9 +95,7 @@ def imports_with_warnings(*, path: Path, replace: bool = False, user=None, name:
 
 def test_the_warnings_of_an_import_are_shown(organizer, monkeypatch):
     monkeypatch.setitem(
-        forms.IMPORTERS,
-        "scores",
-        forms.Importer("Scores", "tests.test_upload", "imports_with_warnings", ("scores_name",)),
+        registry.importers, "scores", dataclasses.replace(registry.importers["scores"], function=imports_with_warnings)
     )
     response = upload(organizer, "table.tsv", "anything\n", kind="scores", scores_name="official")
     page = response.content.decode()
@@ -103,13 +103,12 @@ def test_the_warnings_of_an_import_are_shown(organizer, monkeypatch):
     assert "table.tsv: line 2: run official is unknown" in page
 
 
-def test_a_kind_whose_importer_is_missing_says_not_available(organizer, monkeypatch):
-    missing = forms.Importer("Support", "support.no_such_module", "support_import")
-    monkeypatch.setitem(forms.IMPORTERS, "support", missing)
+def test_a_kind_no_app_registered_is_neither_offered_nor_accepted(organizer, monkeypatch):
+    monkeypatch.delitem(registry.importers, "support")
     page = organizer.get(reverse("collection:upload")).content.decode()
-    assert "Support: not available" in page
+    assert "Support judgments" not in page
     response = upload(organizer, "support.jsonl", "{}\n", kind="support", method_kind="scratch")
-    assert "Importing support is not available yet" in response.content.decode()
+    assert "Select a valid choice. support is not one of the available choices." in response.content.decode()
 
 
 @pytest.mark.parametrize(
@@ -129,11 +128,11 @@ def test_a_kind_whose_importer_is_missing_says_not_available(organizer, monkeypa
 def test_each_kind_calls_its_importer_with_the_interface_arguments(organizer, monkeypatch, kind, options, expected):
     calls = []
 
-    class Recorder(forms.Importer):
-        def load(self):
-            return lambda **kwargs: calls.append(kwargs) or ImportResult(path=str(kwargs["path"]))
+    def recorder(**kwargs):
+        calls.append(kwargs)
+        return ImportResult(path=str(kwargs["path"]))
 
-    monkeypatch.setitem(forms.IMPORTERS, kind, Recorder(kind, "unused", "unused"))
+    monkeypatch.setitem(registry.importers, kind, dataclasses.replace(registry.importers[kind], function=recorder))
     upload(organizer, "file.txt", "x\n", kind=kind, **options)
     [kwargs] = calls
     assert kwargs.pop("path").name == "file.txt"
@@ -153,11 +152,9 @@ OPTIONS_OF_EVERY_KIND = {
 }
 
 
-@pytest.mark.parametrize("kind", sorted(forms.IMPORTERS))
+@pytest.mark.parametrize("kind", sorted(OPTIONS_OF_EVERY_KIND))
 def test_the_installed_importers_accept_the_arguments_the_form_builds(kind):
-    importer = forms.IMPORTERS[kind].load()
-    if importer is None:
-        pytest.skip(f"the {kind} importer is not installed")
+    importer = registry.importer(kind).function
     form = forms.UploadForm(
         {"kind": kind, **OPTIONS_OF_EVERY_KIND[kind]}, {"file": SimpleUploadedFile("f.txt", b"x")}
     )

@@ -5,8 +5,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from assessor.models import AssessorWork, WorkEvent
-from assessor.roles import Role
-from assessor.work import WorkError, active_increment, active_seconds_of, work_activity_record, work_heartbeat
+from assessor.work.roles import Role
+from assessor.work.services import WorkError, active_increment, active_seconds_of, work_activity_record, work_heartbeat
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_work_give
 from tests.builders import make_topic, make_user
 from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.jobs.services import (
+from assessor.jobs.engine import (
     JobRequestInvalid,
     job_cancel,
     job_dispatch,
@@ -11,7 +11,7 @@ from assessor.jobs.services import (
     job_run_sync,
     job_wait,
 )
-from assessor.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
 from assessor.models import Job
 
 

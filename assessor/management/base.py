@@ -8,7 +8,7 @@ from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
+from assessor.collection.importing.base import ImportFailure, ImportResult, statistics_refresh
 
 
 class ImportCommand(BaseCommand):

@@ -98,7 +98,7 @@ class Qrel(models.Model):
 class Run(models.Model):
     """A system's answers, one per topic.
 
-    Run ids are matched across files by `assessor.runs.run_resolve`: an id
+    Run ids are matched across files by `assessor.collection.runs.run_resolve`: an id
     matches a stored one that equals it, or that differs only by a team
     prefix (`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`).
     """

@@ -3,7 +3,7 @@
 from django.contrib.auth.models import User
 
 from assessor.models import AssessorWork, ImportBatch, Topic
-from assessor.roles import Role
+from assessor.work.roles import Role
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 from tests.builders import make_batch, make_qrel, make_segment, make_topic, make_user

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from assessor.models import AssessorWork, Qrel
-from assessor.roles import Role
+from assessor.work.roles import Role
 from nuggets.models import NuggetEdit, NuggetSet
 from tests.builders import make_user
 from tests.e2e.scenario import make_given_topic, nugget_set_of, texts_of

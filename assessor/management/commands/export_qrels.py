@@ -1,6 +1,6 @@
 from collections.abc import Iterator
 
-from assessor.exporting import qrels_lines
+from assessor.collection.exporting import qrels_lines
 from assessor.management.base import ExportCommand
 
 

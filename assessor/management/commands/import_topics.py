@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from assessor.importing.base import ImportResult
-from assessor.importing.topics import topics_import
+from assessor.collection.importing.base import ImportResult
+from assessor.collection.importing.topics import topics_import
 from assessor.management.base import ImportCommand
 
 

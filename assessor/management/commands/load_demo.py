@@ -14,9 +14,9 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from assessor.models import AssessorWork, Topic
-from assessor.roles import Role, user_set_role
-from assessor.work import work_give
-from nuggets.services import nugget_work_give
+from assessor.registry import registry
+from assessor.work.roles import Role, user_set_role
+from assessor.work.services import work_give
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 
@@ -38,10 +38,10 @@ DEMO_ACCOUNTS = (
 # of these topics (AutoNuggets+Edits with ManualAssign, and the support
 # method the topic was not judged with).
 DEMO_WORK = (
-    ("assessor1", "2024-214096", AssessorWork.Kind.NUGGETS_MANUAL, "manual"),
-    ("assessor1", "2024-224701", AssessorWork.Kind.SUPPORT_SCRATCH, ""),
-    ("assessor2", "2024-213817", AssessorWork.Kind.NUGGETS_MANUAL, "manual"),
-    ("assessor2", "2024-79154", AssessorWork.Kind.SUPPORT_SCRATCH, ""),
+    ("assessor1", "2024-214096", AssessorWork.Kind.NUGGETS_MANUAL),
+    ("assessor1", "2024-224701", AssessorWork.Kind.SUPPORT_SCRATCH),
+    ("assessor2", "2024-213817", AssessorWork.Kind.NUGGETS_MANUAL),
+    ("assessor2", "2024-79154", AssessorWork.Kind.SUPPORT_SCRATCH),
 )
 
 
@@ -83,16 +83,15 @@ def demo_work_ensure() -> int:
     """Give each demo assessor topics to work on, so that their queue shows something."""
     organizer = User.objects.get(username="organizer")
     added = 0
-    for username, topic_id, kind, nugget_set_name in DEMO_WORK:
+    for username, topic_id, kind in DEMO_WORK:
         topic = Topic.objects.filter(id=topic_id).first()
         if topic is None or AssessorWork.objects.filter(topic=topic, kind=kind).exists():
             continue
         assessor = User.objects.get(username=username)
-        if kind == AssessorWork.Kind.NUGGETS_MANUAL:
-            # Opens the topic's (empty) nugget set too, as giving the work on the pages does.
-            nugget_work_give(topic=topic, assessor=assessor, condition=nugget_set_name, by=organizer)
-        else:
-            work_give(topic=topic, assessor=assessor, kind=kind, by=organizer)
+        # The app that does the work gives it (ManualNuggets opens the topic's empty nugget set too).
+        page = registry.work_page(kind)
+        give = page.give if page is not None and page.give is not None else work_give
+        give(topic=topic, assessor=assessor, kind=kind, by=organizer)
         added += 1
     return added
 

@@ -1,5 +1,5 @@
 from assessor.jobs.command import JobCommand
-from assessor.jobs.services import JobRequestInvalid
+from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
 from assignment.auto import auto_assign_job_create
 

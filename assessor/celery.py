@@ -1,8 +1,0 @@
-import os
-
-from celery import Celery
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assessor.settings")
-app = Celery("assessor")
-app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()

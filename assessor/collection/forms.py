@@ -1,0 +1,65 @@
+"""The upload form: a kind of file, the file, and the options that kind needs.
+
+The kinds, their options and the service each one calls come from the apps
+(`assessor.registry.Importer`); the collection's own kinds are registered
+in `assessor.collection.importers`.
+"""
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from django import forms
+
+from assessor.collection.importing.base import ImportResult
+from assessor.registry import Importer, registry
+
+
+def _kind_choices() -> list[tuple[str, str]]:
+    return [(kind, importer.label) for kind, importer in registry.importers.items()]
+
+
+class UploadForm(forms.Form):
+    kind = forms.ChoiceField(choices=_kind_choices, label="Kind of file")
+    file = forms.FileField()
+    replace = forms.BooleanField(
+        required=False, help_text="Overwrite stored rows the file contradicts (otherwise a contradiction is an error)."
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for importer in registry.importers.values():
+            for name, make_field in importer.fields.items():
+                if name not in self.fields:
+                    self.fields[name] = make_field()
+
+    def option_groups(self) -> list[tuple[str, list]]:
+        """The options grouped by the kinds that read them (a field two kinds share is shown once)."""
+        kinds_of: dict[str, list[str]] = defaultdict(list)
+        for kind, importer in registry.importers.items():
+            for name in importer.fields:
+                kinds_of[name].append(kind)
+        groups: dict[str, list] = {}
+        for name, kinds in kinds_of.items():
+            groups.setdefault(" ".join(kinds), []).append(self[name])
+        return list(groups.items())
+
+    def _importer(self) -> Importer:
+        return registry.importer(self.cleaned_data["kind"])
+
+    def clean(self) -> dict:
+        data = super().clean()
+        kind = data.get("kind")
+        if not kind:
+            return data
+        for name in registry.importer(kind).required:
+            if not data.get(name):
+                self.add_error(name, f"Required for {kind}.")
+        return data
+
+    def importer(self) -> Callable[..., ImportResult]:
+        return self._importer().function
+
+    def importer_kwargs(self) -> dict:
+        """The keyword arguments of the service function, from the options of the chosen kind."""
+        return {"replace": self.cleaned_data["replace"], **self._importer().options(self.cleaned_data)}

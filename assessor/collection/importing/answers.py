@@ -1,0 +1,224 @@
+"""What the judgment importers share: finding or making the runs, topics and answers a file names.
+
+Nugget assignment files and support files both name answers by (run id, topic
+id), and either may come first, or after the run file itself. Runs are matched
+by `assessor.collection.runs` (team-prefix rule), answers by (run, topic); the helpers
+here do it a chunk of lines at a time, with a few queries per chunk.
+"""
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+
+from assessor.collection.importing.base import (
+    LOOKUP_BATCH,
+    ImportFailure,
+    ImportResult,
+    in_batches,
+)
+from assessor.models import Answer, ImportBatch, Run, Topic
+from assessor.collection.runs import AmbiguousRun, RunResolver
+
+T = TypeVar("T")
+# Below every database's limit on query parameters (SQLite's conservative 999 included).
+# Enough examples of one kind of warning to act on; the rest are counted.
+WARNINGS_PER_KIND = 10
+
+AnswerKey = tuple[int, str]  # (run pk, topic id)
+
+
+@dataclass
+class JudgmentsImportResult(ImportResult):
+    """An ImportResult that also says what kinds of rows were made.
+
+    `created` counts every row made (runs, answers, labels...), so that a file
+    that made anything keeps its ImportBatch; `unchanged` and `replaced`
+    count the file's main records (labels, or nugget sets).
+    """
+
+    made: Counter = field(default_factory=Counter)
+    _warning_kinds: Counter = field(default_factory=Counter, repr=False)
+
+    def count_made(self, what: str, number: int = 1) -> None:
+        if number:
+            self.made[what] += number
+            self.created += number
+
+    def warn(self, kind: str, message: str) -> None:
+        """Keep the first few warnings of each kind; count the others."""
+        self._warning_kinds[kind] += 1
+        if self._warning_kinds[kind] <= WARNINGS_PER_KIND:
+            self.warnings.append(message)
+
+    def warnings_close(self) -> None:
+        for kind, number in self._warning_kinds.items():
+            if number > WARNINGS_PER_KIND:
+                self.warnings.append(f"... and {number - WARNINGS_PER_KIND} more warnings like these ({kind})")
+
+    def summary(self) -> str:
+        text = super().summary()
+        if self.made:
+            text += " (made: " + ", ".join(f"{number} {what}" for what, number in self.made.items()) + ")"
+        return text
+
+
+def same_modulo_whitespace(a: str, b: str) -> bool:
+    return a.split() == b.split()
+
+
+def sentences_fit(text: str, sentences: Sequence[str | None]) -> list[str] | None:
+    """Split a stored answer text into the given sentences, modulo whitespace; None if they do not fit.
+
+    A sentence given as None (its text lost) takes the words between its
+    neighbours, so the stored text gives it back.
+    """
+    words = text.split()
+    fitted: list[str] = []
+    position = 0
+    for index, sentence in enumerate(sentences):
+        if sentence is not None:
+            expected = sentence.split()
+            if words[position : position + len(expected)] != expected:
+                return None
+            fitted.append(sentence)
+            position += len(expected)
+            continue
+        following = next((s.split() for s in sentences[index + 1 :] if s is not None and s.split()), None)
+        end = len(words) if following is None else _find(words, following, position)
+        if end is None:
+            return None
+        fitted.append(" ".join(words[position:end]))
+        position = end
+    return fitted if position == len(words) else None
+
+
+def _find(words: list[str], part: list[str], start: int) -> int | None:
+    for position in range(start, len(words) - len(part) + 1):
+        if words[position : position + len(part)] == part:
+            return position
+    return None
+
+
+def words_count(text: str) -> int:
+    return len(text.split())
+
+
+def text_field(record: dict[str, Any], key: str, *, path: Path, line: int, where: str = "") -> str:
+    """A required, non-empty string field."""
+    name = f"{where}.{key}" if where else key
+    if key not in record:
+        raise ImportFailure("missing", path=path, line=line, field=name)
+    value = record[key]
+    if not isinstance(value, str):
+        raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=name)
+    if not value.strip():
+        raise ImportFailure("empty", path=path, line=line, field=name)
+    return value.strip()
+
+
+def id_field(record: dict[str, Any], keys: Sequence[str], *, path: Path, line: int) -> str:
+    """An id under the first of `keys` present; integers are accepted (some tools write qids as numbers)."""
+    key = next((key for key in keys if key in record), None)
+    if key is None:
+        raise ImportFailure("missing", path=path, line=line, field=keys[0])
+    value = record[key]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=key)
+    if not value.strip():
+        raise ImportFailure("empty", path=path, line=line, field=key)
+    return value.strip()
+
+
+def json_type(value: Any) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    return names.get(type(value), type(value).__name__)
+
+
+def slug_check(name: str, *, option: str, path: Path) -> None:
+    """Names of nugget sets, assigners and methods are slugs: they go in URLs and file names."""
+    try:
+        validate_slug(name)
+    except ValidationError:
+        raise ImportFailure(f"{option} {name!r} must be letters, digits, '-' or '_'", path=path) from None
+    if len(name) > 100:
+        raise ImportFailure(f"{option} is longer than 100 characters", path=path)
+
+
+def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) -> None:
+    """Every (line, topic id) names a stored topic, else an error at the first line that does not."""
+    lines = list(lines)
+    known: set[str] = set()
+    for batch in in_batches({topic_id for _, topic_id in lines}):
+        known.update(Topic.objects.filter(id__in=batch).values_list("id", flat=True))
+    for number, topic_id in lines:
+        if topic_id not in known:
+            raise ImportFailure(f"unknown topic {topic_id} (import the topics first)", path=path, line=number, field=field)
+
+
+class RunsFinder:
+    """The runs a file names, matched by the team-prefix rule, made when missing."""
+
+    def __init__(self, *, batch: ImportBatch, result: JudgmentsImportResult, path: Path) -> None:
+        self.resolver = RunResolver()
+        self.batch = batch
+        self.result = result
+        self.path = path
+
+    def run(self, run_id: str, *, line: int) -> Run:
+        try:
+            run, created = self.resolver.get_or_create(run_id, imported_from=self.batch)
+        except AmbiguousRun as exc:
+            raise ImportFailure(str(exc), path=self.path, line=line, field="run_id") from None
+        if created:
+            self.result.count_made("runs")
+        return run
+
+
+class AnswerKeys:
+    """Catches a second line for one (run, topic) in a file, whatever run id spelling it uses."""
+
+    def __init__(self, *, path: Path) -> None:
+        self.path = path
+        self.first_line: dict[AnswerKey, int] = {}
+
+    def claim(self, key: AnswerKey, *, run_id: str, line: int, field: str) -> None:
+        first = self.first_line.setdefault(key, line)
+        if first != line:
+            raise ImportFailure(
+                f"a second answer of run {run_id} for topic {key[1]} (first on line {first})",
+                path=self.path,
+                line=line,
+                field=field,
+            )
+
+
+def answers_stored(keys: Iterable[AnswerKey]) -> dict[AnswerKey, Answer]:
+    """The stored answers of (run pk, topic id) pairs.
+
+    One query over runs x topics of the chunk: files are sorted by run or by
+    topic, so that product is close to the pairs asked for.
+    """
+    keys = set(keys)
+    if not keys:
+        return {}
+    run_pks = {run_pk for run_pk, _ in keys}
+    topic_ids = {topic_id for _, topic_id in keys}
+    found: dict[AnswerKey, Answer] = {}
+    for runs in in_batches(sorted(run_pks), LOOKUP_BATCH // 2):
+        for topics in in_batches(sorted(topic_ids), LOOKUP_BATCH // 2):
+            for answer in Answer.objects.filter(run_id__in=runs, topic_id__in=topics).only(
+                "id", "run_id", "topic_id", "text", "words"
+            ):
+                key = (answer.run_id, answer.topic_id)
+                if key in keys:
+                    found[key] = answer
+    return found

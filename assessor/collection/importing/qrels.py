@@ -1,0 +1,154 @@
+"""TREC qrels: `topic_id Q0 docid grade`, whitespace separated, grades 0-3, under a named source."""
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.collection.importing.base import (
+    ImportFailure,
+    ImportResult,
+    batch_finish,
+    batch_start,
+    chunked,
+    in_batches,
+    read_lines,
+)
+from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.models import ImportBatch, Qrel, QrelSource, Topic
+
+# Column 2 is TREC's unused "iteration": "0" in NIST's files, "Q0" in many others.
+ITERATION_VALUES = ("0", "Q0")
+GRADES = range(0, 4)
+SOURCE_NAME = re.compile(r"^[-a-zA-Z0-9_]+$")
+
+
+@dataclass(frozen=True)
+class QrelLine:
+    line: int
+    topic_id: str
+    docid: str
+    grade: int
+
+
+def _parse_qrel(text: str, *, path: Path, line: int) -> QrelLine:
+    parts = text.split()
+    if len(parts) != 4:
+        raise ImportFailure(
+            f"expected 4 whitespace-separated fields (topic_id Q0 docid grade), found {len(parts)}", path=path, line=line
+        )
+    topic_id, iteration, docid, grade_text = parts
+    if iteration not in ITERATION_VALUES:
+        raise ImportFailure(
+            f"expected {' or '.join(ITERATION_VALUES)} in column 2, found {iteration!r}", path=path, line=line, field="Q0"
+        )
+    try:
+        grade = int(grade_text)
+    except ValueError:
+        raise ImportFailure(f"not an integer: {grade_text!r}", path=path, line=line, field="grade") from None
+    if grade not in GRADES:
+        raise ImportFailure(f"grade {grade} is not in 0-3", path=path, line=line, field="grade")
+    return QrelLine(line=line, topic_id=topic_id, docid=docid, grade=grade)
+
+
+def _parse_qrels(path: Path) -> Iterator[QrelLine]:
+    for number, text in read_lines(path):
+        yield _parse_qrel(text, path=path, line=number)
+
+
+def _source_checked(source: str) -> str:
+    name = source.strip()
+    if not SOURCE_NAME.match(name):
+        raise ImportFailure(f"a qrels source name is letters, digits, '-' and '_', not {source!r}", field="source")
+    return name
+
+
+def _topics_check(chunk: list[QrelLine], *, path: Path) -> None:
+    known = set(Topic.objects.filter(id__in={line.topic_id for line in chunk}).values_list("id", flat=True))
+    for line in chunk:
+        if line.topic_id not in known:
+            raise ImportFailure(
+                f"unknown topic {line.topic_id} (import the topics first)", path=path, line=line.line, field="topic_id"
+            )
+
+
+def _stored_qrels(source: QrelSource, chunk: list[QrelLine]) -> dict[tuple[str, str], Qrel]:
+    topic_ids = {line.topic_id for line in chunk}
+    docids = sorted({line.docid for line in chunk})
+    stored: dict[tuple[str, str], Qrel] = {}
+    for batch in in_batches(docids):
+        rows = Qrel.objects.filter(source=source, topic_id__in=topic_ids, segment_id__in=batch)
+        stored.update(((qrel.topic_id, qrel.segment_id), qrel) for qrel in rows)
+    return stored
+
+
+@transaction.atomic
+def qrels_import(
+    *, path: Path, source: str, replace: bool = False, user: AbstractBaseUser | None = None
+) -> ImportResult:
+    path = Path(path)
+    source_name = _source_checked(source)
+    batch = batch_start(
+        kind=ImportBatch.Kind.QRELS, path=path, options={"source": source_name, "replace": replace}, user=user
+    )
+    result = ImportResult(path=str(path))
+    qrel_source: QrelSource | None = None
+    for chunk in chunked(_parse_qrels(path)):
+        if qrel_source is None:
+            # Made only once there is a line, so an empty file leaves no empty source behind.
+            qrel_source, _ = QrelSource.objects.get_or_create(name=source_name, defaults={"imported_from": batch})
+        _topics_check(chunk, path=path)
+        segment_placeholders_create(line.docid for line in chunk)
+        stored = _stored_qrels(qrel_source, chunk)
+        new: dict[tuple[str, str], QrelLine] = {}
+        changed: dict[tuple[str, str], Qrel] = {}
+        for line in chunk:
+            result.lines += 1
+            key = (line.topic_id, line.docid)
+            earlier = new.get(key)
+            existing = stored.get(key)
+            if earlier is not None:
+                if earlier.grade != line.grade:
+                    raise _repeated(line, f"grade {earlier.grade} on line {earlier.line}", path=path)
+                result.unchanged += 1
+            elif existing is None:
+                new[key] = line
+            elif existing.grade == line.grade:
+                result.unchanged += 1
+            elif existing.imported_from_id == batch.pk:
+                # Written (or rewritten) by an earlier chunk of this very file.
+                raise _repeated(line, f"grade {existing.grade} earlier in this file", path=path)
+            elif replace:
+                existing.grade = line.grade
+                existing.imported_from = batch
+                changed[key] = existing
+                result.replaced += 1
+            else:
+                raise ImportFailure(
+                    f"{source_name} grades {line.docid} for topic {line.topic_id} {existing.grade}, not {line.grade}; "
+                    "use --replace to change it",
+                    path=path,
+                    line=line.line,
+                    field="grade",
+                )
+        Qrel.objects.bulk_create(
+            [
+                Qrel(source=qrel_source, topic_id=line.topic_id, segment_id=line.docid, grade=line.grade, imported_from=batch)
+                for line in new.values()
+            ]
+        )
+        Qrel.objects.bulk_update(list(changed.values()), ["grade", "imported_from"])
+        result.created += len(new)
+    return batch_finish(batch, result)
+
+
+def _repeated(line: QrelLine, earlier: str, *, path: Path) -> ImportFailure:
+    return ImportFailure(
+        f"topic {line.topic_id} / {line.docid} repeated with grade {line.grade} (was {earlier})",
+        path=path,
+        line=line.line,
+        field="grade",
+    )

@@ -1,0 +1,158 @@
+"""Segments as JSONL: `{"docid", "segment" | "contents" | "text", "title"?, "url"?}`.
+
+Qrels and runs may name segments before their text is imported: those exist as
+placeholder rows with empty text (`segment_placeholders_create`), and filling
+in a placeholder's text is not a contradiction.
+"""
+
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.collection.importing.base import (
+    ImportFailure,
+    ImportResult,
+    batch_finish,
+    batch_start,
+    chunked,
+    in_batches,
+    read_jsonl,
+    require,
+)
+from assessor.models import ImportBatch, Segment
+
+# The field names the text goes by in the wild: ours, pyserini's, and a plain one.
+TEXT_KEYS = ("segment", "contents", "text")
+
+
+@dataclass(frozen=True)
+class SegmentLine:
+    line: int
+    docid: str
+    text: str
+    title: str
+    url: str
+    text_key: str  # which key held the text, for error messages
+
+
+def _optional_text(record: dict[str, Any], key: str, *, path: Path, line: int) -> str:
+    if record.get(key) is None:
+        return ""
+    return require(record, key, str, path=path, line=line)
+
+
+def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentLine:
+    docid = require(record, "docid", str, path=path, line=line).strip()
+    if not docid:
+        raise ImportFailure("empty", path=path, line=line, field="docid")
+    text_key = next((key for key in TEXT_KEYS if key in record), None)
+    if text_key is None:
+        raise ImportFailure(f"missing (the text goes in one of {', '.join(TEXT_KEYS)})", path=path, line=line, field="segment")
+    text = require(record, text_key, str, path=path, line=line)
+    if not text.strip():
+        raise ImportFailure("empty text", path=path, line=line, field=text_key)
+    return SegmentLine(
+        line=line,
+        docid=docid,
+        text=text,
+        title=_optional_text(record, "title", path=path, line=line),
+        url=_optional_text(record, "url", path=path, line=line),
+        text_key=text_key,
+    )
+
+
+def _parse_segments(path: Path) -> Iterator[SegmentLine]:
+    for number, record in read_jsonl(path):
+        yield _parse_segment(record, path=path, line=number)
+
+
+def segments_existing(docids: Collection[str]) -> set[str]:
+    """The docids among `docids` that are stored, in a few queries whatever their number."""
+    found: set[str] = set()
+    for batch in in_batches(docids):
+        found.update(Segment.objects.filter(docid__in=batch).values_list("docid", flat=True))
+    return found
+
+
+def segment_placeholders_create(docids: Iterable[str]) -> int:
+    """Make an empty-text row for every docid not stored yet; returns how many were new.
+
+    Placeholders carry no batch: they are a reference to a passage, not data
+    from a file, and the segments import fills them in later.
+    """
+    wanted = set(docids)
+    missing = wanted - segments_existing(wanted)
+    # ignore_conflicts: another import may add the same docid concurrently.
+    Segment.objects.bulk_create([Segment(docid=docid) for docid in sorted(missing)], ignore_conflicts=True)
+    return len(missing)
+
+
+def _same(stored: Segment, line: SegmentLine) -> bool:
+    return (stored.text, stored.title, stored.url) == (line.text, line.title, line.url)
+
+
+@transaction.atomic
+def segments_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+    path = Path(path)
+    batch = batch_start(kind=ImportBatch.Kind.SEGMENTS, path=path, options={"replace": replace}, user=user)
+    result = ImportResult(path=str(path))
+    for chunk in chunked(_parse_segments(path)):
+        stored = {}
+        for docids in in_batches({line.docid for line in chunk}):
+            stored.update(Segment.objects.in_bulk(docids))
+        new: dict[str, SegmentLine] = {}
+        changed: dict[str, Segment] = {}
+        for line in chunk:
+            result.lines += 1
+            earlier = new.get(line.docid)
+            if earlier is not None:
+                if (earlier.text, earlier.title, earlier.url) != (line.text, line.title, line.url):
+                    raise ImportFailure(
+                        f"segment {line.docid} repeated with another text (first on line {earlier.line})",
+                        path=path,
+                        line=line.line,
+                        field="docid",
+                    )
+                result.unchanged += 1
+                continue
+            existing = stored.get(line.docid)
+            if existing is None:
+                new[line.docid] = line
+            elif _same(existing, line):
+                result.unchanged += 1
+            elif existing.imported_from_id == batch.pk:
+                # Written by an earlier line of this very file.
+                raise ImportFailure(
+                    f"segment {line.docid} repeated in this file with another text", path=path, line=line.line, field="docid"
+                )
+            elif not existing.text or replace:
+                # Filling a placeholder is what it waits for; anything else needs --replace.
+                if existing.text:
+                    result.replaced += 1
+                else:
+                    result.created += 1
+                existing.text, existing.title, existing.url = line.text, line.title, line.url
+                existing.imported_from = batch
+                changed[line.docid] = existing
+            else:
+                differs = "text" if existing.text != line.text else "title" if existing.title != line.title else "url"
+                raise ImportFailure(
+                    f"segment {line.docid} is stored with another {differs}; use --replace to change it",
+                    path=path,
+                    line=line.line,
+                    field=line.text_key if differs == "text" else differs,
+                )
+        Segment.objects.bulk_create(
+            [
+                Segment(docid=line.docid, text=line.text, title=line.title, url=line.url, imported_from=batch)
+                for line in new.values()
+            ]
+        )
+        Segment.objects.bulk_update(list(changed.values()), ["text", "title", "url", "imported_from"])
+        result.created += len(new)
+    return batch_finish(batch, result)
+

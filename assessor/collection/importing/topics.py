@@ -1,0 +1,64 @@
+"""`topic_id<TAB>query` TSV."""
+
+from pathlib import Path
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.collection.importing.base import (
+    ImportFailure,
+    ImportResult,
+    batch_finish,
+    batch_start,
+    chunked,
+    read_lines,
+)
+from assessor.models import ImportBatch, Topic
+
+
+def _parse_topics(path: Path):
+    seen: dict[str, int] = {}
+    for number, line in read_lines(path):
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise ImportFailure(f"expected 2 tab-separated fields, found {len(parts)}", path=path, line=number)
+        topic_id, query = parts[0].strip(), parts[1].strip()
+        if not topic_id:
+            raise ImportFailure("empty", path=path, line=number, field="topic_id")
+        if not query:
+            raise ImportFailure("empty", path=path, line=number, field="query")
+        if topic_id in seen:
+            raise ImportFailure(f"topic repeated (first on line {seen[topic_id]})", path=path, line=number, field="topic_id")
+        seen[topic_id] = number
+        yield number, topic_id, query
+
+
+@transaction.atomic
+def topics_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+    batch = batch_start(kind=ImportBatch.Kind.TOPICS, path=path, options={"replace": replace}, user=user)
+    result = ImportResult(path=str(path))
+    for chunk in chunked(_parse_topics(path)):
+        stored = Topic.objects.in_bulk([topic_id for _, topic_id, _ in chunk])
+        new = []
+        for number, topic_id, query in chunk:
+            result.lines += 1
+            existing = stored.get(topic_id)
+            if existing is None:
+                new.append(Topic(id=topic_id, query=query, imported_from=batch))
+            elif existing.query == query:
+                result.unchanged += 1
+            elif replace:
+                existing.query = query
+                existing.imported_from = batch
+                existing.save(update_fields=["query", "imported_from"])
+                result.replaced += 1
+            else:
+                raise ImportFailure(
+                    f"topic {topic_id} is stored with another query ({existing.query!r}); use --replace to change it",
+                    path=path,
+                    line=number,
+                    field="query",
+                )
+        Topic.objects.bulk_create(new)
+        result.created += len(new)
+    return batch_finish(batch, result)

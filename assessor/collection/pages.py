@@ -1,0 +1,81 @@
+"""Helpers every organizer page shares: links that may not exist, leaderboards, downloads."""
+
+from collections.abc import Callable, Iterator
+from itertools import chain
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.urls import NoReverseMatch, reverse
+
+from assessor.collection import selectors
+from assessor.collection.scores import Scores
+
+
+def url_if_exists(name: str, *args: object) -> str | None:
+    """The URL of a page, or None while no installed part of the project serves it."""
+    try:
+        return reverse(name, args=args)
+    except NoReverseMatch:
+        return None
+
+
+def leaderboard_context(
+    request: HttpRequest, *, scores: Scores, default_sort: str, base_query: dict[str, str]
+) -> dict:
+    """The sorted rows and the sort links of a leaderboard; shared by every board."""
+    sort = request.GET.get("sort", default_sort)
+    if sort not in (*scores.metrics, "run"):
+        sort = default_sort
+    descending = request.GET.get("dir", "asc" if sort == "run" else "desc") == "desc"
+    columns = []
+    for column in ("run", *scores.metrics):
+        # A click on the sorted column flips it; on another one, it sorts the natural way.
+        if column == sort:
+            direction = "asc" if descending else "desc"
+        else:
+            direction = "asc" if column == "run" else "desc"
+        query = urlencode({**base_query, "sort": column, "dir": direction})
+        columns.append({"name": column, "query": f"?{query}", "sorted": column == sort})
+    return {
+        "columns": columns,
+        "metrics": scores.metrics,
+        "rows": selectors.leaderboard_rows(scores, sort=sort, descending=descending),
+        "sort": sort,
+        "descending": descending,
+        "topic_count": len(scores.topics),
+    }
+
+
+def table_or_page(request: HttpRequest, template: str, context: dict) -> str:
+    """The table partial for an htmx sort click, the whole page otherwise.
+
+    A history restore asks for the whole page even though htmx sends it.
+    """
+    if request.htmx and not request.htmx.history_restore_request and "columns" in context:
+        return template + "#table"
+    return template
+
+
+def _primed(lines: Iterator[str]) -> Iterator[str]:
+    """Start the generator now, so a missing condition is a 404 and not a broken download."""
+    lines = iter(lines)
+    try:
+        first = next(lines)
+    except StopIteration:
+        return iter(())
+    except LookupError as exc:
+        raise Http404(str(exc.args[0] if exc.args else exc)) from None
+    return chain([first], lines)
+
+
+def download_response(lines: Iterator[str], file_name: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(_primed(lines), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    return response
+
+
+def scores_or_404(scores: Callable[[], Scores]) -> Scores:
+    try:
+        return scores()
+    except LookupError as exc:
+        raise Http404(str(exc.args[0] if exc.args else exc)) from None

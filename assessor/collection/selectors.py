@@ -1,0 +1,275 @@
+"""Reads for the organizer pages: topics, runs, answers and their labels.
+
+Every function here costs a fixed number of queries whatever the number of
+rows: counts come from one grouped query each, related rows from one
+prefetch each, and the pivoting is done in Python.
+"""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Prefetch
+
+from assessor.models import Answer, AssessorWork, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
+from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
+from assessor.registry import Badge, BadgeRow, registry
+
+
+def _grouped_counts(queryset, key: str) -> dict:
+    return {row[key]: row["n"] for row in queryset.order_by().values(key).annotate(n=Count("pk"))}
+
+
+# --- Topics -------------------------------------------------------------------
+
+
+@dataclass
+class TopicRow:
+    topic: Topic
+    relevant: list[int]  # relevant segments per source, in the order of `sources`
+    answers: int
+    counts: list[int]  # the apps' columns, in the order of `topic_count_titles()`
+
+
+def qrel_source_names() -> list[str]:
+    return list(QrelSource.objects.order_by("name").values_list("name", flat=True))
+
+
+def topic_count_titles() -> list[str]:
+    return [count.title for count in registry.topic_counts]
+
+
+def topics_overview() -> tuple[list[str], list[TopicRow]]:
+    """The topics with their counts; the first item names the qrels sources of the columns."""
+    sources = qrel_source_names()
+    relevant: dict[str, dict[str, int]] = defaultdict(dict)
+    relevant_rows = (
+        Qrel.objects.filter(grade__gte=Qrel.RELEVANT_MIN_GRADE)
+        .order_by()
+        .values("topic_id", "source__name")
+        .annotate(n=Count("pk"))
+    )
+    for row in relevant_rows:
+        relevant[row["topic_id"]][row["source__name"]] = row["n"]
+    answers = _grouped_counts(Answer.objects.all(), "topic_id")
+    columns = [count.counts() for count in registry.topic_counts]
+    rows = [
+        TopicRow(
+            topic=topic,
+            relevant=[relevant[topic.id].get(source, 0) for source in sources],
+            answers=answers.get(topic.id, 0),
+            counts=[column.get(topic.id, 0) for column in columns],
+        )
+        for topic in Topic.objects.all()
+    ]
+    return sources, rows
+
+
+@dataclass
+class SegmentRow:
+    segment: Segment
+    grades: list[int | None]  # per source, in the order of the page's sources; None = not judged
+
+
+def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> tuple[list[str], list[SegmentRow]]:
+    """The segments judged relevant for the topic (by `source`, or by any source), with every source's grade.
+
+    Sorted by the grade of `source` (or the best grade) then docid.
+    """
+    grades: dict[str, dict[str, int]] = defaultdict(dict)
+    for segment_id, source_name, grade in Qrel.objects.filter(topic=topic).values_list(
+        "segment_id", "source__name", "grade"
+    ):
+        grades[segment_id][source_name] = grade
+    sources = sorted({name for by_source in grades.values() for name in by_source})
+
+    def sort_grade(by_source: dict[str, int]) -> int:
+        return by_source.get(source, -1) if source else max(by_source.values())
+
+    relevant_ids = [
+        segment_id
+        for segment_id, by_source in grades.items()
+        if sort_grade(by_source) >= Qrel.RELEVANT_MIN_GRADE
+    ]
+    relevant_ids.sort(key=lambda segment_id: (-sort_grade(grades[segment_id]), segment_id))
+    segments = Segment.objects.in_bulk(relevant_ids)
+    rows = [
+        SegmentRow(segment=segments[segment_id], grades=[grades[segment_id].get(name) for name in sources])
+        for segment_id in relevant_ids
+    ]
+    return sources, rows
+
+
+@dataclass
+class Panel:
+    template: str
+    context: dict
+
+
+def topic_panels(*, topic: Topic) -> list[Panel]:
+    """The sections the apps add to the topic page (its nugget sets...)."""
+    return [Panel(template=panel.template, context=panel.context(topic)) for panel in registry.topic_panels]
+
+
+# --- Answers --------------------------------------------------------------------
+
+
+@dataclass
+class SentenceView:
+    sentence: Sentence
+    citations: list[Citation]
+    badges: list[Badge] = field(default_factory=list)  # the apps' labels of the sentence
+
+
+@dataclass
+class AnswerView:
+    answer: Answer
+    sentences: list[SentenceView]
+    rows: list[BadgeRow]  # the apps' labels of the answer (a row per condition)
+
+
+def answers_queryset():
+    """Answers with their run, topic, sentences and citations, in four queries for any number."""
+    citations = Prefetch("citations", queryset=Citation.objects.order_by("position"))
+    sentences = Prefetch("sentences", queryset=Sentence.objects.order_by("index").prefetch_related(citations))
+    return Answer.objects.select_related("run", "topic").prefetch_related(sentences)
+
+
+def answer_views(answers: Sequence[Answer]) -> list[AnswerView]:
+    """Views of answers fetched with `answers_queryset`, with the labels every app shows on them."""
+    answer_ids = [answer.pk for answer in answers]
+    sentence_badges: dict[int, list[Badge]] = defaultdict(list)
+    answer_rows: dict[int, list[BadgeRow]] = defaultdict(list)
+    for provider in registry.answer_badges:
+        if provider.sentence_badges is not None:
+            for sentence_id, badges in provider.sentence_badges(answer_ids).items():
+                sentence_badges[sentence_id].extend(badges)
+        if provider.answer_rows is not None:
+            for answer_id, rows in provider.answer_rows(answer_ids).items():
+                answer_rows[answer_id].extend(rows)
+    return [
+        AnswerView(
+            answer=answer,
+            sentences=[
+                SentenceView(
+                    sentence=sentence,
+                    citations=list(sentence.citations.all()),
+                    badges=sentence_badges.get(sentence.pk, []),
+                )
+                for sentence in answer.sentences.all()
+            ],
+            rows=answer_rows.get(answer.pk, []),
+        )
+        for answer in answers
+    ]
+
+
+# --- Runs -------------------------------------------------------------------------
+
+
+def runs_overview() -> list[Run]:
+    return list(Run.objects.annotate(answer_count=Count("answers")).order_by("run_id"))
+
+
+def run_answers(*, run: Run) -> list[Answer]:
+    return list(
+        Answer.objects.filter(run=run)
+        .select_related("topic")
+        .annotate(sentence_count=Count("sentences"))
+        .order_by("topic_id")
+    )
+
+
+@dataclass
+class ScoreSection:
+    """One condition's or method's scores of one run, for the run page."""
+
+    title: str
+    metrics: tuple[str, ...]
+    rows: list[tuple[str, list[float]]]  # (topic id, values)
+    mean: list[float] | None
+
+    @property
+    def row_cells(self) -> list[tuple[str, list[tuple[str, float]]]]:
+        return [(topic_id, list(zip(self.metrics, values))) for topic_id, values in self.rows]
+
+    @property
+    def mean_cells(self) -> list[tuple[str, float]]:
+        return list(zip(self.metrics, self.mean or []))
+
+
+def _score_section(title: str, scores: Scores, run_id: str) -> ScoreSection:
+    rows = [
+        (topic_id, [values.get(metric, 0.0) for metric in scores.metrics])
+        for (score_run, topic_id), values in sorted(scores.per_topic.items())
+        if score_run == run_id
+    ]
+    means = scores.run_means.get(run_id)
+    mean = [means.get(metric, 0.0) for metric in scores.metrics] if means else None
+    return ScoreSection(title=title, metrics=scores.metrics, rows=rows, mean=mean)
+
+
+def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
+    """The run's per-topic scores under every condition and method the apps score.
+
+    The second item lists what could not be shown and why (a condition without labels...).
+    """
+    sections: list[ScoreSection] = []
+    missing: list[str] = []
+    for family in registry.score_families:
+        for source in family.sources():
+            try:
+                sections.append(_score_section(source.title, source.scores(runs=[run.run_id]), run.run_id))
+            except LookupError as exc:
+                missing.append(f"{source.title}: {exc}")
+    return sections, missing
+
+
+# --- Leaderboards ------------------------------------------------------------------
+
+
+@dataclass
+class LeaderboardRow:
+    rank: int
+    run_id: str
+    values: list[float]
+    metrics: tuple[str, ...] = ()
+
+    @property
+    def cells(self) -> list[tuple[str, float]]:
+        return list(zip(self.metrics, self.values))
+
+
+def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[LeaderboardRow]:
+    """The runs' means, sorted by a metric (or by `run`), by the one ranking rule of `ranked_run_ids`."""
+    metric = sort if sort in scores.metrics else None
+    run_ids = ranked_run_ids(scores.run_means, metric=metric, descending=descending)
+    if metric is None:
+        ranks = list(range(1, len(run_ids) + 1))
+    else:
+        ranks = shared_ranks([scores.run_means[run_id].get(metric, 0.0) for run_id in run_ids])
+    return [
+        LeaderboardRow(
+            rank=rank,
+            run_id=run_id,
+            values=[scores.run_means[run_id].get(metric, 0.0) for metric in scores.metrics],
+            metrics=scores.metrics,
+        )
+        for rank, run_id in zip(ranks, run_ids)
+    ]
+
+
+# --- Assessors ---------------------------------------------------------------------
+
+
+def assessor_queue(*, user) -> list[AssessorWork]:
+    work = AssessorWork.objects.filter(assessor=user).select_related("topic")
+    return list(work.order_by("status", "topic_id", "kind"))
+
+
+def collection_counts() -> dict[str, int]:
+    return {
+        "topics": Topic.objects.count(),
+        "runs": Run.objects.count(),
+        "answers": Answer.objects.count(),
+    }

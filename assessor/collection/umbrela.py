@@ -1,0 +1,86 @@
+"""UMBRELA-style relevance grades (0-3) by an LLM for the pool of each topic.
+
+The pool of a topic is every segment the chosen runs cite or list as
+references for it. One job item is one (topic, segment) pair; the grades are
+stored as a qrels source named by the job, each Qrel carrying the job.
+"""
+
+from functools import partial
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.jobs.selection import runs_select, topics_select
+from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, output_name_check
+from assessor.jobs.llm.client import LLMConfig, LLMSession
+from assessor.jobs.llm.parsing import parse_single_label
+from assessor.jobs.llm.prompts import prompt_messages
+from assessor.models import AnswerReference, Citation, Job, JobItem, Qrel, QrelSource, Segment, Topic
+
+GRADES = ("0", "1", "2", "3")
+
+
+def topic_pools(*, topics: list[Topic], runs) -> dict[str, list[str]]:
+    """topic id -> sorted docids the runs cite or reference for it."""
+    pools: dict[str, set[str]] = {topic.id: set() for topic in topics}
+    cited = Citation.objects.filter(sentence__answer__run__in=runs, sentence__answer__topic__in=topics).values_list(
+        "sentence__answer__topic_id", "segment_id"
+    )
+    listed = AnswerReference.objects.filter(answer__run__in=runs, answer__topic__in=topics).values_list(
+        "answer__topic_id", "segment_id"
+    )
+    for rows in (cited, listed):
+        for topic_id, docid in rows.iterator(chunk_size=5000):
+            pools[topic_id].add(docid)
+    return {topic_id: sorted(docids) for topic_id, docids in pools.items() if docids}
+
+
+def umbrela_job_create(
+    *,
+    name: str,
+    runs: list[str] | None = None,
+    topics: list[str] | None = None,
+    user: AbstractBaseUser | None = None,
+    queue: str | None = None,
+    config: LLMConfig | None = None,
+) -> Job:
+    output_name_check(kind=Job.Kind.UMBRELA, name=name, taken=QrelSource.objects.filter(name=name).exists())
+    topic_rows = topics_select(topics)
+    run_rows = runs_select(runs)
+    pools = topic_pools(topics=topic_rows, runs=run_rows)
+    items = [
+        (f"{topic_id}|{docid}", {"topic": topic_id, "segment": docid})
+        for topic_id, docids in pools.items()
+        for docid in docids
+    ]
+    params = {
+        "runs": [run.run_id for run in run_rows] if runs else [],
+        "topics": [topic.id for topic in topic_rows] if topics else [],
+        "queue": queue or "",
+    }
+    with transaction.atomic():
+        job = job_create(
+            kind=Job.Kind.UMBRELA, output_name=name, params=params, items=items, prompts=["umbrela"], user=user, config=config
+        )
+        QrelSource.objects.create(name=name, job=job)
+    return job
+
+
+def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> int:
+    topic = Topic.objects.get(pk=item.payload["topic"])
+    segment = Segment.objects.get(pk=item.payload["segment"])
+    if not segment.text:
+        raise ItemUnworkable(f"segment {segment.docid} has no text in the collection; import it to grade it")
+    prompt = job_prompt(job, "umbrela")
+    messages = prompt_messages(prompt, query=topic.query, passage=segment.text)
+    return int(llm.ask(prompt, messages, partial(parse_single_label, allowed=GRADES)))
+
+
+def item_store(*, job: Job, item: JobItem, result: int) -> None:
+    Qrel.objects.create(
+        source=QrelSource.objects.get(job=job),
+        topic_id=item.payload["topic"],
+        segment_id=item.payload["segment"],
+        grade=result,
+        job=job,
+    )

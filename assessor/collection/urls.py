@@ -1,0 +1,18 @@
+from django.urls import path
+
+from assessor.collection import views
+from assessor.registry import registry
+
+app_name = "collection"
+urlpatterns = [
+    path("topics/", views.topic_list, name="topics"),
+    path("topics/<str:topic_id>/", views.topic_detail, name="topic"),
+    path("runs/", views.run_list, name="runs"),
+    # Last in its pattern, so that a run id may hold any character.
+    path("runs/<path:run_id>", views.run_detail, name="run"),
+    path("leaderboards/", views.leaderboards, name="leaderboards"),
+    path("upload/", views.upload, name="upload"),
+    path("download/qrels/<slug:source>/", views.download_qrels, name="download_qrels"),
+    # The apps' boards and downloads (support leaderboard, nuggets, labels, scores).
+    *(path(route.route, route.view, name=route.name) for route in registry.collection_routes),
+]

@@ -1,0 +1,133 @@
+"""The organizer pages of the collection: topics, runs, leaderboards, uploads, qrels downloads.
+
+What the apps add to them (columns, sections, labels, score sources, their own
+downloads) comes from `assessor.registry`.
+"""
+
+import tempfile
+from pathlib import Path
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from assessor.collection import selectors
+from assessor.collection.exporting import qrels_lines
+from assessor.collection.forms import UploadForm
+from assessor.collection.importing.base import ImportFailure, statistics_refresh
+from assessor.collection.pages import download_response
+from assessor.models import QrelSource, Run, Topic
+from assessor.registry import registry
+from assessor.work.roles import organizer_required
+
+ANSWERS_PER_PAGE = 25
+
+
+# --- Topics and runs ---------------------------------------------------------------
+
+
+@organizer_required
+def topic_list(request: HttpRequest) -> HttpResponse:
+    sources, rows = selectors.topics_overview()
+    titles = selectors.topic_count_titles()
+    context = {"sources": sources, "rows": rows, "count_titles": titles, "column_count": 3 + len(sources) + len(titles)}
+    return render(request, "collection/topic_list.html", context)
+
+
+@organizer_required
+def topic_detail(request: HttpRequest, topic_id: str) -> HttpResponse:
+    topic = get_object_or_404(Topic, pk=topic_id)
+    all_sources = selectors.qrel_source_names()
+    source = request.GET.get("source") or None
+    if source not in all_sources:
+        source = None
+    sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
+    answers = selectors.answers_queryset().filter(topic=topic).order_by("run__run_id")
+    page = Paginator(answers, ANSWERS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "topic": topic,
+        "all_sources": all_sources,
+        "source": source,
+        "sources": sources,
+        "segments": segments,
+        "panels": selectors.topic_panels(topic=topic),
+        "page": page,
+        "answers": selectors.answer_views(list(page.object_list)),
+    }
+    return render(request, "collection/topic_detail.html", context)
+
+
+@organizer_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "collection/run_list.html", {"runs": selectors.runs_overview()})
+
+
+@organizer_required
+def run_detail(request: HttpRequest, run_id: str) -> HttpResponse:
+    run = get_object_or_404(Run, run_id=run_id)
+    sections, missing = selectors.run_score_sections(run=run)
+    context = {"run": run, "answers": selectors.run_answers(run=run), "sections": sections, "missing": missing}
+    return render(request, "collection/run_detail.html", context)
+
+
+# --- Leaderboards --------------------------------------------------------------------
+
+
+@organizer_required
+def leaderboards(request: HttpRequest) -> HttpResponse:
+    families = [(family, list(family.sources())) for family in registry.score_families]
+    context: dict = {"families": families}
+    # Each family's source keys by name too ("conditions", "methods"), for the tests and templates that want one.
+    context.update({family.name: [source.key for source in sources] for family, sources in families})
+    return render(request, "collection/leaderboards.html", context)
+
+
+# --- Upload -----------------------------------------------------------------------------
+
+
+def _without_folder(text: str, folder: str) -> str:
+    # The temporary folder means nothing to the person who uploaded the file.
+    return text.replace(folder.rstrip("/") + "/", "")
+
+
+@organizer_required
+def upload(request: HttpRequest) -> HttpResponse:
+    context: dict = {"result": None, "failure": None}
+    if request.method == "POST":
+        form = UploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            uploaded = form.cleaned_data["file"]
+            with tempfile.TemporaryDirectory(prefix="upload-") as folder:
+                # The importers name the file in their errors and batches: keep the uploaded name.
+                path = Path(folder) / (Path(uploaded.name).name or "upload")
+                with path.open("wb") as handle:
+                    for chunk in uploaded.chunks():
+                        handle.write(chunk)
+                try:
+                    result = form.importer()(path=path, user=request.user, **form.importer_kwargs())
+                except ImportFailure as failure:
+                    context["failure"] = {
+                        "file": Path(failure.path).name if failure.path else path.name,
+                        "line": failure.line,
+                        "field": failure.field,
+                        "message": _without_folder(failure.message, folder),
+                        "text": _without_folder(str(failure), folder),
+                    }
+                else:
+                    statistics_refresh(result)
+                    context["result"] = result
+                    context["warnings"] = [_without_folder(w, folder) for w in result.warnings]
+                    context["file_name"] = path.name
+    else:
+        form = UploadForm()
+    context["form"] = form
+    return render(request, "collection/upload.html", context)
+
+
+# --- Downloads ------------------------------------------------------------------------------
+
+
+@organizer_required
+def download_qrels(request: HttpRequest, source: str) -> StreamingHttpResponse:
+    get_object_or_404(QrelSource, name=source)
+    return download_response(qrels_lines(source=source), f"qrels.{source}.txt")

@@ -1,0 +1,332 @@
+"""The job engine: create a job and its items, claim and run items, cancel, resume.
+
+An item is claimed by a conditional UPDATE (pending -> claimed, only while
+the job is queued or running) and its row count: of two deliveries of one
+task, one works and the other skips. Its result is written in the same
+transaction that marks it done, and only if the claim is still this worker's:
+a resumed, retried or duplicated task never redoes a finished item and never
+writes a result twice. The LLM calls happen outside any transaction.
+
+Each kind of job is registered by the app that owns it (assessor.registry.JobKind)
+with its `compute(job=, item=, llm=)` (the calls; returns a result or raises)
+and `store(job=, item=, result=)` (the writes).
+"""
+
+import logging
+import os
+import re
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from celery import Task
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import DatabaseError, close_old_connections, connections, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from assessor.project.celery import app as celery_app
+from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
+from assessor.jobs.llm.prompts import prompt_template_get
+from assessor.models import Job, JobItem, PromptTemplate
+from assessor.registry import registry
+
+logger = logging.getLogger(__name__)
+
+OPEN_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
+FINAL_STATUSES = (Job.Status.DONE, Job.Status.FAILED, Job.Status.CANCELLED)
+
+
+class JobRequestInvalid(ValueError):
+    """What was asked cannot be done (an unknown topic, a name in use...); nothing was created."""
+
+
+class ItemUnworkable(Exception):
+    """An item that cannot be worked without a call (a passage without text...): it fails with this reason."""
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+# --- creation ---------------------------------------------------------------------
+
+
+def job_create(
+    *,
+    kind: Job.Kind,
+    output_name: str,
+    params: dict[str, Any],
+    items: Iterable[tuple[str, dict[str, Any]]],
+    prompts: Iterable[str],
+    user: AbstractBaseUser | None = None,
+    config: LLMConfig | None = None,
+) -> Job:
+    """The job row and its pending items, in one transaction (the caller may add rows to it)."""
+    config = config or LLMConfig.from_settings()
+    items = list(items)
+    if not items:
+        raise JobRequestInvalid("the selection holds nothing to do")
+    with transaction.atomic():
+        versions = {name: prompt_template_get(name).version for name in prompts}
+        job = Job.objects.create(
+            kind=kind,
+            output_name=output_name,
+            params=params,
+            model=config.model,
+            prompt_versions=versions,
+            created_by=user if user is not None and user.is_authenticated else None,
+        )
+        rows = [JobItem(job=job, key=key, payload=payload) for key, payload in items]
+        JobItem.objects.bulk_create(rows, batch_size=1000)
+        job.total_items = len(rows)
+        job.save(update_fields=["total_items"])
+    return job
+
+
+def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
+    """Refuse a name already produced by another job or file: results are never written twice."""
+    if not name:
+        raise JobRequestInvalid("--name is required: it names what the job produces")
+    if not re.fullmatch(r"[-a-zA-Z0-9_]+", name):
+        raise JobRequestInvalid(f"--name {name!r} must be letters, digits, '-' and '_' only")
+    other = Job.objects.filter(kind=kind, output_name=name).exclude(status=Job.Status.CANCELLED).first()
+    if other is not None:
+        raise JobRequestInvalid(f"job {other.pk} already produces {name!r}; choose another --name, or resume job {other.pk}")
+    if taken:
+        raise JobRequestInvalid(f"{name!r} is already in use; choose another --name")
+
+
+# --- running items ----------------------------------------------------------------
+
+
+def item_claim(item_id: int, *, worker: str) -> bool:
+    # The job's status as a subquery, not a join: Django turns a join into "id IN (SELECT ...)", whose
+    # status test PostgreSQL would not re-check on the row after waiting for a concurrent claim.
+    open_jobs = Job.objects.filter(status__in=OPEN_STATUSES).values("pk")
+    claimed = JobItem.objects.filter(pk=item_id, status=JobItem.Status.PENDING, job_id__in=open_jobs).update(
+        status=JobItem.Status.CLAIMED, claimed_by=worker, claimed_at=timezone.now(), attempts=F("attempts") + 1
+    )
+    return claimed == 1
+
+
+def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str, usage: Usage) -> None:
+    with transaction.atomic():
+        failed = JobItem.objects.filter(pk=item.pk, status=JobItem.Status.CLAIMED, claimed_by=worker).update(
+            status=JobItem.Status.FAILED, error=reason[:5000], raw_response=raw, finished_at=timezone.now()
+        )
+        counts = {"failed_items": F("failed_items") + 1} if failed else {}
+        if counts or usage.calls:
+            Job.objects.filter(pk=item.job_id).update(**counts, **usage.job_increments())
+
+
+def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage: Usage) -> bool:
+    # The calls' usage is added to the job in the same write as the item's count (one write, not one per call).
+    with transaction.atomic():
+        finished = JobItem.objects.filter(pk=item.pk, status=JobItem.Status.CLAIMED, claimed_by=worker).update(
+            status=JobItem.Status.DONE, error="", raw_response="", finished_at=timezone.now()
+        )
+        if not finished:
+            # The claim was taken back (a resume): another worker owns this item now.
+            if usage.calls:
+                Job.objects.filter(pk=item.job_id).update(**usage.job_increments())
+            return False
+        store()
+        Job.objects.filter(pk=item.job_id).update(done_items=F("done_items") + 1, **usage.job_increments())
+    return True
+
+
+def job_complete_if_finished(job_id: int) -> None:
+    open_items = JobItem.objects.filter(job_id=job_id, status__in=[JobItem.Status.PENDING, JobItem.Status.CLAIMED])
+    if open_items.exists():
+        return
+    now = timezone.now()
+    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
+        status=Job.Status.DONE, finished_at=now
+    )
+    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+
+
+def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
+    """Claim and work one item: "done", "failed", or "skipped" (not pending, or its job is not open)."""
+    worker = worker_name()
+    if not item_claim(item_id, worker=worker):
+        return "skipped"
+    item = JobItem.objects.select_related("job").get(pk=item_id)
+    job = item.job
+    if job.status == Job.Status.QUEUED:
+        Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
+            status=Job.Status.RUNNING, started_at=timezone.now()
+        )
+    work = registry.job_kind(job.kind)
+    outcome = "failed"
+    llm: LLMSession | None = None
+    try:
+        base = config or LLMConfig.from_settings()
+        # The job names its model: a worker configured otherwise still uses it.
+        llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk)
+        result = work.compute(job=job, item=item, llm=llm)
+    except Exception as exc:
+        usage = llm.usage_take() if llm is not None else Usage()
+        if isinstance(exc, LLMAnswerFailed):
+            reason, raw = exc.reason, exc.raw
+        elif isinstance(exc, (LLMUnavailable, LLMNotConfigured, ItemUnworkable)):
+            reason, raw = str(exc), ""
+        else:  # a bug must not leave the item claimed for ever
+            logger.exception("job %s item %s", job.pk, item.key)
+            reason, raw = f"{type(exc).__name__}: {exc}", ""
+        _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
+    else:
+        usage = llm.usage_take()
+        try:
+            stored = _item_finish(
+                item, worker=worker, store=lambda: work.store(job=job, item=item, result=result), usage=usage
+            )
+        except DatabaseError as exc:
+            # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
+            logger.exception("job %s item %s: storing the result", job.pk, item.key)
+            _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
+        else:
+            outcome = "done" if stored else "skipped"
+    job_complete_if_finished(job.pk)
+    return outcome
+
+
+# --- dispatch ------------------------------------------------------------------------
+
+# The tasks (assessor.jobs.tasks) call this engine; the engine finds them by name in the
+# Celery app, so that neither module imports the other.
+ITEM_TASK = "assessor.job_item_run"
+DISPATCH_TASK = "assessor.job_dispatch"
+
+
+def celery_task(name: str) -> Task:
+    return celery_app.tasks[name]
+
+
+def pending_item_ids(job_id: int) -> list[int]:
+    return list(JobItem.objects.filter(job_id=job_id, status=JobItem.Status.PENDING).values_list("id", flat=True))
+
+
+def job_dispatch(job: Job) -> int:
+    """Queue one Celery task per pending item (after the commit); returns how many."""
+    ids = pending_item_ids(job.pk)
+    queue = job.params.get("queue") or None
+
+    def send() -> None:
+        task = celery_task(ITEM_TASK)
+        for item_id in ids:
+            task.apply_async(args=[item_id], queue=queue)
+
+    transaction.on_commit(send)
+    return len(ids)
+
+
+def job_queue(job: Job) -> None:
+    """Queue one task that fans the job's items out from a worker, so a web request never sends thousands."""
+    queue = job.params.get("queue") or None
+    transaction.on_commit(lambda: celery_task(DISPATCH_TASK).apply_async(args=[job.pk], queue=queue))
+
+
+def _process_in_thread(item_id: int, config: LLMConfig | None) -> str:
+    close_old_connections()
+    try:
+        return item_process(item_id, config=config)
+    finally:
+        connections.close_all()
+
+
+def job_run_sync(job_id: int, *, threads: int = 1, config: LLMConfig | None = None) -> dict[str, int]:
+    """Work every pending item in this process, `threads` at a time; returns counts by outcome."""
+    ids = pending_item_ids(job_id)
+    counts = {"done": 0, "failed": 0, "skipped": 0}
+    if threads <= 1:
+        outcomes: Iterable[str] = (item_process(item_id, config=config) for item_id in ids)
+    else:
+        pool = ThreadPoolExecutor(max_workers=threads)
+        outcomes = pool.map(lambda item_id: _process_in_thread(item_id, config), ids)
+    for outcome in outcomes:
+        counts[outcome] += 1
+    if threads > 1:
+        pool.shutdown()
+    job_complete_if_finished(job_id)
+    return counts
+
+
+# --- cancel and resume -------------------------------------------------------------
+
+
+def job_cancel(job_id: int) -> bool:
+    """Stop a job: pending items stay pending (a resume picks them up); items in flight finish."""
+    return bool(
+        Job.objects.filter(pk=job_id, status__in=OPEN_STATUSES).update(
+            status=Job.Status.CANCELLED, finished_at=timezone.now()
+        )
+    )
+
+
+def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
+    """Make a job's unfinished items pending again and the job queued; returns the number pending.
+
+    Items claimed by a worker that died go back to pending; so do failed items
+    when `retry_failed` (their successful calls are cached, so a retry costs
+    only what failed). Finished items are never touched.
+    """
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job_id)
+        JobItem.objects.filter(job=job, status=JobItem.Status.CLAIMED).update(
+            status=JobItem.Status.PENDING, claimed_by="", claimed_at=None
+        )
+        if retry_failed:
+            again = JobItem.objects.filter(job=job, status=JobItem.Status.FAILED).update(
+                status=JobItem.Status.PENDING, error="", raw_response="", finished_at=None
+            )
+            if again:
+                Job.objects.filter(pk=job.pk).update(failed_items=F("failed_items") - again)
+        pending = JobItem.objects.filter(job=job, status=JobItem.Status.PENDING).count()
+        if pending:
+            Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, finished_at=None, error="")
+    return pending
+
+
+def job_resume(job_id: int, *, retry_failed: bool = True) -> int:
+    """Reopen the job and queue its pending items on the broker; returns how many were queued."""
+    if not job_reopen(job_id, retry_failed=retry_failed):
+        return 0
+    return job_dispatch(Job.objects.get(pk=job_id))
+
+
+# --- watching ------------------------------------------------------------------------
+
+
+def job_progress_line(job: Job) -> str:
+    return (
+        f"job {job.pk} {job.status}: {job.done_items + job.failed_items}/{job.total_items} items "
+        f"({job.failed_items} failed), {job.calls} calls, {job.tokens_in}+{job.tokens_out} tokens, ${job.cost}"
+    )
+
+
+def job_wait(job_id: int, *, report: Callable[[str], None], interval: float = 1.0, timeout: float | None = None) -> Job:
+    """Poll the job until it is finished or cancelled, reporting each change of progress."""
+    started = time.monotonic()
+    last = ""
+    while True:
+        job = Job.objects.get(pk=job_id)
+        line = job_progress_line(job)
+        if line != last:
+            report(line)
+            last = line
+        if job.status in FINAL_STATUSES:
+            return job
+        if timeout is not None and time.monotonic() - started > timeout:
+            return job
+        time.sleep(interval)
+
+
+def job_prompt(job: Job, name: str) -> PromptTemplate:
+    """The prompt version the job was created with, so that all its results share one version."""
+    return PromptTemplate.objects.get(name=name, version=job.prompt_versions[name])

@@ -1,0 +1,354 @@
+"""The one way the project talks to an LLM: any OpenAI-compatible endpoint.
+
+`LLMSession.ask` sends a prompt, retries transient failures (timeouts, 429,
+5xx; honouring Retry-After), re-asks a bounded number of times when the answer
+does not parse, logs every call (and every cache hit) as an LLMCall, and adds
+its tokens and cost to the job. When all that fails it raises, and the caller
+records the item as failed with the raw answer: it never guesses.
+
+The `openai` client's own retries are off: ours log each attempt and share
+the concurrency limit (assessor.jobs.llm.concurrency) across processes.
+"""
+
+import email.utils
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TypeVar
+
+import openai
+from django.conf import settings
+from django.db.models import F
+
+from assessor.jobs.llm.cache import cache_key, cache_lookup
+from assessor.jobs.llm.concurrency import llm_slot
+from assessor.jobs.llm.parsing import AnswerUnusable
+from assessor.models import Job, LLMCall, PromptTemplate
+
+T = TypeVar("T")
+
+RETRY_AFTER_CAP_SECONDS = 120.0
+BACKOFF_CAP_SECONDS = 30.0
+REASK = "Your answer could not be used: {reason}. Answer again, following the instructions exactly."
+
+
+class LLMNotConfigured(Exception):
+    pass
+
+
+class LLMUnavailable(Exception):
+    """The endpoint did not answer usefully after the bounded retries (or refused the request)."""
+
+
+class LLMAnswerFailed(Exception):
+    """Every ask and re-ask was answered with something that could not be parsed."""
+
+    def __init__(self, reason: str, raw: str):
+        self.reason = reason
+        self.raw = raw
+        super().__init__(reason)
+
+
+def llm_missing_settings() -> list[str]:
+    """The environment variables still to set before any LLM job can run."""
+    missing = []
+    if not settings.LLM_MODEL:
+        missing.append("LLM_MODEL")
+    if not settings.LLM_BASE_URL and not settings.LLM_API_KEY:
+        # OpenAI itself needs only a key; any other server needs its URL.
+        missing.append("LLM_BASE_URL (or LLM_API_KEY for api.openai.com)")
+    if settings.LLM_API_VERSION and not settings.LLM_BASE_URL:
+        missing.append("LLM_BASE_URL (the Azure endpoint, since LLM_API_VERSION is set)")
+    return missing
+
+
+def llm_not_configured_message() -> str:
+    missing = llm_missing_settings()
+    return (
+        "No LLM is configured. Set " + ", ".join(missing) + " in the environment "
+        "(and LLM_API_KEY where the server needs one; LLM_API_VERSION for Azure OpenAI), then restart."
+    )
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    model: str
+    base_url: str = ""
+    api_key: str = ""
+    api_version: str = ""
+    temperature: float = 0.0
+    timeout: float = 60.0
+    concurrency: int = 8
+    max_retries: int = 5
+    max_reasks: int = 2
+    price_input: float = 0.0  # US dollars per million tokens
+    price_output: float = 0.0
+    backoff: float = 0.5  # seconds before the first retry without Retry-After; doubles each time
+
+    @classmethod
+    def from_settings(cls) -> "LLMConfig":
+        if llm_missing_settings():
+            raise LLMNotConfigured(llm_not_configured_message())
+        return cls(
+            model=settings.LLM_MODEL,
+            base_url=settings.LLM_BASE_URL,
+            api_key=settings.LLM_API_KEY,
+            api_version=settings.LLM_API_VERSION,
+            temperature=settings.LLM_TEMPERATURE,
+            timeout=settings.LLM_TIMEOUT,
+            concurrency=settings.LLM_CONCURRENCY,
+            max_retries=settings.LLM_MAX_RETRIES,
+            max_reasks=settings.LLM_MAX_REASKS,
+            price_input=settings.LLM_PRICE_INPUT,
+            price_output=settings.LLM_PRICE_OUTPUT,
+            backoff=getattr(settings, "LLM_BACKOFF_SECONDS", 0.5),
+        )
+
+    def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
+        dollars = (tokens_in * self.price_input + tokens_out * self.price_output) / 1_000_000
+        return Decimal(str(round(dollars, 6)))
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url or 'https://api.openai.com/v1'} {self.model}"
+
+
+_clients: dict[tuple, openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+
+
+def _openai_client(config: LLMConfig) -> openai.OpenAI:
+    key = (config.base_url, config.api_key, config.api_version, config.timeout)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            if config.api_version:
+                client = openai.AzureOpenAI(
+                    azure_endpoint=config.base_url,
+                    api_key=config.api_key or "not-needed",
+                    api_version=config.api_version,
+                    timeout=config.timeout,
+                    max_retries=0,
+                )
+            else:
+                client = openai.OpenAI(
+                    base_url=config.base_url or None,
+                    # Local servers (vLLM, Ollama, llama.cpp) accept any key.
+                    api_key=config.api_key or "not-needed",
+                    timeout=config.timeout,
+                    max_retries=0,
+                )
+            _clients[key] = client
+        return client
+
+
+@dataclass
+class Completion:
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_ms: int = 0
+
+
+@dataclass
+class Attempt:
+    """One HTTP request, for the call log."""
+
+    completion: Completion | None
+    error: str = ""
+
+
+def retry_after_seconds(headers) -> float | None:
+    """The wait a 429/503 asks for: retry-after-ms, or Retry-After in seconds or as an HTTP date."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return min(float(millis) / 1000, RETRY_AFTER_CAP_SECONDS)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return min(max(float(value), 0.0), RETRY_AFTER_CAP_SECONDS)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return min(max(parsed.timestamp() - time.time(), 0.0), RETRY_AFTER_CAP_SECONDS)
+
+
+def _is_transient(exc: Exception) -> bool:
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
+        return True
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
+
+
+def _backoff_seconds(config: LLMConfig, attempt: int, exc: Exception) -> float:
+    response = getattr(exc, "response", None)
+    asked = retry_after_seconds(response.headers) if response is not None else None
+    if asked is not None:
+        return asked
+    return min(config.backoff * (2**attempt) * random.uniform(0.5, 1.0), BACKOFF_CAP_SECONDS)
+
+
+def _request(config: LLMConfig, messages: list[dict[str, str]]) -> Completion:
+    client = _openai_client(config)
+    started = time.monotonic()
+    with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout):
+        response = client.chat.completions.create(
+            model=config.model, messages=messages, temperature=config.temperature
+        )
+    latency_ms = int((time.monotonic() - started) * 1000)
+    text = response.choices[0].message.content or "" if response.choices else ""
+    usage = response.usage
+    return Completion(
+        text=text,
+        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
+        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+        latency_ms=latency_ms,
+    )
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Decimal = Decimal(0)
+
+    def add(self, *, tokens_in: int, tokens_out: int, cost: Decimal) -> None:
+        self.calls += 1
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
+        self.cost += cost
+
+    def job_increments(self) -> dict:
+        return {
+            "calls": F("calls") + self.calls,
+            "tokens_in": F("tokens_in") + self.tokens_in,
+            "tokens_out": F("tokens_out") + self.tokens_out,
+            "cost": F("cost") + self.cost,
+        }
+
+
+@dataclass
+class LLMSession:
+    """Asks on behalf of one job item; every call is logged against them."""
+
+    config: LLMConfig
+    job_id: int | None = None
+    item_id: int | None = None
+    calls_made: int = field(default=0, init=False)
+    usage: "Usage" = field(default_factory=lambda: Usage(), init=False)
+
+    def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
+        key = cache_key(model=self.config.model, prompt=prompt, temperature=self.config.temperature, messages=messages)
+        cached = cache_lookup(key)
+        if cached is not None:
+            try:
+                value = parse(cached.raw_response)
+            except AnswerUnusable:
+                value = None  # a parser made stricter since: ask again
+            else:
+                self._log(prompt, messages, Completion(cached.raw_response), key=key, from_cache=True, parsed_ok=True)
+                return value
+        conversation = list(messages)
+        raw = ""
+        reason = ""
+        for _ask in range(self.config.max_reasks + 1):
+            completion = self._complete(prompt, conversation, key)
+            raw = completion.text
+            try:
+                value = parse(raw)
+            except AnswerUnusable as unusable:
+                reason = unusable.reason
+                self._log(prompt, conversation, completion, key=key, error=reason)
+                conversation = conversation + [
+                    {"role": "assistant", "content": raw},
+                    {"role": "user", "content": REASK.format(reason=reason)},
+                ]
+                continue
+            self._log(prompt, conversation, completion, key=key, parsed_ok=True)
+            return value
+        raise LLMAnswerFailed(f"no usable answer after {self.config.max_reasks + 1} asks: {reason}", raw)
+
+    def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str) -> Completion:
+        """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                return _request(self.config, messages)
+            except openai.APIError as exc:
+                self._log(prompt, messages, Completion(""), key=key, error=f"{type(exc).__name__}: {exc}")
+                if not _is_transient(exc):
+                    raise LLMUnavailable(f"the LLM endpoint refused the request: {exc}") from exc
+                if attempt == self.config.max_retries:
+                    raise LLMUnavailable(
+                        f"the LLM endpoint failed {attempt + 1} times; last error: {type(exc).__name__}: {exc}"
+                    ) from exc
+                time.sleep(_backoff_seconds(self.config, attempt, exc))
+        raise AssertionError("unreachable")
+
+    def _log(
+        self,
+        prompt: PromptTemplate,
+        messages: list[dict[str, str]],
+        completion: Completion,
+        *,
+        key: str,
+        from_cache: bool = False,
+        parsed_ok: bool = False,
+        error: str = "",
+    ) -> None:
+        cost = Decimal(0) if from_cache else self.config.cost(completion.tokens_in, completion.tokens_out)
+        LLMCall.objects.create(
+            job_id=self.job_id,
+            item_id=self.item_id,
+            prompt=prompt,
+            model=self.config.model,
+            messages=messages,
+            raw_response=completion.text,
+            tokens_in=completion.tokens_in,
+            tokens_out=completion.tokens_out,
+            latency_ms=completion.latency_ms,
+            cost=cost,
+            cache_key=key,
+            from_cache=from_cache,
+            parsed_ok=parsed_ok,
+            error=error,
+        )
+        if from_cache:
+            return
+        self.calls_made += 1
+        self.usage.add(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost=cost)
+
+    def usage_take(self) -> "Usage":
+        """The calls, tokens and cost not yet added to the job; the job engine adds them with the item's result."""
+        usage, self.usage = self.usage, Usage()
+        return usage
+
+    def usage_flush(self) -> None:
+        usage = self.usage_take()
+        if self.job_id is not None and usage.calls:
+            Job.objects.filter(pk=self.job_id).update(**usage.job_increments())
+
+
+def llm_session(*, job_id: int | None = None, item_id: int | None = None, config: LLMConfig | None = None) -> LLMSession:
+    return LLMSession(config=config or LLMConfig.from_settings(), job_id=job_id, item_id=item_id)
+
+
+__all__ = [
+    "LLMAnswerFailed",
+    "LLMConfig",
+    "LLMNotConfigured",
+    "LLMSession",
+    "LLMUnavailable",
+    "llm_missing_settings",
+    "llm_not_configured_message",
+    "llm_session",
+]

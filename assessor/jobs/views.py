@@ -1,0 +1,111 @@
+"""The organizer's jobs pages: launch, watch (htmx polling), failures, call log, cancel and resume."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from assessor.jobs.forms import job_launch
+from assessor.jobs.selectors import job_calls, job_failures, job_percent, jobs_list
+from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
+from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.models import Job
+from assessor.registry import registry
+from assessor.work.roles import organizer_required
+
+CALLS_PER_PAGE = 50
+
+
+def _launchable_kinds() -> list[str]:
+    kinds = {job_kind.kind for job_kind in registry.launchable_kinds()}
+    return [kind for kind in Job.Kind.values if kind in kinds]
+
+
+def _llm_context() -> dict:
+    return {
+        "llm_missing": llm_not_configured_message() if llm_missing_settings() else "",
+        "llm_model": settings.LLM_MODEL,
+        "llm_base_url": settings.LLM_BASE_URL or "https://api.openai.com/v1",
+        "llm_concurrency": settings.LLM_CONCURRENCY,
+        "launch_kinds": [(kind, Job.Kind(kind).label) for kind in _launchable_kinds()],
+    }
+
+
+def _job_context(job: Job) -> dict:
+    return {"job": job, "percent": job_percent(job), "finished": job.status in FINAL_STATUSES}
+
+
+@organizer_required
+def job_list(request: HttpRequest) -> HttpResponse:
+    jobs = [_job_context(job) for job in jobs_list()[:200]]
+    polling = any(not row["finished"] for row in jobs)
+    template = "jobs/job_list.html"
+    if request.htmx:
+        template += "#jobs_table"
+    return render(request, template, {"rows": jobs, "polling": polling, **_llm_context()})
+
+
+@organizer_required
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    context = {**_job_context(job), "failures": job_failures(job), **_llm_context()}
+    template = "jobs/job_detail.html"
+    if request.htmx:
+        template += "#progress_panel"
+    return render(request, template, context)
+
+
+@organizer_required
+def job_call_log(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    page = Paginator(job_calls(job), CALLS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "jobs/job_calls.html", {"job": job, "page": page})
+
+
+@organizer_required
+def job_launch_page(request: HttpRequest, kind: str) -> HttpResponse:
+    job_kind = registry.job_kinds.get(kind)
+    if job_kind is None or job_kind.form is None:
+        raise Http404("no such job")
+    form_class = job_kind.form
+    form = form_class(request.POST or None)
+    context = {"kind": kind, "kind_label": Job.Kind(kind).label, "form": form, **_llm_context()}
+    if request.method == "POST" and not context["llm_missing"] and form.is_valid():
+        try:
+            job = job_launch(kind=kind, selection=form.selection(), user=request.user)
+        except (JobRequestInvalid, LLMNotConfigured) as exc:
+            form.add_error(None, str(exc))
+        else:
+            job_queue(job)
+            messages.success(request, f"Job {job.pk} queued: {job.total_items} items.")
+            return redirect("jobs:detail", job.pk)
+    return render(request, "jobs/job_launch.html", context)
+
+
+@require_POST
+@organizer_required
+def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    if job_cancel(job.pk):
+        messages.success(request, f"Job {job.pk} cancelled; items in flight finish, the rest wait for a resume.")
+    else:
+        messages.warning(request, f"Job {job.pk} was not queued or running.")
+    return redirect("jobs:detail", job.pk)
+
+
+@require_POST
+@organizer_required
+def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job, pk=job_id)
+    if llm_missing_settings():
+        messages.error(request, llm_not_configured_message())
+        return redirect("jobs:detail", job.pk)
+    pending = job_reopen(job.pk)
+    if pending:
+        job_queue(job)
+        messages.success(request, f"Job {job.pk} resumed: {pending} items queued.")
+    else:
+        messages.warning(request, f"Job {job.pk} has nothing left to do.")
+    return redirect("jobs:detail", job.pk)

@@ -1,0 +1,171 @@
+"""Settings, read from the environment (see README, "Configuration").
+
+The defaults run on one machine with no service: SQLite in `var/`, a Celery
+broker in the file system, and no LLM endpoint. DATABASE_URL, CELERY_BROKER_URL
+and the LLM_* variables switch to PostgreSQL, Redis or RabbitMQ, and any
+OpenAI-compatible server.
+"""
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+VAR_DIR = Path(env_str("ASSESSOR_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("ASSESSOR_REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set when ASSESSOR_REQUIRE_SECRET_KEY is on")
+    # A per-checkout key, so that a local demo works without configuration
+    # while no two installations share one.
+    key_file = VAR_DIR / "secret_key"
+    if not key_file.exists():
+        import secrets
+
+        key_file.write_text(secrets.token_urlsafe(50))
+    SECRET_KEY = key_file.read_text().strip()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "assessor",
+    "nuggets",
+    "assignment",
+    "support",
+    "metaeval",
+    "bench",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "assessor.project.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "assessor.work.roles.role_context",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "assessor.project.wsgi.application"
+
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'assessor.sqlite3'}")
+try:
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+except Exception as exc:  # dj_database_url raises several types for a bad URL
+    raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not a database URL: {exc}") from None
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The web process and the local worker share the file: WAL lets readers
+    # go on during a write, IMMEDIATE makes writers queue instead of failing.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+    }
+DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "") or None}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+
+# Uploads go through the same streaming importers as the commands.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
+
+# A gap between two actions of an assessor longer than this (seconds) is time
+# away from the topic and does not count as active time.
+WORK_IDLE_SECONDS = env_float("WORK_IDLE_SECONDS", 300.0, minimum=1.0)
+
+# --- Background work -------------------------------------------------------
+CELERY_BROKER_URL = env_url(
+    "CELERY_BROKER_URL",
+    "filesystem://",
+    schemes={"filesystem", "redis", "rediss", "amqp", "amqps", "pyamqp", "memory"},
+)
+CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    BROKER_DIR = VAR_DIR / "broker"
+    (BROKER_DIR / "queue").mkdir(parents=True, exist_ok=True)
+    (BROKER_DIR / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+# Job state lives in the database (assessor.models.Job); no result backend.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+# --- LLM endpoint (any OpenAI-compatible server) -----------------------------
+LLM_BASE_URL = env_str("LLM_BASE_URL", "")
+if LLM_BASE_URL:
+    env_url("LLM_BASE_URL", LLM_BASE_URL, schemes={"http", "https"})
+LLM_API_KEY = env_str("LLM_API_KEY", "")
+LLM_MODEL = env_str("LLM_MODEL", "")
+LLM_API_VERSION = env_str("LLM_API_VERSION", "")  # set for Azure OpenAI
+LLM_TEMPERATURE = env_float("LLM_TEMPERATURE", 0.0, minimum=0.0)
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0, minimum=0.1)
+LLM_CONCURRENCY = env_int("LLM_CONCURRENCY", 8, minimum=1)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 5, minimum=0)
+LLM_MAX_REASKS = env_int("LLM_MAX_REASKS", 2, minimum=0)
+# US dollars per million tokens, for the cost estimate of each call.
+LLM_PRICE_INPUT = env_float("LLM_PRICE_INPUT", 0.0, minimum=0.0)
+LLM_PRICE_OUTPUT = env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0.0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}

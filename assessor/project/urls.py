@@ -1,0 +1,18 @@
+"""The site's URLs: the shell's own pages, then each app's, as the apps registered them."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from assessor.project import views
+from assessor.registry import registry
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("collection/", include("assessor.collection.urls")),
+    path("jobs/", include("assessor.jobs.urls")),
+    *(path(item.prefix, include(item.module)) for item in registry.url_includes),
+]

@@ -1,0 +1,284 @@
+"""What each app adds to the shared shell, declared in its `AppConfig.ready()`.
+
+The foundation (`assessor`) knows the collection, the job engine and the
+assessors' work; the apps know nuggets, assignment, support and the
+meta-evaluation. The shell's pages, commands and engine find the apps' parts
+here, by kind, and never import an app: a new kind of job or file is one
+`register_*` call in the app that owns it.
+
+Registration happens once, while Django starts (every `ready()` runs before
+the first request, command or task); the lookups below only read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from django import forms
+    from django.contrib.auth.models import AbstractBaseUser
+    from django.http import HttpRequest, HttpResponse
+
+    from assessor.collection.scores import Scores
+    from assessor.models import AssessorWork, Job, JobItem, Topic
+
+
+class RegistryError(LookupError):
+    pass
+
+
+# --- jobs ---------------------------------------------------------------------------------
+
+
+class ItemCompute(Protocol):
+    def __call__(self, *, job: Job, item: JobItem, llm: Any) -> Any: ...
+
+
+class ItemStore(Protocol):
+    def __call__(self, *, job: Job, item: JobItem, result: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """One kind of LLM job: how it is launched, worked item by item, and stored."""
+
+    kind: str  # a Job.Kind value
+    compute: ItemCompute  # the calls of one item, outside any transaction; returns a result or raises
+    store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
+    create: Callable[..., Job] | None = None  # create(user=, **form.selection()); None: not launched from a page
+    form: type[forms.Form] | None = None  # the launch form; its `selection()` feeds `create`
+
+
+# --- files --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Importer:
+    """A kind of file the upload page accepts, with the service the import command calls."""
+
+    kind: str
+    label: str
+    function: Callable[..., Any]  # function(path=, user=, replace=, **options) -> ImportResult
+    # The upload form's fields this kind reads; a field two kinds share is shown once.
+    fields: dict[str, Callable[[], forms.Field]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()  # the fields this kind cannot do without
+    # The service's keyword arguments from the form's cleaned data (beyond path, user and replace).
+    options: Callable[[dict[str, Any]], dict[str, Any]] = lambda data: {}
+
+
+@dataclass(frozen=True)
+class Route:
+    """A page an app adds under a shared prefix and URL namespace (`collection:` downloads, boards)."""
+
+    route: str
+    view: Callable[..., HttpResponse]
+    name: str
+
+
+@dataclass(frozen=True)
+class UrlInclude:
+    prefix: str  # "nuggets/"
+    module: str  # "nuggets.urls"
+
+
+@dataclass(frozen=True)
+class NavLink:
+    """A destination on the organizer's home page."""
+
+    title: str
+    text: str
+    url_name: str
+    order: int
+
+
+# --- assessors' work ------------------------------------------------------------------------
+
+
+class WorkGive(Protocol):
+    def __call__(
+        self, *, topic: Topic, assessor: AbstractBaseUser, kind: str, by: AbstractBaseUser | None
+    ) -> AssessorWork: ...
+
+
+@dataclass(frozen=True)
+class WorkPage:
+    """Where an assessor does one kind of work (the URL takes the AssessorWork id), and how it is given."""
+
+    kind: str  # an AssessorWork.Kind value
+    url_name: str
+    give: WorkGive | None = None  # None: the shared `work_give`
+
+
+# --- scores ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Download:
+    label: str
+    url: str
+
+
+@dataclass(frozen=True)
+class ScoreSource:
+    """One condition or method whose per-answer scores rank the runs."""
+
+    key: Any  # what names it in its family: ("auto_edit", "manual"), "scratch"
+    title: str  # "auto_edit nuggets / manual assignment"
+    columns: tuple[str, ...]  # how the leaderboards index names it, a cell each
+    scores: Callable[..., Scores]  # scores(runs=None | [run ids]); raises LookupError when it has none
+    leaderboard_url: str
+    leaderboard_label: str
+    downloads: tuple[Download, ...] = ()
+
+
+@dataclass(frozen=True)
+class ScoreFamily:
+    """A family of score sources (the nugget conditions, the support methods), in listing order."""
+
+    name: str  # "conditions", "methods": the pages' context lists the sources' keys under it
+    title: str
+    headers: tuple[str, ...]  # the column titles of `ScoreSource.columns`
+    sources: Callable[[], Sequence[ScoreSource]]
+    empty: str  # what the index says when the family has no source yet
+    order: int
+
+
+# --- the collection pages ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicCount:
+    """A column of the topics page: a count per topic id."""
+
+    title: str
+    counts: Callable[[], dict[str, int]]
+    order: int
+
+
+@dataclass(frozen=True)
+class TopicPanel:
+    """A section an app adds to the topic page: a template and its context."""
+
+    template: str
+    context: Callable[[Topic], dict[str, Any]]
+    order: int
+
+
+@dataclass(frozen=True)
+class Badge:
+    text: str
+    css: str  # the label's colour class: support, fs, ps...
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class BadgeRow:
+    caption: str
+    badges: list[Badge]
+
+
+@dataclass(frozen=True)
+class AnswerBadges:
+    """Labels an app shows with the answers on the topic page, a fixed number of queries for any number."""
+
+    name: str
+    # (answer ids) -> {sentence id: badges shown after the sentence}
+    sentence_badges: Callable[[Sequence[int]], dict[int, list[Badge]]] | None = None
+    # (answer ids) -> {answer id: rows of badges shown under the answer}
+    answer_rows: Callable[[Sequence[int]], dict[int, list[BadgeRow]]] | None = None
+
+
+# --- the registry -------------------------------------------------------------------------------
+
+
+@dataclass
+class Registry:
+    job_kinds: dict[str, JobKind] = field(default_factory=dict)
+    importers: dict[str, Importer] = field(default_factory=dict)
+    collection_routes: list[Route] = field(default_factory=list)
+    url_includes: list[UrlInclude] = field(default_factory=list)
+    nav_links: list[NavLink] = field(default_factory=list)
+    work_pages: dict[str, WorkPage] = field(default_factory=dict)
+    score_families: list[ScoreFamily] = field(default_factory=list)
+    topic_counts: list[TopicCount] = field(default_factory=list)
+    topic_panels: list[TopicPanel] = field(default_factory=list)
+    answer_badges: list[AnswerBadges] = field(default_factory=list)
+
+    def job_kind(self, kind: str) -> JobKind:
+        try:
+            return self.job_kinds[kind]
+        except KeyError:
+            raise RegistryError(f"no app does jobs of kind {kind!r}") from None
+
+    def launchable_kinds(self) -> Iterator[JobKind]:
+        return (job_kind for job_kind in self.job_kinds.values() if job_kind.form is not None)
+
+    def importer(self, kind: str) -> Importer:
+        try:
+            return self.importers[kind]
+        except KeyError:
+            raise RegistryError(f"no app imports files of kind {kind!r}") from None
+
+    def work_page(self, kind: str) -> WorkPage | None:
+        return self.work_pages.get(kind)
+
+
+registry = Registry()
+
+
+def _unique(kind: str, existing: Iterable[str], name: str) -> None:
+    if name in existing:
+        raise RegistryError(f"{kind} {name!r} is registered twice")
+
+
+def register_job_kind(job_kind: JobKind) -> None:
+    _unique("job kind", registry.job_kinds, job_kind.kind)
+    registry.job_kinds[job_kind.kind] = job_kind
+
+
+def register_importer(importer: Importer) -> None:
+    _unique("importer", registry.importers, importer.kind)
+    registry.importers[importer.kind] = importer
+
+
+def register_collection_routes(*routes: Route) -> None:
+    for route in routes:
+        _unique("collection page", (r.name for r in registry.collection_routes), route.name)
+        registry.collection_routes.append(route)
+
+
+def register_urls(prefix: str, module: str) -> None:
+    _unique("URL prefix", (u.prefix for u in registry.url_includes), prefix)
+    registry.url_includes.append(UrlInclude(prefix, module))
+
+
+def register_nav_link(link: NavLink) -> None:
+    registry.nav_links.append(link)
+    registry.nav_links.sort(key=lambda item: item.order)
+
+
+def register_work_page(page: WorkPage) -> None:
+    _unique("work kind", registry.work_pages, page.kind)
+    registry.work_pages[page.kind] = page
+
+
+def register_score_family(family: ScoreFamily) -> None:
+    registry.score_families.append(family)
+    registry.score_families.sort(key=lambda item: item.order)
+
+
+def register_topic_count(count: TopicCount) -> None:
+    registry.topic_counts.append(count)
+    registry.topic_counts.sort(key=lambda item: item.order)
+
+
+def register_topic_panel(panel: TopicPanel) -> None:
+    registry.topic_panels.append(panel)
+    registry.topic_panels.sort(key=lambda item: item.order)
+
+
+def register_answer_badges(badges: AnswerBadges) -> None:
+    _unique("answer badges", (b.name for b in registry.answer_badges), badges.name)
+    registry.answer_badges.append(badges)

@@ -1,0 +1,166 @@
+"""Services for an assessor's work on a topic: giving it, its active time, submit and reopen.
+
+The kind-specific parts (which nugget set a piece of work edits, what submit
+checks) live with the app that does the work; these functions keep the
+shared record: who does what, its status, the time it took, and every
+state change as a WorkEvent.
+"""
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from assessor.models import AssessorWork, Topic, WorkEvent
+from assessor.work.roles import Role, user_role
+
+# A gap between two actions (or heartbeats) longer than this is time away from
+# the topic; the WORK_IDLE_SECONDS setting (from the environment) overrides it.
+IDLE_LIMIT_SECONDS = 300.0
+
+NUGGET_KINDS = (AssessorWork.Kind.NUGGETS_MANUAL, AssessorWork.Kind.NUGGETS_AUTO_EDIT)
+
+
+def idle_limit_seconds() -> float:
+    return float(getattr(settings, "WORK_IDLE_SECONDS", IDLE_LIMIT_SECONDS))
+
+
+def active_increment(*, last_activity_at: datetime | None, now: datetime, idle_limit_seconds: float) -> float:
+    """Seconds to credit for the gap since the previous action or heartbeat.
+
+    A gap longer than the idle limit counts nothing: the assessor was away, and
+    we cannot tell when they left, so the whole gap is excluded (the action that
+    ends it starts a new stretch of work).
+    """
+    if last_activity_at is None:
+        return 0.0
+    gap = (now - last_activity_at).total_seconds()
+    if gap <= 0 or gap > idle_limit_seconds:
+        return 0.0
+    return gap
+
+
+def active_seconds_of(times: Sequence[datetime], *, idle_limit_seconds: float) -> float:
+    """The active time of a whole sequence of action times (the sum of its counted gaps)."""
+    total = 0.0
+    for previous, current in zip(times, times[1:]):
+        total += active_increment(last_activity_at=previous, now=current, idle_limit_seconds=idle_limit_seconds)
+    return total
+
+
+class WorkError(Exception):
+    """A refused change to a piece of work; the message is meant for the person who asked."""
+
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+def topic_assessor(*, topic: Topic | str) -> AbstractBaseUser | None:
+    """The one assessor who does a topic's human work, or None if nobody has any yet."""
+    topic_id = topic.pk if isinstance(topic, Topic) else topic
+    work = AssessorWork.objects.filter(topic_id=topic_id).select_related("assessor").order_by("created_at").first()
+    return work.assessor if work else None
+
+
+@transaction.atomic
+def work_give(
+    *,
+    topic: Topic,
+    assessor: AbstractBaseUser,
+    kind: str,
+    by: AbstractBaseUser | None,
+    nugget_set_name: str = "",
+) -> AssessorWork:
+    """Give a topic's work of one kind to an assessor.
+
+    A topic's human conditions are all done by one assessor (the protocol: the
+    person who made the nuggets also assigns them), so a topic another
+    assessor already works on is refused.
+    """
+    if user_role(assessor) != Role.ASSESSOR:
+        raise WorkError(f"{assessor} is not an assessor: only assessors can be given topics.")
+    current = topic_assessor(topic=topic)
+    if current is not None and current.pk != assessor.pk:
+        raise WorkError(
+            f"Topic {topic.pk} is already given to {current}: a topic's human work is done by one assessor."
+        )
+    existing = AssessorWork.objects.filter(topic=topic, kind=kind).first()
+    if existing is not None:
+        raise WorkError(
+            f"Topic {topic.pk} already has {existing.get_kind_display()} work (given to {existing.assessor})."
+        )
+    work = AssessorWork.objects.create(
+        topic=topic, assessor=assessor, kind=kind, nugget_set_name=nugget_set_name, created_by=by
+    )
+    WorkEvent.objects.create(
+        work=work, user=by, action="given", detail={"assessor": assessor.get_username(), "kind": kind}
+    )
+    return work
+
+
+def work_activity_record(*, work: AssessorWork, now: datetime | None = None) -> float:
+    """Credit the active time since the assessor's previous action; return the seconds added.
+
+    Call inside a transaction with `work` locked (select_for_update): two tabs
+    beating at once must not both credit the same gap. Submitted work earns no
+    time: the list is frozen, reading it is not working on it.
+    """
+    now = now or timezone.now()
+    if work.status == AssessorWork.Status.SUBMITTED:
+        return 0.0
+    added = active_increment(last_activity_at=work.last_activity_at, now=now, idle_limit_seconds=idle_limit_seconds())
+    work.active_seconds += added
+    work.last_activity_at = now
+    fields = ["active_seconds", "last_activity_at"]
+    if work.status == AssessorWork.Status.NOT_STARTED:
+        work.status = AssessorWork.Status.IN_PROGRESS
+        fields.append("status")
+    AssessorWork.objects.filter(pk=work.pk).update(**{name: getattr(work, name) for name in fields})
+    return added
+
+
+@transaction.atomic
+def work_heartbeat(*, work_id: int, user: AbstractBaseUser, now: datetime | None = None) -> AssessorWork:
+    """The browser's sign of life while the assessor reads or types without saving a change."""
+    work = AssessorWork.objects.select_for_update().get(pk=work_id, assessor=user)
+    work_activity_record(work=work, now=now)
+    return work
+
+
+def work_submit_mark(*, work: AssessorWork, user: AbstractBaseUser, detail: dict | None = None) -> None:
+    """Record a submit (the caller has checked the work itself and holds the row locked)."""
+    if work.status == AssessorWork.Status.SUBMITTED:
+        raise WorkError("This work is already submitted.")
+    work.status = AssessorWork.Status.SUBMITTED
+    work.submitted_at = timezone.now()
+    work.version = F("version") + 1
+    work.save(update_fields=["status", "submitted_at", "version"])
+    work.refresh_from_db(fields=["version"])
+    WorkEvent.objects.create(
+        work=work, user=user, action="submitted", detail={"active_seconds": work.active_seconds, **(detail or {})}
+    )
+
+
+def work_reopen_mark(*, work: AssessorWork, by: AbstractBaseUser, reason: str = "") -> None:
+    """Record a reopening by an organizer; the assessor may edit again."""
+    if work.status != AssessorWork.Status.SUBMITTED:
+        raise WorkError("Only submitted work can be reopened.")
+    WorkEvent.objects.create(
+        work=work,
+        user=by,
+        action="reopened",
+        detail={"reason": reason, "submitted_at": work.submitted_at.isoformat() if work.submitted_at else None},
+    )
+    work.status = AssessorWork.Status.IN_PROGRESS
+    work.submitted_at = None
+    work.reopened_count += 1
+    work.version = F("version") + 1
+    # The time between submit and reopening is not work on the topic.
+    work.last_activity_at = None
+    work.save(update_fields=["status", "submitted_at", "reopened_count", "version", "last_activity_at"])
+    work.refresh_from_db(fields=["version"])

@@ -1,0 +1,18 @@
+"""The AutoAssign launch form: the same selection flags as `run_auto_assign`."""
+
+from django import forms
+
+from assessor.jobs.forms import RunsLaunchForm
+from nuggets.models import NuggetSet
+
+
+class AutoAssignForm(RunsLaunchForm):
+    nuggets = forms.ChoiceField(help_text="The nugget set (any kind) whose nuggets are labelled.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        names = NuggetSet.objects.order_by("name").values_list("name", flat=True).distinct()
+        self.fields["nuggets"].choices = [(name, name) for name in names]
+
+    def selection(self) -> dict:
+        return {**super().selection(), "nuggets": self.cleaned_data["nuggets"]}

@@ -1,0 +1,157 @@
+"""What the assignment app adds to the shell (assessor.registry)."""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import partial
+from urllib.parse import urlencode
+
+from django import forms
+from django.db.models import Count
+from django.urls import reverse
+
+from assessor.models import AssessorWork, Job
+from assessor.registry import (
+    AnswerBadges,
+    Badge,
+    BadgeRow,
+    Download,
+    Importer,
+    JobKind,
+    Route,
+    ScoreFamily,
+    ScoreSource,
+    TopicCount,
+    WorkPage,
+    register_answer_badges,
+    register_collection_routes,
+    register_importer,
+    register_job_kind,
+    register_score_family,
+    register_topic_count,
+    register_urls,
+    register_work_page,
+)
+from assignment import auto, views
+from assignment.forms import AutoAssignForm
+from assignment.importing import assignments_import
+from assignment.models import AssignmentLabel
+from assignment.selectors import conditions_list, nugget_scores
+from nuggets.parts import nuggets_kind_field, nuggets_name_field
+
+LABEL_LETTERS = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
+
+
+def _assigner_kind_field() -> forms.Field:
+    return forms.ChoiceField(
+        choices=AssignmentLabel.AssignerKind.choices, initial=AssignmentLabel.AssignerKind.MANUAL, required=False
+    )
+
+
+def _assigner_name_field() -> forms.Field:
+    return forms.SlugField(required=False, help_text="Defaults to the kind.")
+
+
+def _import_options(data: dict) -> dict:
+    return {
+        "nuggets": data["nuggets_kind"],
+        "assigner": data["assigner_kind"],
+        "nuggets_name": data["nuggets_name"] or None,
+        "assigner_name": data["assigner_name"] or None,
+    }
+
+
+def _condition_sources() -> list[ScoreSource]:
+    return [
+        ScoreSource(
+            key=(nuggets, assigner),
+            title=f"{nuggets} nuggets / {assigner} assignment",
+            columns=(nuggets, assigner),
+            scores=partial(nugget_scores, nuggets=nuggets, assigner=assigner),
+            leaderboard_url=f'{reverse("assignment:leaderboard")}?{urlencode({"nuggets": nuggets, "assigner": assigner})}',
+            leaderboard_label="runs by Vstrict",
+            downloads=(
+                Download("scores", reverse("collection:download_scores", args=[nuggets, assigner])),
+                Download("assignments", reverse("collection:download_assignments", args=[nuggets, assigner])),
+                Download("nuggets", reverse("collection:download_nuggets", args=[nuggets])),
+            ),
+        )
+        for nuggets, assigner in conditions_list()
+    ]
+
+
+def _labels_per_topic() -> dict[str, int]:
+    rows = AssignmentLabel.objects.order_by().values("answer__topic_id").annotate(n=Count("pk"))
+    return {row["answer__topic_id"]: row["n"] for row in rows}
+
+
+def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
+    """Each answer's labels, a row per condition, in nugget order."""
+    by_answer: dict[int, dict[tuple[str, str], list[tuple[int, str, str]]]] = defaultdict(lambda: defaultdict(list))
+    label_rows = (
+        AssignmentLabel.objects.filter(answer_id__in=answer_ids)
+        .order_by()
+        .values_list("answer_id", "nugget__nugget_set__name", "assigner", "nugget__position", "nugget__text", "label")
+    )
+    for answer_id, set_name, assigner, position, text, label in label_rows:
+        by_answer[answer_id][(set_name, assigner)].append((position, text, label))
+    return {
+        answer_id: [
+            BadgeRow(
+                caption=f"{set_name} / {assigner}",
+                badges=[
+                    Badge(text=f"{number}{LABEL_LETTERS.get(label, 'N')}", css=label, title=f"{number}. {text}: {label}")
+                    for number, (_, text, label) in enumerate(sorted(labels), start=1)
+                ],
+            )
+            for (set_name, assigner), labels in sorted(conditions.items())
+        ]
+        for answer_id, conditions in by_answer.items()
+    }
+
+
+def register() -> None:
+    register_urls("assignment/", "assignment.urls")
+    register_urls("judge/", "assignment.judge_urls")
+    register_importer(
+        Importer(
+            "assignments",
+            "Nugget assignments (JSONL)",
+            assignments_import,
+            fields={
+                "nuggets_kind": nuggets_kind_field,
+                "nuggets_name": nuggets_name_field,
+                "assigner_kind": _assigner_kind_field,
+                "assigner_name": _assigner_name_field,
+            },
+            required=("nuggets_kind", "assigner_kind"),
+            options=_import_options,
+        )
+    )
+    register_job_kind(
+        JobKind(
+            kind=Job.Kind.AUTO_ASSIGN,
+            compute=auto.item_compute,
+            store=auto.item_store,
+            create=auto.auto_assign_job_create,
+            form=AutoAssignForm,
+        )
+    )
+    register_collection_routes(
+        Route(
+            "download/assignments/<slug:nuggets>/<slug:assigner>/", views.download_assignments, "download_assignments"
+        ),
+        Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
+    )
+    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign"))
+    register_score_family(
+        ScoreFamily(
+            name="conditions",
+            title="Nugget conditions",
+            headers=("Nugget set", "Assigner"),
+            sources=_condition_sources,
+            empty="No condition has assignment labels yet.",
+            order=10,
+        )
+    )
+    register_topic_count(TopicCount("Assignment labels", _labels_per_topic, order=20))
+    register_answer_badges(AnswerBadges(name="assignment", answer_rows=_condition_rows))

@@ -1,0 +1,92 @@
+"""What the nuggets app adds to the shell (assessor.registry)."""
+
+from django import forms
+from django.db.models import Count
+
+from assessor.models import AssessorWork, Job
+from assessor.registry import (
+    Importer,
+    JobKind,
+    NavLink,
+    Route,
+    TopicCount,
+    TopicPanel,
+    WorkPage,
+    register_collection_routes,
+    register_importer,
+    register_job_kind,
+    register_nav_link,
+    register_topic_count,
+    register_topic_panel,
+    register_urls,
+    register_work_page,
+)
+from nuggets import auto, views
+from nuggets.forms import AutoNuggetsForm
+from nuggets.importing import nuggets_import
+from nuggets.models import NuggetSet
+from nuggets.selectors import topic_nugget_sets
+from nuggets.services import nugget_work_give
+
+# The nugget set a kind of work opens.
+WORK_CONDITIONS = {
+    AssessorWork.Kind.NUGGETS_MANUAL: NuggetSet.Kind.MANUAL,
+    AssessorWork.Kind.NUGGETS_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
+}
+
+
+def nuggets_kind_field() -> forms.Field:
+    return forms.ChoiceField(
+        choices=NuggetSet.Kind.choices, initial=NuggetSet.Kind.AUTO_EDIT, required=False, label="Nugget kind"
+    )
+
+
+def nuggets_name_field() -> forms.Field:
+    return forms.SlugField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
+
+
+def _work_give(*, topic, assessor, kind, by) -> AssessorWork:
+    # Opens the topic's nugget set too, as giving the work on the organizer's page does.
+    return nugget_work_give(topic=topic, assessor=assessor, condition=WORK_CONDITIONS[kind], by=by)
+
+
+def _nugget_sets_per_topic() -> dict[str, int]:
+    rows = NuggetSet.objects.order_by().values("topic_id").annotate(n=Count("pk"))
+    return {row["topic_id"]: row["n"] for row in rows}
+
+
+def register() -> None:
+    register_urls("nuggets/", "nuggets.urls")
+    register_importer(
+        Importer(
+            "nuggets",
+            "Nuggets (nuggetizer JSONL)",
+            nuggets_import,
+            fields={"nuggets_kind": nuggets_kind_field, "nuggets_name": nuggets_name_field},
+            required=("nuggets_kind",),
+            options=lambda data: {"kind": data["nuggets_kind"], "name": data["nuggets_name"] or None},
+        )
+    )
+    register_job_kind(
+        JobKind(
+            kind=Job.Kind.AUTO_NUGGETS,
+            compute=auto.item_compute,
+            store=auto.item_store,
+            create=auto.auto_nuggets_job_create,
+            form=AutoNuggetsForm,
+        )
+    )
+    # Drafts are the same job stopped after creation; the AutoNuggets form launches them (its "drafts" box).
+    register_job_kind(JobKind(kind=Job.Kind.DRAFT_NUGGETS, compute=auto.item_compute, store=auto.item_store))
+    register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
+    for kind in WORK_CONDITIONS:
+        register_work_page(WorkPage(kind=kind, url_name="nuggets:work", give=_work_give))
+    register_nav_link(NavLink("Assessors", "give topics to assessors, follow their work", "nuggets:organize", 50))
+    register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
+    register_topic_panel(
+        TopicPanel(
+            template="nuggets/topic_nugget_sets_panel.html",
+            context=lambda topic: {"nugget_sets": topic_nugget_sets(topic=topic)},
+            order=10,
+        )
+    )

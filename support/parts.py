@@ -1,0 +1,140 @@
+"""What the support app adds to the shell (assessor.registry)."""
+
+from collections import defaultdict
+from collections.abc import Sequence
+from functools import partial
+from urllib.parse import urlencode
+
+from django import forms
+from django.db.models import Count
+from django.urls import reverse
+
+from assessor.jobs.forms import RunsLaunchForm
+from assessor.models import AssessorWork, Job
+from assessor.registry import (
+    AnswerBadges,
+    Badge,
+    Download,
+    Importer,
+    JobKind,
+    Route,
+    ScoreFamily,
+    ScoreSource,
+    TopicCount,
+    WorkPage,
+    register_answer_badges,
+    register_collection_routes,
+    register_importer,
+    register_job_kind,
+    register_score_family,
+    register_topic_count,
+    register_urls,
+    register_work_page,
+)
+from support import auto, views
+from support.importing import support_import
+from support.models import SupportLabel
+from support.selectors import support_methods_list, support_scores
+
+SUPPORT_CODES = {
+    SupportLabel.Label.FS: "FS",
+    SupportLabel.Label.PS: "PS",
+    SupportLabel.Label.NS: "NS",
+    SupportLabel.Label.UNJUDGED: "unjudged",
+}
+
+
+def _method_kind_field() -> forms.Field:
+    return forms.ChoiceField(
+        choices=SupportLabel.MethodKind.choices,
+        initial=SupportLabel.MethodKind.SCRATCH,
+        required=False,
+        label="Support method kind",
+    )
+
+
+def _method_name_field() -> forms.Field:
+    return forms.SlugField(required=False, label="Support method name", help_text="Defaults to the kind.")
+
+
+def _method_sources() -> list[ScoreSource]:
+    return [
+        ScoreSource(
+            key=method,
+            title=f"{method} support",
+            columns=(method,),
+            scores=partial(support_scores, method=method),
+            leaderboard_url=f'{reverse("collection:support_leaderboard")}?{urlencode({"method": method})}',
+            leaderboard_label="runs by weighted precision",
+            downloads=(
+                Download("scores", reverse("collection:download_support_scores", args=[method])),
+                Download("labels", reverse("collection:download_support", args=[method])),
+            ),
+        )
+        for method in support_methods_list()
+    ]
+
+
+def _labels_per_topic() -> dict[str, int]:
+    rows = (
+        SupportLabel.objects.order_by()
+        .values("citation__sentence__answer__topic_id")
+        .annotate(n=Count("pk"))
+    )
+    return {row["citation__sentence__answer__topic_id"]: row["n"] for row in rows}
+
+
+def _first_citation_badges(answer_ids: Sequence[int]) -> dict[int, list[Badge]]:
+    """Each sentence's labels on its first citation (the pair the metrics judge), by method."""
+    badges: dict[int, list[Badge]] = defaultdict(list)
+    rows = (
+        SupportLabel.objects.filter(citation__sentence__answer_id__in=answer_ids, citation__position=0)
+        .order_by("method")
+        .values_list("citation__sentence_id", "method", "label")
+    )
+    for sentence_id, method, label in rows:
+        code = SUPPORT_CODES[label]
+        badges[sentence_id].append(Badge(text=f"{method}: {code}", css=code.lower(), title=method))
+    return badges
+
+
+def register() -> None:
+    register_urls("support/", "support.urls")
+    register_importer(
+        Importer(
+            "support",
+            "Support judgments (JSONL)",
+            support_import,
+            fields={"method_kind": _method_kind_field, "method_name": _method_name_field},
+            required=("method_kind",),
+            options=lambda data: {"method": data["method_kind"], "method_name": data["method_name"] or None},
+        )
+    )
+    register_job_kind(
+        JobKind(
+            kind=Job.Kind.AUTO_SUPPORT,
+            compute=auto.item_compute,
+            store=auto.item_store,
+            create=auto.auto_support_job_create,
+            form=RunsLaunchForm,
+        )
+    )
+    register_collection_routes(
+        Route("leaderboards/support/", views.leaderboard, "support_leaderboard"),
+        Route("download/support/<slug:method>/", views.download_labels, "download_support"),
+        Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
+    )
+    for kind in (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT):
+        register_work_page(WorkPage(kind=kind, url_name="support:judge"))
+    register_score_family(
+        ScoreFamily(
+            name="methods",
+            title="Support methods",
+            headers=("Method",),
+            sources=_method_sources,
+            empty="No support method has labels yet.",
+            order=20,
+        )
+    )
+    register_topic_count(TopicCount("Support labels", _labels_per_topic, order=30))
+    register_answer_badges(AnswerBadges(name="support", sentence_badges=_first_citation_badges))
