@@ -1,44 +1,34 @@
 """Pages of ManualAssign (assessors) and of its distribution and progress (organizers).
 
-A label is a POST of a small form: without JavaScript the page is redirected
-back; the page's script sends the same form with `HX-Request` and gets JSON.
+A label is a POST of a small form (see assessor.work.pages for the answers).
 Everything the assessor's pages show comes from assignment.judging, which
 reads no LLM output and no run.
 """
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.models import User
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor.models import AssessorWork, Topic
-from assessor.work.roles import Role, assessor_required, organizer_required
+from assessor.models import AssessorWork
+from assessor.work.pages import (
+    ReopenForm,
+    TopicsField,
+    assessor_choices,
+    expected_version,
+    int_param,
+    label_response,
+    reopen_response,
+    submit_response,
+    totals_labelled,
+)
+from assessor.work.roles import assessor_required, organizer_required
 from assessor.work.services import WorkError
+from assessor.work.timing import duration_label
 from assignment import judging
-from nuggets.workspace import duration_label
-
-
-class TopicsField(forms.CharField):
-    """Topic ids separated by spaces, commas or lines; unknown ids are an error naming them."""
-
-    widget = forms.Textarea(attrs={"rows": 2})
-
-    def clean(self, value) -> list[Topic]:
-        value = super().clean(value)
-        wanted = list(dict.fromkeys(value.replace(",", " ").split()))
-        found = Topic.objects.in_bulk(wanted)
-        unknown = [topic_id for topic_id in wanted if topic_id not in found]
-        if unknown:
-            raise forms.ValidationError(f"Unknown topic(s): {', '.join(unknown)}.")
-        return [found[topic_id] for topic_id in wanted]
-
-
-def assessor_choices():
-    return User.objects.filter(groups__name=Role.ASSESSOR.value, is_superuser=False).order_by("username")
 
 
 class GiveAssignForm(forms.Form):
@@ -47,32 +37,6 @@ class GiveAssignForm(forms.Form):
     nuggets = forms.SlugField(
         required=False, max_length=100, help_text="The nugget list to assign; defaults to the topic's only one."
     )
-
-
-class ReopenForm(forms.Form):
-    reason = forms.CharField(required=False, max_length=500)
-
-
-def expected_version(request: HttpRequest) -> int | None:
-    try:
-        return int(request.POST["version"])
-    except (KeyError, ValueError):
-        return None
-
-
-def int_param(request: HttpRequest, name: str) -> int | None:
-    try:
-        return int(request.POST[name])
-    except (KeyError, ValueError):
-        return None
-
-
-def refused(request: HttpRequest, message: str, *, status: int, back: str, current=None) -> HttpResponse:
-    if request.htmx:
-        kind = "conflict" if status == 409 else "invalid"
-        return JsonResponse({"error": message, "kind": kind, "current": current}, status=status)
-    messages.error(request, message)
-    return redirect(back)
 
 
 # --- Assessors ---------------------------------------------------------------------
@@ -112,9 +76,9 @@ def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
-    back = reverse("judge:answer", args=[work_id, number])
-    try:
-        saved = judging.assignment_label_save(
+    return label_response(
+        request,
+        save=lambda: judging.assignment_label_save(
             work_id=work_id,
             user=request.user,
             number=number,
@@ -123,36 +87,21 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
             previous=request.POST.get("previous", ""),
             expected_version=expected_version(request),
             token=request.POST.get("answer") or None,
-        )
-    except judging.JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back, current=error.current)
-    if request.htmx:
-        return JsonResponse({"label": saved.label})
-    return redirect(back)
+        ),
+        back=reverse("judge:answer", args=[work_id, number]),
+    )
 
 
 @require_POST
 @assessor_required
 def submit(request: HttpRequest, work_id: int) -> HttpResponse:
-    back = reverse("judge:assign", args=[work_id])
-    try:
-        judging.assign_submit(work_id=work_id, user=request.user, expected_version=expected_version(request))
-    except judging.JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back)
-    except WorkError as error:
-        return refused(request, error.message, status=400, back=back)
-    messages.success(request, "Submitted. The labels are frozen; an organizer can reopen the topic.")
-    if request.htmx:
-        return JsonResponse({"submitted": True})
-    return redirect(back)
-
-
-def totals_labelled(rows) -> list:
-    totals = judging.assessor_totals(rows)
-    for total in totals:
-        total.time_label = duration_label(total.seconds)
-        total.change_label = f"{total.change_rate:.0%} ({total.changed}/{total.shown})" if total.shown else "—"
-    return totals
+    return submit_response(
+        request,
+        submit=lambda: judging.assign_submit(
+            work_id=work_id, user=request.user, expected_version=expected_version(request)
+        ),
+        back=reverse("judge:assign", args=[work_id]),
+    )
 
 
 # --- Organizers ----------------------------------------------------------------------
@@ -203,12 +152,4 @@ def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
 @organizer_required
 def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
     work = get_object_or_404(AssessorWork, pk=work_id, kind=AssessorWork.Kind.ASSIGN_MANUAL)
-    form = ReopenForm(request.POST)
-    reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    try:
-        judging.judge_work_reopen(work_id=work.pk, by=request.user, kinds=[work.kind], reason=reason)
-    except WorkError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, f"Reopened ManualAssign of topic {work.topic_id}; recorded.")
-    return redirect("judge:organize")
+    return reopen_response(request, work=work, back=reverse("judge:organize"))

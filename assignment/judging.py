@@ -12,8 +12,6 @@ label, so the time spent reading an answer before its first label counts for
 that label, and an answer's time is the sum of its labels' seconds.
 """
 
-import hashlib
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -23,73 +21,25 @@ from django.db.models import Count, Sum
 from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, Sentence, Topic
-from assessor.work.services import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assessor.work.access import assessor_work
+from assessor.work.judging import (
+    JudgeError,
+    answer_at,
+    answer_token,
+    label_write,
+    locked_open_work,
+    position_choose,
+    shuffled,
+)
+from assessor.work.services import WorkError, work_give, work_submit_mark
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 
 MANUAL_ASSIGNER = "manual"
+ASSIGN_KINDS = (AssessorWork.Kind.ASSIGN_MANUAL,)
 LABELS = tuple(AssignmentLabel.Label.values)
 # Nugget sets a person made: AutoNuggets and drafts are LLM output and never shown.
 HUMAN_NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT)
-
-
-class JudgeError(Exception):
-    """A refused save; `status` is the HTTP status a page answers with (409: reload, 400: bad request)."""
-
-    def __init__(self, message: str, *, status: int = 400, current: str | int | None = None):
-        self.message = message
-        self.status = status
-        self.current = current
-        super().__init__(message)
-
-
-# --- The order of answers: pure ------------------------------------------------
-
-
-def order_seed(*, assessor_id: int, topic_id: str) -> int:
-    """A seed fixed per assessor and topic (stable across processes, unlike hash())."""
-    digest = hashlib.sha256(f"{assessor_id}:{topic_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
-
-
-def shuffled(ids: Sequence[int], *, assessor_id: int, topic_id: str) -> list[int]:
-    """The ids in an order that depends only on the set of ids, the assessor and the topic."""
-    order = sorted(ids)
-    random.Random(order_seed(assessor_id=assessor_id, topic_id=topic_id)).shuffle(order)
-    return order
-
-
-def first_incomplete(done_counts: Sequence[int], *, needed: int, start: int = 0) -> int | None:
-    """Index of the first item from `start` on (wrapping around) with fewer than `needed` labels."""
-    size = len(done_counts)
-    for step in range(size):
-        index = (start + step) % size
-        if done_counts[index] < needed:
-            return index
-    return None
-
-
-def answer_token(answer_id: int) -> str:
-    """An opaque name of an answer for the page: a save names the answer it was made on.
-
-    Positions shift if a run is imported while the assessor works; the token
-    lets a save made on the old order be refused instead of landing on
-    another answer. Keyed by SECRET_KEY, it tells nothing about the answer's
-    id (and so nothing about its run's import order).
-    """
-    from django.conf import settings
-
-    return hashlib.sha256(f"{settings.SECRET_KEY}:judge-answer:{answer_id}".encode()).hexdigest()[:20]
-
-
-def answer_at(*, order: Sequence[int], number: int, token: str | None) -> int:
-    """The answer id at a 1-based position, checked against the page's token when it sent one."""
-    if not 1 <= number <= len(order):
-        raise JudgeError("No such answer.")
-    answer_id = order[number - 1]
-    if token and token != answer_token(answer_id):
-        raise JudgeError("The topic's answers changed since the page was loaded: reload it.", status=409)
-    return answer_id
 
 
 # --- Reads ------------------------------------------------------------------------
@@ -102,12 +52,7 @@ def answer_order(*, work: AssessorWork) -> list[int]:
 
 def assign_work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
     """The assessor's own ManualAssign work; anyone else's is a 404, its existence not revealed."""
-    try:
-        return AssessorWork.objects.select_related("topic").get(
-            pk=work_id, assessor=user, kind=AssessorWork.Kind.ASSIGN_MANUAL
-        )
-    except AssessorWork.DoesNotExist:
-        raise Http404("No such work of yours.") from None
+    return assessor_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS)
 
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
@@ -170,11 +115,10 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     done_counts = [counts.get(answer_id, 0) for answer_id in order]
     if not order:
         raise Http404("This topic has no answers to judge.")
-    if number is None:
-        index = first_incomplete(done_counts, needed=len(nuggets))
-        number = (index if index is not None else 0) + 1
-    if not 1 <= number <= len(order):
+    position = position_choose(done_counts=done_counts, needed=[len(nuggets)] * len(order), number=number)
+    if position is None:
         raise Http404("No such answer.")
+    number = position.number
     answer_id = order[number - 1]
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
     labels = dict(
@@ -182,7 +126,6 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         .values_list("nugget_id", "label")
     )
     focus = next((n.pk for n in nuggets if n.pk not in labels), None)
-    following = first_incomplete(done_counts, needed=len(nuggets), start=number % len(order))
     return AssignPage(
         work=work,
         nugget_set=nugget_set,
@@ -194,7 +137,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         answers_done=sum(1 for done in done_counts if nuggets and done >= len(nuggets)),
         labels_done=sum(done_counts),
         focus_nugget_id=focus,
-        next_incomplete=following + 1 if following is not None else None,
+        next_incomplete=position.next_incomplete,
         frozen=work.status == AssessorWork.Status.SUBMITTED or nugget_set.status == NuggetSet.Status.OPEN,
         token=answer_token(answer_id),
         nuggets_open=nugget_set.status == NuggetSet.Status.OPEN,
@@ -203,19 +146,6 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
 
 
 # --- Writes -------------------------------------------------------------------------
-
-
-def locked_open_work(*, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], expected_version: int | None):
-    """The assessor's work, locked, checked open and at the version the page was loaded at."""
-    try:
-        work = AssessorWork.objects.select_for_update().get(pk=work_id, assessor=user, kind__in=kinds)
-    except AssessorWork.DoesNotExist:
-        raise Http404("No such work of yours.") from None
-    if work.status == AssessorWork.Status.SUBMITTED:
-        raise JudgeError("This topic is submitted and frozen: an organizer can reopen it.", status=409)
-    if expected_version is not None and expected_version != work.version:
-        raise JudgeError("This topic was submitted or reopened since the page was loaded: reload it.", status=409)
-    return work
 
 
 @transaction.atomic
@@ -236,9 +166,7 @@ def assignment_label_save(
     changed it meanwhile, the save is refused with the current label (409). A
     retry of a save whose answer was lost finds its own label and succeeds.
     """
-    work = locked_open_work(
-        work_id=work_id, user=user, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], expected_version=expected_version
-    )
+    work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
     if label not in LABELS:
         raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
     nugget_set = work_nugget_set(work=work)
@@ -252,37 +180,30 @@ def assignment_label_save(
         .filter(answer_id=answer_id, nugget_id=nugget_id, assigner=MANUAL_ASSIGNER)
         .first()
     )
-    current = existing.label if existing else ""
-    if current == label:
-        return existing
-    if current != previous:
-        raise JudgeError(
-            f"This label was changed in another tab (now {current or 'unlabelled'}): the page shows it now.",
-            status=409,
-            current=current,
-        )
-    added = work_activity_record(work=work)
-    if existing is None:
-        return AssignmentLabel.objects.create(
+    return label_write(
+        work=work,
+        existing=existing,
+        empty="",
+        value=label,
+        previous=previous,
+        conflict=lambda current: (
+            f"This label was changed in another tab (now {current or 'unlabelled'}): the page shows it now."
+        ),
+        create=lambda seconds: AssignmentLabel.objects.create(
             answer_id=answer_id,
             nugget_id=nugget_id,
             assigner=MANUAL_ASSIGNER,
             assigner_kind=AssignmentLabel.AssignerKind.MANUAL,
             label=label,
             created_by=user,
-            seconds_spent=added,
-        )
-    existing.label = label
-    existing.seconds_spent = (existing.seconds_spent or 0) + added
-    existing.save(update_fields=["label", "seconds_spent"])
-    return existing
+            seconds_spent=seconds,
+        ),
+    )
 
 
 @transaction.atomic
 def assign_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int | None) -> AssessorWork:
-    work = locked_open_work(
-        work_id=work_id, user=user, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], expected_version=expected_version
-    )
+    work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
     needed = len(order) * nugget_set.nuggets.count()
@@ -292,13 +213,6 @@ def assign_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int
     if done < needed:
         raise WorkError(f"{needed - done} label(s) are still missing: every answer needs a label for every nugget.")
     work_submit_mark(work=work, user=user, detail={"labels": done})
-    return work
-
-
-@transaction.atomic
-def judge_work_reopen(*, work_id: int, by: AbstractBaseUser, kinds: Sequence[str], reason: str = "") -> AssessorWork:
-    work = AssessorWork.objects.select_for_update().get(pk=work_id, kind__in=kinds)
-    work_reopen_mark(work=work, by=by, reason=reason)
     return work
 
 
@@ -349,38 +263,6 @@ class AssignProgress:
     @property
     def total(self) -> int:
         return self.labels_total
-
-
-@dataclass
-class AssessorTotal:
-    assessor: str
-    topics: int = 0
-    submitted: int = 0
-    done: int = 0
-    total: int = 0
-    seconds: float = 0.0
-    shown: int = 0
-    changed: int = 0
-
-    @property
-    def change_rate(self) -> float | None:
-        return self.changed / self.shown if self.shown else None
-
-
-def assessor_totals(rows: Sequence) -> list[AssessorTotal]:
-    """Progress rows (one per work, with done, total, seconds) summed per assessor: pure."""
-    totals: dict[str, AssessorTotal] = {}
-    for row in rows:
-        name = str(row.work.assessor)
-        total = totals.setdefault(name, AssessorTotal(assessor=name))
-        total.topics += 1
-        total.submitted += row.work.status == AssessorWork.Status.SUBMITTED
-        total.done += row.done
-        total.total += row.total
-        total.seconds += row.seconds
-        total.shown += getattr(row, "shown", 0)
-        total.changed += getattr(row, "changed", 0)
-    return [totals[name] for name in sorted(totals)]
 
 
 def assign_progress() -> list[AssignProgress]:

@@ -8,6 +8,8 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
+from assessor.work.access import assessor_work
+from assessor.work.timing import duration_label
 from assessor.work.services import NUGGET_KINDS
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
@@ -75,7 +77,7 @@ class Panel:
 
     @property
     def time_label(self) -> str:
-        return rules.duration_label(self.work.active_seconds)
+        return duration_label(self.work.active_seconds)
 
 
 @dataclass
@@ -90,10 +92,7 @@ class SegmentRow:
 
 def work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
     """The assessor's own nugget work; anyone else's is a 404, so its existence is not even revealed."""
-    try:
-        return AssessorWork.objects.select_related("topic").get(pk=work_id, assessor=user, kind__in=NUGGET_KINDS)
-    except AssessorWork.DoesNotExist:
-        raise Http404("No such work of yours.") from None
+    return assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS)
 
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
@@ -189,7 +188,7 @@ def condition_averages() -> list[tuple[str, int, str, float]]:
     labels = dict(AssessorWork.Kind.choices)
     averages = rules.condition_average_seconds(rows)
     return [
-        (labels[kind], count, rules.duration_label(mean), mean) for kind, (count, mean) in averages.items()
+        (labels[kind], count, duration_label(mean), mean) for kind, (count, mean) in averages.items()
     ]
 
 

@@ -25,7 +25,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from assessor.models import AssessorWork, Qrel, Topic
-from assessor.work.services import WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assessor.work.access import WorkNotFound, assessor_work
+from assessor.work.services import NUGGET_KINDS, WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 
@@ -183,8 +184,8 @@ def _context_open(
 ) -> tuple[_Context | None, OpResult | None]:
     """Lock the rows and run the checks every operation shares; a replay returns its result at once."""
     try:
-        work = AssessorWork.objects.select_for_update().get(pk=work_id, assessor=user)
-    except AssessorWork.DoesNotExist:
+        work = assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS, lock=True)
+    except WorkNotFound:
         raise rules.InvalidOperation("This topic is not given to you.") from None
     try:
         nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)

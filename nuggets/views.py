@@ -29,7 +29,8 @@ from nuggets.services import (
     nugget_set_submit,
     nugget_work_give,
 )
-from nuggets.workspace import WorkspaceError, duration_label
+from assessor.work.timing import duration_label
+from nuggets.workspace import WorkspaceError
 
 OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")
 
@@ -150,12 +151,7 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
-    try:
-        work = work_heartbeat(work_id=work_id, user=request.user)
-    except AssessorWork.DoesNotExist:
-        raise Http404("No such work of yours.") from None
-    if work.kind not in NUGGET_KINDS:
-        raise Http404("Not nugget work.")
+    work = work_heartbeat(work_id=work_id, user=request.user, kinds=NUGGET_KINDS)
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
         {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}

@@ -122,18 +122,6 @@ def moved_order(order: Sequence[int], *, nugget_id: int, to_index: int) -> list[
     return rest[:index] + [nugget_id] + rest[index:]
 
 
-def duration_label(seconds: float | None) -> str:
-    """`1 h 05 min`, `12 min 30 s`, `45 s`."""
-    total = int(round(seconds or 0))
-    hours, rest = divmod(total, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"
-
-
 # --- Lineage ----------------------------------------------------------------
 
 

@@ -8,25 +8,26 @@ no LLM output at all; a post-editing page shows the LLM label of each pair
 from django import forms
 from django.contrib import messages
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.models import AssessorWork
-from assessor.work.roles import assessor_required, organizer_required
-from assessor.work.services import WorkError
-from assignment.judge_views import (
+from assessor.work.pages import (
     ReopenForm,
     TopicsField,
     assessor_choices,
     expected_version,
     int_param,
-    refused,
+    label_response,
+    reopen_response,
+    submit_response,
     totals_labelled,
 )
-from assignment.judging import JudgeError, judge_work_reopen
-from nuggets.workspace import duration_label
+from assessor.work.roles import assessor_required, organizer_required
+from assessor.work.services import WorkError
+from assessor.work.timing import duration_label
 from support import judging, services
 
 LABEL_CHOICES = [("2", "f", "FS"), ("1", "p", "PS"), ("0", "n", "NS")]
@@ -81,39 +82,33 @@ def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
-    back = reverse("support:answer", args=[work_id, number])
-    try:
-        saved = services.support_label_save(
+    sentence = int_param(request, "sentence")
+    return label_response(
+        request,
+        save=lambda: services.support_label_save(
             work_id=work_id,
             user=request.user,
             number=number,
-            sentence_index=int_param(request, "sentence") if int_param(request, "sentence") is not None else -1,
+            sentence_index=sentence if sentence is not None else -1,
             label=request.POST.get("label", ""),
             previous=request.POST.get("previous", ""),
             expected_version=expected_version(request),
             token=request.POST.get("answer") or None,
-        )
-    except JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back, current=error.current)
-    if request.htmx:
-        return JsonResponse({"label": saved.label})
-    return redirect(back)
+        ),
+        back=reverse("support:answer", args=[work_id, number]),
+    )
 
 
 @require_POST
 @assessor_required
 def submit(request: HttpRequest, work_id: int) -> HttpResponse:
-    back = reverse("support:judge", args=[work_id])
-    try:
-        services.support_submit(work_id=work_id, user=request.user, expected_version=expected_version(request))
-    except JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back)
-    except WorkError as error:
-        return refused(request, error.message, status=400, back=back)
-    messages.success(request, "Submitted. The labels are frozen; an organizer can reopen the topic.")
-    if request.htmx:
-        return JsonResponse({"submitted": True})
-    return redirect(back)
+    return submit_response(
+        request,
+        submit=lambda: services.support_submit(
+            work_id=work_id, user=request.user, expected_version=expected_version(request)
+        ),
+        back=reverse("support:judge", args=[work_id]),
+    )
 
 
 # --- Organizers -----------------------------------------------------------------------------
@@ -177,12 +172,4 @@ def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
 @organizer_required
 def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
     work = get_object_or_404(AssessorWork, pk=work_id, kind__in=judging.SUPPORT_KINDS)
-    form = ReopenForm(request.POST)
-    reason = form.cleaned_data["reason"] if form.is_valid() else ""
-    try:
-        judge_work_reopen(work_id=work.pk, by=request.user, kinds=[work.kind], reason=reason)
-    except WorkError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
-    return redirect("support:organize")
+    return reopen_response(request, work=work, back=reverse("support:organize"))

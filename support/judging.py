@@ -17,7 +17,8 @@ from django.db.models import Count, F, Q, Sum
 from django.http import Http404
 
 from assessor.models import AssessorWork, Citation, Sentence
-from assignment.judging import answer_token, first_incomplete, shuffled
+from assessor.work.access import assessor_work
+from assessor.work.judging import answer_token, position_choose, shuffled
 from support.models import SupportLabel
 
 SUPPORT_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
@@ -40,10 +41,8 @@ def llm_method_of(work: AssessorWork) -> str:
 
 
 def support_work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
-    try:
-        return AssessorWork.objects.select_related("topic").get(pk=work_id, assessor=user, kind__in=SUPPORT_KINDS)
-    except AssessorWork.DoesNotExist:
-        raise Http404("No such work of yours.") from None
+    """The assessor's own support work; anyone else's is a 404, its existence not revealed."""
+    return assessor_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS)
 
 
 def _pair_rows(*, topic_id: str):
@@ -136,12 +135,10 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
     if not pairs.order:
         raise Http404("This topic has no cited sentences to judge.")
     done_counts, needed = pairs.done_counts(), pairs.needed()
-    incomplete = [d < n for d, n in zip(done_counts, needed)]
-    if number is None:
-        index = next((i for i, flag in enumerate(incomplete) if flag), 0)
-        number = index + 1
-    if not 1 <= number <= len(pairs.order):
+    position = position_choose(done_counts=done_counts, needed=needed, number=number)
+    if position is None:
         raise Http404("No such answer.")
+    number = position.number
     answer_id = pairs.order[number - 1]
     judged = set(pairs.pairs_of[answer_id])
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
@@ -171,9 +168,6 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
             )
         )
     focus = next((r.sentence.index for r in rows if r.citation is not None and r.label is None), None)
-    following = first_incomplete(
-        [0 if flag else 1 for flag in incomplete], needed=1, start=number % len(pairs.order)
-    )
     return SupportPage(
         work=work,
         number=number,
@@ -181,9 +175,9 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         rows=rows,
         pairs_done=sum(done_counts),
         pairs_total=pairs.total,
-        answers_done=sum(1 for flag in incomplete if not flag),
+        answers_done=sum(1 for done, need in zip(done_counts, needed) if done >= need),
         focus_index=focus,
-        next_incomplete=following + 1 if following is not None else None,
+        next_incomplete=position.next_incomplete,
         frozen=work.status == AssessorWork.Status.SUBMITTED,
         postedit=postedit,
         token=answer_token(answer_id),

@@ -1,6 +1,6 @@
 """Writes of support judging: giving the work, saving a label, submit.
 
-A label is saved at once and checked like ManualAssign's (assignment.judging):
+A label is saved at once and checked like ManualAssign's (assessor.work.judging):
 the work must be open and at the page's version, and the label the page
 showed must still be the stored one, so that two tabs never silently
 overwrite each other. Post-editing stores, beside the final label, the LLM
@@ -11,8 +11,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from assessor.models import AssessorWork, Citation, Topic
-from assessor.work.services import WorkError, work_activity_record, work_give, work_submit_mark
-from assignment.judging import JudgeError, answer_at, locked_open_work
+from assessor.work.judging import JudgeError, answer_at, label_write, locked_open_work
+from assessor.work.services import WorkError, work_give, work_submit_mark
 from support.judging import LABEL_SHORT, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel
 
@@ -90,34 +90,34 @@ def support_label_save(
         raise JudgeError("This sentence has no pair to judge.")
     method = method_of(work)
     existing = SupportLabel.objects.select_for_update().filter(citation=citation, method=method).first()
-    current = existing.label if existing else None
-    if current == value:
-        return existing
-    if current != previous_value:
-        shown = LABEL_SHORT.get(current, "unjudged") if current is not None else "unjudged"
-        raise JudgeError(
-            f"This pair was judged in another tab (now {shown}): the page shows it now.", status=409, current=current
+
+    def create(seconds: float) -> SupportLabel:
+        shown_from = None
+        if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
+            shown_from = SupportLabel.objects.filter(
+                citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
+            ).first()
+        return SupportLabel.objects.create(
+            citation=citation,
+            method=method,
+            method_kind=method,
+            label=value,
+            shown_label=shown_from.label if shown_from else None,
+            shown_from=shown_from,
+            created_by=user,
+            seconds_spent=seconds,
         )
-    added = work_activity_record(work=work)
-    if existing is not None:
-        existing.label = value
-        existing.seconds_spent = (existing.seconds_spent or 0) + added
-        existing.save(update_fields=["label", "seconds_spent"])
-        return existing
-    shown_from = None
-    if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
-        shown_from = SupportLabel.objects.filter(
-            citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
-        ).first()
-    return SupportLabel.objects.create(
-        citation=citation,
-        method=method,
-        method_kind=method,
-        label=value,
-        shown_label=shown_from.label if shown_from else None,
-        shown_from=shown_from,
-        created_by=user,
-        seconds_spent=added,
+
+    return label_write(
+        work=work,
+        existing=existing,
+        empty=None,
+        value=value,
+        previous=previous_value,
+        conflict=lambda current: (
+            f"This pair was judged in another tab (now {LABEL_SHORT.get(current, 'unjudged')}): the page shows it now."
+        ),
+        create=create,
     )
 
 

@@ -17,7 +17,7 @@ from tests.test_judging_services import RUN_NAMES, give_assign, give_support, ma
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
+SCRIPT = {"HTTP_ACCEPT": "application/json"}  # how the page's script asks for JSON
 
 
 class Recorder:
@@ -73,7 +73,7 @@ def test_manual_assign_pages_show_no_llm_output_and_no_run(settings):
             response = browser.post(
                 reverse("judge:label", args=[work.pk, number]),
                 {"nugget": nugget.pk, "label": "support", "previous": "", "version": work.version},
-                **HTMX,
+                **SCRIPT,
             )
             assert response.status_code == 200 and response.json() == {"label": "support"}
     body = browser.get(reverse("judge:answer", args=[work.pk, 2])).content.decode()
@@ -82,10 +82,10 @@ def test_manual_assign_pages_show_no_llm_output_and_no_run(settings):
     conflict = browser.post(
         reverse("judge:label", args=[work.pk, 1]),
         {"nugget": scenario.nuggets[0].pk, "label": "not_support", "previous": "", "version": work.version},
-        **HTMX,
+        **SCRIPT,
     )
     assert conflict.status_code == 409 and conflict.json()["current"] == "support"
-    submitted = browser.post(reverse("judge:submit", args=[work.pk]), {"version": work.version}, **HTMX)
+    submitted = browser.post(reverse("judge:submit", args=[work.pk]), {"version": work.version}, **SCRIPT)
     assert submitted.status_code == 200
     browser.get(reverse("judge:answer", args=[work.pk, 1]))
     browser.assert_blind(scenario.forbidden())
@@ -98,7 +98,7 @@ def judge_all_pairs(browser: Recorder, work: AssessorWork, label: str) -> None:
             response = browser.post(
                 reverse("support:label", args=[work.pk, number]),
                 {"sentence": sentence, "label": label, "previous": "", "version": work.version},
-                **HTMX,
+                **SCRIPT,
             )
             assert response.status_code == 200, response.content
 
@@ -117,7 +117,7 @@ def test_support_from_scratch_pages_show_no_llm_label_and_no_run():
     judge_all_pairs(browser, work, "2")
     body = browser.get(reverse("support:answer", args=[work.pk, 1])).content.decode()
     assert set(pressed_values(body)) == {"2"}
-    assert browser.post(reverse("support:submit", args=[work.pk]), {"version": work.version}, **HTMX).status_code == 200
+    assert browser.post(reverse("support:submit", args=[work.pk]), {"version": work.version}, **SCRIPT).status_code == 200
     browser.assert_blind(scenario.forbidden())
 
 

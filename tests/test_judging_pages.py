@@ -116,7 +116,7 @@ def test_organizer_gives_work_sees_progress_and_reopens():
         assessor.post(
             reverse("support:label", args=[postedit.pk, 1]),
             {"sentence": sentence, "label": "0", "previous": "", "version": 0},
-            HTTP_HX_REQUEST="true",
+            HTTP_ACCEPT="application/json",
         )
     label = SupportLabel.objects.get(method="postedit")
     assert label.changed is True
@@ -144,7 +144,7 @@ def test_organizer_gives_work_sees_progress_and_reopens():
 def test_totals_per_assessor_are_summed_by_hand():
     from types import SimpleNamespace
 
-    from assignment.judging import assessor_totals
+    from assessor.work.judging import assessor_totals
 
     def row(name, status, done, total, seconds, shown=0, changed=0):
         work = SimpleNamespace(assessor=name, status=status)

@@ -11,6 +11,7 @@ from django.http import Http404
 from assessor.models import Answer, AssessorWork, Citation, ImportBatch, Topic, WorkEvent
 from assessor.work.roles import Role
 from assessor.work.services import WorkError
+from assessor.work import judging as core
 from assignment import judging
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
@@ -137,11 +138,11 @@ def expected_order(scenario: Scenario) -> list[int]:
 
 def test_the_order_is_fixed_per_assessor_and_topic_and_differs_between_assessors():
     ids = list(range(1, 41))
-    first = judging.shuffled(ids, assessor_id=7, topic_id="2024-1")
-    assert judging.shuffled(list(reversed(ids)), assessor_id=7, topic_id="2024-1") == first
+    first = core.shuffled(ids, assessor_id=7, topic_id="2024-1")
+    assert core.shuffled(list(reversed(ids)), assessor_id=7, topic_id="2024-1") == first
     assert sorted(first) == ids and first != ids
-    assert judging.shuffled(ids, assessor_id=8, topic_id="2024-1") != first
-    assert judging.shuffled(ids, assessor_id=7, topic_id="2024-2") != first
+    assert core.shuffled(ids, assessor_id=8, topic_id="2024-1") != first
+    assert core.shuffled(ids, assessor_id=7, topic_id="2024-2") != first
 
 
 def test_answer_order_matches_an_independent_computation():
@@ -151,10 +152,10 @@ def test_answer_order_matches_an_independent_computation():
 
 
 def test_first_incomplete_wraps_around():
-    assert judging.first_incomplete([3, 1, 3, 0], needed=3) == 1
-    assert judging.first_incomplete([3, 1, 3, 0], needed=3, start=2) == 3
-    assert judging.first_incomplete([3, 1, 3, 3], needed=3, start=2) == 1
-    assert judging.first_incomplete([3, 3], needed=3) is None
+    assert core.first_incomplete([3, 1, 3, 0], needed=3) == 1
+    assert core.first_incomplete([3, 1, 3, 0], needed=3, start=2) == 3
+    assert core.first_incomplete([3, 1, 3, 3], needed=3, start=2) == 1
+    assert core.first_incomplete([3, 3], needed=3) is None
 
 
 # --- ManualAssign ------------------------------------------------------------------------------
@@ -191,7 +192,7 @@ def test_a_stale_previous_label_is_a_conflict_and_a_retry_is_not():
     nugget = scenario.nuggets[0]
     save(work, 1, nugget, "support")
     # A second tab, loaded before, still shows no label: refused with the current one.
-    with pytest.raises(judging.JudgeError) as refused:
+    with pytest.raises(core.JudgeError) as refused:
         save(work, 1, nugget, "not_support", previous="")
     assert refused.value.status == 409 and refused.value.current == "support"
     # The same save again (its answer was lost): accepted, nothing changes.
@@ -225,12 +226,12 @@ def test_time_between_saves_is_credited_to_the_label_and_the_work(settings):
 def test_bad_saves_are_refused():
     scenario = make_scenario()
     work = give_assign(scenario)
-    with pytest.raises(judging.JudgeError):
+    with pytest.raises(core.JudgeError):
         save(work, 1, scenario.nuggets[0], "maybe")
-    with pytest.raises(judging.JudgeError):
+    with pytest.raises(core.JudgeError):
         save(work, 4, scenario.nuggets[0], "support")
     llm_nugget = Nugget.objects.get(text=LLM_NUGGET_TEXTS[0])
-    with pytest.raises(judging.JudgeError):
+    with pytest.raises(core.JudgeError):
         save(work, 1, llm_nugget, "support")
     with pytest.raises(Http404):
         judging.assignment_label_save(
@@ -271,17 +272,17 @@ def test_submit_needs_every_label_freezes_and_a_reopening_is_recorded():
     judging.assign_submit(work_id=work.pk, user=scenario.assessor, expected_version=work.version)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
-    with pytest.raises(judging.JudgeError) as frozen:
+    with pytest.raises(core.JudgeError) as frozen:
         save(work, 1, scenario.nuggets[0], "not_support", previous="support")
     assert frozen.value.status == 409
     old_version = work.version
-    judging.judge_work_reopen(work_id=work.pk, by=scenario.organizer, kinds=[work.kind], reason="typo")
+    core.judge_work_reopen(work_id=work.pk, by=scenario.organizer, kinds=[work.kind], reason="typo")
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.IN_PROGRESS and work.reopened_count == 1
     actions = WorkEvent.objects.filter(work=work).values_list("action", flat=True)
     assert list(actions) == ["given", "submitted", "reopened"]
     # A page loaded before the reopening is stale.
-    with pytest.raises(judging.JudgeError):
+    with pytest.raises(core.JudgeError):
         save(work, 1, scenario.nuggets[0], "not_support", previous="support", version=old_version)
     save(work, 1, scenario.nuggets[0], "not_support", previous="support")
 
@@ -389,7 +390,7 @@ def test_a_save_made_on_an_old_order_is_refused_not_put_on_another_answer():
     make_answer(make_run("SECRETRUN-late"), scenario.topic, [("A late answer.", [])])
     new_order = judging.answer_order(work=work)
     moved = next(n for n in (1, 2, 3) if new_order[n - 1] != old_order[n - 1])
-    with pytest.raises(judging.JudgeError) as refused:
+    with pytest.raises(core.JudgeError) as refused:
         judging.assignment_label_save(
             work_id=work.pk, user=work.assessor, number=moved, nugget_id=scenario.nuggets[0].pk,
             label="support", previous="", expected_version=work.version, token=tokens[moved],
@@ -404,7 +405,7 @@ def test_tokens_name_answers_opaquely():
     tokens = [judging.assign_page_load(work=work, number=n).token for n in (1, 2, 3)]
     assert len(set(tokens)) == 3
     assert all(len(token) == 20 and int(token, 16) >= 0 for token in tokens)
-    with pytest.raises(judging.JudgeError):
+    with pytest.raises(core.JudgeError):
         judging.assignment_label_save(
             work_id=work.pk, user=work.assessor, number=1, nugget_id=scenario.nuggets[0].pk,
             label="support", previous="", expected_version=work.version, token=tokens[1],
@@ -417,5 +418,5 @@ def test_labelling_waits_for_the_nugget_list_to_be_submitted():
     work = give_assign(scenario)
     page = judging.assign_page_load(work=work)
     assert page.nuggets_open and page.frozen
-    with pytest.raises(judging.JudgeError, match="not submitted yet"):
+    with pytest.raises(core.JudgeError, match="not submitted yet"):
         save(work, 1, scenario.nuggets[0], "support")

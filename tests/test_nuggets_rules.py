@@ -2,6 +2,7 @@
 
 import pytest
 
+from assessor.work.timing import duration_label
 from nuggets import workspace as rules
 
 
@@ -59,11 +60,11 @@ def test_a_merge_keeps_the_strongest_importance():
 
 
 def test_durations_read_like_a_clock():
-    assert rules.duration_label(0) == "0 s"
-    assert rules.duration_label(None) == "0 s"
-    assert rules.duration_label(59.6) == "1 min 00 s"
-    assert rules.duration_label(754) == "12 min 34 s"
-    assert rules.duration_label(9000) == "2 h 30 min"
+    assert duration_label(0) == "0 s"
+    assert duration_label(None) == "0 s"
+    assert duration_label(59.6) == "1 min 00 s"
+    assert duration_label(754) == "12 min 34 s"
+    assert duration_label(9000) == "2 h 30 min"
 
 
 def test_average_time_per_condition():

@@ -6,7 +6,9 @@ import pytest
 
 from assessor.models import AssessorWork, WorkEvent
 from assessor.work.roles import Role
-from assessor.work.services import WorkError, active_increment, active_seconds_of, work_activity_record, work_heartbeat
+from assessor.work.access import WorkNotFound
+from assessor.work.services import WorkError, work_activity_record, work_heartbeat
+from assessor.work.timing import active_increment, active_seconds_of
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_work_give
 from tests.builders import make_topic, make_user
 from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of
@@ -55,9 +57,9 @@ def test_heartbeats_and_edits_credit_active_time_except_idle_gaps(settings):
     work = make_given_topic(condition="manual")
     assert work.status == AssessorWork.Status.NOT_STARTED
     for seconds in (0, 30, 60, 90):
-        work_heartbeat(work_id=work.pk, user=work.assessor, now=at(seconds))
-    work_heartbeat(work_id=work.pk, user=work.assessor, now=at(90 + 600))  # back from a 10 min break
-    work_heartbeat(work_id=work.pk, user=work.assessor, now=at(90 + 600 + 45))
+        work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(seconds))
+    work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(90 + 600))  # back from a 10 min break
+    work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(90 + 600 + 45))
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.IN_PROGRESS
     assert work.active_seconds == pytest.approx(90 + 45)
@@ -68,8 +70,8 @@ def test_heartbeats_and_edits_credit_active_time_except_idle_gaps(settings):
 def test_the_idle_limit_is_a_setting(settings):
     settings.WORK_IDLE_SECONDS = 60
     work = make_given_topic(condition="manual")
-    work_heartbeat(work_id=work.pk, user=work.assessor, now=at(0))
-    work_heartbeat(work_id=work.pk, user=work.assessor, now=at(90))
+    work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(0))
+    work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(90))
     work.refresh_from_db()
     assert work.active_seconds == 0
 
@@ -102,7 +104,7 @@ def test_submitted_work_earns_no_time_and_reopening_starts_a_new_stretch():
     nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=1)
     work.refresh_from_db()
     spent = work.active_seconds
-    work_heartbeat(work_id=work.pk, user=work.assessor, now=work.last_activity_at + timedelta(seconds=30))
+    work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=work.last_activity_at + timedelta(seconds=30))
     work.refresh_from_db()
     assert work.active_seconds == spent
     nugget_set_reopen(work_id=work.pk, by=organizer)
@@ -114,8 +116,18 @@ def test_submitted_work_earns_no_time_and_reopening_starts_a_new_stretch():
 @pytest.mark.django_db
 def test_a_heartbeat_for_someone_elses_work_is_refused():
     work = make_given_topic(condition="manual")
-    with pytest.raises(AssessorWork.DoesNotExist):
-        work_heartbeat(work_id=work.pk, user=make_user(Role.ASSESSOR), now=at(0))
+    with pytest.raises(WorkNotFound):
+        work_heartbeat(work_id=work.pk, user=make_user(Role.ASSESSOR), kinds=[work.kind], now=at(0))
+
+
+@pytest.mark.django_db
+def test_a_heartbeat_for_work_of_another_kind_is_refused_before_any_time_is_credited():
+    work = make_given_topic(condition="manual")
+    work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(0))
+    with pytest.raises(WorkNotFound):
+        work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], now=at(30))
+    work.refresh_from_db()
+    assert (work.active_seconds, work.last_activity_at) == (0, at(0))
 
 
 # --- Giving work ------------------------------------------------------------

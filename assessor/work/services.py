@@ -9,47 +9,17 @@ state change as a WorkEvent.
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from assessor.models import AssessorWork, Topic, WorkEvent
+from assessor.work.access import assessor_work
 from assessor.work.roles import Role, user_role
-
-# A gap between two actions (or heartbeats) longer than this is time away from
-# the topic; the WORK_IDLE_SECONDS setting (from the environment) overrides it.
-IDLE_LIMIT_SECONDS = 300.0
+from assessor.work.timing import active_increment, idle_limit_seconds
 
 NUGGET_KINDS = (AssessorWork.Kind.NUGGETS_MANUAL, AssessorWork.Kind.NUGGETS_AUTO_EDIT)
-
-
-def idle_limit_seconds() -> float:
-    return float(getattr(settings, "WORK_IDLE_SECONDS", IDLE_LIMIT_SECONDS))
-
-
-def active_increment(*, last_activity_at: datetime | None, now: datetime, idle_limit_seconds: float) -> float:
-    """Seconds to credit for the gap since the previous action or heartbeat.
-
-    A gap longer than the idle limit counts nothing: the assessor was away, and
-    we cannot tell when they left, so the whole gap is excluded (the action that
-    ends it starts a new stretch of work).
-    """
-    if last_activity_at is None:
-        return 0.0
-    gap = (now - last_activity_at).total_seconds()
-    if gap <= 0 or gap > idle_limit_seconds:
-        return 0.0
-    return gap
-
-
-def active_seconds_of(times: Sequence[datetime], *, idle_limit_seconds: float) -> float:
-    """The active time of a whole sequence of action times (the sum of its counted gaps)."""
-    total = 0.0
-    for previous, current in zip(times, times[1:]):
-        total += active_increment(last_activity_at=previous, now=current, idle_limit_seconds=idle_limit_seconds)
-    return total
 
 
 class WorkError(Exception):
@@ -125,9 +95,14 @@ def work_activity_record(*, work: AssessorWork, now: datetime | None = None) -> 
 
 
 @transaction.atomic
-def work_heartbeat(*, work_id: int, user: AbstractBaseUser, now: datetime | None = None) -> AssessorWork:
-    """The browser's sign of life while the assessor reads or types without saving a change."""
-    work = AssessorWork.objects.select_for_update().get(pk=work_id, assessor=user)
+def work_heartbeat(
+    *, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], now: datetime | None = None
+) -> AssessorWork:
+    """The browser's sign of life while the assessor reads or types without saving a change.
+
+    The work is checked (the assessor's own, of one of `kinds`) before any time is credited.
+    """
+    work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True)
     work_activity_record(work=work, now=now)
     return work
 

@@ -48,7 +48,7 @@ SEGMENT_TEXT = (
     "beside the sentence that cites it while deciding whether it supports all, some or none of the sentence. "
 ) * 3
 SENTENCE_TEXT = "An answer sentence of about twenty words that states a fact and cites one of the retrieved passages"
-HTMX = {"HTTP_HX_REQUEST": "true"}
+SCRIPT = {"HTTP_ACCEPT": "application/json"}  # as the judging page's script asks
 
 
 class Command(BaseCommand):
@@ -88,7 +88,7 @@ class Command(BaseCommand):
             response = assessor_client.post(
                 reverse("judge:label", args=[assign.pk, 1]),
                 {"nugget": nugget_id, "label": label, "previous": state["assign"], "version": assign.version},
-                **HTMX,
+                **SCRIPT,
             )
             assert response.status_code == 200, response.content[:300]
             state["assign"] = label
@@ -98,7 +98,7 @@ class Command(BaseCommand):
             response = assessor_client.post(
                 reverse("support:label", args=[scratch.pk, 1]),
                 {"sentence": 0, "label": label, "previous": state["support"], "version": scratch.version},
-                **HTMX,
+                **SCRIPT,
             )
             assert response.status_code == 200, response.content[:300]
             state["support"] = label

@@ -1,0 +1,203 @@
+"""The judging core ManualAssign and support judging share.
+
+Both show a topic's answers one at a time in an order shuffled once per
+assessor and topic, know an answer on the page by its position and an opaque
+token (never its id or run), save one label at a time against the version
+of the work and the label the page showed, credit the active time to the
+label, and refuse with a message a person can act on.
+"""
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from assessor.models import AssessorWork
+from assessor.work.access import assessor_work
+from assessor.work.services import work_activity_record, work_reopen_mark
+
+
+class JudgeError(Exception):
+    """A refused save; `status` is the HTTP status a page answers with (409: reload, 400: bad request)."""
+
+    def __init__(self, message: str, *, status: int = 400, current: str | int | None = None):
+        self.message = message
+        self.status = status
+        self.current = current
+        super().__init__(message)
+
+
+# --- The order of answers: pure ------------------------------------------------
+
+
+def order_seed(*, assessor_id: int, topic_id: str) -> int:
+    """A seed fixed per assessor and topic (stable across processes, unlike hash())."""
+    digest = hashlib.sha256(f"{assessor_id}:{topic_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def shuffled(ids: Sequence[int], *, assessor_id: int, topic_id: str) -> list[int]:
+    """The ids in an order that depends only on the set of ids, the assessor and the topic."""
+    order = sorted(ids)
+    random.Random(order_seed(assessor_id=assessor_id, topic_id=topic_id)).shuffle(order)
+    return order
+
+
+def first_incomplete(done_counts: Sequence[int], *, needed: int, start: int = 0) -> int | None:
+    """Index of the first item from `start` on (wrapping around) with fewer than `needed` labels."""
+    size = len(done_counts)
+    for step in range(size):
+        index = (start + step) % size
+        if done_counts[index] < needed:
+            return index
+    return None
+
+
+def answer_token(answer_id: int) -> str:
+    """An opaque name of an answer for the page: a save names the answer it was made on.
+
+    Positions shift if a run is imported while the assessor works; the token
+    lets a save made on the old order be refused instead of landing on
+    another answer. Keyed by SECRET_KEY, it tells nothing about the answer's
+    id (and so nothing about its run's import order).
+    """
+    return hashlib.sha256(f"{settings.SECRET_KEY}:judge-answer:{answer_id}".encode()).hexdigest()[:20]
+
+
+def answer_at(*, order: Sequence[int], number: int, token: str | None) -> int:
+    """The answer id at a 1-based position, checked against the page's token when it sent one."""
+    if not 1 <= number <= len(order):
+        raise JudgeError("No such answer.")
+    answer_id = order[number - 1]
+    if token and token != answer_token(answer_id):
+        raise JudgeError("The topic's answers changed since the page was loaded: reload it.", status=409)
+    return answer_id
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a page stands in the assessor's order of answers."""
+
+    number: int  # 1-based
+    next_incomplete: int | None  # 1-based: the next answer from here on with labels missing
+
+
+def position_choose(*, done_counts: Sequence[int], needed: Sequence[int], number: int | None) -> Position | None:
+    """The answer to show (`number`, or the first with labels missing) and the next one to go to.
+
+    None when `number` is outside the order.
+    """
+    complete = [1 if done >= need else 0 for done, need in zip(done_counts, needed)]
+    if number is None:
+        index = first_incomplete(complete, needed=1)
+        number = (index if index is not None else 0) + 1
+    if not 1 <= number <= len(done_counts):
+        return None
+    following = first_incomplete(complete, needed=1, start=number % len(done_counts))
+    return Position(number=number, next_incomplete=following + 1 if following is not None else None)
+
+
+# --- Writes ------------------------------------------------------------------------
+
+
+def locked_open_work(
+    *, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], expected_version: int | None
+) -> AssessorWork:
+    """The assessor's work, locked, checked open and at the version the page was loaded at."""
+    work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True)
+    if work.status == AssessorWork.Status.SUBMITTED:
+        raise JudgeError("This topic is submitted and frozen: an organizer can reopen it.", status=409)
+    if expected_version is not None and expected_version != work.version:
+        raise JudgeError("This topic was submitted or reopened since the page was loaded: reload it.", status=409)
+    return work
+
+
+class JudgedLabel(Protocol):
+    """A label row both apps store: its value and the seconds the person spent on it."""
+
+    label: object
+    seconds_spent: float | None
+
+    def save(self, *, update_fields: Sequence[str]) -> None: ...
+
+
+Label = TypeVar("Label", bound=JudgedLabel)
+
+
+def label_write(
+    *,
+    work: AssessorWork,
+    existing: Label | None,
+    empty: object,
+    value: object,
+    previous: object,
+    conflict: Callable[[object], str],
+    create: Callable[[float], Label],
+) -> Label:
+    """Store `value` over the label the page showed (`previous`; `empty` for none), crediting the time.
+
+    Saving the value already stored is a success that changes nothing (a retry
+    of a save whose answer was lost). A stored label other than `previous` was
+    changed in another tab: refused (409) with the current label, which
+    `conflict` describes. Call inside the transaction that locked `work` and
+    `existing`.
+    """
+    current = existing.label if existing is not None else empty
+    if existing is not None and current == value:
+        return existing
+    if current != previous:
+        raise JudgeError(conflict(current), status=409, current=current)  # type: ignore[arg-type]
+    added = work_activity_record(work=work)
+    if existing is None:
+        return create(added)
+    existing.label = value
+    existing.seconds_spent = (existing.seconds_spent or 0) + added
+    existing.save(update_fields=["label", "seconds_spent"])
+    return existing
+
+
+@transaction.atomic
+def judge_work_reopen(*, work_id: int, by: AbstractBaseUser, kinds: Sequence[str], reason: str = "") -> AssessorWork:
+    work = AssessorWork.objects.select_for_update().get(pk=work_id, kind__in=kinds)
+    work_reopen_mark(work=work, by=by, reason=reason)
+    return work
+
+
+# --- The organizer's totals --------------------------------------------------------------
+
+
+@dataclass
+class AssessorTotal:
+    assessor: str
+    topics: int = 0
+    submitted: int = 0
+    done: int = 0
+    total: int = 0
+    seconds: float = 0.0
+    shown: int = 0
+    changed: int = 0
+
+    @property
+    def change_rate(self) -> float | None:
+        return self.changed / self.shown if self.shown else None
+
+
+def assessor_totals(rows: Sequence) -> list[AssessorTotal]:
+    """Progress rows (one per work, with done, total, seconds) summed per assessor: pure."""
+    totals: dict[str, AssessorTotal] = {}
+    for row in rows:
+        name = str(row.work.assessor)
+        total = totals.setdefault(name, AssessorTotal(assessor=name))
+        total.topics += 1
+        total.submitted += row.work.status == AssessorWork.Status.SUBMITTED
+        total.done += row.done
+        total.total += row.total
+        total.seconds += row.seconds
+        total.shown += getattr(row, "shown", 0)
+        total.changed += getattr(row, "changed", 0)
+    return [totals[name] for name in sorted(totals)]

@@ -1,0 +1,127 @@
+"""What the assessors' pages and the organizers' work pages share: forms, answers, refusals.
+
+A save is a POST of a small form. Without JavaScript the page is redirected
+back; the page's script asks for JSON with an `Accept: application/json`
+header and gets the result or the refusal as JSON.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+
+from assessor.models import AssessorWork, Topic
+from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
+from assessor.work.roles import Role
+from assessor.work.services import WorkError
+from assessor.work.timing import duration_label
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """The page's script asked for JSON (a browser's own navigation prefers HTML)."""
+    return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
+
+
+def expected_version(request: HttpRequest) -> int | None:
+    try:
+        return int(request.POST["version"])
+    except (KeyError, ValueError):
+        return None
+
+
+def int_param(request: HttpRequest, name: str) -> int | None:
+    try:
+        return int(request.POST[name])
+    except (KeyError, ValueError):
+        return None
+
+
+def refused(request: HttpRequest, message: str, *, status: int, back: str, current: Any = None) -> HttpResponse:
+    if wants_json(request):
+        kind = "conflict" if status == 409 else "invalid"
+        return JsonResponse({"error": message, "kind": kind, "current": current}, status=status)
+    messages.error(request, message)
+    return redirect(back)
+
+
+def label_response(request: HttpRequest, *, save: Callable[[], Any], back: str) -> HttpResponse:
+    """Run a label save; answer with the stored label (JSON) or a redirect back, or the refusal."""
+    try:
+        saved = save()
+    except JudgeError as error:
+        return refused(request, error.message, status=error.status, back=back, current=error.current)
+    if wants_json(request):
+        return JsonResponse({"label": saved.label})
+    return redirect(back)
+
+
+def submit_response(request: HttpRequest, *, submit: Callable[[], Any], back: str) -> HttpResponse:
+    """Run a submit; a refusal says what is missing."""
+    try:
+        submit()
+    except JudgeError as error:
+        return refused(request, error.message, status=error.status, back=back)
+    except WorkError as error:
+        return refused(request, error.message, status=400, back=back)
+    messages.success(request, "Submitted. The labels are frozen; an organizer can reopen the topic.")
+    if wants_json(request):
+        return JsonResponse({"submitted": True})
+    return redirect(back)
+
+
+# --- Organizers' forms ---------------------------------------------------------------------
+
+
+def topics_parse(value: str) -> list[Topic]:
+    """Topic ids separated by spaces, commas or lines; unknown ids are an error naming them."""
+    wanted = list(dict.fromkeys(value.replace(",", " ").split()))
+    found = Topic.objects.in_bulk(wanted)
+    unknown = [topic_id for topic_id in wanted if topic_id not in found]
+    if unknown:
+        raise forms.ValidationError(f"Unknown topic(s): {', '.join(unknown)}.")
+    return [found[topic_id] for topic_id in wanted]
+
+
+class TopicsField(forms.CharField):
+    """Topic ids separated by spaces, commas or lines; unknown ids are an error naming them."""
+
+    widget = forms.Textarea(attrs={"rows": 2})
+
+    def clean(self, value: Any) -> list[Topic]:  # type: ignore[override]
+        return topics_parse(super().clean(value))
+
+
+def assessor_choices() -> QuerySet[User]:
+    return User.objects.filter(groups__name=Role.ASSESSOR.value, is_superuser=False).order_by("username")
+
+
+class ReopenForm(forms.Form):
+    reason = forms.CharField(required=False, max_length=500)
+
+
+def reopen_response(request: HttpRequest, *, work: AssessorWork, back: str) -> HttpResponse:
+    """An organizer reopens submitted work, with an optional reason kept in its history."""
+    form = ReopenForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        judge_work_reopen(work_id=work.pk, by=request.user, kinds=[work.kind], reason=reason)
+    except WorkError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
+    return redirect(back)
+
+
+def totals_labelled(rows: Sequence) -> list:
+    totals = assessor_totals(rows)
+    for total in totals:
+        total.time_label = duration_label(total.seconds)  # type: ignore[attr-defined]
+        total.change_label = (  # type: ignore[attr-defined]
+            f"{total.change_rate:.0%} ({total.changed}/{total.shown})" if total.shown else "—"
+        )
+    return totals
