@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
 
     from assessor.collection.scores import Scores
+    from assessor.jobs.llm.prompts import PromptText
     from assessor.models import AssessorWork, Job, JobItem, Topic
 
 
@@ -49,6 +50,7 @@ class JobKind:
     store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
     create: Callable[..., Job] | None = None  # create(user=, **form.selection()); None: not launched from a page
     form: type[forms.Form] | None = None  # the launch form; its `selection()` feeds `create`
+    prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send
 
 
 # --- files --------------------------------------------------------------------------------
@@ -196,6 +198,7 @@ class AnswerBadges:
 @dataclass
 class Registry:
     job_kinds: dict[str, JobKind] = field(default_factory=dict)
+    prompts: dict[str, PromptText] = field(default_factory=dict)
     importers: dict[str, Importer] = field(default_factory=dict)
     collection_routes: list[Route] = field(default_factory=list)
     url_includes: list[UrlInclude] = field(default_factory=list)
@@ -211,6 +214,12 @@ class Registry:
             return self.job_kinds[kind]
         except KeyError:
             raise RegistryError(f"no app does jobs of kind {kind!r}") from None
+
+    def prompt(self, name: str) -> PromptText:
+        try:
+            return self.prompts[name]
+        except KeyError:
+            raise RegistryError(f"no job kind sends a prompt named {name!r}") from None
 
     def launchable_kinds(self) -> Iterator[JobKind]:
         return (job_kind for job_kind in self.job_kinds.values() if job_kind.form is not None)
@@ -236,6 +245,11 @@ def _unique(kind: str, existing: Iterable[str], name: str) -> None:
 def register_job_kind(job_kind: JobKind) -> None:
     _unique("job kind", registry.job_kinds, job_kind.kind)
     registry.job_kinds[job_kind.kind] = job_kind
+    for prompt in job_kind.prompts:
+        # Two kinds may send the same prompt; two different texts under one name may not.
+        if registry.prompts.get(prompt.name, prompt) != prompt:
+            raise RegistryError(f"prompt {prompt.name!r} is registered twice with different texts")
+        registry.prompts[prompt.name] = prompt
 
 
 def register_importer(importer: Importer) -> None:

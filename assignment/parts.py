@@ -35,6 +35,7 @@ from assignment import auto, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
+from assignment.prompts import ASSIGN
 from assignment.selectors import conditions_list, nugget_scores
 from nuggets.parts import nuggets_kind_field, nuggets_name_field
 
@@ -134,6 +135,7 @@ def register() -> None:
             store=auto.item_store,
             create=auto.auto_assign_job_create,
             form=AutoAssignForm,
+            prompts=(ASSIGN,),
         )
     )
     register_collection_routes(

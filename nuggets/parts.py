@@ -25,6 +25,7 @@ from nuggets import auto, views
 from nuggets.forms import AutoNuggetsForm
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
+from nuggets.prompts import IMPORTANCE, NUGGETIZE
 from nuggets.selectors import topic_nugget_sets
 from nuggets.services import nugget_work_give
 
@@ -74,10 +75,13 @@ def register() -> None:
             store=auto.item_store,
             create=auto.auto_nuggets_job_create,
             form=AutoNuggetsForm,
+            prompts=(NUGGETIZE, IMPORTANCE),
         )
     )
     # Drafts are the same job stopped after creation; the AutoNuggets form launches them (its "drafts" box).
-    register_job_kind(JobKind(kind=Job.Kind.DRAFT_NUGGETS, compute=auto.item_compute, store=auto.item_store))
+    register_job_kind(JobKind(
+            kind=Job.Kind.DRAFT_NUGGETS, compute=auto.item_compute, store=auto.item_store, prompts=(NUGGETIZE,)
+        ))
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
     for kind in WORK_CONDITIONS:
         register_work_page(WorkPage(kind=kind, url_name="nuggets:work", give=_work_give))

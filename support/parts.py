@@ -34,6 +34,7 @@ from assessor.registry import (
 from support import auto, views
 from support.importing import support_import
 from support.models import SupportLabel
+from support.prompts import SUPPORT
 from support.selectors import support_methods_list, support_scores
 
 SUPPORT_CODES = {
@@ -117,6 +118,7 @@ def register() -> None:
             store=auto.item_store,
             create=auto.auto_support_job_create,
             form=RunsLaunchForm,
+            prompts=(SUPPORT,),
         )
     )
     register_collection_routes(

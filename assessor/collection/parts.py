@@ -3,6 +3,7 @@
 from django import forms
 
 from assessor.collection import umbrela
+from assessor.collection.prompts import UMBRELA
 from assessor.collection.importing.qrels import qrels_import
 from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
@@ -37,5 +38,6 @@ def register() -> None:
             store=umbrela.item_store,
             create=umbrela.umbrela_job_create,
             form=RunsLaunchForm,
+            prompts=(UMBRELA,),
         )
     )
