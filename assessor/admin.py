@@ -27,6 +27,7 @@ from assessor.models import (
     Sentence,
     Topic,
     WorkEvent,
+    WorkOperation,
 )
 
 PROVENANCE_FIELDS = ("created_at", "created_by", "job", "imported_from", "seconds_spent")
@@ -318,6 +319,15 @@ class WorkEventAdmin(admin.ModelAdmin):
     raw_id_fields = ("work",)
     list_select_related = ("work__assessor", "user")
     readonly_fields = ("work", "at", "user", "action", "detail")
+
+
+@admin.register(WorkOperation)
+class WorkOperationAdmin(admin.ModelAdmin):
+    list_display = ("work", "op_id", "at")
+    search_fields = ("work__topic__id", "op_id")
+    raw_id_fields = ("work",)
+    list_select_related = ("work__assessor",)
+    readonly_fields = ("work", "op_id", "answer", "at")
 
 
 def _register_llm_slots() -> None:

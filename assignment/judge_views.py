@@ -7,7 +7,6 @@ reads no LLM output and no run.
 
 from django import forms
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,14 +18,15 @@ from assessor.work.pages import (
     TopicsField,
     assessor_choices,
     expected_version,
+    give_all,
     int_param,
+    label_fields,
     label_response,
     reopen_response,
     submit_response,
     totals_labelled,
 )
 from assessor.work.roles import assessor_required, organizer_required
-from assessor.work.services import WorkError
 from assessor.work.timing import duration_label
 from assignment import judging
 
@@ -83,10 +83,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
             user=request.user,
             number=number,
             nugget_id=int_param(request, "nugget") or 0,
-            label=request.POST.get("label", ""),
-            previous=request.POST.get("previous", ""),
-            expected_version=expected_version(request),
-            token=request.POST.get("answer") or None,
+            **label_fields(request),
         ),
         back=reverse("judge:answer", args=[work_id, number]),
     )
@@ -112,16 +109,13 @@ def organize(request: HttpRequest) -> HttpResponse:
     form = GiveAssignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            # All the topics or none: a refusal names its topic and gives nothing.
-            with transaction.atomic():
-                for topic in data["topics"]:
-                    judging.assign_work_give(
-                        topic=topic, assessor=data["assessor"], by=request.user, nugget_set_name=data["nuggets"]
-                    )
-        except WorkError as error:
-            form.add_error(None, error.message + " Nothing was given.")
-        else:
+        given = give_all(
+            form,
+            lambda topic: judging.assign_work_give(
+                topic=topic, assessor=data["assessor"], by=request.user, nugget_set_name=data["nuggets"]
+            ),
+        )
+        if given:
             topic_ids = ", ".join(topic.pk for topic in data["topics"])
             messages.success(request, f"ManualAssign given to {data['assessor']}: {topic_ids}.")
             return redirect("judge:organize")

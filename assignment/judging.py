@@ -24,6 +24,7 @@ from assessor.models import Answer, AssessorWork, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
+    Replayed,
     answer_at,
     answer_token,
     label_write,
@@ -159,12 +160,14 @@ def assignment_label_save(
     previous: str,
     expected_version: int | None,
     token: str | None = None,
-) -> AssignmentLabel:
+    op_id: str = "",
+) -> AssignmentLabel | Replayed:
     """Save one label of the answer at `number`.
 
     `previous` is the label the page showed ("" for none): if another tab
     changed it meanwhile, the save is refused with the current label (409). A
-    retry of a save whose answer was lost finds its own label and succeeds.
+    retry of a save whose answer was lost (the same `op_id`) is answered as
+    the first time and applied once.
     """
     work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
     if label not in LABELS:
@@ -189,6 +192,7 @@ def assignment_label_save(
         conflict=lambda current: (
             f"This label was changed in another tab (now {current or 'unlabelled'}): the page shows it now."
         ),
+        op_id=op_id,
         create=lambda seconds: AssignmentLabel.objects.create(
             answer_id=answer_id,
             nugget_id=nugget_id,

@@ -1,20 +1,17 @@
 from django import forms
-from django.contrib.auth.models import User
 
 from assessor.jobs.forms import LaunchForm
-from assessor.models import QrelSource, Topic
-from assessor.work.roles import Role
+from assessor.models import QrelSource
+from assessor.work.pages import TopicsField, assessor_choices
 from nuggets.models import NuggetSet
 
 
 class GiveWorkForm(forms.Form):
-    topics = forms.CharField(
+    topics = TopicsField(
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="One or more topic ids, separated by spaces, commas or lines.",
     )
-    assessor = forms.ModelChoiceField(
-        queryset=User.objects.filter(groups__name=Role.ASSESSOR.value, is_superuser=False).order_by("username")
-    )
+    assessor = forms.ModelChoiceField(queryset=assessor_choices())
     condition = forms.ChoiceField(
         choices=[(NuggetSet.Kind.MANUAL, "ManualNuggets"), (NuggetSet.Kind.AUTO_EDIT, "AutoNuggets+Edits")]
     )
@@ -24,19 +21,6 @@ class GiveWorkForm(forms.Form):
     drafts = forms.SlugField(
         required=False, max_length=100, help_text="Post-editing: the draft set to start from; defaults to the newest."
     )
-
-
-    def clean_topics(self) -> list[Topic]:
-        wanted = list(dict.fromkeys(self.cleaned_data["topics"].replace(",", " ").split()))
-        found = Topic.objects.in_bulk(wanted)
-        unknown = [topic_id for topic_id in wanted if topic_id not in found]
-        if unknown:
-            raise forms.ValidationError(f"Unknown topic(s): {', '.join(unknown)}.")
-        return [found[topic_id] for topic_id in wanted]
-
-
-class ReopenForm(forms.Form):
-    reason = forms.CharField(required=False, max_length=500)
 
 
 class AutoNuggetsForm(LaunchForm):

@@ -2,26 +2,30 @@
 
 Every operation is a POST to `op/<operation>/`: a page without JavaScript
 submits the form and is redirected back; the workspace's script sends the
-same form with `HX-Request` and swaps the returned panel in place.
+same form asking for JSON (`Accept: application/json`) and swaps the panel it
+gets back in place, or shows the refusal.
 """
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
 from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.collection.pages import download_response
 from assessor.models import AssessorWork, Topic
+from assessor.work.pages import ReopenForm, expected_version, operation_id, wants_json
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
 from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
+from assessor.work.timing import duration_label
 from nuggets import selectors
 from nuggets.exporting import nuggets_lines
-from nuggets.forms import GiveWorkForm, ReopenForm
+from nuggets.forms import GiveWorkForm
 from nuggets.services import (
     OpResult,
     nugget_operation_apply,
@@ -29,7 +33,6 @@ from nuggets.services import (
     nugget_set_submit,
     nugget_work_give,
 )
-from assessor.work.timing import duration_label
 from nuggets.workspace import WorkspaceError
 
 OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")
@@ -62,8 +65,10 @@ def _panel_context(request: HttpRequest, panel: selectors.Panel) -> dict:
     return {"panel": panel, "op_url": op_url, "version": panel.nugget_set.version, "csrf_input": csrf_input}
 
 
-def _panel_response(request: HttpRequest, panel: selectors.Panel, *, status: int = 200) -> HttpResponse:
-    return render(request, "nuggets/workspace.html#panel", _panel_context(request, panel), status=status)
+def _panel_response(request: HttpRequest, panel: selectors.Panel) -> JsonResponse:
+    """The panel for the script to swap in, with the list's version."""
+    html = render_to_string("nuggets/workspace.html#panel", _panel_context(request, panel), request=request)
+    return JsonResponse({"panel": html, "version": panel.nugget_set.version})
 
 
 @require_GET
@@ -71,7 +76,7 @@ def _panel_response(request: HttpRequest, panel: selectors.Panel, *, status: int
 def work(request: HttpRequest, work_id: int) -> HttpResponse:
     work = selectors.work_for_assessor(work_id=work_id, user=request.user)
     panel = selectors.panel_load(work=work)
-    if request.htmx:
+    if wants_json(request):
         return _panel_response(request, panel)
     context = {
         **_panel_context(request, panel),
@@ -89,15 +94,8 @@ def _operation_params(request: HttpRequest) -> dict:
     return params
 
 
-def _expected_version(request: HttpRequest) -> int | None:
-    try:
-        return int(request.POST["version"])
-    except (KeyError, ValueError):
-        return None
-
-
 def _refused(request: HttpRequest, work_id: int, error: WorkspaceError) -> HttpResponse:
-    if request.htmx:
+    if wants_json(request):
         kind = "conflict" if error.status == 409 else "invalid"
         return JsonResponse({"error": error.message, "kind": kind}, status=error.status)
     messages.error(request, error.message)
@@ -105,7 +103,7 @@ def _refused(request: HttpRequest, work_id: int, error: WorkspaceError) -> HttpR
 
 
 def _applied(request: HttpRequest, work_id: int, result: OpResult) -> HttpResponse:
-    if not request.htmx:
+    if not wants_json(request):
         anchor = f"#nugget-{result.focus_id}" if result.focus_id else ""
         return redirect(reverse("nuggets:work", args=[work_id]) + anchor)
     panel = selectors.panel_load(work=result.work, nugget_set=result.nugget_set, focus_id=result.focus_id)
@@ -121,8 +119,8 @@ def operation(request: HttpRequest, work_id: int, operation: str) -> HttpRespons
             user=request.user,
             operation=operation,
             params=_operation_params(request),
-            expected_version=_expected_version(request),
-            op_id=request.POST.get("op_id", "")[:64],
+            expected_version=expected_version(request),
+            op_id=operation_id(request),
         )
     except WorkspaceError as error:
         return _refused(request, work_id, error)
@@ -136,14 +134,14 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
         result = nugget_set_submit(
             work_id=work_id,
             user=request.user,
-            expected_version=_expected_version(request),
-            op_id=request.POST.get("op_id", "")[:64],
+            expected_version=expected_version(request),
+            op_id=operation_id(request),
         )
     except WorkspaceError as error:
         return _refused(request, work_id, error)
     except WorkError as error:
         return _refused(request, work_id, WorkspaceError(error.message))
-    if not request.htmx:
+    if not wants_json(request):
         messages.success(request, "Submitted. The list is frozen; an organizer can reopen it.")
     return _applied(request, work_id, result)
 

@@ -7,7 +7,6 @@ no LLM output at all; a post-editing page shows the LLM label of each pair
 
 from django import forms
 from django.contrib import messages
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,14 +18,15 @@ from assessor.work.pages import (
     TopicsField,
     assessor_choices,
     expected_version,
+    give_all,
     int_param,
+    label_fields,
     label_response,
     reopen_response,
     submit_response,
     totals_labelled,
 )
 from assessor.work.roles import assessor_required, organizer_required
-from assessor.work.services import WorkError
 from assessor.work.timing import duration_label
 from support import judging, services
 
@@ -90,10 +90,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
             user=request.user,
             number=number,
             sentence_index=sentence if sentence is not None else -1,
-            label=request.POST.get("label", ""),
-            previous=request.POST.get("previous", ""),
-            expected_version=expected_version(request),
-            token=request.POST.get("answer") or None,
+            **label_fields(request),
         ),
         back=reverse("support:answer", args=[work_id, number]),
     )
@@ -119,19 +116,17 @@ def organize(request: HttpRequest) -> HttpResponse:
     form = GiveSupportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            with transaction.atomic():
-                for topic in data["topics"]:
-                    services.support_work_give(
-                        topic=topic,
-                        assessor=data["assessor"],
-                        kind=data["condition"],
-                        by=request.user,
-                        llm_method=data["llm_method"],
-                    )
-        except WorkError as error:
-            form.add_error(None, error.message + " Nothing was given.")
-        else:
+        given = give_all(
+            form,
+            lambda topic: services.support_work_give(
+                topic=topic,
+                assessor=data["assessor"],
+                kind=data["condition"],
+                by=request.user,
+                llm_method=data["llm_method"],
+            ),
+        )
+        if given:
             topic_ids = ", ".join(topic.pk for topic in data["topics"])
             messages.success(request, f"Support judging given to {data['assessor']}: {topic_ids}.")
             return redirect("support:organize")

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from assessor.models import AssessorWork, Citation, Topic
-from assessor.work.judging import JudgeError, answer_at, label_write, locked_open_work
+from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
 from assessor.work.services import WorkError, work_give, work_submit_mark
 from support.judging import LABEL_SHORT, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel
@@ -78,7 +78,8 @@ def support_label_save(
     previous,
     expected_version: int | None,
     token: str | None = None,
-) -> SupportLabel:
+    op_id: str = "",
+) -> SupportLabel | Replayed:
     """Save the label of the pair at sentence `sentence_index` of the answer at `number`."""
     work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
     value = _label_clean(label)
@@ -118,6 +119,7 @@ def support_label_save(
             f"This pair was judged in another tab (now {LABEL_SHORT.get(current, 'unjudged')}): the page shows it now."
         ),
         create=create,
+        op_id=op_id,
     )
 
 

@@ -8,7 +8,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Citation, ImportBatch, Job, JobItem, LLMCall, PromptTemplate, WorkEvent
+from assessor.models import (
+    AssessorWork,
+    Citation,
+    ImportBatch,
+    Job,
+    JobItem,
+    LLMCall,
+    PromptTemplate,
+    WorkEvent,
+    WorkOperation,
+)
 from assessor.work.roles import PROJECT_APPS, Role
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
@@ -58,6 +68,7 @@ def one_of_everything(superuser):
         topic=topic, assessor=make_user(Role.ASSESSOR), kind=AssessorWork.Kind.ASSIGN_MANUAL
     )
     WorkEvent.objects.create(work=work, user=superuser, action="submit")
+    WorkOperation.objects.create(work=work, op_id="op-1", answer={"label": "support"})
     table = ScoreTable.objects.create(name="official", imported_from=batch)
     ImportedScore.objects.create(table=table, run_id="team.good", topic_id="all", metric="Vstrict", value=0.5)
     return {"nugget_set": nugget_set}

@@ -189,3 +189,34 @@ def test_organizer_sees_time_per_answer_and_per_pair_with_runs():
     page = organizer.get(reverse("support:organize_work", args=[postedit.pk])).content.decode()
     assert "12.5 s" in page and "changed" in page and "PS" in page and "FS" in page
     assert client_for(scenario.assessor).get(reverse("support:organize_work", args=[postedit.pk])).status_code == 403
+
+
+def test_a_replayed_save_is_applied_once_and_answered_as_the_first_time():
+    """The script retries a save whose answer it lost with the same op_id: nothing is written twice."""
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    assessor = client_for(scenario.assessor)
+    nugget = scenario.nuggets[0]
+    assign_url = reverse("judge:label", args=[assign.pk, 1])
+    first = {"nugget": nugget.pk, "label": "support", "previous": "", "version": 0, "op_id": "op-assign-1"}
+    support_url = reverse("support:label", args=[support.pk, 1])
+    support_first = {"sentence": 0, "label": "2", "previous": "", "version": 0, "op_id": "op-support-1"}
+    for url, fields, answered in ((assign_url, first, "support"), (support_url, support_first, 2)):
+        response = assessor.post(url, fields, HTTP_ACCEPT="application/json")
+        assert response.status_code == 200 and response.json() == {"label": answered}
+    # Another tab changes both labels after the first saves, without an op id.
+    changed = {**first, "label": "not_support", "previous": "support", "op_id": ""}
+    assert assessor.post(assign_url, changed, HTTP_ACCEPT="application/json").status_code == 200
+    support_changed = {**support_first, "label": "0", "previous": "2", "op_id": ""}
+    assert assessor.post(support_url, support_changed, HTTP_ACCEPT="application/json").status_code == 200
+    # The lost answers' retries: the same answer as the first time, and the later labels stay.
+    for url, fields, answered in ((assign_url, first, "support"), (support_url, support_first, 2)):
+        replay = assessor.post(url, fields, HTTP_ACCEPT="application/json")
+        assert replay.status_code == 200 and replay.json() == {"label": answered}
+    assert AssignmentLabel.objects.get(nugget=nugget, assigner="manual").label == "not_support"
+    assert SupportLabel.objects.get(method="scratch").label == 0
+    # A new operation with a stale "previous" is still refused as a conflict.
+    stale = {**first, "op_id": "op-assign-2"}
+    conflict = assessor.post(assign_url, stale, HTTP_ACCEPT="application/json")
+    assert conflict.status_code == 409 and conflict.json()["current"] == "not_support"

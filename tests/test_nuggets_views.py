@@ -1,4 +1,4 @@
-"""The workspace, queue and organizer pages: permissions by URL, htmx operations, fixed query counts."""
+"""The workspace, queue and organizer pages: permissions by URL, script operations, fixed query counts."""
 
 import pytest
 from django.db import connection
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-HTMX = {"HTTP_HX_REQUEST": "true"}
+SCRIPT = {"HTTP_ACCEPT": "application/json"}  # what the workspace script sends
 
 
 def logged_in(client, user):
@@ -38,10 +38,10 @@ def test_an_assessor_reaches_only_their_own_topics(client):
     logged_in(client, mine.assessor)
     assert client.get(reverse("nuggets:work", args=[mine.pk])).status_code == 200
     assert client.get(reverse("nuggets:work", args=[theirs.pk])).status_code == 404
-    response = client.post(op_url(theirs, "add"), {"text": "sneaky", "version": 0}, **HTMX)
+    response = client.post(op_url(theirs, "add"), {"text": "sneaky", "version": 0}, **SCRIPT)
     assert response.status_code == 400 and texts_of(theirs) == []
     assert client.post(reverse("nuggets:heartbeat", args=[theirs.pk])).status_code == 404
-    assert client.post(reverse("nuggets:submit", args=[theirs.pk]), {"version": 0}, **HTMX).status_code == 400
+    assert client.post(reverse("nuggets:submit", args=[theirs.pk]), {"version": 0}, **SCRIPT).status_code == 400
 
 
 def test_an_assessor_never_reaches_organizer_pages(client):
@@ -96,12 +96,12 @@ def test_the_workspace_shows_the_query_and_only_relevant_segments(client):
     assert "Keyboard shortcuts" in page
 
 
-def test_an_htmx_operation_returns_the_new_panel(client):
+def test_a_script_operation_returns_the_new_panel(client):
     work = make_given_topic(condition="manual")
     logged_in(client, work.assessor)
-    response = client.post(op_url(work, "add"), {"text": "nuggets are atomic", "importance": "vital", "version": 0, "op_id": "a1"}, **HTMX)
+    response = client.post(op_url(work, "add"), {"text": "nuggets are atomic", "importance": "vital", "version": 0, "op_id": "a1"}, **SCRIPT)
     assert response.status_code == 200
-    html = response.content.decode()
+    html = response.json()["panel"]
     assert html.lstrip().startswith('<section id="nugget-panel"') and 'data-version="1"' in html
     assert "nuggets are atomic" in html and "<html" not in html
     assert texts_of(work) == ["nuggets are atomic"]
@@ -119,8 +119,8 @@ def test_a_plain_form_post_redirects_back_to_the_workspace(client):
 def test_a_conflict_is_a_409_with_a_clear_message(client):
     work = make_given_topic(condition="manual")
     logged_in(client, work.assessor)
-    client.post(op_url(work, "add"), {"text": "tab one", "version": 0}, **HTMX)
-    response = client.post(op_url(work, "add"), {"text": "tab two", "version": 0}, **HTMX)
+    client.post(op_url(work, "add"), {"text": "tab one", "version": 0}, **SCRIPT)
+    response = client.post(op_url(work, "add"), {"text": "tab two", "version": 0}, **SCRIPT)
     assert response.status_code == 409
     assert response.json()["kind"] == "conflict" and "another tab" in response.json()["error"]
     assert texts_of(work) == ["tab one"]
@@ -129,22 +129,22 @@ def test_a_conflict_is_a_409_with_a_clear_message(client):
 def test_a_refused_operation_is_a_400_with_the_reason(client):
     work = make_given_topic(condition="manual")
     logged_in(client, work.assessor)
-    response = client.post(op_url(work, "add"), {"text": "   ", "version": 0}, **HTMX)
+    response = client.post(op_url(work, "add"), {"text": "   ", "version": 0}, **SCRIPT)
     assert response.status_code == 400 and response.json() == {"error": "A nugget needs some text.", "kind": "invalid"}
-    assert client.post(op_url(work, "nonsense"), {"version": 0}, **HTMX).status_code == 400
+    assert client.post(op_url(work, "nonsense"), {"version": 0}, **SCRIPT).status_code == 400
 
 
 def test_submit_freezes_the_panel(client):
     work = make_given_topic(condition="manual")
     logged_in(client, work.assessor)
-    client.post(op_url(work, "add"), {"text": "a", "version": 0}, **HTMX)
-    refused = client.post(reverse("nuggets:submit", args=[work.pk]), {"version": 1}, **HTMX)
+    client.post(op_url(work, "add"), {"text": "a", "version": 0}, **SCRIPT)
+    refused = client.post(reverse("nuggets:submit", args=[work.pk]), {"version": 1}, **SCRIPT)
     assert refused.status_code == 400 and "missing on nugget 1" in refused.json()["error"]
     nugget = nugget_set_of(work).nuggets.get()
-    client.post(op_url(work, "importance"), {"nugget": nugget.pk, "importance": "okay", "version": 1}, **HTMX)
-    response = client.post(reverse("nuggets:submit", args=[work.pk]), {"version": 2}, **HTMX)
-    assert response.status_code == 200 and 'data-frozen="1"' in response.content.decode()
-    assert client.post(op_url(work, "add"), {"text": "b", "version": 3}, **HTMX).status_code == 409
+    client.post(op_url(work, "importance"), {"nugget": nugget.pk, "importance": "okay", "version": 1}, **SCRIPT)
+    response = client.post(reverse("nuggets:submit", args=[work.pk]), {"version": 2}, **SCRIPT)
+    assert response.status_code == 200 and 'data-frozen="1"' in response.json()["panel"]
+    assert client.post(op_url(work, "add"), {"text": "b", "version": 3}, **SCRIPT).status_code == 409
 
 
 def test_the_heartbeat_answers_time_and_version(client):
@@ -169,7 +169,7 @@ def queries_of_requests(client, *, nuggets: int, segments: int) -> tuple[int, in
         assert client.get(reverse("nuggets:work", args=[work.pk])).status_code == 200
     counts.append(len(page))
     with CaptureQueriesContext(connection) as edit:
-        response = client.post(op_url(work, "edit"), {"nugget": first.pk, "text": "reworded", "version": 0}, **HTMX)
+        response = client.post(op_url(work, "edit"), {"nugget": first.pk, "text": "reworded", "version": 0}, **SCRIPT)
         assert response.status_code == 200
     counts.append(len(edit))
     with CaptureQueriesContext(connection) as heartbeat:
@@ -225,9 +225,9 @@ def test_the_organizer_sees_nuggets_lineage_log_and_time(client):
     assessor = work.assessor
     logged_in(client, assessor)
     ids = list(nugget_set_of(work).nuggets.values_list("id", flat=True))
-    client.post(op_url(work, "merge"), {"nuggets": [ids[0], ids[1]], "text": "d1 and d2", "version": 0}, **HTMX)
-    client.post(op_url(work, "delete"), {"nugget": ids[3], "version": 1}, **HTMX)
-    client.post(op_url(work, "add"), {"text": "brand new", "version": 2}, **HTMX)
+    client.post(op_url(work, "merge"), {"nuggets": [ids[0], ids[1]], "text": "d1 and d2", "version": 0}, **SCRIPT)
+    client.post(op_url(work, "delete"), {"nugget": ids[3], "version": 1}, **SCRIPT)
+    client.post(op_url(work, "add"), {"text": "brand new", "version": 2}, **SCRIPT)
     AssessorWork.objects.filter(pk=work.pk).update(active_seconds=3600)
     logged_in(client, make_user(Role.ORGANIZER))
     page = client.get(reverse("nuggets:organize_topic", args=[work.topic_id])).content.decode()
@@ -254,8 +254,8 @@ def test_average_time_per_condition_counts_submitted_topics_only(client):
 def test_an_organizer_reopens_a_submitted_topic(client):
     work = make_given_topic(condition="manual")
     logged_in(client, work.assessor)
-    client.post(op_url(work, "add"), {"text": "a", "importance": "vital", "version": 0}, **HTMX)
-    client.post(reverse("nuggets:submit", args=[work.pk]), {"version": 1}, **HTMX)
+    client.post(op_url(work, "add"), {"text": "a", "importance": "vital", "version": 0}, **SCRIPT)
+    client.post(reverse("nuggets:submit", args=[work.pk]), {"version": 1}, **SCRIPT)
     logged_in(client, make_user(Role.ORGANIZER))
     client.post(reverse("nuggets:reopen", args=[work.pk]), {"reason": "one nugget is missing"})
     assert nugget_set_of(work).status == NuggetSet.Status.OPEN
@@ -269,12 +269,12 @@ def test_the_organizer_sees_lineage_totals_across_topics(client):
     two = make_given_topic(condition="auto_edit", drafts=["b0", "b1"])
     logged_in(client, one.assessor)
     a = list(nugget_set_of(one).nuggets.values_list("id", flat=True))
-    client.post(op_url(one, "merge"), {"nuggets": [a[1], a[2]], "version": 0}, **HTMX)
+    client.post(op_url(one, "merge"), {"nuggets": [a[1], a[2]], "version": 0}, **SCRIPT)
     logged_in(client, two.assessor)
     b = list(nugget_set_of(two).nuggets.values_list("id", flat=True))
-    client.post(op_url(two, "split"), {"nugget": b[0], "texts": "x\ny", "version": 0}, **HTMX)
-    client.post(op_url(two, "delete"), {"nugget": b[1], "version": 1}, **HTMX)
-    client.post(op_url(two, "add"), {"text": "new", "version": 2}, **HTMX)
+    client.post(op_url(two, "split"), {"nugget": b[0], "texts": "x\ny", "version": 0}, **SCRIPT)
+    client.post(op_url(two, "delete"), {"nugget": b[1], "version": 1}, **SCRIPT)
+    client.post(op_url(two, "add"), {"text": "new", "version": 2}, **SCRIPT)
     logged_in(client, make_user(Role.ORGANIZER))
     page = client.get(reverse("nuggets:organize")).content.decode()
     # drafts 5, kept 1, reworded 0, merged 2, split 1, deleted 1, added 1, final 2 + 3 = 5

@@ -11,7 +11,7 @@ from assessor.models.collection import (
 )
 from assessor.models.jobs import Job, JobItem, LLMCall, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
-from assessor.models.work import AssessorWork, WorkEvent
+from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
 
 __all__ = [
     "Answer",
@@ -31,4 +31,5 @@ __all__ = [
     "Sentence",
     "Topic",
     "WorkEvent",
+    "WorkOperation",
 ]

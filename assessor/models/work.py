@@ -54,3 +54,22 @@ class WorkEvent(models.Model):
 
     class Meta:
         ordering = ["work_id", "at"]
+
+
+class WorkOperation(models.Model):
+    """A save the page's script sent with an id of its own, kept so that a replay is applied once.
+
+    The script retries a save whose answer it did not get; the retry carries the
+    same id and is answered with what the first attempt stored.
+    """
+
+    work = models.ForeignKey(AssessorWork, on_delete=models.CASCADE, related_name="operations")
+    op_id = models.CharField(max_length=64)
+    answer = models.JSONField(default=dict, blank=True)  # what the first attempt answered
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["work", "op_id"], name="work_operation_once")]
+
+    def __str__(self) -> str:
+        return f"{self.work_id}:{self.op_id}"

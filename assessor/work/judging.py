@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from assessor.models import AssessorWork
+from assessor.models import AssessorWork, WorkOperation
 from assessor.work.access import assessor_work
 from assessor.work.services import work_activity_record, work_reopen_mark
 
@@ -129,6 +129,13 @@ class JudgedLabel(Protocol):
 Label = TypeVar("Label", bound=JudgedLabel)
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """A save already applied (the same operation id): what its first attempt stored."""
+
+    label: object
+
+
 def label_write(
     *,
     work: AssessorWork,
@@ -138,27 +145,37 @@ def label_write(
     previous: object,
     conflict: Callable[[object], str],
     create: Callable[[float], Label],
-) -> Label:
+    op_id: str = "",
+) -> Label | Replayed:
     """Store `value` over the label the page showed (`previous`; `empty` for none), crediting the time.
 
-    Saving the value already stored is a success that changes nothing (a retry
-    of a save whose answer was lost). A stored label other than `previous` was
-    changed in another tab: refused (409) with the current label, which
-    `conflict` describes. Call inside the transaction that locked `work` and
-    `existing`.
+    A save carrying an operation id (`op_id`) already applied to this work is a
+    replay of a save whose answer was lost: it writes nothing and is answered
+    with what the first attempt stored, even if the label changed since.
+    Without an id, saving the value already stored is a success that changes
+    nothing. A stored label other than `previous` was changed in another tab:
+    refused (409) with the current label, which `conflict` describes. Call
+    inside the transaction that locked `work` and `existing`.
     """
+    if op_id:
+        first = WorkOperation.objects.filter(work=work, op_id=op_id).first()
+        if first is not None:
+            return Replayed(label=first.answer.get("label"))
     current = existing.label if existing is not None else empty
     if existing is not None and current == value:
-        return existing
-    if current != previous:
+        saved = existing
+    elif current != previous:
         raise JudgeError(conflict(current), status=409, current=current)  # type: ignore[arg-type]
-    added = work_activity_record(work=work)
-    if existing is None:
-        return create(added)
-    existing.label = value
-    existing.seconds_spent = (existing.seconds_spent or 0) + added
-    existing.save(update_fields=["label", "seconds_spent"])
-    return existing
+    elif existing is None:
+        saved = create(work_activity_record(work=work))
+    else:
+        existing.label = value
+        existing.seconds_spent = (existing.seconds_spent or 0) + work_activity_record(work=work)
+        existing.save(update_fields=["label", "seconds_spent"])
+        saved = existing
+    if op_id:
+        WorkOperation.objects.create(work=work, op_id=op_id, answer={"label": saved.label})
+    return saved
 
 
 @transaction.atomic

@@ -11,6 +11,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
@@ -32,6 +33,24 @@ def expected_version(request: HttpRequest) -> int | None:
         return int(request.POST["version"])
     except (KeyError, ValueError):
         return None
+
+
+def operation_id(request: HttpRequest) -> str:
+    """The id the page's script gave this save (empty without the script): a retry carries the same."""
+    value = request.POST.get("op_id", "")
+    return value if len(value) <= 64 and value.replace("-", "").isalnum() else ""
+
+
+def label_fields(request: HttpRequest) -> dict[str, Any]:
+    """What every label save posts besides the item: the label, the one the page showed, the work's
+    version, the answer's token and the operation id."""
+    return {
+        "label": request.POST.get("label", ""),
+        "previous": request.POST.get("previous", ""),
+        "expected_version": expected_version(request),
+        "token": request.POST.get("answer") or None,
+        "op_id": operation_id(request),
+    }
 
 
 def int_param(request: HttpRequest, name: str) -> int | None:
@@ -94,6 +113,19 @@ class TopicsField(forms.CharField):
 
     def clean(self, value: Any) -> list[Topic]:  # type: ignore[override]
         return topics_parse(super().clean(value))
+
+
+def give_all(form: forms.Form, give: Callable[[Topic], object]) -> bool:
+    """Give the form's topics one by one, all or none: a refusal names its topic, gives nothing and
+    becomes the form's error."""
+    try:
+        with transaction.atomic():
+            for topic in form.cleaned_data["topics"]:
+                give(topic)
+    except WorkError as error:
+        form.add_error(None, error.message + " Nothing was given.")
+        return False
+    return True
 
 
 def assessor_choices() -> QuerySet[User]:

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def settled(page) -> None:
     """Wait until every queued label is saved."""
     page.wait_for_function(
-        "window.judgePage && window.judgePage.state.queue.length === 0 && !window.judgePage.state.sending"
+        "window.judgePage && window.judgePage.saves.queue.length === 0 && !window.judgePage.saves.sending"
     )
 
 
@@ -142,7 +142,7 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     page.route("**/label/", lambda route: route.abort())
     settled(page)  # the page's script is running and has nothing queued
     page.keyboard.press("f")
-    page.wait_for_function("window.judgePage.state.queue.length === 1")
+    page.wait_for_function("window.judgePage.saves.queue.length === 1")
     page.wait_for_function(
         "document.getElementById('connection').classList.contains('lost')", timeout=30_000
     )
@@ -155,3 +155,31 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     assert page.locator("#connection").inner_text() == "Saved"
     assert list(SupportLabel.objects.filter(method="scratch").values_list("label", flat=True)) == [2]
     assert page.locator("#rows li.jrow").first.locator("button.choice.on").inner_text() == "FS"
+
+
+def test_a_save_whose_answer_is_lost_is_retried_with_its_operation_id_and_applied_once(open_as):
+    from assessor.models import WorkOperation
+
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    page = open_as(scenario.assessor, reverse("judge:assign", args=[work.pk]))
+    settled(page)
+    sent: list[str] = []
+
+    def reach_the_server_then_lose_the_answer(route):
+        sent.append(route.request.post_data)
+        if len(sent) == 1:
+            route.fetch()  # the server gets and applies the save ...
+            route.abort()  # ... and the page never hears back
+        else:
+            route.continue_()
+
+    page.route("**/label/", reach_the_server_then_lose_the_answer)
+    page.keyboard.press("s")
+    settled(page)
+    page.unroute("**/label/")
+    op_ids = [dict(part.split("=", 1) for part in body.split("&"))["op_id"] for body in sent]
+    assert len(op_ids) == 2 and op_ids[0] == op_ids[1] and op_ids[0]
+    assert WorkOperation.objects.filter(work=work).count() == 1
+    assert manual_labels(answer_order(work=work)[0]) == ["support"]
+    assert page.locator("#connection").inner_text() == "Saved"

@@ -19,7 +19,7 @@ def workspace_url(work) -> str:
 def settled(page) -> None:
     """Wait until every queued change is saved and the panel swapped in."""
     page.wait_for_function(
-        "window.nuggetWorkspace && window.nuggetWorkspace.state.queue.length === 0 && !window.nuggetWorkspace.state.sending"
+        "window.nuggetWorkspace && window.nuggetWorkspace.saves.queue.length === 0 && !window.nuggetWorkspace.saves.sending"
     )
 
 

@@ -65,14 +65,14 @@ class Command(BaseCommand):
         op_url = reverse("nuggets:op", args=[work.pk, "edit"]).removesuffix("edit/")
         heartbeat_url = reverse("nuggets:heartbeat", args=[work.pk])
         nugget_set = NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name)
-        htmx = {"HTTP_HX_REQUEST": "true"}
+        script = {"HTTP_ACCEPT": "application/json"}
         state = {"version": nugget_set.version, "turn": 0}
 
         def post(operation: str, **data) -> Callable[[], None]:
             def send() -> None:
                 state["turn"] += 1
                 fields = {key: (value(state["turn"]) if callable(value) else value) for key, value in data.items()}
-                response = client.post(op_url + operation + "/", {**fields, "version": state["version"]}, **htmx)
+                response = client.post(op_url + operation + "/", {**fields, "version": state["version"]}, **script)
                 assert response.status_code == 200, response.content[:300]
                 state["version"] += 1
 
@@ -80,7 +80,7 @@ class Command(BaseCommand):
 
         requests: dict[str, Callable[[], None]] = {
             "workspace page": lambda: response_ok(client.get(page_url)),
-            "panel (htmx)": lambda: response_ok(client.get(page_url, **htmx)),
+            "panel (script)": lambda: response_ok(client.get(page_url, **script)),
             "edit text": post("edit", nugget=ids[0], text=lambda turn: f"a reworded nugget, take {turn}"),
             "set importance": post(
                 "importance", nugget=ids[1], importance=lambda turn: "vital" if turn % 2 else "okay"

@@ -2,26 +2,21 @@
 // connection (and a reload), the version check's conflict message, and the heartbeat.
 //
 // Every change is a form POST to the server (the same forms work without this
-// script). Here they go through one queue, one at a time: each carries the list
-// version it was made on and an id of its own, so a retry of a request whose
-// answer was lost is recognised by the server and not applied twice.
+// script). Here they go through the assessors' save queue (offline-queue.js),
+// one at a time, each with an id of its own so that a retry of a request whose
+// answer was lost is not applied twice; each also carries the list version it
+// was made on, and the server answers with the new panel to swap in.
 (function () {
   "use strict";
 
   const root = document.getElementById("workspace");
   if (!root) return;
 
-  const workId = root.dataset.work;
-  const storeKey = "nugget-ops:" + workId;
   const HEARTBEAT_MS = 30000;
   const csrf = OfflineQueue.csrfToken();
 
   const state = {
     version: null,
-    queue: loadQueue(),
-    sending: false,
-    retryDelay: 1000,
-    retryTimer: null,
     selectedId: null,
     marked: new Set(),
     lastInput: Date.now(),
@@ -39,15 +34,6 @@
   function frozen() {
     return panel().dataset.frozen === "1";
   }
-  function uuid() {
-    return OfflineQueue.newOpId();
-  }
-  function loadQueue() {
-    return OfflineQueue.queueLoad(storeKey);
-  }
-  function saveQueue() {
-    OfflineQueue.queueSave(storeKey, state.queue);
-  }
   function setConnection(text, kind) {
     OfflineQueue.connectionShow(text, kind);
   }
@@ -55,7 +41,7 @@
     OfflineQueue.alertShow(text, withReload);
   }
   function alertHide() {
-    document.getElementById("ws-alert").hidden = true;
+    OfflineQueue.alertHide();
   }
 
   // --- selection -------------------------------------------------------------
@@ -91,13 +77,48 @@
     });
   }
 
-  // --- the operation queue -----------------------------------------------------
+  // --- saving (the queue itself is OfflineQueue's) --------------------------------
+
+  function applied(op, data) {
+    swapPanel(data.panel || "");
+    if (root.dataset.conflict !== "1") alertHide();
+  }
+
+  function refused(op, data) {
+    const message = data.error || "The change was refused.";
+    if (data.kind === "conflict") {
+      // Everything queued was made on a list that no longer exists: show it, do not apply it.
+      const lost = [op].concat(saves.queue).map((o) => o.label);
+      saves.drop(() => true);
+      alertShow(message + " Not saved: " + lost.join("; ") + ".", true);
+      root.dataset.conflict = "1";
+    } else {
+      alertShow(message, false);
+    }
+  }
+
+  const saves = OfflineQueue.create({
+    storeKey: "nugget-ops:" + root.dataset.work,
+    noun: "change",
+    applied: applied,
+    refused: refused,
+    // The version is fixed at the first attempt: a retry must be the same request.
+    beforeSend: (op) => {
+      if (op.fields.version === undefined) op.fields.version = state.version;
+    },
+    // Text typed and not yet sent is unsaved too.
+    unsaved: () => {
+      const unsent = document.getElementById("new-nugget");
+      const editing = Array.from(document.querySelectorAll("li.nugget.editing input.nugget-edit")).some(
+        (input) => input.value.trim() !== (input.dataset.original || "").trim()
+      );
+      return editing || Boolean(unsent && unsent.value.trim());
+    },
+  });
 
   function enqueue(url, fields, label) {
     if (frozen() && !url.endsWith("/submit/")) return;
-    state.queue.push({ url: url, fields: fields, label: label, opId: uuid(), version: null });
-    saveQueue();
-    pump();
+    saves.push(url, fields, { label: label });
   }
 
   function enqueueForm(form, submitter) {
@@ -118,102 +139,6 @@
     if (fields.importance) return "mark " + fields.importance;
     return op;
   }
-
-  async function pump() {
-    if (state.sending || !state.queue.length) return;
-    const op = state.queue[0];
-    state.sending = true;
-    // The version is fixed at the first attempt: a retry must be the same request.
-    if (op.version === null) {
-      op.version = state.version;
-      saveQueue();
-    }
-    const body = new URLSearchParams();
-    for (const [name, value] of Object.entries(op.fields)) {
-      [].concat(value).forEach((v) => body.append(name, v));
-    }
-    body.set("version", op.version);
-    body.set("op_id", op.opId);
-    setConnection(state.queue.length > 1 ? "Saving " + state.queue.length + " changes…" : "Saving…", "busy");
-    let response;
-    try {
-      response = await fetch(op.url, {
-        method: "POST",
-        body: body,
-        credentials: "same-origin",
-        headers: { "HX-Request": "true", "X-CSRFToken": csrf, Accept: "text/html, application/json" },
-      });
-    } catch (error) {
-      return retryLater("Connection lost: " + state.queue.length + " change(s) kept, retrying…");
-    }
-    if (response.redirected || response.status === 401 || response.status === 403) {
-      return retryLater("You seem to be logged out: log in again in another tab; " + state.queue.length + " change(s) kept.");
-    }
-    if (response.status >= 500 || response.status === 0 || response.status === 429) {
-      return retryLater("The server did not answer (" + response.status + "): " + state.queue.length + " change(s) kept, retrying…");
-    }
-    state.retryDelay = 1000;
-    if (response.ok) {
-      state.queue.shift();
-      saveQueue();
-      swapPanel(await response.text());
-      alertHideUnlessConflict();
-      state.sending = false;
-    } else {
-      let message = "The change was refused.";
-      let kind = "invalid";
-      try {
-        const data = await response.json();
-        message = data.error || message;
-        kind = data.kind || kind;
-      } catch (e) {
-        /* not JSON */
-      }
-      if (kind === "conflict") {
-        // Everything queued was made on a list that no longer exists: show it, do not apply it.
-        const lost = state.queue.map((o) => o.label);
-        state.queue = [];
-        saveQueue();
-        alertShow(message + (lost.length ? " Not saved: " + lost.join("; ") + "." : ""), true);
-        root.dataset.conflict = "1";
-      } else {
-        state.queue.shift();
-        saveQueue();
-        alertShow(message, false);
-      }
-      state.sending = false;
-    }
-    setConnection(state.queue.length ? "Saving…" : "Saved", state.queue.length ? "busy" : "ok");
-    if (state.queue.length) pump();
-  }
-
-  function alertHideUnlessConflict() {
-    if (root.dataset.conflict !== "1") alertHide();
-  }
-
-  function retryLater(message) {
-    state.sending = false;
-    setConnection(message, "lost");
-    clearTimeout(state.retryTimer);
-    state.retryTimer = setTimeout(pump, state.retryDelay);
-    state.retryDelay = Math.min(state.retryDelay * 2, 15000);
-  }
-
-  window.addEventListener("online", () => {
-    state.retryDelay = 1000;
-    clearTimeout(state.retryTimer);
-    pump();
-  });
-  window.addEventListener("beforeunload", (event) => {
-    const unsent = document.getElementById("new-nugget");
-    const editing = Array.from(document.querySelectorAll("li.nugget.editing input.nugget-edit")).some(
-      (input) => input.value.trim() !== (input.dataset.original || "").trim()
-    );
-    if (state.queue.length || editing || (unsent && unsent.value.trim())) {
-      event.preventDefault();
-      event.returnValue = "";
-    }
-  });
 
   function swapPanel(html) {
     const holder = document.createElement("div");
@@ -289,9 +214,12 @@
   }
 
   async function reloadPanel() {
-    const response = await fetch(root.dataset.panelUrl, { headers: { "HX-Request": "true" }, credentials: "same-origin" });
+    const response = await fetch(root.dataset.panelUrl, {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+    });
     if (response.ok) {
-      swapPanel(await response.text());
+      swapPanel((await response.json()).panel);
       delete root.dataset.conflict;
       alertHide();
     }
@@ -560,7 +488,7 @@
       const data = await response.json();
       const time = document.getElementById("active-time");
       if (time) time.textContent = data.time;
-      if (!state.queue.length && !state.sending && data.version > state.version) {
+      if (!saves.busy() && data.version > state.version) {
         alertShow("This list was changed in another tab or window.", true);
         root.dataset.conflict = "1";
       }
@@ -568,7 +496,7 @@
       setConnection("Connection lost: retrying…", "lost");
       return;
     }
-    if (!state.queue.length) setConnection("Saved", "ok");
+    if (!saves.queue.length) setConnection("Saved", "ok");
   }
   setInterval(heartbeat, HEARTBEAT_MS);
 
@@ -577,10 +505,10 @@
   state.version = parseInt(panel().dataset.version, 10);
   select(panel().dataset.focus || (location.hash.startsWith("#nugget-") ? location.hash.slice(8) : null), false);
   document.querySelectorAll(".source-form input[name=nugget]").forEach((input) => (input.value = state.selectedId || ""));
-  if (state.queue.length) {
+  if (saves.queue.length) {
     // Changes from before a reload or a crash: send them (the server skips any it already has).
-    setConnection("Sending " + state.queue.length + " kept change(s)…", "busy");
-    pump();
+    setConnection("Sending " + saves.queue.length + " kept change(s)…", "busy");
+    saves.pump();
   }
-  window.nuggetWorkspace = { state: state, pump: pump, heartbeat: heartbeat };
+  window.nuggetWorkspace = { state: state, saves: saves, heartbeat: heartbeat };
 })();

@@ -1,44 +1,27 @@
 // Judging pages (ManualAssign and support): one key per label, autosave, progress.
 //
 // Every row is a form whose buttons POST one label (the page works without this
-// script). Here the saves go through one queue kept in localStorage (one per
-// answer page, so that two tabs on different answers keep apart), one at a
-// time, like the nugget workspace's: a lost connection or a reload keeps them,
-// and a retry is recognised by the server (the label is already the asked one).
-// Each save carries the label the page showed ("previous"): if another tab
-// changed it, the server refuses with the current label and the row shows it.
+// script). Here the saves go through the assessors' save queue (offline-queue.js),
+// which keeps them across a lost connection or a reload and sends each with an
+// operation id, so that a retry is applied once. Each save carries the label
+// the page showed ("previous"): if another tab changed it, the server refuses
+// with the current label and the row shows it.
 (function () {
   "use strict";
 
   const root = document.getElementById("judge");
   if (!root) return;
 
-  const storeKey = "judge-ops:" + root.dataset.work;
-  const csrf = OfflineQueue.csrfToken();
-
-  const state = { queue: loadQueue(), sending: false, retryDelay: 1000, retryTimer: null, selected: null };
-  window.judgePage = { state: state };
+  const state = { selected: null };
 
   function rows() {
     return Array.from(document.querySelectorAll("#rows li.jrow"));
   }
+  function rowOf(op) {
+    return rows().find((r) => r.dataset.row === op.row) || null;
+  }
   function frozen() {
     return root.dataset.frozen === "1";
-  }
-  function uuid() {
-    return OfflineQueue.newOpId();
-  }
-  function loadQueue() {
-    return OfflineQueue.queueLoad(storeKey);
-  }
-  function saveQueue() {
-    OfflineQueue.queueSave(storeKey, state.queue);
-  }
-  function setConnection(text, kind) {
-    OfflineQueue.connectionShow(text, kind);
-  }
-  function alertShow(text, withReload) {
-    OfflineQueue.alertShow(text, withReload);
   }
 
   // --- selection ---------------------------------------------------------------
@@ -104,7 +87,32 @@
     document.getElementById("answers-done").textContent = answers;
   }
 
-  // --- the save queue -----------------------------------------------------------------
+  // --- saving (the queue itself is OfflineQueue's) ---------------------------------------------
+
+  function refused(op, data) {
+    const row = rowOf(op);
+    if ("current" in data && data.current !== null && data.current !== undefined && row) {
+      // Another tab changed this label: show the stored one; later saves of this row are stale too.
+      saves.drop((other) => other.row === op.row);
+      show(row, String(data.current));
+      OfflineQueue.alertShow(data.error || "This label was changed elsewhere.", false);
+    } else if (data.kind === "conflict") {
+      saves.drop(() => true);
+      root.dataset.frozen = "1";
+      OfflineQueue.alertShow((data.error || "The topic changed.") + " Reload the page.", true);
+    } else {
+      OfflineQueue.alertShow(data.error || "The label was refused.", false);
+    }
+  }
+
+  const saves = OfflineQueue.create({
+    // One queue per answer page, so that two tabs on different answers keep apart.
+    storeKey: "judge-ops:" + root.dataset.work,
+    noun: "label",
+    applied: () => {},
+    refused: refused,
+  });
+  window.judgePage = { state: state, saves: saves };
 
   function choose(row, label) {
     if (frozen() || !row) return;
@@ -117,87 +125,9 @@
     fields.label = label;
     fields.previous = previous;
     show(row, label);
-    if (previous !== label) {
-      state.queue.push({ url: form.getAttribute("action"), fields: fields, row: row.dataset.row, opId: uuid() });
-      saveQueue();
-      pump();
-    }
+    if (previous !== label) saves.push(form.getAttribute("action"), fields, { row: row.dataset.row });
     select(nextUnlabelled(row) || row);
   }
-
-  async function pump() {
-    if (state.sending || !state.queue.length) return;
-    const op = state.queue[0];
-    state.sending = true;
-    const body = new URLSearchParams(op.fields);
-    setConnection(state.queue.length > 1 ? "Saving " + state.queue.length + " labels…" : "Saving…", "busy");
-    let response;
-    try {
-      response = await fetch(op.url, {
-        method: "POST",
-        body: body,
-        credentials: "same-origin",
-        headers: { "HX-Request": "true", "X-CSRFToken": csrf, Accept: "application/json" },
-      });
-    } catch (error) {
-      return retryLater("Connection lost: " + state.queue.length + " label(s) kept, retrying…");
-    }
-    if (response.redirected || response.status === 401 || response.status === 403) {
-      return retryLater("You seem to be logged out: log in again in another tab; " + state.queue.length + " label(s) kept.");
-    }
-    if (response.status >= 500 || response.status === 429) {
-      return retryLater("The server did not answer (" + response.status + "): " + state.queue.length + " label(s) kept, retrying…");
-    }
-    state.retryDelay = 1000;
-    state.queue.shift();
-    saveQueue();
-    if (!response.ok) {
-      let data = {};
-      try {
-        data = await response.json();
-      } catch (e) {
-        /* not JSON */
-      }
-      const row = rows().find((r) => r.dataset.row === op.row);
-      if ("current" in data && data.current !== null && data.current !== undefined && row) {
-        // Another tab changed this label: show the stored one; later saves of this row are stale too.
-        state.queue = state.queue.filter((o) => o.row !== op.row);
-        saveQueue();
-        show(row, String(data.current));
-        alertShow(data.error || "This label was changed elsewhere.", false);
-      } else if (data.kind === "conflict") {
-        state.queue = [];
-        saveQueue();
-        root.dataset.frozen = "1";
-        alertShow((data.error || "The topic changed.") + " Reload the page.", true);
-      } else {
-        alertShow(data.error || "The label was refused.", false);
-      }
-    }
-    state.sending = false;
-    setConnection(state.queue.length ? "Saving…" : "Saved", state.queue.length ? "busy" : "ok");
-    if (state.queue.length) pump();
-  }
-
-  function retryLater(message) {
-    state.sending = false;
-    setConnection(message, "lost");
-    clearTimeout(state.retryTimer);
-    state.retryTimer = setTimeout(pump, state.retryDelay);
-    state.retryDelay = Math.min(state.retryDelay * 2, 15000);
-  }
-
-  window.addEventListener("online", () => {
-    state.retryDelay = 1000;
-    clearTimeout(state.retryTimer);
-    pump();
-  });
-  window.addEventListener("beforeunload", (event) => {
-    if (state.queue.length) {
-      event.preventDefault();
-      event.returnValue = "";
-    }
-  });
 
   // --- forms, clicks and keys ---------------------------------------------------------------
 
@@ -212,29 +142,18 @@
   if (submitForm) {
     submitForm.addEventListener("submit", (event) => {
       // Submitting waits for every queued label, so that nothing is left behind.
-      if (state.queue.length || state.sending) {
+      if (saves.busy()) {
         event.preventDefault();
-        alertShow("Some labels are still being saved: submit again in a moment.", false);
+        OfflineQueue.alertShow("Some labels are still being saved: submit again in a moment.", false);
       }
     });
   }
   rows().forEach((row) => row.addEventListener("click", () => select(row)));
 
   function go(id) {
+    // Leave only once everything is saved (the queue survives a reload anyway).
     const link = document.getElementById(id);
-    if (link) {
-      if (state.queue.length || state.sending) {
-        // Leave only once everything is saved (the queue survives a reload anyway).
-        const wait = setInterval(() => {
-          if (!state.queue.length && !state.sending) {
-            clearInterval(wait);
-            window.location.href = link.href;
-          }
-        }, 50);
-      } else {
-        window.location.href = link.href;
-      }
-    }
+    if (link) saves.whenSaved(() => (window.location.href = link.href));
   }
 
   const help = document.getElementById("help");
@@ -270,11 +189,11 @@
 
   progressShow(); // takes the server's counts as the baseline
   // Labels queued before a reload are shown at once, then sent.
-  state.queue.forEach((op) => {
-    const row = rows().find((r) => r.dataset.row === op.row);
+  saves.queue.forEach((op) => {
+    const row = rowOf(op);
     if (row && op.url === row.querySelector("form").getAttribute("action")) show(row, op.fields.label);
   });
   const focus = rows().find((r) => r.dataset.row === root.dataset.focus);
   select(focus || rows()[0]);
-  pump();
+  saves.pump();
 })();
