@@ -139,6 +139,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
+        # The exchange tables too, or kombu writes them into the working directory.
+        "control_folder": str(BROKER_DIR / "control"),
     }
 # Job state lives in the database (assessor.models.Job); no result backend.
 CELERY_TASK_IGNORE_RESULT = True
