@@ -21,3 +21,15 @@ def job_percent(job: Job) -> int:
     if not job.total_items:
         return 100
     return int(100 * (job.done_items + job.failed_items) / job.total_items)
+
+
+def job_params_shown(job: Job) -> list[tuple[str, str]]:
+    """What the organizer asked for, as text: a list is its items, a text is itself; empty choices are left out."""
+    shown = []
+    for key, value in (job.params or {}).items():
+        if value in (None, "", [], {}):
+            continue
+        text = " ".join(str(item) for item in value) if isinstance(value, list | tuple) else str(value)
+        shown.append((key, text))
+    return shown
+

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from assessor.jobs.forms import job_launch
-from assessor.jobs.selectors import job_calls, job_failures, job_percent, jobs_list
+from assessor.jobs.selectors import job_calls, job_failures, job_params_shown, job_percent, jobs_list
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
 from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
 from assessor.models import Job
@@ -50,7 +50,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @organizer_required
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
-    context = {**_job_context(job), "failures": job_failures(job), **_llm_context()}
+    context = {**_job_context(job), "failures": job_failures(job), "asked": job_params_shown(job), **_llm_context()}
     template = "jobs/job_detail.html"
     if request.htmx:
         template += "#progress_panel"
