@@ -8,7 +8,6 @@ gets back in place, or shows the refusal.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor.collection.pages import download_response
 from assessor.models import AssessorWork, Topic
-from assessor.work.pages import ReopenForm, expected_version, operation_id, wants_json
+from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, wants_json
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
 from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
 from assessor.work.timing import duration_label
@@ -164,27 +163,21 @@ def organize(request: HttpRequest) -> HttpResponse:
     form = GiveWorkForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            # All the topics or none: a refusal names its topic and gives nothing.
-            with transaction.atomic():
-                given = [
-                    nugget_work_give(
-                        topic=topic,
-                        assessor=data["assessor"],
-                        condition=data["condition"],
-                        by=request.user,
-                        name=data["name"],
-                        drafts_name=data["drafts"],
-                    )
-                    for topic in data["topics"]
-                ]
-        except WorkError as error:
-            form.add_error(None, error.message + " Nothing was given.")
-        else:
-            topic_ids = ", ".join(work.topic_id for work in given)
-            messages.success(
-                request, f"Given to {data['assessor']} ({given[0].get_kind_display()}): {topic_ids}."
-            )
+        given = give_all(
+            form,
+            lambda topic: nugget_work_give(
+                topic=topic,
+                assessor=data["assessor"],
+                condition=data["condition"],
+                by=request.user,
+                name=data["name"],
+                drafts_name=data["drafts"],
+            ),
+        )
+        if given:
+            topic_ids = ", ".join(topic.pk for topic in data["topics"])
+            condition = dict(form.fields["condition"].choices)[data["condition"]]
+            messages.success(request, f"Given to {data['assessor']} ({condition}): {topic_ids}.")
             return redirect("nuggets:organize")
     works = list(selectors.nugget_works())
     for item in works:
