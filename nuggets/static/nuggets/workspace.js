@@ -298,12 +298,13 @@
   function editClose(li) {
     const input = li && li.querySelector("input.nugget-edit");
     if (!input) return;
-    input.hidden = true;
+    // Not editing any more before the field is hidden: hiding it blurs it at once, and a blur saves.
     li.classList.remove("editing");
+    input.hidden = true;
     li.focus({ preventScroll: true });
   }
   function editSave(li) {
-    // Closing the field blurs it, and a blur saves: only the first of the two counts.
+    // Closing the field blurs it, and a blur saves: only the first of the two counts (see editClose).
     if (!li || !li.classList.contains("editing")) return;
     const input = li.querySelector("input.nugget-edit");
     const text = input.value.trim();
