@@ -78,6 +78,7 @@ def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
     return label_response(
         request,
+        work_id=work_id,
         save=lambda: judging.assignment_label_save(
             work_id=work_id,
             user=request.user,

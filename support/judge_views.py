@@ -85,6 +85,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
     sentence = int_param(request, "sentence")
     return label_response(
         request,
+        work_id=work_id,
         save=lambda: services.support_label_save(
             work_id=work_id,
             user=request.user,

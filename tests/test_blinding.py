@@ -75,7 +75,10 @@ def test_manual_assign_pages_show_no_llm_output_and_no_run(settings):
                 {"nugget": nugget.pk, "label": "support", "previous": "", "version": work.version},
                 **SCRIPT,
             )
-            assert response.status_code == 200 and response.json() == {"label": "support"}
+            # The answer carries the assessor's own label and the work's state, nothing else.
+            answer = response.json()
+            assert response.status_code == 200 and answer["label"] == "support"
+            assert set(answer) == {"label", "status", "time"} and answer["status"] == "in progress"
     body = browser.get(reverse("judge:answer", args=[work.pk, 2])).content.decode()
     assert pressed_values(body) == ["support"] * 3
     # A conflict's answer carries only the assessor's own label.

@@ -68,14 +68,17 @@ def refused(request: HttpRequest, message: str, *, status: int, back: str, curre
     return redirect(back)
 
 
-def label_response(request: HttpRequest, *, save: Callable[[], Any], back: str) -> HttpResponse:
-    """Run a label save; answer with the stored label (JSON) or a redirect back, or the refusal."""
+def label_response(request: HttpRequest, *, work_id: int, save: Callable[[], Any], back: str) -> HttpResponse:
+    """Run a label save; answer with the stored label and the work's state (JSON) or a redirect back,
+    or the refusal."""
     try:
         saved = save()
     except JudgeError as error:
         return refused(request, error.message, status=error.status, back=back, current=error.current)
     if wants_json(request):
-        return JsonResponse({"label": saved.label})
+        work = AssessorWork.objects.only("status", "active_seconds").get(pk=work_id)
+        state = {"status": work.get_status_display(), "time": duration_label(work.active_seconds)}
+        return JsonResponse({"label": saved.label, **state})
     return redirect(back)
 
 

@@ -89,6 +89,14 @@
 
   // --- saving (the queue itself is OfflineQueue's) ---------------------------------------------
 
+  // The work's status and active time as the server has them after a save.
+  function stateShow(data) {
+    const status = document.getElementById("work-status");
+    if (status && data.status) status.textContent = data.status;
+    const time = document.getElementById("active-time");
+    if (time && data.time) time.textContent = data.time;
+  }
+
   function refused(op, data) {
     const row = rowOf(op);
     if ("current" in data && data.current !== null && data.current !== undefined && row) {
@@ -109,7 +117,7 @@
     // One queue per answer page, so that two tabs on different answers keep apart.
     storeKey: "judge-ops:" + root.dataset.work,
     noun: "label",
-    applied: () => {},
+    applied: (op, data) => stateShow(data),
     refused: refused,
   });
   window.judgePage = { state: state, saves: saves };

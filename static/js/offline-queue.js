@@ -148,8 +148,13 @@
       if (response.ok) await options.applied(op, data);
       else options.refused(op, data, response.status);
       saves.sending = false;
-      connectionShow(saves.queue.length ? "Saving…" : "Saved", saves.queue.length ? "busy" : "ok");
-      if (saves.queue.length) pump();
+      if (saves.queue.length) {
+        connectionShow("Saving…", "busy");
+        pump();
+      } else {
+        // A refused change is not saved: the pill must not say otherwise while the alert says why.
+        connectionShow(response.ok ? "Saved" : "Not saved", response.ok ? "ok" : "lost");
+      }
     }
 
     // Run `then` once everything queued is saved (at once if nothing is).

@@ -40,8 +40,11 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     order = answer_order(work=work)
     page = open_as(scenario.assessor, reverse("judge:assign", args=[work.pk]))
     assert page.url.endswith(reverse("judge:answer", args=[work.pk, 1]))
+    assert page.locator("#work-status").inner_text() == "not started"
     # Each key labels the selected nugget and selects the next unlabelled one.
     press(page, "s", "p", "n")
+    # The work's status follows the saves without a reload.
+    assert page.locator("#work-status").inner_text() == "in progress"
     assert manual_labels(order[0]) == ["support", "partial_support", "not_support"]
     assert page.locator("#labels-done").inner_text() == "3"
     assert page.locator("#answers-done").inner_text() == "1"
@@ -128,6 +131,7 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     press(first_tab, "p")
     first_tab.wait_for_selector("#ws-alert:not([hidden])")
     assert "another tab" in first_tab.locator("#ws-alert-text").inner_text()
+    assert first_tab.locator("#connection").inner_text() == "Not saved"
     assert row.locator("button.choice.on").inner_text() == "not support"
     order = answer_order(work=work)
     assert manual_labels(order[0])[0] == "not_support"

@@ -155,12 +155,14 @@ def test_two_tabs_never_overwrite_each_other_silently(open_as):
     alert = second.locator("#ws-alert")
     assert alert.is_visible()
     assert "changed elsewhere" in alert.inner_text() and "written in the second tab" in alert.inner_text()
+    assert second.locator("#connection").inner_text() == "Not saved"
     assert texts_of(work) == ["written in the first tab"]
     second.get_by_role("button", name="Load the latest list").click()
     second.wait_for_selector("#nugget-list li.nugget")
     assert second.locator("#nugget-list").inner_text().count("written in the first tab") == 1
     add_by_keyboard(second, "now on the latest list")
     assert texts_of(work) == ["written in the first tab", "now on the latest list"]
+    assert second.locator("#connection").inner_text() == "Saved"
 
 
 def test_a_lost_connection_is_shown_and_the_change_retried(open_as):
