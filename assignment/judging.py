@@ -80,6 +80,8 @@ class AssignPage:
     token: str = ""
     nuggets_open: bool = False  # the nugget list is still being edited: nothing can be labelled yet
     done_counts: list[int] = field(default_factory=list)
+    # The answer's whole text, where its file gave no sentence split (read only then).
+    unsplit_text: str = ""
 
     @property
     def labels_total(self) -> int:
@@ -122,6 +124,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     number = position.number
     answer_id = order[number - 1]
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
+    unsplit_text = "" if sentences else Answer.objects.values_list("text", flat=True).get(pk=answer_id)
     labels = dict(
         AssignmentLabel.objects.filter(answer_id=answer_id, nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER)
         .values_list("nugget_id", "label")
@@ -143,6 +146,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         token=answer_token(answer_id),
         nuggets_open=nugget_set.status == NuggetSet.Status.OPEN,
         done_counts=done_counts,
+        unsplit_text=unsplit_text,
     )
 
 
