@@ -196,6 +196,7 @@ def assignment_label_save(
         conflict=lambda current: (
             f"This label was changed in another tab (now {current or 'unlabelled'}): the page shows it now."
         ),
+        item=f"answer {answer_id} nugget {nugget_id}",
         op_id=op_id,
         create=lambda seconds: AssignmentLabel.objects.create(
             answer_id=answer_id,

@@ -180,9 +180,13 @@ class _Context:
 
 
 def _context_open(
-    *, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str
+    *, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str, operation: str
 ) -> tuple[_Context | None, OpResult | None]:
-    """Lock the rows and run the checks every operation shares; a replay returns its result at once."""
+    """Lock the rows and run the checks every operation shares; a replay returns its result at once.
+
+    A replay is the same operation on the same version as the first attempt; an operation id reused
+    for anything else is refused, never silently answered.
+    """
     try:
         work = assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS, lock=True)
     except WorkNotFound:
@@ -191,11 +195,16 @@ def _context_open(
         nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)
     except NuggetSet.DoesNotExist:
         raise rules.InvalidOperation("This work has no nugget set to edit; ask an organizer.") from None
-    if op_id and NuggetEdit.objects.filter(nugget_set=nugget_set, op_id=op_id).exists():
+    if expected_version is None:
+        raise rules.VersionConflict(expected=None, current=nugget_set.version)
+    first = NuggetEdit.objects.filter(nugget_set=nugget_set, op_id=op_id).first() if op_id else None
+    if first is not None:
+        if first.operation != operation or first.set_version != expected_version + 1:
+            raise rules.InvalidOperation("This operation id was already used for another change: reload the page.")
         return None, OpResult(work=work, nugget_set=nugget_set, edit=None, replayed=True)
     if nugget_set.status == NuggetSet.Status.SUBMITTED:
         raise rules.SetFrozen("This list is submitted and frozen; an organizer can reopen it.")
-    if expected_version is not None and expected_version != nugget_set.version:
+    if expected_version != nugget_set.version:
         raise rules.VersionConflict(expected=expected_version, current=nugget_set.version)
     nuggets = list(nugget_set.nuggets.order_by("position", "id").prefetch_related("derived_from"))
     derived = {}
@@ -516,7 +525,9 @@ def nugget_operation_apply(
     handler = OPERATIONS.get(operation)
     if handler is None:
         raise rules.InvalidOperation(f"Unknown operation {operation!r}.")
-    context, replay = _context_open(work_id=work_id, user=user, expected_version=expected_version, op_id=op_id)
+    context, replay = _context_open(
+        work_id=work_id, user=user, expected_version=expected_version, op_id=op_id, operation=operation
+    )
     if replay is not None:
         return replay
     before_order = context.order
@@ -539,7 +550,9 @@ def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int |
     Undo goes strictly backwards (the latest edit first), so the list at that
     moment is exactly the edit's after state and restoring its before is exact.
     """
-    context, replay = _context_open(work_id=work_id, user=user, expected_version=expected_version, op_id=op_id)
+    context, replay = _context_open(
+        work_id=work_id, user=user, expected_version=expected_version, op_id=op_id, operation="undo"
+    )
     if replay is not None:
         return replay
     target = (
@@ -621,7 +634,9 @@ def nugget_set_submit(
     *, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str = ""
 ) -> OpResult:
     """Freeze the list once every nugget has an importance (a retried submit is recognised, like any operation)."""
-    context, replay = _context_open(work_id=work_id, user=user, expected_version=expected_version, op_id=op_id)
+    context, replay = _context_open(
+        work_id=work_id, user=user, expected_version=expected_version, op_id=op_id, operation="submit"
+    )
     if replay is not None:
         return replay
     problems = rules.submit_problems(

@@ -44,13 +44,18 @@ class SetFrozen(WorkspaceError):
 class VersionConflict(WorkspaceError):
     status = 409
 
-    def __init__(self, *, expected: int, current: int):
+    def __init__(self, *, expected: int | None, current: int):
         self.expected = expected
         self.current = current
-        super().__init__(
-            f"This topic's nuggets were changed elsewhere (another tab or window): you had version {expected}, "
-            f"the saved list is at version {current}. Your change was not saved; reload the latest list and redo it."
-        )
+        if expected is None:
+            # A change that does not say which list it was made on could undo someone's newer work.
+            message = "This change does not say which version of the list it was made on: reload the page and redo it."
+        else:
+            message = (
+                f"This topic's nuggets were changed elsewhere (another tab or window): you had version {expected}, "
+                f"the saved list is at version {current}. Your change was not saved; reload the latest list and redo it."
+            )
+        super().__init__(message)
 
 
 def text_clean(text: str) -> str:

@@ -119,6 +119,7 @@ def support_label_save(
             f"This pair was judged in another tab (now {LABEL_SHORT.get(current, 'unjudged')}): the page shows it now."
         ),
         create=create,
+        item=f"citation {citation.pk}",
         op_id=op_id,
     )
 

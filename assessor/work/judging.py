@@ -112,7 +112,10 @@ def locked_open_work(
     work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True)
     if work.status == AssessorWork.Status.SUBMITTED:
         raise JudgeError("This topic is submitted and frozen: an organizer can reopen it.", status=409)
-    if expected_version is not None and expected_version != work.version:
+    if expected_version is None:
+        # A save that does not say which version of the work it was made on could land after a reopening.
+        raise JudgeError("This save does not say which version of the work it was made on: reload the page.", status=409)
+    if expected_version != work.version:
         raise JudgeError("This topic was submitted or reopened since the page was loaded: reload it.", status=409)
     return work
 
@@ -145,13 +148,16 @@ def label_write(
     previous: object,
     conflict: Callable[[object], str],
     create: Callable[[float], Label],
+    item: str,
     op_id: str = "",
 ) -> Label | Replayed:
     """Store `value` over the label the page showed (`previous`; `empty` for none), crediting the time.
 
     A save carrying an operation id (`op_id`) already applied to this work is a
     replay of a save whose answer was lost: it writes nothing and is answered
-    with what the first attempt stored, even if the label changed since.
+    with what the first attempt stored, even if the label changed since. The
+    replay must be the same save (the same `item`, a name of what is labelled,
+    and value); an id reused for another save is refused.
     Without an id, saving the value already stored is a success that changes
     nothing. A stored label other than `previous` was changed in another tab:
     refused (409) with the current label, which `conflict` describes. Call
@@ -160,6 +166,8 @@ def label_write(
     if op_id:
         first = WorkOperation.objects.filter(work=work, op_id=op_id).first()
         if first is not None:
+            if first.answer.get("request") != [item, value]:
+                raise JudgeError("This operation id was already used for another save: reload the page.")
             return Replayed(label=first.answer.get("label"))
     current = existing.label if existing is not None else empty
     if existing is not None and current == value:
@@ -174,7 +182,7 @@ def label_write(
         existing.save(update_fields=["label", "seconds_spent"])
         saved = existing
     if op_id:
-        WorkOperation.objects.create(work=work, op_id=op_id, answer={"label": saved.label})
+        WorkOperation.objects.create(work=work, op_id=op_id, answer={"label": saved.label, "request": [item, value]})
     return saved
 
 
