@@ -26,6 +26,7 @@ CHUNK_LINES = 2000
 ANALYZE_AFTER_ROWS = 10_000
 # Below every database's limit on query parameters (SQLite's conservative 999 included).
 LOOKUP_BATCH = 900
+EMPTY_FILE = "the file is empty: there is nothing to import"
 
 
 class ImportFailure(Exception):
@@ -76,17 +77,25 @@ def file_sha256(path: Path) -> str:
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield (line number, text) for each non-blank line; UTF-8 with or without BOM, LF or CRLF."""
+    """Yield (line number, text) for each non-blank line; UTF-8 with or without BOM, LF or CRLF.
+
+    A file with no such line is refused: importing it would report success
+    for what is most often a wrong path or a truncated download.
+    """
+    empty = True
     try:
         with path.open("r", encoding="utf-8-sig", newline="") as handle:
             for number, raw in enumerate(handle, start=1):
                 line = raw.rstrip("\r\n")
                 if line.strip():
+                    empty = False
                     yield number, line
     except UnicodeDecodeError as exc:
         raise ImportFailure(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path) from None
     except FileNotFoundError:
         raise ImportFailure("no such file", path=path) from None
+    if empty:
+        raise ImportFailure(EMPTY_FILE, path=path)
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
