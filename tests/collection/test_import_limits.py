@@ -153,8 +153,15 @@ def test_the_upload_page_refuses_deep_nesting_by_line(client, kind):
 
 
 def test_nesting_inside_strings_does_not_count():
-    assert json_depth(json.dumps({"text": "[" * 100, "quoted": '"]]]]' + "{" * 50, "list": [[[1]]]})) == 4
+    assert json_depth(json.dumps({"text": "[" * 100, "quoted": '"]]]]' + "{" * 50, "list": [[[1]], []]})) == 4
     assert json_depth("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)) == MAX_JSON_DEPTH + 1
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 500, 5_000])
+def test_any_depth_over_the_limit_gets_the_same_error(write_file, depth):
+    record = '{"docid": "d#1", "segment": "t", "title": ' + "[" * depth + "]" * depth + "}\n"
+    message = command_error("segments", write_file("deep.jsonl", record))
+    assert "deep.jsonl, line 1: lists and objects nest deeper than 16 levels" in message
 
 
 @pytest.mark.parametrize(("kind", "content", "field"), OVERSIZED, ids=OVERSIZED_IDS)
