@@ -34,11 +34,15 @@ from assessor.collection.importing.answers import (
     words_count,
 )
 from assessor.collection.importing.base import (
+    MAX_ANSWER_CHARS,
+    MAX_ID_CHARS,
+    MAX_NUGGET_CHARS,
     ImportFailure,
     batch_finish,
     batch_start,
     chunked,
     in_batches,
+    limited,
     read_jsonl,
     require,
     rows_insert,
@@ -72,7 +76,7 @@ def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, 
     where = f"nuggets[{index}]"
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
-    text = text_field(raw, "text", path=path, line=line, where=where)
+    text = text_field(raw, "text", limit=MAX_NUGGET_CHARS, path=path, line=line, where=where)
     importance = raw.get("importance")
     if importance not in IMPORTANCES:
         raise ImportFailure(
@@ -91,8 +95,9 @@ def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, 
 
 def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AssignedAnswer:
     topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
-    run_id = text_field(record, "run_id", path=path, line=line)
+    run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line)
     answer_text = require(record, "answer_text", str, path=path, line=line)
+    limited(answer_text, MAX_ANSWER_CHARS, path=path, line=line, field="answer_text")
     raw_nuggets = require(record, "nuggets", list, path=path, line=line)
     if not raw_nuggets:
         raise ImportFailure("no nuggets", path=path, line=line, field="nuggets")

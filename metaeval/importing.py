@@ -14,12 +14,23 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.text import slugify
 
-from assessor.collection.importing.base import ImportFailure, ImportResult, batch_finish, batch_start, chunked, read_lines
+from assessor.collection.importing.base import (
+    MAX_ID_CHARS,
+    MAX_TOPIC_ID_CHARS,
+    ImportFailure,
+    ImportResult,
+    batch_finish,
+    batch_start,
+    chunked,
+    limited,
+    read_lines,
+)
 from assessor.models import ImportBatch
 from metaeval.models import ImportedScore, ScoreTable
 
 HEADER = ("run_id", "topic_id", "metric", "value")
 METRIC_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.@-]*$")
+MAX_METRIC_CHARS = 40  # ImportedScore.metric
 Cell = tuple[str, str, str]
 
 
@@ -38,11 +49,13 @@ def _parse_scores(path: Path) -> Iterator[tuple[int, Cell, float]]:
         if not seen and tuple(part.lower() for part in parts) == HEADER:
             continue
         run_id, topic_id, metric, raw_value = parts
-        for name, value in (("run_id", run_id), ("topic_id", topic_id)):
+        for name, value, limit in (("run_id", run_id, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
             if not value:
                 raise ImportFailure("empty", path=path, line=number, field=name)
+            limited(value, limit, path=path, line=number, field=name)
         if not METRIC_NAME.match(metric):
             raise ImportFailure(f"not a metric name: {metric!r}", path=path, line=number, field="metric")
+        limited(metric, MAX_METRIC_CHARS, path=path, line=number, field="metric")
         try:
             value = float(raw_value)
         except ValueError:

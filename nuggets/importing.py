@@ -17,7 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from assessor.collection.importing.answers import JudgmentsImportResult, id_field, json_type, slug_check, text_field, topics_require
-from assessor.collection.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
+from assessor.collection.importing.base import (
+    MAX_NUGGET_CHARS,
+    ImportFailure,
+    batch_finish,
+    batch_start,
+    chunked,
+    read_jsonl,
+    require,
+)
 from assessor.models import ImportBatch
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
@@ -39,7 +47,7 @@ def _parse_nugget(raw: Any, index: int, *, drafts: bool, path: Path, line: int) 
     where = f"nuggets[{index}]"
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
-    text = text_field(raw, "text", path=path, line=line, where=where)
+    text = text_field(raw, "text", limit=MAX_NUGGET_CHARS, path=path, line=line, where=where)
     if drafts:
         return text, ""
     importance = raw.get("importance")

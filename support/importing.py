@@ -37,11 +37,14 @@ from assessor.collection.importing.answers import (
     words_count,
 )
 from assessor.collection.importing.base import (
+    MAX_ANSWER_CHARS,
+    MAX_ID_CHARS,
     ImportFailure,
     batch_finish,
     batch_start,
     chunked,
     in_batches,
+    limited,
     read_jsonl,
     require,
     rows_insert,
@@ -112,7 +115,7 @@ def _parse_citation(raw: Any, where: str, *, path: Path, line: int) -> CitationL
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
     _id_value(raw, CITATION_ID_KEYS, path=path, line=line, where=where)
-    docid = text_field(raw, "reference", path=path, line=line, where=where)
+    docid = text_field(raw, "reference", limit=MAX_ID_CHARS, path=path, line=line, where=where)
     support = _support_value(raw.get("support"), path=path, line=line, where=f"{where}.support")
     return CitationLine(docid=docid, support=support)
 
@@ -136,6 +139,8 @@ def _parse_sentence(raw: Any, index: int, *, path: Path, line: int, previous_id:
         text = None  # NIST's export holds NaN where a sentence's text was lost
     elif not isinstance(text, str):
         raise ImportFailure(f"expected a string, got {json_type(text)}", path=path, line=line, field=f"{where}.text")
+    else:
+        limited(text, MAX_ANSWER_CHARS, path=path, line=line, field=f"{where}.text")
     citations = raw.get("citations") or []
     if not isinstance(citations, list):
         raise ImportFailure(f"expected a list, got {json_type(citations)}", path=path, line=line, field=f"{where}.citations")
@@ -148,7 +153,7 @@ def _parse_sentence(raw: Any, index: int, *, path: Path, line: int, previous_id:
 
 def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> JudgedAnswer:
     topic_id = id_field(record, ("topic_id", "qid"), path=path, line=line)
-    run_id = text_field(record, "run_id", path=path, line=line)
+    run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line)
     raw_sentences = require(record, "sentences", list, path=path, line=line)
     sentences = []
     previous_id = None
@@ -156,7 +161,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> JudgedAns
         sentence, sentence_id = _parse_sentence(raw, index, path=path, line=line, previous_id=previous_id)
         sentences.append(sentence)
         previous_id = sentence_id if sentence_id is not None else previous_id
-    return JudgedAnswer(line=line, topic_id=topic_id, run_id=run_id, sentences=tuple(sentences))
+    answer = JudgedAnswer(line=line, topic_id=topic_id, run_id=run_id, sentences=tuple(sentences))
+    limited(answer.text, MAX_ANSWER_CHARS, path=path, line=line, field="sentences")
+    return answer
 
 
 def _parse_answers(path: Path) -> Iterator[JudgedAnswer]:

@@ -109,9 +109,9 @@ def test_a_source_name_must_be_a_slug(write_file, topics):
     assert QrelSource.objects.count() == 0
 
 
-def test_an_empty_file_leaves_no_source_behind(write_file):
-    result = qrels_import(path=write_file("q.txt", "\n"), source="nist")
-    assert result.lines == 0
+def test_an_empty_file_is_refused_and_leaves_no_source_behind(write_file):
+    with pytest.raises(ImportFailure, match=r"q\.txt: the file is empty"):
+        qrels_import(path=write_file("q.txt", "\n"), source="nist")
     assert (QrelSource.objects.count(), ImportBatch.objects.count()) == (0, 0)
 
 

@@ -23,6 +23,12 @@ def test_a_large_import_refreshes_postgresql_statistics(write_file, monkeypatch)
     assert after is not None and (before is None or after > before)
 
 
-def test_a_small_import_leaves_statistics_alone(write_file):
+def test_a_small_import_leaves_postgresql_statistics_to_autovacuum(write_file):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's bounded ANALYZE follows every import (tests/collection/test_statistics.py)")
     result = base.ImportResult(path="x", created=base.ANALYZE_AFTER_ROWS - 1)
     assert base.statistics_refresh(result) is False
+
+
+def test_an_import_that_wrote_nothing_leaves_statistics_alone():
+    assert base.statistics_refresh(base.ImportResult(path="x", unchanged=5)) is False

@@ -104,7 +104,8 @@ def test_a_contradicting_table_is_an_error_unless_replace(write_file):
         ("r1\tt1\tV strict!\t0.5\n", r"bad.tsv, line 1, field 'metric': not a metric name: 'V strict!'"),
         ("r1\tt1\t\t0.5\n", r"bad.tsv, line 1, field 'metric'"),
         ("r1\tt1\tV\t0.5\nr1\tt1\tV\t0.5\n", r"bad.tsv, line 2: run r1, topic t1, metric V repeated \(first on line 1\)"),
-        ("", r"bad.tsv: no scores in the file"),
+        ("", r"bad.tsv: the file is empty"),
+        ("run_id\ttopic_id\tmetric\tvalue\n", r"bad.tsv: no scores in the file"),
     ],
 )
 def test_a_bad_table_names_the_line_and_imports_nothing(write_file, content, expected):

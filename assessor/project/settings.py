@@ -6,12 +6,14 @@ and the LLM_* variables switch to PostgreSQL, Redis or RabbitMQ, and any
 OpenAI-compatible server.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from assessor.project.security import secret_key_file_read
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = Path(env_str("ASSESSOR_VAR_DIR", str(BASE_DIR / "var")))
@@ -24,12 +26,7 @@ if not SECRET_KEY:
         raise ImproperlyConfigured("SECRET_KEY must be set when ASSESSOR_REQUIRE_SECRET_KEY is on")
     # A per-checkout key, so that a local demo works without configuration
     # while no two installations share one.
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        import secrets
-
-        key_file.write_text(secrets.token_urlsafe(50))
-    SECRET_KEY = key_file.read_text().strip()
+    SECRET_KEY = secret_key_file_read(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -42,6 +39,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "template_partials",
+    "axes",
     "assessor",
     "nuggets",
     "assignment",
@@ -59,6 +57,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "assessor.project.busy.DatabaseBusyMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "assessor.project.urls"
@@ -93,7 +94,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
-        "timeout": 30,
+        # How long a write waits for another to finish before giving up (see assessor.project.busy).
+        "timeout": env_float("SQLITE_BUSY_TIMEOUT", 30.0, minimum=0.0),
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "") or None}
 
@@ -102,9 +104,41 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out account and address before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Deployment security (README, "Deployment") ---------------------------------
+# Failed logins are throttled per account and address together (django-axes):
+# after LOGIN_FAILURE_LIMIT failures in a row, that account cannot log in from
+# that address for LOGIN_LOCKOUT_MINUTES, not even with the right password. A
+# pair, so that a stranger can neither lock an assessor out from elsewhere nor
+# shut out everyone behind one address; a success clears the count.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=0.1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+
+# One switch for serving over HTTPS behind a proxy that terminates TLS and sets
+# X-Forwarded-Proto and X-Forwarded-For: secure cookies, HSTS, the redirect from
+# plain HTTP, and the proxy's word for the scheme and the client's address.
+HTTPS = env_bool("ASSESSOR_HTTPS", False)
+if HTTPS:
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("ASSESSOR_HSTS_SECONDS", 31_536_000, minimum=1)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    AXES_CLIENT_IP_CALLABLE = "assessor.project.security.client_address_behind_proxy"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

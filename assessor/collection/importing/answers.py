@@ -17,9 +17,11 @@ from django.core.validators import validate_slug
 
 from assessor.collection.importing.base import (
     LOOKUP_BATCH,
+    MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
     in_batches,
+    limited,
 )
 from assessor.models import Answer, ImportBatch, Run, Topic
 from assessor.collection.runs import AmbiguousRun, RunResolver
@@ -108,8 +110,8 @@ def words_count(text: str) -> int:
     return len(text.split())
 
 
-def text_field(record: dict[str, Any], key: str, *, path: Path, line: int, where: str = "") -> str:
-    """A required, non-empty string field."""
+def text_field(record: dict[str, Any], key: str, *, limit: int, path: Path, line: int, where: str = "") -> str:
+    """A required, non-empty string field of at most `limit` characters."""
     name = f"{where}.{key}" if where else key
     if key not in record:
         raise ImportFailure("missing", path=path, line=line, field=name)
@@ -118,11 +120,11 @@ def text_field(record: dict[str, Any], key: str, *, path: Path, line: int, where
         raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=name)
     if not value.strip():
         raise ImportFailure("empty", path=path, line=line, field=name)
-    return value.strip()
+    return limited(value.strip(), limit, path=path, line=line, field=name)
 
 
 def id_field(record: dict[str, Any], keys: Sequence[str], *, path: Path, line: int) -> str:
-    """An id under the first of `keys` present; integers are accepted (some tools write qids as numbers)."""
+    """A topic id under the first of `keys` present; integers are accepted (some tools write qids as numbers)."""
     key = next((key for key in keys if key in record), None)
     if key is None:
         raise ImportFailure("missing", path=path, line=line, field=keys[0])
@@ -133,7 +135,7 @@ def id_field(record: dict[str, Any], keys: Sequence[str], *, path: Path, line: i
         raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=key)
     if not value.strip():
         raise ImportFailure("empty", path=path, line=line, field=key)
-    return value.strip()
+    return limited(value.strip(), MAX_TOPIC_ID_CHARS, path=path, line=line, field=key)
 
 
 def json_type(value: Any) -> str:

@@ -11,10 +11,13 @@ from django.db import transaction
 from assessor.collection.importing.base import (
     ImportFailure,
     ImportResult,
+    MAX_ID_CHARS,
+    MAX_TOPIC_ID_CHARS,
     batch_finish,
     batch_start,
     chunked,
     in_batches,
+    limited,
     read_lines,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
@@ -41,6 +44,8 @@ def _parse_qrel(text: str, *, path: Path, line: int) -> QrelLine:
             f"expected 4 whitespace-separated fields (topic_id Q0 docid grade), found {len(parts)}", path=path, line=line
         )
     topic_id, iteration, docid, grade_text = parts
+    limited(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
+    limited(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     if iteration not in ITERATION_VALUES:
         raise ImportFailure(
             f"expected {' or '.join(ITERATION_VALUES)} in column 2, found {iteration!r}", path=path, line=line, field="Q0"

@@ -21,10 +21,15 @@ from django.db import transaction
 from assessor.collection.importing.base import (
     ImportFailure,
     ImportResult,
+    MAX_ANSWER_CHARS,
+    MAX_ID_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_TOPIC_ID_CHARS,
     batch_finish,
     batch_start,
     chunked,
     in_batches,
+    limited,
     read_jsonl,
     require,
     rows_insert,
@@ -129,6 +134,7 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
                 line=line,
                 field=cited_at,
             )
+    limited(raw["text"], MAX_ANSWER_CHARS, path=path, line=line, field=f"{where}.text")
     return SentenceLine(text=raw["text"], citations=tuple(citations))
 
 
@@ -136,8 +142,10 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
     run_id = require(record, "run_id", str, path=path, line=line).strip()
     if not run_id:
         raise ImportFailure("empty", path=path, line=line, field="run_id")
+    limited(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
     topic_id = require(record, "topic_id", str, path=path, line=line).strip()
-    topic = require(record, "topic", str, path=path, line=line)
+    limited(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
+    topic = limited(require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic")
     references = require(record, "references", list, path=path, line=line)
     if len(references) > MAX_REFERENCES:
         raise ImportFailure(
@@ -149,10 +157,12 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
     for rank, docid in enumerate(references):
         if not isinstance(docid, str) or not docid.strip():
             raise ImportFailure(f"expected a segment id, got {docid!r}", path=path, line=line, field=f"references[{rank}]")
+        limited(docid.strip(), MAX_ID_CHARS, path=path, line=line, field=f"references[{rank}]")
     answer = require(record, "answer", list, path=path, line=line)
     sentences = tuple(
         _parse_sentence(raw, index, len(references), path=path, line=line) for index, raw in enumerate(answer)
     )
+    limited(" ".join(sentence.text for sentence in sentences), MAX_ANSWER_CHARS, path=path, line=line, field="answer")
     return AnswerLine(
         line=line,
         run_id=run_id,

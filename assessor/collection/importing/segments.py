@@ -16,10 +16,15 @@ from django.db import transaction
 from assessor.collection.importing.base import (
     ImportFailure,
     ImportResult,
+    MAX_ID_CHARS,
+    MAX_SEGMENT_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_URL_CHARS,
     batch_finish,
     batch_start,
     chunked,
     in_batches,
+    limited,
     read_jsonl,
     require,
 )
@@ -39,28 +44,30 @@ class SegmentLine:
     text_key: str  # which key held the text, for error messages
 
 
-def _optional_text(record: dict[str, Any], key: str, *, path: Path, line: int) -> str:
+def _optional_text(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
     if record.get(key) is None:
         return ""
-    return require(record, key, str, path=path, line=line)
+    return limited(require(record, key, str, path=path, line=line), limit, path=path, line=line, field=key)
 
 
 def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentLine:
     docid = require(record, "docid", str, path=path, line=line).strip()
     if not docid:
         raise ImportFailure("empty", path=path, line=line, field="docid")
+    limited(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     text_key = next((key for key in TEXT_KEYS if key in record), None)
     if text_key is None:
         raise ImportFailure(f"missing (the text goes in one of {', '.join(TEXT_KEYS)})", path=path, line=line, field="segment")
     text = require(record, text_key, str, path=path, line=line)
     if not text.strip():
         raise ImportFailure("empty text", path=path, line=line, field=text_key)
+    limited(text, MAX_SEGMENT_CHARS, path=path, line=line, field=text_key)
     return SegmentLine(
         line=line,
         docid=docid,
         text=text,
-        title=_optional_text(record, "title", path=path, line=line),
-        url=_optional_text(record, "url", path=path, line=line),
+        title=_optional_text(record, "title", MAX_TITLE_CHARS, path=path, line=line),
+        url=_optional_text(record, "url", MAX_URL_CHARS, path=path, line=line),
         text_key=text_key,
     )
 

@@ -8,9 +8,12 @@ from django.db import transaction
 from assessor.collection.importing.base import (
     ImportFailure,
     ImportResult,
+    MAX_QUERY_CHARS,
+    MAX_TOPIC_ID_CHARS,
     batch_finish,
     batch_start,
     chunked,
+    limited,
     read_lines,
 )
 from assessor.models import ImportBatch, Topic
@@ -27,6 +30,8 @@ def _parse_topics(path: Path):
             raise ImportFailure("empty", path=path, line=number, field="topic_id")
         if not query:
             raise ImportFailure("empty", path=path, line=number, field="query")
+        limited(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=number, field="topic_id")
+        limited(query, MAX_QUERY_CHARS, path=path, line=number, field="query")
         if topic_id in seen:
             raise ImportFailure(f"topic repeated (first on line {seen[topic_id]})", path=path, line=number, field="topic_id")
         seen[topic_id] = number

@@ -33,6 +33,11 @@ def _unfence(raw: str) -> str:
     return re.sub(r"^```[A-Za-z0-9_-]*\s*", "", raw.strip()).strip()
 
 
+def _outside_fence(raw: str) -> str:
+    """The prose around the one code block, where a model may have written another list."""
+    return FENCE.sub(" ", raw)
+
+
 def _bracketed_spans(text: str) -> list[str]:
     """The top-level [...] spans of `text`, skipping brackets inside quoted strings."""
     spans: list[str] = []
@@ -71,12 +76,30 @@ def _literal_list(span: str) -> list | None:
             value = ast.literal_eval(span)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return None
+    except RecursionError:
+        return None
     return value if isinstance(value, list) else None
 
 
+def _lists_of_strings(text: str) -> list[list]:
+    return [
+        value
+        for value in map(_literal_list, _bracketed_spans(text))
+        if value is not None and all(isinstance(item, str) for item in value)
+    ]
+
+
 def parse_string_list(raw: str) -> list[str]:
-    """The one list of strings in an answer (fenced or not, prose around it allowed)."""
-    text = _unfence(raw or "")
+    """The one list of strings in an answer (fenced or not, prose around it allowed).
+
+    Two lists are ambiguous wherever they stand (a model correcting itself
+    writes its second thought after the first): the answer is refused, never
+    one of them picked.
+    """
+    raw = raw or ""
+    text = _unfence(raw)
+    if FENCE.search(raw) and _lists_of_strings(_outside_fence(raw)):
+        raise AnswerUnusable("the answer holds several lists, in and out of its code block; return exactly one list")
     lists = [value for value in map(_literal_list, _bracketed_spans(text)) if value is not None]
     if not lists:
         raise AnswerUnusable('the answer holds no list; return only a list in the form ["a", "b", ...]')

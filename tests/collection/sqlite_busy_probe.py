@@ -1,0 +1,85 @@
+"""A long import and assessors' label saves at once, on a file SQLite database, in threads.
+
+Run by test_sqlite_busy.py in a process of its own, since the test database of
+the suite is in memory (where SQLite locks differently). Prints what happened
+as JSON: the import's time and outcome, and the status codes of every save.
+"""
+
+import json
+import sys
+import threading
+import time
+
+import django
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.urls import reverse  # noqa: E402
+
+from assignment.models import AssignmentLabel  # noqa: E402
+from tests.test_judging_services import give_assign, make_scenario  # noqa: E402
+
+RETRY_PAUSE = 0.2
+
+
+def main(topics_path: str, savers: int) -> dict:
+    call_command("migrate", verbosity=0)
+    scenario = make_scenario(plant_llm=False)
+    work = give_assign(scenario)
+    pairs = [(number, nugget.pk) for number in (1, 2, 3) for nugget in scenario.nuggets][:savers]
+    report: dict = {"saves": [], "import": {}}
+    started = threading.Event()
+
+    def long_import() -> None:
+        begin = time.monotonic()
+        started.set()
+        try:
+            call_command("import_topics", topics_path, stdout=open("/dev/null", "w"))
+            report["import"] = {"ok": True, "seconds": time.monotonic() - begin}
+        except Exception as exc:  # reported, so that the test shows it
+            report["import"] = {"ok": False, "error": repr(exc), "seconds": time.monotonic() - begin}
+        finally:
+            connection.close()
+
+    def save(client: Client, number: int, nugget: int) -> None:
+        url = reverse("judge:label", args=[work.pk, number])
+        statuses = []
+        begin = time.monotonic()
+        try:
+            # As the judging page does: send again what the server could not take yet.
+            while len(statuses) < 100:
+                response = client.post(url, {"nugget": nugget, "label": "support", "previous": "", "version": 0})
+                statuses.append(response.status_code)
+                if response.status_code != 503:
+                    break
+                statuses[-1] = f"503 Retry-After {response.get('Retry-After')}"
+                time.sleep(RETRY_PAUSE)
+        finally:
+            report["saves"].append({"statuses": statuses, "seconds": time.monotonic() - begin})
+            connection.close()
+
+    clients = []
+    for _ in pairs:
+        # Logged in before the import starts: a login writes its session.
+        client = Client(raise_request_exception=False)
+        client.force_login(scenario.assessor)
+        clients.append(client)
+    importer = threading.Thread(target=long_import)
+    importer.start()
+    started.wait()
+    time.sleep(0.3)  # the import holds the write lock by now
+    threads = [threading.Thread(target=save, args=(client, *pair)) for client, pair in zip(clients, pairs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads + [importer]:
+        thread.join()
+    report["labels"] = AssignmentLabel.objects.filter(assigner="manual").count()
+    report["expected_labels"] = len(pairs)
+    return report
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], int(sys.argv[2]))))

@@ -1,0 +1,200 @@
+"""Nesting and size limits: a line or field past its limit is refused by file, line and field.
+
+Every importer is driven through its command and through the upload page; no
+traceback, no 500, nothing stored.
+"""
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from assessor.collection.importing.base import MAX_JSON_DEPTH, json_depth
+from assessor.models import ImportBatch, Segment, Topic
+from assessor.work.roles import Role
+from tests.builders import make_user
+
+pytestmark = pytest.mark.django_db
+
+# kind (upload page) -> (command, its required options)
+COMMANDS = {
+    "topics": ("import_topics", []),
+    "segments": ("import_segments", []),
+    "qrels": ("import_qrels", ["--source", "nist"]),
+    "run": ("import_run", []),
+    "nuggets": ("import_nuggets", ["--kind", "manual"]),
+    "assignments": ("import_assignments", ["--nuggets", "auto", "--assigner", "manual"]),
+    "support": ("import_support", ["--method", "scratch"]),
+    "scores": ("import_scores", ["--name", "table"]),
+}
+UPLOAD_OPTIONS = {
+    "source": "nist",
+    "nuggets_kind": "manual",
+    "assigner_kind": "manual",
+    "method_kind": "scratch",
+    "scores_name": "table",
+}
+JSONL_KINDS = ["segments", "run", "nuggets", "assignments", "support"]
+NESTING_BOMB = "[" * 200_000 + "]" * 200_000
+
+
+def x(count: int) -> str:
+    return "x" * count
+
+
+def run_line(**changes) -> dict:
+    line = {
+        "run_id": "team-run",
+        "topic_id": "2024-1",
+        "topic": "a query",
+        "references": ["d#1"],
+        "answer": [{"text": "An answer.", "citations": [0]}],
+    }
+    return {**line, **changes}
+
+
+def assignment_line(**changes) -> dict:
+    nugget = {"text": "a nugget", "importance": "vital", "assignment": "support"}
+    return {"qid": "2024-1", "query": "q", "run_id": "team-run", "answer_text": "An answer.", "nuggets": [nugget], **changes}
+
+
+def support_line(**changes) -> dict:
+    sentence = {"text": "An answer.", "citations": [{"reference": "d#1", "support": "2"}]}
+    return {"topic_id": "2024-1", "run_id": "team-run", "sentences": [sentence], **changes}
+
+
+def jsonl(record: dict) -> str:
+    return json.dumps(record) + "\n"
+
+
+# (kind, content, the field the error names)
+OVERSIZED = [
+    ("topics", f"{x(65)}\tq\n", "topic_id"),
+    ("topics", f"2024-1\t{x(2_001)}\n", "query"),
+    ("segments", jsonl({"docid": x(201), "segment": "text"}), "docid"),
+    ("segments", jsonl({"docid": "d#1", "segment": x(65_537)}), "segment"),
+    ("segments", jsonl({"docid": "d#1", "contents": x(65_537)}), "contents"),
+    ("segments", jsonl({"docid": "d#1", "segment": "t", "title": x(2_001)}), "title"),
+    ("segments", jsonl({"docid": "d#1", "segment": "t", "url": x(4_001)}), "url"),
+    ("qrels", f"2024-1 Q0 {x(201)} 1\n", "docid"),
+    ("qrels", f"{x(65)} Q0 d#1 1\n", "topic_id"),
+    ("run", jsonl(run_line(run_id=x(201))), "run_id"),
+    ("run", jsonl(run_line(topic_id=x(65))), "topic_id"),
+    ("run", jsonl(run_line(topic=x(2_001))), "topic"),
+    ("run", jsonl(run_line(references=[x(201)])), "references[0]"),
+    ("run", jsonl(run_line(answer=[{"text": x(32_001), "citations": []}])), "answer[0].text"),
+    ("run", jsonl(run_line(answer=[{"text": x(16_000), "citations": []}] * 3)), "answer"),
+    ("nuggets", jsonl({"qid": "2024-1", "nuggets": [{"text": x(1_001), "importance": "vital"}]}), "nuggets[0].text"),
+    ("nuggets", jsonl({"qid": x(65), "nuggets": [{"text": "n", "importance": "vital"}]}), "qid"),
+    ("assignments", jsonl(assignment_line(run_id=x(201))), "run_id"),
+    ("assignments", jsonl(assignment_line(answer_text=x(32_001))), "answer_text"),
+    (
+        "assignments",
+        jsonl(assignment_line(nuggets=[{"text": x(1_001), "importance": "vital", "assignment": "support"}])),
+        "nuggets[0].text",
+    ),
+    ("support", jsonl(support_line(run_id=x(201))), "run_id"),
+    ("support", jsonl(support_line(sentences=[{"text": x(32_001), "citations": []}])), "sentences[0].text"),
+    ("support", jsonl(support_line(sentences=[{"text": x(16_000), "citations": []}] * 3)), "sentences"),
+    (
+        "support",
+        jsonl(support_line(sentences=[{"text": "s", "citations": [{"reference": x(201), "support": "2"}]}])),
+        "sentences[0].citations[0].reference",
+    ),
+    ("scores", f"{x(201)}\t2024-1\tV\t0.5\n", "run_id"),
+    ("scores", f"r\t{x(65)}\tV\t0.5\n", "topic_id"),
+    ("scores", f"r\t2024-1\t{x(41)}\t0.5\n", "metric"),
+]
+OVERSIZED_IDS = [f"{kind}-{field}" for kind, _, field in OVERSIZED]
+
+
+def command_error(kind: str, path) -> str:
+    command, options = COMMANDS[kind]
+    with pytest.raises(CommandError) as failure:
+        call_command(command, str(path), *options)
+    return str(failure.value)
+
+
+def upload_page(client, kind: str, name: str, content: str) -> str:
+    client.force_login(make_user(Role.ORGANIZER))
+    file = SimpleUploadedFile(name, content.encode())
+    response = client.post(reverse("collection:upload"), {"kind": kind, "file": file, **UPLOAD_OPTIONS})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def page_failure(file: str, line: int, field: str = "") -> list[str]:
+    """What the upload page shows of a failure at this place."""
+    shown = ['<dt>File</dt><dd class="mono">' + file + "</dd>", f"<dt>Line</dt><dd>{line}</dd>"]
+    if field:
+        shown.append('<dt>Field</dt><dd class="mono">' + field + "</dd>")
+    return shown
+
+
+def nothing_stored() -> bool:
+    return not (ImportBatch.objects.exists() or Topic.objects.exists() or Segment.objects.exists())
+
+
+@pytest.mark.parametrize("kind", JSONL_KINDS)
+def test_a_command_refuses_deep_nesting_by_line(write_file, kind):
+    path = write_file("bomb.jsonl", "\n" + NESTING_BOMB + "\n")
+    assert "bomb.jsonl, line 2: lists and objects nest deeper than 16 levels" in command_error(kind, path)
+    assert nothing_stored()
+
+
+@pytest.mark.parametrize("kind", JSONL_KINDS)
+def test_the_upload_page_refuses_deep_nesting_by_line(client, kind):
+    page = upload_page(client, kind, "bomb.jsonl", NESTING_BOMB + "\n")
+    assert all(part in page for part in page_failure("bomb.jsonl", 1))
+    assert "lists and objects nest deeper than 16 levels" in page
+    assert nothing_stored()
+
+
+def test_nesting_inside_strings_does_not_count():
+    assert json_depth(json.dumps({"text": "[" * 100, "quoted": '"]]]]' + "{" * 50, "list": [[[1]], []]})) == 4
+    assert json_depth("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1)) == MAX_JSON_DEPTH + 1
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 500, 5_000])
+def test_any_depth_over_the_limit_gets_the_same_error(write_file, depth):
+    record = '{"docid": "d#1", "segment": "t", "title": ' + "[" * depth + "]" * depth + "}\n"
+    message = command_error("segments", write_file("deep.jsonl", record))
+    assert "deep.jsonl, line 1: lists and objects nest deeper than 16 levels" in message
+
+
+@pytest.mark.parametrize(("kind", "content", "field"), OVERSIZED, ids=OVERSIZED_IDS)
+def test_a_command_refuses_an_oversized_field_by_line_and_field(write_file, kind, content, field):
+    path = write_file("big.txt", "\n" + content)
+    message = command_error(kind, path)
+    assert f"big.txt, line 2, field '{field}': " in message
+    assert "characters, over the limit of" in message
+    assert nothing_stored()
+
+
+@pytest.mark.parametrize(("kind", "content", "field"), OVERSIZED, ids=OVERSIZED_IDS)
+def test_the_upload_page_refuses_an_oversized_field_by_line_and_field(client, kind, content, field):
+    page = upload_page(client, kind, "big.txt", content)
+    assert all(part in page for part in page_failure("big.txt", 1, field))
+    assert "characters, over the limit of" in page
+    assert nothing_stored()
+
+
+@pytest.mark.parametrize("kind", list(COMMANDS))
+def test_a_line_over_a_megabyte_is_refused_before_parsing(write_file, client, kind):
+    content = "\n" + x(3 << 20) + "\n"
+    assert "huge.txt, line 2: the line is longer than 1,048,576 characters" in command_error(
+        kind, write_file("huge.txt", content)
+    )
+    page = upload_page(client, kind, "huge.txt", content)
+    assert all(part in page for part in page_failure("huge.txt", 2))
+    assert "the line is longer than 1,048,576 characters" in page
+    assert nothing_stored()
+
+
+def test_the_real_files_stay_under_the_limits(write_file):
+    call_command("import_topics", "tests/fixtures/collection/topics.tsv")
+    call_command("import_segments", "tests/fixtures/collection/segments.jsonl")
+    call_command("import_run", "tests/fixtures/collection/run_l31_70b.jsonl")
+    assert Segment.objects.exclude(text="").exists()

@@ -1,0 +1,57 @@
+"""Every path that fills a database leaves the planner statistics fresh: commands, uploads, the demo."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.db import connection
+from django.urls import reverse
+
+from assessor.work.roles import Role
+from tests.builders import make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def analyzed_tables() -> set[str]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
+            if not cursor.fetchone():
+                return set()
+            cursor.execute("SELECT DISTINCT tbl FROM sqlite_stat1")
+        else:
+            cursor.execute("SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL")
+        return {name for (name,) in cursor.fetchall()}
+
+
+def forget_statistics() -> None:
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
+            if cursor.fetchone():
+                cursor.execute("DELETE FROM sqlite_stat1")
+
+
+def test_an_import_command_refreshes_the_statistics_on_sqlite(write_file):
+    if connection.vendor != "sqlite":
+        pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/test_import_statistics.py)")
+    forget_statistics()
+    call_command("import_topics", str(write_file("topics.tsv", "2024-1\ta\n2024-2\tb\n")))
+    assert "assessor_topic" in analyzed_tables()
+
+
+def test_the_upload_page_refreshes_the_statistics_on_sqlite(client):
+    if connection.vendor != "sqlite":
+        pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/test_import_statistics.py)")
+    forget_statistics()
+    client.force_login(make_user(Role.ORGANIZER))
+    client.post(reverse("collection:upload"), {"kind": "topics", "file": SimpleUploadedFile("t.tsv", b"2024-1\ta\n")})
+    assert "assessor_topic" in analyzed_tables()
+
+
+def test_the_demo_leaves_statistics_for_the_tables_it_filled():
+    forget_statistics()
+    call_command("load_demo", stdout=open("/dev/null", "w"))
+    filled = {"assessor_topic", "assessor_segment", "assessor_qrel", "assessor_answer", "assessor_citation"}
+    filled |= {"assignment_assignmentlabel", "support_supportlabel", "nuggets_nugget"}
+    assert filled <= analyzed_tables()
