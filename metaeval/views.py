@@ -29,6 +29,8 @@ from metaeval.comparison import (
     topics_resolve,
 )
 from metaeval.plots import scatter_png
+from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
+from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
 from metaeval.sources import SourceError, source_describe, source_parse, sources_list
 from metaeval.stats import Confusion, TauOptions, pair_points, run_points
 
@@ -226,11 +228,49 @@ def index(request: HttpRequest) -> HttpResponse:
                 describe_errors=describe_errors,
                 query=query,
             )
+    context.update(_qrels_context(request))
     template = "metaeval/index.html"
     if request.htmx:
         template += "#page"
     return render(request, template, context)
 
+
+def _qrels_context(request: HttpRequest) -> dict:
+    """The qrels agreement section: two qrels sources and a threshold, per topic and on average."""
+    sources = qrels_sources_list()
+    context: dict = {
+        "qrels_sources": sources,
+        "qrels_a": request.GET.get("qrels_a", "nist" if "nist" in sources else (sources[0] if sources else "")),
+        "qrels_b": request.GET.get("qrels_b", "umbrela" if "umbrela" in sources else (sources[1] if len(sources) > 1 else "")),
+        "qrels_threshold": request.GET.get("threshold", "1"),
+        "qrels_headings": ["precision", "recall", "F1", "Jaccard", "Cohen's kappa", "Krippendorff's alpha"],
+        "qrels": None,
+        "qrels_error": "",
+    }
+    if "qrels_a" not in request.GET:
+        return context
+    try:
+        threshold = int(context["qrels_threshold"])
+        result = qrels_agreement_build(context["qrels_a"].strip(), context["qrels_b"].strip(), threshold=threshold)
+    except ValueError:
+        context["qrels_error"] = "the threshold must be a whole number"
+        return context
+    except QrelsSourceError as exc:
+        context["qrels_error"] = str(exc.args[0])
+        return context
+
+    def row(topic, values) -> dict:
+        return {"topic": topic, "values": [_nan_to_none(value) for value in values]}
+
+    context["qrels"] = {
+        "result": result,
+        "rows": [
+            {**row(r.topic, [r.figure(name) for name in QRELS_FIGURES]), "shared": r.shared} for r in result.topics
+        ],
+        "mean": row("mean", [result.mean[name] for name in QRELS_FIGURES]),
+        "pooled": {**row("pooled", [result.pooled.figure(name) for name in QRELS_FIGURES]), "shared": result.pooled.shared},
+    }
+    return context
 
 
 def _csv_response(lines: Iterator[str], filename: str) -> StreamingHttpResponse:
