@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import itemgetter
 
 import numpy as np
@@ -479,8 +480,9 @@ class Confusion:
     def kappa_quadratic(self) -> float:
         return kappa_weighted(self.counts, weights="quadratic")
 
-    @property
+    @cached_property
     def alpha_ordinal(self) -> float:
+        # One unit per labelled pair: worth computing once for a matrix of a million pairs.
         return alpha_ordinal(self.counts)
 
     def row_totals(self) -> list[int]:
