@@ -11,21 +11,16 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
+from assessor.collection.score_formats import tsv_lines
 from assessor.models import Answer
-from assessor.collection.scores import ALL_TOPICS, Scores
+from assessor.collection.scores import Scores
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_require
 from nuggets.models import Nugget, NuggetSet
 
-SCORES_HEADER = "run_id\ttopic_id\tmetric\tvalue\n"
 # What an answer's nugget without a label of the condition is written as: it
 # scores 0 either way, and the format wants a label on every nugget.
 UNLABELLED_AS = AssignmentLabel.Label.NOT_SUPPORT
-
-
-def score_value(value: float) -> str:
-    """A float written so that reading it back gives the same float."""
-    return repr(float(value))
 
 
 def scores_lines(scores: Scores) -> Iterator[str]:
@@ -33,19 +28,10 @@ def scores_lines(scores: Scores) -> Iterator[str]:
 
     Per run (sorted): a row per evaluated answer's topic and metric, then the
     run's means under topic_id `all`. Topics the run has no evaluated answer
-    for have no rows (their 0 is in the mean).
+    for have no rows (their 0 is in the mean). Other layouts:
+    assessor.collection.score_formats.
     """
-    yield SCORES_HEADER
-    for run in scores.runs:
-        for topic in scores.topics:
-            values = scores.per_topic.get((run, topic))
-            if values is None:
-                continue
-            for metric in scores.metrics:
-                yield f"{run}\t{topic}\t{metric}\t{score_value(values[metric])}\n"
-        means = scores.run_means[run]
-        for metric in scores.metrics:
-            yield f"{run}\t{ALL_TOPICS}\t{metric}\t{score_value(means[metric])}\n"
+    return tsv_lines(scores)
 
 
 def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) -> Iterator[str]:

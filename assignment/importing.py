@@ -8,6 +8,10 @@ output. The nuggets repeat on every answer of a topic; they become the topic's
 nugget set of the given name (made once), and the answers' labels become
 AssignmentLabels of the given assigner. Topics are joined on `qid` only: the
 `query` of these files is normalized and differs from the topics file.
+
+A file of one run's answers (the nuggetizer writes one per run, often without
+`run_id`) is imported with `run_id=`: its records then need no `run_id`, and
+one naming another run is an error. The run is never taken from the file name.
 """
 
 from collections.abc import Iterator
@@ -47,6 +51,7 @@ from assessor.collection.importing.base import (
     require,
     rows_insert,
 )
+from assessor.collection.runs import run_ids_match
 from assessor.models import Answer, ImportBatch
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
@@ -93,9 +98,21 @@ def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, 
     return text, importance, label
 
 
-def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AssignedAnswer:
+def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str | None = None) -> AssignedAnswer:
     topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
-    run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line)
+    if run_id is None:
+        if record.get("run_id") is None:
+            raise ImportFailure(
+                "missing: a file without run ids (as the nuggetizer writes one run's answers) needs --run-id",
+                path=path,
+                line=line,
+                field="run_id",
+            )
+        run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line)
+    elif record.get("run_id") is not None and not run_ids_match(str(record["run_id"]), run_id):
+        raise ImportFailure(
+            f"run {record['run_id']!r} in a file imported as run {run_id!r}", path=path, line=line, field="run_id"
+        )
     answer_text = require(record, "answer_text", str, path=path, line=line)
     limited(answer_text, MAX_ANSWER_CHARS, path=path, line=line, field="answer_text")
     raw_nuggets = require(record, "nuggets", list, path=path, line=line)
@@ -122,11 +139,11 @@ def nugget_list_difference(first: NuggetList, other: NuggetList) -> str:
     return "nuggets"
 
 
-def _parse_answers(path: Path) -> Iterator[AssignedAnswer]:
+def _parse_answers(path: Path, *, run_id: str | None = None) -> Iterator[AssignedAnswer]:
     """The file's answers, checked to repeat one nugget list per topic."""
     lists: dict[str, tuple[NuggetList, int]] = {}
     for number, record in read_jsonl(path):
-        answer = _parse_answer(record, path=path, line=number)
+        answer = _parse_answer(record, path=path, line=number, run_id=run_id)
         first, first_line = lists.setdefault(answer.topic_id, (answer.nuggets, number))
         if answer.nuggets != first:
             where = nugget_list_difference(first, answer.nuggets)
@@ -390,9 +407,11 @@ def assignments_import(
     assigner_name: str | None = None,
     replace: bool = False,
     user: AbstractBaseUser | None = None,
+    run_id: str | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
     nuggets, assigner = str(nuggets), str(assigner)
+    run_id = run_id.strip() if run_id else None
     nuggets_name = str(nuggets_name or nuggets)
     assigner_name = str(assigner_name or assigner)
     _options_check(path=path, nuggets=nuggets, assigner=assigner, nuggets_name=nuggets_name, assigner_name=assigner_name)
@@ -402,6 +421,7 @@ def assignments_import(
         "nuggets_name": nuggets_name,
         "assigner_name": assigner_name,
         "replace": replace,
+        "run_id": run_id or "",
     }
     batch = batch_start(kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)
     importer = AssignmentsImport(
@@ -413,7 +433,7 @@ def assignments_import(
         replace=replace,
         batch=batch,
     )
-    for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
+    for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
         importer.chunk_import(chunk)
     importer.result.warnings_close()
     return batch_finish(batch, importer.result)

@@ -9,6 +9,7 @@ from django import forms
 from django.db.models import Count
 from django.urls import reverse
 
+from assessor.collection.forms import run_id_field
 from assessor.models import AssessorWork, Job
 from assessor.registry import (
     AnswerBadges,
@@ -58,6 +59,7 @@ def _import_options(data: dict) -> dict:
         "assigner": data["assigner_kind"],
         "nuggets_name": data["nuggets_name"] or None,
         "assigner_name": data["assigner_name"] or None,
+        "run_id": data.get("run_id") or None,
     }
 
 
@@ -123,6 +125,7 @@ def register() -> None:
                 "nuggets_name": nuggets_name_field,
                 "assigner_kind": _assigner_kind_field,
                 "assigner_name": _assigner_name_field,
+                "run_id": run_id_field,
             },
             required=("nuggets_kind", "assigner_kind"),
             options=_import_options,

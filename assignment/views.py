@@ -11,7 +11,8 @@ from assessor.collection.pages import (
     url_if_exists,
 )
 from assessor.work.roles import organizer_required
-from assignment.exporting import assignments_lines, scores_lines
+from assessor.collection.score_formats import score_layout_query, score_table_lines
+from assignment.exporting import assignments_lines
 from assignment.selectors import conditions_list, nugget_scores
 
 PRIMARY_METRIC = "Vstrict"
@@ -56,4 +57,6 @@ def download_assignments(request: HttpRequest, nuggets: str, assigner: str) -> S
 @organizer_required
 def download_scores(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
     scores = scores_or_404(lambda: nugget_scores(nuggets=nuggets, assigner=assigner))
-    return download_response(scores_lines(scores), f"scores.{nuggets}.{assigner}.tsv")
+    layout, team_prefix = score_layout_query(request)
+    lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)
+    return download_response(lines, f"scores.{nuggets}.{assigner}.{'trec_eval.txt' if layout == 'trec_eval' else 'tsv'}")

@@ -13,8 +13,10 @@ The rules of the "model" (tests recompute them independently):
 - assign: "support" if the nugget's text is in the passage (case-insensitive),
   "partial_support" if one of its words of 4+ letters is, else "not_support";
 - support: "FS" if the sentence is in the passage, "PS" if one of its words of
-  4+ letters is, else "NS";
-- umbrela: the number of distinct query words of 4+ letters in the passage, at most 3.
+  4+ letters is, else "NS" (the published prompt: "Full Support", "Partial
+  Support", "No Support", the statement against the citation);
+- umbrela: the number of distinct query words of 4+ letters in the passage, at most 3
+  (the published prompt: "##final score: N").
 """
 
 import json
@@ -74,18 +76,31 @@ def _assign(user: str) -> str:
     return json.dumps(labels)
 
 
-def _support(user: str) -> str:
-    sentence = _line_after(user, "Sentence: ")
-    passage = _line_after(user, "Passage: ")
+def _support_code(sentence: str, passage: str) -> str:
     if sentence.lower() in passage.lower():
         return "FS"
     return "PS" if _long_words(sentence) & _long_words(passage) else "NS"
 
 
+def _support(user: str) -> str:
+    return _support_code(_line_after(user, "Sentence: "), _line_after(user, "Passage: "))
+
+
+def _support_thakur(user: str) -> str:
+    code = _support_code(_line_after(user, "Statement: "), _line_after(user, "Citation: "))
+    return {"FS": "Full Support", "PS": "Partial Support", "NS": "No Support"}[code]
+
+
+def _grade(query: str, passage: str) -> int:
+    return min(3, len(_long_words(query) & _long_words(passage)))
+
+
 def _umbrela(user: str) -> str:
-    query = _line_after(user, "Search Query: ")
-    passage = _line_after(user, "Passage: ")
-    return str(min(3, len(_long_words(query) & _long_words(passage))))
+    return str(_grade(_line_after(user, "Search Query: "), _line_after(user, "Passage: ")))
+
+
+def _umbrela_published(user: str) -> str:
+    return f"##final score: {_grade(_line_after(user, 'Query: '), _line_after(user, 'Passage: '))}"
 
 
 RULES: dict[str, Callable[[str], str]] = {
@@ -94,6 +109,11 @@ RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeAssignerLLM": _assign,
     "You are SupportJudgeLLM": _support,
     "You are RelevanceJudgeLLM": _umbrela,
+}
+# The published prompts with no system message, known by how the user message starts.
+USER_RULES: dict[str, Callable[[str], str]] = {
+    "Given a query and a passage, you must provide a score": _umbrela_published,
+    "In this task, you will evaluate whether each statement": _support_thakur,
 }
 
 
@@ -104,6 +124,10 @@ def model_answer(messages: list[dict]) -> str:
     for start, rule in RULES.items():
         if system.startswith(start):
             return rule(user)
+    if not system:
+        for start, rule in USER_RULES.items():
+            if user.startswith(start):
+                return rule(user)
     return "I am a test server."
 
 

@@ -8,7 +8,20 @@ from dataclasses import dataclass
 
 from assessor.collection.scores import Scores
 from metaeval.sources import Source, source_describe, source_load, source_parse, source_require, sources_confusion
-from metaeval.stats import Confusion, TauResult, pair_points, run_points, shared_metrics, taus_compute_all
+from metaeval.stats import (
+    RUN_COEFFICIENTS,
+    Confusion,
+    TauOptions,
+    TauResult,
+    pair_points,
+    run_points,
+    shared_metrics,
+    taus_compute_all,
+)
+
+# The figures of each metric, in the order the JSON, the CSV and the page give them.
+TOPIC_FIGURES = ("tau_topic_avg", "tau_all", "spearman_topic_avg", "spearman_all", "pearson_topic_avg", "pearson_all")
+COUNTS = ("runs", "topics", "topics_with_tau", "pairs")
 
 
 @dataclass
@@ -19,10 +32,34 @@ class Comparison:
     scores_b: Scores
     taus: list[TauResult]
     confusion: Confusion | None
+    options: TauOptions = TauOptions()
+
+
+class TopicsError(ValueError):
+    """A topic subset that names unknown topics or a source without topics."""
+
+
+def topics_resolve(*, topics: Sequence[str] = (), topics_of: str = "") -> frozenset[str] | None:
+    """The topic subset: the topics listed, or the topics source `topics_of` scored (None: no subset)."""
+    if topics_of:
+        _source, scores = source_load(topics_of)
+        chosen = set(scores.topics) | {topic for _, topic in scores.per_topic}
+        if not chosen:
+            raise TopicsError(f"{topics_of} has no per-topic scores to take the topics of")
+        return frozenset(chosen)
+    if topics:
+        return frozenset(topic.strip() for topic in topics if topic.strip())
+    return None
 
 
 def comparison_build(
-    a_text: str, b_text: str, *, metrics: Sequence[str] | None = None, scores: bool = True, confusion: bool = True
+    a_text: str,
+    b_text: str,
+    *,
+    metrics: Sequence[str] | None = None,
+    scores: bool = True,
+    confusion: bool = True,
+    options: TauOptions = TauOptions(),
 ) -> Comparison:
     """Compare two sources for the given metrics (default: every metric both have).
 
@@ -30,13 +67,23 @@ def comparison_build(
     label matrix (a download that needs one part only). Raises SourceError for
     an unknown source and ValueError for a metric one of them lacks.
     """
+    if options.missing not in ("zero", "skip"):
+        raise ValueError(f"unknown missing-topic rule {options.missing!r}: zero or skip")
+    if options.top_k < 2:
+        raise ValueError("--top-k must be at least 2")
     if not scores:
         a, b = source_parse(a_text), source_parse(b_text)
         source_require(a)
         source_require(b)
         empty = Scores(metrics=())
         return Comparison(
-            a=a, b=b, scores_a=empty, scores_b=empty, taus=[], confusion=sources_confusion(a, b) if confusion else None
+            a=a,
+            b=b,
+            scores_a=empty,
+            scores_b=empty,
+            taus=[],
+            confusion=sources_confusion(a, b) if confusion else None,
+            options=options,
         )
     a, scores_a = source_load(a_text)
     b, scores_b = source_load(b_text)
@@ -48,9 +95,15 @@ def comparison_build(
                 f"metric {', '.join(missing)} is not in both {a} and {b}; shared metrics: {', '.join(shared) or 'none'}"
             )
         shared = list(metrics)
-    taus = taus_compute_all(scores_a, scores_b, shared)
+    taus = taus_compute_all(scores_a, scores_b, shared, options)
     return Comparison(
-        a=a, b=b, scores_a=scores_a, scores_b=scores_b, taus=taus, confusion=sources_confusion(a, b) if confusion else None
+        a=a,
+        b=b,
+        scores_a=scores_a,
+        scores_b=scores_b,
+        taus=taus,
+        confusion=sources_confusion(a, b) if confusion else None,
+        options=options,
     )
 
 
@@ -67,29 +120,45 @@ def confusion_json(confusion: Confusion | None) -> dict | None:
         "percentages": confusion.percentages,
         "agreement": _number(confusion.agreement),
         "kappa": _number(confusion.kappa),
+        "kappa_linear": _number(confusion.kappa_linear),
+        "kappa_quadratic": _number(confusion.kappa_quadratic),
+        "alpha_ordinal": _number(confusion.alpha_ordinal),
         "pairs": confusion.total,
         "only_in_a": confusion.missing_b,
         "only_in_b": confusion.missing_a,
     }
 
 
+def _interval(interval: tuple[float, float]) -> list[float | None]:
+    return [_number(interval[0]), _number(interval[1])]
+
+
+def metric_json(tau: TauResult) -> dict:
+    return {
+        **{name: _number(getattr(tau, name)) for name in RUN_COEFFICIENTS},
+        **{name: _number(getattr(tau, name)) for name in TOPIC_FIGURES},
+        **{name: getattr(tau, name) for name in COUNTS},
+        "ci95": {name: _interval(interval) for name, interval in tau.ci95.items()},
+    }
+
+
+def options_json(options: TauOptions) -> dict:
+    return {
+        "top_k": options.top_k,
+        "bootstrap": options.bootstrap,
+        "seed": options.seed,
+        "missing": options.missing,
+        "topics": sorted(options.topics) if options.topics is not None else None,
+    }
+
+
 def comparison_json(comparison: Comparison) -> dict:
-    """The shape scripts read: taus per metric (null where undefined) and the confusion matrix or null."""
+    """The shape scripts read: figures per metric (null where undefined) and the confusion matrix or null."""
     return {
         "a": str(comparison.a),
         "b": str(comparison.b),
-        "metrics": {
-            tau.metric: {
-                "tau_run": _number(tau.tau_run),
-                "tau_topic_avg": _number(tau.tau_topic_avg),
-                "tau_all": _number(tau.tau_all),
-                "runs": tau.runs,
-                "topics": tau.topics,
-                "topics_with_tau": tau.topics_with_tau,
-                "pairs": tau.pairs,
-            }
-            for tau in comparison.taus
-        },
+        "options": options_json(comparison.options),
+        "metrics": {tau.metric: metric_json(tau) for tau in comparison.taus},
         "confusion": confusion_json(comparison.confusion),
     }
 
@@ -112,12 +181,21 @@ def _csv_lines(rows: Iterator[Sequence]) -> Iterator[str]:
 
 
 def taus_csv(comparison: Comparison) -> Iterator[str]:
+    """One row per metric: the three taus and counts first (the columns scripts already read), then the
+    other coefficients, each run-level one followed by its 95% interval's ends, then the options."""
+    older = ("tau_run", "tau_topic_avg", "tau_all")
+    newer = [name for name in (*RUN_COEFFICIENTS, *TOPIC_FIGURES) if name not in older]
+
     def rows():
-        yield ["a", "b", "metric", "tau_run", "tau_topic_avg", "tau_all", "runs", "topics", "topics_with_tau", "pairs"]
+        interval_columns = [column for name in RUN_COEFFICIENTS for column in (f"{name}_ci_low", f"{name}_ci_high")]
+        yield ["a", "b", "metric", *older, *COUNTS, *newer, *interval_columns, "top_k", "bootstrap", "seed", "missing"]
+        options = comparison.options
         for tau in comparison.taus:
+            interval_values = [end for name in RUN_COEFFICIENTS for end in tau.ci95.get(name, (math.nan, math.nan))]
             yield [
-                str(comparison.a), str(comparison.b), tau.metric, tau.tau_run, tau.tau_topic_avg, tau.tau_all,
-                tau.runs, tau.topics, tau.topics_with_tau, tau.pairs,
+                str(comparison.a), str(comparison.b), tau.metric,
+                *(getattr(tau, name) for name in (*older, *COUNTS, *newer)),
+                *interval_values, options.top_k, options.bootstrap, options.seed, options.missing,
             ]  # fmt: skip
 
     return _csv_lines(rows())
@@ -141,6 +219,9 @@ def confusion_csv(comparison: Comparison) -> Iterator[str]:
         yield []
         yield ["agreement", confusion.agreement]
         yield ["kappa", confusion.kappa]
+        yield ["kappa_linear", confusion.kappa_linear]
+        yield ["kappa_quadratic", confusion.kappa_quadratic]
+        yield ["alpha_ordinal", confusion.alpha_ordinal]
 
     return _csv_lines(rows())
 
@@ -163,7 +244,7 @@ def points_csv(comparison: Comparison, metric: str) -> Iterator[str]:
     def rows():
         a, b = str(comparison.a), str(comparison.b)
         yield ["level", "run_id", "topic_id", f"{metric} {a}", f"{metric} {b}"]
-        for run, x, y in run_points(comparison.scores_a, comparison.scores_b, metric):
+        for run, x, y in run_points(comparison.scores_a, comparison.scores_b, metric, comparison.options):
             yield ["run", run, "all", x, y]
         for run, topic, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric):
             yield ["pair", run, topic, x, y]

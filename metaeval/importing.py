@@ -1,8 +1,15 @@
-"""Score tables: the TSV `export_scores` writes, `run_id<TAB>topic_id<TAB>metric<TAB>value`.
+"""Score tables, in two layouts.
 
-A row whose topic is `all` is a run's mean; a table may hold only those. A
-header line (`run_id topic_id metric value`) is allowed; fields split on tabs,
-or on runs of spaces in a file with no tab.
+- `tsv`: what `export_scores` writes, `run_id<TAB>topic_id<TAB>metric<TAB>value`;
+  a header line (`run_id topic_id metric value`) is allowed.
+- `trec_eval`: `run measure topic value` (trec_eval -q rows with the run id in
+  front, as the TREC AutoJudge tools and ir_measures users write them), or
+  trec_eval's own three columns `measure topic value`, whose run is named by its
+  `runid all NAME` row or by `run_id`. `run_id`, when given, names the run of
+  every row (a file with another run id in it is an error, not a new run).
+
+A row whose topic is `all` is a run's mean; a table may hold only those. Fields
+split on tabs, or on runs of spaces in a file with no tab.
 """
 
 import math
@@ -29,6 +36,7 @@ from assessor.models import ImportBatch
 from metaeval.models import ImportedScore, ScoreTable
 
 HEADER = ("run_id", "topic_id", "metric", "value")
+LAYOUTS = ("tsv", "trec_eval")
 METRIC_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.@-]*$")
 MAX_METRIC_CHARS = 40  # ImportedScore.metric
 Cell = tuple[str, str, str]
@@ -38,18 +46,55 @@ def _fields(line: str) -> list[str]:
     return [part.strip() for part in line.split("\t")] if "\t" in line else line.split()
 
 
-def _parse_scores(path: Path) -> Iterator[tuple[int, Cell, float]]:
-    seen: dict[Cell, int] = {}
+def _cells(path: Path, *, layout: str, run_id: str | None) -> Iterator[tuple[int, list[str]]]:
+    """(line number, [run_id, topic_id, metric, value]) of each data row, in the project's order."""
+    named_run = run_id
+    first = True
     for number, line in read_lines(path):
         parts = _fields(line)
-        if len(parts) != 4:
+        if layout == "tsv":
+            if len(parts) != 4:
+                raise ImportFailure(
+                    f"expected 4 fields (run_id topic_id metric value), found {len(parts)}", path=path, line=number
+                )
+            if first and tuple(part.lower() for part in parts) == HEADER:
+                first = False
+                continue
+            first = False
+            row = parts
+        elif len(parts) == 4:
+            row = [parts[0], parts[2], parts[1], parts[3]]
+        elif len(parts) == 3:
+            measure, topic, value = parts
+            if measure == "runid":
+                if run_id is not None and value != run_id:
+                    raise ImportFailure(f"the file is run {value!r}, not {run_id!r}", path=path, line=number)
+                named_run = value
+                continue
+            if named_run is None:
+                raise ImportFailure(
+                    "a trec_eval row without a run id (measure topic value): name the run with --run-id",
+                    path=path,
+                    line=number,
+                )
+            row = [named_run, topic, measure, value]
+        else:
             raise ImportFailure(
-                f"expected 4 fields (run_id topic_id metric value), found {len(parts)}", path=path, line=number
+                f"expected 4 fields (run measure topic value) or 3 (measure topic value), found {len(parts)}",
+                path=path,
+                line=number,
             )
-        if not seen and tuple(part.lower() for part in parts) == HEADER:
-            continue
-        run_id, topic_id, metric, raw_value = parts
-        for name, value, limit in (("run_id", run_id, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
+        if run_id is not None and row[0] != run_id:
+            raise ImportFailure(f"run {row[0]!r} in a file imported as run {run_id!r}", path=path, line=number)
+        yield number, row
+
+
+def _parse_scores(path: Path, *, layout: str = "tsv", run_id: str | None = None) -> Iterator[tuple[int, Cell, float]]:
+    seen: dict[Cell, int] = {}
+    for number, parts in _cells(path, layout=layout, run_id=run_id):
+        run_id_, topic_id, metric, raw_value = parts
+        run_id_ = run_id_ if run_id is None else run_id
+        for name, value, limit in (("run_id", run_id_, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
             if not value:
                 raise ImportFailure("empty", path=path, line=number, field=name)
             limited(value, limit, path=path, line=number, field=name)
@@ -62,10 +107,10 @@ def _parse_scores(path: Path) -> Iterator[tuple[int, Cell, float]]:
             raise ImportFailure(f"not a number: {raw_value!r}", path=path, line=number, field="value") from None
         if not math.isfinite(value):
             raise ImportFailure(f"not a finite number: {raw_value!r}", path=path, line=number, field="value")
-        cell = (run_id, topic_id, metric)
+        cell = (run_id_, topic_id, metric)
         if cell in seen:
             raise ImportFailure(
-                f"run {run_id}, topic {topic_id}, metric {metric} repeated (first on line {seen[cell]})",
+                f"run {run_id_}, topic {topic_id}, metric {metric} repeated (first on line {seen[cell]})",
                 path=path,
                 line=number,
             )
@@ -75,7 +120,13 @@ def _parse_scores(path: Path) -> Iterator[tuple[int, Cell, float]]:
 
 @transaction.atomic
 def scores_import(
-    *, path: Path, name: str, replace: bool = False, user: AbstractBaseUser | None = None
+    *,
+    path: Path,
+    name: str,
+    replace: bool = False,
+    user: AbstractBaseUser | None = None,
+    layout: str = "tsv",
+    run_id: str | None = None,
 ) -> ImportResult:
     """Import a score table under `name` (compared as the source `scores:NAME`).
 
@@ -83,9 +134,12 @@ def scores_import(
     is an error unless `replace`, which makes the table exactly the file's rows.
     """
     path = Path(path)
+    if layout not in LAYOUTS:
+        raise ImportFailure(f"unknown layout {layout!r}: {', '.join(LAYOUTS)}", path=path)
     if not name or slugify(name) != name:
         raise ImportFailure(f"a table name must be a slug (letters, digits, - and _), not {name!r}", path=path)
-    batch = batch_start(kind=ImportBatch.Kind.SCORES, path=path, options={"name": name, "replace": replace}, user=user)
+    options = {"name": name, "replace": replace, "layout": layout, "run_id": run_id or ""}
+    batch = batch_start(kind=ImportBatch.Kind.SCORES, path=path, options=options, user=user)
     result = ImportResult(path=str(path))
     table, created = ScoreTable.objects.get_or_create(name=name, defaults={"imported_from": batch})
     stored: dict[Cell, float] = {}
@@ -100,7 +154,7 @@ def scores_import(
                 (run_id, topic_id, metric): value
                 for run_id, topic_id, metric, value in table.scores.values_list("run_id", "topic_id", "metric", "value")
             }
-    for chunk in chunked(_parse_scores(path)):
+    for chunk in chunked(_parse_scores(path, layout=layout, run_id=run_id)):
         new = []
         for number, cell, value in chunk:
             result.lines += 1

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from assessor.collection.forms import run_id_field
 from assessor.registry import Importer, NavLink, register_importer, register_nav_link, register_urls
 from metaeval.importing import scores_import
 
@@ -10,16 +11,29 @@ def _scores_name_field() -> forms.Field:
     return forms.SlugField(required=False, label="Score table name")
 
 
+def _scores_layout_field() -> forms.Field:
+    return forms.ChoiceField(
+        choices=[("tsv", "run_id topic_id metric value (export_scores)"), ("trec_eval", "trec_eval: run measure topic value")],
+        initial="tsv",
+        required=False,
+        label="Score table layout",
+    )
+
+
+def _scores_options(data: dict) -> dict:
+    return {"name": data["scores_name"], "layout": data.get("scores_layout") or "tsv", "run_id": data.get("run_id") or None}
+
+
 def register() -> None:
     register_urls("metaeval/", "metaeval.urls")
     register_importer(
         Importer(
             "scores",
-            "Score table (export_scores TSV)",
+            "Score table (export_scores TSV, or the trec_eval layout)",
             scores_import,
-            fields={"scores_name": _scores_name_field},
+            fields={"scores_name": _scores_name_field, "scores_layout": _scores_layout_field, "run_id": run_id_field},
             required=("scores_name",),
-            options=lambda data: {"name": data["scores_name"]},
+            options=_scores_options,
         )
     )
     register_nav_link(NavLink("Meta-evaluation", "compare conditions: tau, agreement", "metaeval:index", 70))

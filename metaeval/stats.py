@@ -3,18 +3,23 @@
 Kendall's tau is tau-b, as `scipy.stats.kendalltau` computes it, with Knight's
 O(n log n) counting so that the all-pairs variant (tens of thousands of
 topic/run pairs) stays fast; the confusion matrix and Cohen's kappa are the
-textbook ones.
+textbook ones, with weighted kappa and Krippendorff's alpha beside them
+(metaeval.agreement). The other run-level coefficients and their bootstrap
+intervals are in metaeval.rankcorr.
 """
 
 import math
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import itemgetter
 
 import numpy as np
 
 from assessor.collection.scores import Scores
+from metaeval import rankcorr
+from metaeval.agreement import alpha_ordinal, kappa_weighted
 
 NAN = float("nan")
 
@@ -167,6 +172,39 @@ class TauResult:
     topics: int  # topics in both sources
     topics_with_tau: int  # topics where the per-topic tau is defined (>= 2 runs, not constant)
     pairs: int  # topic/run pairs in both sources
+    # The other run-level coefficients (metaeval.rankcorr), the top k runs being source a's.
+    spearman_run: float = NAN
+    pearson_run: float = NAN
+    tau_ap_run: float = NAN
+    tau_gap_run: float = NAN
+    tau_top_k_run: float = NAN
+    spearman_topic_avg: float = NAN
+    pearson_topic_avg: float = NAN
+    spearman_all: float = NAN
+    pearson_all: float = NAN
+    # 95% bootstrap intervals over topics: coefficient name ("tau_run", ...) -> (low, high); empty if none.
+    ci95: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+RUN_COEFFICIENTS = {
+    "tau_run": "tau",
+    "spearman_run": "spearman",
+    "pearson_run": "pearson",
+    "tau_ap_run": "tau_ap",
+    "tau_gap_run": "tau_gap",
+    "tau_top_k_run": "tau_top_k",
+}
+
+
+@dataclass(frozen=True)
+class TauOptions:
+    """How the run-level figures are made: the topics, the missing-topic rule, k and the bootstrap."""
+
+    top_k: int = 10
+    bootstrap: int = 0  # resamples of the topics for the 95% intervals; 0: none
+    seed: int | None = None
+    missing: str = "zero"  # "zero": a topic a run did not answer counts 0; "skip": mean over its answered topics
+    topics: frozenset[str] | None = None  # a subset of the topics; None: all both sources scored
 
 
 @dataclass
@@ -232,14 +270,33 @@ def paired_build(a: Scores, b: Scores, metrics: Sequence[str]) -> PairedScores:
     )
 
 
-def _paired_run_means(paired: PairedScores, metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    if not len(paired.shared_topics) or not len(paired.shared_runs):
+def _selected_topics(paired: PairedScores, options: TauOptions) -> np.ndarray:
+    if options.topics is None:
+        return paired.shared_topics
+    return np.array([i for i in paired.shared_topics if paired.topics[i] in options.topics], dtype=int)
+
+
+def _paired_run_matrices(paired: PairedScores, metric: str, options: TauOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The shared runs and their scores on the selected topics (runs x topics, NaN where unanswered)."""
+    topics = _selected_topics(paired, options)
+    if not len(topics) or not len(paired.shared_runs):
+        return [], np.empty((0, 0)), np.empty((0, 0))
+    rows, columns = np.ix_(paired.shared_runs, topics)
+    return [paired.runs[i] for i in paired.shared_runs], paired.a[metric][rows, columns], paired.b[metric][rows, columns]
+
+
+def _paired_run_means(
+    paired: PairedScores, metric: str, options: TauOptions = TauOptions()
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    runs, a, b = _paired_run_matrices(paired, metric, options)
+    if not runs:
         return [], np.empty(0), np.empty(0)
-    rows, columns = np.ix_(paired.shared_runs, paired.shared_topics)
-    # A run's missing answer counts 0 and stays in the denominator.
-    xs = np.nan_to_num(paired.a[metric][rows, columns], nan=0.0).mean(axis=1)
-    ys = np.nan_to_num(paired.b[metric][rows, columns], nan=0.0).mean(axis=1)
-    return [paired.runs[i] for i in paired.shared_runs], xs, ys
+    everything = np.ones((1, a.shape[1]))
+    return (
+        runs,
+        rankcorr.run_means(a, everything, missing=options.missing)[0],
+        rankcorr.run_means(b, everything, missing=options.missing)[0],
+    )
 
 
 def _table_run_means(a: Scores, b: Scores, metric: str) -> list[tuple[str, float, float]]:
@@ -250,7 +307,7 @@ def _table_run_means(a: Scores, b: Scores, metric: str) -> list[tuple[str, float
     ]
 
 
-def run_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, float, float]]:
+def run_points(a: Scores, b: Scores, metric: str, options: TauOptions = TauOptions()) -> list[tuple[str, float, float]]:
     """(run, mean in a, mean in b) for the runs both sources have: the run-level points.
 
     Where both sources have per-topic scores, the means are taken again over the
@@ -260,7 +317,7 @@ def run_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, float, floa
     """
     if not (a.per_topic and b.per_topic):
         return _table_run_means(a, b, metric)
-    runs, xs, ys = _paired_run_means(paired_build(a, b, [metric]), metric)
+    runs, xs, ys = _paired_run_means(paired_build(a, b, [metric]), metric, options)
     return list(zip(runs, xs.tolist(), ys.tolist(), strict=True))
 
 
@@ -276,46 +333,95 @@ def pair_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, str, float
     return shared
 
 
-def _paired_taus(a: Scores, b: Scores, paired: PairedScores, metric: str) -> TauResult:
+def _topic_level(x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, float | int]:
+    """The per-topic averages of tau-b, Spearman and Pearson, and their values over all topic/run pairs.
+
+    `x`, `y` and `scored` are topics x runs.
+    """
+    per_topic_runs = scored.sum(axis=1)
+    full = per_topic_runs == x.shape[1]
+    taus, spearmans, pearsons = [], [], []
+    if full.any() and x.shape[1] >= 2:
+        # Topics every run answered, all at once.
+        taus.append(np.array([_tau_b_small(xs, ys) for xs, ys in zip(x[full], y[full])]))
+        spearmans.append(rankcorr.spearman(x[full], y[full]))
+        pearsons.append(rankcorr.pearson(x[full], y[full]))
+    for topic in np.flatnonzero(~full & (per_topic_runs >= 2)):
+        rows = scored[topic]
+        xs, ys = x[topic][rows], y[topic][rows]
+        taus.append(np.array([kendall_tau_b(xs, ys)]))
+        spearmans.append(rankcorr.spearman(xs, ys))
+        pearsons.append(rankcorr.pearson(xs, ys))
+
+    def mean_defined(parts: list[np.ndarray]) -> tuple[float, int]:
+        values = np.concatenate(parts) if parts else np.empty(0)
+        values = values[~np.isnan(values)]
+        return (float(values.mean()) if len(values) else NAN), len(values)
+
+    tau_topic_avg, topics_with_tau = mean_defined(taus)
+    all_x, all_y = x[scored], y[scored]
+    many = len(all_x) >= 2
+    return {
+        "tau_topic_avg": tau_topic_avg,
+        "topics_with_tau": topics_with_tau,
+        "spearman_topic_avg": mean_defined(spearmans)[0],
+        "pearson_topic_avg": mean_defined(pearsons)[0],
+        "tau_all": kendall_tau_b(all_x, all_y),
+        "spearman_all": float(rankcorr.spearman(all_x, all_y)[0]) if many else NAN,
+        "pearson_all": float(rankcorr.pearson(all_x, all_y)[0]) if many else NAN,
+        "topics": int((per_topic_runs > 0).sum()),
+        "pairs": int(scored.sum()),
+    }
+
+
+def _paired_taus(
+    a: Scores, b: Scores, paired: PairedScores, metric: str, options: TauOptions, draws: np.ndarray | None
+) -> TauResult:
+    intervals: dict[str, tuple[float, float]] = {}
     if a.per_topic and b.per_topic:
-        _, run_xs, run_ys = _paired_run_means(paired, metric)
+        _, run_a, run_b = _paired_run_matrices(paired, metric, options)
+        everything = np.ones((1, run_a.shape[1]))
+        run_xs = rankcorr.run_means(run_a, everything, missing=options.missing)[0] if len(run_a) else np.empty(0)
+        run_ys = rankcorr.run_means(run_b, everything, missing=options.missing)[0] if len(run_b) else np.empty(0)
+        if draws is not None and len(run_a):
+            found = rankcorr.bootstrap_intervals(
+                run_a, run_b, missing=options.missing, samples=len(draws), seed=None, top_k=options.top_k, draws=draws
+            )
+            intervals = {name: found[coefficient] for name, coefficient in RUN_COEFFICIENTS.items()}
     else:
         points = _table_run_means(a, b, metric)
         run_xs, run_ys = np.array([p[1] for p in points]), np.array([p[2] for p in points])
+    run_level = rankcorr.coefficients(run_xs, run_ys, top_k=options.top_k)
     x_matrix, y_matrix = paired.a[metric], paired.b[metric]
     scored = ~np.isnan(x_matrix) & ~np.isnan(y_matrix)
+    if options.topics is not None:
+        scored &= np.array([topic in options.topics for topic in paired.topics])[None, :]
     # Topic-major copies: a topic's runs are contiguous.
-    x_topics, y_topics, scored_topics = x_matrix.T.copy(), y_matrix.T.copy(), scored.T.copy()
-    per_topic_runs = scored_topics.sum(axis=1)
-    topic_taus = []
-    topics = int((per_topic_runs > 0).sum())
-    for column in np.flatnonzero(per_topic_runs >= 2):
-        if per_topic_runs[column] == len(paired.runs):
-            topic_taus.append(_tau_b_small(x_topics[column], y_topics[column]))
-        else:
-            rows = scored_topics[column]
-            topic_taus.append(kendall_tau_b(x_topics[column][rows], y_topics[column][rows]))
-    defined = np.array([tau for tau in topic_taus if not math.isnan(tau)])
+    topic_level = _topic_level(x_matrix.T.copy(), y_matrix.T.copy(), scored.T.copy())
     return TauResult(
         metric=metric,
         tau_run=kendall_tau_b(run_xs, run_ys),
-        tau_topic_avg=float(defined.mean()) if len(defined) else NAN,
-        tau_all=kendall_tau_b(x_matrix[scored], y_matrix[scored]),
         runs=len(run_xs),
-        topics=topics,
-        topics_with_tau=len(defined),
-        pairs=int(scored.sum()),
+        **topic_level,
+        **{name: float(run_level[coefficient][0]) for name, coefficient in RUN_COEFFICIENTS.items() if name != "tau_run"},
+        ci95=intervals,
     )
 
 
-def taus_compute_all(a: Scores, b: Scores, metrics: Sequence[str]) -> list[TauResult]:
-    """The three taus of each metric (the arrays are built once for all of them)."""
+def taus_compute_all(
+    a: Scores, b: Scores, metrics: Sequence[str], options: TauOptions = TauOptions()
+) -> list[TauResult]:
+    """The coefficients of each metric (the arrays are built once for all of them, the resamples drawn once)."""
     paired = paired_build(a, b, metrics)
-    return [_paired_taus(a, b, paired, metric) for metric in metrics]
+    draws = None
+    topics = len(_selected_topics(paired, options))
+    if options.bootstrap > 0 and topics and a.per_topic and b.per_topic:
+        draws = rankcorr.topic_draws(topics, samples=options.bootstrap, seed=options.seed)
+    return [_paired_taus(a, b, paired, metric, options, draws) for metric in metrics]
 
 
-def taus_compute(a: Scores, b: Scores, metric: str) -> TauResult:
-    return taus_compute_all(a, b, [metric])[0]
+def taus_compute(a: Scores, b: Scores, metric: str, options: TauOptions = TauOptions()) -> TauResult:
+    return taus_compute_all(a, b, [metric], options)[0]
 
 
 def shared_metrics(a: Scores, b: Scores) -> list[str]:
@@ -365,6 +471,19 @@ class Confusion:
         if expected == 1:
             return NAN  # both sources gave one and the same label throughout
         return (self.agreement - expected) / (1 - expected)
+
+    @property
+    def kappa_linear(self) -> float:
+        return kappa_weighted(self.counts, weights="linear")
+
+    @property
+    def kappa_quadratic(self) -> float:
+        return kappa_weighted(self.counts, weights="quadratic")
+
+    @cached_property
+    def alpha_ordinal(self) -> float:
+        # One unit per labelled pair: worth computing once for a matrix of a million pairs.
+        return alpha_ordinal(self.counts)
 
     def row_totals(self) -> list[int]:
         return [sum(row) for row in self.counts]

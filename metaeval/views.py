@@ -1,12 +1,14 @@
 """The meta-evaluation page: two sources, a metric, the taus, the matrices, the table and the plots.
 
 Every figure on the page is also a download: the CSVs and the PNGs take the
-same query string (`a`, `b`, `metric`) as the page.
+same query string (`a`, `b`, `metric`, and the options `top_k`, `bootstrap`,
+`seed`, `missing`, `topics`, `topics_of`) as the page.
 """
 
 import hashlib
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
@@ -18,15 +20,19 @@ from assessor.work.roles import organizer_required
 from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
 from metaeval.comparison import (
     Comparison,
+    TopicsError,
     comparison_build,
     confusion_csv,
     describe_csv,
     points_csv,
     taus_csv,
+    topics_resolve,
 )
 from metaeval.plots import scatter_png
+from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
+from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
 from metaeval.sources import SourceError, source_describe, source_parse, sources_list
-from metaeval.stats import Confusion, pair_points, run_points
+from metaeval.stats import Confusion, TauOptions, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
 PLOT_CACHE_SECONDS = 120
@@ -42,16 +48,77 @@ DESCRIBE_HEADINGS = {
 }
 
 
+RUN_HEADINGS = {
+    "tau_run": "tau-b",
+    "spearman_run": "Spearman",
+    "pearson_run": "Pearson",
+    "tau_ap_run": "tau_ap_b",
+    "tau_gap_run": "tau_GAP",
+    "tau_top_k_run": "tau top k",
+}
+TOPIC_HEADINGS = {
+    "tau_topic_avg": "tau-b, per-topic average",
+    "tau_all": "tau-b, all pairs",
+    "spearman_topic_avg": "Spearman, per-topic average",
+    "spearman_all": "Spearman, all pairs",
+    "pearson_topic_avg": "Pearson, per-topic average",
+    "pearson_all": "Pearson, all pairs",
+}
+OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of")
+PAGE_DEFAULTS = {"top_k": "10", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": ""}
+
+
 class BadQuery(Exception):
     pass
 
 
-def _comparison_from_query(request: HttpRequest, *, scores: bool = True, confusion: bool = True) -> Comparison:
+def _whole(request: HttpRequest, key: str, *, low: int, high: int) -> int:
+    text = request.GET.get(key, "").strip() or PAGE_DEFAULTS[key]
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadQuery(f"{key} must be a whole number, not {text!r}") from None
+    if not low <= value <= high:
+        raise BadQuery(f"{key} must be from {low} to {high}")
+    return value
+
+
+def _options_from_query(request: HttpRequest) -> TauOptions:
+    missing = request.GET.get("missing", "").strip() or "zero"
+    if missing not in ("zero", "skip"):
+        raise BadQuery("missing must be zero or skip")
+    try:
+        topics = topics_resolve(
+            topics=request.GET.get("topics", "").replace(",", " ").split(),
+            topics_of=request.GET.get("topics_of", "").strip(),
+        )
+    except (SourceError, TopicsError) as exc:
+        raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
+    return TauOptions(
+        top_k=_whole(request, "top_k", low=2, high=1000),
+        bootstrap=_whole(request, "bootstrap", low=0, high=10000),
+        seed=_whole(request, "seed", low=0, high=2**32 - 1),
+        missing=missing,
+        topics=topics,
+    )
+
+
+def _options_query(request: HttpRequest) -> dict[str, str]:
+    """The options the query names, to carry into the downloads' links."""
+    return {key: request.GET[key].strip() for key in OPTION_KEYS if request.GET.get(key, "").strip()}
+
+
+def _comparison_from_query(
+    request: HttpRequest, *, scores: bool = True, confusion: bool = True, intervals: bool = True
+) -> Comparison:
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     if not (a and b):
         raise BadQuery("pick two sources, a and b")
+    options = _options_from_query(request) if scores else TauOptions()
+    if not intervals:
+        options = replace(options, bootstrap=0)
     try:
-        return comparison_build(a, b, scores=scores, confusion=confusion)
+        return comparison_build(a, b, scores=scores, confusion=confusion, options=options)
     except (SourceError, ValueError) as exc:
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
 
@@ -107,6 +174,9 @@ def index(request: HttpRequest) -> HttpResponse:
         "comparison": None,
         "metric": request.GET.get("metric", DEFAULT_METRIC),
         "metric_choices": [*NUGGET_METRICS, *SUPPORT_METRICS],
+        "options": {key: request.GET.get(key, PAGE_DEFAULTS[key]) for key in OPTION_KEYS},
+        "run_headings": list(RUN_HEADINGS.values()),
+        "topic_headings": list(TOPIC_HEADINGS.values()),
     }
     if "a" in request.GET or "b" in request.GET:
         try:
@@ -116,8 +186,8 @@ def index(request: HttpRequest) -> HttpResponse:
         else:
             metric = _metric_of(request, comparison)
             if metric:
-                _plot_data(comparison, metric)
-            query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric})
+                _plot_data(comparison, metric, urlencode(_options_query(request)))
+            query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **_options_query(request)})
             described, describe_errors = _describe_all([str(comparison.a), str(comparison.b)])
             describe_columns: list[str] = []
             for values in described.values():
@@ -129,9 +199,14 @@ def index(request: HttpRequest) -> HttpResponse:
                 taus=[
                     {
                         "tau": tau,
-                        "tau_run": _nan_to_none(tau.tau_run),
-                        "tau_topic_avg": _nan_to_none(tau.tau_topic_avg),
-                        "tau_all": _nan_to_none(tau.tau_all),
+                        "run": [
+                            {
+                                "value": _nan_to_none(getattr(tau, name)),
+                                "ci": [_nan_to_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
+                            }
+                            for name in RUN_HEADINGS
+                        ],
+                        "topic": [_nan_to_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
                     }
                     for tau in comparison.taus
                 ],
@@ -140,16 +215,62 @@ def index(request: HttpRequest) -> HttpResponse:
                 confusion_agreement=_nan_to_none(comparison.confusion.agreement) if comparison.confusion else None,
                 confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,
                 confusion_kappa=_nan_to_none(comparison.confusion.kappa) if comparison.confusion else None,
+                confusion_weighted=[
+                    ("weighted kappa, linear", _nan_to_none(comparison.confusion.kappa_linear)),
+                    ("weighted kappa, quadratic", _nan_to_none(comparison.confusion.kappa_quadratic)),
+                    ("Krippendorff's alpha, ordinal", _nan_to_none(comparison.confusion.alpha_ordinal)),
+                ]
+                if comparison.confusion
+                else [],
                 described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
                 describe_columns=describe_columns,
                 describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
                 describe_errors=describe_errors,
                 query=query,
             )
+    context.update(_qrels_context(request))
     template = "metaeval/index.html"
     if request.htmx:
         template += "#page"
     return render(request, template, context)
+
+
+def _qrels_context(request: HttpRequest) -> dict:
+    """The qrels agreement section: two qrels sources and a threshold, per topic and on average."""
+    sources = qrels_sources_list()
+    context: dict = {
+        "qrels_sources": sources,
+        "qrels_a": request.GET.get("qrels_a", "nist" if "nist" in sources else (sources[0] if sources else "")),
+        "qrels_b": request.GET.get("qrels_b", "umbrela" if "umbrela" in sources else (sources[1] if len(sources) > 1 else "")),
+        "qrels_threshold": request.GET.get("threshold", "1"),
+        "qrels_headings": ["precision", "recall", "F1", "Jaccard", "Cohen's kappa", "Krippendorff's alpha"],
+        "qrels": None,
+        "qrels_error": "",
+    }
+    if "qrels_a" not in request.GET:
+        return context
+    try:
+        threshold = int(context["qrels_threshold"])
+        result = qrels_agreement_build(context["qrels_a"].strip(), context["qrels_b"].strip(), threshold=threshold)
+    except ValueError:
+        context["qrels_error"] = "the threshold must be a whole number"
+        return context
+    except QrelsSourceError as exc:
+        context["qrels_error"] = str(exc.args[0])
+        return context
+
+    def row(topic, values) -> dict:
+        return {"topic": topic, "values": [_nan_to_none(value) for value in values]}
+
+    context["qrels"] = {
+        "result": result,
+        "rows": [
+            {**row(r.topic, [r.figure(name) for name in QRELS_FIGURES]), "shared": r.shared} for r in result.topics
+        ],
+        "mean": row("mean", [result.mean[name] for name in QRELS_FIGURES]),
+        "pooled": {**row("pooled", [result.pooled.figure(name) for name in QRELS_FIGURES]), "shared": result.pooled.shared},
+    }
+    return context
 
 
 def _csv_response(lines: Iterator[str], filename: str) -> StreamingHttpResponse:
@@ -170,7 +291,7 @@ DOWNLOAD_PARTS = {
     "taus": {"scores": True, "confusion": False},
     "confusion": {"scores": False, "confusion": True},
     "describe": {"scores": False, "confusion": False},
-    "points": {"scores": True, "confusion": False},
+    "points": {"scores": True, "confusion": False, "intervals": False},
 }
 
 
@@ -218,19 +339,20 @@ def points_download(request: HttpRequest) -> HttpResponse:
 PlotData = dict[str, tuple[list[tuple[float, float]], float]]
 
 
-def _plot_cache_key(a: str, b: str, metric: str) -> str:
-    digest = hashlib.sha256(f"{a}\n{b}\n{metric}".encode()).hexdigest()
+def _plot_cache_key(a: str, b: str, metric: str, options: str = "") -> str:
+    digest = hashlib.sha256(f"{a}\n{b}\n{metric}\n{options}".encode()).hexdigest()
     return f"metaeval:plot:{digest}"
 
 
-def _plot_data(comparison: Comparison, metric: str) -> PlotData:
+def _plot_data(comparison: Comparison, metric: str, options: str = "") -> PlotData:
     """The points and tau of both plots; kept a little while, since the page's images ask right after it."""
     tau = next(t for t in comparison.taus if t.metric == metric)
+    points = run_points(comparison.scores_a, comparison.scores_b, metric, comparison.options)
     data = {
-        "run": ([(x, y) for _, x, y in run_points(comparison.scores_a, comparison.scores_b, metric)], tau.tau_run),
+        "run": ([(x, y) for _, x, y in points], tau.tau_run),
         "pairs": ([(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)], tau.tau_all),
     }
-    cache.set(_plot_cache_key(str(comparison.a), str(comparison.b), metric), data, PLOT_CACHE_SECONDS)
+    cache.set(_plot_cache_key(str(comparison.a), str(comparison.b), metric, options), data, PLOT_CACHE_SECONDS)
     return data
 
 
@@ -239,16 +361,17 @@ def _plot_data(comparison: Comparison, metric: str) -> PlotData:
 def plot(request: HttpRequest, level: str) -> HttpResponse:
     """A scatter plot PNG, `level` run (run means) or pairs (every topic/run pair); `?download=1` to save it."""
     a, b, metric = (request.GET.get(key, "").strip() for key in ("a", "b", "metric"))
-    data = cache.get(_plot_cache_key(a, b, metric)) if metric else None
+    options = urlencode(_options_query(request))
+    data = cache.get(_plot_cache_key(a, b, metric, options)) if metric else None
     if data is None:
         try:
-            comparison = _comparison_from_query(request, confusion=False)
+            comparison = _comparison_from_query(request, confusion=False, intervals=False)
         except BadQuery as exc:
             return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
         metric = _metric_of(request, comparison)
         if not metric:
             return HttpResponseBadRequest("the two sources share no metric", content_type="text/plain; charset=utf-8")
-        data = _plot_data(comparison, metric)
+        data = _plot_data(comparison, metric, options)
         a, b = str(comparison.a), str(comparison.b)
     points, tau = data[level]
     title = f"{metric}: run means" if level == "run" else f"{metric}: topic/run pairs"

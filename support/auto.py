@@ -5,6 +5,9 @@ no citation are NS by the protocol without any call, and need no row (the
 support scores count them as NS). A first cited segment whose text the
 collection lacks cannot be shown to the judge: it is stored as unjudged,
 without a call, which removes the sentence from both denominators.
+
+The citation shown to the judge is the segment's title, ": " and its text
+(the text alone when the collection has no title), as the track showed it.
 """
 
 from functools import partial
@@ -14,12 +17,25 @@ from django.contrib.auth.models import AbstractBaseUser
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.jobs.engine import job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
-from assessor.jobs.llm.parsing import parse_single_label
-from assessor.jobs.llm.prompts import prompt_messages
-from assessor.models import Answer, Citation, Job, JobItem
+from assessor.jobs.llm.parsing import parse_one_phrase, parse_single_label
+from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
+from assessor.models import Answer, Citation, Job, JobItem, PromptTemplate, Segment
 from support.models import SupportLabel
+from support.prompts import SUPPORT_PROJECT
 
 LABELS = {"FS": SupportLabel.Label.FS, "PS": SupportLabel.Label.PS, "NS": SupportLabel.Label.NS}
+PHRASES = {"Full Support": "FS", "Partial Support": "PS", "No Support": "NS"}
+
+
+def label_parser(prompt: PromptTemplate):
+    """How the version's answer names the label: one of the three phrases, or the first version's FS/PS/NS."""
+    if prompt.sha256 == prompt_sha256(SUPPORT_PROJECT):
+        return partial(parse_single_label, allowed=tuple(LABELS))
+    return lambda raw: PHRASES[parse_one_phrase(raw, phrases=tuple(PHRASES))]
+
+
+def citation_text(segment: Segment) -> str:
+    return f"{segment.title}: {segment.text}" if segment.title else segment.text
 
 
 def auto_support_job_create(
@@ -55,14 +71,19 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
     answer = Answer.objects.select_related("topic").get(pk=item.payload["answer"])
     firsts = Citation.objects.filter(position=0, sentence__answer=answer).select_related("sentence", "segment")
     prompt = job_prompt(job, "support")
-    parse = partial(parse_single_label, allowed=tuple(LABELS))
+    parse = label_parser(prompt)
     labels: list[tuple[int, int]] = []
     for citation in firsts.order_by("sentence__index"):
         if not citation.segment.text:
             labels.append((citation.pk, SupportLabel.Label.UNJUDGED))
             continue
         messages = prompt_messages(
-            prompt, query=answer.topic.query, sentence=citation.sentence.text, passage=citation.segment.text
+            prompt,
+            query=answer.topic.query,
+            sentence=citation.sentence.text,
+            passage=citation.segment.text,
+            statement=citation.sentence.text,
+            citation=citation_text(citation.segment),
         )
         labels.append((citation.pk, LABELS[llm.ask(prompt, messages, parse)]))
     return labels

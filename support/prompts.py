@@ -1,9 +1,17 @@
-"""The support prompt, written from the protocol's definitions of the three support labels."""
+"""The support prompts of the automatic support job.
 
-from assessor.jobs.llm.prompts import PromptText
+The default is the prompt of Thakur et al. (SIGIR 2025), kept byte for byte in
+`support_thakur.txt`, sent as one user message at temperature 0.1; its answer
+names "Full Support", "Partial Support" or "No Support". The project's first
+prompt, written from the protocol's definitions and answered FS, PS or NS,
+stays as version 1: jobs made with it keep it.
+"""
 
+from pathlib import Path
 
-SUPPORT = PromptText(
+from assessor.jobs.llm.prompts import PromptText, prompt_file
+
+SUPPORT_PROJECT = PromptText(
     name="support",
     system=(
         "You are SupportJudgeLLM, an intelligent assistant that judges whether a cited passage supports a "
@@ -20,4 +28,12 @@ SUPPORT = PromptText(
         "Answer with exactly one label: FS, PS or NS. Do not explain.\n"
         "Label:"
     ),
+)
+
+SUPPORT = PromptText(
+    name="support",
+    system="",
+    user=prompt_file(Path(__file__).with_name("support_thakur.txt")),
+    params=(("temperature", 0.1),),
+    earlier=(SUPPORT_PROJECT,),
 )

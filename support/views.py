@@ -12,7 +12,8 @@ from assessor.collection.pages import (
 )
 from assessor.collection.scores import SUPPORT_METRICS
 from assessor.work.roles import organizer_required
-from support.exporting import support_lines, support_scores_lines
+from assessor.collection.score_formats import score_layout_query, score_table_lines
+from support.exporting import support_lines
 from support.selectors import support_methods_list, support_scores
 
 
@@ -44,4 +45,6 @@ def download_labels(request: HttpRequest, method: str) -> StreamingHttpResponse:
 @organizer_required
 def download_scores(request: HttpRequest, method: str) -> StreamingHttpResponse:
     scores = scores_or_404(lambda: support_scores(method=method))
-    return download_response(support_scores_lines(scores), f"support_scores.{method}.tsv")
+    layout, team_prefix = score_layout_query(request)
+    lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)
+    return download_response(lines, f"support_scores.{method}.{'trec_eval.txt' if layout == 'trec_eval' else 'tsv'}")

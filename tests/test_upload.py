@@ -86,7 +86,7 @@ def test_qrels_need_a_source(organizer):
     ]
 
 
-def imports_with_warnings(*, path: Path, replace: bool = False, user=None, name: str) -> ImportResult:
+def imports_with_warnings(*, path: Path, replace: bool = False, user=None, name: str, **options) -> ImportResult:
     """A stand-in importer: what the page shows of a result does not depend on the kind."""
     return ImportResult(
         path=str(path), lines=3, created=1, unchanged=2, warnings=[f"{path}: line 2: run {name} is unknown"]
@@ -119,10 +119,20 @@ def test_a_kind_no_app_registered_is_neither_offered_nor_accepted(organizer, mon
         (
             "assignments",
             {"nuggets_kind": "auto", "assigner_kind": "auto", "assigner_name": "gpt4o"},
-            {"nuggets": "auto", "assigner": "auto", "nuggets_name": None, "assigner_name": "gpt4o"},
+            {"nuggets": "auto", "assigner": "auto", "nuggets_name": None, "assigner_name": "gpt4o", "run_id": None},
+        ),
+        (
+            "assignments",
+            {"nuggets_kind": "auto", "assigner_kind": "auto", "assigner_name": "", "run_id": "team.run1"},
+            {"nuggets": "auto", "assigner": "auto", "nuggets_name": None, "assigner_name": None, "run_id": "team.run1"},
         ),
         ("support", {"method_kind": "postedit", "method_name": ""}, {"method": "postedit", "method_name": None}),
-        ("scores", {"scores_name": "official"}, {"name": "official"}),
+        ("scores", {"scores_name": "official"}, {"name": "official", "layout": "tsv", "run_id": None}),
+        (
+            "scores",
+            {"scores_name": "judge", "scores_layout": "trec_eval", "run_id": "sys1"},
+            {"name": "judge", "layout": "trec_eval", "run_id": "sys1"},
+        ),
     ],
 )
 def test_each_kind_calls_its_importer_with_the_interface_arguments(organizer, monkeypatch, kind, options, expected):

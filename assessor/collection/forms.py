@@ -15,6 +15,16 @@ from assessor.collection.importing.base import ImportResult
 from assessor.registry import Importer, registry
 
 
+def run_id_field() -> forms.Field:
+    """The run of a file of one run's rows that does not name it (several kinds of file share this field)."""
+    return forms.CharField(
+        required=False,
+        max_length=200,
+        label="Run id",
+        help_text="For a file of one run's rows without run ids (trec_eval -q output, a nuggetizer file).",
+    )
+
+
 def _kind_choices() -> list[tuple[str, str]]:
     return [(kind, importer.label) for kind, importer in registry.importers.items()]
 

@@ -1,9 +1,17 @@
-"""The relevance prompt of the UMBRELA job, written from the protocol's grades 0-3."""
+"""The relevance prompts of the UMBRELA job.
 
-from assessor.jobs.llm.prompts import PromptText
+The default is UMBRELA's own prompt (Upadhyay et al. 2024), kept byte for byte
+in `umbrela_relevance.txt`, with the parameters the TREC 2024 RAG track sent;
+its answer carries the grade as `##final score: N`. The project's first prompt,
+written from the protocol's grades and answered by a bare grade, stays as
+version 1: jobs made with it keep it.
+"""
 
+from pathlib import Path
 
-UMBRELA = PromptText(
+from assessor.jobs.llm.prompts import PromptText, prompt_file
+
+UMBRELA_PROJECT = PromptText(
     name="umbrela",
     system=(
         "You are RelevanceJudgeLLM, an intelligent assistant that judges how relevant a passage is to a "
@@ -23,4 +31,18 @@ UMBRELA = PromptText(
         "Answer with exactly one grade: 0, 1, 2 or 3. Do not explain.\n"
         "Grade:"
     ),
+)
+
+UMBRELA = PromptText(
+    name="umbrela",
+    system="",
+    user=prompt_file(Path(__file__).with_name("umbrela_relevance.txt")),
+    params=(
+        ("temperature", 0.0),
+        ("max_tokens", 100),
+        ("top_p", 1.0),
+        ("frequency_penalty", 0.5),
+        ("presence_penalty", 0.0),
+    ),
+    earlier=(UMBRELA_PROJECT,),
 )

@@ -29,6 +29,20 @@ def run_match(run_id: str, stored_ids: Iterable[str]) -> str | None:
     return candidates[0] if candidates else None
 
 
+def published_remember(run: Run, seen_id: str) -> None:
+    """Keep the team-prefixed form of a run's id when a file names it so (the first one seen)."""
+    if run.published_id:
+        return
+    if seen_id != run.run_id and seen_id.endswith("." + run.run_id):
+        published = seen_id
+    elif "." in run.run_id and run.run_id.endswith("." + seen_id):
+        published = run.run_id
+    else:
+        return
+    Run.objects.filter(pk=run.pk, published_id="").update(published_id=published)
+    run.published_id = published
+
+
 class RunResolver:
     """Resolves the run ids of one import against the stored runs, creating missing ones on request.
 
@@ -43,7 +57,10 @@ class RunResolver:
     def find(self, run_id: str) -> Run | None:
         if run_id not in self._cache:
             stored = run_match(run_id, self.runs)
-            self._cache[run_id] = self.runs[stored] if stored else None
+            run = self.runs[stored] if stored else None
+            if run is not None:
+                published_remember(run, run_id)
+            self._cache[run_id] = run
         return self._cache[run_id]
 
     def get_or_create(self, run_id: str, **create_fields) -> tuple[Run, bool]:

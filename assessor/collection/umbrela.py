@@ -13,11 +13,19 @@ from django.db import transaction
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
-from assessor.jobs.llm.parsing import parse_single_label
-from assessor.jobs.llm.prompts import prompt_messages
-from assessor.models import AnswerReference, Citation, Job, JobItem, Qrel, QrelSource, Segment, Topic
+from assessor.collection.prompts import UMBRELA_PROJECT
+from assessor.jobs.llm.parsing import parse_final_score, parse_single_label
+from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
+from assessor.models import AnswerReference, Citation, Job, JobItem, Qrel, QrelSource, PromptTemplate, Segment, Topic
 
 GRADES = ("0", "1", "2", "3")
+
+
+def grade_parser(prompt: PromptTemplate):
+    """How the version's answer gives the grade: UMBRELA's `##final score: N`, or the first version's bare grade."""
+    if prompt.sha256 == prompt_sha256(UMBRELA_PROJECT):
+        return lambda raw: int(parse_single_label(raw, allowed=GRADES))
+    return partial(parse_final_score, allowed=range(4))
 
 
 def topic_pools(*, topics: list[Topic], runs) -> dict[str, list[str]]:
@@ -73,7 +81,7 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> int:
         raise ItemUnworkable(f"segment {segment.docid} has no text in the collection; import it to grade it")
     prompt = job_prompt(job, "umbrela")
     messages = prompt_messages(prompt, query=topic.query, passage=segment.text)
-    return int(llm.ask(prompt, messages, partial(parse_single_label, allowed=GRADES)))
+    return llm.ask(prompt, messages, grade_parser(prompt))
 
 
 def item_store(*, job: Job, item: JobItem, result: int) -> None:

@@ -72,3 +72,16 @@ class ExportCommand(BaseCommand):
                     out.write(line)
         except LookupError as exc:
             raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+
+
+def add_score_layout_arguments(parser) -> None:
+    """The options of a score table export: its layout and the run ids' form."""
+    parser.add_argument(
+        "--format", choices=("tsv", "trec_eval"), default="tsv",
+        help="tsv: run_id topic_id metric value, with a header (default); "
+        "trec_eval: run measure topic value, no header, as trec_eval -q and ir_measures users read",
+    )  # fmt: skip
+    parser.add_argument(
+        "--team-prefix", action="store_true",
+        help="write run ids with their team prefix (citi.BEST_cot_gpt3.5) where a file named them so",
+    )  # fmt: skip

@@ -104,6 +104,8 @@ class Run(models.Model):
     """
 
     run_id = models.CharField(max_length=200, unique=True)
+    # The id with its team prefix (`citi.BEST_cot_gpt3.5`) when a file named the run so; exports may write it.
+    published_id = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     imported_from = models.ForeignKey(
         "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"

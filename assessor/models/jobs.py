@@ -12,6 +12,8 @@ class PromptTemplate(models.Model):
     version = models.PositiveIntegerField()
     system = models.TextField()
     user = models.TextField()
+    # Sampling parameters sent with every call of this version (temperature, max_tokens, top_p...).
+    params = models.JSONField(default=dict, blank=True)
     sha256 = models.CharField(max_length=64)
     created_at = models.DateTimeField(default=timezone.now)
 

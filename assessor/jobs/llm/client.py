@@ -197,13 +197,16 @@ def _backoff_seconds(config: LLMConfig, attempt: int, exc: Exception) -> float:
     return min(config.backoff * (2**attempt) * random.uniform(0.5, 1.0), BACKOFF_CAP_SECONDS)
 
 
-def _request(config: LLMConfig, messages: list[dict[str, str]]) -> Completion:
+def request_options(config: LLMConfig, prompt: PromptTemplate) -> dict:
+    """The sampling parameters of a call: the installation's temperature, unless the prompt names its own."""
+    return {"temperature": config.temperature, **(prompt.params or {})}
+
+
+def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict) -> Completion:
     client = _openai_client(config)
     started = time.monotonic()
     with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout):
-        response = client.chat.completions.create(
-            model=config.model, messages=messages, temperature=config.temperature
-        )
+        response = client.chat.completions.create(model=config.model, messages=messages, **options)
     latency_ms = int((time.monotonic() - started) * 1000)
     text = response.choices[0].message.content or "" if response.choices else ""
     usage = response.usage
@@ -248,7 +251,8 @@ class LLMSession:
     usage: "Usage" = field(default_factory=lambda: Usage(), init=False)
 
     def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
-        key = cache_key(model=self.config.model, prompt=prompt, temperature=self.config.temperature, messages=messages)
+        temperature = request_options(self.config, prompt)["temperature"]
+        key = cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=messages)
         cached = cache_lookup(key)
         if cached is not None:
             try:
@@ -282,7 +286,7 @@ class LLMSession:
         """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
         for attempt in range(self.config.max_retries + 1):
             try:
-                return _request(self.config, messages)
+                return _request(self.config, messages, request_options(self.config, prompt))
             except openai.APIError as exc:
                 self._log(prompt, messages, Completion(""), key=key, error=f"{type(exc).__name__}: {exc}")
                 if not _is_transient(exc):

@@ -155,3 +155,41 @@ def parse_single_label(raw: str, *, allowed: tuple[str, ...]) -> str:
         shown = text if len(text) <= 80 else text[:77] + "..."
         raise AnswerUnusable(f"the answer ({shown!r}) is not exactly one of: {', '.join(allowed)}")
     return known
+
+
+FINAL_SCORE = re.compile(r"##\s*final\s+score\s*:\s*([^\s#]*)", re.IGNORECASE)
+
+
+def parse_final_score(raw: str, *, allowed: range) -> int:
+    """The grade of an answer in UMBRELA's form `##final score: N` (prose around it allowed).
+
+    Every `##final score:` in the answer must name the same integer of `allowed`;
+    an answer with none, a non-integer, a grade out of range, or two different
+    grades is not a grade.
+    """
+    found = FINAL_SCORE.findall(raw or "")
+    if not found:
+        raise AnswerUnusable("the answer holds no '##final score: N'; end with ##final score: followed by the grade")
+    grades = set()
+    for value in found:
+        value = value.strip(".,;*")
+        if not re.fullmatch(r"\d+", value) or int(value) not in allowed:
+            raise AnswerUnusable(
+                f"the final score ({value!r}) is not an integer from {allowed.start} to {allowed.stop - 1}"
+            )
+        grades.add(int(value))
+    if len(grades) > 1:
+        raise AnswerUnusable(f"the answer gives several final scores ({', '.join(map(str, sorted(grades)))}); give one")
+    return grades.pop()
+
+
+def parse_one_phrase(raw: str, *, phrases: tuple[str, ...]) -> str:
+    """The one of `phrases` the answer names (up to case and spacing); none, or more than one, is not an answer."""
+    text = re.sub(r"\s+", " ", raw or "").lower()
+    named = [phrase for phrase in phrases if re.search(rf"\b{re.escape(phrase.lower())}\b", text)]
+    if len(named) != 1:
+        shown = raw.strip() if len(raw.strip()) <= 80 else raw.strip()[:77] + "..."
+        how = "none" if not named else "more than one"
+        options = ", ".join(f'"{phrase}"' for phrase in phrases)
+        raise AnswerUnusable(f"the answer ({shown!r}) names {how} of {options}; name exactly one")
+    return named[0]

@@ -19,6 +19,10 @@ class Command(ImportCommand):
         )
         parser.add_argument("--nuggets-name", default=None, help="name of the nugget sets (default: the kind)")
         parser.add_argument("--assigner-name", default=None, help="name of the assigner (default: the kind)")
+        parser.add_argument(
+            "--run-id", default=None,
+            help="the run of every answer, for a file of one run's answers without run ids (the nuggetizer's output)",
+        )  # fmt: skip
 
     def run_import(self, path: Path, options: dict) -> ImportResult:
         return assignments_import(
@@ -28,4 +32,5 @@ class Command(ImportCommand):
             nuggets_name=options["nuggets_name"],
             assigner_name=options["assigner_name"],
             replace=options["replace"],
+            run_id=options["run_id"],
         )

@@ -6,6 +6,10 @@ configured kind (like a test database: a file for SQLite, `metaeval_bench`
 on PostgreSQL), then times, each several times:
 - loading each condition's scores (the scoring's selector; once, for reference);
 - the three taus for all seven nugget metrics, from the two conditions' scores;
+- the whole table: the six run-level coefficients (tau-b, Spearman, Pearson,
+  tau_ap_b, tau_GAP, tau over the top 10), the per-topic and all-pairs figures
+  and 95% bootstrap intervals (`--bootstrap`, 1,000 resamples by default) for
+  the seven metrics (target: under 5 s);
 - the confusion matrix over every assignment label, and over every support label;
 - `comparison_build`, all of the above as the page and the command run it (once).
 """
@@ -39,6 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--nuggets", type=int, default=20)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--repeat", type=int, default=3, help="time each step this many times (min and median)")
+        parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the topics for the intervals")
         parser.add_argument("--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)")
         parser.add_argument(
             "--in-place",
@@ -49,6 +54,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.repeat = max(1, options["repeat"])
+        self.bootstrap = max(0, options["bootstrap"])
         self._say(f"database: {connection.vendor}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if options["in_place"] and self._loaded():
             self._bench()
@@ -140,7 +146,7 @@ class Command(BaseCommand):
         from assignment.selectors import nugget_scores
         from metaeval.comparison import comparison_build
         from metaeval.sources import source_parse, sources_confusion
-        from metaeval.stats import taus_compute_all
+        from metaeval.stats import TauOptions, taus_compute_all
         from support.selectors import support_methods_list
 
         a_text, b_text = f"{NUGGETS}/{CONDITIONS[0]}", f"{NUGGETS}/{CONDITIONS[1]}"
@@ -173,11 +179,24 @@ class Command(BaseCommand):
             lambda: taus_compute_all(scores_a, scores_b, NUGGET_METRICS),
             lambda taus: f"Vstrict run {taus[3].tau_run:.3f} topic-avg {taus[3].tau_topic_avg:.3f} all {taus[3].tau_all:.3f}",
         )
+        table_options = TauOptions(bootstrap=self.bootstrap, seed=0)
+        self._time(
+            f"whole table: 7 metrics x 6 run-level coefficients, {self.bootstrap} bootstrap samples",
+            lambda: taus_compute_all(scores_a, scores_b, NUGGET_METRICS, table_options),
+            lambda taus: (
+                f"Vstrict tau_ap {taus[3].tau_ap_run:.3f} tau_GAP {taus[3].tau_gap_run:.3f} "
+                f"tau run 95% [{taus[3].ci95.get('tau_run', (float('nan'),) * 2)[0]:.3f}, "
+                f"{taus[3].ci95.get('tau_run', (float('nan'),) * 2)[1]:.3f}]"
+            ),
+        )
         a, b = source_parse(a_text), source_parse(b_text)
         self._time(
             "confusion matrix, every assignment label",
             lambda: sources_confusion(a, b),
-            lambda c: f"{c.total} pairs, agreement {c.agreement:.3f}, kappa {c.kappa:.3f}",
+            lambda c: (
+                f"{c.total} pairs, agreement {c.agreement:.3f}, kappa {c.kappa:.3f}, "
+                f"quadratic {c.kappa_quadratic:.3f}, alpha {c.alpha_ordinal:.3f}"
+            ),
         )
         methods = support_methods_list()
         if all(method in methods for method in SUPPORT_METHODS):
@@ -191,7 +210,7 @@ class Command(BaseCommand):
             self._say(f"support methods {', '.join(SUPPORT_METHODS)} not in the database: support matrix skipped")
         self._time(
             f"comparison_build({a_text}, {b_text}) (everything, once)",
-            lambda: comparison_build(a_text, b_text),
+            lambda: comparison_build(a_text, b_text, options=table_options),
             lambda c: f"{len(c.taus)} metrics, {c.confusion.total} label pairs",
             repeat=1,
         )

@@ -2,8 +2,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from metaeval.comparison import Comparison, comparison_build, comparison_json
+from metaeval.comparison import TOPIC_FIGURES, Comparison, TopicsError, comparison_build, comparison_json, topics_resolve
 from metaeval.sources import SourceError
+from metaeval.stats import RUN_COEFFICIENTS, TauOptions
 
 
 def _tau(value: float) -> str:
@@ -12,8 +13,10 @@ def _tau(value: float) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Compare two score sources: Kendall's tau three ways per metric and, where they share labels, "
-        "the confusion matrix and Cohen's kappa. A source is NUGGETS/ASSIGNER, support:METHOD or scores:NAME."
+        "Compare two score sources: Kendall's tau three ways per metric, Spearman, Pearson, tau_ap_b, tau_GAP and "
+        "tau over the top k runs, with 95%% bootstrap intervals over topics and, where they share labels, the "
+        "confusion matrix, Cohen's and weighted kappa and Krippendorff's alpha. "
+        "A source is NUGGETS/ASSIGNER, support:METHOD or scores:NAME."
     )
 
     def add_arguments(self, parser) -> None:
@@ -23,12 +26,34 @@ class Command(BaseCommand):
             "--metric", nargs="+", action="extend", default=[], metavar="NAME",
             help="metrics to compare (default: every metric both sources have)",
         )  # fmt: skip
+        parser.add_argument("--top-k", type=int, default=10, help="tau over the top K runs of source a (default 10)")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, metavar="N",
+            help="resamples of the topics for the 95%% intervals (default 1000; 0: none)",
+        )  # fmt: skip
+        parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
+        parser.add_argument(
+            "--missing", choices=("zero", "skip"), default="zero",
+            help="a topic a run did not answer counts 0 (zero, the track's rule) or is left out of its mean (skip)",
+        )  # fmt: skip
+        topics = parser.add_mutually_exclusive_group()
+        topics.add_argument("--topics", nargs="+", default=[], metavar="ID", help="only these topics")
+        topics.add_argument("--topics-of", default="", metavar="SRC", help="only the topics source SRC scored")
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
 
     def handle(self, *args, **options) -> None:
+        if options["bootstrap"] < 0:
+            raise CommandError("--bootstrap must be 0 or more")
         try:
-            comparison = comparison_build(options["a"], options["b"], metrics=options["metric"])
-        except (SourceError, ValueError) as exc:
+            tau_options = TauOptions(
+                top_k=options["top_k"],
+                bootstrap=options["bootstrap"],
+                seed=options["seed"],
+                missing=options["missing"],
+                topics=topics_resolve(topics=options["topics"], topics_of=options["topics_of"]),
+            )
+            comparison = comparison_build(options["a"], options["b"], metrics=options["metric"], options=tau_options)
+        except (SourceError, TopicsError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         if options["json"]:
             self.stdout.write(json.dumps(comparison_json(comparison), indent=2))
@@ -49,6 +74,7 @@ class Command(BaseCommand):
         if not comparison.taus:
             out.write("(no metric in common)")
         out.write("topics: those with a defined per-topic tau / those both sources scored")
+        self._write_run_level(comparison)
         confusion = comparison.confusion
         out.write("")
         if confusion is None:
@@ -63,5 +89,34 @@ class Command(BaseCommand):
             out.write(f"{label:<{width}}{cells}{sum(row):>10}")
         out.write(f"{'total':<{width}}" + "".join(f"{n:>{cell}}" for n in confusion.column_totals()) + f"{confusion.total:>10}")
         out.write(f"agreement {_tau(confusion.agreement)}    Cohen's kappa {_tau(confusion.kappa)}")
+        out.write(
+            f"weighted kappa linear {_tau(confusion.kappa_linear)}    quadratic {_tau(confusion.kappa_quadratic)}"
+            f"    Krippendorff's alpha (ordinal) {_tau(confusion.alpha_ordinal)}"
+        )
         if confusion.missing_a or confusion.missing_b:
             out.write(f"labelled only in a: {confusion.missing_b}; only in b: {confusion.missing_a}")
+
+    def _write_run_level(self, comparison: Comparison) -> None:
+        if not comparison.taus:
+            return
+        out = self.stdout
+        options = comparison.options
+        out.write("")
+        subset = f", {len(options.topics)} topics chosen" if options.topics is not None else ""
+        intervals = f", 95% intervals from {options.bootstrap} resamples of the topics (seed {options.seed})" if options.bootstrap else ""
+        out.write(f"run level (missing topics: {options.missing}, top k = {options.top_k}{subset}{intervals})")
+        names = list(RUN_COEFFICIENTS)
+        out.write(f"{'metric':<20}" + "".join(f"{name:>24}" for name in names))
+        for tau in comparison.taus:
+            cells = []
+            for name in names:
+                cell = _tau(getattr(tau, name))
+                if name in tau.ci95:
+                    low, high = tau.ci95[name]
+                    cell += f" [{_tau(low)},{_tau(high)}]"
+                cells.append(f"{cell:>24}")
+            out.write(f"{tau.metric:<20}" + "".join(cells))
+        out.write("")
+        out.write(f"{'metric':<20}" + "".join(f"{name:>20}" for name in TOPIC_FIGURES))
+        for tau in comparison.taus:
+            out.write(f"{tau.metric:<20}" + "".join(f"{_tau(getattr(tau, name)):>20}" for name in TOPIC_FIGURES))

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assessor', '0002_llm_slot'),
+        ('assessor', '0004_run_published_id'),
     ]
 
     operations = [

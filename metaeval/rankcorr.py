@@ -1,0 +1,211 @@
+"""Correlations of two leaderboards, computed for many leaderboards at once (pure numpy, no ORM).
+
+Every function takes two arrays of shape (samples, runs), one leaderboard per
+row, and returns one coefficient per row: the point estimate is one row, a
+bootstrap is a thousand. Higher scores rank first. A coefficient that is
+undefined (a constant leaderboard, fewer than two runs) is NaN.
+
+- tau-b: Kendall's tau-b, as `scipy.stats.kendalltau` computes it.
+- Pearson's r and Spearman's rho (Pearson's r of the average ranks), as
+  `scipy.stats.pearsonr` and `spearmanr` compute them.
+- tau_ap_b: the AP correlation of Yilmaz, Aslam and Robertson (2008) in the
+  tie-aware form of Urbano and Marrero (ICTIR 2017), as their `ircor` package
+  and the TREC AutoJudge tools compute it: the mean of tau_ap_b(x|y) and
+  tau_ap_b(y|x), where tau_ap_b(x|y) takes each run i that some run beats in
+  y, counts the runs j that beat it in both y and x, divides by the runs that
+  beat it in y, and scales the mean of those shares from [0, 1] to [-1, 1].
+- tau_GAP (Gao and Oard, SIGIR 2015): head-weighted like tau_AP and
+  gap-sensitive; the first leaderboard (x, the reference) supplies the gaps.
+  For each run i, every run j above it in x weighs its gap x_j - x_i, and the
+  pair counts +1 if y orders it the same way, -1 if the other way, 0 if y ties
+  it; run i's term is that weighted mean, and tau_GAP is the mean of the terms
+  of the runs that have a run above them. With no ties and equal weights it is
+  tau_AP.
+- tau over the top k: Kendall's tau-b over the k runs ranked first by x
+  (ties at the boundary broken by position).
+"""
+
+import numpy as np
+from scipy.stats import rankdata
+
+COEFFICIENTS = ("tau", "spearman", "pearson", "tau_ap", "tau_gap", "tau_top_k")
+
+
+def _rows(values) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    return array[None, :] if array.ndim == 1 else array
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+
+
+def pearson(x, y) -> np.ndarray:
+    x, y = _rows(x), _rows(y)
+    dx = x - x.mean(axis=1, keepdims=True)
+    dy = y - y.mean(axis=1, keepdims=True)
+    product = (dx * dx).sum(axis=1) * (dy * dy).sum(axis=1)
+    # Clip rounding past +-1, as scipy does.
+    return np.clip(_ratio((dx * dy).sum(axis=1), np.sqrt(product)), -1.0, 1.0)
+
+
+def spearman(x, y) -> np.ndarray:
+    x, y = _rows(x), _rows(y)
+    return pearson(rankdata(x, axis=1), rankdata(y, axis=1))
+
+
+def _above(values: np.ndarray) -> np.ndarray:
+    """[s, i, j]: run j scores above run i in leaderboard s."""
+    return values[:, None, :] > values[:, :, None]
+
+
+class _Pairs:
+    """The pair comparisons of a batch of leaderboard pairs, shared by tau-b, tau_ap_b and tau_GAP.
+
+    For an ordered pair (i, j) with j above i in x, the pair is concordant when
+    j is above i in y too, discordant when i is above j in y. Counts are kept
+    per run i (row sums), from which every coefficient follows.
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.x = x
+        above_x, above_y = _above(x), _above(y)
+        self.concordant = above_x & above_y
+        self.discordant = above_x & above_y.transpose(0, 2, 1)
+        self.above_x = above_x
+        self.beaten_x = np.count_nonzero(above_x, axis=2)  # runs above i in x
+        self.beaten_y = np.count_nonzero(above_y, axis=2)
+        self.both = np.count_nonzero(self.concordant, axis=2)
+        self.reversed = np.count_nonzero(self.discordant, axis=2)
+
+    def tau_b(self) -> np.ndarray:
+        agreement = (self.both.sum(axis=1) - self.reversed.sum(axis=1)).astype(float)
+        untied = self.beaten_x.sum(axis=1).astype(float) * self.beaten_y.sum(axis=1)
+        return _ratio(agreement, np.sqrt(untied))
+
+    def tau_ap_b(self) -> np.ndarray:
+        return (_tau_ap_given(self.both, self.beaten_y) + _tau_ap_given(self.both, self.beaten_x)) / 2
+
+    def tau_gap(self) -> np.ndarray:
+        x = self.x
+
+        def gap_sum(mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
+            # The sum over the runs j in mask[s, i] of x_j - x_i.
+            return np.einsum("sij,sj->si", mask, x) - x * counts
+
+        weighted = gap_sum(self.concordant, self.both) - gap_sum(self.discordant, self.reversed)
+        weights = gap_sum(self.above_x, self.beaten_x)
+        counted = self.beaten_x > 0  # a run with a run above it in x has a positive gap
+        terms = np.where(counted, weighted / np.where(counted, weights, 1), 0.0).sum(axis=1)
+        return _ratio(terms, counted.sum(axis=1).astype(float))
+
+
+def _tau_ap_given(both: np.ndarray, beaten: np.ndarray) -> np.ndarray:
+    """tau_ap_b(x|y) from, per run, the runs above it in y (`beaten`) and above it in both (`both`)."""
+    counted = beaten > 0
+    shares = np.where(counted, both / np.where(counted, beaten, 1), 0.0).sum(axis=1)
+    return 2 * _ratio(shares, counted.sum(axis=1).astype(float)) - 1
+
+
+def tau_b(x, y) -> np.ndarray:
+    return _Pairs(_rows(x), _rows(y)).tau_b()
+
+
+def tau_ap_b(x, y) -> np.ndarray:
+    return _Pairs(_rows(x), _rows(y)).tau_ap_b()
+
+
+def tau_gap(x, y) -> np.ndarray:
+    return _Pairs(_rows(x), _rows(y)).tau_gap()
+
+
+def tau_top_k(x, y, k: int) -> np.ndarray:
+    x, y = _rows(x), _rows(y)
+    if x.shape[1] <= k:
+        return tau_b(x, y)
+    top = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    return tau_b(np.take_along_axis(x, top, axis=1), np.take_along_axis(y, top, axis=1))
+
+
+def coefficients(x, y, *, top_k: int) -> dict[str, np.ndarray]:
+    """Every run-level coefficient of each row pair, by name (COEFFICIENTS)."""
+    x, y = _rows(x), _rows(y)
+    if x.shape[1] < 2:
+        nothing = np.full(x.shape[0], np.nan)
+        return {name: nothing for name in COEFFICIENTS}
+    pairs = _Pairs(x, y)
+    return {
+        "tau": pairs.tau_b(),
+        "spearman": spearman(x, y),
+        "pearson": pearson(x, y),
+        "tau_ap": pairs.tau_ap_b(),
+        "tau_gap": pairs.tau_gap(),
+        "tau_top_k": tau_top_k(x, y, top_k),
+    }
+
+
+# --- run means and their bootstrap over topics ----------------------------------------------
+
+
+def run_means(matrix: np.ndarray, weights: np.ndarray, *, missing: str) -> np.ndarray:
+    """Each run's mean for each row of topic weights: (samples, topics) x (runs, topics) -> (samples, runs).
+
+    `matrix` holds NaN where a run did not answer a topic. `missing="zero"`
+    counts such a topic as 0 in the denominator (the track's rule);
+    `missing="skip"` averages over the topics the run answered (0 if none).
+    """
+    answered = ~np.isnan(matrix)
+    totals = weights @ np.where(answered, matrix, 0.0).T
+    if missing == "zero":
+        return totals / weights.sum(axis=1, keepdims=True)
+    if missing == "skip":
+        counts = weights @ answered.T.astype(float)
+        return np.where(counts > 0, totals / np.where(counts > 0, counts, 1), 0.0)
+    raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
+
+
+def topic_draws(topics: int, *, samples: int, seed: int | None) -> np.ndarray:
+    """(samples, topics) counts of how often each topic is drawn, resampling topics with replacement."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, topics, size=(samples, topics))
+    offsets = np.arange(samples)[:, None] * topics
+    return np.bincount((draws + offsets).ravel(), minlength=samples * topics).reshape(samples, topics).astype(float)
+
+
+def bootstrap_intervals(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    missing: str,
+    samples: int,
+    seed: int | None,
+    top_k: int,
+    draws: np.ndarray | None = None,
+    chunk: int = 100,
+) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of every run-level coefficient, resampling the topics (columns) of a and b.
+
+    `a` and `b` are runs x topics (NaN where a run has no score); `draws` may
+    be given so that several metrics share one set of resamples.
+    """
+    if a.shape[1] == 0 or a.shape[0] < 2 or samples <= 0:
+        return {name: (np.nan, np.nan) for name in COEFFICIENTS}
+    if draws is None:
+        draws = topic_draws(a.shape[1], samples=samples, seed=seed)
+    means_a = run_means(a, draws, missing=missing)
+    means_b = run_means(b, draws, missing=missing)
+    values: dict[str, list[np.ndarray]] = {name: [] for name in COEFFICIENTS}
+    # In chunks, so that the runs x runs comparisons of a chunk stay in the cache.
+    for start in range(0, len(draws), chunk):
+        part = coefficients(means_a[start : start + chunk], means_b[start : start + chunk], top_k=top_k)
+        for name in COEFFICIENTS:
+            values[name].append(part[name])
+    intervals = {}
+    for name in COEFFICIENTS:
+        column = np.concatenate(values[name])
+        column = column[~np.isnan(column)]
+        intervals[name] = (
+            (float(np.percentile(column, 2.5)), float(np.percentile(column, 97.5))) if len(column) else (np.nan, np.nan)
+        )
+    return intervals

@@ -1,0 +1,109 @@
+"""Weighted kappa and Krippendorff's alpha of two judges, against hand work and independent formulas."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from metaeval.agreement import alpha_ordinal, kappa_weighted
+from metaeval.stats import confusion_from_pairs
+
+
+def pairwise_kappa(pairs: list[tuple[int, int]], k: int, weight) -> float:
+    """1 - observed / expected disagreement, expected over every (first judge's item, second judge's item)."""
+    observed = sum(weight(i, j, k) for i, j in pairs) / len(pairs)
+    expected = sum(weight(i, j, k) for (i, _), (_, j) in itertools.product(pairs, pairs)) / len(pairs) ** 2
+    return 1 - observed / expected
+
+
+def linear(i, j, k):
+    return abs(i - j) / (k - 1)
+
+
+def quadratic(i, j, k):
+    return ((i - j) / (k - 1)) ** 2
+
+
+def pairs_of(table) -> list[tuple[int, int]]:
+    return [(i, j) for i, row in enumerate(table) for j, count in enumerate(row) for _ in range(count)]
+
+
+def coincidence_alpha_ordinal(table) -> float:
+    """Krippendorff's ordinal alpha from the coincidence matrix, as in Krippendorff (2011), for two judges."""
+    k = len(table)
+    coincidences = np.zeros((k, k))
+    for i, j in pairs_of(table):
+        coincidences[i, j] += 1
+        coincidences[j, i] += 1
+    marginals = coincidences.sum(axis=1)
+    n = marginals.sum()
+
+    def delta(c, d):
+        low, high = min(c, d), max(c, d)
+        return (marginals[low : high + 1].sum() - (marginals[c] + marginals[d]) / 2) ** 2
+
+    observed = sum(coincidences[c, d] * delta(c, d) for c in range(k) for d in range(k))
+    expected = sum(marginals[c] * marginals[d] * delta(c, d) for c in range(k) for d in range(k))
+    return 1 - (n - 1) * observed / expected
+
+
+def test_with_two_labels_every_kappa_is_cohens():
+    table = [[20, 5], [10, 15]]
+    # p_o = 35/50; p_e = (25 * 30 + 25 * 20) / 50^2 = 0.5; kappa = (0.7 - 0.5) / 0.5.
+    for weights in ("none", "linear", "quadratic"):
+        assert kappa_weighted(table, weights=weights) == pytest.approx(0.4)
+
+
+def test_a_full_reversal_of_the_extremes_is_minus_one():
+    # Both items one step of weight 1 apart; expected disagreement 0.5 + 0.5 = 1: 1 - 2 / 1.
+    table = [[0, 0, 1], [0, 0, 0], [1, 0, 0]]
+    assert kappa_weighted(table, weights="linear") == pytest.approx(-1.0)
+    assert kappa_weighted(table, weights="quadratic") == pytest.approx(-1.0)
+
+
+def test_a_near_miss_costs_less_with_weights():
+    # Three items agree, one is off by one grade of three: linear weight 1/2, quadratic 1/4.
+    table = [[1, 1, 0], [0, 1, 0], [0, 0, 1]]
+    # rows (2, 1, 1), columns (1, 2, 1); n = 4. Expected linear disagreement:
+    # sum_ij r_i c_j |i-j| / 2 / 16 = (2*2*.5 + 2*1*1 + 1*1*.5 + 1*1*.5 + 1*1*1 + 1*2*.5) / 16 = 7/16.
+    assert kappa_weighted(table, weights="linear") == pytest.approx(1 - (0.5 / 4) / (7 / 16))
+    unweighted = kappa_weighted(table, weights="none")
+    assert kappa_weighted(table, weights="quadratic") > kappa_weighted(table, weights="linear") > unweighted
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_weighted_kappa_matches_the_pairwise_definition(seed):
+    table = np.random.default_rng(seed).integers(0, 6, size=(3, 3)).tolist()
+    pairs = pairs_of(table)
+    assert kappa_weighted(table, weights="linear") == pytest.approx(pairwise_kappa(pairs, 3, linear), abs=1e-12)
+    assert kappa_weighted(table, weights="quadratic") == pytest.approx(pairwise_kappa(pairs, 3, quadratic), abs=1e-12)
+
+
+def test_alpha_of_a_hand_worked_two_label_table():
+    # 50 items, 100 values: coincidences o_00 = 40, o_11 = 30, o_01 = o_10 = 15; n_0 = 55, n_1 = 45.
+    # alpha = 1 - (n - 1) * (o_01 + o_10) / (2 n_0 n_1) = 1 - 99 * 30 / 4950 = 0.4.
+    assert alpha_ordinal([[20, 5], [10, 15]]) == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_alpha_ordinal_matches_the_coincidence_matrix_formula(seed):
+    table = np.random.default_rng(seed).integers(0, 8, size=(4, 4)).tolist()
+    assert alpha_ordinal(table) == pytest.approx(coincidence_alpha_ordinal(table), abs=1e-12)
+
+
+def test_undefined_agreement_is_nan():
+    assert math.isnan(kappa_weighted([[0, 0], [0, 0]], weights="linear"))
+    assert math.isnan(kappa_weighted([[5, 0], [0, 0]], weights="quadratic"))
+    assert math.isnan(alpha_ordinal([[5, 0], [0, 0]]))
+    assert math.isnan(alpha_ordinal([[0, 0], [0, 0]]))
+
+
+def test_a_confusion_matrix_reports_them_in_the_labels_order():
+    a = {1: "NS", 2: "PS", 3: "FS", 4: "FS", 5: "NS"}
+    b = {1: "NS", 2: "FS", 3: "FS", 4: "PS", 5: "PS"}
+    confusion = confusion_from_pairs(a, b, ["NS", "PS", "FS"])
+    table = confusion.counts
+    assert confusion.kappa_linear == pytest.approx(pairwise_kappa(pairs_of(table), 3, linear))
+    assert confusion.kappa_quadratic == pytest.approx(pairwise_kappa(pairs_of(table), 3, quadratic))
+    assert confusion.alpha_ordinal == pytest.approx(coincidence_alpha_ordinal(table))

@@ -1,0 +1,183 @@
+"""Run-level correlations of two leaderboards and their bootstrap intervals, against hand work and independent code."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from metaeval.rankcorr import (
+    bootstrap_intervals,
+    coefficients,
+    pearson,
+    run_means,
+    spearman,
+    tau_ap_b,
+    tau_b,
+    tau_gap,
+    tau_top_k,
+    topic_draws,
+)
+
+
+def one(function, x, y, *args):
+    return float(function(np.array(x, dtype=float), np.array(y, dtype=float), *args)[0])
+
+
+# --- hand-worked examples -----------------------------------------------------------------
+
+
+def test_tau_ap_b_weighs_a_swap_at_the_top_more_than_tau_b():
+    x = [4, 3, 2, 1]
+    # Bottom swap. tau_ap_b(x|y), y's order 0, 2, 1, 3: run 2 has run 0 above it in both (1/1),
+    # run 1 has 0 and 2 above it in y, only 0 in x (1/2), run 3 all (3/3): 2 * (2.5 / 3) - 1 = 2/3,
+    # and the same the other way.
+    assert one(tau_ap_b, x, [4, 2, 3, 1]) == pytest.approx(2 / 3, abs=1e-15)
+    # Top swap: run 0 has run 1 above it in y but not in x (0/1), runs 2 and 3 agree: 2 * (2 / 3) - 1.
+    assert one(tau_ap_b, x, [3, 4, 2, 1]) == pytest.approx(1 / 3, abs=1e-15)
+    # tau-b cannot tell the two swaps apart: (5 - 1) / 6.
+    assert one(tau_b, x, [3, 4, 2, 1]) == one(tau_b, x, [4, 2, 3, 1]) == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_tau_ap_b_with_ties_averages_both_directions():
+    # x = [3, 2, 2, 1], y = [3, 3, 2, 1].
+    # (x|y): runs 0 and 1 tie on top in y and are skipped; run 2 has runs 0 and 1 above in y,
+    # of which run 0 is above it in x (1/2); run 3: 0, 1, 2 above in both (3/3): 2 * (1.5 / 2) - 1 = 1/2.
+    # (y|x): run 1 has run 0 above in x, not above in y (0/1); run 2 has run 0 above in x, above
+    # in y (1/1); run 3: 3/3. 2 * (2 / 3) - 1 = 1/3. Mean 5/12.
+    assert one(tau_ap_b, [3, 2, 2, 1], [3, 3, 2, 1]) == pytest.approx(5 / 12, abs=1e-15)
+
+
+def test_tau_gap_weighs_pairs_by_the_first_leaderboards_gaps():
+    x = [1.0, 0.9, 0.5, 0.0]
+    # The bottom two swapped in y. Run 3's term: gaps 1.0 and 0.9 agree, gap 0.5 reversed:
+    # (1.0 + 0.9 - 0.5) / 2.4 = 7/12; runs 1 and 2 agree fully. (1 + 1 + 7/12) / 3 = 31/36.
+    assert one(tau_gap, x, [1.0, 0.9, 0.0, 0.5]) == pytest.approx(31 / 36, abs=1e-15)
+    # A tie in y counts 0: run 1 ties run 0 (0 / 0.1), the rest agree: (0 + 1 + 1) / 3.
+    assert one(tau_gap, x, [0.9, 0.9, 0.5, 0.0]) == pytest.approx(2 / 3, abs=1e-15)
+    # Equal gaps and no ties: tau_AP. x = 3, 2, 1, 0 with the top pair swapped: (-1 + 1 + 1) / 3.
+    assert one(tau_gap, [3, 2, 1, 0], [2, 3, 1, 0]) == pytest.approx(1 / 3, abs=1e-15)
+
+
+def test_tau_over_the_top_k_of_the_first_leaderboard():
+    x = [0.9, 0.8, 0.7, 0.1, 0.05]
+    y = [0.1, 0.2, 0.3, 0.9, 0.8]
+    # The top 3 of x are runs 0, 1, 2, in the reverse order in y: tau -1 (tau over all five: -0.6... not -1).
+    assert one(tau_top_k, x, y, 3) == -1.0
+    assert one(tau_top_k, x, y, 10) == one(tau_b, x, y)
+
+
+def test_a_constant_leaderboard_has_no_coefficient():
+    values = coefficients(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0]), top_k=10)
+    assert all(math.isnan(float(v[0])) for name, v in values.items() if name != "tau_gap")
+    assert all(math.isnan(float(v[0])) for v in coefficients(np.array([1.0]), np.array([2.0]), top_k=10).values())
+
+
+def test_run_means_count_a_missing_topic_as_zero_or_skip_it():
+    matrix = np.array([[1.0, np.nan, 0.5], [np.nan, np.nan, np.nan]])
+    everything = np.ones((1, 3))
+    assert run_means(matrix, everything, missing="zero").tolist() == [[0.5, 0.0]]
+    assert run_means(matrix, everything, missing="skip").tolist() == [[0.75, 0.0]]
+    # Topic 0 drawn twice, topic 2 once: zero (1 + 1 + 0.5) / 3; skip the same over 3 answered draws.
+    twice = np.array([[2.0, 0.0, 1.0]])
+    assert run_means(matrix, twice, missing="zero")[0, 0] == pytest.approx(2.5 / 3)
+    with pytest.raises(ValueError, match="zero or skip"):
+        run_means(matrix, everything, missing="drop")
+
+
+def test_topic_draws_are_seeded_resamples_with_replacement():
+    draws = topic_draws(7, samples=50, seed=3)
+    assert draws.shape == (50, 7) and (draws.sum(axis=1) == 7).all()
+    assert (draws == topic_draws(7, samples=50, seed=3)).all()
+    assert not (draws == topic_draws(7, samples=50, seed=4)).all()
+
+
+# --- independent implementations ------------------------------------------------------------
+
+
+def ircor_tau_ap_b(x, y):
+    """tau_ap_b as Urbano and Marrero's ircor computes it: ranks of the negated scores, pair by pair."""
+
+    def given(x, y):
+        rx = stats.rankdata(-x)
+        ry = stats.rankdata(-y, "ordinal")
+        p = stats.rankdata(-y, "min") - 1
+        total, counted = 0.0, 0
+        for i in range(len(p)):
+            if p[i] == 0:
+                continue
+            counted += 1
+            above = sum(1 for j in range(len(p)) if p[j] < p[i] and (rx[i] > rx[j]) == (ry[i] > ry[j]))
+            total += above / p[i]
+        return 2 / counted * total - 1
+
+    return (given(x, y) + given(y, x)) / 2
+
+
+def loop_tau_gap(x, y):
+    terms = []
+    for i in range(len(x)):
+        weights = [(x[j] - x[i], np.sign(y[j] - y[i])) for j in range(len(x)) if x[j] > x[i]]
+        if weights:
+            terms.append(sum(g * s for g, s in weights) / sum(g for g, _ in weights))
+    return sum(terms) / len(terms)
+
+
+def loop_top_k(x, y, k):
+    order = sorted(range(len(x)), key=lambda i: -x[i])[:k]
+    return stats.kendalltau([x[i] for i in order], [y[i] for i in order]).statistic
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_every_coefficient_matches_an_independent_implementation(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 40))
+    x = rng.random(n)
+    y = x + rng.normal(0, 0.3, n)
+    if seed % 2:
+        # Ties, as scores of few nuggets have.
+        x, y = np.round(x * 5) / 5, np.round(y * 5) / 5
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return
+    got = {name: float(values[0]) for name, values in coefficients(x, y, top_k=5).items()}
+    assert got["tau"] == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert got["spearman"] == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert got["pearson"] == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert got["tau_ap"] == pytest.approx(ircor_tau_ap_b(x, y), abs=1e-12)
+    assert got["tau_gap"] == pytest.approx(loop_tau_gap(x, y), abs=1e-12)
+    top = loop_top_k(x, y, 5)
+    assert got["tau_top_k"] == pytest.approx(top, abs=1e-12) or (math.isnan(top) and math.isnan(got["tau_top_k"]))
+
+
+def test_batches_equal_one_leaderboard_at_a_time():
+    rng = np.random.default_rng(9)
+    xs, ys = rng.random((20, 15)), rng.random((20, 15))
+    for function in (tau_b, spearman, pearson, tau_ap_b, tau_gap):
+        batch = function(xs, ys)
+        assert batch == pytest.approx([float(function(x, y)[0]) for x, y in zip(xs, ys)], abs=1e-14)
+
+
+def test_bootstrap_intervals_match_a_plain_loop_over_the_same_resamples():
+    rng = np.random.default_rng(5)
+    a = rng.random((12, 9))
+    b = a + rng.normal(0, 0.2, a.shape)
+    a[0, 3] = np.nan  # a run that missed a topic in a
+    draws = topic_draws(9, samples=200, seed=11)
+    got = bootstrap_intervals(a, b, missing="zero", samples=200, seed=None, top_k=5, draws=draws, chunk=64)
+    taus, pearsons, gaps = [], [], []
+    for counts in draws:
+        topics = np.repeat(np.arange(9), counts.astype(int))
+        mean_a = [sum(0.0 if np.isnan(a[r, t]) else a[r, t] for t in topics) / len(topics) for r in range(12)]
+        mean_b = [sum(b[r, t] for t in topics) / len(topics) for r in range(12)]
+        taus.append(stats.kendalltau(mean_a, mean_b).statistic)
+        pearsons.append(stats.pearsonr(mean_a, mean_b).statistic)
+        gaps.append(loop_tau_gap(mean_a, mean_b))
+    assert got["tau"] == pytest.approx((np.percentile(taus, 2.5), np.percentile(taus, 97.5)), abs=1e-12)
+    assert got["pearson"] == pytest.approx((np.percentile(pearsons, 2.5), np.percentile(pearsons, 97.5)), abs=1e-12)
+    assert got["tau_gap"] == pytest.approx((np.percentile(gaps, 2.5), np.percentile(gaps, 97.5)), abs=1e-12)
+
+
+def test_identical_leaderboards_have_intervals_at_one():
+    a = np.random.default_rng(2).random((10, 6))
+    intervals = bootstrap_intervals(a, a.copy(), missing="zero", samples=100, seed=1, top_k=5)
+    assert all(interval == pytest.approx((1.0, 1.0)) for interval in intervals.values())
