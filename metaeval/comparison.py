@@ -88,6 +88,11 @@ def comparison_build(
     a, scores_a = source_load(a_text)
     b, scores_b = source_load(b_text)
     shared = shared_metrics(scores_a, scores_b)
+    if not shared:
+        raise ValueError(
+            f"{a} and {b} share no metric to compare: {a} has {', '.join(scores_a.metrics) or 'none'}; "
+            f"{b} has {', '.join(scores_b.metrics) or 'none'}"
+        )
     if metrics:
         missing = [metric for metric in metrics if metric not in shared]
         if missing:
