@@ -32,7 +32,7 @@ from support.models import SupportLabel
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(__file__).resolve().parent.parent / "assessor" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "assessor" / "demo"
 ACCOUNTS = {
     "organizer": ("organizer-demo", Role.ORGANIZER),
     "assessor1": ("assessor-demo", Role.ASSESSOR),

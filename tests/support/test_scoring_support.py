@@ -12,7 +12,7 @@ from support.models import SupportLabel
 from support.scoring import answer_support_metrics
 from support.selectors import support_label_pairs, support_methods_list, support_scores
 from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic
-from tests.test_scoring_nuggets import read_tsv
+from tests.assignment.test_scoring_nuggets import read_tsv
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from assessor.work.roles import Role
 from tests.builders import make_user
-from tests.test_metaeval_sources import build_conditions, build_support
+from tests.metaeval.test_metaeval_sources import build_conditions, build_support
 
 pytestmark = pytest.mark.django_db
 

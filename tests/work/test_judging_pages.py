@@ -12,7 +12,7 @@ from nuggets.models import NuggetSet
 from support.models import SupportLabel
 from support.services import support_work_give
 from tests.builders import make_topic, make_user
-from tests.test_judging_services import give_assign, give_support, make_scenario
+from tests.work.test_judging_services import give_assign, give_support, make_scenario
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic, make_user
-from tests.test_pages import build_collection
+from tests.collection.test_pages import build_collection
 
 pytestmark = pytest.mark.django_db
 

@@ -123,7 +123,7 @@ def test_a_table_name_must_be_a_slug(write_file):
 def test_a_table_written_by_export_scores_reads_back_as_the_same_scores(tmp_path):
     from django.core.management import get_commands
 
-    from tests.test_metaeval_sources import build_conditions
+    from tests.metaeval.test_metaeval_sources import build_conditions
 
     if "export_scores" not in get_commands():
         pytest.skip("export_scores is not available")

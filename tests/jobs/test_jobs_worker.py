@@ -22,10 +22,10 @@ from django.db import connection
 from assessor.models import Job, JobItem
 from assignment.models import AssignmentLabel
 from tests.llm_server import FakeLLMServer, llm_settings
-from tests.test_jobs_engine import make_nugget_set
+from tests.jobs.test_jobs_engine import make_nugget_set
 from tests.builders import make_answer, make_run, make_topic
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("REDIS_URL", "")
 AMQP_URL = os.environ.get("AMQP_URL", "")
 

@@ -3,7 +3,7 @@
 import ast
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 APPS = ("nuggets", "assignment", "support", "metaeval", "bench")
 
 

@@ -10,7 +10,7 @@ from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from tests.builders import make_answer, make_run, make_topic, make_user
 from tests.llm_server import Reply, llm_server  # noqa: F401  (fixture)
-from tests.test_jobs_engine import make_nugget_set
+from tests.jobs.test_jobs_engine import make_nugget_set
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from assessor.models import Answer, Citation
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic
-from tests.test_scoring_nuggets import make_nugget_set
+from tests.assignment.test_scoring_nuggets import make_nugget_set
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, make_user
-from tests.test_scoring_nuggets import make_nugget_set
+from tests.assignment.test_scoring_nuggets import make_nugget_set
 
 pytestmark = pytest.mark.django_db
 AT = datetime(2024, 11, 8, 12, 30, tzinfo=UTC)

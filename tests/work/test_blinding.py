@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
 from assessor.models import AssessorWork, Citation
-from tests.test_judging_services import RUN_NAMES, give_assign, give_support, make_scenario
+from tests.work.test_judging_services import RUN_NAMES, give_assign, give_support, make_scenario
 
 pytestmark = pytest.mark.django_db
 
