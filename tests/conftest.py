@@ -1,11 +1,13 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures shared by the whole suite; each app's folder has its own conftest.py beside its tests."""
 
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "tests" / "fixtures"
+from assessor.work.roles import Role
+from tests.builders import REPO, make_user
+from tests.scenarios import Scenario, make_scenario
+
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
 
 
@@ -30,3 +32,16 @@ def write_file(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture
+def organizer(client):
+    """The test client, logged in as an organizer."""
+    client.force_login(make_user(Role.ORGANIZER))
+    return client
+
+
+@pytest.fixture
+def scenario(db) -> Scenario:
+    """A topic to judge, three runs' answers, the assessor's nuggets and LLM output planted beside them."""
+    return make_scenario()

@@ -12,8 +12,7 @@ from assessor.models import Answer, ImportBatch, Run, Sentence
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
-from tests.builders import make_answer, make_run, make_topic
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES, make_answer, make_run, make_topic
 
 pytestmark = pytest.mark.django_db
 

@@ -7,26 +7,13 @@ from collections import defaultdict
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.scores import NUGGET_METRICS
+from assessor.collection.scores import NUGGET_METRICS, runs_ranked
 from assignment.models import AssignmentLabel
-from assessor.collection.scores import runs_ranked
 from assignment.scoring import answer_metrics
 from assignment.selectors import assignment_label_pairs, conditions_list, nugget_scores
-from nuggets.models import Nugget, NuggetSet
-from tests.builders import make_answer, make_batch, make_run, make_topic
+from tests.builders import make_answer, make_batch, make_nugget_set, make_run, make_topic, nuggets_of, read_scores_tsv
 
 pytestmark = pytest.mark.django_db
-
-
-def make_nugget_set(topic, importances: list[str], *, name: str = "auto_edit", batch=None) -> list[Nugget]:
-    batch = batch or make_batch()
-    nugget_set = NuggetSet.objects.create(topic=topic, kind="auto_edit", name=name, imported_from=batch)
-    return [
-        Nugget.objects.create(
-            nugget_set=nugget_set, position=position, text=f"nugget {position}", importance=importance, imported_from=batch
-        )
-        for position, importance in enumerate(importances)
-    ]
 
 
 def label(answer, nugget, value: str, *, assigner: str = "manual") -> AssignmentLabel:
@@ -79,9 +66,9 @@ def test_empty_denominators_give_zero():
 def condition():
     """Two evaluated topics, three runs; r2 did not answer t2; r3 has an answer but no label."""
     t1, t2, t3 = make_topic("2024-1"), make_topic("2024-2"), make_topic("2024-3")
-    n1 = make_nugget_set(t1, ["vital", "vital", "okay", "okay"])
-    n2 = make_nugget_set(t2, ["vital", "okay", "okay"])
-    make_nugget_set(t3, ["vital"])  # a nugget set nobody labelled: not an evaluated topic
+    n1 = nuggets_of(make_nugget_set(t1, importances=["vital", "vital", "okay", "okay"]))
+    n2 = nuggets_of(make_nugget_set(t2, importances=["vital", "okay", "okay"]))
+    nuggets_of(make_nugget_set(t3, importances=["vital"]))  # a nugget set nobody labelled: not an evaluated topic
     r1, r2, r3 = make_run("r1"), make_run("r2"), make_run("r3")
     a11, a12 = answer_of(r1, t1, 100), answer_of(r1, t2, 50)
     a21 = answer_of(r2, t1, 30)
@@ -211,16 +198,6 @@ def expected_from_file(path) -> tuple[dict, dict]:
     return per_topic, means
 
 
-def read_tsv(text: str) -> dict[tuple[str, str, str], float]:
-    lines = text.splitlines()
-    assert lines[0] == "run_id\ttopic_id\tmetric\tvalue"
-    table = {}
-    for line in lines[1:]:
-        run, topic, metric, value = line.split("\t")
-        table[run, topic, metric] = float(value)
-    return table
-
-
 @pytest.mark.shared_data
 def test_export_scores_matches_the_protocol_on_nists_file(shared_data):
     call_command("import_topics", str(shared_data / "topics.rag24.test.txt"), stdout=io.StringIO())
@@ -230,7 +207,7 @@ def test_export_scores_matches_the_protocol_on_nists_file(shared_data):
     )
     out = io.StringIO()
     call_command("export_scores", "--nuggets", "auto_edit", "--assigner", "manual", stdout=out)
-    table = read_tsv(out.getvalue())
+    table = read_scores_tsv(out.getvalue())
     per_topic, means = expected_from_file(shared_data / NUGGET_FILE)
     # The run the protocol page names, with its missing topics counted as 0.
     run = "baseline_rag24.test_l31_70b_instruct_top20"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from bench import collection_data as benchmark
-from bench.collection_data import benchmark_collection_build
 from assessor.models import Topic
 from assignment.models import AssignmentLabel
+from bench import collection_data as benchmark
+from bench.collection_data import benchmark_collection_build
 
 
 def _jsonl(path: Path) -> list[dict]:

@@ -11,8 +11,16 @@ from assessor.models import Citation, Job
 from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, make_user
-from tests.assignment.test_scoring_nuggets import make_nugget_set
+from tests.builders import (
+    make_answer,
+    make_batch,
+    make_nugget_set,
+    make_run,
+    make_segment,
+    make_topic,
+    make_user,
+    nuggets_of,
+)
 
 pytestmark = pytest.mark.django_db
 AT = datetime(2024, 11, 8, 12, 30, tzinfo=UTC)
@@ -31,7 +39,7 @@ def made():
     job = Job.objects.create(kind=Job.Kind.AUTO_SUPPORT, output_name="auto", model="m")
     topic = make_topic("2024-1")
     segment = make_segment("doc#0_0")
-    nuggets = make_nugget_set(topic, ["vital", "okay"], batch=batch)
+    nuggets = nuggets_of(make_nugget_set(topic, importances=["vital", "okay"], batch=batch))
     answer = make_answer(make_run("r1"), topic, [("One.", [segment]), ("Two.", [segment])])
     AssignmentLabel.objects.create(
         answer=answer, nugget=nuggets[0], assigner="manual", assigner_kind="manual", label="support",

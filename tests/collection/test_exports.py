@@ -9,8 +9,16 @@ from django.core.management import CommandError, call_command
 from assessor.models import Answer, Citation
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic
-from tests.assignment.test_scoring_nuggets import make_nugget_set
+from tests.builders import (
+    make_answer,
+    make_batch,
+    make_nugget_set,
+    make_qrel,
+    make_run,
+    make_segment,
+    make_topic,
+    nuggets_of,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +38,9 @@ def collection():
     make_qrel(t1, a, 2)
     make_qrel(t2, a, 1)
     make_qrel(t2, b, 3, source="umbrela")
-    n1 = make_nugget_set(t1, ["vital", "okay"], batch=batch)
-    n2 = make_nugget_set(t2, ["okay"], batch=batch)
-    make_nugget_set(t1, ["", ""], name="draft", batch=batch)
+    n1 = nuggets_of(make_nugget_set(t1, importances=["vital", "okay"], batch=batch))
+    n2 = nuggets_of(make_nugget_set(t2, importances=["okay"], batch=batch))
+    make_nugget_set(t1, importances=["", ""], name="draft", batch=batch)
     r1, r2 = make_run("r1"), make_run("team.r2")
     a11 = make_answer(r1, t1, [("Sentence one.", [a, b]), ("Sentence two.", []), ("Sentence three.", [b])])
     a21 = make_answer(r2, t1, [("Only one.", [b])])

@@ -4,8 +4,7 @@ from django.core.management import CommandError, call_command
 from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.qrels import qrels_import
 from assessor.models import ImportBatch, Qrel, QrelSource, Segment
-from tests.builders import make_segment, make_topic
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES, make_segment, make_topic
 
 pytestmark = pytest.mark.django_db
 

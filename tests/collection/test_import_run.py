@@ -9,8 +9,7 @@ from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.runs import run_import
 from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Qrel, Run, Segment, Sentence
 from support.models import SupportLabel
-from tests.builders import make_batch, make_run, make_segment, make_topic
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES, make_batch, make_run, make_segment, make_topic
 
 pytestmark = pytest.mark.django_db
 

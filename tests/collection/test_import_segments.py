@@ -6,8 +6,7 @@ from django.core.management import CommandError, call_command
 from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.segments import segments_import
 from assessor.models import ImportBatch, Segment
-from tests.builders import make_segment
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES, make_segment
 
 pytestmark = pytest.mark.django_db
 

@@ -7,47 +7,22 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Citation
 from assessor.work.roles import Role
-from assignment.models import AssignmentLabel
-from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic, make_user
+from tests.builders import (
+    make_answer,
+    make_collection,
+    make_nugget_set,
+    make_qrel,
+    make_run,
+    make_segment,
+    make_topic,
+    make_user,
+)
+from tests.builders import make_assignment_label as label
+from tests.builders import make_support_label as support
 
 pytestmark = pytest.mark.django_db
-
-
-# --- Builders for labels (made by an imported file, as the provenance rule wants one maker) ---
-
-
-def make_nugget_set(topic, *, name="auto_edit", kind=NuggetSet.Kind.AUTO_EDIT, nuggets=(("a fact", "vital"),)):
-    batch = make_batch(kind="nuggets")
-    nugget_set = NuggetSet.objects.create(topic=topic, kind=kind, name=name, imported_from=batch)
-    for position, (text, importance) in enumerate(nuggets):
-        Nugget.objects.create(
-            nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=batch
-        )
-    return nugget_set
-
-
-def label(answer, nugget, value, *, assigner="manual", kind="manual"):
-    return AssignmentLabel.objects.create(
-        answer=answer, nugget=nugget, assigner=assigner, assigner_kind=kind, label=value,
-        imported_from=make_batch(kind="assignments"),
-    )
-
-
-def support(answer, sentence_index, value, *, method="scratch", kind="scratch"):
-    citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=0)
-    return SupportLabel.objects.create(
-        citation=citation, method=method, method_kind=kind, label=value, imported_from=make_batch(kind="support")
-    )
-
-
-@pytest.fixture
-def organizer(client):
-    client.force_login(make_user(Role.ORGANIZER))
-    return client
 
 
 @pytest.fixture
@@ -332,27 +307,6 @@ def test_a_download_of_an_unknown_condition_or_source_is_404(organizer, small_co
 # --- Fixed query counts -----------------------------------------------------------------------
 
 
-def build_collection(size: int) -> None:
-    """`size` topics and runs, every run answering every topic, with qrels, nuggets and labels."""
-    topics = [make_topic(f"2024-{size}{i}", query=f"query {i}") for i in range(size)]
-    runs = [make_run(f"run{size}-{i}") for i in range(size)]
-    assessor = make_user(Role.ASSESSOR, username=f"assessor{size}")
-    for t, topic in enumerate(topics):
-        segments = [make_segment(f"doc{size}_{t}_{k}#0_0", text=f"text {k}") for k in range(size)]
-        for segment in segments:
-            make_qrel(topic, segment, grade=2, source="nist")
-            make_qrel(topic, segment, grade=1, source="umbrela")
-        nugget_set = make_nugget_set(topic, nuggets=[(f"fact {k}", "vital" if k % 2 else "okay") for k in range(size)])
-        nuggets = list(nugget_set.nuggets.all())
-        AssessorWork.objects.create(topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL)
-        for run in runs:
-            answer = make_answer(run, topic, [(f"sentence {k}", [segments[k]]) for k in range(size)])
-            for nugget in nuggets:
-                label(answer, nugget, "support")
-            for k in range(size):
-                support(answer, k, SupportLabel.Label.FS)
-
-
 def count_queries(client, url: str) -> int:
     with CaptureQueriesContext(connection) as queries:
         response = client.get(url)
@@ -371,7 +325,7 @@ def test_pages_cost_a_fixed_number_of_queries(client, page, django_assert_max_nu
     organizer = make_user(Role.ORGANIZER)
     counts = []
     for size in (2, 5):
-        build_collection(size)
+        make_collection(size)
         user = organizer
         url = {
             "home": reverse("home"),

@@ -20,7 +20,7 @@ from metaeval.models import ImportedScore
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
 from support.selectors import support_scores
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES
 
 pytestmark = pytest.mark.django_db
 SLICE = FIXTURES / "scoring"

@@ -8,7 +8,7 @@ from assignment.judging import answer_order
 from assignment.models import AssignmentLabel
 from support.judging import topic_pairs
 from support.models import SupportLabel
-from tests.work.test_judging_services import give_assign, give_support, make_scenario
+from tests.scenarios import give_assign, give_support, make_scenario
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,6 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from assessor.collection.umbrela import umbrela_job_create
 from assessor.jobs.engine import (
     JobRequestInvalid,
     item_claim,
@@ -14,29 +15,18 @@ from assessor.jobs.engine import (
     job_reopen,
     job_run_sync,
 )
-from bench.fake_llm import first_words
 from assessor.models import Job, JobItem, LLMCall, Qrel, QrelSource
-from assessor.collection.umbrela import umbrela_job_create
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
+from bench.fake_llm import first_words
 from nuggets.auto import auto_nuggets_job_create, vital_first
 from nuggets.models import Nugget, NuggetSet
 from support.auto import auto_support_job_create
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic
-from tests.llm_server import Reply, llm_server  # noqa: F401  (fixture)
+from tests.builders import make_answer, make_batch, make_nugget_set, make_qrel, make_run, make_segment, make_topic
+from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
-
-
-def make_nugget_set(topic, texts: list[str], name: str = "manual") -> NuggetSet:
-    batch = make_batch(kind="nuggets")
-    nugget_set = NuggetSet.objects.create(topic=topic, kind="manual", name=name, imported_from=batch)
-    for position, text in enumerate(texts):
-        Nugget.objects.create(
-            nugget_set=nugget_set, position=position, text=text, importance="vital", imported_from=batch
-        )
-    return nugget_set
 
 
 def expected_assign(nugget: str, passage: str) -> str:
@@ -54,7 +44,7 @@ def expected_assign(nugget: str, passage: str) -> str:
 def assign_setup():
     topic = make_topic("t1", query="capital of France")
     texts = [f"fact number {i} about zebras" for i in range(23)] + ["Paris is the capital"]
-    make_nugget_set(topic, texts)
+    make_nugget_set(topic, texts=texts, kind="manual", name="manual")
     answers = [
         make_answer(make_run(f"run{i}"), topic, [("Paris is the capital of France.", []), (f"Zebras fact {i}.", [])])
         for i in range(3)

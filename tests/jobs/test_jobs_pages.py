@@ -8,23 +8,16 @@ from assessor.models import Job
 from assessor.work.roles import Role
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
-from tests.builders import make_answer, make_run, make_topic, make_user
-from tests.llm_server import Reply, llm_server  # noqa: F401  (fixture)
-from tests.jobs.test_jobs_engine import make_nugget_set
+from tests.builders import make_answer, make_nugget_set, make_run, make_topic, make_user
+from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def organizer(client):
-    client.force_login(make_user(Role.ORGANIZER))
-    return client
-
-
-@pytest.fixture
 def collection():
     topic = make_topic("p1", query="zebra stripes")
-    make_nugget_set(topic, ["zebra stripes are black", "lions roar"])
+    make_nugget_set(topic, texts=["zebra stripes are black", "lions roar"], kind="manual", name="manual")
     for i in range(2):
         make_answer(make_run(f"run{i}"), topic, [(f"Zebra stripes are black, says {i}.", [])])
 

@@ -21,9 +21,8 @@ from django.db import connection
 
 from assessor.models import Job, JobItem
 from assignment.models import AssignmentLabel
+from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 from tests.llm_server import FakeLLMServer, llm_settings
-from tests.jobs.test_jobs_engine import make_nugget_set
-from tests.builders import make_answer, make_run, make_topic
 
 REPO = Path(__file__).resolve().parents[2]
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -132,7 +131,7 @@ def services(request, transactional_db, settings):
 
 def make_answers(count: int, nuggets: int = 12) -> None:
     topic = make_topic("w1", query="zebra stripes")
-    make_nugget_set(topic, [f"zebra fact {i}" for i in range(nuggets)])
+    make_nugget_set(topic, texts=[f"zebra fact {i}" for i in range(nuggets)], kind="manual", name="manual")
     for i in range(count):
         make_answer(make_run(f"run{i:02d}"), topic, [(f"Zebra fact {i} is known.", [])])
 

@@ -17,7 +17,7 @@ from assessor.jobs.llm.client import (
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import PromptText, prompt_messages, prompt_template_get
 from assessor.models import LLMCall, PromptTemplate
-from tests.llm_server import Reply, llm_server, llm_settings  # noqa: F401  (fixture)
+from tests.llm_server import Reply, llm_settings
 
 pytestmark = pytest.mark.django_db
 

@@ -120,14 +120,11 @@ def test_a_table_name_must_be_a_slug(write_file):
         call_command("import_scores", str(write_file("a.tsv", TABLE)), "--name", "not a slug")
 
 
-def test_a_table_written_by_export_scores_reads_back_as_the_same_scores(tmp_path):
+def test_a_table_written_by_export_scores_reads_back_as_the_same_scores(tmp_path, conditions):
     from django.core.management import get_commands
-
-    from tests.metaeval.test_metaeval_sources import build_conditions
 
     if "export_scores" not in get_commands():
         pytest.skip("export_scores is not available")
-    build_conditions()
     exported = tmp_path / "manual.tsv"
     call_command("export_scores", "--nuggets", "auto_edit", "--assigner", "manual", "--output", str(exported))
     call_command("import_scores", str(exported), "--name", "manual-copy", stdout=StringIO())

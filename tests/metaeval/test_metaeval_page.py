@@ -8,21 +8,13 @@ from django.urls import reverse
 
 from assessor.work.roles import Role
 from tests.builders import make_user
-from tests.metaeval.test_metaeval_sources import build_conditions, build_support
 
 pytestmark = pytest.mark.django_db
 
 QUERY = {"a": "auto_edit/manual", "b": "auto_edit/auto", "metric": "Vstrict"}
 
 
-@pytest.fixture
-def organizer_client(client):
-    client.force_login(make_user(Role.ORGANIZER))
-    return client
-
-
-def test_the_page_renders_taus_matrix_table_and_plots_for_an_organizer(organizer_client):
-    build_conditions()
+def test_the_page_renders_taus_matrix_table_and_plots_for_an_organizer(organizer_client, conditions):
     response = organizer_client.get(reverse("metaeval:index"), QUERY)
     assert response.status_code == 200
     page = response.content.decode()
@@ -36,22 +28,19 @@ def test_the_page_renders_taus_matrix_table_and_plots_for_an_organizer(organizer
     assert "auto_edit/manual" in page
 
 
-def test_the_page_lists_sources_before_a_choice(organizer_client):
-    build_conditions()
+def test_the_page_lists_sources_before_a_choice(organizer_client, conditions):
     response = organizer_client.get(reverse("metaeval:index"))
     assert response.status_code == 200
     assert "auto_edit/auto" in response.content.decode()
 
 
-def test_an_htmx_request_gets_the_fragment_only(organizer_client):
-    build_conditions()
+def test_an_htmx_request_gets_the_fragment_only(organizer_client, conditions):
     response = organizer_client.get(reverse("metaeval:index"), QUERY, headers={"HX-Request": "true"})
     assert response.status_code == 200
     assert "<html" not in response.content.decode() and "Confusion matrix" in response.content.decode()
 
 
-def test_an_unknown_source_shows_a_clear_error(organizer_client):
-    build_conditions()
+def test_an_unknown_source_shows_a_clear_error(organizer_client, conditions):
     response = organizer_client.get(reverse("metaeval:index"), {"a": "nope/nobody", "b": "auto_edit/auto"})
     assert response.status_code == 200
     assert "unknown source &#x27;nope/nobody&#x27;" in response.content.decode()
@@ -62,8 +51,7 @@ def test_an_unknown_source_shows_a_clear_error(organizer_client):
 
 
 @pytest.mark.parametrize("role", [Role.ASSESSOR])
-def test_the_page_and_downloads_are_forbidden_to_an_assessor(client, role):
-    build_conditions()
+def test_the_page_and_downloads_are_forbidden_to_an_assessor(client, role, conditions):
     client.force_login(make_user(role))
     for name in ("metaeval:index", "metaeval:taus_csv", "metaeval:plot_run", "metaeval:confusion_csv"):
         assert client.get(reverse(name), QUERY).status_code == 403
@@ -74,8 +62,7 @@ def test_an_anonymous_visitor_is_sent_to_log_in(client):
     assert response.status_code == 302 and "/login/" in response["Location"]
 
 
-def test_plots_are_png_images_and_downloadable(organizer_client):
-    build_conditions()
+def test_plots_are_png_images_and_downloadable(organizer_client, conditions):
     for name in ("metaeval:plot_run", "metaeval:plot_pairs"):
         response = organizer_client.get(reverse(name), QUERY)
         assert response.status_code == 200
@@ -92,8 +79,7 @@ def _csv_rows(response) -> list[list[str]]:
     return list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
 
 
-def test_csv_downloads_of_taus_matrix_table_and_scores(organizer_client):
-    build_conditions()
+def test_csv_downloads_of_taus_matrix_table_and_scores(organizer_client, conditions):
     taus = _csv_rows(organizer_client.get(reverse("metaeval:taus_csv"), QUERY))
     assert taus[0][:6] == ["a", "b", "metric", "tau_run", "tau_topic_avg", "tau_all"]
     assert [row[2] for row in taus[1:]] == ["A", "Astrict", "V", "Vstrict", "W", "Wstrict", "L"]
@@ -107,8 +93,7 @@ def test_csv_downloads_of_taus_matrix_table_and_scores(organizer_client):
     assert sum(row[0] == "run" for row in points) == 3 and sum(row[0] == "pair" for row in points) == 6
 
 
-def test_support_methods_compare_on_the_page(organizer_client):
-    build_support()
+def test_support_methods_compare_on_the_page(organizer_client, support_methods):
     response = organizer_client.get(reverse("metaeval:index"), {"a": "support:scratch", "b": "support:auto"})
     page = response.content.decode()
     assert response.status_code == 200

@@ -8,62 +8,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy.stats import kendalltau
 
-from assessor.models import ImportBatch
 from assignment.models import AssignmentLabel
 from assignment.selectors import assignment_label_pairs
 from metaeval.comparison import comparison_build
 from metaeval.sources import SourceError, source_describe, source_parse
 from metaeval.stats import confusion_from_pairs
-from nuggets.models import Nugget, NuggetSet
-from support.models import SupportLabel
 from support.selectors import support_label_pairs
-from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic
+from tests.metaeval.builders import AUTO, MANUAL, NUGGETS, N, P, S
 
 pytestmark = pytest.mark.django_db
-
-S, P, N = "support", "partial_support", "not_support"
-
-# Two topics; the nuggets of each as (text, importance).
-NUGGETS = {
-    "t1": [("the sky is blue", "vital"), ("water is wet today", "vital"), ("grass grows", "okay")],
-    "t2": [("one two three four five", "vital"), ("six seven", "okay")],
-}
-# Labels of each run's answer, nugget by nugget, by the two assigners.
-MANUAL = {
-    ("r1", "t1"): [S, S, N], ("r2", "t1"): [S, N, N], ("r3", "t1"): [N, N, S],
-    ("r1", "t2"): [S, S], ("r2", "t2"): [N, S], ("r3", "t2"): [P, N],
-}  # fmt: skip
-AUTO = {
-    ("r1", "t1"): [S, P, P], ("r2", "t1"): [S, N, P], ("r3", "t1"): [P, N, S],
-    ("r1", "t2"): [S, S], ("r2", "t2"): [P, S], ("r3", "t2"): [N, N],
-}  # fmt: skip
-
-
-def build_conditions() -> dict:
-    batch = make_batch(kind=ImportBatch.Kind.ASSIGNMENTS)
-    topics = {topic_id: make_topic(topic_id) for topic_id in NUGGETS}
-    runs = {run_id: make_run(run_id) for run_id in ("r1", "r2", "r3")}
-    nuggets = {}
-    for topic_id, rows in NUGGETS.items():
-        nugget_set = NuggetSet.objects.create(topic=topics[topic_id], kind="auto_edit", name="auto_edit", imported_from=batch)
-        nuggets[topic_id] = [
-            Nugget.objects.create(nugget_set=nugget_set, position=i, text=text, importance=importance, imported_from=batch)
-            for i, (text, importance) in enumerate(rows)
-        ]
-    answers = {}
-    for run_id, topic_id in MANUAL:
-        answers[(run_id, topic_id)] = make_answer(runs[run_id], topics[topic_id])
-    for assigner, table in (("manual", MANUAL), ("auto", AUTO)):
-        AssignmentLabel.objects.bulk_create(
-            AssignmentLabel(
-                answer=answers[key], nugget=nugget, assigner=assigner, assigner_kind=assigner, label=label,
-                imported_from=batch,
-            )
-            for key, labels in table.items()
-            for nugget, label in zip(nuggets[key[1]], labels, strict=True)
-        )  # fmt: skip
-    return {"topics": topics, "runs": runs, "answers": answers}
-
 
 def vstrict(labels: list[str], topic_id: str) -> float:
     """Vstrict, computed here from the protocol: full supports among vital nuggets / vital nuggets."""
@@ -71,8 +24,7 @@ def vstrict(labels: list[str], topic_id: str) -> float:
     return sum(label == S for label in vital) / len(vital)
 
 
-def test_a_condition_is_compared_with_another_three_ways():
-    build_conditions()
+def test_a_condition_is_compared_with_another_three_ways(conditions):
     comparison = comparison_build("auto_edit/manual", "auto_edit/auto", metrics=["Vstrict"])
     (tau,) = comparison.taus
     keys = sorted(MANUAL)
@@ -91,8 +43,7 @@ def test_a_condition_is_compared_with_another_three_ways():
     assert tau.tau_topic_avg == pytest.approx(sum(defined) / len(defined))
 
 
-def test_the_confusion_matrix_counts_the_shared_answer_nugget_pairs():
-    build_conditions()
+def test_the_confusion_matrix_counts_the_shared_answer_nugget_pairs(conditions):
     comparison = comparison_build("auto_edit/manual", "auto_edit/auto")
     confusion = comparison.confusion
     # By hand from the tables above, rows manual, columns auto (ns, ps, s):
@@ -119,8 +70,7 @@ def test_the_confusion_matrix_counts_the_shared_answer_nugget_pairs():
     assert (fewer.total, fewer.missing_b, fewer.missing_a) == (14, 1, 0)
 
 
-def test_descriptive_statistics_of_a_hand_built_condition():
-    build_conditions()
+def test_descriptive_statistics_of_a_hand_built_condition(conditions):
     described = source_describe(source_parse("auto_edit/manual"))
     labels = [label for labels in MANUAL.values() for label in labels]
     assert described == pytest.approx(
@@ -137,31 +87,7 @@ def test_descriptive_statistics_of_a_hand_built_condition():
     )
 
 
-def build_support() -> None:
-    batch = make_batch(kind=ImportBatch.Kind.SUPPORT)
-    topic = make_topic("t9")
-    segment = make_segment()
-    citations = []
-    for run_id in ("s1", "s2"):
-        answer = make_answer(
-            make_run(run_id),
-            topic,
-            [("one cites.", [segment]), ("two cites.", [segment, segment]), ("three cites.", [segment]), ("none.", [])],
-        )
-        citations += [c for s in answer.sentences.all() for c in s.citations.order_by("position")]
-    # First citations: s1 sentences 0,1,2 and s2 sentences 0,1,2 (the second citation of sentence 1 is never judged).
-    firsts = [c for c in citations if c.position == 0]
-    scratch = [2, 1, 0, 2, -1, 1]
-    auto = [2, 2, 0, 1, 2, 1]
-    for method, labels in (("scratch", scratch), ("auto", auto)):
-        SupportLabel.objects.bulk_create(
-            SupportLabel(citation=c, method=method, method_kind=method, label=label, imported_from=batch)
-            for c, label in zip(firsts, labels, strict=True)
-        )
-
-
-def test_support_methods_compare_and_describe():
-    build_support()
+def test_support_methods_compare_and_describe(support_methods):
     comparison = comparison_build("support:scratch", "support:auto")
     # Judged in both (the -1 left out): (2,2) (1,2) (0,0) (2,1) (1,1); rows scratch NS, PS, FS.
     assert comparison.confusion.labels == ["NS", "PS", "FS"]
@@ -178,8 +104,7 @@ def test_support_methods_compare_and_describe():
     assert source_describe(source_parse("support:scratch")) == {"topics": 1, "pairs": 5, "FS": 2, "PS": 2, "NS": 1}
 
 
-def test_the_command_prints_the_json_scripts_read():
-    build_conditions()
+def test_the_command_prints_the_json_scripts_read(conditions):
     out = StringIO()
     call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/auto", "--json", stdout=out)
     data = json.loads(out.getvalue())
@@ -199,9 +124,7 @@ def test_the_command_prints_the_json_scripts_read():
     assert "Cohen's kappa" in text.getvalue()
 
 
-def test_the_describe_command_prints_json_per_source():
-    build_conditions()
-    build_support()
+def test_the_describe_command_prints_json_per_source(conditions, support_methods):
     out = StringIO()
     call_command("describe", "auto_edit/manual", "support:scratch", "--json", stdout=out)
     data = json.loads(out.getvalue())
@@ -221,22 +144,19 @@ def test_the_describe_command_prints_json_per_source():
         ("just-a-word", r"write NUGGETS/ASSIGNER, support:METHOD or scores:NAME"),
     ],
 )
-def test_an_unknown_source_is_a_clear_error(source, expected):
-    build_conditions()
+def test_an_unknown_source_is_a_clear_error(source, expected, conditions):
     with pytest.raises(CommandError, match=expected):
         call_command("metaeval", "--a", source, "--b", "auto_edit/manual", stdout=StringIO())
     with pytest.raises(CommandError, match=expected):
         call_command("describe", source, stdout=StringIO())
 
 
-def test_a_metric_one_source_lacks_is_an_error():
-    build_conditions()
+def test_a_metric_one_source_lacks_is_an_error(conditions):
     with pytest.raises(CommandError, match=r"metric nope is not in both"):
         call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/auto", "--metric", "nope")
 
 
-def test_conditions_on_different_nugget_sets_have_no_confusion_matrix():
-    build_conditions()
+def test_conditions_on_different_nugget_sets_have_no_confusion_matrix(conditions):
     with pytest.raises(SourceError):
         source_parse("a/b/c")
     comparison = comparison_build("auto_edit/manual", "auto_edit/manual")

@@ -9,8 +9,7 @@ from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from nuggets.importing import nuggets_import
 from nuggets.models import Nugget, NuggetSet
-from tests.builders import make_topic
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES, make_topic
 
 pytestmark = pytest.mark.django_db
 

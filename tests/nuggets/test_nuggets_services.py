@@ -10,7 +10,7 @@ from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_undo
 from tests.builders import make_user
-from tests.e2e.scenario import make_given_topic, nugget_set_of, texts_of
+from tests.scenarios import make_given_topic, nugget_set_of, texts_of
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from assessor.models import AssessorWork
 from assessor.work.roles import Role
 from nuggets.models import NuggetSet
 from tests.builders import make_topic, make_user
-from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of, texts_of
+from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of, texts_of
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,16 @@ from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic, make_user
-from tests.collection.test_pages import build_collection
+from tests.builders import (
+    make_answer,
+    make_batch,
+    make_collection,
+    make_qrel,
+    make_run,
+    make_segment,
+    make_topic,
+    make_user,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -145,9 +153,9 @@ def change_list_query_counts(client) -> dict[str, int]:
 
 
 def test_change_lists_cost_a_fixed_number_of_queries(client, superuser):
-    build_collection(2)
+    make_collection(2)
     small = change_list_query_counts(client)
-    build_collection(5)
+    make_collection(5)
     big = change_list_query_counts(client)
     grown = {url: (small[url], big[url]) for url in small if small[url] != big[url]}
     assert grown == {}

@@ -9,8 +9,7 @@ from assessor.models import Answer, Citation, ImportBatch, Run, Segment, Sentenc
 from assignment.importing import assignments_import
 from support.importing import support_import
 from support.models import SupportLabel
-from tests.builders import make_answer, make_run, make_segment, make_topic
-from tests.conftest import FIXTURES
+from tests.builders import FIXTURES, make_answer, make_run, make_segment, make_topic
 
 pytestmark = pytest.mark.django_db
 

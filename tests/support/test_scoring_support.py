@@ -11,8 +11,7 @@ from assessor.models import Citation
 from support.models import SupportLabel
 from support.scoring import answer_support_metrics
 from support.selectors import support_label_pairs, support_methods_list, support_scores
-from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic
-from tests.assignment.test_scoring_nuggets import read_tsv
+from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, read_scores_tsv
 
 pytestmark = pytest.mark.django_db
 
@@ -171,7 +170,7 @@ def test_export_support_scores_matches_the_protocol_on_nists_file(shared_data):
     )
     out = io.StringIO()
     call_command("export_support_scores", "--method", "scratch", stdout=out)
-    table = read_tsv(out.getvalue())
+    table = read_scores_tsv(out.getvalue())
     per_topic, means = expected_from_file(shared_data / SUPPORT_FILE)
     run = "coordinators.baseline_rag24.test_l31_70b_instruct_top20"
     assert table[run, "all", "weighted_precision"] == pytest.approx(means[run]["weighted_precision"], abs=1e-12)

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
 from assessor.models import AssessorWork, Citation
-from tests.work.test_judging_services import RUN_NAMES, give_assign, give_support, make_scenario
+from tests.scenarios import RUN_NAMES, give_assign, give_support
 
 pytestmark = pytest.mark.django_db
 
@@ -56,8 +56,7 @@ def pressed_values(body: str) -> list[str]:
     return re.findall(r'value="([^"]+)"[^>]*aria-pressed="true"', body)
 
 
-def test_manual_assign_pages_show_no_llm_output_and_no_run(settings):
-    scenario = make_scenario()
+def test_manual_assign_pages_show_no_llm_output_and_no_run(settings, scenario):
     work = give_assign(scenario)
     browser = Recorder(scenario.assessor)
     browser.get("/")
@@ -103,8 +102,7 @@ def judge_all_pairs(browser: Recorder, work: AssessorWork, label: str) -> None:
             assert response.status_code == 200, response.content
 
 
-def test_support_from_scratch_pages_show_no_llm_label_and_no_run():
-    scenario = make_scenario()
+def test_support_from_scratch_pages_show_no_llm_label_and_no_run(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     browser = Recorder(scenario.assessor)
     browser.get("/")
@@ -121,8 +119,7 @@ def test_support_from_scratch_pages_show_no_llm_label_and_no_run():
     browser.assert_blind(scenario.forbidden())
 
 
-def test_post_editing_shows_the_llm_label_but_not_its_name_nor_the_runs():
-    scenario = make_scenario()
+def test_post_editing_shows_the_llm_label_but_not_its_name_nor_the_runs(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
     browser = Recorder(scenario.assessor)
     body = browser.get(reverse("support:judge", args=[work.pk])).content.decode()
@@ -133,8 +130,7 @@ def test_post_editing_shows_the_llm_label_but_not_its_name_nor_the_runs():
     browser.assert_blind(scenario.forbidden())
 
 
-def test_missing_text_pairs_are_not_shown_as_empty_but_listed_for_the_organizer():
-    scenario = make_scenario()
+def test_missing_text_pairs_are_not_shown_as_empty_but_listed_for_the_organizer(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     browser = Recorder(scenario.assessor)
     bodies = [browser.get(reverse("support:answer", args=[work.pk, n])).content.decode() for n in (1, 2, 3)]
@@ -165,8 +161,7 @@ STAFF_PAGES = [
 ]
 
 
-def test_pages_with_runs_or_llm_output_are_closed_to_assessors():
-    scenario = make_scenario()
+def test_pages_with_runs_or_llm_output_are_closed_to_assessors(scenario):
     browser = Recorder(scenario.assessor)
     checked = 0
     for name in STAFF_PAGES:

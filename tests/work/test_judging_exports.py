@@ -9,7 +9,7 @@ from assignment import judging
 from assignment.exporting import assignments_lines
 from support import services
 from support.exporting import support_lines
-from tests.work.test_judging_services import give_assign, give_support, make_scenario
+from tests.scenarios import give_assign, give_support, make_scenario
 
 pytestmark = pytest.mark.django_db
 

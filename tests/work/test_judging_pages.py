@@ -12,7 +12,7 @@ from nuggets.models import NuggetSet
 from support.models import SupportLabel
 from support.services import support_work_give
 from tests.builders import make_topic, make_user
-from tests.work.test_judging_services import give_assign, give_support, make_scenario
+from tests.scenarios import give_assign, give_support
 
 pytestmark = pytest.mark.django_db
 
@@ -37,8 +37,7 @@ def assessor_urls(assign: AssessorWork, support: AssessorWork) -> list[tuple[str
     ]
 
 
-def test_permissions_by_url():
-    scenario = make_scenario()
+def test_permissions_by_url(scenario):
     assign = give_assign(scenario)
     support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     other_assessor = make_user(Role.ASSESSOR)
@@ -61,16 +60,14 @@ def test_permissions_by_url():
         assert client_for(scenario.assessor).post(url).status_code == 403
 
 
-def test_a_wrong_kind_of_work_is_not_found():
-    scenario = make_scenario()
+def test_a_wrong_kind_of_work_is_not_found(scenario):
     support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     client = client_for(scenario.assessor)
     assert client.get(reverse("judge:answer", args=[support.pk, 1])).status_code == 404
     assert client.get(reverse("support:answer", args=[support.pk, 9])).status_code == 404
 
 
-def test_labels_work_without_javascript():
-    scenario = make_scenario()
+def test_labels_work_without_javascript(scenario):
     work = give_assign(scenario)
     client = client_for(scenario.assessor)
     url = reverse("judge:label", args=[work.pk, 1])
@@ -81,8 +78,7 @@ def test_labels_work_without_javascript():
     assert "Unknown label" in refused.content.decode()
 
 
-def test_organizer_gives_work_sees_progress_and_reopens():
-    scenario = make_scenario()
+def test_organizer_gives_work_sees_progress_and_reopens(scenario):
     organizer = client_for(scenario.organizer)
     response = organizer.post(
         reverse("judge:organize"), {"topics": scenario.topic.pk, "assessor": scenario.assessor.pk, "nuggets": ""}
@@ -161,8 +157,7 @@ def test_totals_per_assessor_are_summed_by_hand():
     assert bea.change_rate == 4 / 8 and al.change_rate is None
 
 
-def test_a_topic_without_answers_sends_the_assessor_home_with_a_note():
-    scenario = make_scenario()
+def test_a_topic_without_answers_sends_the_assessor_home_with_a_note(scenario):
     empty = make_topic()
     NuggetSet.objects.create(topic=empty, kind="manual", name="manual", created_by=scenario.assessor)
     assign = assign_work_give(topic=empty, assessor=scenario.assessor, by=scenario.organizer)
@@ -173,8 +168,7 @@ def test_a_topic_without_answers_sends_the_assessor_home_with_a_note():
         assert response.status_code == 302 and response["Location"] == reverse("home")
 
 
-def test_organizer_sees_time_per_answer_and_per_pair_with_runs():
-    scenario = make_scenario()
+def test_organizer_sees_time_per_answer_and_per_pair_with_runs(scenario):
     assign = give_assign(scenario)
     postedit = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
     assessor = client_for(scenario.assessor)

@@ -2,128 +2,22 @@
 
 import hashlib
 import random
-from dataclasses import dataclass
 
 import pytest
-from django.contrib.auth.models import User
 from django.http import Http404
 
-from assessor.models import Answer, AssessorWork, Citation, ImportBatch, Topic, WorkEvent
-from assessor.work.roles import Role
-from assessor.work.services import WorkError
+from assessor.models import AssessorWork, Citation, WorkEvent
 from assessor.work import judging as core
+from assessor.work.services import WorkError
 from assignment import judging
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 from support import services
 from support.judging import support_page_load, support_progress, topic_pairs
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, make_user
+from tests.scenarios import LLM_METHOD, LLM_NUGGET_TEXTS, Scenario, give_assign, give_support, make_scenario
 
 pytestmark = pytest.mark.django_db
-
-# Strings that only LLM output and run names carry: none may reach an assessor.
-RUN_NAMES = ["SECRETRUN-alpha", "SECRETRUN-beta", "SECRETRUN-gamma"]
-LLM_NUGGET_TEXTS = ["LLMSECRETNUGGET one", "LLMSECRETNUGGET two"]
-LLM_ASSIGNER = "gpt-secret-assigner"
-LLM_METHOD = "llm-secret-judge"
-LLM_FILE = "LLMSECRETFILE.jsonl"
-HUMAN_NUGGETS = [("The answer names the capital", "vital"), ("It gives a date", "okay"), ("It cites a law", "vital")]
-
-
-@dataclass
-class Scenario:
-    topic: Topic
-    assessor: User
-    organizer: User
-    answers: list[Answer]
-    nugget_set: NuggetSet
-    nuggets: list[Nugget]
-    missing_segment_id: str
-
-    def forbidden(self) -> list[str]:
-        return RUN_NAMES + LLM_NUGGET_TEXTS + [LLM_ASSIGNER, LLM_METHOD, LLM_FILE]
-
-
-def make_scenario(*, plant_llm: bool = True) -> Scenario:
-    """A topic with three runs' answers, the assessor's nuggets and, planted beside them, LLM output.
-
-    Every answer: sentence 0 cites a segment with text, sentence 1 cites
-    nothing, sentence 2 cites a second segment; the third run's sentence 2
-    cites a segment without text instead.
-    """
-    topic = make_topic(query="what is the capital of the example country")
-    assessor = make_user(Role.ASSESSOR)
-    organizer = make_user(Role.ORGANIZER)
-    seg_a = make_segment(text="The capital of the example country is Exampleton, since 1901.")
-    seg_b = make_segment(text="Exampleton hosts the parliament.")
-    seg_missing = make_segment(text="")
-    answers = []
-    for index, run_id in enumerate(RUN_NAMES):
-        last = seg_missing if index == 2 else seg_b
-        answers.append(
-            make_answer(
-                make_run(run_id),
-                topic,
-                [
-                    (f"Answer {index} says the capital is Exampleton.", [seg_a]),
-                    (f"Answer {index} adds an uncited remark.", []),
-                    (f"Answer {index} mentions the parliament.", [last, seg_a]),
-                ],
-            )
-        )
-    nugget_set = NuggetSet.objects.create(
-        topic=topic, kind=NuggetSet.Kind.MANUAL, name="manual", created_by=assessor, seconds_spent=0
-    )
-    nuggets = [
-        Nugget.objects.create(nugget_set=nugget_set, position=i, text=text, importance=imp, created_by=assessor)
-        for i, (text, imp) in enumerate(HUMAN_NUGGETS)
-    ]
-    if plant_llm:
-        plant_llm_output(topic=topic, nuggets=nuggets, answers=answers)
-    return Scenario(topic, assessor, organizer, answers, nugget_set, nuggets, seg_missing.docid)
-
-
-def plant_llm_output(*, topic: Topic, nuggets: list[Nugget], answers: list[Answer]) -> None:
-    batch = make_batch(kind=ImportBatch.Kind.ASSIGNMENTS, file_name=LLM_FILE)
-    auto_set = NuggetSet.objects.create(topic=topic, kind=NuggetSet.Kind.AUTO, name="llm-nuggets", imported_from=batch)
-    auto_nuggets = [
-        Nugget.objects.create(nugget_set=auto_set, position=i, text=text, importance="vital", imported_from=batch)
-        for i, text in enumerate(LLM_NUGGET_TEXTS)
-    ]
-    AssignmentLabel.objects.bulk_create(
-        AssignmentLabel(
-            answer=answer,
-            nugget=nugget,
-            assigner=LLM_ASSIGNER,
-            assigner_kind=AssignmentLabel.AssignerKind.AUTO,
-            label=AssignmentLabel.Label.PARTIAL_SUPPORT,
-            imported_from=batch,
-        )
-        for answer in answers
-        for nugget in nuggets + auto_nuggets
-    )
-    SupportLabel.objects.bulk_create(
-        SupportLabel(
-            citation=citation,
-            method=LLM_METHOD,
-            method_kind=SupportLabel.MethodKind.AUTO,
-            label=SupportLabel.Label.PS,
-            imported_from=batch,
-        )
-        for citation in Citation.objects.filter(sentence__answer__topic=topic)
-    )
-
-
-def give_assign(scenario: Scenario) -> AssessorWork:
-    return judging.assign_work_give(topic=scenario.topic, assessor=scenario.assessor, by=scenario.organizer)
-
-
-def give_support(scenario: Scenario, kind: str) -> AssessorWork:
-    return services.support_work_give(
-        topic=scenario.topic, assessor=scenario.assessor, kind=kind, by=scenario.organizer
-    )
-
 
 def expected_order(scenario: Scenario) -> list[int]:
     """The order computed independently: sorted ids shuffled by a SHA-256 seed of 'assessor:topic'."""
@@ -145,8 +39,7 @@ def test_the_order_is_fixed_per_assessor_and_topic_and_differs_between_assessors
     assert core.shuffled(ids, assessor_id=7, topic_id="2024-2") != first
 
 
-def test_answer_order_matches_an_independent_computation():
-    scenario = make_scenario()
+def test_answer_order_matches_an_independent_computation(scenario):
     work = give_assign(scenario)
     assert judging.answer_order(work=work) == expected_order(scenario)
 
@@ -173,8 +66,7 @@ def save(work, number, nugget, label, previous="", version=None):
     )
 
 
-def test_a_label_is_saved_on_the_answer_at_that_position_with_provenance():
-    scenario = make_scenario()
+def test_a_label_is_saved_on_the_answer_at_that_position_with_provenance(scenario):
     work = give_assign(scenario)
     order = expected_order(scenario)
     save(work, 2, scenario.nuggets[1], "support")
@@ -186,8 +78,7 @@ def test_a_label_is_saved_on_the_answer_at_that_position_with_provenance():
     assert work.status == AssessorWork.Status.IN_PROGRESS
 
 
-def test_a_stale_previous_label_is_a_conflict_and_a_retry_is_not():
-    scenario = make_scenario()
+def test_a_stale_previous_label_is_a_conflict_and_a_retry_is_not(scenario):
     work = give_assign(scenario)
     nugget = scenario.nuggets[0]
     save(work, 1, nugget, "support")
@@ -202,12 +93,11 @@ def test_a_stale_previous_label_is_a_conflict_and_a_retry_is_not():
     assert list(labels) == ["partial_support"]
 
 
-def test_time_between_saves_is_credited_to_the_label_and_the_work(settings):
+def test_time_between_saves_is_credited_to_the_label_and_the_work(settings, scenario):
     from datetime import timedelta
 
     from django.utils import timezone
 
-    scenario = make_scenario()
     work = give_assign(scenario)
     save(work, 1, scenario.nuggets[0], "support")
     AssessorWork.objects.filter(pk=work.pk).update(last_activity_at=timezone.now() - timedelta(seconds=40))
@@ -223,8 +113,7 @@ def test_time_between_saves_is_credited_to_the_label_and_the_work(settings):
     assert 40 <= work.active_seconds < 45
 
 
-def test_bad_saves_are_refused():
-    scenario = make_scenario()
+def test_bad_saves_are_refused(scenario):
     work = give_assign(scenario)
     with pytest.raises(core.JudgeError):
         save(work, 1, scenario.nuggets[0], "maybe")
@@ -240,8 +129,7 @@ def test_bad_saves_are_refused():
         )
 
 
-def test_page_focuses_the_next_unlabelled_nugget_and_counts_progress():
-    scenario = make_scenario()
+def test_page_focuses_the_next_unlabelled_nugget_and_counts_progress(scenario):
     work = give_assign(scenario)
     save(work, 1, scenario.nuggets[0], "support")
     page = judging.assign_page_load(work=work)
@@ -261,8 +149,7 @@ def test_page_focuses_the_next_unlabelled_nugget_and_counts_progress():
     assert first.focus_nugget_id is None and first.next_incomplete == 2
 
 
-def test_submit_needs_every_label_freezes_and_a_reopening_is_recorded():
-    scenario = make_scenario()
+def test_submit_needs_every_label_freezes_and_a_reopening_is_recorded(scenario):
     work = give_assign(scenario)
     with pytest.raises(WorkError, match="9 label"):
         judging.assign_submit(work_id=work.pk, user=scenario.assessor, expected_version=work.version)
@@ -287,15 +174,13 @@ def test_submit_needs_every_label_freezes_and_a_reopening_is_recorded():
     save(work, 1, scenario.nuggets[0], "not_support", previous="support")
 
 
-def test_give_refuses_a_topic_without_a_human_nugget_list():
-    scenario = make_scenario()
+def test_give_refuses_a_topic_without_a_human_nugget_list(scenario):
     NuggetSet.objects.filter(kind=NuggetSet.Kind.MANUAL).delete()
     with pytest.raises(WorkError, match="no nugget list"):
         give_assign(scenario)
 
 
-def test_assign_progress_counts_labels_and_seconds():
-    scenario = make_scenario()
+def test_assign_progress_counts_labels_and_seconds(scenario):
     work = give_assign(scenario)
     save(work, 1, scenario.nuggets[0], "support")
     AssignmentLabel.objects.filter(assigner="manual").update(seconds_spent=30)
@@ -315,8 +200,7 @@ def support_save(work, number, sentence, label, previous=""):
     )
 
 
-def test_pairs_are_first_citations_with_text_and_the_rest_is_left_out():
-    scenario = make_scenario()
+def test_pairs_are_first_citations_with_text_and_the_rest_is_left_out(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     pairs = topic_pairs(work=work)
     # Two pairs per answer (sentences 0 and 2), but the third run's sentence 2 cites a segment without text.
@@ -328,8 +212,7 @@ def test_pairs_are_first_citations_with_text_and_the_rest_is_left_out():
     assert all(row.shown is None for row in page.rows)
 
 
-def test_scratch_labels_are_saved_without_anything_shown():
-    scenario = make_scenario()
+def test_scratch_labels_are_saved_without_anything_shown(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     label = support_save(work, 1, 0, "2")
     assert (label.method, label.method_kind, label.label, label.shown_label, label.shown_from) == (
@@ -341,8 +224,7 @@ def test_scratch_labels_are_saved_without_anything_shown():
         support_save(work, 1, 0, "-1")
 
 
-def test_postedit_keeps_the_label_shown_its_source_and_whether_it_changed():
-    scenario = make_scenario()
+def test_postedit_keeps_the_label_shown_its_source_and_whether_it_changed(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
     assert work.nugget_set_name == LLM_METHOD
     page = support_page_load(work=work, number=1)
@@ -363,8 +245,7 @@ def test_postedit_needs_llm_labels():
         give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
 
 
-def test_support_submit_needs_every_pair_and_the_conflict_check_works():
-    scenario = make_scenario()
+def test_support_submit_needs_every_pair_and_the_conflict_check_works(scenario):
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     pairs = topic_pairs(work=work)
     for number, answer_id in enumerate(pairs.order, start=1):
@@ -379,10 +260,9 @@ def test_support_submit_needs_every_pair_and_the_conflict_check_works():
     assert SupportLabel.objects.filter(method="scratch").count() == 5
 
 
-def test_a_save_made_on_an_old_order_is_refused_not_put_on_another_answer():
+def test_a_save_made_on_an_old_order_is_refused_not_put_on_another_answer(scenario):
     from tests.builders import make_answer, make_run
 
-    scenario = make_scenario()
     work = give_assign(scenario)
     old_order = judging.answer_order(work=work)
     tokens = {n: judging.assign_page_load(work=work, number=n).token for n in (1, 2, 3)}
@@ -399,8 +279,7 @@ def test_a_save_made_on_an_old_order_is_refused_not_put_on_another_answer():
     assert not AssignmentLabel.objects.filter(assigner="manual").exists()
 
 
-def test_tokens_name_answers_opaquely():
-    scenario = make_scenario()
+def test_tokens_name_answers_opaquely(scenario):
     work = give_assign(scenario)
     tokens = [judging.assign_page_load(work=work, number=n).token for n in (1, 2, 3)]
     assert len(set(tokens)) == 3
@@ -412,8 +291,7 @@ def test_tokens_name_answers_opaquely():
         )
 
 
-def test_labelling_waits_for_the_nugget_list_to_be_submitted():
-    scenario = make_scenario()
+def test_labelling_waits_for_the_nugget_list_to_be_submitted(scenario):
     NuggetSet.objects.filter(pk=scenario.nugget_set.pk).update(status=NuggetSet.Status.OPEN)
     work = give_assign(scenario)
     page = judging.assign_page_load(work=work)

@@ -5,13 +5,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from assessor.models import AssessorWork, WorkEvent
-from assessor.work.roles import Role
 from assessor.work.access import WorkNotFound
+from assessor.work.roles import Role
 from assessor.work.services import WorkError, work_activity_record, work_heartbeat
 from assessor.work.timing import active_increment, active_seconds_of
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_work_give
 from tests.builders import make_topic, make_user
-from tests.e2e.scenario import make_draft_set, make_given_topic, nugget_set_of
+from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of
 
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
