@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from django import forms
     from django.contrib.auth.models import AbstractBaseUser
-    from django.http import HttpRequest, HttpResponse
+    from django.http import HttpResponse
 
     from assessor.collection.scores import Scores
     from assessor.jobs.llm.prompts import PromptText

@@ -11,8 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
-from assessor.models import Answer
 from assessor.collection.scores import ALL_TOPICS, Scores
+from assessor.models import Answer
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_require
 from nuggets.models import Nugget, NuggetSet

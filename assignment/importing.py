@@ -109,7 +109,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AssignedA
 
 def nugget_list_difference(first: NuggetList, other: NuggetList) -> str:
     """The field where two nugget lists first differ, named as in the file."""
-    for index, ((text, importance), (other_text, other_importance)) in enumerate(zip(first, other)):
+    for index, ((text, importance), (other_text, other_importance)) in enumerate(zip(first, other, strict=False)):
         if text != other_text:
             return f"nuggets[{index}].text"
         if importance != other_importance:
@@ -337,7 +337,7 @@ class AssignmentsImport:
         changed: list[AssignmentLabel] = []
         for key, answer in keyed:
             answer_id = answer_ids[key]
-            for index, (nugget_id, label) in enumerate(zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels)):
+            for index, (nugget_id, label) in enumerate(zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels, strict=False)):
                 old = stored.get((answer_id, nugget_id))
                 if old is None:
                     new_rows.append(

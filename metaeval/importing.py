@@ -14,7 +14,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.text import slugify
 
-from assessor.collection.importing.base import ImportFailure, ImportResult, batch_finish, batch_start, chunked, read_lines
+from assessor.collection.importing.base import (
+    ImportFailure,
+    ImportResult,
+    batch_finish,
+    batch_start,
+    chunked,
+    read_lines,
+)
 from assessor.models import ImportBatch
 from metaeval.models import ImportedScore, ScoreTable
 

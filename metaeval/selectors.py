@@ -11,9 +11,9 @@ from collections.abc import Callable
 from django.db import connection
 from django.db.models import Count
 
-from assessor.models import Citation, Run
 from assessor.collection.runs import AmbiguousRun, run_match
 from assessor.collection.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
+from assessor.models import Citation, Run
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from metaeval.stats import NuggetRow

@@ -14,8 +14,8 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from assessor.work.roles import organizer_required
 from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
+from assessor.work.roles import organizer_required
 from metaeval.comparison import (
     Comparison,
     comparison_build,

@@ -14,11 +14,11 @@ from functools import partial
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from assessor.jobs.selection import chunks, topics_select
 from assessor.jobs.engine import ItemUnworkable, JobRequestInvalid, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list, parse_nugget_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
+from assessor.jobs.selection import chunks, topics_select
 from assessor.models import Job, JobItem, Qrel, QrelSource, Topic
 from nuggets.models import Nugget, NuggetSet
 

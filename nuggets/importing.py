@@ -16,7 +16,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from assessor.collection.importing.answers import JudgmentsImportResult, id_field, json_type, slug_check, text_field, topics_require
+from assessor.collection.importing.answers import (
+    JudgmentsImportResult,
+    id_field,
+    json_type,
+    slug_check,
+    text_field,
+    topics_require,
+)
 from assessor.collection.importing.base import ImportFailure, batch_finish, batch_start, chunked, read_jsonl, require
 from assessor.models import ImportBatch
 from assignment.models import AssignmentLabel
@@ -82,7 +89,7 @@ def _parse_topics(path: Path, *, drafts: bool) -> Iterator[TopicNuggets]:
 
 
 def _difference(stored: NuggetList, new: NuggetList) -> str:
-    for index, ((text, importance), (new_text, new_importance)) in enumerate(zip(stored, new)):
+    for index, ((text, importance), (new_text, new_importance)) in enumerate(zip(stored, new, strict=False)):
         if text != new_text:
             return f"nuggets[{index}].text"
         if importance != new_importance:

@@ -9,8 +9,8 @@ from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
 from assessor.work.access import assessor_work
-from assessor.work.timing import duration_label
 from assessor.work.services import NUGGET_KINDS
+from assessor.work.timing import duration_label
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from nuggets.services import NIST_SOURCE, nugget_cap, submit_cap

@@ -26,7 +26,14 @@ from django.utils.dateparse import parse_datetime
 
 from assessor.models import AssessorWork, Qrel, Topic
 from assessor.work.access import WorkNotFound, assessor_work
-from assessor.work.services import NUGGET_KINDS, WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assessor.work.services import (
+    NUGGET_KINDS,
+    WorkError,
+    work_activity_record,
+    work_give,
+    work_reopen_mark,
+    work_submit_mark,
+)
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 
@@ -115,7 +122,7 @@ def nugget_work_give(
             ]
         )
         Through.objects.bulk_create(
-            [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets)]
+            [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets, strict=False)]
         )
     return work
 

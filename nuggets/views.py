@@ -8,9 +8,9 @@ same form with `HX-Request` and swaps the returned panel in place.
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
@@ -19,6 +19,7 @@ from assessor.collection.pages import download_response
 from assessor.models import AssessorWork, Topic
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
 from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
+from assessor.work.timing import duration_label
 from nuggets import selectors
 from nuggets.exporting import nuggets_lines
 from nuggets.forms import GiveWorkForm, ReopenForm
@@ -29,7 +30,6 @@ from nuggets.services import (
     nugget_set_submit,
     nugget_work_give,
 )
-from assessor.work.timing import duration_label
 from nuggets.workspace import WorkspaceError
 
 OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")

@@ -11,11 +11,11 @@ from functools import partial
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from assessor.jobs.selection import runs_select, topics_select
 from assessor.jobs.engine import job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_single_label
 from assessor.jobs.llm.prompts import prompt_messages
+from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Citation, Job, JobItem
 from support.models import SupportLabel
 

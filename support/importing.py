@@ -209,7 +209,7 @@ def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) ->
     """The field where the file's sentences contradict the stored ones, or None."""
     if len(stored) != len(answer.sentences):
         return "sentences"
-    for index, (old, new) in enumerate(zip(stored, answer.sentences)):
+    for index, (old, new) in enumerate(zip(stored, answer.sentences, strict=False)):
         if new.text is not None and not same_modulo_whitespace(old.text, new.text):
             return f"sentences[{index}].text"
     return None
@@ -297,7 +297,7 @@ class SupportImport:
         for key, line in keyed:
             answer = answers[key]
             # In index order: stored ones were read sorted, new ones made in order.
-            for index, (old, new) in enumerate(zip(stored.sentences[answer.pk], line.sentences)):
+            for index, (old, new) in enumerate(zip(stored.sentences[answer.pk], line.sentences, strict=False)):
                 used: set[int] = set()
                 for position, citation in enumerate(new.citations):
                     where = f"sentences[{index}].citations[{position}]"

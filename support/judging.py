@@ -175,7 +175,7 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         rows=rows,
         pairs_done=sum(done_counts),
         pairs_total=pairs.total,
-        answers_done=sum(1 for done, need in zip(done_counts, needed) if done >= need),
+        answers_done=sum(1 for done, need in zip(done_counts, needed, strict=False) if done >= need),
         focus_index=focus,
         next_incomplete=position.next_incomplete,
         frozen=work.status == AssessorWork.Status.SUBMITTED,

@@ -2,7 +2,6 @@
 
 from assessor.jobs.llm.prompts import PromptText
 
-
 SUPPORT = PromptText(
     name="support",
     system=(

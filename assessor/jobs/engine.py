@@ -29,10 +29,10 @@ from django.db import DatabaseError, close_old_connections, connections, transac
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.project.celery import app as celery_app
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, PromptTemplate
+from assessor.project.celery import app as celery_app
 from assessor.registry import registry
 
 logger = logging.getLogger(__name__)

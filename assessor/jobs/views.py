@@ -7,10 +7,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessor.jobs.forms import job_launch
-from assessor.jobs.selectors import job_calls, job_failures, job_percent, jobs_list
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
+from assessor.jobs.forms import job_launch
 from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.jobs.selectors import job_calls, job_failures, job_percent, jobs_list
 from assessor.models import Job
 from assessor.registry import registry
 from assessor.work.roles import organizer_required

@@ -92,7 +92,7 @@ def position_choose(*, done_counts: Sequence[int], needed: Sequence[int], number
 
     None when `number` is outside the order.
     """
-    complete = [1 if done >= need else 0 for done, need in zip(done_counts, needed)]
+    complete = [1 if done >= need else 0 for done, need in zip(done_counts, needed, strict=False)]
     if number is None:
         index = first_incomplete(complete, needed=1)
         number = (index if index is not None else 0) + 1

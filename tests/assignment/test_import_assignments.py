@@ -56,7 +56,7 @@ def small_file(write_file, name: str = "assigned.jsonl", changes: dict | None = 
                 qid,
                 run_id,
                 f"Answer of {run_id} on {qid}.  Second   sentence.",
-                [(t, i, a) for (t, i), a in zip(nuggets, run_labels)],
+                [(t, i, a) for (t, i), a in zip(nuggets, run_labels, strict=False)],
             )
         )
     newline = "\r\n" if crlf else "\n"
@@ -345,7 +345,7 @@ def test_benchmark_scale_import_time(tmp_path, capsys):
             nuggets = [(f"nugget {i} of {topic}", "vital" if i < 8 else "okay") for i in range(20)]
             for run in runs:
                 labels = [rng.choice(["support", "partial_support", "not_support"]) for _ in nuggets]
-                handle.write(assigned_line(topic, run, "word " * 200, [(t, i, a) for (t, i), a in zip(nuggets, labels)]))
+                handle.write(assigned_line(topic, run, "word " * 200, [(t, i, a) for (t, i), a in zip(nuggets, labels, strict=False)]))
                 handle.write("\n")
     timings = []
     for _ in range(2):

@@ -74,7 +74,7 @@ def condition():
     a21 = answer_of(r2, t1, 30)
     answer_of(r3, t1, 10)
     answer_of(r1, t3, 10)
-    for nugget, value in zip(n1, ["support", "partial_support", "partial_support", "not_support"]):
+    for nugget, value in zip(n1, ["support", "partial_support", "partial_support", "not_support"], strict=False):
         label(a11, nugget, value)
     label(a12, n2[0], "not_support")
     label(a12, n2[1], "support")  # n2[2] unlabelled on this answer

@@ -140,7 +140,7 @@ def test_the_run_page_shows_answers_and_per_topic_scores(organizer, small_collec
     sections = {section.title: section for section in response.context["sections"]}
     nuggets = sections["auto_edit nuggets / manual assignment"]
     [(topic_id, values)] = nuggets.rows
-    by_metric = dict(zip(nuggets.metrics, values))
+    by_metric = dict(zip(nuggets.metrics, values, strict=False))
     # Vital supported, okay partially: A = 1.5/2, V = 1, W = (1 + 0.5 * 0.5) / 1.5; L = 3 + 4 + 3 words.
     assert topic_id == "2024-1"
     assert by_metric["A"] == pytest.approx(0.75)
@@ -152,7 +152,7 @@ def test_the_run_page_shows_answers_and_per_topic_scores(organizer, small_collec
     support_section = sections["scratch support"]
     [(_, values)] = support_section.rows
     # FS + PS over two citing sentences, over three sentences.
-    assert dict(zip(support_section.metrics, values)) == pytest.approx(
+    assert dict(zip(support_section.metrics, values, strict=False)) == pytest.approx(
         {"weighted_precision": 0.75, "weighted_recall": 0.5}
     )
     assert "0.7500" in page

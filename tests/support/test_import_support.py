@@ -161,10 +161,12 @@ def test_an_answer_known_by_its_text_gets_the_sentences(write_file, topics):
 
 def test_a_lost_sentence_text_is_taken_back_from_the_stored_answer(write_file, topics):
     Answer.objects.create(run=make_run("runA"), topic=topics[0], text="First one. Lost one here. Last one.", words=7)
-    line = '{"topic_id": "2024-1", "run_id": "runA", "sentences": [' \
-           '{"sentenceID": 0, "text": "First one.", "citations": []}, ' \
-           '{"sentenceID": 1, "text": NaN, "citations": [{"citationID": 0, "reference": "%s", "support": "1"}]}, ' \
-           '{"sentenceID": 2, "text": "Last one.", "citations": []}]}\n' % DOC_A
+    line = (
+        '{"topic_id": "2024-1", "run_id": "runA", "sentences": ['  # noqa: UP031  (%s keeps the JSON's braces plain)
+        '{"sentenceID": 0, "text": "First one.", "citations": []}, '
+        '{"sentenceID": 1, "text": NaN, "citations": [{"citationID": 0, "reference": "%s", "support": "1"}]}, '
+        '{"sentenceID": 2, "text": "Last one.", "citations": []}]}\n' % DOC_A
+    )
     result = support_import(path=write_file("nan.jsonl", line), method="postedit")
     assert list(Sentence.objects.values_list("text", flat=True)) == ["First one.", "Lost one here.", "Last one."]
     assert result.warnings == []

@@ -19,7 +19,7 @@ def test_manual_assign_labels_are_exported_under_the_condition():
     work = give_assign(scenario)
     order = judging.answer_order(work=work)
     for number in (1, 2, 3):
-        for nugget, label in zip(scenario.nuggets, ["support", "partial_support", "not_support"]):
+        for nugget, label in zip(scenario.nuggets, ["support", "partial_support", "not_support"], strict=False):
             judging.assignment_label_save(
                 work_id=work.pk, user=scenario.assessor, number=number, nugget_id=nugget.pk,
                 label=label, previous="", expected_version=work.version,

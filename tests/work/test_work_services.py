@@ -1,6 +1,6 @@
 """Giving work, and the active time measured on the server from actions and heartbeats."""
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,7 @@ from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_s
 from tests.builders import make_topic, make_user
 from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of
 
-T0 = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 
@@ -79,7 +79,7 @@ def test_the_idle_limit_is_a_setting(settings):
 @pytest.mark.django_db
 def test_an_edit_credits_time_to_the_work_the_set_and_the_nugget_it_made():
     work = make_given_topic(condition="manual")
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     AssessorWork.objects.filter(pk=work.pk).update(
         last_activity_at=now - timedelta(seconds=40), active_seconds=100, status=AssessorWork.Status.IN_PROGRESS
     )

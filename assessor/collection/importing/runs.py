@@ -30,6 +30,7 @@ from assessor.collection.importing.base import (
     rows_insert,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.collection.runs import AmbiguousRun, RunResolver
 from assessor.models import (
     Answer,
     AnswerReference,
@@ -39,7 +40,6 @@ from assessor.models import (
     Sentence,
     Topic,
 )
-from assessor.collection.runs import AmbiguousRun, RunResolver
 
 MAX_REFERENCES = 20
 MAX_WORDS = 400

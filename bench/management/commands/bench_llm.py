@@ -23,10 +23,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from assessor.project.celery import app as celery_app
 from assessor.jobs.engine import job_dispatch, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Answer, ImportBatch, Job, Run, Topic
+from assessor.project.celery import app as celery_app
 from assignment.auto import auto_assign_job_create
 from nuggets.models import Nugget, NuggetSet
 

@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from assessor.models import ImportBatch, Qrel, QrelSource, Segment, Topic
+from assessor.work.roles import Role, roles_ensure, user_set_role
 from bench.request_bench import (
     TARGET_MS,
     Timing,
@@ -26,7 +27,6 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
-from assessor.work.roles import Role, roles_ensure, user_set_role
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 
