@@ -9,6 +9,7 @@ that commands and downloads stream them.
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import Any
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.scores import ALL_TOPICS, Scores
@@ -83,7 +84,7 @@ def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) 
         )
         for answer_id, run_id, text, words in answers:
             answer_labels = labels[answer_id]
-            record = {
+            record: dict[str, Any] = {
                 "query": query,
                 "qid": topic_id,
                 "run_id": run_id,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -384,7 +384,7 @@ def assignments_import(
     nuggets_name: str | None = None,
     assigner_name: str | None = None,
     replace: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
     nuggets, assigner = str(nuggets), str(assigner)

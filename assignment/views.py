@@ -1,6 +1,6 @@
 """The leaderboard of a nugget condition (nugget set name + assigner name), and its downloads."""
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from assessor.collection.pages import (
@@ -10,6 +10,7 @@ from assessor.collection.pages import (
     table_or_page,
     url_if_exists,
 )
+from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from assignment.exporting import assignments_lines, scores_lines
 from assignment.selectors import conditions_list, nugget_scores
@@ -18,7 +19,7 @@ PRIMARY_METRIC = "Vstrict"
 
 
 @organizer_required
-def leaderboard(request: HttpRequest) -> HttpResponse:
+def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     conditions = conditions_list()
     nuggets = request.GET.get("nuggets", "")
     assigner = request.GET.get("assigner", "")
@@ -48,12 +49,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def download_assignments(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
+def download_assignments(request: AuthenticatedRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
     lines = assignments_lines(nuggets=nuggets, assigner=assigner, provenance="provenance" in request.GET)
     return download_response(lines, f"assignments.{nuggets}.{assigner}.jsonl")
 
 
 @organizer_required
-def download_scores(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
+def download_scores(request: AuthenticatedRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
     scores = scores_or_404(lambda: nugget_scores(nuggets=nuggets, assigner=assigner))
     return download_response(scores_lines(scores), f"scores.{nuggets}.{assigner}.tsv")

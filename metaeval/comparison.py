@@ -146,7 +146,7 @@ def confusion_csv(comparison: Comparison) -> Iterator[str]:
 
 
 def describe_csv(described: dict[str, dict]) -> Iterator[str]:
-    def rows():
+    def rows() -> Iterator[list]:
         columns: list[str] = []
         for values in described.values():
             columns += [key for key in values if key not in columns]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -45,8 +45,8 @@ def _parse_scores(path: Path) -> Iterator[tuple[int, Cell, float]]:
         if not seen and tuple(part.lower() for part in parts) == HEADER:
             continue
         run_id, topic_id, metric, raw_value = parts
-        for name, value in (("run_id", run_id), ("topic_id", topic_id)):
-            if not value:
+        for name, text in (("run_id", run_id), ("topic_id", topic_id)):
+            if not text:
                 raise ImportFailure("empty", path=path, line=number, field=name)
         if not METRIC_NAME.match(metric):
             raise ImportFailure(f"not a metric name: {metric!r}", path=path, line=number, field="metric")
@@ -69,7 +69,7 @@ def _parse_scores(path: Path) -> Iterator[tuple[int, Cell, float]]:
 
 @transaction.atomic
 def scores_import(
-    *, path: Path, name: str, replace: bool = False, user: AbstractBaseUser | None = None
+    *, path: Path, name: str, replace: bool = False, user: User | None = None
 ) -> ImportResult:
     """Import a score table under `name` (compared as the source `scores:NAME`).
 

@@ -226,7 +226,7 @@ def support_description_data(*, method: str) -> tuple[dict[int, int], int]:
     return dict(label_counts), len(topics)
 
 
-def score_table_description_data(*, name: str) -> dict[str, int]:
+def score_table_description_data(*, name: str) -> dict[str, float | int]:
     table = ScoreTable.objects.filter(name=name).first()
     if table is None:
         return {"topics": 0, "runs": 0, "rows": 0}

@@ -110,7 +110,7 @@ def _pair_counts_table(x_ranks: np.ndarray, y_ranks: np.ndarray, shape: tuple[in
     return int((table * greater).sum()), int((table * lesser).sum())
 
 
-def pair_counts(x: Sequence[float], y: Sequence[float], *, method: str = "auto") -> PairCounts:
+def pair_counts(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, method: str = "auto") -> PairCounts:
     """Concordant, discordant and tied pairs of two paired samples.
 
     `method`: "table" counts over the table of distinct values (quick when they
@@ -146,7 +146,7 @@ def pair_counts(x: Sequence[float], y: Sequence[float], *, method: str = "auto")
     )
 
 
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     if len(x) != len(y):
         raise ValueError(f"the two samples differ in length ({len(x)} and {len(y)})")
     if len(x) <= SMALL_SAMPLE:
@@ -431,7 +431,7 @@ def nugget_condition_describe(
     }
 
 
-def support_method_describe(label_counts: Mapping[int, int], topics: int) -> dict[str, int]:
+def support_method_describe(label_counts: Mapping[int, int], topics: int) -> dict[str, float | int]:
     """Topics, judged pairs and FS/PS/NS counts of a support method (labels 2/1/0; -1 unjudged is left out)."""
     fs, ps, ns = label_counts.get(2, 0), label_counts.get(1, 0), label_counts.get(0, 0)
     return {"topics": topics, "pairs": fs + ps + ns, "FS": fs, "PS": ps, "NS": ns}

@@ -9,12 +9,13 @@ import math
 from collections.abc import Iterator
 
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
+from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from metaeval.comparison import (
     Comparison,
@@ -46,7 +47,7 @@ class BadQuery(Exception):
     pass
 
 
-def _comparison_from_query(request: HttpRequest, *, scores: bool = True, confusion: bool = True) -> Comparison:
+def _comparison_from_query(request: AuthenticatedRequest, *, scores: bool = True, confusion: bool = True) -> Comparison:
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     if not (a and b):
         raise BadQuery("pick two sources, a and b")
@@ -56,7 +57,7 @@ def _comparison_from_query(request: HttpRequest, *, scores: bool = True, confusi
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
 
 
-def _metric_of(request: HttpRequest, comparison: Comparison) -> str:
+def _metric_of(request: AuthenticatedRequest, comparison: Comparison) -> str:
     metrics = [tau.metric for tau in comparison.taus]
     metric = request.GET.get("metric", "")
     if metric in metrics:
@@ -97,7 +98,7 @@ def _nan_to_none(value: float) -> float | None:
 
 @require_GET
 @organizer_required
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: AuthenticatedRequest) -> HttpResponse:
     sources = sources_list()
     context: dict = {
         "sources": sources,
@@ -174,7 +175,7 @@ DOWNLOAD_PARTS = {
 }
 
 
-def _download(request: HttpRequest, kind: str) -> HttpResponse:
+def _download(request: AuthenticatedRequest, kind: str) -> HttpResponse | StreamingHttpResponse:
     try:
         comparison = _comparison_from_query(request, **DOWNLOAD_PARTS[kind])
     except BadQuery as exc:
@@ -193,25 +194,25 @@ def _download(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_GET
 @organizer_required
-def taus_download(request: HttpRequest) -> HttpResponse:
+def taus_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "taus")
 
 
 @require_GET
 @organizer_required
-def confusion_download(request: HttpRequest) -> HttpResponse:
+def confusion_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "confusion")
 
 
 @require_GET
 @organizer_required
-def describe_download(request: HttpRequest) -> HttpResponse:
+def describe_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "describe")
 
 
 @require_GET
 @organizer_required
-def points_download(request: HttpRequest) -> HttpResponse:
+def points_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "points")
 
 
@@ -236,7 +237,7 @@ def _plot_data(comparison: Comparison, metric: str) -> PlotData:
 
 @require_GET
 @organizer_required
-def plot(request: HttpRequest, level: str) -> HttpResponse:
+def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
     """A scatter plot PNG, `level` run (run means) or pairs (every topic/run pair); `?download=1` to save it."""
     a, b, metric = (request.GET.get(key, "").strip() for key in ("a", "b", "metric"))
     data = cache.get(_plot_cache_key(a, b, metric)) if metric else None

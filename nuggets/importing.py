@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -104,7 +104,7 @@ def nuggets_import(
     kind: str,
     name: str | None = None,
     replace: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
     kind = str(kind)

@@ -9,7 +9,7 @@ without a call, which removes the sentence from both denominators.
 
 from functools import partial
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from assessor.jobs.engine import job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
@@ -27,7 +27,7 @@ def auto_support_job_create(
     name: str,
     runs: list[str] | None = None,
     topics: list[str] | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:

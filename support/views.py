@@ -1,6 +1,6 @@
 """The leaderboard of a support method, and its downloads."""
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from assessor.collection.pages import (
@@ -11,13 +11,14 @@ from assessor.collection.pages import (
     url_if_exists,
 )
 from assessor.collection.scores import SUPPORT_METRICS
+from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from support.exporting import support_lines, support_scores_lines
 from support.selectors import support_methods_list, support_scores
 
 
 @organizer_required
-def leaderboard(request: HttpRequest) -> HttpResponse:
+def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     methods = support_methods_list()
     method = request.GET.get("method") or (methods[0] if methods else "")
     context: dict = {"methods": methods, "method": method, "error": ""}
@@ -36,12 +37,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def download_labels(request: HttpRequest, method: str) -> StreamingHttpResponse:
+def download_labels(request: AuthenticatedRequest, method: str) -> StreamingHttpResponse:
     lines = support_lines(method=method, provenance="provenance" in request.GET)
     return download_response(lines, f"support.{method}.jsonl")
 
 
 @organizer_required
-def download_scores(request: HttpRequest, method: str) -> StreamingHttpResponse:
+def download_scores(request: AuthenticatedRequest, method: str) -> StreamingHttpResponse:
     scores = scores_or_404(lambda: support_scores(method=method))
     return download_response(support_scores_lines(scores), f"support_scores.{method}.tsv")

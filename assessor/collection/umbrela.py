@@ -7,7 +7,7 @@ stored as a qrels source named by the job, each Qrel carrying the job.
 
 from functools import partial
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, output_name_check
@@ -40,7 +40,7 @@ def umbrela_job_create(
     name: str,
     runs: list[str] | None = None,
     topics: list[str] | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:

@@ -11,10 +11,10 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.models import AssessorWork
@@ -106,7 +106,7 @@ def position_choose(*, done_counts: Sequence[int], needed: Sequence[int], number
 
 
 def locked_open_work(
-    *, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], expected_version: int | None
+    *, work_id: int, user: User, kinds: Sequence[str], expected_version: int | None
 ) -> AssessorWork:
     """The assessor's work, locked, checked open and at the version the page was loaded at."""
     work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True)
@@ -120,10 +120,11 @@ def locked_open_work(
 class JudgedLabel(Protocol):
     """A label row both apps store: its value and the seconds the person spent on it."""
 
-    label: object
-    seconds_spent: float | None
+    # Any: each app's label field has its own type (a string, a small integer).
+    label: Any
+    seconds_spent: Any
 
-    def save(self, *, update_fields: Sequence[str]) -> None: ...
+    def save(self, *args: Any, **kwargs: Any) -> None: ...
 
 
 Label = TypeVar("Label", bound=JudgedLabel)
@@ -136,7 +137,7 @@ def label_write(
     empty: object,
     value: object,
     previous: object,
-    conflict: Callable[[object], str],
+    conflict: Callable[[Any], str],
     create: Callable[[float], Label],
 ) -> Label:
     """Store `value` over the label the page showed (`previous`; `empty` for none), crediting the time.
@@ -162,7 +163,7 @@ def label_write(
 
 
 @transaction.atomic
-def judge_work_reopen(*, work_id: int, by: AbstractBaseUser, kinds: Sequence[str], reason: str = "") -> AssessorWork:
+def judge_work_reopen(*, work_id: int, by: User, kinds: Sequence[str], reason: str = "") -> AssessorWork:
     work = AssessorWork.objects.select_for_update().get(pk=work_id, kind__in=kinds)
     work_reopen_mark(work=work, by=by, reason=reason)
     return work

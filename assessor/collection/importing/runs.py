@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
@@ -427,7 +427,7 @@ def _keyed(chunk: list[AnswerLine], runs: dict[str, Run], seen: dict[tuple[int, 
 
 
 @transaction.atomic
-def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+def run_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
     batch = batch_start(kind=ImportBatch.Kind.RUN, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))
@@ -441,14 +441,18 @@ def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | No
         segment_placeholders_create(docid for line in chunk for docid in line.references)
         stored = _stored_answers({key for key, _ in keyed})
 
-        todo: dict[str, list[tuple[StoredAnswer | None, AnswerLine]]] = {
-            action: [] for action in ("new", "unchanged", "fill", "complete", "replace")
+        new_lines: list[AnswerLine] = []
+        todo: dict[str, list[tuple[StoredAnswer, AnswerLine]]] = {
+            action: [] for action in ("unchanged", "fill", "complete", "replace")
         }
         for key, line in keyed:
             result.lines += 1
             result.warnings += _length_warnings(line, path=path)
             old = stored.get(key)
-            todo[_answer_action(old, line, run=runs[line.run_id], replace=replace, path=path)].append((old, line))
+            if old is None:
+                new_lines.append(line)
+            else:
+                todo[_answer_action(old, line, run=runs[line.run_id], replace=replace, path=path)].append((old, line))
 
         new = [
             (
@@ -461,7 +465,7 @@ def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | No
                 ),
                 line,
             )
-            for _, line in todo["new"]
+            for line in new_lines
         ]
         Answer.objects.bulk_create([answer for answer, _ in new])
         filled = [(old.answer, line) for old, line in todo["fill"]]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
@@ -96,7 +96,7 @@ def _same(stored: Segment, line: SegmentLine) -> bool:
 
 
 @transaction.atomic
-def segments_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+def segments_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
     batch = batch_start(kind=ImportBatch.Kind.SEGMENTS, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))

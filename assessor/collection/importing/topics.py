@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
@@ -34,7 +34,7 @@ def _parse_topics(path: Path):
 
 
 @transaction.atomic
-def topics_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+def topics_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     batch = batch_start(kind=ImportBatch.Kind.TOPICS, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))
     for chunk in chunked(_parse_topics(path)):
