@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from assessor.models import Run, Segment, Topic
 from assessor.work.roles import Role
-from tests.builders import REPO, make_user
-from tests.scenarios import Scenario, make_scenario
+from tests.builders import REPO, make_run, make_topic, make_user
+from tests.scenarios import Scenario, make_relevant_segments, make_scenario
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
 
@@ -45,3 +46,20 @@ def organizer(client):
 def scenario(db) -> Scenario:
     """A topic to judge, three runs' answers, the assessor's nuggets and LLM output planted beside them."""
     return make_scenario()
+
+
+@pytest.fixture
+def topic(db) -> Topic:
+    return make_topic()
+
+
+@pytest.fixture
+def judged_topic(db) -> tuple[Topic, list[Segment]]:
+    """A topic with four segments NIST judged, graded 2, 1, 0 and 3."""
+    topic = make_topic()
+    return topic, make_relevant_segments(topic, [2, 1, 0, 3])
+
+
+@pytest.fixture
+def run(db) -> Run:
+    return make_run()

@@ -120,8 +120,7 @@ def test_a_duplicated_task_does_not_redo_a_finished_item(llm_server, assign_setu
     assert llm_server.count == 3
 
 
-def test_an_item_is_claimed_once():
-    topic = make_topic()
+def test_an_item_is_claimed_once(topic):
     job = Job.objects.create(kind="auto_assign", output_name="x", model="m")
     item = JobItem.objects.create(job=job, key="k", payload={"topic": topic.pk})
     assert item_claim(item.pk, worker="a") is True
