@@ -4,6 +4,8 @@ Provenance (what import or job made a row) is read-only: it is a record, not a s
 Big foreign keys use raw id fields, and the big tables skip the full count.
 """
 
+from collections.abc import Sequence
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
@@ -42,7 +44,7 @@ def download_link(url_name: str, *args: str, text: str = "download") -> str:
 
 
 def redirect_to_single_download(
-    modeladmin: admin.ModelAdmin, request: HttpRequest, keys: list[tuple[str, ...]], url_name: str, what: str
+    modeladmin: admin.ModelAdmin, request: HttpRequest, keys: Sequence[tuple[str, ...]], url_name: str, what: str
 ) -> HttpResponseRedirect | None:
     """Send the browser to the download of the one export the selection names; one at a time."""
     if len(keys) != 1:

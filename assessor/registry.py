@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from django import forms
-    from django.contrib.auth.models import AbstractBaseUser
-    from django.http import HttpRequest, HttpResponse
+    from django.contrib.auth.models import User
+    from django.http import HttpResponse
 
     from assessor.collection.scores import Scores
+    from assessor.jobs.forms import LaunchForm
     from assessor.jobs.llm.prompts import PromptText
     from assessor.models import AssessorWork, Job, JobItem, Topic
 
@@ -49,7 +50,7 @@ class JobKind:
     compute: ItemCompute  # the calls of one item, outside any transaction; returns a result or raises
     store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
     create: Callable[..., Job] | None = None  # create(user=, **form.selection()); None: not launched from a page
-    form: type[forms.Form] | None = None  # the launch form; its `selection()` feeds `create`
+    form: type[LaunchForm] | None = None  # the launch form; its `selection()` feeds `create`
     prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send
 
 
@@ -100,7 +101,7 @@ class NavLink:
 
 class WorkGive(Protocol):
     def __call__(
-        self, *, topic: Topic, assessor: AbstractBaseUser, kind: str, by: AbstractBaseUser | None
+        self, *, topic: Topic, assessor: User, kind: str, by: User | None
     ) -> AssessorWork: ...
 
 

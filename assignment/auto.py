@@ -6,13 +6,13 @@ all, so a batch that fails leaves no answer half-labelled.
 
 from functools import partial
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
-from assessor.jobs.selection import chunks, runs_select, topics_select
 from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
+from assessor.jobs.selection import chunks, runs_select, topics_select
 from assessor.models import Answer, Job, JobItem
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
@@ -27,7 +27,7 @@ def auto_assign_job_create(
     name: str,
     runs: list[str] | None = None,
     topics: list[str] | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:

@@ -9,11 +9,12 @@ that commands and downloads stream them.
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import Any
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import tsv_lines
-from assessor.models import Answer
 from assessor.collection.scores import Scores
+from assessor.models import Answer
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_require
 from nuggets.models import Nugget, NuggetSet
@@ -69,7 +70,7 @@ def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) 
         )
         for answer_id, run_id, text, words in answers:
             answer_labels = labels[answer_id]
-            record = {
+            record: dict[str, Any] = {
                 "query": query,
                 "qid": topic_id,
                 "run_id": run_id,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -131,7 +131,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str 
 
 def nugget_list_difference(first: NuggetList, other: NuggetList) -> str:
     """The field where two nugget lists first differ, named as in the file."""
-    for index, ((text, importance), (other_text, other_importance)) in enumerate(zip(first, other)):
+    for index, ((text, importance), (other_text, other_importance)) in enumerate(zip(first, other, strict=False)):
         if text != other_text:
             return f"nuggets[{index}].text"
         if importance != other_importance:
@@ -359,7 +359,7 @@ class AssignmentsImport:
         changed: list[AssignmentLabel] = []
         for key, answer in keyed:
             answer_id = answer_ids[key]
-            for index, (nugget_id, label) in enumerate(zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels)):
+            for index, (nugget_id, label) in enumerate(zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels, strict=False)):
                 old = stored.get((answer_id, nugget_id))
                 if old is None:
                     new_rows.append(
@@ -406,7 +406,7 @@ def assignments_import(
     nuggets_name: str | None = None,
     assigner_name: str | None = None,
     replace: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     run_id: str | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)

@@ -7,11 +7,12 @@ reads no LLM output and no run.
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork
 from assessor.work.pages import (
     ReopenForm,
@@ -44,7 +45,7 @@ class GiveAssignForm(forms.Form):
 
 @require_GET
 @assessor_required
-def start(request: HttpRequest, work_id: int) -> HttpResponse:
+def start(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     """The first answer with labels missing."""
     work = judging.assign_work_for_assessor(work_id=work_id, user=request.user)
     if not judging.answer_order(work=work):
@@ -56,7 +57,7 @@ def start(request: HttpRequest, work_id: int) -> HttpResponse:
 
 @require_GET
 @assessor_required
-def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
+def answer(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
     work = judging.assign_work_for_assessor(work_id=work_id, user=request.user)
     page = judging.assign_page_load(work=work, number=number)
     context = {
@@ -75,7 +76,7 @@ def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 
 @require_POST
 @assessor_required
-def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
+def label(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
     return label_response(
         request,
         work_id=work_id,
@@ -92,7 +93,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 
 @require_POST
 @assessor_required
-def submit(request: HttpRequest, work_id: int) -> HttpResponse:
+def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     return submit_response(
         request,
         submit=lambda: judging.assign_submit(
@@ -106,7 +107,7 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
 
 
 @organizer_required
-def organize(request: HttpRequest) -> HttpResponse:
+def organize(request: AuthenticatedRequest) -> HttpResponse:
     form = GiveAssignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -130,7 +131,7 @@ def organize(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @organizer_required
-def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
+def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     """One ManualAssign work: each answer (with its run) in the assessor's order, labels and time."""
     work = get_object_or_404(
         AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind=AssessorWork.Kind.ASSIGN_MANUAL
@@ -145,6 +146,6 @@ def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
 
 @require_POST
 @organizer_required
-def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
+def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     work = get_object_or_404(AssessorWork, pk=work_id, kind=AssessorWork.Kind.ASSIGN_MANUAL)
     return reopen_response(request, work=work, back=reverse("judge:organize"))

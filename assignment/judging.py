@@ -15,7 +15,7 @@ that label, and an answer's time is the sum of its labels' seconds.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.http import Http404
@@ -51,7 +51,7 @@ def answer_order(*, work: AssessorWork) -> list[int]:
     return shuffled(list(ids), assessor_id=work.assessor_id, topic_id=work.topic_id)
 
 
-def assign_work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
+def assign_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
     """The assessor's own ManualAssign work; anyone else's is a 404, its existence not revealed."""
     return assessor_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS)
 
@@ -157,7 +157,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
 def assignment_label_save(
     *,
     work_id: int,
-    user: AbstractBaseUser,
+    user: User,
     number: int,
     nugget_id: int,
     label: str,
@@ -211,7 +211,7 @@ def assignment_label_save(
 
 
 @transaction.atomic
-def assign_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int | None) -> AssessorWork:
+def assign_submit(*, work_id: int, user: User, expected_version: int | None) -> AssessorWork:
     work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
@@ -227,7 +227,7 @@ def assign_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int
 
 @transaction.atomic
 def assign_work_give(
-    *, topic: Topic, assessor: AbstractBaseUser, by: AbstractBaseUser | None, nugget_set_name: str = ""
+    *, topic: Topic, assessor: User, by: User | None, nugget_set_name: str = ""
 ) -> AssessorWork:
     """Give a topic's ManualAssign; the nuggets are the named set, or the topic's only set made by a person."""
     candidates = NuggetSet.objects.filter(topic=topic, kind__in=HUMAN_NUGGET_KINDS)
@@ -255,6 +255,9 @@ class AssignProgress:
     nuggets: int
     labels_done: int
     seconds: float  # the labels' seconds
+    # Labels the organizer's page fills in for the template.
+    time_label: str = ""
+    per_answer_label: str = ""
 
     @property
     def labels_total(self) -> int:
@@ -320,6 +323,8 @@ class AnswerTime:
     run_id: str  # organizers may see runs
     labels_done: int
     seconds: float
+    # Labels the organizer's page fills in for the template.
+    time_label: str = ""
 
 
 def assign_work_detail(*, work: AssessorWork) -> list[AnswerTime]:

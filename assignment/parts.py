@@ -40,7 +40,7 @@ from assignment.prompts import ASSIGN
 from assignment.selectors import conditions_list, nugget_scores
 from nuggets.parts import nuggets_kind_field, nuggets_name_field
 
-LABEL_LETTERS = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
+LABEL_LETTERS: dict[str, str] = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
 
 
 def _assigner_kind_field() -> forms.Field:

@@ -2,7 +2,6 @@
 
 from assessor.jobs.llm.prompts import PromptText
 
-
 ASSIGN = PromptText(
     name="assign",
     system=(

@@ -15,8 +15,8 @@ from collections import defaultdict
 
 from django.db.models import Count, Q, QuerySet
 
-from assessor.models import Answer
 from assessor.collection.scores import Scores
+from assessor.models import Answer
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
 from nuggets.models import Nugget
@@ -92,7 +92,7 @@ def _tallies_per_answer(labels: QuerySet[AssignmentLabel]) -> dict[int, dict[tup
         for index, (importance, label) in enumerate(TALLIED)
     }
     rows = labels.order_by().values("answer_id").annotate(**counts).values_list("answer_id", *counts)
-    return {answer_id: {key: n for key, n in zip(TALLIED, ns) if n} for answer_id, *ns in rows}
+    return {answer_id: {key: n for key, n in zip(TALLIED, ns, strict=False) if n} for answer_id, *ns in rows}
 
 
 def _tallies_of_runs(

@@ -1,6 +1,6 @@
 """The leaderboard of a nugget condition (nugget set name + assigner name), and its downloads."""
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from assessor.collection.pages import (
@@ -10,8 +10,9 @@ from assessor.collection.pages import (
     table_or_page,
     url_if_exists,
 )
-from assessor.work.roles import organizer_required
 from assessor.collection.score_formats import score_layout_query, score_table_lines
+from assessor.http import AuthenticatedRequest
+from assessor.work.roles import organizer_required
 from assignment.exporting import assignments_lines
 from assignment.selectors import conditions_list, nugget_scores
 
@@ -19,7 +20,7 @@ PRIMARY_METRIC = "Vstrict"
 
 
 @organizer_required
-def leaderboard(request: HttpRequest) -> HttpResponse:
+def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     conditions = conditions_list()
     nuggets = request.GET.get("nuggets", "")
     assigner = request.GET.get("assigner", "")
@@ -49,13 +50,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def download_assignments(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
+def download_assignments(request: AuthenticatedRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
     lines = assignments_lines(nuggets=nuggets, assigner=assigner, provenance="provenance" in request.GET)
     return download_response(lines, f"assignments.{nuggets}.{assigner}.jsonl")
 
 
 @organizer_required
-def download_scores(request: HttpRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
+def download_scores(request: AuthenticatedRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
     scores = scores_or_404(lambda: nugget_scores(nuggets=nuggets, assigner=assigner))
     layout, team_prefix = score_layout_query(request)
     lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 REAL_TOPICS_FILE = Path(__file__).resolve().parent.parent.parent / "shared/data/trec-rag-2024/topics.rag24.test.txt"
 
@@ -45,6 +45,8 @@ WORDS = (
     "effects benefits research evidence report level rate growth change loss increase reduce "
     "provide support include develop require protect improve affect cause allow produce"
 ).split()
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,8 @@ def benchmark_collection_build(
     rng = random.Random(seed)
     folder = Path(folder)
     (folder / "runs").mkdir(parents=True, exist_ok=True)
-    paths: dict[str, Path | list[Path]] = {
+    # Each path by kind, and under "runs" the list of the runs' files.
+    paths: dict[str, Any] = {
         "topics": folder / "topics.tsv",
         "segments": folder / "segments.jsonl",
         "qrels": folder / "qrels.txt",
@@ -319,7 +322,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measured(step: str, work: Callable[[], object], *, trace: bool = False) -> tuple[Measure, object]:
+def measured(step: str, work: Callable[[], T], *, trace: bool = False) -> tuple[Measure, T]:
     """Run `work`, timing it; with `trace`, also the peak of Python allocations (slower)."""
     if trace:
         tracemalloc.start()

@@ -7,8 +7,9 @@ each request at two sizes and print whether the query count grows with them.
 import statistics
 import time
 from collections.abc import Callable
-from typing import NamedTuple, TextIO
+from typing import NamedTuple
 
+from django.core.management.base import OutputWrapper
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -46,7 +47,7 @@ def requests_time(requests: dict[str, Callable[[], None]], *, repeat: int) -> di
     return results
 
 
-def timings_write(out: TextIO, large: dict[str, Timing], small: dict[str, Timing], *, small_label: str) -> None:
+def timings_write(out: OutputWrapper, large: dict[str, Timing], small: dict[str, Timing], *, small_label: str) -> None:
     """The table of the large case, with the small case's query counts beside, and the verdict on them."""
     # CPU time is what this process spent: on a busy machine the wall clock also counts waiting for a core.
     width = max(len("request"), *(len(name) for name in large)) + 4

@@ -23,6 +23,8 @@ from metaeval.stats import (
 TOPIC_FIGURES = ("tau_topic_avg", "tau_all", "spearman_topic_avg", "spearman_all", "pearson_topic_avg", "pearson_all")
 COUNTS = ("runs", "topics", "topics_with_tau", "pairs")
 
+DEFAULT_OPTIONS = TauOptions()  # frozen: one shared default is safe
+
 
 @dataclass
 class Comparison:
@@ -59,7 +61,7 @@ def comparison_build(
     metrics: Sequence[str] | None = None,
     scores: bool = True,
     confusion: bool = True,
-    options: TauOptions = TauOptions(),
+    options: TauOptions = DEFAULT_OPTIONS,
 ) -> Comparison:
     """Compare two sources for the given metrics (default: every metric both have).
 
@@ -232,7 +234,7 @@ def confusion_csv(comparison: Comparison) -> Iterator[str]:
 
 
 def describe_csv(described: dict[str, dict]) -> Iterator[str]:
-    def rows():
+    def rows() -> Iterator[list]:
         columns: list[str] = []
         for values in described.values():
             columns += [key for key in values if key not in columns]

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -94,10 +94,10 @@ def _parse_scores(path: Path, *, layout: str = "tsv", run_id: str | None = None)
     for number, parts in _cells(path, layout=layout, run_id=run_id):
         run_id_, topic_id, metric, raw_value = parts
         run_id_ = run_id_ if run_id is None else run_id
-        for name, value, limit in (("run_id", run_id_, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
-            if not value:
+        for name, text, limit in (("run_id", run_id_, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
+            if not text:
                 raise ImportFailure("empty", path=path, line=number, field=name)
-            limited(value, limit, path=path, line=number, field=name)
+            limited(text, limit, path=path, line=number, field=name)
         if not METRIC_NAME.match(metric):
             raise ImportFailure(f"not a metric name: {metric!r}", path=path, line=number, field="metric")
         limited(metric, MAX_METRIC_CHARS, path=path, line=number, field="metric")
@@ -124,7 +124,7 @@ def scores_import(
     path: Path,
     name: str,
     replace: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     layout: str = "tsv",
     run_id: str | None = None,
 ) -> ImportResult:

@@ -26,7 +26,7 @@ undefined (a constant leaderboard, fewer than two runs) is NaN.
 """
 
 import numpy as np
-from scipy.stats import rankdata
+from scipy.stats import rankdata  # type: ignore[import-untyped]  # SciPy ships no type information
 
 COEFFICIENTS = ("tau", "spearman", "pearson", "tau_ap", "tau_gap", "tau_top_k")
 

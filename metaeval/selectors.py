@@ -11,9 +11,9 @@ from collections.abc import Callable
 from django.db import connection
 from django.db.models import Count
 
-from assessor.models import Citation, Run
 from assessor.collection.runs import AmbiguousRun, run_match
 from assessor.collection.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
+from assessor.models import Citation, Run
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from metaeval.stats import NuggetRow
@@ -226,7 +226,7 @@ def support_description_data(*, method: str) -> tuple[dict[int, int], int]:
     return dict(label_counts), len(topics)
 
 
-def score_table_description_data(*, name: str) -> dict[str, int]:
+def score_table_description_data(*, name: str) -> dict[str, float | int]:
     table = ScoreTable.objects.filter(name=name).first()
     if table is None:
         return {"topics": 0, "runs": 0, "rows": 0}

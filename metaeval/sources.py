@@ -140,10 +140,10 @@ def source_describe(source: Source) -> dict[str, float | int]:
             raise _unknown(str(source), "no assignment labels for this nugget set and assigner")
         return nugget_condition_describe(nuggets, label_counts, topics)
     if source.kind is SourceKind.SUPPORT:
-        label_counts, topics = selectors.support_description_data(method=source.name)
-        if not label_counts:
+        support_counts, topics = selectors.support_description_data(method=source.name)
+        if not support_counts:
             raise _unknown(str(source), "no support labels for this method")
-        return support_method_describe(label_counts, topics)
+        return support_method_describe(support_counts, topics)
     if source.name not in selectors.score_tables_list():
         raise _unknown(str(source), f"no score table named {source.name!r}")
     return selectors.score_table_description_data(name=source.name)

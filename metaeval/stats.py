@@ -14,6 +14,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ def _pair_counts_table(x_ranks: np.ndarray, y_ranks: np.ndarray, shape: tuple[in
     return int((table * greater).sum()), int((table * lesser).sum())
 
 
-def pair_counts(x: Sequence[float], y: Sequence[float], *, method: str = "auto") -> PairCounts:
+def pair_counts(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, method: str = "auto") -> PairCounts:
     """Concordant, discordant and tied pairs of two paired samples.
 
     `method`: "table" counts over the table of distinct values (quick when they
@@ -151,7 +152,7 @@ def pair_counts(x: Sequence[float], y: Sequence[float], *, method: str = "auto")
     )
 
 
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float:
+def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     if len(x) != len(y):
         raise ValueError(f"the two samples differ in length ({len(x)} and {len(y)})")
     if len(x) <= SMALL_SAMPLE:
@@ -343,7 +344,7 @@ def _topic_level(x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, 
     taus, spearmans, pearsons = [], [], []
     if full.any() and x.shape[1] >= 2:
         # Topics every run answered, all at once.
-        taus.append(np.array([_tau_b_small(xs, ys) for xs, ys in zip(x[full], y[full])]))
+        taus.append(np.array([_tau_b_small(xs, ys) for xs, ys in zip(x[full], y[full], strict=True)]))
         spearmans.append(rankcorr.spearman(x[full], y[full]))
         pearsons.append(rankcorr.pearson(x[full], y[full]))
     for topic in np.flatnonzero(~full & (per_topic_runs >= 2)):
@@ -398,13 +399,12 @@ def _paired_taus(
         scored &= np.array([topic in options.topics for topic in paired.topics])[None, :]
     # Topic-major copies: a topic's runs are contiguous.
     topic_level = _topic_level(x_matrix.T.copy(), y_matrix.T.copy(), scored.T.copy())
-    return TauResult(
-        metric=metric,
-        tau_run=kendall_tau_b(run_xs, run_ys),
-        runs=len(run_xs),
+    coefficients: dict[str, Any] = {
         **topic_level,
         **{name: float(run_level[coefficient][0]) for name, coefficient in RUN_COEFFICIENTS.items() if name != "tau_run"},
-        ci95=intervals,
+    }
+    return TauResult(
+        metric=metric, tau_run=kendall_tau_b(run_xs, run_ys), runs=len(run_xs), ci95=intervals, **coefficients
     )
 
 
@@ -550,7 +550,7 @@ def nugget_condition_describe(
     }
 
 
-def support_method_describe(label_counts: Mapping[int, int], topics: int) -> dict[str, int]:
+def support_method_describe(label_counts: Mapping[int, int], topics: int) -> dict[str, float | int]:
     """Topics, judged pairs and FS/PS/NS counts of a support method (labels 2/1/0; -1 unjudged is left out)."""
     fs, ps, ns = label_counts.get(2, 0), label_counts.get(1, 0), label_counts.get(0, 0)
     return {"topics": topics, "pairs": fs + ps + ns, "FS": fs, "PS": ps, "NS": ns}

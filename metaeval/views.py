@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from assessor.work.roles import organizer_required
 from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
+from assessor.http import AuthenticatedRequest
+from assessor.work.roles import organizer_required
 from metaeval.comparison import (
     Comparison,
     TopicsError,
@@ -72,7 +73,7 @@ class BadQuery(Exception):
     pass
 
 
-def _whole(request: HttpRequest, key: str, *, low: int, high: int) -> int:
+def _whole(request: AuthenticatedRequest, key: str, *, low: int, high: int) -> int:
     text = request.GET.get(key, "").strip() or PAGE_DEFAULTS[key]
     try:
         value = int(text)
@@ -83,7 +84,7 @@ def _whole(request: HttpRequest, key: str, *, low: int, high: int) -> int:
     return value
 
 
-def _options_from_query(request: HttpRequest) -> TauOptions:
+def _options_from_query(request: AuthenticatedRequest) -> TauOptions:
     missing = request.GET.get("missing", "").strip() or "zero"
     if missing not in ("zero", "skip"):
         raise BadQuery("missing must be zero or skip")
@@ -103,13 +104,13 @@ def _options_from_query(request: HttpRequest) -> TauOptions:
     )
 
 
-def _options_query(request: HttpRequest) -> dict[str, str]:
+def _options_query(request: AuthenticatedRequest) -> dict[str, str]:
     """The options the query names, to carry into the downloads' links."""
     return {key: request.GET[key].strip() for key in OPTION_KEYS if request.GET.get(key, "").strip()}
 
 
 def _comparison_from_query(
-    request: HttpRequest, *, scores: bool = True, confusion: bool = True, intervals: bool = True
+    request: AuthenticatedRequest, *, scores: bool = True, confusion: bool = True, intervals: bool = True
 ) -> Comparison:
     a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
     if not (a and b):
@@ -123,7 +124,7 @@ def _comparison_from_query(
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
 
 
-def _metric_of(request: HttpRequest, comparison: Comparison) -> str:
+def _metric_of(request: AuthenticatedRequest, comparison: Comparison) -> str:
     metrics = [tau.metric for tau in comparison.taus]
     metric = request.GET.get("metric", "")
     if metric in metrics:
@@ -164,7 +165,7 @@ def _nan_to_none(value: float) -> float | None:
 
 @require_GET
 @organizer_required
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: AuthenticatedRequest) -> HttpResponse:
     sources = sources_list()
     context: dict = {
         "sources": sources,
@@ -235,7 +236,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _qrels_context(request: HttpRequest) -> dict:
+def _qrels_context(request: AuthenticatedRequest) -> dict:
     """The qrels agreement section: two qrels sources and a threshold, per topic and on average."""
     sources = qrels_sources_list()
     context: dict = {
@@ -295,7 +296,7 @@ DOWNLOAD_PARTS = {
 }
 
 
-def _download(request: HttpRequest, kind: str) -> HttpResponse:
+def _download(request: AuthenticatedRequest, kind: str) -> HttpResponse | StreamingHttpResponse:
     try:
         comparison = _comparison_from_query(request, **DOWNLOAD_PARTS[kind])
     except BadQuery as exc:
@@ -314,25 +315,25 @@ def _download(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_GET
 @organizer_required
-def taus_download(request: HttpRequest) -> HttpResponse:
+def taus_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "taus")
 
 
 @require_GET
 @organizer_required
-def confusion_download(request: HttpRequest) -> HttpResponse:
+def confusion_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "confusion")
 
 
 @require_GET
 @organizer_required
-def describe_download(request: HttpRequest) -> HttpResponse:
+def describe_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "describe")
 
 
 @require_GET
 @organizer_required
-def points_download(request: HttpRequest) -> HttpResponse:
+def points_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHttpResponse:
     return _download(request, "points")
 
 
@@ -358,7 +359,7 @@ def _plot_data(comparison: Comparison, metric: str, options: str = "") -> PlotDa
 
 @require_GET
 @organizer_required
-def plot(request: HttpRequest, level: str) -> HttpResponse:
+def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
     """A scatter plot PNG, `level` run (run means) or pairs (every topic/run pair); `?download=1` to save it."""
     a, b, metric = (request.GET.get(key, "").strip() for key in ("a", "b", "metric"))
     options = urlencode(_options_query(request))

@@ -12,13 +12,13 @@ segments whose text the collection lacks cannot be shown and are left out.
 
 from functools import partial
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
-from assessor.jobs.selection import chunks, topics_select
 from assessor.jobs.engine import ItemUnworkable, JobRequestInvalid, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list, parse_nugget_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
+from assessor.jobs.selection import chunks, topics_select
 from assessor.models import Job, JobItem, Qrel, QrelSource, Topic
 from nuggets.models import Nugget, NuggetSet
 
@@ -40,7 +40,7 @@ def auto_nuggets_job_create(
     qrels: str = "nist",
     topics: list[str] | None = None,
     drafts: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:

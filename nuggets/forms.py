@@ -5,6 +5,8 @@ from assessor.models import QrelSource
 from assessor.work.pages import TopicsField, assessor_choices
 from nuggets.models import NuggetSet
 
+CONDITION_CHOICES = [(NuggetSet.Kind.MANUAL, "ManualNuggets"), (NuggetSet.Kind.AUTO_EDIT, "AutoNuggets+Edits")]
+
 
 class GiveWorkForm(forms.Form):
     topics = TopicsField(
@@ -12,9 +14,7 @@ class GiveWorkForm(forms.Form):
         help_text="One or more topic ids, separated by spaces, commas or lines.",
     )
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
-    condition = forms.ChoiceField(
-        choices=[(NuggetSet.Kind.MANUAL, "ManualNuggets"), (NuggetSet.Kind.AUTO_EDIT, "AutoNuggets+Edits")]
-    )
+    condition = forms.ChoiceField(choices=CONDITION_CHOICES)
     name = forms.SlugField(
         required=False, max_length=100, help_text="Name of the nugget set; defaults to the condition."
     )

@@ -12,11 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from assessor.collection.importing.answers import JudgmentsImportResult, id_field, json_type, slug_check, text_field, topics_require
+from assessor.collection.importing.answers import (
+    JudgmentsImportResult,
+    id_field,
+    json_type,
+    slug_check,
+    text_field,
+    topics_require,
+)
 from assessor.collection.importing.base import (
     MAX_NUGGET_CHARS,
     ImportFailure,
@@ -90,7 +97,7 @@ def _parse_topics(path: Path, *, drafts: bool) -> Iterator[TopicNuggets]:
 
 
 def _difference(stored: NuggetList, new: NuggetList) -> str:
-    for index, ((text, importance), (new_text, new_importance)) in enumerate(zip(stored, new)):
+    for index, ((text, importance), (new_text, new_importance)) in enumerate(zip(stored, new, strict=False)):
         if text != new_text:
             return f"nuggets[{index}].text"
         if importance != new_importance:
@@ -105,7 +112,7 @@ def nuggets_import(
     kind: str,
     name: str | None = None,
     replace: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
     kind = str(kind)

@@ -2,7 +2,6 @@
 
 from assessor.jobs.llm.prompts import PromptText
 
-
 NUGGETIZE = PromptText(
     name="nuggetize",
     system=(

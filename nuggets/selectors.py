@@ -2,15 +2,15 @@
 
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
 from assessor.work.access import assessor_work
-from assessor.work.timing import duration_label
 from assessor.work.services import NUGGET_KINDS
+from assessor.work.timing import duration_label
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from nuggets.services import NIST_SOURCE, nugget_cap, submit_cap
@@ -90,7 +90,7 @@ class SegmentRow:
     nuggets: list[int] = field(default_factory=list)
 
 
-def work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
+def work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
     """The assessor's own nugget work; anyone else's is a 404, so its existence is not even revealed."""
     return assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS)
 
@@ -111,8 +111,8 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
     )
     drafts = []
     if nugget_set.drafts_id:
-        draft_rows = Nugget.objects.filter(nugget_set_id=nugget_set.drafts_id).order_by("position", "id")
-        drafts = list(draft_rows.only("id", "text", "position"))
+        drafts_query = Nugget.objects.filter(nugget_set_id=nugget_set.drafts_id).order_by("position", "id")
+        drafts = list(drafts_query.only("id", "text", "position"))
     draft_number = {draft.pk: index + 1 for index, draft in enumerate(drafts)}
     rows = []
     finals = []
@@ -122,7 +122,7 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
         rows.append(NuggetRow(nugget=nugget, number=index + 1, drafts=numbered))
         finals.append((index, nugget.origin, [d.pk for d in sources]))
     summary = None
-    draft_rows = []
+    draft_rows: list[DraftRow] = []
     if nugget_set.drafts_id:
         summary = rules.lineage_summarize(draft_ids=[d.pk for d in drafts], finals=finals)
         draft_rows = [
@@ -160,7 +160,7 @@ def relevant_segments(*, topic_id: str, panel: Panel | None = None) -> list[Segm
     return rows
 
 
-def _nugget_count_subquery() -> Subquery:
+def _nugget_count_subquery() -> Coalesce:
     counts = (
         Nugget.objects.filter(nugget_set__topic_id=OuterRef("topic_id"), nugget_set__name=OuterRef("nugget_set_name"))
         .order_by()
@@ -171,7 +171,7 @@ def _nugget_count_subquery() -> Subquery:
     return Coalesce(Subquery(counts, output_field=IntegerField()), 0)
 
 
-def nugget_works(*, assessor: AbstractBaseUser | None = None, topic_id: str | None = None) -> QuerySet[AssessorWork]:
+def nugget_works(*, assessor: User | None = None, topic_id: str | None = None) -> QuerySet[AssessorWork]:
     works = AssessorWork.objects.filter(kind__in=NUGGET_KINDS).select_related("topic", "assessor")
     if assessor is not None:
         works = works.filter(assessor=assessor)
@@ -231,6 +231,8 @@ class WorkReport:
     edits: list[NuggetEdit]
     events: list[WorkEvent]
     edits_total: int
+    # The edits with their descriptions, filled in by the organizer's page.
+    log: list[tuple[NuggetEdit, str]] = field(default_factory=list)
 
 
 def topic_report(*, topic: Topic) -> list[WorkReport]:

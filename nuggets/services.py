@@ -16,8 +16,9 @@ once, positions renumbered with one bulk update, lineage written in bulk.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import cast
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce
@@ -26,7 +27,14 @@ from django.utils.dateparse import parse_datetime
 
 from assessor.models import AssessorWork, Qrel, Topic
 from assessor.work.access import WorkNotFound, assessor_work
-from assessor.work.services import NUGGET_KINDS, WorkError, work_activity_record, work_give, work_reopen_mark, work_submit_mark
+from assessor.work.services import (
+    NUGGET_KINDS,
+    WorkError,
+    work_activity_record,
+    work_give,
+    work_reopen_mark,
+    work_submit_mark,
+)
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 
@@ -36,7 +44,7 @@ Through = Nugget.derived_from.through
 # Operations undo may take back; submit and reopen are decisions, not edits.
 UNDOABLE = ("add", "edit", "importance", "source", "delete", "move", "merge", "split")
 
-CONDITION_KINDS = {
+CONDITION_KINDS: dict[str, str] = {
     NuggetSet.Kind.MANUAL: AssessorWork.Kind.NUGGETS_MANUAL,
     NuggetSet.Kind.AUTO_EDIT: AssessorWork.Kind.NUGGETS_AUTO_EDIT,
 }
@@ -59,9 +67,9 @@ def submit_cap(kind: str) -> int:
 def nugget_work_give(
     *,
     topic: Topic,
-    assessor: AbstractBaseUser,
+    assessor: User,
     condition: str,
-    by: AbstractBaseUser | None,
+    by: User | None,
     name: str = "",
     drafts_name: str = "",
 ) -> AssessorWork:
@@ -115,7 +123,7 @@ def nugget_work_give(
             ]
         )
         Through.objects.bulk_create(
-            [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets)]
+            [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets, strict=False)]
         )
     return work
 
@@ -138,7 +146,7 @@ class OpResult:
 class _Context:
     work: AssessorWork
     nugget_set: NuggetSet
-    user: AbstractBaseUser
+    user: User
     nuggets: list[Nugget]
     derived: dict[int, list[int]]
     draft_texts: dict[int, str]
@@ -180,7 +188,7 @@ class _Context:
 
 
 def _context_open(
-    *, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str, operation: str
+    *, work_id: int, user: User, expected_version: int | None, op_id: str, operation: str
 ) -> tuple[_Context | None, OpResult | None]:
     """Lock the rows and run the checks every operation shares; a replay returns its result at once.
 
@@ -208,7 +216,7 @@ def _context_open(
         raise rules.VersionConflict(expected=expected_version, current=nugget_set.version)
     nuggets = list(nugget_set.nuggets.order_by("position", "id").prefetch_related("derived_from"))
     derived = {}
-    draft_texts = {}
+    draft_texts: dict[int, str] = {}
     for nugget in nuggets:
         sources = sorted(nugget.derived_from.all(), key=lambda draft: (draft.position, draft.pk))
         derived[nugget.pk] = [draft.pk for draft in sources]
@@ -513,7 +521,7 @@ OPERATIONS = {
 def nugget_operation_apply(
     *,
     work_id: int,
-    user: AbstractBaseUser,
+    user: User,
     operation: str,
     params: dict,
     expected_version: int | None,
@@ -530,6 +538,7 @@ def nugget_operation_apply(
     )
     if replay is not None:
         return replay
+    assert context is not None  # without a replay the context is open
     before_order = context.order
     outcome = handler(context, params)
     return _finish(
@@ -544,7 +553,7 @@ def nugget_operation_apply(
 
 
 @transaction.atomic
-def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str = "") -> OpResult:
+def nugget_undo(*, work_id: int, user: User, expected_version: int | None, op_id: str = "") -> OpResult:
     """Take back the latest edit not yet undone: the nuggets it touched return to their before state.
 
     Undo goes strictly backwards (the latest edit first), so the list at that
@@ -555,6 +564,7 @@ def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int |
     )
     if replay is not None:
         return replay
+    assert context is not None  # without a replay the context is open
     target = (
         NuggetEdit.objects.filter(nugget_set=context.nugget_set, undone=False, operation__in=UNDOABLE)
         .order_by("-set_version", "-id")
@@ -581,7 +591,8 @@ def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int |
                 pk=snap["id"],
                 nugget_set=context.nugget_set,
                 created_by=context.user,
-                created_at=parse_datetime(snap["created_at"]) if snap.get("created_at") else context.now,
+                # The snapshot holds the isoformat this module wrote.
+                created_at=cast(datetime, parse_datetime(snap["created_at"])) if snap.get("created_at") else context.now,
                 seconds_spent=snap.get("seconds_spent") or 0,
             )
             to_create.append(nugget)
@@ -631,7 +642,7 @@ def nugget_undo(*, work_id: int, user: AbstractBaseUser, expected_version: int |
 
 @transaction.atomic
 def nugget_set_submit(
-    *, work_id: int, user: AbstractBaseUser, expected_version: int | None, op_id: str = ""
+    *, work_id: int, user: User, expected_version: int | None, op_id: str = ""
 ) -> OpResult:
     """Freeze the list once every nugget has an importance (a retried submit is recognised, like any operation)."""
     context, replay = _context_open(
@@ -639,6 +650,7 @@ def nugget_set_submit(
     )
     if replay is not None:
         return replay
+    assert context is not None  # without a replay the context is open
     problems = rules.submit_problems(
         nuggets=[(n.position, n.text, n.importance) for n in context.nuggets],
         cap=submit_cap(context.nugget_set.kind),
@@ -663,7 +675,7 @@ def nugget_set_submit(
 
 
 @transaction.atomic
-def nugget_set_reopen(*, work_id: int, by: AbstractBaseUser, reason: str = "") -> AssessorWork:
+def nugget_set_reopen(*, work_id: int, by: User, reason: str = "") -> AssessorWork:
     """An organizer reopens a submitted list; the reopening is recorded on the work and in the edit log."""
     work = AssessorWork.objects.select_for_update().get(pk=work_id)
     nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)

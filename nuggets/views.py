@@ -8,7 +8,7 @@ gets back in place, or shows the refusal.
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpResponse, JsonResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.collection.pages import download_response
+from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
 from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, wants_json
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
@@ -24,7 +25,7 @@ from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
 from nuggets.exporting import nuggets_lines
-from nuggets.forms import GiveWorkForm
+from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
 from nuggets.services import (
     OpResult,
     nugget_operation_apply,
@@ -38,7 +39,7 @@ OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "seg
 
 
 @login_required
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: AuthenticatedRequest) -> HttpResponse:
     if user_role(request.user) in (Role.ORGANIZER, Role.ADMIN):
         return redirect("nuggets:organize")
     return redirect("nuggets:queue")
@@ -49,14 +50,14 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @assessor_required
-def queue(request: HttpRequest) -> HttpResponse:
+def queue(request: AuthenticatedRequest) -> HttpResponse:
     works = list(selectors.nugget_works(assessor=request.user))
     for work in works:
         work.time_label = duration_label(work.active_seconds)
     return render(request, "nuggets/queue.html", {"works": works})
 
 
-def _panel_context(request: HttpRequest, panel: selectors.Panel) -> dict:
+def _panel_context(request: AuthenticatedRequest, panel: selectors.Panel) -> dict:
     # Computed once for the whole list (the per-nugget forms repeat them): the
     # operation URL prefix, the version and the CSRF field.
     op_url = reverse("nuggets:op", args=[panel.work.pk, "add"]).removesuffix("add/")
@@ -64,7 +65,7 @@ def _panel_context(request: HttpRequest, panel: selectors.Panel) -> dict:
     return {"panel": panel, "op_url": op_url, "version": panel.nugget_set.version, "csrf_input": csrf_input}
 
 
-def _panel_response(request: HttpRequest, panel: selectors.Panel) -> JsonResponse:
+def _panel_response(request: AuthenticatedRequest, panel: selectors.Panel) -> JsonResponse:
     """The panel for the script to swap in, with the list's version."""
     html = render_to_string("nuggets/workspace.html#panel", _panel_context(request, panel), request=request)
     return JsonResponse({"panel": html, "version": panel.nugget_set.version})
@@ -72,7 +73,7 @@ def _panel_response(request: HttpRequest, panel: selectors.Panel) -> JsonRespons
 
 @require_GET
 @assessor_required
-def work(request: HttpRequest, work_id: int) -> HttpResponse:
+def work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     work = selectors.work_for_assessor(work_id=work_id, user=request.user)
     panel = selectors.panel_load(work=work)
     if wants_json(request):
@@ -86,14 +87,14 @@ def work(request: HttpRequest, work_id: int) -> HttpResponse:
     return render(request, "nuggets/workspace.html", context)
 
 
-def _operation_params(request: HttpRequest) -> dict:
+def _operation_params(request: AuthenticatedRequest) -> dict:
     params = {name: request.POST[name] for name in OPERATION_PARAMS if name in request.POST}
     if "nuggets" in request.POST:
         params["nuggets"] = ",".join(request.POST.getlist("nuggets"))
     return params
 
 
-def _refused(request: HttpRequest, work_id: int, error: WorkspaceError) -> HttpResponse:
+def _refused(request: AuthenticatedRequest, work_id: int, error: WorkspaceError) -> HttpResponse:
     if wants_json(request):
         kind = "conflict" if error.status == 409 else "invalid"
         return JsonResponse({"error": error.message, "kind": kind}, status=error.status)
@@ -101,7 +102,7 @@ def _refused(request: HttpRequest, work_id: int, error: WorkspaceError) -> HttpR
     return redirect("nuggets:work", work_id=work_id)
 
 
-def _applied(request: HttpRequest, work_id: int, result: OpResult) -> HttpResponse:
+def _applied(request: AuthenticatedRequest, work_id: int, result: OpResult) -> HttpResponse:
     if not wants_json(request):
         anchor = f"#nugget-{result.focus_id}" if result.focus_id else ""
         return redirect(reverse("nuggets:work", args=[work_id]) + anchor)
@@ -111,7 +112,7 @@ def _applied(request: HttpRequest, work_id: int, result: OpResult) -> HttpRespon
 
 @require_POST
 @assessor_required
-def operation(request: HttpRequest, work_id: int, operation: str) -> HttpResponse:
+def operation(request: AuthenticatedRequest, work_id: int, operation: str) -> HttpResponse:
     try:
         result = nugget_operation_apply(
             work_id=work_id,
@@ -128,7 +129,7 @@ def operation(request: HttpRequest, work_id: int, operation: str) -> HttpRespons
 
 @require_POST
 @assessor_required
-def submit(request: HttpRequest, work_id: int) -> HttpResponse:
+def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     try:
         result = nugget_set_submit(
             work_id=work_id,
@@ -147,7 +148,7 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
 
 @require_POST
 @assessor_required
-def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
+def heartbeat(request: AuthenticatedRequest, work_id: int) -> JsonResponse:
     work = work_heartbeat(work_id=work_id, user=request.user, kinds=NUGGET_KINDS)
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
@@ -159,7 +160,7 @@ def heartbeat(request: HttpRequest, work_id: int) -> JsonResponse:
 
 
 @organizer_required
-def organize(request: HttpRequest) -> HttpResponse:
+def organize(request: AuthenticatedRequest) -> HttpResponse:
     form = GiveWorkForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -176,7 +177,7 @@ def organize(request: HttpRequest) -> HttpResponse:
         )
         if given:
             topic_ids = ", ".join(topic.pk for topic in data["topics"])
-            condition = dict(form.fields["condition"].choices)[data["condition"]]
+            condition = dict(CONDITION_CHOICES)[data["condition"]]
             messages.success(request, f"Given to {data['assessor']} ({condition}): {topic_ids}.")
             return redirect("nuggets:organize")
     works = list(selectors.nugget_works())
@@ -193,7 +194,7 @@ def organize(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @organizer_required
-def organize_topic(request: HttpRequest, topic_id: str) -> HttpResponse:
+def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
     reports = selectors.topic_report(topic=topic)
     for report in reports:
@@ -205,7 +206,7 @@ def organize_topic(request: HttpRequest, topic_id: str) -> HttpResponse:
 
 @require_POST
 @organizer_required
-def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
+def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     work = get_object_or_404(AssessorWork, pk=work_id)
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
@@ -219,5 +220,5 @@ def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
 
 
 @organizer_required
-def download_nuggets(request: HttpRequest, name: str) -> StreamingHttpResponse:
+def download_nuggets(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
     return download_response(nuggets_lines(name=name), f"nuggets.{name}.jsonl")

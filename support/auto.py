@@ -12,13 +12,13 @@ The citation shown to the judge is the segment's title, ": " and its text
 
 from functools import partial
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
-from assessor.jobs.selection import runs_select, topics_select
 from assessor.jobs.engine import job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_one_phrase, parse_single_label
 from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
+from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Citation, Job, JobItem, PromptTemplate, Segment
 from support.models import SupportLabel
 from support.prompts import SUPPORT_PROJECT
@@ -43,7 +43,7 @@ def auto_support_job_create(
     name: str,
     runs: list[str] | None = None,
     topics: list[str] | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:

@@ -5,8 +5,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
-from assessor.models import Answer, Citation, Sentence
 from assessor.collection.scores import Scores
+from assessor.models import Answer, Citation, Sentence
 from assignment.exporting import scores_lines
 from support.models import SupportLabel
 from support.selectors import method_require

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -216,7 +216,7 @@ def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) ->
     """The field where the file's sentences contradict the stored ones, or None."""
     if len(stored) != len(answer.sentences):
         return "sentences"
-    for index, (old, new) in enumerate(zip(stored, answer.sentences)):
+    for index, (old, new) in enumerate(zip(stored, answer.sentences, strict=False)):
         if new.text is not None and not same_modulo_whitespace(old.text, new.text):
             return f"sentences[{index}].text"
     return None
@@ -239,10 +239,10 @@ class SupportImport:
         self.result.lines += len(chunk)
         topics_require(((answer.line, answer.topic_id) for answer in chunk), path=path, field="topic_id")
         keyed: list[tuple[tuple[int, str], JudgedAnswer]] = []
-        for answer in chunk:
-            key = (self.runs.run(answer.run_id, line=answer.line).pk, answer.topic_id)
-            self.keys.claim(key, run_id=answer.run_id, line=answer.line, field="run_id")
-            keyed.append((key, answer))
+        for judged in chunk:
+            key = (self.runs.run(judged.run_id, line=judged.line).pk, judged.topic_id)
+            self.keys.claim(key, run_id=judged.run_id, line=judged.line, field="run_id")
+            keyed.append((key, judged))
         self.result.count_made(
             "placeholder segments",
             segment_placeholders_create(
@@ -304,11 +304,13 @@ class SupportImport:
         for key, line in keyed:
             answer = answers[key]
             # In index order: stored ones were read sorted, new ones made in order.
-            for index, (old, new) in enumerate(zip(stored.sentences[answer.pk], line.sentences)):
+            for index, (old, new) in enumerate(zip(stored.sentences[answer.pk], line.sentences, strict=False)):
                 used: set[int] = set()
                 for position, citation in enumerate(new.citations):
                     where = f"sentences[{index}].citations[{position}]"
-                    target = self._citation_match(old, citation, position, used, line=line, where=where)
+                    target: Citation | int | None = self._citation_match(
+                        old, citation, position, used, line=line, where=where
+                    )
                     if target is None:
                         free = position if position not in old.citations else max(old.citations) + 1
                         target = Citation(sentence_id=old.id, position=free, segment_id=citation.docid)
@@ -333,7 +335,7 @@ class SupportImport:
                     f"{line.run_id} for topic {line.topic_id}; they are attached to it, its text is kept",
                 )
             else:
-                texts = fitted
+                texts = list(fitted)
         for index, text in enumerate(texts):
             if text is None:
                 self.result.warn(
@@ -445,7 +447,7 @@ def support_import(
     method: str,
     method_name: str | None = None,
     replace: bool = False,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
     method = str(method)

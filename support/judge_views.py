@@ -7,11 +7,12 @@ no LLM output at all; a post-editing page shows the LLM label of each pair
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork
 from assessor.work.pages import (
     ReopenForm,
@@ -55,7 +56,7 @@ class GiveSupportForm(forms.Form):
 
 @require_GET
 @assessor_required
-def start(request: HttpRequest, work_id: int) -> HttpResponse:
+def start(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
     if not judging.topic_pairs(work=work).order:
         messages.info(request, f"Topic {work.topic_id} has no cited sentences to judge yet.")
@@ -66,7 +67,7 @@ def start(request: HttpRequest, work_id: int) -> HttpResponse:
 
 @require_GET
 @assessor_required
-def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
+def answer(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
     work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
     page = judging.support_page_load(work=work, number=number)
     context = {
@@ -81,7 +82,7 @@ def answer(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 
 @require_POST
 @assessor_required
-def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
+def label(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
     sentence = int_param(request, "sentence")
     return label_response(
         request,
@@ -99,7 +100,7 @@ def label(request: HttpRequest, work_id: int, number: int) -> HttpResponse:
 
 @require_POST
 @assessor_required
-def submit(request: HttpRequest, work_id: int) -> HttpResponse:
+def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     return submit_response(
         request,
         submit=lambda: services.support_submit(
@@ -113,7 +114,7 @@ def submit(request: HttpRequest, work_id: int) -> HttpResponse:
 
 
 @organizer_required
-def organize(request: HttpRequest) -> HttpResponse:
+def organize(request: AuthenticatedRequest) -> HttpResponse:
     form = GiveSupportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -148,7 +149,7 @@ def organize(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @organizer_required
-def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
+def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     """One support work: each pair (with its run) in the assessor's order, label, label shown, time."""
     work = get_object_or_404(
         AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind__in=judging.SUPPORT_KINDS
@@ -166,6 +167,6 @@ def organize_work(request: HttpRequest, work_id: int) -> HttpResponse:
 
 @require_POST
 @organizer_required
-def reopen(request: HttpRequest, work_id: int) -> HttpResponse:
+def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     work = get_object_or_404(AssessorWork, pk=work_id, kind__in=judging.SUPPORT_KINDS)
     return reopen_response(request, work=work, back=reverse("support:organize"))

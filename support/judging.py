@@ -10,9 +10,11 @@ post-editing page reads the LLM label of each pair (that is the condition)
 but never the method's name, nor a run.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, F, Q, Sum
 from django.http import Http404
 
@@ -23,12 +25,12 @@ from support.models import SupportLabel
 
 SUPPORT_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
 # The method name a work's labels are stored under, by the work's kind.
-METHOD_OF_KIND = {
+METHOD_OF_KIND: dict[str, str] = {
     AssessorWork.Kind.SUPPORT_SCRATCH: SupportLabel.MethodKind.SCRATCH.value,
     AssessorWork.Kind.SUPPORT_POSTEDIT: SupportLabel.MethodKind.POSTEDIT.value,
 }
 LABEL_KEYS = {SupportLabel.Label.FS: "f", SupportLabel.Label.PS: "p", SupportLabel.Label.NS: "n"}
-LABEL_SHORT = {SupportLabel.Label.FS: "FS", SupportLabel.Label.PS: "PS", SupportLabel.Label.NS: "NS"}
+LABEL_SHORT: dict[int, str] = {SupportLabel.Label.FS: "FS", SupportLabel.Label.PS: "PS", SupportLabel.Label.NS: "NS"}
 
 
 def method_of(work: AssessorWork) -> str:
@@ -40,7 +42,7 @@ def llm_method_of(work: AssessorWork) -> str:
     return work.nugget_set_name if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT else ""
 
 
-def support_work_for_assessor(*, work_id: int, user: AbstractBaseUser) -> AssessorWork:
+def support_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
     """The assessor's own support work; anyone else's is a 404, its existence not revealed."""
     return assessor_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS)
 
@@ -55,7 +57,7 @@ def judgeable_pairs(*, topic_id: str) -> list[tuple[int, int]]:
     return list(rows)
 
 
-def missing_text_pairs(*, topic_ids: list[str] | None = None) -> list[dict]:
+def missing_text_pairs(*, topic_ids: list[str] | None = None) -> list[Mapping[str, Any]]:
     """Pairs whose cited segment has no text, for the organizer (with the run: organizers may see it)."""
     rows = Citation.objects.filter(position=0, segment__text="")
     if topic_ids is not None:
@@ -175,7 +177,7 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         rows=rows,
         pairs_done=sum(done_counts),
         pairs_total=pairs.total,
-        answers_done=sum(1 for done, need in zip(done_counts, needed) if done >= need),
+        answers_done=sum(1 for done, need in zip(done_counts, needed, strict=False) if done >= need),
         focus_index=focus,
         next_incomplete=position.next_incomplete,
         frozen=work.status == AssessorWork.Status.SUBMITTED,
@@ -196,6 +198,10 @@ class SupportProgress:
     seconds: float
     shown: int  # post-editing: labels that had an LLM label shown
     changed: int
+    # Labels the organizer's page fills in for the template.
+    time_label: str = ""
+    per_pair_label: str = ""
+    change_label: str = ""
 
     @property
     def seconds_per_pair(self) -> float | None:
@@ -227,7 +233,8 @@ def support_progress() -> list[SupportProgress]:
     )
     stats = {
         (row["citation__sentence__answer__topic_id"], row["method"]): row
-        for row in SupportLabel.objects.filter(
+        # The plugin takes the `changed` count for the model's property; these rows are values(), not models.
+        for row in SupportLabel.objects.filter(  # type: ignore[no-redef]
             method__in=list(METHOD_OF_KIND.values()),
             citation__position=0,
             citation__sentence__answer__topic_id__in=topic_ids,
@@ -265,6 +272,10 @@ class PairTime:
     label: int | None
     shown: int | None
     seconds: float | None
+    # Labels the organizer's page fills in for the template.
+    label_name: str = ""
+    shown_name: str = ""
+    time_label: str = ""
 
     @property
     def changed(self) -> bool | None:
@@ -292,7 +303,7 @@ def support_work_detail(*, work: AssessorWork) -> list[PairTime]:
     result = []
     for number, answer_id in enumerate(pairs.order, start=1):
         for citation_id in sorted(pairs.pairs_of[answer_id], key=lambda c: rows[c]["sentence__index"]):
-            label = labels.get(citation_id, {})
+            label: Mapping[str, Any] = labels.get(citation_id, {})
             result.append(
                 PairTime(
                     number=number,

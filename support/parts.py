@@ -37,7 +37,7 @@ from support.models import SupportLabel
 from support.prompts import SUPPORT
 from support.selectors import support_methods_list, support_scores
 
-SUPPORT_CODES = {
+SUPPORT_CODES: dict[int, str] = {
     SupportLabel.Label.FS: "FS",
     SupportLabel.Label.PS: "PS",
     SupportLabel.Label.NS: "NS",

@@ -8,8 +8,8 @@ the database counts per answer, support.scoring computes.
 
 from django.db.models import Count, Q
 
-from assessor.models import Answer, Sentence
 from assessor.collection.scores import Scores
+from assessor.models import Answer, Sentence
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
@@ -45,7 +45,7 @@ def support_scores(*, method: str, topics: list[str] | None = None, runs: list[s
     }
     # Every answer with a label of the method, with the labels of its first citations counted by value.
     judged = {
-        answer_id: dict(zip(SUPPORT_SCORE, ns))
+        answer_id: dict(zip(SUPPORT_SCORE, ns, strict=False))
         for answer_id, *ns in labels.order_by()
         .values("citation__sentence__answer_id")
         .annotate(**counts)

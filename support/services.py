@@ -7,7 +7,7 @@ overwrite each other. Post-editing stores, beside the final label, the LLM
 label that was shown and the label it came from.
 """
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.models import AssessorWork, Citation, Topic
@@ -21,7 +21,7 @@ JUDGED_LABELS = tuple(int(label) for label in LABEL_SHORT)
 
 @transaction.atomic
 def support_work_give(
-    *, topic: Topic, assessor: AbstractBaseUser, kind: str, by: AbstractBaseUser | None, llm_method: str = ""
+    *, topic: Topic, assessor: User, kind: str, by: User | None, llm_method: str = ""
 ) -> AssessorWork:
     """Give a topic's support judging in one condition.
 
@@ -71,7 +71,7 @@ def _previous_clean(previous) -> int | None:
 def support_label_save(
     *,
     work_id: int,
-    user: AbstractBaseUser,
+    user: User,
     number: int,
     sentence_index: int,
     label,
@@ -125,7 +125,7 @@ def support_label_save(
 
 
 @transaction.atomic
-def support_submit(*, work_id: int, user: AbstractBaseUser, expected_version: int | None) -> AssessorWork:
+def support_submit(*, work_id: int, user: User, expected_version: int | None) -> AssessorWork:
     work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
     pairs = topic_pairs(work=work)
     missing = pairs.total - sum(pairs.done_counts())

@@ -1,6 +1,6 @@
 """The leaderboard of a support method, and its downloads."""
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
 from assessor.collection.pages import (
@@ -10,15 +10,16 @@ from assessor.collection.pages import (
     table_or_page,
     url_if_exists,
 )
-from assessor.collection.scores import SUPPORT_METRICS
-from assessor.work.roles import organizer_required
 from assessor.collection.score_formats import score_layout_query, score_table_lines
+from assessor.collection.scores import SUPPORT_METRICS
+from assessor.http import AuthenticatedRequest
+from assessor.work.roles import organizer_required
 from support.exporting import support_lines
 from support.selectors import support_methods_list, support_scores
 
 
 @organizer_required
-def leaderboard(request: HttpRequest) -> HttpResponse:
+def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     methods = support_methods_list()
     method = request.GET.get("method") or (methods[0] if methods else "")
     context: dict = {"methods": methods, "method": method, "error": ""}
@@ -37,13 +38,13 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def download_labels(request: HttpRequest, method: str) -> StreamingHttpResponse:
+def download_labels(request: AuthenticatedRequest, method: str) -> StreamingHttpResponse:
     lines = support_lines(method=method, provenance="provenance" in request.GET)
     return download_response(lines, f"support.{method}.jsonl")
 
 
 @organizer_required
-def download_scores(request: HttpRequest, method: str) -> StreamingHttpResponse:
+def download_scores(request: AuthenticatedRequest, method: str) -> StreamingHttpResponse:
     scores = scores_or_404(lambda: support_scores(method=method))
     layout, team_prefix = score_layout_query(request)
     lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)

@@ -77,7 +77,7 @@ def build(*, topics: int, runs: int, nuggets: int, seed: int) -> None:
             batch_size=BULK,
         )
         by_topic: dict[str, list[Nugget]] = {}
-        for nugget, nugget_set in zip(nugget_objects, (s for s in sets for _ in range(nuggets))):
+        for nugget, nugget_set in zip(nugget_objects, (s for s in sets for _ in range(nuggets)), strict=False):
             by_topic.setdefault(nugget_set.topic_id, []).append(nugget)
         labels = ["support", "partial_support", "not_support"]
         AssignmentLabel.objects.bulk_create(

@@ -1,11 +1,33 @@
-"""Small builders for test objects: make_<thing>(**overrides)."""
+"""Small builders for test objects: make_<thing>(**overrides).
 
+The conftest.py files offer the common objects built from these as fixtures.
+"""
+
+from collections.abc import Sequence
 from itertools import count
+from pathlib import Path
 
 from django.contrib.auth.models import User
 
-from assessor.models import Answer, Citation, ImportBatch, Qrel, QrelSource, Run, Segment, Sentence, Topic
+from assessor.models import (
+    Answer,
+    AssessorWork,
+    Citation,
+    ImportBatch,
+    Qrel,
+    QrelSource,
+    Run,
+    Segment,
+    Sentence,
+    Topic,
+)
 from assessor.work.roles import Role, user_set_role
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget, NuggetSet
+from support.models import SupportLabel
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
 
 _serial = count(1)
 
@@ -56,3 +78,86 @@ def make_answer(run: Run, topic: Topic, sentences: list[tuple[str, list[Segment]
                 sentence=sentence, position=position, segment=segment, reference_rank=references.index(segment.docid)
             )
     return answer
+
+
+def make_nugget_set(
+    topic: Topic,
+    nuggets: Sequence[tuple[str, str]] = (("a fact", "vital"),),
+    *,
+    texts: Sequence[str] | None = None,
+    importances: Sequence[str] | None = None,
+    name: str = "auto_edit",
+    kind: str = NuggetSet.Kind.AUTO_EDIT,
+    batch: ImportBatch | None = None,
+) -> NuggetSet:
+    """A nugget set made by an imported file, its nuggets given one of three ways.
+
+    `nuggets` as (text, importance) pairs; or `texts`, every nugget vital; or
+    `importances`, the texts then being "nugget <position>".
+    """
+    if texts is not None:
+        nuggets = [(text, "vital") for text in texts]
+    elif importances is not None:
+        nuggets = [(f"nugget {position}", importance) for position, importance in enumerate(importances)]
+    batch = batch or make_batch(kind=ImportBatch.Kind.NUGGETS)
+    nugget_set = NuggetSet.objects.create(topic=topic, kind=kind, name=name, imported_from=batch)
+    for position, (text, importance) in enumerate(nuggets):
+        Nugget.objects.create(
+            nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=batch
+        )
+    return nugget_set
+
+
+def nuggets_of(nugget_set: NuggetSet) -> list[Nugget]:
+    return list(nugget_set.nuggets.order_by("position"))
+
+
+def make_assignment_label(
+    answer: Answer, nugget: Nugget, value: str, *, assigner: str = "manual", kind: str = "manual"
+) -> AssignmentLabel:
+    return AssignmentLabel.objects.create(
+        answer=answer, nugget=nugget, assigner=assigner, assigner_kind=kind, label=value,
+        imported_from=make_batch(kind="assignments"),
+    )  # fmt: skip
+
+
+def make_support_label(
+    answer: Answer, sentence_index: int, value: str | int, *, method: str = "scratch", kind: str = "scratch"
+) -> SupportLabel:
+    """A label on the first citation of the answer's sentence."""
+    citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=0)
+    return SupportLabel.objects.create(
+        citation=citation, method=method, method_kind=kind, label=value, imported_from=make_batch(kind="support")
+    )
+
+
+def make_collection(size: int) -> None:
+    """`size` topics and runs, every run answering every topic, with qrels, nuggets and labels."""
+    topics = [make_topic(f"2024-{size}{i}", query=f"query {i}") for i in range(size)]
+    runs = [make_run(f"run{size}-{i}") for i in range(size)]
+    assessor = make_user(Role.ASSESSOR, username=f"assessor{size}")
+    for t, topic in enumerate(topics):
+        segments = [make_segment(f"doc{size}_{t}_{k}#0_0", text=f"text {k}") for k in range(size)]
+        for segment in segments:
+            make_qrel(topic, segment, grade=2, source="nist")
+            make_qrel(topic, segment, grade=1, source="umbrela")
+        nugget_set = make_nugget_set(topic, nuggets=[(f"fact {k}", "vital" if k % 2 else "okay") for k in range(size)])
+        nuggets = list(nugget_set.nuggets.all())
+        AssessorWork.objects.create(topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL)
+        for run in runs:
+            answer = make_answer(run, topic, [(f"sentence {k}", [segments[k]]) for k in range(size)])
+            for nugget in nuggets:
+                make_assignment_label(answer, nugget, "support")
+            for k in range(size):
+                make_support_label(answer, k, SupportLabel.Label.FS)
+
+
+def read_scores_tsv(text: str) -> dict[tuple[str, str, str], float]:
+    """The table `export_scores` writes, by (run, topic, metric)."""
+    lines = text.splitlines()
+    assert lines[0] == "run_id\ttopic_id\tmetric\tvalue"
+    table = {}
+    for line in lines[1:]:
+        run, topic, metric, value = line.split("\t")
+        table[run, topic, metric] = float(value)
+    return table

@@ -1,11 +1,15 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures shared by the whole suite; each app's folder has its own conftest.py beside its tests."""
 
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "tests" / "fixtures"
+from assessor.models import Run, Segment, Topic
+from assessor.work.roles import Role
+from tests.builders import REPO, make_run, make_topic, make_user
+from tests.llm_server import FakeLLMServer, llm_settings
+from tests.scenarios import Scenario, make_relevant_segments, make_scenario
+
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
 
 
@@ -30,3 +34,42 @@ def write_file(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture
+def organizer(client):
+    """The test client, logged in as an organizer."""
+    client.force_login(make_user(Role.ORGANIZER))
+    return client
+
+
+@pytest.fixture
+def scenario(db) -> Scenario:
+    """A topic to judge, three runs' answers, the assessor's nuggets and LLM output planted beside them."""
+    return make_scenario()
+
+
+@pytest.fixture
+def topic(db) -> Topic:
+    return make_topic()
+
+
+@pytest.fixture
+def judged_topic(db) -> tuple[Topic, list[Segment]]:
+    """A topic with four segments NIST judged, graded 2, 1, 0 and 3."""
+    topic = make_topic()
+    return topic, make_relevant_segments(topic, [2, 1, 0, 3])
+
+
+@pytest.fixture
+def run(db) -> Run:
+    return make_run()
+
+
+@pytest.fixture
+def llm_server(settings):
+    """The local OpenAI-compatible server, with the LLM settings pointing at it."""
+    server = FakeLLMServer().start()
+    llm_settings(settings, server)
+    yield server
+    server.stop()

@@ -1,10 +1,8 @@
-"""The local OpenAI-compatible server the LLM tests talk to (see bench.fake_llm)."""
-
-import pytest
+"""The local OpenAI-compatible server the LLM tests talk to (see bench.fake_llm); tests/jobs/conftest.py offers it as the `llm_server` fixture."""
 
 from bench.fake_llm import FakeLLMServer, Reply
 
-__all__ = ["FakeLLMServer", "Reply", "llm_server", "llm_settings"]
+__all__ = ["FakeLLMServer", "Reply", "llm_settings"]
 
 
 def llm_settings(settings, server: FakeLLMServer, **overrides) -> None:
@@ -26,11 +24,3 @@ def llm_settings(settings, server: FakeLLMServer, **overrides) -> None:
     values.update(overrides)
     for name, value in values.items():
         setattr(settings, name, value)
-
-
-@pytest.fixture
-def llm_server(settings):
-    server = FakeLLMServer().start()
-    llm_settings(settings, server)
-    yield server
-    server.stop()

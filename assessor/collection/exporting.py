@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import datetime
+from typing import Any
 
 from assessor.models import Answer, AnswerReference, Citation, Qrel, QrelSource, Run, Sentence
 
@@ -87,7 +88,7 @@ def run_lines(*, run_id: str) -> Iterator[str]:
                 "id", "answer_id", "text"
             )
         ):
-            sentence = {"text": text, "citations": []}
+            sentence: dict[str, Any] = {"text": text, "citations": []}
             sentences[answer_id].append(sentence)
             by_id[sentence_id] = (answer_id, sentence)
         for sentence_id, docid, rank in (

@@ -59,6 +59,7 @@ class UploadForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        assert data is not None  # Form.clean returns cleaned_data
         kind = data.get("kind")
         if not kind:
             return data

@@ -4,11 +4,12 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 
 from assessor.collection import selectors
 from assessor.collection.scores import Scores
+from assessor.http import AuthenticatedRequest
 
 
 def url_if_exists(name: str, *args: object) -> str | None:
@@ -20,7 +21,7 @@ def url_if_exists(name: str, *args: object) -> str | None:
 
 
 def leaderboard_context(
-    request: HttpRequest, *, scores: Scores, default_sort: str, base_query: dict[str, str]
+    request: AuthenticatedRequest, *, scores: Scores, default_sort: str, base_query: dict[str, str]
 ) -> dict:
     """The sorted rows and the sort links of a leaderboard; shared by every board."""
     sort = request.GET.get("sort", default_sort)
@@ -46,7 +47,7 @@ def leaderboard_context(
     }
 
 
-def table_or_page(request: HttpRequest, template: str, context: dict) -> str:
+def table_or_page(request: AuthenticatedRequest, template: str, context: dict) -> str:
     """The table partial for an htmx sort click, the whole page otherwise.
 
     A history restore asks for the whole page even though htmx sends it.

@@ -3,11 +3,11 @@
 from django import forms
 
 from assessor.collection import umbrela
-from assessor.collection.prompts import UMBRELA
 from assessor.collection.importing.qrels import qrels_import
 from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
 from assessor.collection.importing.topics import topics_import
+from assessor.collection.prompts import UMBRELA
 from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import Job
 from assessor.registry import Importer, JobKind, register_importer, register_job_kind

@@ -97,5 +97,5 @@ def runs_ranked(scores: Scores, *, metric: str, descending: bool = True) -> list
     ranks = shared_ranks([scores.run_means[run][metric] for run in ordered])
     return [
         RunRow(rank=rank, run_id=run, means=scores.run_means[run], answered=answered[run])
-        for rank, run in zip(ranks, ordered)
+        for rank, run in zip(ranks, ordered, strict=False)
     ]

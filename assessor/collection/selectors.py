@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch
 
-from assessor.models import Answer, AssessorWork, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
+from assessor.models import Answer, AssessorWork, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 
 
@@ -191,11 +191,11 @@ class ScoreSection:
 
     @property
     def row_cells(self) -> list[tuple[str, list[tuple[str, float]]]]:
-        return [(topic_id, list(zip(self.metrics, values))) for topic_id, values in self.rows]
+        return [(topic_id, list(zip(self.metrics, values, strict=False))) for topic_id, values in self.rows]
 
     @property
     def mean_cells(self) -> list[tuple[str, float]]:
-        return list(zip(self.metrics, self.mean or []))
+        return list(zip(self.metrics, self.mean or [], strict=False))
 
 
 def _score_section(title: str, scores: Scores, run_id: str) -> ScoreSection:
@@ -237,7 +237,7 @@ class LeaderboardRow:
 
     @property
     def cells(self) -> list[tuple[str, float]]:
-        return list(zip(self.metrics, self.values))
+        return list(zip(self.metrics, self.values, strict=False))
 
 
 def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[LeaderboardRow]:
@@ -255,7 +255,7 @@ def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[Lea
             values=[scores.run_means[run_id].get(metric, 0.0) for metric in scores.metrics],
             metrics=scores.metrics,
         )
-        for rank, run_id in zip(ranks, run_ids)
+        for rank, run_id in zip(ranks, run_ids, strict=False)
     ]
 
 

@@ -7,16 +7,16 @@ stored as a qrels source named by the job, each Qrel carrying the job.
 
 from functools import partial
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.jobs.selection import runs_select, topics_select
+from assessor.collection.prompts import UMBRELA_PROJECT
 from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
-from assessor.collection.prompts import UMBRELA_PROJECT
 from assessor.jobs.llm.parsing import parse_final_score, parse_single_label
 from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
-from assessor.models import AnswerReference, Citation, Job, JobItem, Qrel, QrelSource, PromptTemplate, Segment, Topic
+from assessor.jobs.selection import runs_select, topics_select
+from assessor.models import AnswerReference, Citation, Job, JobItem, PromptTemplate, Qrel, QrelSource, Segment, Topic
 
 GRADES = ("0", "1", "2", "3")
 
@@ -48,7 +48,7 @@ def umbrela_job_create(
     name: str,
     runs: list[str] | None = None,
     topics: list[str] | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from assessor.collection import selectors
@@ -16,6 +16,7 @@ from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
 from assessor.collection.importing.base import ImportFailure, statistics_refresh
 from assessor.collection.pages import download_response
+from assessor.http import AuthenticatedRequest
 from assessor.models import QrelSource, Run, Topic
 from assessor.registry import registry
 from assessor.work.roles import organizer_required
@@ -27,7 +28,7 @@ ANSWERS_PER_PAGE = 25
 
 
 @organizer_required
-def topic_list(request: HttpRequest) -> HttpResponse:
+def topic_list(request: AuthenticatedRequest) -> HttpResponse:
     sources, rows = selectors.topics_overview()
     titles = selectors.topic_count_titles()
     context = {"sources": sources, "rows": rows, "count_titles": titles, "column_count": 3 + len(sources) + len(titles)}
@@ -35,7 +36,7 @@ def topic_list(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def topic_detail(request: HttpRequest, topic_id: str) -> HttpResponse:
+def topic_detail(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
     topic = get_object_or_404(Topic, pk=topic_id)
     all_sources = selectors.qrel_source_names()
     source = request.GET.get("source") or None
@@ -58,12 +59,12 @@ def topic_detail(request: HttpRequest, topic_id: str) -> HttpResponse:
 
 
 @organizer_required
-def run_list(request: HttpRequest) -> HttpResponse:
+def run_list(request: AuthenticatedRequest) -> HttpResponse:
     return render(request, "collection/run_list.html", {"runs": selectors.runs_overview()})
 
 
 @organizer_required
-def run_detail(request: HttpRequest, run_id: str) -> HttpResponse:
+def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, run_id=run_id)
     sections, missing = selectors.run_score_sections(run=run)
     context = {"run": run, "answers": selectors.run_answers(run=run), "sections": sections, "missing": missing}
@@ -74,7 +75,7 @@ def run_detail(request: HttpRequest, run_id: str) -> HttpResponse:
 
 
 @organizer_required
-def leaderboards(request: HttpRequest) -> HttpResponse:
+def leaderboards(request: AuthenticatedRequest) -> HttpResponse:
     families = [(family, list(family.sources())) for family in registry.score_families]
     context: dict = {"families": families}
     # Each family's source keys by name too ("conditions", "methods"), for the tests and templates that want one.
@@ -91,7 +92,7 @@ def _without_folder(text: str, folder: str) -> str:
 
 
 @organizer_required
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: AuthenticatedRequest) -> HttpResponse:
     context: dict = {"result": None, "failure": None}
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
@@ -128,6 +129,6 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def download_qrels(request: HttpRequest, source: str) -> StreamingHttpResponse:
+def download_qrels(request: AuthenticatedRequest, source: str) -> StreamingHttpResponse:
     get_object_or_404(QrelSource, name=source)
     return download_response(qrels_lines(source=source), f"qrels.{source}.txt")

@@ -24,15 +24,15 @@ from dataclasses import replace
 from typing import Any
 
 from celery import Task
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import DatabaseError, close_old_connections, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.project.celery import app as celery_app
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, PromptTemplate
+from assessor.project.celery import app as celery_app
 from assessor.registry import registry
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def job_create(
     params: dict[str, Any],
     items: Iterable[tuple[str, dict[str, Any]]],
     prompts: Iterable[str],
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     config: LLMConfig | None = None,
 ) -> Job:
     """The job row and its pending items, in one transaction (the caller may add rows to it)."""

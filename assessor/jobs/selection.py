@@ -1,8 +1,8 @@
 """Turning the --topics / --runs of a launch into stored rows, with clear errors."""
 
+from assessor.collection.runs import AmbiguousRun, run_match
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Run, Topic
-from assessor.collection.runs import AmbiguousRun, run_match
 
 
 def topics_select(topic_ids: list[str] | None) -> list[Topic]:

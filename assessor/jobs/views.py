@@ -3,14 +3,15 @@
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessor.jobs.forms import job_launch
-from assessor.jobs.selectors import job_calls, job_failures, job_params_shown, job_percent, jobs_list
+from assessor.http import AuthenticatedRequest
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
+from assessor.jobs.forms import job_launch
 from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.jobs.selectors import job_calls, job_failures, job_params_shown, job_percent, jobs_list
 from assessor.models import Job
 from assessor.registry import registry
 from assessor.work.roles import organizer_required
@@ -38,7 +39,7 @@ def _job_context(job: Job) -> dict:
 
 
 @organizer_required
-def job_list(request: HttpRequest) -> HttpResponse:
+def job_list(request: AuthenticatedRequest) -> HttpResponse:
     jobs = [_job_context(job) for job in jobs_list()[:200]]
     polling = any(not row["finished"] for row in jobs)
     template = "jobs/job_list.html"
@@ -48,7 +49,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 
 
 @organizer_required
-def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_detail(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     context = {**_job_context(job), "failures": job_failures(job), "asked": job_params_shown(job), **_llm_context()}
     template = "jobs/job_detail.html"
@@ -58,14 +59,14 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 @organizer_required
-def job_call_log(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_call_log(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     page = Paginator(job_calls(job), CALLS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "jobs/job_calls.html", {"job": job, "page": page})
 
 
 @organizer_required
-def job_launch_page(request: HttpRequest, kind: str) -> HttpResponse:
+def job_launch_page(request: AuthenticatedRequest, kind: str) -> HttpResponse:
     job_kind = registry.job_kinds.get(kind)
     if job_kind is None or job_kind.form is None:
         raise Http404("no such job")
@@ -86,7 +87,7 @@ def job_launch_page(request: HttpRequest, kind: str) -> HttpResponse:
 
 @require_POST
 @organizer_required
-def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_cancel_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     if job_cancel(job.pk):
         messages.success(request, f"Job {job.pk} cancelled; items in flight finish, the rest wait for a resume.")
@@ -97,7 +98,7 @@ def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @require_POST
 @organizer_required
-def job_resume_view(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     if llm_missing_settings():
         messages.error(request, llm_not_configured_message())

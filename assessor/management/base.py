@@ -4,7 +4,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -67,7 +67,7 @@ class ExportCommand(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         try:
-            with output_stream(options["output"], self.stdout._out) as out:
+            with output_stream(options["output"], cast(TextIO, self.stdout._out)) as out:
                 for line in self.lines(options):
                     out.write(line)
         except LookupError as exc:

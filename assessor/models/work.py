@@ -35,6 +35,9 @@ class AssessorWork(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
+    # Not a column: the time spent, as the organizer's pages show it, set by them.
+    time_label: str
+
     class Meta:
         ordering = ["topic_id", "kind"]
         constraints = [models.UniqueConstraint(fields=["topic", "kind"], name="one_assessor_per_topic_and_kind")]

@@ -7,7 +7,7 @@ another kind, is "not found": its existence is not revealed.
 
 from collections.abc import Sequence
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import Http404
 
 from assessor.models import AssessorWork
@@ -18,7 +18,7 @@ class WorkNotFound(Http404):
 
 
 def assessor_work(
-    *, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], lock: bool = False
+    *, work_id: int, user: User, kinds: Sequence[str], lock: bool = False
 ) -> AssessorWork:
     """The assessor's own work `work_id` of one of `kinds`, with its topic; locked for update with `lock`."""
     works = AssessorWork.objects.select_related("topic")

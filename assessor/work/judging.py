@@ -11,10 +11,10 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.models import AssessorWork, WorkOperation
@@ -92,7 +92,7 @@ def position_choose(*, done_counts: Sequence[int], needed: Sequence[int], number
 
     None when `number` is outside the order.
     """
-    complete = [1 if done >= need else 0 for done, need in zip(done_counts, needed)]
+    complete = [1 if done >= need else 0 for done, need in zip(done_counts, needed, strict=False)]
     if number is None:
         index = first_incomplete(complete, needed=1)
         number = (index if index is not None else 0) + 1
@@ -106,7 +106,7 @@ def position_choose(*, done_counts: Sequence[int], needed: Sequence[int], number
 
 
 def locked_open_work(
-    *, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], expected_version: int | None
+    *, work_id: int, user: User, kinds: Sequence[str], expected_version: int | None
 ) -> AssessorWork:
     """The assessor's work, locked, checked open and at the version the page was loaded at."""
     work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True)
@@ -123,10 +123,11 @@ def locked_open_work(
 class JudgedLabel(Protocol):
     """A label row both apps store: its value and the seconds the person spent on it."""
 
-    label: object
-    seconds_spent: float | None
+    # Any: each app's label field has its own type (a string, a small integer).
+    label: Any
+    seconds_spent: Any
 
-    def save(self, *, update_fields: Sequence[str]) -> None: ...
+    def save(self, *args: Any, **kwargs: Any) -> None: ...
 
 
 Label = TypeVar("Label", bound=JudgedLabel)
@@ -146,7 +147,7 @@ def label_write(
     empty: object,
     value: object,
     previous: object,
-    conflict: Callable[[object], str],
+    conflict: Callable[[Any], str],
     create: Callable[[float], Label],
     item: str,
     op_id: str = "",
@@ -187,7 +188,7 @@ def label_write(
 
 
 @transaction.atomic
-def judge_work_reopen(*, work_id: int, by: AbstractBaseUser, kinds: Sequence[str], reason: str = "") -> AssessorWork:
+def judge_work_reopen(*, work_id: int, by: User, kinds: Sequence[str], reason: str = "") -> AssessorWork:
     work = AssessorWork.objects.select_for_update().get(pk=work_id, kind__in=kinds)
     work_reopen_mark(work=work, by=by, reason=reason)
     return work

@@ -13,9 +13,10 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect
 
+from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
 from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
 from assessor.work.roles import Role
@@ -23,25 +24,25 @@ from assessor.work.services import WorkError
 from assessor.work.timing import duration_label
 
 
-def wants_json(request: HttpRequest) -> bool:
+def wants_json(request: AuthenticatedRequest) -> bool:
     """The page's script asked for JSON (a browser's own navigation prefers HTML)."""
     return request.get_preferred_type(["text/html", "application/json"]) == "application/json"
 
 
-def expected_version(request: HttpRequest) -> int | None:
+def expected_version(request: AuthenticatedRequest) -> int | None:
     try:
         return int(request.POST["version"])
     except (KeyError, ValueError):
         return None
 
 
-def operation_id(request: HttpRequest) -> str:
+def operation_id(request: AuthenticatedRequest) -> str:
     """The id the page's script gave this save (empty without the script): a retry carries the same."""
     value = request.POST.get("op_id", "")
     return value if len(value) <= 64 and value.replace("-", "").isalnum() else ""
 
 
-def label_fields(request: HttpRequest) -> dict[str, Any]:
+def label_fields(request: AuthenticatedRequest) -> dict[str, Any]:
     """What every label save posts besides the item: the label, the one the page showed, the work's
     version, the answer's token and the operation id."""
     return {
@@ -53,14 +54,14 @@ def label_fields(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def int_param(request: HttpRequest, name: str) -> int | None:
+def int_param(request: AuthenticatedRequest, name: str) -> int | None:
     try:
         return int(request.POST[name])
     except (KeyError, ValueError):
         return None
 
 
-def refused(request: HttpRequest, message: str, *, status: int, back: str, current: Any = None) -> HttpResponse:
+def refused(request: AuthenticatedRequest, message: str, *, status: int, back: str, current: Any = None) -> HttpResponse:
     if wants_json(request):
         kind = "conflict" if status == 409 else "invalid"
         return JsonResponse({"error": message, "kind": kind, "current": current}, status=status)
@@ -68,7 +69,9 @@ def refused(request: HttpRequest, message: str, *, status: int, back: str, curre
     return redirect(back)
 
 
-def label_response(request: HttpRequest, *, work_id: int, save: Callable[[], Any], back: str) -> HttpResponse:
+def label_response(
+    request: AuthenticatedRequest, *, work_id: int, save: Callable[[], Any], back: str
+) -> HttpResponse:
     """Run a label save; answer with the stored label and the work's state (JSON) or a redirect back,
     or the refusal."""
     try:
@@ -82,7 +85,7 @@ def label_response(request: HttpRequest, *, work_id: int, save: Callable[[], Any
     return redirect(back)
 
 
-def submit_response(request: HttpRequest, *, submit: Callable[[], Any], back: str) -> HttpResponse:
+def submit_response(request: AuthenticatedRequest, *, submit: Callable[[], Any], back: str) -> HttpResponse:
     """Run a submit; a refusal says what is missing."""
     try:
         submit()
@@ -114,7 +117,7 @@ class TopicsField(forms.CharField):
 
     widget = forms.Textarea(attrs={"rows": 2})
 
-    def clean(self, value: Any) -> list[Topic]:  # type: ignore[override]
+    def clean(self, value: Any) -> list[Topic]:
         return topics_parse(super().clean(value))
 
 
@@ -139,7 +142,7 @@ class ReopenForm(forms.Form):
     reason = forms.CharField(required=False, max_length=500)
 
 
-def reopen_response(request: HttpRequest, *, work: AssessorWork, back: str) -> HttpResponse:
+def reopen_response(request: AuthenticatedRequest, *, work: AssessorWork, back: str) -> HttpResponse:
     """An organizer reopens submitted work, with an optional reason kept in its history."""
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""

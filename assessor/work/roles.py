@@ -6,9 +6,10 @@ One place decides what a user is; views ask through `role_required`.
 from collections.abc import Callable
 from enum import StrEnum
 from functools import wraps
+from typing import cast
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
@@ -19,30 +20,33 @@ class Role(StrEnum):
     ADMIN = "admin"
 
 
+# The user's role, kept on the user object for the rest of the request.
+ROLE_CACHE = "_assessor_role"
+
 # A higher role may do what a lower one may, except assessing: assessors'
 # pages are theirs alone, so that a topic's human work is one person's.
 ROLE_RANK = {Role.ASSESSOR: 0, Role.ORGANIZER: 1, Role.ADMIN: 2}
 
 
-def user_role(user: AbstractBaseUser | AnonymousUser) -> Role | None:
+def user_role(user: User | AnonymousUser) -> Role | None:
     if not user.is_authenticated:
         return None
     if user.is_superuser:
         return Role.ADMIN
-    cached = getattr(user, "_assessor_role", False)
+    cached = getattr(user, ROLE_CACHE, False)
     if cached is not False:
-        return cached
+        return cast(Role | None, cached)
     names = set(user.groups.values_list("name", flat=True))
     role = next((r for r in (Role.ADMIN, Role.ORGANIZER, Role.ASSESSOR) if r.value in names), None)
-    user._assessor_role = role
+    setattr(user, ROLE_CACHE, role)
     return role
 
 
-def user_has_role(user: AbstractBaseUser | AnonymousUser, *roles: Role) -> bool:
+def user_has_role(user: User | AnonymousUser, *roles: Role) -> bool:
     return user_role(user) in roles
 
 
-def is_staff_role(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_staff_role(user: User | AnonymousUser) -> bool:
     """Organizers and admins: the people who see everything and see LLM output."""
     return user_has_role(user, Role.ORGANIZER, Role.ADMIN)
 
@@ -65,11 +69,11 @@ organizer_required = role_required(Role.ORGANIZER, Role.ADMIN)
 assessor_required = role_required(Role.ASSESSOR)
 
 
-def user_set_role(user: AbstractBaseUser, role: Role) -> None:
+def user_set_role(user: User, role: Role) -> None:
     user.groups.set([Group.objects.get(name=role.value)])
     user.is_staff = role in (Role.ORGANIZER, Role.ADMIN)
     user.save(update_fields=["is_staff"])
-    user._assessor_role = role
+    setattr(user, ROLE_CACHE, role)
 
 
 def role_context(request: HttpRequest) -> dict:

@@ -9,7 +9,7 @@ state change as a WorkEvent.
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -30,7 +30,7 @@ class WorkError(Exception):
         super().__init__(message)
 
 
-def topic_assessor(*, topic: Topic | str) -> AbstractBaseUser | None:
+def topic_assessor(*, topic: Topic | str) -> User | None:
     """The one assessor who does a topic's human work, or None if nobody has any yet."""
     topic_id = topic.pk if isinstance(topic, Topic) else topic
     work = AssessorWork.objects.filter(topic_id=topic_id).select_related("assessor").order_by("created_at").first()
@@ -41,9 +41,9 @@ def topic_assessor(*, topic: Topic | str) -> AbstractBaseUser | None:
 def work_give(
     *,
     topic: Topic,
-    assessor: AbstractBaseUser,
+    assessor: User,
     kind: str,
-    by: AbstractBaseUser | None,
+    by: User | None,
     nugget_set_name: str = "",
 ) -> AssessorWork:
     """Give a topic's work of one kind to an assessor.
@@ -96,7 +96,7 @@ def work_activity_record(*, work: AssessorWork, now: datetime | None = None) -> 
 
 @transaction.atomic
 def work_heartbeat(
-    *, work_id: int, user: AbstractBaseUser, kinds: Sequence[str], now: datetime | None = None
+    *, work_id: int, user: User, kinds: Sequence[str], now: datetime | None = None
 ) -> AssessorWork:
     """The browser's sign of life while the assessor reads or types without saving a change.
 
@@ -107,7 +107,7 @@ def work_heartbeat(
     return work
 
 
-def work_submit_mark(*, work: AssessorWork, user: AbstractBaseUser, detail: dict | None = None) -> None:
+def work_submit_mark(*, work: AssessorWork, user: User, detail: dict | None = None) -> None:
     """Record a submit (the caller has checked the work itself and holds the row locked)."""
     if work.status == AssessorWork.Status.SUBMITTED:
         raise WorkError("This work is already submitted.")
@@ -121,7 +121,7 @@ def work_submit_mark(*, work: AssessorWork, user: AbstractBaseUser, detail: dict
     )
 
 
-def work_reopen_mark(*, work: AssessorWork, by: AbstractBaseUser, reason: str = "") -> None:
+def work_reopen_mark(*, work: AssessorWork, by: User, reason: str = "") -> None:
     """Record a reopening by an organizer; the assessor may edit again."""
     if work.status != AssessorWork.Status.SUBMITTED:
         raise WorkError("Only submitted work can be reopened.")

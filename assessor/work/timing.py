@@ -31,7 +31,7 @@ def active_increment(*, last_activity_at: datetime | None, now: datetime, idle_l
 def active_seconds_of(times: Sequence[datetime], *, idle_limit_seconds: float) -> float:
     """The active time of a whole sequence of action times (the sum of its counted gaps)."""
     total = 0.0
-    for previous, current in zip(times, times[1:]):
+    for previous, current in zip(times, times[1:], strict=False):
         total += active_increment(last_activity_at=previous, now=current, idle_limit_seconds=idle_limit_seconds)
     return total
 

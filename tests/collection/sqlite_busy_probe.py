@@ -20,7 +20,7 @@ from django.test import Client  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
 from assignment.models import AssignmentLabel  # noqa: E402
-from tests.test_judging_services import give_assign, make_scenario  # noqa: E402
+from tests.scenarios import give_assign, make_scenario  # noqa: E402
 
 RETRY_PAUSE = 0.2
 
@@ -71,7 +71,7 @@ def main(topics_path: str, savers: int) -> dict:
     importer.start()
     started.wait()
     time.sleep(0.3)  # the import holds the write lock by now
-    threads = [threading.Thread(target=save, args=(client, *pair)) for client, pair in zip(clients, pairs)]
+    threads = [threading.Thread(target=save, args=(client, *pair)) for client, pair in zip(clients, pairs, strict=True)]
     for thread in threads:
         thread.start()
     for thread in threads + [importer]:

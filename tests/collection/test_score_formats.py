@@ -92,7 +92,7 @@ def test_exports_write_run_ids_with_their_team_prefix_when_a_file_named_them_so(
 
 @pytest.mark.django_db
 def test_a_condition_exported_as_trec_eval_compares_as_a_score_table(tmp_path):
-    from tests.test_metaeval_sources import build_conditions
+    from tests.metaeval.builders import build_conditions
 
     build_conditions()
     path = tmp_path / "manual.txt"

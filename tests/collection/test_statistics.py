@@ -34,7 +34,7 @@ def forget_statistics() -> None:
 
 def test_an_import_command_refreshes_the_statistics_on_sqlite(write_file):
     if connection.vendor != "sqlite":
-        pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/test_import_statistics.py)")
+        pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/collection/test_import_statistics.py)")
     forget_statistics()
     call_command("import_topics", str(write_file("topics.tsv", "2024-1\ta\n2024-2\tb\n")))
     assert "assessor_topic" in analyzed_tables()
@@ -42,7 +42,7 @@ def test_an_import_command_refreshes_the_statistics_on_sqlite(write_file):
 
 def test_the_upload_page_refreshes_the_statistics_on_sqlite(client):
     if connection.vendor != "sqlite":
-        pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/test_import_statistics.py)")
+        pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/collection/test_import_statistics.py)")
     forget_statistics()
     client.force_login(make_user(Role.ORGANIZER))
     client.post(reverse("collection:upload"), {"kind": "topics", "file": SimpleUploadedFile("t.tsv", b"2024-1\ta\n")})

@@ -10,7 +10,7 @@ from assessor.jobs.engine import job_run_sync
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, PromptTemplate, Qrel
 from tests.builders import make_answer, make_run, make_segment, make_topic
-from tests.llm_server import Reply, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from nuggets.models import NuggetEdit
-from tests.e2e.scenario import make_given_topic, texts_of
+from tests.scenarios import make_given_topic, texts_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -8,7 +8,7 @@ from assignment.judging import answer_order
 from assignment.models import AssignmentLabel
 from support.judging import topic_pairs
 from support.models import SupportLabel
-from tests.test_judging_services import give_assign, give_support, make_scenario
+from tests.scenarios import give_assign, give_support, make_scenario
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -152,7 +152,7 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     )
     assert not SupportLabel.objects.filter(method="scratch").exists()
     # The unsent label is kept in the browser: a reload shows it and sends it once the server answers.
-    assert page.evaluate("JSON.parse(localStorage.getItem('judge-ops:support-%d-1')).length" % work.pk) == 1
+    assert page.evaluate(f"JSON.parse(localStorage.getItem('judge-ops:support-{work.pk}-1')).length") == 1
     page.unroute("**/label/")
     page.reload()
     settled(page)

@@ -7,7 +7,7 @@ from assessor.models import AssessorWork, Qrel
 from assessor.work.roles import Role
 from nuggets.models import NuggetEdit, NuggetSet
 from tests.builders import make_user
-from tests.e2e.scenario import make_given_topic, nugget_set_of, texts_of
+from tests.scenarios import make_given_topic, nugget_set_of, texts_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ import pytest
 from assessor.jobs.llm.client import LLMAnswerFailed, llm_session
 from assessor.jobs.llm.parsing import AnswerUnusable, parse_label_list, parse_string_list
 from assessor.jobs.llm.prompts import prompt_messages, prompt_template_get
-from tests.llm_server import Reply, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ from assessor.collection.scores import Scores
 from assessor.work.roles import Role
 from metaeval.stats import TauOptions, taus_compute
 from tests.builders import make_user
-from tests.test_metaeval_sources import build_conditions
+from tests.metaeval.builders import build_conditions
 
 RUN_KEYS = {"tau_run", "spearman_run", "pearson_run", "tau_ap_run", "tau_gap_run", "tau_top_k_run"}
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from assessor.work.roles import Role
 from metaeval.qrels_agreement import qrels_agreement_compute
 from tests.builders import make_qrel, make_segment, make_topic, make_user
-from tests.metaeval.test_agreement import coincidence_alpha_ordinal
+from tests.metaeval.reference import coincidence_alpha_ordinal
 
 # t1: a grades s1..s4 3, 2, 0, 1 and b 2, 0, 0, 1; t2: a grades s5, s6 0, 2 and b 1, 2; s7 only in a.
 A = {("t1", "s1"): 3, ("t1", "s2"): 2, ("t1", "s3"): 0, ("t1", "s4"): 1, ("t2", "s5"): 0, ("t2", "s6"): 2, ("t1", "s7"): 1}

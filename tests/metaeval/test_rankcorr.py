@@ -154,7 +154,7 @@ def test_batches_equal_one_leaderboard_at_a_time():
     xs, ys = rng.random((20, 15)), rng.random((20, 15))
     for function in (tau_b, spearman, pearson, tau_ap_b, tau_gap):
         batch = function(xs, ys)
-        assert batch == pytest.approx([float(function(x, y)[0]) for x, y in zip(xs, ys)], abs=1e-14)
+        assert batch == pytest.approx([float(function(x, y)[0]) for x, y in zip(xs, ys, strict=True)], abs=1e-14)
 
 
 def test_bootstrap_intervals_match_a_plain_loop_over_the_same_resamples():

@@ -11,7 +11,7 @@ from support.auto import auto_support_job_create
 from support.models import SupportLabel
 from support.prompts import SUPPORT_PROJECT
 from tests.builders import make_answer, make_run, make_topic
-from tests.llm_server import Reply, llm_server  # noqa: F401  (fixture)
+from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from nuggets.models import NuggetEdit, NuggetSet
 from tests.builders import make_answer, make_run, make_topic, make_user
-from tests.e2e.scenario import make_given_topic, texts_of
+from tests.scenarios import make_given_topic, texts_of
 
 pytestmark = pytest.mark.django_db
 

@@ -23,8 +23,8 @@ from assessor.collection.importing.base import (
     in_batches,
     limited,
 )
-from assessor.models import Answer, ImportBatch, Run, Topic
 from assessor.collection.runs import AmbiguousRun, RunResolver
+from assessor.models import Answer, ImportBatch, Run, Topic
 
 T = TypeVar("T")
 # Below every database's limit on query parameters (SQLite's conservative 999 included).

@@ -14,12 +14,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, models
 
 from assessor.models import ImportBatch
 
 T = TypeVar("T")
+R = TypeVar("R", bound="ImportResult")
 CHUNK_LINES = 2000
 # PostgreSQL plans queries on table statistics that autovacuum refreshes only
 # some time later (or never, where it is off); right after a large import,
@@ -192,7 +193,7 @@ def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Iterable
     keys, `connection.ops.adapt_datetimefield_value` for datetimes.
     """
     table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(model._meta.get_field(name).column) for name in fields)
+    columns = ", ".join(connection.ops.quote_name(_column(model, name)) for name in fields)
     inserted = 0
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -209,7 +210,7 @@ def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Iterable
 
 
 def batch_start(
-    *, kind: ImportBatch.Kind, path: Path, options: dict[str, Any] | None = None, user: AbstractBaseUser | None = None
+    *, kind: ImportBatch.Kind, path: Path, options: dict[str, Any] | None = None, user: User | None = None
 ) -> ImportBatch:
     return ImportBatch.objects.create(
         kind=kind,
@@ -220,7 +221,13 @@ def batch_start(
     )
 
 
-def batch_finish(batch: ImportBatch, result: ImportResult) -> ImportResult:
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field) and field.column, f"{model.__name__}.{name} is not a column"
+    return field.column
+
+
+def batch_finish(batch: ImportBatch, result: R) -> R:
     if not (result.created or result.replaced):
         # Importing a file again adds nothing, not even a record of the attempt.
         batch.delete()

@@ -5,14 +5,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
-    ImportFailure,
-    ImportResult,
     MAX_ID_CHARS,
     MAX_TOPIC_ID_CHARS,
+    ImportFailure,
+    ImportResult,
     batch_finish,
     batch_start,
     chunked,
@@ -92,7 +92,7 @@ def _stored_qrels(source: QrelSource, chunk: list[QrelLine]) -> dict[tuple[str, 
 
 @transaction.atomic
 def qrels_import(
-    *, path: Path, source: str, replace: bool = False, user: AbstractBaseUser | None = None
+    *, path: Path, source: str, replace: bool = False, user: User | None = None
 ) -> ImportResult:
     path = Path(path)
     source_name = _source_checked(source)

@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
-    ImportFailure,
-    ImportResult,
     MAX_ANSWER_CHARS,
     MAX_ID_CHARS,
     MAX_QUERY_CHARS,
     MAX_TOPIC_ID_CHARS,
+    ImportFailure,
+    ImportResult,
     batch_finish,
     batch_start,
     chunked,
@@ -35,6 +35,7 @@ from assessor.collection.importing.base import (
     rows_insert,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.collection.runs import AmbiguousRun, RunResolver
 from assessor.models import (
     Answer,
     AnswerReference,
@@ -44,7 +45,6 @@ from assessor.models import (
     Sentence,
     Topic,
 )
-from assessor.collection.runs import AmbiguousRun, RunResolver
 
 MAX_REFERENCES = 20
 MAX_WORDS = 400
@@ -437,7 +437,7 @@ def _keyed(chunk: list[AnswerLine], runs: dict[str, Run], seen: dict[tuple[int, 
 
 
 @transaction.atomic
-def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+def run_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
     batch = batch_start(kind=ImportBatch.Kind.RUN, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))
@@ -451,14 +451,18 @@ def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | No
         segment_placeholders_create(docid for line in chunk for docid in line.references)
         stored = _stored_answers({key for key, _ in keyed})
 
-        todo: dict[str, list[tuple[StoredAnswer | None, AnswerLine]]] = {
-            action: [] for action in ("new", "unchanged", "fill", "complete", "replace")
+        new_lines: list[AnswerLine] = []
+        todo: dict[str, list[tuple[StoredAnswer, AnswerLine]]] = {
+            action: [] for action in ("unchanged", "fill", "complete", "replace")
         }
         for key, line in keyed:
             result.lines += 1
             result.warnings += _length_warnings(line, path=path)
             old = stored.get(key)
-            todo[_answer_action(old, line, run=runs[line.run_id], replace=replace, path=path)].append((old, line))
+            if old is None:
+                new_lines.append(line)
+            else:
+                todo[_answer_action(old, line, run=runs[line.run_id], replace=replace, path=path)].append((old, line))
 
         new = [
             (
@@ -471,7 +475,7 @@ def run_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | No
                 ),
                 line,
             )
-            for _, line in todo["new"]
+            for line in new_lines
         ]
         Answer.objects.bulk_create([answer for answer, _ in new])
         filled = [(old.answer, line) for old, line in todo["fill"]]

@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
-    ImportFailure,
-    ImportResult,
     MAX_ID_CHARS,
     MAX_SEGMENT_CHARS,
     MAX_TITLE_CHARS,
     MAX_URL_CHARS,
+    ImportFailure,
+    ImportResult,
     batch_finish,
     batch_start,
     chunked,
@@ -103,7 +103,7 @@ def _same(stored: Segment, line: SegmentLine) -> bool:
 
 
 @transaction.atomic
-def segments_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+def segments_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
     batch = batch_start(kind=ImportBatch.Kind.SEGMENTS, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))

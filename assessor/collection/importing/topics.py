@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.importing.base import (
-    ImportFailure,
-    ImportResult,
     MAX_QUERY_CHARS,
     MAX_TOPIC_ID_CHARS,
+    ImportFailure,
+    ImportResult,
     batch_finish,
     batch_start,
     chunked,
@@ -39,7 +39,7 @@ def _parse_topics(path: Path):
 
 
 @transaction.atomic
-def topics_import(*, path: Path, replace: bool = False, user: AbstractBaseUser | None = None) -> ImportResult:
+def topics_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     batch = batch_start(kind=ImportBatch.Kind.TOPICS, path=path, options={"replace": replace}, user=user)
     result = ImportResult(path=str(path))
     for chunk in chunked(_parse_topics(path)):

@@ -206,7 +206,8 @@ def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict) -
     client = _openai_client(config)
     started = time.monotonic()
     with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout):
-        response = client.chat.completions.create(model=config.model, messages=messages, **options)
+        # Plain {role, content} dicts are the messages the API takes; its TypedDicts are stricter.
+        response = client.chat.completions.create(model=config.model, messages=messages, **options)  # type: ignore[arg-type]
     latency_ms = int((time.monotonic() - started) * 1000)
     text = response.choices[0].message.content or "" if response.choices else ""
     usage = response.usage
@@ -258,7 +259,7 @@ class LLMSession:
             try:
                 value = parse(cached.raw_response)
             except AnswerUnusable:
-                value = None  # a parser made stricter since: ask again
+                pass  # a parser made stricter since: ask again
             else:
                 self._log(prompt, messages, Completion(cached.raw_response), key=key, from_cache=True, parsed_ok=True)
                 return value

@@ -30,6 +30,8 @@ from assessor.models import (
     Sentence,
     Topic,
 )
+from assessor.work.roles import Role, roles_ensure, user_set_role
+from assignment.judging import assign_work_give
 from bench.request_bench import (
     TARGET_MS,
     Timing,
@@ -37,8 +39,6 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
-from assessor.work.roles import Role, roles_ensure, user_set_role
-from assignment.judging import assign_work_give
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
 from support.services import support_work_give

@@ -23,10 +23,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from assessor.project.celery import app as celery_app
 from assessor.jobs.engine import job_dispatch, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Answer, ImportBatch, Job, Run, Topic
+from assessor.project.celery import app as celery_app
 from assignment.auto import auto_assign_job_create
 from nuggets.models import Nugget, NuggetSet
 
@@ -72,6 +72,7 @@ class Command(BaseCommand):
             self._second_run(tag, nuggets_name, url, first_model, options)
         finally:
             server.terminate()
+            assert server.stdout is not None
             stats = server.stdout.read().strip()
             server.wait(timeout=10)
         self.stdout.write(f"test server: {stats} (the limit was {options['concurrency']})")
@@ -134,6 +135,7 @@ class Command(BaseCommand):
             stdout=subprocess.PIPE,
             text=True,
         )
+        assert server.stdout is not None
         url = server.stdout.readline().strip()
         if not url.startswith("http"):
             raise CommandError("the test server did not start")

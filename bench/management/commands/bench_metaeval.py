@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
@@ -28,10 +29,30 @@ from django.db import connection, reset_queries
 
 from assessor.collection.scores import NUGGET_METRICS
 
+if TYPE_CHECKING:
+    from metaeval.comparison import Comparison
+    from metaeval.stats import Confusion
+
 BENCH_DATABASE = "metaeval_bench"
 NUGGETS = "auto_edit"
 CONDITIONS = ("manual", "auto")
 SUPPORT_METHODS = ("scratch", "auto")
+
+
+T = TypeVar("T")
+
+
+def confusion_of(comparison: "Comparison") -> "Confusion":
+    assert comparison.confusion is not None, "the sources share no labelled pair"
+    return comparison.confusion
+
+
+def confusion_note(confusion: "Confusion | None") -> str:
+    assert confusion is not None, "the sources share no labelled pair"
+    return (
+        f"{confusion.total} pairs, agreement {confusion.agreement:.3f}, kappa {confusion.kappa:.3f}, "
+        f"quadratic {confusion.kappa_quadratic:.3f}, alpha {confusion.alpha_ordinal:.3f}"
+    )
 
 
 class Command(BaseCommand):
@@ -79,7 +100,12 @@ class Command(BaseCommand):
                 self._load(paths)
                 self._bench()
             else:
-                self._in_throwaway_database(folder, lambda: (self._load(paths), self._bench()))
+
+                def load_and_bench() -> None:
+                    self._load(paths)
+                    self._bench()
+
+                self._in_throwaway_database(folder, load_and_bench)
 
     def _loaded(self) -> bool:
         from assignment.selectors import condition_exists
@@ -121,9 +147,9 @@ class Command(BaseCommand):
             self._import("import_support", str(paths[f"support_{method}"]), "--method", method)
 
     def _time(
-        self, step: str, work: Callable[[], object], note: Callable[[object], str] = lambda _: "", repeat: int | None = None
-    ) -> object:
-        seconds, value = [], None
+        self, step: str, work: Callable[[], T], note: Callable[[T], str] = lambda _: "", repeat: int | None = None
+    ) -> T:
+        seconds: list[float] = []
         repeat = repeat or self.repeat
         for _ in range(repeat):
             reset_queries()
@@ -193,10 +219,7 @@ class Command(BaseCommand):
         self._time(
             "confusion matrix, every assignment label",
             lambda: sources_confusion(a, b),
-            lambda c: (
-                f"{c.total} pairs, agreement {c.agreement:.3f}, kappa {c.kappa:.3f}, "
-                f"quadratic {c.kappa_quadratic:.3f}, alpha {c.alpha_ordinal:.3f}"
-            ),
+            confusion_note,
         )
         methods = support_methods_list()
         if all(method in methods for method in SUPPORT_METHODS):
@@ -204,14 +227,14 @@ class Command(BaseCommand):
             self._time(
                 "confusion matrix, every support label",
                 lambda: sources_confusion(sa, sb),
-                lambda c: f"{c.total} pairs, agreement {c.agreement:.3f}, kappa {c.kappa:.3f}",
+                confusion_note,
             )
         else:
             self._say(f"support methods {', '.join(SUPPORT_METHODS)} not in the database: support matrix skipped")
         self._time(
             f"comparison_build({a_text}, {b_text}) (everything, once)",
             lambda: comparison_build(a_text, b_text, options=table_options),
-            lambda c: f"{len(c.taus)} metrics, {c.confusion.total} label pairs",
+            lambda c: f"{len(c.taus)} metrics, {confusion_of(c).total} label pairs",
             repeat=1,
         )
 

@@ -11,6 +11,7 @@ queries does not depend on the topic's size.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
@@ -18,7 +19,8 @@ from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import ImportBatch, Qrel, QrelSource, Segment, Topic
+from assessor.models import AssessorWork, ImportBatch, Qrel, QrelSource, Segment, Topic
+from assessor.work.roles import Role, roles_ensure, user_set_role
 from bench.request_bench import (
     TARGET_MS,
     Timing,
@@ -26,7 +28,6 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
-from assessor.work.roles import Role, roles_ensure, user_set_role
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 
@@ -65,7 +66,7 @@ class Command(BaseCommand):
         op_url = reverse("nuggets:op", args=[work.pk, "edit"]).removesuffix("edit/")
         heartbeat_url = reverse("nuggets:heartbeat", args=[work.pk])
         nugget_set = NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name)
-        script = {"HTTP_ACCEPT": "application/json"}
+        script: dict[str, Any] = {"HTTP_ACCEPT": "application/json"}
         state = {"version": nugget_set.version, "turn": 0}
 
         def post(operation: str, **data) -> Callable[[], None]:
@@ -90,7 +91,7 @@ class Command(BaseCommand):
         }
         return requests_time(requests, repeat=repeat)
 
-    def scenario(self, *, nuggets: int, segments: int, tag: str) -> tuple[Client, object, list[int]]:
+    def scenario(self, *, nuggets: int, segments: int, tag: str) -> tuple[Client, AssessorWork, list[int]]:
         organizer = User.objects.create(username=f"bench-organizer-{tag}")
         user_set_role(organizer, Role.ORGANIZER)
         assessor = User.objects.create(username=f"bench-assessor-{tag}")

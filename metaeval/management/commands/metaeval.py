@@ -2,7 +2,14 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from metaeval.comparison import TOPIC_FIGURES, Comparison, TopicsError, comparison_build, comparison_json, topics_resolve
+from metaeval.comparison import (
+    TOPIC_FIGURES,
+    Comparison,
+    TopicsError,
+    comparison_build,
+    comparison_json,
+    topics_resolve,
+)
 from metaeval.sources import SourceError
 from metaeval.stats import RUN_COEFFICIENTS, TauOptions
 

@@ -1,6 +1,6 @@
-from nuggets.auto import auto_nuggets_job_create
 from assessor.jobs.command import JobCommand
 from assessor.models import Job
+from nuggets.auto import auto_nuggets_job_create
 
 
 class Command(JobCommand):

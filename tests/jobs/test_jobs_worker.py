@@ -1,0 +1,180 @@
+"""A real Celery worker on Redis (and on RabbitMQ) runs a job end to end; a worker killed mid-job is followed by a resume.
+
+The worker and the commands run as subprocesses sharing the test database:
+on PostgreSQL naturally, on SQLite through a file (the in-memory default is
+switched to a file when this module is collected). Each test uses its own
+queue, so workers of other test runs on the same Redis never take its tasks.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection
+
+from assessor.models import Job, JobItem
+from assignment.models import AssignmentLabel
+from tests.builders import make_answer, make_nugget_set, make_run, make_topic
+from tests.llm_server import FakeLLMServer, llm_settings
+
+REPO = Path(__file__).resolve().parents[2]
+REDIS_URL = os.environ.get("REDIS_URL", "")
+AMQP_URL = os.environ.get("AMQP_URL", "")
+
+_test_db = django_settings.DATABASES["default"]
+if _test_db["ENGINE"].endswith("sqlite3") and not _test_db.get("TEST", {}).get("NAME"):
+    # The worker subprocess must see the test database: make it a file.
+    _test_db.setdefault("TEST", {})["NAME"] = str(Path(tempfile.gettempdir()) / f"assessor-test-{os.getpid()}.sqlite3")
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+
+def redis_or_skip() -> str:
+    if not REDIS_URL:
+        pytest.skip("set REDIS_URL (e.g. redis://127.0.0.1:6379/0) to run the real-worker tests")
+    import redis
+
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis at REDIS_URL={REDIS_URL} is down: {exc}")
+    return REDIS_URL
+
+
+def rabbitmq_or_skip() -> str:
+    if not AMQP_URL:
+        pytest.skip("set AMQP_URL (e.g. amqp://guest:guest@127.0.0.1:5672//) to run the RabbitMQ worker test")
+    from kombu import Connection
+
+    try:
+        with Connection(AMQP_URL, connect_timeout=2) as amqp:
+            amqp.ensure_connection(max_retries=1)
+    except Exception as exc:  # kombu raises the transport's own errors
+        pytest.skip(f"RabbitMQ at AMQP_URL={AMQP_URL} is down: {exc}")
+    return AMQP_URL
+
+
+def database_url() -> str:
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+class Services:
+    def __init__(self, server: FakeLLMServer, redis_url: str):
+        self.queue = f"test-{uuid.uuid4().hex[:10]}"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": database_url(),
+            "CELERY_BROKER_URL": redis_url,
+            "LLM_BASE_URL": server.url,
+            "LLM_MODEL": "fake-model",
+            "LLM_API_KEY": "",
+            "LLM_CONCURRENCY": "4",
+            "LLM_MAX_RETRIES": "2",
+            "LLM_TIMEOUT": "10",
+            "PYTHONPATH": str(REPO),
+        }
+        self.workers: list[subprocess.Popen] = []
+
+    def start_worker(self, *, threads: int = 4) -> subprocess.Popen:
+        command = [
+            str(REPO / ".venv" / "bin" / "celery"), "-A", "assessor", "worker", "-P", "threads", "-c", str(threads),
+            "-Q", self.queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING",
+        ]  # fmt: skip
+        worker = subprocess.Popen(command, cwd=REPO, env=self.env, start_new_session=True)
+        self.workers.append(worker)
+        return worker
+
+    def manage(self, *args: str, timeout: float = 120) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def kill(self, worker: subprocess.Popen) -> None:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGTERM)
+                try:
+                    worker.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(worker.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def services(request, transactional_db, settings):
+    broker = getattr(request, "param", "redis")
+    broker_url = rabbitmq_or_skip() if broker == "rabbitmq" else redis_or_skip()
+    server = FakeLLMServer().start()
+    llm_settings(settings, server)
+    running = Services(server, broker_url)
+    yield server, running
+    running.stop_all()
+    server.stop()
+
+
+def make_answers(count: int, nuggets: int = 12) -> None:
+    topic = make_topic("w1", query="zebra stripes")
+    make_nugget_set(topic, texts=[f"zebra fact {i}" for i in range(nuggets)], kind="manual", name="manual")
+    for i in range(count):
+        make_answer(make_run(f"run{i:02d}"), topic, [(f"Zebra fact {i} is known.", [])])
+
+
+@pytest.mark.parametrize("services", ["redis", "rabbitmq"], indirect=True)
+def test_a_worker_runs_a_job_end_to_end(services):
+    server, running = services
+    make_answers(4)
+    running.start_worker()
+    out = running.manage("run_auto_assign", "--nuggets", "manual", "--name", "auto-w", "--queue", running.queue, "--wait")
+    job = Job.objects.get(output_name="auto-w")
+    assert f"job {job.pk} done: 4/4 items (0 failed), 8 calls" in out
+    assert AssignmentLabel.objects.filter(assigner="auto-w", job=job).count() == 48
+    assert server.count == 8
+
+
+def test_a_killed_worker_is_followed_by_a_resume_without_duplicates(services):
+    # Enough slow answers (30 x 0.4 s over 2 threads) that a busy machine still
+    # kills the worker mid-job.
+    ANSWERS = 30
+    server, running = services
+    server.latency = 0.4
+    make_answers(ANSWERS)
+    worker = running.start_worker(threads=2)
+    running.manage("run_auto_assign", "--nuggets", "manual", "--name", "auto-k", "--queue", running.queue)
+    job = Job.objects.get(output_name="auto-k")
+    deadline = time.monotonic() + 60
+    while Job.objects.get(pk=job.pk).done_items < 2:
+        assert time.monotonic() < deadline, "the worker did not start working"
+        time.sleep(0.05)
+    running.kill(worker)
+    job.refresh_from_db()
+    assert job.done_items < ANSWERS, "the job finished before the worker was killed"
+    stranded = JobItem.objects.filter(job=job, status="claimed").count()
+
+    running.start_worker(threads=4)
+    out = running.manage("run_auto_assign", "--resume", str(job.pk), "--wait")
+    job.refresh_from_db()
+    assert (job.status, job.done_items, job.failed_items) == ("done", ANSWERS, 0), out
+    assert not JobItem.objects.filter(job=job).exclude(status="done").exists()
+    labels = AssignmentLabel.objects.filter(assigner="auto-k")
+    # Each (answer, nugget) labelled exactly once.
+    assert labels.count() == ANSWERS * 12
+    assert labels.values("answer", "nugget").distinct().count() == ANSWERS * 12
+    # The items the dead worker held were done again by the resume.
+    assert stranded == 0 or JobItem.objects.filter(job=job, attempts__gte=2).count() >= stranded

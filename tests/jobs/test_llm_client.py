@@ -1,0 +1,194 @@
+"""The real `openai` client, our retries, re-asks, log and cache, against the local test server."""
+
+from decimal import Decimal
+from functools import partial
+
+import pytest
+
+from assessor.jobs.llm.client import (
+    LLMAnswerFailed,
+    LLMConfig,
+    LLMNotConfigured,
+    LLMUnavailable,
+    llm_missing_settings,
+    llm_session,
+    retry_after_seconds,
+)
+from assessor.jobs.llm.parsing import parse_label_list
+from assessor.jobs.llm.prompts import PromptText, prompt_messages, prompt_template_get
+from assessor.models import LLMCall, PromptTemplate
+from tests.llm_server import Reply, llm_settings
+
+pytestmark = pytest.mark.django_db
+
+LABELS = ("support", "partial_support", "not_support")
+NUGGETS = ["Paris is the capital", "Seine river flows", "Lyon food"]
+PASSAGE = "Paris is the capital of France, on the Seine."
+# The test server's rule: the nugget's text in the passage -> support; a shared word
+# of 4+ letters -> partial_support; else not_support.
+EXPECTED = ["support", "partial_support", "not_support"]
+
+
+def assign_ask(session, nuggets=NUGGETS):
+    prompt = prompt_template_get("assign")
+    messages = prompt_messages(prompt, n=len(nuggets), query="capital of France", passage=PASSAGE, nuggets=str(nuggets).replace("'", '"'))
+    return session.ask(prompt, messages, partial(parse_label_list, expected=len(nuggets), allowed=LABELS))
+
+
+def test_it_labels_through_the_openai_client(llm_server):
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 1
+    assert llm_server.requests[0]["model"] == "fake-model"
+    assert llm_server.requests[0]["temperature"] == 0.0
+
+
+@pytest.mark.parametrize("reply", [Reply.fenced(), Reply.prose()])
+def test_it_reads_fenced_and_wrapped_answers_without_a_reask(llm_server, reply):
+    llm_server.script(reply)
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 1
+
+
+@pytest.mark.parametrize("reply", [Reply.short(), Reply.long(), Reply.unknown_label()])
+def test_it_reasks_when_the_answer_is_unusable(llm_server, reply):
+    llm_server.script(reply)
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 2
+    reask = llm_server.requests[1]["messages"]
+    # The re-ask shows the model its answer and says what was wrong with it.
+    assert reask[-2]["role"] == "assistant"
+    assert "could not be used" in reask[-1]["content"]
+    calls = list(LLMCall.objects.order_by("id"))
+    assert [call.parsed_ok for call in calls] == [False, True]
+    assert calls[0].error
+
+
+def test_it_fails_with_the_raw_answer_after_the_bounded_reasks(llm_server, settings):
+    settings.LLM_MAX_REASKS = 1
+    llm_server.script(Reply.literal('["support", "maybe", "support"]'), Reply.literal("I cannot say."))
+    with pytest.raises(LLMAnswerFailed) as failure:
+        assign_ask(llm_session())
+    assert failure.value.raw == "I cannot say."
+    assert "no list" in failure.value.reason
+    assert llm_server.count == 2
+
+
+def test_it_retries_a_429_after_the_wait_it_asks_for(llm_server):
+    llm_server.script(Reply.error(429, retry_after_ms="300"))
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 2
+    first, second = llm_server.request_times
+    assert second - first >= 0.3
+
+
+def test_it_reads_retry_after_in_seconds_and_dates():
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
+    assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
+    assert retry_after_seconds({}) is None
+
+
+def test_it_retries_500s_then_succeeds(llm_server):
+    llm_server.script(Reply.error(500), Reply.error(503))
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 3
+    assert LLMCall.objects.exclude(error="").count() == 2
+
+
+def test_it_gives_up_after_the_bounded_retries(llm_server, settings):
+    settings.LLM_MAX_RETRIES = 2
+    llm_server.script(*[Reply.error(500)] * 3)
+    with pytest.raises(LLMUnavailable, match="failed 3 times"):
+        assign_ask(llm_session())
+    assert llm_server.count == 3
+
+
+def test_it_does_not_retry_a_refused_request(llm_server):
+    llm_server.script(Reply.error(400))
+    with pytest.raises(LLMUnavailable, match="refused"):
+        assign_ask(llm_session())
+    assert llm_server.count == 1
+
+
+def test_it_retries_a_slow_answer_that_times_out(llm_server, settings):
+    settings.LLM_TIMEOUT = 0.3
+    llm_server.script(Reply.slow(1.0))
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 2
+    assert "Timeout" in LLMCall.objects.order_by("id").first().error
+
+
+def test_it_waits_for_a_slow_answer_within_the_timeout(llm_server):
+    llm_server.script(Reply.slow(0.2))
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 1
+
+
+def test_it_logs_each_call_with_tokens_latency_and_cost(llm_server):
+    assign_ask(llm_session())
+    call = LLMCall.objects.get()
+    assert call.prompt.name == "assign" and call.prompt.version == 1
+    assert call.model == "fake-model"
+    assert call.messages[0]["role"] == "system"
+    assert call.raw_response == '["support", "partial_support", "not_support"]'
+    # The test server counts whitespace words as tokens.
+    words_in = sum(len(message["content"].split()) for message in call.messages)
+    assert (call.tokens_in, call.tokens_out) == (words_in, 3)
+    assert call.cost == Decimal(str(round((words_in * 2.0 + 3 * 8.0) / 1_000_000, 6)))
+    assert call.latency_ms >= 0
+
+
+def test_it_answers_again_from_the_cache_without_a_call(llm_server):
+    assert assign_ask(llm_session()) == EXPECTED
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 1
+    assert LLMCall.objects.filter(from_cache=True).count() == 1
+
+
+def test_the_cache_serves_the_answer_a_reask_obtained(llm_server):
+    llm_server.script(Reply.short())
+    assign_ask(llm_session())
+    assert llm_server.count == 2
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 2
+
+
+def test_the_cache_does_not_serve_unusable_answers(llm_server, settings):
+    settings.LLM_MAX_REASKS = 0
+    llm_server.script(Reply.short())
+    with pytest.raises(LLMAnswerFailed):
+        assign_ask(llm_session())
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 2
+
+
+def test_the_cache_is_keyed_by_model(llm_server, settings):
+    assign_ask(llm_session())
+    settings.LLM_MODEL = "another-model"
+    assign_ask(llm_session())
+    assert llm_server.count == 2
+
+
+def test_a_changed_prompt_text_is_a_new_version():
+    first = prompt_template_get("assign")
+    again = prompt_template_get("assign")
+    changed = prompt_template_get("assign", text=PromptText(name="assign", system=first.system, user=first.user + " "))
+    assert (first.version, again.pk, changed.version) == (1, first.pk, 2)
+    assert PromptTemplate.objects.filter(name="assign").count() == 2
+    # The old text keeps its version.
+    assert prompt_template_get("assign").version == 1
+
+
+def test_it_says_what_to_set_when_no_llm_is_configured(settings):
+    settings.LLM_MODEL = ""
+    settings.LLM_BASE_URL = ""
+    settings.LLM_API_KEY = ""
+    assert llm_missing_settings() == ["LLM_MODEL", "LLM_BASE_URL (or LLM_API_KEY for api.openai.com)"]
+    with pytest.raises(LLMNotConfigured, match="Set LLM_MODEL"):
+        LLMConfig.from_settings()
+
+
+def test_it_talks_to_azure_deployments(llm_server, settings):
+    llm_settings(settings, llm_server, LLM_BASE_URL=llm_server.url.removesuffix("/v1"), LLM_API_VERSION="2024-06-01")
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 1

@@ -1,0 +1,172 @@
+"""load_demo: the shipped demo dataset and accounts.
+
+The expected counts are read from the demo files here, with json and csv,
+not from the importers.
+"""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.http import HttpRequest
+from django.test import Client
+
+from assessor.models import (
+    Answer,
+    AssessorWork,
+    Citation,
+    ImportBatch,
+    Qrel,
+    Run,
+    Segment,
+    Sentence,
+    Topic,
+)
+from assessor.work.roles import Role, user_role
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget, NuggetSet
+from support.models import SupportLabel
+
+pytestmark = pytest.mark.django_db
+
+DEMO = Path(__file__).resolve().parents[2] / "assessor" / "demo"
+ACCOUNTS = {
+    "organizer": ("organizer-demo", Role.ORGANIZER),
+    "assessor1": ("assessor-demo", Role.ASSESSOR),
+    "assessor2": ("assessor-demo", Role.ASSESSOR),
+}
+
+
+def _jsonl(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DEMO / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _run_files() -> list[dict]:
+    return [answer for path in sorted((DEMO / "runs").glob("*.jsonl")) for answer in _jsonl(f"runs/{path.name}")]
+
+
+def _same_run(a: str, b: str) -> bool:
+    # The project's run-id rule: equal, or equal but for a team prefix ending in a dot.
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+def _expected() -> dict[str, int]:
+    with (DEMO / "topics.tsv").open(encoding="utf-8", newline="") as handle:
+        topics = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    qrels = [line.split() for line in (DEMO / "qrels.txt").read_text().splitlines() if line.strip()]
+    segments_with_text = _jsonl("segments.jsonl")
+    runs = _run_files()
+    nugget_lines = _jsonl("nugget_assignment.jl")
+    support = {"postedit": _jsonl("support_with_prediction.jsonl"), "scratch": _jsonl("support_without_prediction.jsonl")}
+
+    run_ids: list[str] = []
+    answers: set[tuple[str, str]] = set()
+
+    def run_of(run_id: str) -> str:
+        for known in run_ids:
+            if _same_run(run_id, known):
+                return known
+        run_ids.append(run_id)
+        return run_id
+
+    for answer in runs:
+        answers.add((run_of(answer["run_id"]), answer["topic_id"]))
+    for line in nugget_lines:
+        answers.add((run_of(line["run_id"]), line["qid"]))
+    for lines in support.values():
+        for line in lines:
+            answers.add((run_of(line["run_id"]), line["topic_id"]))
+
+    docids = {row[2] for row in qrels} | {s["docid"] for s in segments_with_text}
+    docids |= {docid for answer in runs for docid in answer["references"]}
+    docids |= {c["reference"] for lines in support.values() for line in lines for s in line["sentences"] for c in s["citations"]}
+
+    nuggets_of_topic = {}
+    for line in nugget_lines:
+        nuggets_of_topic.setdefault(line["qid"], len(line["nuggets"]))
+    return {
+        "topics": len(topics),
+        "segments": len(docids),
+        "segments_with_text": len(segments_with_text),
+        "nist_qrels": len(qrels),
+        "runs": len(run_ids),
+        "answers": len(answers),
+        "nugget_sets": len(nuggets_of_topic),
+        "nuggets": sum(nuggets_of_topic.values()),
+        "manual_labels": sum(len(line["nuggets"]) for line in nugget_lines),
+        **{
+            f"{method}_labels": sum(len(s["citations"]) for line in lines for s in line["sentences"])
+            for method, lines in support.items()
+        },
+    }
+
+
+def _counts() -> dict[str, int]:
+    return {
+        "topics": Topic.objects.count(),
+        "segments": Segment.objects.count(),
+        "segments_with_text": Segment.objects.exclude(text="").count(),
+        "nist_qrels": Qrel.objects.filter(source__name="nist").count(),
+        "runs": Run.objects.count(),
+        "answers": Answer.objects.count(),
+        "nugget_sets": NuggetSet.objects.filter(name="auto_edit").count(),
+        "nuggets": Nugget.objects.filter(nugget_set__name="auto_edit").count(),
+        "manual_labels": AssignmentLabel.objects.filter(assigner="manual").count(),
+        "postedit_labels": SupportLabel.objects.filter(method="postedit").count(),
+        "scratch_labels": SupportLabel.objects.filter(method="scratch").count(),
+    }
+
+
+def _everything() -> dict[str, int]:
+    models = (Topic, Segment, Qrel, Run, Answer, Sentence, Citation, NuggetSet, Nugget)
+    models += (AssignmentLabel, SupportLabel, ImportBatch, AssessorWork)
+    return {model.__name__: model.objects.count() for model in models}
+
+
+def _load_demo() -> str:
+    out = io.StringIO()
+    call_command("load_demo", stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_it_loads_the_demo_files_and_a_second_run_adds_nothing():
+    output = _load_demo()
+    assert _counts() == _expected()
+    # Real NIST data: the demo has human nugget labels and both support methods.
+    assert _counts()["manual_labels"] > 2000 and _counts()["postedit_labels"] > 0 and _counts()["scratch_labels"] > 0
+    for username, (password, _) in ACCOUNTS.items():
+        assert f"{username} / {password}" in output
+
+    before = _everything()
+    _load_demo()
+    assert _everything() == before
+
+
+def _logs_in(username: str, password: str) -> bool:
+    # The login throttle (django-axes) looks at the request of every login.
+    return Client().login(request=HttpRequest(), username=username, password=password)
+
+
+def test_the_demo_accounts_log_in_with_their_roles_and_the_assessors_have_work():
+    _load_demo()
+    for username, (password, role) in ACCOUNTS.items():
+        assert _logs_in(username, password), username
+        assert user_role(User.objects.get(username=username)) == role
+    for username in ("assessor1", "assessor2"):
+        work = AssessorWork.objects.filter(assessor__username=username)
+        assert work.exists()
+        assert set(work.values_list("topic_id", flat=True)) <= set(Topic.objects.values_list("id", flat=True))
+
+
+def test_an_account_that_exists_keeps_its_password():
+    _load_demo()
+    organizer = User.objects.get(username="organizer")
+    organizer.set_password("changed-by-the-organizer")
+    organizer.save()
+    _load_demo()
+    assert _logs_in("organizer", "changed-by-the-organizer")
+    assert not _logs_in("organizer", "organizer-demo")

@@ -1,0 +1,50 @@
+"""Settings come from the environment; a wrong value stops the start with the variable's name."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _manage_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    environment.update(ASSESSOR_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="assessor.project.settings", **env)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_defaults_start_with_no_configuration(tmp_path):
+    result = _manage_check(tmp_path)
+    assert result.returncode == 0, result.stderr
+    # The per-checkout secret key was made in the var folder.
+    assert (tmp_path / "secret_key").read_text().strip()
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("DEBUG", "maybe"),
+        ("DATABASE_URL", "nonsense://x"),
+        ("CELERY_BROKER_URL", "ftp://x"),
+        ("LLM_TIMEOUT", "abc"),
+        ("LLM_CONCURRENCY", "0"),
+        ("LLM_BASE_URL", "ftp://example"),
+    ],
+)
+def test_a_wrong_value_fails_at_start_naming_the_variable(tmp_path, name, value):
+    result = _manage_check(tmp_path, **{name: value})
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line
+    assert name in last_line
+    assert repr(value) in last_line
