@@ -1,11 +1,14 @@
 """Every path that fills a database leaves the planner statistics fresh: commands, uploads, the demo."""
 
+from unittest import mock
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
-from django.db import connection
+from django.db import OperationalError, connection
 from django.urls import reverse
 
+from assessor.collection.importing.base import ImportResult, statistics_refresh
 from assessor.work.roles import Role
 from tests.builders import make_user
 
@@ -55,3 +58,14 @@ def test_the_demo_leaves_statistics_for_the_tables_it_filled():
     filled = {"assessor_topic", "assessor_segment", "assessor_qrel", "assessor_answer", "assessor_citation"}
     filled |= {"assignment_assignmentlabel", "support_supportlabel", "nuggets_nugget"}
     assert filled <= analyzed_tables()
+
+
+def test_a_busy_database_leaves_the_statistics_for_later_without_failing_the_import():
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's lock")
+    busy = mock.patch.object(connection, "cursor", side_effect=OperationalError("database is locked"))
+    with busy:
+        assert statistics_refresh(ImportResult(path="x", created=1)) is False
+    broken = mock.patch.object(connection, "cursor", side_effect=OperationalError("disk I/O error"))
+    with broken, pytest.raises(OperationalError):
+        statistics_refresh(ImportResult(path="x", created=1))

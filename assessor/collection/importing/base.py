@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
-from django.db import connection, models
+from django.db import OperationalError, connection, models
 
 from assessor.models import ImportBatch
+from assessor.project.busy import database_busy
 
 T = TypeVar("T")
 R = TypeVar("R", bound="ImportResult")
@@ -255,9 +256,16 @@ def statistics_refresh(result: ImportResult | None = None) -> bool:
     if result is not None and not (result.created or result.replaced):
         return False
     if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            cursor.execute(f"PRAGMA analysis_limit = {SQLITE_ANALYSIS_LIMIT}")
-            cursor.execute("ANALYZE")
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"PRAGMA analysis_limit = {SQLITE_ANALYSIS_LIMIT}")
+                cursor.execute("ANALYZE")
+        except OperationalError as exc:
+            if not database_busy(exc):
+                raise
+            # Other writes held the database past the busy timeout. The import is
+            # committed all the same; the next one (or load_demo) refreshes them.
+            return False
         return True
     if connection.vendor != "postgresql":
         return False
