@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
-from assessor.collection.score_formats import tsv_lines
+from assessor.collection.score_formats import run_display, run_published_ids, tsv_lines
 from assessor.collection.scores import Scores
 from assessor.models import Answer
 from assignment.models import AssignmentLabel
@@ -35,7 +35,9 @@ def scores_lines(scores: Scores) -> Iterator[str]:
     return tsv_lines(scores)
 
 
-def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) -> Iterator[str]:
+def assignments_lines(
+    *, nuggets: str, assigner: str, provenance: bool = False, team_prefix: bool = False
+) -> Iterator[str]:
     """The condition's labelled answers in NIST's nugget assignment format, one JSON object a line.
 
     `{"query", "qid", "run_id", "answer_text", "response_length", "nuggets": [{"text", "importance", "assignment"}]}`,
@@ -43,10 +45,12 @@ def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) 
     set, in order; one the answer has no label for is written `not_support`.
     With `provenance`, each labelled nugget also carries
     `"provenance": {"made_by", "at", "seconds"}` (who or what labelled it,
-    when, and the seconds a person spent); importers ignore the key.
-    Reads one topic at a time. Raises LookupError for a condition without labels.
+    when, and the seconds a person spent); importers ignore the key. With
+    `team_prefix`, run ids are written as the track published them
+    (`citi.BEST_cot_gpt3.5`) where an import saw that form. Reads one topic at a time. Raises LookupError for a condition without labels.
     """
     condition_require(nuggets=nuggets, assigner=assigner)
+    published = run_published_ids() if team_prefix else None
     nugget_sets = NuggetSet.objects.filter(name=nuggets).order_by("topic_id")
     for set_id, topic_id, query in nugget_sets.values_list("id", "topic_id", "topic__query"):
         topic_nuggets = list(
@@ -73,7 +77,7 @@ def assignments_lines(*, nuggets: str, assigner: str, provenance: bool = False) 
             record: dict[str, Any] = {
                 "query": query,
                 "qid": topic_id,
-                "run_id": run_id,
+                "run_id": run_display(run_id, published),
                 "answer_text": text,
                 "response_length": words,
                 "nuggets": [

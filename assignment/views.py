@@ -10,7 +10,7 @@ from assessor.collection.pages import (
     table_or_page,
     url_if_exists,
 )
-from assessor.collection.score_formats import score_layout_query, score_table_lines
+from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from assignment.exporting import assignments_lines
@@ -51,7 +51,12 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
 
 @organizer_required
 def download_assignments(request: AuthenticatedRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
-    lines = assignments_lines(nuggets=nuggets, assigner=assigner, provenance="provenance" in request.GET)
+    lines = assignments_lines(
+        nuggets=nuggets,
+        assigner=assigner,
+        provenance="provenance" in request.GET,
+        team_prefix=team_prefix_query(request),
+    )
     return download_response(lines, f"assignments.{nuggets}.{assigner}.jsonl")
 
 

@@ -5,6 +5,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
+from assessor.collection.score_formats import run_display, run_published_ids
 from assessor.collection.scores import Scores
 from assessor.models import Answer, Citation, Sentence
 from assignment.exporting import scores_lines
@@ -17,7 +18,7 @@ def support_scores_lines(scores: Scores) -> Iterator[str]:
     return scores_lines(scores)
 
 
-def support_lines(*, method: str, provenance: bool = False) -> Iterator[str]:
+def support_lines(*, method: str, provenance: bool = False, team_prefix: bool = False) -> Iterator[str]:
     """The method's judged answers in NIST's support format, one JSON object a line, by topic then run id.
 
     `{"topic_id", "run_id", "sentences": [{"sentenceID", "text",
@@ -27,7 +28,8 @@ def support_lines(*, method: str, provenance: bool = False) -> Iterator[str]:
     citation the method has no label for. With `provenance`, each labelled
     citation also carries `"provenance": {"made_by", "at", "seconds"}`, and,
     in post-editing, `"shown"`: the LLM label the assessor was shown
-    (importers ignore the key). Reads one topic at a time.
+    (importers ignore the key). With `team_prefix`, run ids are written as the
+    track published them where an import saw that form. Reads one topic at a time.
     Raises LookupError for an unknown method.
     """
     method_require(method=method)
@@ -41,8 +43,16 @@ def support_lines(*, method: str, provenance: bool = False) -> Iterator[str]:
     for answer_id, topic_id, run_id in Answer.objects.order_by().values_list("id", "topic_id", "run__run_id"):
         if answer_id in judged:
             by_topic[topic_id].append((run_id, answer_id))
+    published = run_published_ids() if team_prefix else None
     for topic_id in sorted(by_topic):
-        yield from _topic_lines(topic_id, sorted(by_topic[topic_id]), method=method, provenance=provenance)
+        lines = _topic_lines(topic_id, sorted(by_topic[topic_id]), method=method, provenance=provenance)
+        yield from lines if published is None else (_run_renamed(line, published) for line in lines)
+
+
+def _run_renamed(line: str, published: dict[str, str]) -> str:
+    record = json.loads(line)
+    record["run_id"] = run_display(record["run_id"], published)
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def _topic_lines(

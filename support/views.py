@@ -10,7 +10,7 @@ from assessor.collection.pages import (
     table_or_page,
     url_if_exists,
 )
-from assessor.collection.score_formats import score_layout_query, score_table_lines
+from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
 from assessor.collection.scores import SUPPORT_METRICS
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
@@ -39,7 +39,9 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
 
 @organizer_required
 def download_labels(request: AuthenticatedRequest, method: str) -> StreamingHttpResponse:
-    lines = support_lines(method=method, provenance="provenance" in request.GET)
+    lines = support_lines(
+        method=method, provenance="provenance" in request.GET, team_prefix=team_prefix_query(request)
+    )
     return download_response(lines, f"support.{method}.jsonl")
 
 

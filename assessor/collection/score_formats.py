@@ -73,7 +73,12 @@ def score_table_lines(scores: Scores, *, layout: str = "tsv", team_prefix: bool 
     raise ValueError(f"unknown layout {layout!r}: {', '.join(LAYOUTS)}")
 
 
+def team_prefix_query(request) -> bool:
+    """A download asks for run ids with their team prefix (`?team_prefix=1`)."""
+    return request.GET.get("team_prefix", "") not in ("", "0")
+
+
 def score_layout_query(request) -> tuple[str, bool]:
     """A download's layout (`?format=trec_eval`, else tsv) and run-id form (`?team_prefix=1`)."""
     layout = request.GET.get("format", "tsv")
-    return (layout if layout in LAYOUTS else "tsv"), request.GET.get("team_prefix", "") not in ("", "0")
+    return (layout if layout in LAYOUTS else "tsv"), team_prefix_query(request)

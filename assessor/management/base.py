@@ -81,6 +81,10 @@ def add_score_layout_arguments(parser) -> None:
         help="tsv: run_id topic_id metric value, with a header (default); "
         "trec_eval: run measure topic value, no header, as trec_eval -q and ir_measures users read",
     )  # fmt: skip
+    add_team_prefix_argument(parser)
+
+
+def add_team_prefix_argument(parser) -> None:
     parser.add_argument(
         "--team-prefix", action="store_true",
         help="write run ids with their team prefix (citi.BEST_cot_gpt3.5) where a file named them so",

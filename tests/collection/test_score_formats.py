@@ -133,3 +133,26 @@ def test_a_record_naming_another_run_than_the_flag_is_refused(tmp_path):
     path.write_text(nuggetizer_line("2024-1", "The sky is blue.", run_id="team.run1") + "\n")
     assignments_import(path=path, nuggets="auto", assigner="auto", run_id="run1")
     assert list(Run.objects.values_list("run_id", flat=True)) == ["run1"]
+
+
+@pytest.mark.django_db
+def test_label_exports_write_run_ids_with_their_team_prefix_when_asked(tmp_path):
+    from tests.metaeval.builders import build_conditions, build_support
+
+    build_conditions()
+    build_support()
+    RunResolver().find("team.r1")
+    RunResolver().find("other.s1")
+
+    def run_ids(command: str, *arguments: str) -> list[str]:
+        path = tmp_path / f"{command}.jsonl"
+        call_command(command, *arguments, "--output", str(path))
+        return [json.loads(line)["run_id"] for line in path.read_text().splitlines()]
+
+    assignments = ("export_assignments", "--nuggets", "auto_edit", "--assigner", "manual")
+    assert "r1" in run_ids(*assignments) and "team.r1" not in run_ids(*assignments)
+    prefixed = run_ids(*assignments, "--team-prefix")
+    assert "team.r1" in prefixed and "r1" not in prefixed and "r2" in prefixed
+    support = ("export_support", "--method", "scratch")
+    assert sorted(set(run_ids(*support))) == ["s1", "s2"]
+    assert sorted(set(run_ids(*support, "--team-prefix"))) == ["other.s1", "s2"]

@@ -42,6 +42,7 @@ def test_saves_during_a_long_import_are_told_to_retry_and_all_land(tmp_path):
     # A busy timeout far below the import's time: every save first meets the lock.
     report = probe(tmp_path, topics=40_000, busy_timeout=0.2)
     assert report["import"]["ok"], report["import"]
+    assert report["lock_seen"], "the import never held the write lock while the probe watched"
     statuses = [status for save in report["saves"] for status in save["statuses"]]
     assert 500 not in statuses, report
     assert set(statuses) <= {302, "503 Retry-After 5"}, report

@@ -1,6 +1,6 @@
 from collections.abc import Iterator
 
-from assessor.management.base import ExportCommand
+from assessor.management.base import ExportCommand, add_team_prefix_argument
 from assignment.exporting import assignments_lines
 
 
@@ -8,6 +8,7 @@ class Command(ExportCommand):
     help = "Export a condition's nugget assignment labels in NIST's format, one answer a line."
 
     def add_export_arguments(self, parser) -> None:
+        add_team_prefix_argument(parser)
         parser.add_argument(
             "--provenance", action="store_true", help="add who or what made each label, when, and the seconds spent"
         )
@@ -15,4 +16,4 @@ class Command(ExportCommand):
         parser.add_argument("--assigner", required=True, help="the assigner name")
 
     def lines(self, options: dict) -> Iterator[str]:
-        return assignments_lines(nuggets=options["nuggets"], assigner=options["assigner"], provenance=options["provenance"])
+        return assignments_lines(nuggets=options["nuggets"], assigner=options["assigner"], provenance=options["provenance"], team_prefix=options["team_prefix"])
