@@ -12,6 +12,7 @@ requests on a small topic show whether the number of queries depends on the
 topic's size.
 """
 
+import uuid
 from collections.abc import Callable
 
 from django.contrib.auth.models import User
@@ -87,7 +88,13 @@ class Command(BaseCommand):
             label = "support" if state["assign"] != "support" else "not_support"
             response = assessor_client.post(
                 reverse("judge:label", args=[assign.pk, 1]),
-                {"nugget": nugget_id, "label": label, "previous": state["assign"], "version": assign.version},
+                {
+                    "nugget": nugget_id,
+                    "label": label,
+                    "previous": state["assign"],
+                    "version": assign.version,
+                    "op_id": str(uuid.uuid4()),  # as the page's script sends
+                },
                 **SCRIPT,
             )
             assert response.status_code == 200, response.content[:300]
@@ -97,7 +104,13 @@ class Command(BaseCommand):
             label = "2" if state["support"] != "2" else "0"
             response = assessor_client.post(
                 reverse("support:label", args=[scratch.pk, 1]),
-                {"sentence": 0, "label": label, "previous": state["support"], "version": scratch.version},
+                {
+                    "sentence": 0,
+                    "label": label,
+                    "previous": state["support"],
+                    "version": scratch.version,
+                    "op_id": str(uuid.uuid4()),
+                },
                 **SCRIPT,
             )
             assert response.status_code == 200, response.content[:300]
