@@ -13,6 +13,7 @@ from metaeval.stats import (
     Confusion,
     TauOptions,
     TauResult,
+    nan_as_none,
     pair_points,
     run_points,
     shared_metrics,
@@ -114,9 +115,6 @@ def comparison_build(
     )
 
 
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
 
 def confusion_json(confusion: Confusion | None) -> dict | None:
     if confusion is None:
@@ -125,11 +123,11 @@ def confusion_json(confusion: Confusion | None) -> dict | None:
         "labels": confusion.labels,
         "counts": confusion.counts,
         "percentages": confusion.percentages,
-        "agreement": _number(confusion.agreement),
-        "kappa": _number(confusion.kappa),
-        "kappa_linear": _number(confusion.kappa_linear),
-        "kappa_quadratic": _number(confusion.kappa_quadratic),
-        "alpha_ordinal": _number(confusion.alpha_ordinal),
+        "agreement": nan_as_none(confusion.agreement),
+        "kappa": nan_as_none(confusion.kappa),
+        "kappa_linear": nan_as_none(confusion.kappa_linear),
+        "kappa_quadratic": nan_as_none(confusion.kappa_quadratic),
+        "alpha_ordinal": nan_as_none(confusion.alpha_ordinal),
         "pairs": confusion.total,
         "only_in_a": confusion.missing_b,
         "only_in_b": confusion.missing_a,
@@ -137,13 +135,13 @@ def confusion_json(confusion: Confusion | None) -> dict | None:
 
 
 def _interval(interval: tuple[float, float]) -> list[float | None]:
-    return [_number(interval[0]), _number(interval[1])]
+    return [nan_as_none(interval[0]), nan_as_none(interval[1])]
 
 
 def metric_json(tau: TauResult) -> dict:
     return {
-        **{name: _number(getattr(tau, name)) for name in RUN_COEFFICIENTS},
-        **{name: _number(getattr(tau, name)) for name in TOPIC_FIGURES},
+        **{name: nan_as_none(getattr(tau, name)) for name in RUN_COEFFICIENTS},
+        **{name: nan_as_none(getattr(tau, name)) for name in TOPIC_FIGURES},
         **{name: getattr(tau, name) for name in COUNTS},
         "ci95": {name: _interval(interval) for name, interval in tau.ci95.items()},
     }

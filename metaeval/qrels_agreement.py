@@ -17,6 +17,7 @@ import numpy as np
 
 from assessor.models import Qrel, QrelSource
 from metaeval.agreement import alpha_ordinal, kappa_weighted
+from metaeval.stats import nan_as_none
 
 NAN = float("nan")
 FIGURES = ("precision", "recall", "f1", "jaccard", "kappa", "alpha_ordinal")
@@ -131,9 +132,6 @@ def qrels_agreement_build(a: str, b: str, *, threshold: int = 1) -> QrelsAgreeme
     return qrels_agreement_compute(qrels_grades(a), qrels_grades(b), threshold=threshold, names=(a, b))
 
 
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
 
 def _row_json(row: TopicAgreement) -> dict:
     return {
@@ -142,7 +140,7 @@ def _row_json(row: TopicAgreement) -> dict:
         "relevant_a": row.relevant_a,
         "relevant_b": row.relevant_b,
         "relevant_both": row.relevant_both,
-        **{name: _number(row.figure(name)) for name in FIGURES},
+        **{name: nan_as_none(row.figure(name)) for name in FIGURES},
     }
 
 
@@ -152,7 +150,7 @@ def qrels_agreement_json(result: QrelsAgreement) -> dict:
         "b": result.b,
         "threshold": result.threshold,
         "topics": [_row_json(row) for row in result.topics],
-        "mean": {name: _number(value) for name, value in result.mean.items()},
+        "mean": {name: nan_as_none(value) for name, value in result.mean.items()},
         "pooled": _row_json(result.pooled),
         "only_in_a": result.only_in_a,
         "only_in_b": result.only_in_b,

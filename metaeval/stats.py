@@ -25,6 +25,11 @@ from metaeval.agreement import alpha_ordinal, kappa_weighted
 NAN = float("nan")
 
 
+def nan_as_none(value: float) -> float | None:
+    """A figure for JSON and templates: NaN (undefined, e.g. a tau of a constant ranking) becomes None."""
+    return None if math.isnan(value) else value
+
+
 # --- Kendall's tau-b ------------------------------------------------------------------
 
 

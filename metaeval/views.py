@@ -6,7 +6,6 @@ same query string (`a`, `b`, `metric`, and the options `top_k`, `bootstrap`,
 """
 
 import hashlib
-import math
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -33,7 +32,7 @@ from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
 from metaeval.sources import SourceError, source_describe, source_parse, sources_list
-from metaeval.stats import Confusion, TauOptions, pair_points, run_points
+from metaeval.stats import Confusion, TauOptions, nan_as_none, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
 PLOT_CACHE_SECONDS = 120
@@ -159,9 +158,6 @@ def _describe_all(texts: list[str]) -> tuple[dict[str, dict], list[str]]:
     return described, errors
 
 
-def _nan_to_none(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
 
 @require_GET
 @organizer_required
@@ -202,24 +198,24 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
                         "tau": tau,
                         "run": [
                             {
-                                "value": _nan_to_none(getattr(tau, name)),
-                                "ci": [_nan_to_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
+                                "value": nan_as_none(getattr(tau, name)),
+                                "ci": [nan_as_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
                             }
                             for name in RUN_HEADINGS
                         ],
-                        "topic": [_nan_to_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
+                        "topic": [nan_as_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
                     }
                     for tau in comparison.taus
                 ],
                 confusion=comparison.confusion,
                 confusion_rows=_confusion_rows(comparison.confusion) if comparison.confusion else [],
-                confusion_agreement=_nan_to_none(comparison.confusion.agreement) if comparison.confusion else None,
+                confusion_agreement=nan_as_none(comparison.confusion.agreement) if comparison.confusion else None,
                 confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,
-                confusion_kappa=_nan_to_none(comparison.confusion.kappa) if comparison.confusion else None,
+                confusion_kappa=nan_as_none(comparison.confusion.kappa) if comparison.confusion else None,
                 confusion_weighted=[
-                    ("weighted kappa, linear", _nan_to_none(comparison.confusion.kappa_linear)),
-                    ("weighted kappa, quadratic", _nan_to_none(comparison.confusion.kappa_quadratic)),
-                    ("Krippendorff's alpha, ordinal", _nan_to_none(comparison.confusion.alpha_ordinal)),
+                    ("weighted kappa, linear", nan_as_none(comparison.confusion.kappa_linear)),
+                    ("weighted kappa, quadratic", nan_as_none(comparison.confusion.kappa_quadratic)),
+                    ("Krippendorff's alpha, ordinal", nan_as_none(comparison.confusion.alpha_ordinal)),
                 ]
                 if comparison.confusion
                 else [],
@@ -261,7 +257,7 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
         return context
 
     def row(topic, values) -> dict:
-        return {"topic": topic, "values": [_nan_to_none(value) for value in values]}
+        return {"topic": topic, "values": [nan_as_none(value) for value in values]}
 
     context["qrels"] = {
         "result": result,

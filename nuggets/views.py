@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor.collection.pages import download_response
 from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
-from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, wants_json
+from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, refused, wants_json
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
 from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
 from assessor.work.timing import duration_label
@@ -95,11 +95,7 @@ def _operation_params(request: AuthenticatedRequest) -> dict:
 
 
 def _refused(request: AuthenticatedRequest, work_id: int, error: WorkspaceError) -> HttpResponse:
-    if wants_json(request):
-        kind = "conflict" if error.status == 409 else "invalid"
-        return JsonResponse({"error": error.message, "kind": kind}, status=error.status)
-    messages.error(request, error.message)
-    return redirect("nuggets:work", work_id=work_id)
+    return refused(request, error.message, status=error.status, back=reverse("nuggets:work", args=[work_id]))
 
 
 def _applied(request: AuthenticatedRequest, work_id: int, result: OpResult) -> HttpResponse:

@@ -30,10 +30,8 @@ def wants_json(request: AuthenticatedRequest) -> bool:
 
 
 def expected_version(request: AuthenticatedRequest) -> int | None:
-    try:
-        return int(request.POST["version"])
-    except (KeyError, ValueError):
-        return None
+    """The version of the work (or list) the page was loaded at; None when the post does not say."""
+    return int_param(request, "version")
 
 
 def operation_id(request: AuthenticatedRequest) -> str:
@@ -62,9 +60,13 @@ def int_param(request: AuthenticatedRequest, name: str) -> int | None:
 
 
 def refused(request: AuthenticatedRequest, message: str, *, status: int, back: str, current: Any = None) -> HttpResponse:
+    """A refusal: JSON for the page's script (with the stored label, where a conflict has one), else the
+    message on the page it came from."""
     if wants_json(request):
-        kind = "conflict" if status == 409 else "invalid"
-        return JsonResponse({"error": message, "kind": kind, "current": current}, status=status)
+        answer = {"error": message, "kind": "conflict" if status == 409 else "invalid"}
+        if current is not None:
+            answer["current"] = current
+        return JsonResponse(answer, status=status)
     messages.error(request, message)
     return redirect(back)
 
