@@ -2,7 +2,7 @@
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids
@@ -45,18 +45,18 @@ def support_lines(*, method: str, provenance: bool = False, team_prefix: bool = 
             by_topic[topic_id].append((run_id, answer_id))
     published = run_published_ids() if team_prefix else None
     for topic_id in sorted(by_topic):
-        lines = _topic_lines(topic_id, sorted(by_topic[topic_id]), method=method, provenance=provenance)
-        yield from lines if published is None else (_run_renamed(line, published) for line in lines)
-
-
-def _run_renamed(line: str, published: dict[str, str]) -> str:
-    record = json.loads(line)
-    record["run_id"] = run_display(record["run_id"], published)
-    return json.dumps(record, ensure_ascii=False) + "\n"
+        yield from _topic_lines(
+            topic_id, sorted(by_topic[topic_id]), method=method, provenance=provenance, published=published
+        )
 
 
 def _topic_lines(
-    topic_id: str, answers: list[tuple[str, int]], *, method: str, provenance: bool = False
+    topic_id: str,
+    answers: list[tuple[str, int]],
+    *,
+    method: str,
+    provenance: bool = False,
+    published: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
     """The lines of one topic's judged answers, given as sorted (run id, answer id) pairs."""
     wanted = {answer_id for _, answer_id in answers}
@@ -100,5 +100,5 @@ def _topic_lines(
             citation["provenance"] = made[citation_id]
         by_id[sentence_id]["citations"].append(citation)
     for run_id, answer_id in answers:
-        record = {"topic_id": topic_id, "run_id": run_id, "sentences": sentences[answer_id]}
+        record = {"topic_id": topic_id, "run_id": run_display(run_id, published), "sentences": sentences[answer_id]}
         yield json.dumps(record, ensure_ascii=False) + "\n"
