@@ -8,12 +8,12 @@ from functools import partial
 
 from django.contrib.auth.models import User
 
-from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, output_name_check
+from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
 from assessor.jobs.selection import chunks, runs_select, topics_select
-from assessor.models import Answer, Job, JobItem
+from assessor.models import Answer, Job, JobItem, LabelSource
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 
@@ -54,7 +54,14 @@ def auto_assign_job_create(
         "queue": queue or "",
     }
     return job_create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name=name, params=params, items=items, prompts=["assign"], user=user, config=config
+        kind=Job.Kind.AUTO_ASSIGN,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=["assign"],
+        user=user,
+        config=config,
+        family=LabelSource.Family.ASSIGNMENT,
     )
 
 
@@ -75,12 +82,14 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> None:
+    source = job_source(job, LabelSource.Family.ASSIGNMENT)
     AssignmentLabel.objects.bulk_create(
         AssignmentLabel(
             answer_id=item.payload["answer"],
             nugget_id=nugget_id,
             assigner=job.output_name,
             assigner_kind=AssignmentLabel.AssignerKind.AUTO,
+            source=source,
             label=label,
             job=job,
         )

@@ -112,6 +112,7 @@ def nuggets_import(
     kind: str,
     name: str | None = None,
     replace: bool = False,
+    retire_labels: bool = False,
     user: User | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
@@ -126,6 +127,9 @@ def nuggets_import(
     )
     result = JudgmentsImportResult(path=str(path))
     now = timezone.now()
+    source = import_source_claim(
+        family=LabelSource.Family.NUGGETS, name=name, batch=batch, user=user, path=path, option="--name"
+    )
     for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
         result.lines += len(chunk)
         topics_require(((topic.line, topic.topic_id) for topic in chunk), path=path, field="qid")
@@ -143,7 +147,7 @@ def nuggets_import(
             nugget_set = stored.get(topic.topic_id)
             if nugget_set is None:
                 nugget_set = NuggetSet.objects.create(
-                    topic_id=topic.topic_id, kind=kind, name=name, imported_from=batch, created_at=now
+                    topic_id=topic.topic_id, kind=kind, name=name, source=source, imported_from=batch, created_at=now
                 )
                 result.count_made("nugget sets")
                 to_fill.append((nugget_set, topic))
@@ -164,14 +168,9 @@ def nuggets_import(
                     line=topic.line,
                     field=where,
                 )
-            labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
-            Nugget.objects.filter(nugget_set=nugget_set).delete()
-            if labels:
-                result.warn(
-                    "replaced nugget sets",
-                    f"{path}, line {topic.line}: replacing nugget set {name!r} of topic {topic.topic_id} "
-                    f"deleted {labels} assignment labels on its old nuggets",
-                )
+            replaced_nuggets_retire(
+                nugget_set, retire=retire_labels, result=result, path=path, line=topic.line, option="--retire-labels"
+            )
             if nugget_set.edited_sets.exists():
                 result.warn(
                     "replaced nugget sets",
@@ -180,7 +179,9 @@ def nuggets_import(
                 )
             nugget_set.kind = kind
             nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
-            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+            # Tabs showing the old list are told it changed.
+            nugget_set.version += 1
+            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job", "version"])
             result.replaced += 1
             to_fill.append((nugget_set, topic))
 

@@ -11,6 +11,7 @@ from assessor.models.collection import (
 )
 from assessor.models.jobs import Job, JobItem, LLMCall, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
+from assessor.models.sources import LabelSource
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ImportBatch",
     "Job",
     "JobItem",
+    "LabelSource",
     "LLMCall",
     "PromptTemplate",
     "Provenance",
