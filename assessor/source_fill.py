@@ -39,9 +39,11 @@ def works_fill(apps: Any, *, family: str, app_label: str, model_name: str, kinds
     name_field = "assigner" if model_name == "AssignmentLabel" else "method"
     for work in AssessorWork.objects.filter(kind__in=list(kinds)):
         name = kinds[work.kind] or work.nugget_set_name
-        source = LabelSource.objects.filter(family=family, name=name, kind="person").first()
-        if source is None:
-            continue
+        source, _ = LabelSource.objects.get_or_create(
+            family=family, name=name, defaults={"kind": "person", "created_by_id": work.created_by_id}
+        )
+        if source.kind != "person":
+            continue  # the name is a file's or an LLM's: the work writes nothing there
         Model.objects.filter(
             **{name_field: name, "created_by_id": work.assessor_id, topic_path: work.topic_id}
         ).update(work=work)

@@ -32,12 +32,13 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from assignment import auto, views
+from assignment import auto, dependents, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from assignment.prompts import ASSIGN
 from assignment.selectors import conditions_list, nugget_scores
+from nuggets.dependents import NuggetDependents, register_nugget_dependents
 from nuggets.parts import nuggets_kind_field, nuggets_name_field
 
 LABEL_LETTERS: dict[str, str] = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
@@ -113,6 +114,14 @@ def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
 
 
 def register() -> None:
+    register_nugget_dependents(
+        NuggetDependents(
+            name="assignment",
+            describe=dependents.labels_describe,
+            retire=dependents.labels_retire,
+            changed=dependents.list_changed,
+        )
+    )
     register_urls("assignment/", "assignment.urls")
     register_urls("judge/", "assignment.judge_urls")
     register_importer(

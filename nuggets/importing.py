@@ -33,8 +33,9 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.models import ImportBatch
-from assignment.models import AssignmentLabel
+from assessor.models import ImportBatch, LabelSource
+from assessor.sources import import_source_claim
+from nuggets.dependents import Change, nugget_list_changed, nuggets_delete, set_dependents
 from nuggets.models import Nugget, NuggetSet
 
 IMPORTANCES = frozenset(Nugget.Importance.values)
@@ -105,6 +106,36 @@ def _difference(stored: NuggetList, new: NuggetList) -> str:
     return "nuggets"
 
 
+def replaced_nuggets_retire(
+    nugget_set: NuggetSet, *, retire: bool, result: JudgmentsImportResult, path: Path, line: int, option: str
+) -> None:
+    """Under --replace: the set's old nuggets go; labels on them are retired only when the organizer says so."""
+    dependents = set_dependents(nugget_set)
+    if dependents and not retire:
+        held = ", ".join(f"{d.labels} of {d.source}" for d in dependents)
+        raise ImportFailure(
+            f"the nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} has labels on its nuggets ({held}); "
+            f"replacing it retires them (kept, not scored) and asks whoever labelled it for the new nuggets: "
+            f"add {option} to replace it",
+            path=path,
+            line=line,
+            field="nuggets",
+        )
+    retired = nuggets_delete(list(nugget_set.nuggets.values_list("pk", flat=True)), reason=Change.REPLACED)
+    if retired:
+        result.warn(
+            "replaced nugget sets",
+            f"{path}, line {line}: replacing nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} "
+            f"retired {retired} labels on its old nuggets",
+        )
+
+
+def replaced_nuggets_announce(nugget_set: NuggetSet, *, user: User | None) -> None:
+    """After a replaced set got its new nuggets: every one is new to whoever labelled the old list."""
+    ids = nugget_set.nuggets.values_list("pk", flat=True)
+    nugget_list_changed(nugget_set, dict.fromkeys(ids, Change.REPLACED), by=user)
+
+
 @transaction.atomic
 def nuggets_import(
     *,
@@ -143,6 +174,7 @@ def nuggets_import(
             stored_lists[set_id].append((text, importance))
 
         to_fill: list[tuple[NuggetSet, TopicNuggets]] = []
+        replaced: list[NuggetSet] = []
         for topic in chunk:
             nugget_set = stored.get(topic.topic_id)
             if nugget_set is None:
@@ -184,6 +216,7 @@ def nuggets_import(
             nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job", "version"])
             result.replaced += 1
             to_fill.append((nugget_set, topic))
+            replaced.append(nugget_set)
 
         made = Nugget.objects.bulk_create(
             Nugget(
@@ -198,6 +231,8 @@ def nuggets_import(
             for position, (text, importance) in enumerate(topic.nuggets)
         )
         result.count_made("nuggets", len(made))
+        for nugget_set in replaced:
+            replaced_nuggets_announce(nugget_set, user=user)
         for _, topic in to_fill:
             if not drafts and len(topic.nuggets) > NuggetSet.MAX_NUGGETS:
                 result.warn(

@@ -8,8 +8,10 @@ def fill(apps, schema_editor):
     AssessorWork = apps.get_model("assessor", "AssessorWork")
     LabelSource = apps.get_model("assessor", "LabelSource")
     for work in AssessorWork.objects.filter(kind__in=["nuggets_manual", "nuggets_auto_edit"]):
-        source = LabelSource.objects.filter(family="nuggets", name=work.nugget_set_name, kind="person").first()
-        if source is not None:
+        source, _ = LabelSource.objects.get_or_create(
+            family="nuggets", name=work.nugget_set_name, defaults={"kind": "person", "created_by_id": work.created_by_id}
+        )
+        if source.kind == "person":
             AssessorWork.objects.filter(pk=work.pk).update(source=source)
 
 

@@ -113,11 +113,12 @@ def _counts() -> dict[str, int]:
         "nist_qrels": Qrel.objects.filter(source__name="nist").count(),
         "runs": Run.objects.count(),
         "answers": Answer.objects.count(),
-        "nugget_sets": NuggetSet.objects.filter(name="auto_edit").count(),
-        "nuggets": Nugget.objects.filter(nugget_set__name="auto_edit").count(),
-        "manual_labels": AssignmentLabel.objects.filter(assigner="manual").count(),
-        "postedit_labels": SupportLabel.objects.filter(method="postedit").count(),
-        "scratch_labels": SupportLabel.objects.filter(method="scratch").count(),
+        # NIST's labels, under the names the demo imports them as (files own them: no person writes there).
+        "nugget_sets": NuggetSet.objects.filter(name="nist", source__kind="file").count(),
+        "nuggets": Nugget.objects.filter(nugget_set__name="nist").count(),
+        "manual_labels": AssignmentLabel.objects.filter(assigner="nist", source__kind="file").count(),
+        "postedit_labels": SupportLabel.objects.filter(method="nist-postedit", source__kind="file").count(),
+        "scratch_labels": SupportLabel.objects.filter(method="nist-scratch", source__kind="file").count(),
     }
 
 

@@ -35,6 +35,13 @@ DEMO_ACCOUNTS = (
     DemoAccount("assessor2", "assessor-demo", Role.ASSESSOR),
 )
 
+# NIST's labels are imported under names of their own: the names of the
+# conditions (manual, scratch, postedit) stay free for the demo assessors' work.
+NIST_NUGGETS = "nist"
+NIST_ASSIGNER = "nist"
+NIST_POSTEDIT = "nist-postedit"
+NIST_SCRATCH = "nist-scratch"
+
 # Work that needs no LLM: the imported NIST labels fill the other conditions
 # of these topics (AutoNuggets+Edits with ManualAssign, and the support
 # method the topic was not judged with).
@@ -58,10 +65,20 @@ def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
     steps += [
         (
             "import_assignments",
-            [str(demo_dir / "nugget_assignment.jl"), "--nuggets", "auto_edit", "--assigner", "manual"],
+            [
+                str(demo_dir / "nugget_assignment.jl"),
+                *("--nuggets", "auto_edit", "--nuggets-name", NIST_NUGGETS),
+                *("--assigner", "manual", "--assigner-name", NIST_ASSIGNER),
+            ],
         ),
-        ("import_support", [str(demo_dir / "support_with_prediction.jsonl"), "--method", "postedit"]),
-        ("import_support", [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch"]),
+        (
+            "import_support",
+            [str(demo_dir / "support_with_prediction.jsonl"), "--method", "postedit", "--name", NIST_POSTEDIT],
+        ),
+        (
+            "import_support",
+            [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch", "--name", NIST_SCRATCH],
+        ),
     ]
     return steps
 
