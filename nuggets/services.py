@@ -695,9 +695,9 @@ def _changes_since_reopening(context: _Context) -> dict[int, str]:
     reopening = (
         NuggetEdit.objects.filter(nugget_set=context.nugget_set, operation="reopen").order_by("-set_version").first()
     )
-    if reopening is None or "nuggets" not in reopening.before:
+    if reopening is None or "texts" not in reopening.before:
         return {}
-    before = {int(nugget_id): text for nugget_id, text in reopening.before["nuggets"].items()}
+    before = {int(nugget_id): text for nugget_id, text in reopening.before["texts"].items()}
     return list_changes(
         before=before,
         nuggets=[(n.pk, n.text, n.origin, context.derived.get(n.pk, [])) for n in context.nuggets],
@@ -742,7 +742,8 @@ def nugget_set_reopen(*, work_id: int, by: User, reason: str = "", confirmed: bo
         operation="reopen",
         before={
             "status": NuggetSet.Status.SUBMITTED,
-            "nuggets": {str(pk): text for pk, text in nugget_set.nuggets.values_list("pk", "text")},
+            # The list as it was submitted (nugget id -> text): its resubmission is compared with it.
+            "texts": {str(pk): text for pk, text in nugget_set.nuggets.values_list("pk", "text")},
         },
         after={"status": NuggetSet.Status.OPEN, "reason": reason},
         set_version=nugget_set.version,

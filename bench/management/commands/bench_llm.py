@@ -26,8 +26,8 @@ from django.db import connection, transaction
 from assessor.jobs.engine import job_dispatch, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Answer, ImportBatch, Job, LabelSource, Run, Topic
-from assessor.sources import source_claim
 from assessor.project.celery import app as celery_app
+from assessor.sources import source_claim
 from assignment.auto import auto_assign_job_create
 from nuggets.models import Nugget, NuggetSet
 
