@@ -199,7 +199,7 @@ def test_a_stored_set_with_another_list_is_an_error_unless_replace(write_file, t
     assert list(RetiredAssignmentLabel.objects.values_list("nugget_text", "label", "reason")) == [
         ("Cats purr", "support", "replaced")
     ]
-    assert "deleted 1 assignment labels" in result.warnings[0]
+    assert "retired 1 labels" in result.warnings[0]
 
 
 def test_a_stored_set_of_another_kind_is_an_error(write_file, topics):
