@@ -134,6 +134,8 @@ class ScoreSource:
     leaderboard_url: str
     leaderboard_label: str
     downloads: tuple[Download, ...] = ()
+    # What keeps its scores from being final (open work, running jobs, stale labels), in sentences.
+    notes: Callable[[], list[str]] = lambda: []
 
 
 @dataclass(frozen=True)

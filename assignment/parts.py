@@ -37,7 +37,7 @@ from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from assignment.prompts import ASSIGN
-from assignment.selectors import conditions_list, nugget_scores
+from assignment.selectors import condition_notes, conditions_list, nugget_scores
 from nuggets.dependents import NuggetDependents, register_nugget_dependents
 from nuggets.parts import nuggets_kind_field, nuggets_name_field
 
@@ -78,6 +78,7 @@ def _condition_sources() -> list[ScoreSource]:
                 Download("assignments", reverse("collection:download_assignments", args=[nuggets, assigner])),
                 Download("nuggets", reverse("collection:download_nuggets", args=[nuggets])),
             ),
+            notes=partial(condition_notes, nuggets=nuggets, assigner=assigner),
         )
         for nuggets, assigner in conditions_list()
     ]

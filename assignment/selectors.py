@@ -16,8 +16,9 @@ from collections import defaultdict
 from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.scores import Scores
-from assessor.models import Answer
-from assessor.work.lifecycle import labels_counted
+from assessor.models import Answer, AssessorWork, Job, LabelSource
+from assessor.work.lifecycle import labels_counted, open_work_notes, running_job_notes
+from assessor.work.services import NUGGET_KINDS
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
 from nuggets.models import Nugget
@@ -167,3 +168,31 @@ def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, in
     """(answer id, nugget id) -> label, for every label of the condition."""
     rows = condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")
     return {(answer_id, nugget_id): label for answer_id, nugget_id, label in rows}
+
+
+def condition_notes(*, nuggets: str, assigner: str) -> list[str]:
+    """What keeps a condition's scores from being final: open work, running jobs, stale LLM labels."""
+    notes = open_work_notes(
+        AssessorWork.objects.filter(kind__in=NUGGET_KINDS, nugget_set_name=nuggets), what=f"The nugget list {nuggets!r}"
+    )
+    notes += open_work_notes(
+        AssessorWork.objects.filter(
+            kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name=nuggets, source__name=assigner
+        ),
+        what=f"ManualAssign into {assigner!r}",
+    )
+    notes += running_job_notes(kind=Job.Kind.AUTO_ASSIGN, name=assigner)
+    source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=assigner).first()
+    stale = sorted(source.stale.get(nuggets, {})) if source is not None else []
+    if stale:
+        notes.append(
+            f"Stale: the nugget lists of {len(stale)} topic(s) ({', '.join(stale[:5])}) changed since {assigner!r} "
+            "labelled them; re-run the affected items."
+        )
+    return notes
+
+
+def assigner_is_stale(assigner: str) -> bool:
+    return LabelSource.objects.filter(
+        family=LabelSource.Family.ASSIGNMENT, name=assigner, kind=LabelSource.Kind.LLM
+    ).exclude(stale={}).exists()

@@ -35,7 +35,7 @@ from support import auto, views
 from support.importing import support_import
 from support.models import SupportLabel
 from support.prompts import SUPPORT
-from support.selectors import support_methods_list, support_scores
+from support.selectors import method_notes, support_methods_list, support_scores
 
 SUPPORT_CODES: dict[int, str] = {
     SupportLabel.Label.FS: "FS",
@@ -71,6 +71,7 @@ def _method_sources() -> list[ScoreSource]:
                 Download("scores", reverse("collection:download_support_scores", args=[method])),
                 Download("labels", reverse("collection:download_support", args=[method])),
             ),
+            notes=partial(method_notes, method=method),
         )
         for method in support_methods_list()
     ]

@@ -9,11 +9,12 @@ the database counts per answer, support.scoring computes.
 from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.scores import Scores
-from assessor.models import Answer, Sentence
-from assessor.work.lifecycle import labels_counted
+from assessor.models import Answer, AssessorWork, Job, Sentence
+from assessor.work.lifecycle import labels_counted, open_work_notes, running_job_notes
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
+WORK_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
 # Up to this many ids go in an IN list; beyond, the whole table is read and filtered in Python.
 IN_LIST_LIMIT = 900
 
@@ -91,3 +92,11 @@ def support_label_pairs(*, method: str) -> dict[int, int]:
     """citation id -> label (-1..2), for the method's labels on first citations."""
     labels = counted_labels().filter(method=method, citation__position=0).order_by()
     return dict(labels.values_list("citation_id", "label"))
+
+
+def method_notes(*, method: str) -> list[str]:
+    """What keeps a method's scores from being final: open work and running jobs."""
+    notes = open_work_notes(
+        AssessorWork.objects.filter(kind__in=WORK_KINDS, source__name=method), what=f"Support judging into {method!r}"
+    )
+    return notes + running_job_notes(kind=Job.Kind.AUTO_SUPPORT, name=method)

@@ -20,7 +20,7 @@ OPEN_PARAMETER = "open"
 def wants_open_work(request: HttpRequest) -> bool:
     if request.GET.get(OPEN_PARAMETER) != "1" or not request.user.is_authenticated:
         return False
-    return user_role(request.user) in (Role.ORGANIZER, Role.ADMIN)  # type: ignore[arg-type]
+    return user_role(request.user) in (Role.ORGANIZER, Role.ADMIN)
 
 
 class IncludeOpenWorkMiddleware:

@@ -86,3 +86,25 @@ def counted_sql(alias: str = "") -> str:
         f"({alias}work_id IS NULL OR {alias}work_id IN (SELECT id FROM {work} WHERE status = '{submitted}')) AND "
         f"({alias}job_id IS NULL OR {alias}job_id IN (SELECT id FROM {jobs} WHERE status IN ({finished})))"
     )
+
+
+def open_work_notes(works: QuerySet[AssessorWork], *, what: str) -> list[str]:
+    """What an organizer must know of a source's human work that is not final, in sentences."""
+    notes = []
+    open_work = works.exclude(status=AssessorWork.Status.SUBMITTED)
+    topics = sorted(open_work.values_list("topic_id", flat=True))
+    counted = "counted as provisional" if _include_open.get() else "not counted"
+    if topics:
+        notes.append(f"{what} is still open on {len(topics)} topic(s) ({', '.join(topics[:5])}): {counted}.")
+    partly = sorted(open_work.exclude(redo={}).values_list("topic_id", flat=True))
+    if partly:
+        notes.append(f"{what} is reopened for changed nuggets on {len(partly)} topic(s) ({', '.join(partly[:5])}).")
+    return notes
+
+
+def running_job_notes(*, kind: str, name: str) -> list[str]:
+    jobs = list(_unfinished_jobs().filter(kind=kind, output_name=name).values_list("pk", flat=True))
+    if not jobs:
+        return []
+    counted = "counted as provisional" if _include_open.get() else "not counted until it finishes"
+    return [f"Job {', '.join(map(str, jobs))} still writes into it: its labels are {counted}."]
