@@ -93,8 +93,13 @@ class AssignPage:
         return self.total_answers * len(self.nuggets)
 
     @property
-    def rows(self) -> list[tuple[int, Nugget, str]]:
-        return [(i + 1, n, self.labels.get(n.pk, "")) for i, n in enumerate(self.nuggets)]
+    def rows(self) -> list[tuple[int, Nugget, str, str]]:
+        """(number, nugget, the assessor's label, why it is to be labelled again: "" when the whole work is open,
+        "kept" for a nugget that did not change in a work reopened for the changed ones)."""
+        return [
+            (i + 1, n, self.labels.get(n.pk, ""), self.redo.get(n.pk, "kept") if self.redo else "")
+            for i, n in enumerate(self.nuggets)
+        ]
 
     @property
     def answer_complete(self) -> bool:
