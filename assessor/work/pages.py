@@ -88,16 +88,16 @@ def label_response(
         saved = save()
     except JudgeError as error:
         return refused(
-            request, error.message, status=error.status, back=back, current=error.current, state=work_state(work_id)
+            request, error.message, status=error.status, back=back, current=error.current, state=work_state(work_id, request.user)
         )
     if wants_json(request):
-        return JsonResponse({"label": saved.label, **work_state(work_id)})
+        return JsonResponse({"label": saved.label, **work_state(work_id, request.user)})
     return redirect(back)
 
 
-def work_state(work_id: int) -> dict[str, str]:
-    """The work's status and active time as the judging pages show them."""
-    work = AssessorWork.objects.only("status", "active_seconds").filter(pk=work_id).first()
+def work_state(work_id: int, user: User) -> dict[str, str]:
+    """The status and active time of the assessor's own work, as the judging pages show them."""
+    work = AssessorWork.objects.only("status", "active_seconds").filter(pk=work_id, assessor=user).first()
     if work is None:
         return {}
     return {"status": work.get_status_display(), "time": duration_label(work.active_seconds)}
