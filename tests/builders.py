@@ -108,7 +108,7 @@ def make_nugget_set(
         nuggets = [(f"nugget {position}", importance) for position, importance in enumerate(importances)]
     batch = batch or make_batch(kind=ImportBatch.Kind.NUGGETS)
     nugget_set = NuggetSet.objects.create(
-        topic=topic, kind=kind, name=name, source=source_of("nuggets", name), imported_from=batch
+        topic=topic, kind=kind, name=name, source=source_of("nuggets", name, imported_from=batch), imported_from=batch
     )
     for position, (text, importance) in enumerate(nuggets):
         Nugget.objects.create(
@@ -124,9 +124,10 @@ def nuggets_of(nugget_set: NuggetSet) -> list[Nugget]:
 def make_assignment_label(
     answer: Answer, nugget: Nugget, value: str, *, assigner: str = "manual", kind: str = "manual"
 ) -> AssignmentLabel:
+    batch = make_batch(kind="assignments")
     return AssignmentLabel.objects.create(
         answer=answer, nugget=nugget, assigner=assigner, assigner_kind=kind, label=value,
-        source=source_of("assignment", assigner), imported_from=make_batch(kind="assignments"),
+        source=source_of("assignment", assigner, imported_from=batch), imported_from=batch,
     )  # fmt: skip
 
 
@@ -135,9 +136,10 @@ def make_support_label(
 ) -> SupportLabel:
     """A label on the first citation of the answer's sentence."""
     citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=0)
+    batch = make_batch(kind="support")
     return SupportLabel.objects.create(
-        citation=citation, method=method, method_kind=kind, label=value, source=source_of("support", method),
-        imported_from=make_batch(kind="support"),
+        citation=citation, method=method, method_kind=kind, label=value,
+        source=source_of("support", method, imported_from=batch), imported_from=batch,
     )
 
 
