@@ -39,8 +39,9 @@ def labels_describe(nugget_ids: Sequence[int]) -> list[Dependent]:
     ]
 
 
-def labels_retire(nugget_ids: Sequence[int], reason: str) -> int:
-    """Move the labels of these nuggets to the record of retired labels."""
+def labels_retire(nugget_ids: Sequence[int], reason: str, texts: Mapping[int, str] | None = None) -> int:
+    """Move the labels of these nuggets to the record of retired labels (with the nugget's text they were
+    made for: `texts`, where it has changed since)."""
     labels = list(
         AssignmentLabel.objects.filter(nugget_id__in=nugget_ids).select_related(
             "nugget", "created_by", "imported_from"
@@ -50,7 +51,7 @@ def labels_retire(nugget_ids: Sequence[int], reason: str) -> int:
         RetiredAssignmentLabel(
             answer_id=label.answer_id,
             nugget_id=label.nugget_id,
-            nugget_text=label.nugget.text,
+            nugget_text=(texts or {}).get(label.nugget_id, label.nugget.text),
             nugget_set_id=label.nugget.nugget_set_id,
             source_id=label.source_id,
             assigner=label.assigner,
@@ -72,10 +73,12 @@ def _changes_text(changes: Mapping[int, str], numbers: Mapping[int, int]) -> str
     return ", ".join(parts)
 
 
-def list_changed(nugget_set: NuggetSet, changes: Mapping[int, str], by: User | None) -> list[str]:
+def list_changed(
+    nugget_set: NuggetSet, changes: Mapping[int, str], by: User | None, before: Mapping[int, str]
+) -> list[str]:
     """Retire what no longer holds, reopen the people's work and mark the LLMs stale, for the changed nuggets."""
     done: list[str] = []
-    retired = labels_retire([n for n, why in changes.items() if why in RETIRED_CHANGES], Change.REWORDED)
+    retired = labels_retire([n for n, why in changes.items() if why in RETIRED_CHANGES], Change.REWORDED, before)
     if retired:
         done.append(f"{retired} label(s) of reworded nuggets retired")
     relabel = {nugget_id: why for nugget_id, why in changes.items() if why != Change.REMOVED}

@@ -42,8 +42,8 @@ class NuggetDependents:
     describe: Callable[[Sequence[int]], list[Dependent]]
     # (nugget ids, reason) -> how many labels were retired
     retire: Callable[[Sequence[int], str], int]
-    # (the resubmitted set, nugget id -> Change, who) -> what was done, in sentences for the organizer
-    changed: Callable[[NuggetSet, Mapping[int, str], User | None], list[str]]
+    # (the resubmitted set, nugget id -> Change, who, nugget id -> its text before) -> what was done, in sentences
+    changed: Callable[[NuggetSet, Mapping[int, str], User | None, Mapping[int, str]], list[str]]
 
 
 _dependents: list[NuggetDependents] = []
@@ -74,11 +74,16 @@ def nuggets_delete(nugget_ids: Sequence[int], *, reason: str = Change.REMOVED) -
     return retired
 
 
-def nugget_list_changed(nugget_set: NuggetSet, changes: Mapping[int, str], *, by: User | None) -> list[str]:
-    """Tell every dependent which nuggets changed (after a resubmission or a replacement)."""
+def nugget_list_changed(
+    nugget_set: NuggetSet, changes: Mapping[int, str], *, by: User | None, before: Mapping[int, str] | None = None
+) -> list[str]:
+    """Tell every dependent which nuggets changed (after a resubmission or a replacement).
+
+    `before`: the nuggets' texts as they were labelled, kept with the labels a rewording retires.
+    """
     if not changes:
         return []
-    return [line for d in _dependents for line in d.changed(nugget_set, changes, by)]
+    return [line for d in _dependents for line in d.changed(nugget_set, changes, by, before or {})]
 
 
 def list_changes(

@@ -677,12 +677,15 @@ def nugget_set_submit(
     )
     NuggetSet.objects.filter(pk=context.nugget_set.pk).update(status=NuggetSet.Status.SUBMITTED)
     context.nugget_set.status = NuggetSet.Status.SUBMITTED
-    changes = _changes_since_reopening(context)
+    before = _texts_at_reopening(context)
+    changes = list_changes(
+        before=before, nuggets=[(n.pk, n.text, n.origin, context.derived.get(n.pk, [])) for n in context.nuggets]
+    ) if before is not None else {}  # fmt: skip
     work_submit_mark(
         work=context.work, user=user, detail={"nuggets": len(context.nuggets), "changes": _changes_json(changes)}
     )
     # After the work is marked: the dependents may reopen work of their own and want the list submitted.
-    nugget_list_changed(context.nugget_set, changes, by=user)
+    nugget_list_changed(context.nugget_set, changes, by=user, before=before)
     return result
 
 
@@ -690,18 +693,14 @@ def _changes_json(changes: dict[int, str]) -> dict[str, str]:
     return {str(nugget_id): change for nugget_id, change in sorted(changes.items())}
 
 
-def _changes_since_reopening(context: _Context) -> dict[int, str]:
-    """How the list changed since the organizer last reopened it (nothing on a first submit)."""
+def _texts_at_reopening(context: _Context) -> dict[int, str] | None:
+    """The list (nugget id -> text) as it was when the organizer last reopened it; None before any reopening."""
     reopening = (
         NuggetEdit.objects.filter(nugget_set=context.nugget_set, operation="reopen").order_by("-set_version").first()
     )
     if reopening is None or "texts" not in reopening.before:
-        return {}
-    before = {int(nugget_id): text for nugget_id, text in reopening.before["texts"].items()}
-    return list_changes(
-        before=before,
-        nuggets=[(n.pk, n.text, n.origin, context.derived.get(n.pk, [])) for n in context.nuggets],
-    )
+        return None
+    return {int(nugget_id): text for nugget_id, text in reopening.before["texts"].items()}
 
 
 class DependentsUnconfirmed(WorkError):
