@@ -143,3 +143,11 @@ def test_exports_refuse_open_work_unless_included_and_warn(tmp_path):
         f"warning: Support judging into 'scratch' is still open on 1 topic(s) ({scenario.topic.pk})" in err.getvalue()
     )
     assert "counted as provisional" in err.getvalue()
+
+
+def test_progress_pages_mark_open_work_provisional(client):
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    client.force_login(scenario.organizer)
+    row = client.get(reverse("support:organize")).content.decode().split(f'id="support-{work.pk}"')[1].split("</tr>")[0]
+    assert "provisional" in row
