@@ -31,7 +31,7 @@ from metaeval.comparison import (
 from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import SourceError, source_describe, source_parse, sources_list
+from metaeval.sources import SourceError, source_describe, source_notes, source_parse, sources_list
 from metaeval.stats import Confusion, TauOptions, nan_as_none, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
@@ -191,6 +191,7 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
                 describe_columns += [key for key in values if key not in describe_columns]
             context.update(
                 comparison=comparison,
+                notes=source_notes(comparison.a) + source_notes(comparison.b),
                 metric=metric,
                 metric_choices=[tau.metric for tau in comparison.taus],
                 taus=[

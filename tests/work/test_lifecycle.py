@@ -6,11 +6,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Citation, Job
+from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
 from assessor.work.judging import judge_work_reopen
 from assessor.work.lifecycle import open_work_included
 from assessor.work.roles import Role
 from assignment.selectors import conditions_list, nugget_scores
+from metaeval.qrels_agreement import qrels_grades
 from support import services
 from support.judging import SUPPORT_KINDS, topic_pairs
 from support.models import SupportLabel
@@ -151,3 +152,31 @@ def test_progress_pages_mark_open_work_provisional(client):
     client.force_login(scenario.organizer)
     row = client.get(reverse("support:organize")).content.decode().split(f'id="support-{work.pk}"')[1].split("</tr>")[0]
     assert "provisional" in row
+
+
+def test_the_run_page_and_the_meta_evaluation_flag_open_work(client):
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    services.support_label_save(
+        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
+        expected_version=work.version,
+    )  # fmt: skip
+    client.force_login(scenario.organizer)
+    run_id = scenario.answers[0].run.run_id
+    page = client.get(reverse("collection:run", args=[run_id]), {"open": "1"}).content.decode()
+    assert "Provisional:" in page and "is still open on 1 topic(s)" in page
+    page = client.get(reverse("metaeval:index"), {"a": "support:scratch", "b": "support:scratch", "open": "1"})
+    assert "is still open on 1 topic(s)" in page.content.decode()
+
+
+def test_grades_of_a_running_relevance_job_are_provisional():
+    topic = make_topic()
+    segment = make_segment()
+    job = Job.objects.create(kind=Job.Kind.UMBRELA, output_name="umb", model="m", status=Job.Status.RUNNING)
+    source = QrelSource.objects.create(name="umb", job=job, source=source_of("qrels", "umb", kind="llm"))
+    Qrel.objects.create(source=source, topic=topic, segment=segment, grade=2, job=job)
+    assert qrels_grades("umb") == {}
+    with open_work_included():
+        assert qrels_grades("umb") == {(topic.pk, segment.pk): 2}
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    assert qrels_grades("umb") == {(topic.pk, segment.pk): 2}
