@@ -111,7 +111,8 @@ class WorkPage:
 
     kind: str  # an AssessorWork.Kind value
     url_name: str
-    give: WorkGive | None = None  # None: the shared `work_give`
+    # How it is given with its defaults: the app's service, which claims the source its labels go into.
+    give: WorkGive
 
 
 # --- scores ---------------------------------------------------------------------------------

@@ -6,11 +6,12 @@ from functools import partial
 from urllib.parse import urlencode
 
 from django import forms
+from django.contrib.auth.models import User
 from django.db.models import Count
 from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
-from assessor.models import AssessorWork, Job
+from assessor.models import AssessorWork, Job, Topic
 from assessor.registry import (
     AnswerBadges,
     Badge,
@@ -35,6 +36,7 @@ from assessor.registry import (
 from assignment import auto, dependents, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
+from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from assignment.prompts import ASSIGN
 from assignment.selectors import condition_notes, conditions_list, nugget_scores
@@ -114,6 +116,11 @@ def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
     }
 
 
+def _work_give(*, topic: Topic, assessor: User, kind: str, by: User | None) -> AssessorWork:
+    """ManualAssign with its defaults: the topic's only nugget list made by a person, the assigner `manual`."""
+    return assign_work_give(topic=topic, assessor=assessor, by=by)
+
+
 def register() -> None:
     register_nugget_dependents(
         NuggetDependents(
@@ -157,7 +164,7 @@ def register() -> None:
         ),
         Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
     )
-    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign"))
+    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign", give=_work_give))
     register_score_family(
         ScoreFamily(
             name="conditions",

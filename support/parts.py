@@ -36,6 +36,7 @@ from support.importing import support_import
 from support.models import SupportLabel
 from support.prompts import SUPPORT
 from support.selectors import method_notes, support_methods_list, support_scores
+from support.services import support_work_give
 
 SUPPORT_CODES: dict[int, str] = {
     SupportLabel.Label.FS: "FS",
@@ -128,7 +129,7 @@ def register() -> None:
         Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
     )
     for kind in (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT):
-        register_work_page(WorkPage(kind=kind, url_name="support:judge"))
+        register_work_page(WorkPage(kind=kind, url_name="support:judge", give=support_work_give))
     register_score_family(
         ScoreFamily(
             name="methods",

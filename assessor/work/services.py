@@ -45,8 +45,8 @@ def work_give(
     assessor: User,
     kind: str,
     by: User | None,
+    source: LabelSource,
     nugget_set_name: str = "",
-    source: LabelSource | None = None,
 ) -> AssessorWork:
     """Give a topic's work of one kind to an assessor.
 

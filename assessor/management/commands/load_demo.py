@@ -10,14 +10,13 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from assessor.collection.importing.base import statistics_refresh
 from assessor.models import AssessorWork, Topic
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
-from assessor.work.services import work_give
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 
@@ -106,10 +105,12 @@ def demo_work_ensure() -> int:
         if topic is None or AssessorWork.objects.filter(topic=topic, kind=kind).exists():
             continue
         assessor = User.objects.get(username=username)
-        # The app that does the work gives it (ManualNuggets opens the topic's empty nugget set too).
+        # The app that does the work gives it (ManualNuggets opens the topic's empty nugget set too, and
+        # every kind claims the people's source its labels go into).
         page = registry.work_page(kind)
-        give = page.give if page is not None and page.give is not None else work_give
-        give(topic=topic, assessor=assessor, kind=kind, by=organizer)
+        if page is None:
+            raise CommandError(f"no part of the project does {kind} work")
+        page.give(topic=topic, assessor=assessor, kind=kind, by=organizer)
         added += 1
     return added
 
