@@ -26,6 +26,7 @@ from assessor.models import (
     Qrel,
     QrelSource,
     Run,
+    RunAlias,
     Segment,
     Sentence,
     Topic,
@@ -114,6 +115,19 @@ class RunAdmin(admin.ModelAdmin):
     search_fields = ("run_id",)
     readonly_fields = ("created_at", "imported_from")
     list_select_related = ("imported_from",)
+
+
+@admin.register(RunAlias)
+class RunAliasAdmin(admin.ModelAdmin):
+    """Aliases are made by joining runs (`join_runs`, the run page), which moves answers with them: a record here."""
+
+    list_display = ("alias", "run", "joined_from", "answers_moved", "created_by", "created_at")
+    search_fields = ("alias", "run__run_id", "joined_from")
+    list_select_related = ("run", "created_by")
+    readonly_fields = ("alias", "run", "joined_from", "answers_moved", "created_by", "created_at")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 class SentenceInline(admin.TabularInline):

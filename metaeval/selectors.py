@@ -5,13 +5,13 @@ label pairs are counted in the database (one row per label pair), never
 fetched label by label, so a matrix over a million labels stays fast.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from django.db import connection
 from django.db.models import Count
 
-from assessor.collection.runs import AmbiguousRun, run_match
+from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.collection.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assessor.models import Citation, Run
 from assessor.work.lifecycle import counted_sql
@@ -41,12 +41,14 @@ def _metric_order(metrics: set[str]) -> tuple[str, ...]:
 
 
 def _stored_run_ids(run_ids: set[str]) -> dict[str, str]:
-    """A table's run ids mapped to the collection's (team prefixes differ between files); unknown ones kept."""
-    stored = list(Run.objects.values_list("run_id", flat=True))
+    """A table's run ids mapped to the collection's (team prefixes differ between files, and a joined
+    run's old id is an alias); unknown ones kept."""
+    stored = set(Run.objects.values_list("run_id", flat=True))
+    aliases = run_aliases()
     mapping = {}
     for run_id in run_ids:
         try:
-            mapping[run_id] = run_match(run_id, stored) or run_id
+            mapping[run_id] = run_match(run_id, stored, aliases) or run_id
         except AmbiguousRun:
             mapping[run_id] = run_id
     return mapping
@@ -60,13 +62,17 @@ def score_table_scores(*, name: str) -> Scores:
         raise LookupError(f"no score table named {name!r}; tables: {known}")
     rows = list(table.scores.order_by().values_list("run_id", "topic_id", "metric", "value"))
     run_ids = _stored_run_ids({row[0] for row in rows})
+    # Two of the table's ids naming one run (the halves of a joined run): each `all` row is the mean
+    # of one half only, so that run's mean is computed from the per-topic rows instead.
+    named = Counter(run_ids.values())
     per_topic: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     run_means: dict[str, dict[str, float]] = defaultdict(dict)
     metrics: set[str] = set()
     for run_id, topic_id, metric, value in rows:
         metrics.add(metric)
         if topic_id == ALL_TOPICS:
-            run_means[run_ids[run_id]][metric] = value
+            if named[run_ids[run_id]] == 1:
+                run_means[run_ids[run_id]][metric] = value
         else:
             per_topic[(run_ids[run_id], topic_id)][metric] = value
     topics = sorted({topic for _, topic in per_topic})

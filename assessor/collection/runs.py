@@ -1,14 +1,16 @@
 """Matching run ids across files.
 
-The rule: an incoming run id matches a stored one when they are equal, or when
-one is the other with a team prefix in front, ending in a dot
-(`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`). An exact match wins; otherwise
-more than one candidate is an ambiguity, and an error.
+The rule: an incoming run id matches a stored one when they are equal, when it
+is an alias of it (the id of a run joined into it, `RunAlias`), or when one is
+the other with a team prefix in front, ending in a dot
+(`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`); the prefix rule applies to
+aliases too. An exact id wins, then an exact alias; otherwise candidates naming
+more than one run are an ambiguity, and an error.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from assessor.models import Run
+from assessor.models import Run, RunAlias
 
 
 class AmbiguousRun(LookupError):
@@ -19,14 +21,28 @@ def run_ids_match(a: str, b: str) -> bool:
     return a == b or a.endswith("." + b) or b.endswith("." + a)
 
 
-def run_match(run_id: str, stored_ids: Iterable[str]) -> str | None:
-    """The stored id that `run_id` names, or None; raises AmbiguousRun for several."""
-    candidates = [stored for stored in stored_ids if run_ids_match(run_id, stored)]
-    if run_id in candidates:
+def run_aliases() -> dict[str, str]:
+    """Every alias with the id of the run it names (aliases number like runs: hundreds at most)."""
+    return dict(RunAlias.objects.values_list("alias", "run__run_id"))
+
+
+def run_match(run_id: str, stored_ids: Iterable[str], aliases: Mapping[str, str] | None = None) -> str | None:
+    """The stored id that `run_id` names, or None; raises AmbiguousRun for several.
+
+    `aliases` maps other ids to stored ones (`run_aliases()`); without it only ids match.
+    """
+    stored_ids = set(stored_ids)
+    aliases = aliases or {}
+    if run_id in stored_ids:
         return run_id
+    # An alias is checked before the prefix rule: it is an id the run had, as exact as its own.
+    if run_id in aliases and aliases[run_id] in stored_ids:
+        return aliases[run_id]
+    candidates = {stored for stored in stored_ids if run_ids_match(run_id, stored)}
+    candidates |= {stored for alias, stored in aliases.items() if stored in stored_ids and run_ids_match(run_id, alias)}
     if len(candidates) > 1:
         raise AmbiguousRun(f"run id {run_id!r} matches several stored runs: {', '.join(sorted(candidates))}")
-    return candidates[0] if candidates else None
+    return candidates.pop() if candidates else None
 
 
 def published_remember(run: Run, seen_id: str) -> None:
@@ -52,11 +68,12 @@ class RunResolver:
 
     def __init__(self) -> None:
         self.runs: dict[str, Run] = {run.run_id: run for run in Run.objects.all()}
+        self.aliases = run_aliases()
         self._cache: dict[str, Run | None] = {}
 
     def find(self, run_id: str) -> Run | None:
         if run_id not in self._cache:
-            stored = run_match(run_id, self.runs)
+            stored = run_match(run_id, self.runs, self.aliases)
             run = self.runs[stored] if stored else None
             if run is not None:
                 published_remember(run, run_id)

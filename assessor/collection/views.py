@@ -7,17 +7,19 @@ downloads) comes from `assessor.registry`.
 import tempfile
 from pathlib import Path
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from assessor.collection import selectors
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
 from assessor.collection.importing.base import ImportFailure, statistics_refresh
 from assessor.collection.pages import download_response
+from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
-from assessor.models import QrelSource, Run, Topic
+from assessor.models import QrelSource, Run, RunAlias, Topic
 from assessor.registry import registry
 from assessor.work.roles import organizer_required
 
@@ -65,10 +67,49 @@ def run_list(request: AuthenticatedRequest) -> HttpResponse:
 
 @organizer_required
 def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, run_id=run_id)
+    run = Run.objects.filter(run_id=run_id).first()
+    if run is None:
+        # The id of a run joined into another: its page is the other run's.
+        alias = get_object_or_404(RunAlias.objects.select_related("run"), alias=run_id)
+        return redirect("collection:run", alias.run.run_id)
     sections, missing = selectors.run_score_sections(run=run)
-    context = {"run": run, "answers": selectors.run_answers(run=run), "sections": sections, "missing": missing}
+    context = {
+        "run": run,
+        "answers": selectors.run_answers(run=run),
+        "sections": sections,
+        "missing": missing,
+        "aliases": list(run.aliases.select_related("created_by")),
+        "other_run_ids": list(Run.objects.exclude(pk=run.pk).values_list("run_id", flat=True)),
+    }
     return render(request, "collection/run_detail.html", context)
+
+
+@organizer_required
+def run_join(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
+    """Join another run into this one: GET shows what would move, POST (the confirmation) joins."""
+    run = get_object_or_404(Run, run_id=run_id)
+    merge = (request.POST.get("merge") if request.method == "POST" else request.GET.get("merge")) or ""
+    context: dict = {"run": run, "merge": merge.strip(), "plan": None, "refusal": None}
+    if not merge.strip():
+        context["refusal"] = "Name the run to join into this one."
+        return render(request, "collection/run_join.html", context, status=400)
+    if request.method == "POST":
+        try:
+            result = runs_join(keep=run.run_id, merge=merge, by=request.user)
+        except RunJoinRefused as refusal:
+            context["refusal"] = str(refusal)
+        else:
+            messages.success(request, result.summary())
+            return redirect("collection:run", result.keep)
+    else:
+        try:
+            context["plan"] = join_plan(keep=run.run_id, merge=merge)
+        except RunJoinRefused as refusal:
+            context["refusal"] = str(refusal)
+        else:
+            context["refusal"] = context["plan"].refusal if context["plan"].conflicts else None
+    status = 409 if context["refusal"] else 200
+    return render(request, "collection/run_join.html", context, status=status)
 
 
 # --- Leaderboards --------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Turning the --topics / --runs of a launch into stored rows, with clear errors."""
 
-from assessor.collection.runs import AmbiguousRun, run_match
+from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Run, Topic
 
@@ -17,15 +17,16 @@ def topics_select(topic_ids: list[str] | None) -> list[Topic]:
 
 
 def runs_select(run_ids: list[str] | None) -> list[Run]:
-    """The named runs (all when None or empty); ids match as in every import (team prefixes)."""
+    """The named runs (all when None or empty); ids match as in every import (team prefixes, aliases)."""
     runs = {run.run_id: run for run in Run.objects.order_by("run_id")}
     if not run_ids:
         return list(runs.values())
     selected: list[Run] = []
     unknown = []
+    aliases = run_aliases()
     for run_id in run_ids:
         try:
-            stored = run_match(run_id, runs)
+            stored = run_match(run_id, runs, aliases)
         except AmbiguousRun as exc:
             raise JobRequestInvalid(str(exc)) from None
         if stored is None:

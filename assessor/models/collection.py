@@ -1,5 +1,6 @@
 """The evaluation collection: topics, segments, qrels, runs and their answers."""
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -99,9 +100,9 @@ class Qrel(models.Model):
 class Run(models.Model):
     """A system's answers, one per topic.
 
-    Run ids are matched across files by `assessor.collection.runs.run_resolve`: an id
-    matches a stored one that equals it, or that differs only by a team
-    prefix (`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`).
+    Run ids are matched across files by `assessor.collection.runs`: an id
+    matches a stored one that equals it, an alias of it (`RunAlias`), or one
+    that differs only by a team prefix (`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`).
     """
 
     run_id = models.CharField(max_length=200, unique=True)
@@ -117,6 +118,31 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return self.run_id
+
+
+class RunAlias(models.Model):
+    """Another id that names a run: the id of a run joined into it (`assessor.collection.run_join`).
+
+    Imports resolve an alias to its run, so a file naming the old id lands on
+    the joined run. An alias never equals a stored run's id (the join checks it).
+    """
+
+    alias = models.CharField(max_length=200, unique=True)
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="aliases")
+    # The id of the run whose answers a join moved into `run` (that run is deleted, so kept as text).
+    joined_from = models.CharField(max_length=200, blank=True, default="")
+    answers_moved = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["alias"]
+        verbose_name_plural = "run aliases"
+
+    def __str__(self) -> str:
+        return f"{self.alias} -> {self.run}"
 
 
 class Answer(models.Model):

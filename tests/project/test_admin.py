@@ -16,6 +16,7 @@ from assessor.models import (
     JobItem,
     LLMCall,
     PromptTemplate,
+    RunAlias,
     WorkEvent,
     WorkOperation,
 )
@@ -56,7 +57,9 @@ def one_of_everything(superuser):
     topic = make_topic("2024-1", query="how do bees see colour")
     segment = make_segment("doc_a#0_0", text="Bees see ultraviolet light.")
     make_qrel(topic, segment, grade=2, source="nist")
-    answer = make_answer(make_run("team.good"), topic, [("Bees see ultraviolet.", [segment])])
+    run = make_run("team.good")
+    answer = make_answer(run, topic, [("Bees see ultraviolet.", [segment])])
+    RunAlias.objects.create(alias="good-old", run=run, joined_from="good-old", answers_moved=1, created_by=superuser)
     batch = make_batch(kind="nuggets")
     nugget_set = NuggetSet.objects.create(
         topic=topic, kind="auto_edit", name="auto_edit", source=source_of("nuggets", "auto_edit"), imported_from=batch
