@@ -28,7 +28,9 @@ def sources_fill(apps: Any, *, family: str, app_label: str, model_name: str, nam
         rows.update(source=source)
 
 
-def works_fill(apps: Any, *, family: str, app_label: str, model_name: str, kinds: dict[str, str], topic_path: str) -> None:
+def works_fill(
+    apps: Any, *, family: str, app_label: str, model_name: str, kinds: dict[str, str], topic_path: str
+) -> None:
     """Point each person's label at the work it was made in, and the work at its source.
 
     kinds: the work kind -> the name its labels were stored under ("" : the work's own name field).
@@ -44,7 +46,7 @@ def works_fill(apps: Any, *, family: str, app_label: str, model_name: str, kinds
         )
         if source.kind != "person":
             continue  # the name is a file's or an LLM's: the work writes nothing there
-        Model.objects.filter(
-            **{name_field: name, "created_by_id": work.assessor_id, topic_path: work.topic_id}
-        ).update(work=work)
+        Model.objects.filter(**{name_field: name, "created_by_id": work.assessor_id, topic_path: work.topic_id}).update(
+            work=work
+        )
         AssessorWork.objects.filter(pk=work.pk).update(source=source)

@@ -43,9 +43,7 @@ def labels_retire(nugget_ids: Sequence[int], reason: str, texts: Mapping[int, st
     """Move the labels of these nuggets to the record of retired labels (with the nugget's text they were
     made for: `texts`, where it has changed since)."""
     labels = list(
-        AssignmentLabel.objects.filter(nugget_id__in=nugget_ids).select_related(
-            "nugget", "created_by", "imported_from"
-        )
+        AssignmentLabel.objects.filter(nugget_id__in=nugget_ids).select_related("nugget", "created_by", "imported_from")
     )
     RetiredAssignmentLabel.objects.bulk_create(
         RetiredAssignmentLabel(
@@ -69,7 +67,10 @@ def labels_retire(nugget_ids: Sequence[int], reason: str, texts: Mapping[int, st
 
 
 def _changes_text(changes: Mapping[int, str], numbers: Mapping[int, int]) -> str:
-    parts = [f"nugget {numbers.get(nugget_id, '?')} {why}" for nugget_id, why in sorted(changes.items(), key=lambda c: numbers.get(c[0], 0))]
+    parts = [
+        f"nugget {numbers.get(nugget_id, '?')} {why}"
+        for nugget_id, why in sorted(changes.items(), key=lambda c: numbers.get(c[0], 0))
+    ]
     return ", ".join(parts)
 
 
@@ -84,7 +85,10 @@ def list_changed(
     relabel = {nugget_id: why for nugget_id, why in changes.items() if why != Change.REMOVED}
     if not relabel:
         return done
-    numbers = {pk: position + 1 for position, pk in enumerate(nugget_set.nuggets.order_by("position", "id").values_list("pk", flat=True))}
+    numbers = {
+        pk: position + 1
+        for position, pk in enumerate(nugget_set.nuggets.order_by("position", "id").values_list("pk", flat=True))
+    }
     why = f"The nugget list changed: {_changes_text(relabel, numbers)}."
     redo = {"nuggets": {str(nugget_id): change for nugget_id, change in relabel.items()}, "why": why}
     works = AssessorWork.objects.select_for_update().filter(
