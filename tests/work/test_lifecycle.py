@@ -46,13 +46,19 @@ def judge_all(work: AssessorWork, label: int) -> int:
     return pairs.total
 
 
-def test_open_support_work_is_provisional_until_submitted_and_again_once_reopened():
+def open_scratch_work_with_one_label() -> tuple:
+    """Support judging from scratch given and one pair judged FS: work that is still open."""
     scenario = make_scenario(plant_llm=False)
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
     services.support_label_save(
         work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
         expected_version=work.version,
     )  # fmt: skip
+    return scenario, work
+
+
+def test_open_support_work_is_provisional_until_submitted_and_again_once_reopened():
+    scenario, work = open_scratch_work_with_one_label()
     # One label of open work: no method, no scores, no topic evaluated.
     assert support_methods_list() == []
     with pytest.raises(LookupError):
@@ -108,12 +114,7 @@ def test_an_open_nugget_list_counts_for_nothing():
 
 
 def test_the_leaderboard_switch_shows_open_work_as_provisional(client):
-    scenario = make_scenario(plant_llm=False)
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
-    services.support_label_save(
-        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
-        expected_version=work.version,
-    )  # fmt: skip
+    scenario, work = open_scratch_work_with_one_label()
     client.force_login(make_user(Role.ORGANIZER))
     url = reverse("collection:support_leaderboard")
     page = client.get(url, {"method": "scratch"}).content.decode()
@@ -129,12 +130,7 @@ def test_the_leaderboard_switch_shows_open_work_as_provisional(client):
 
 
 def test_exports_refuse_open_work_unless_included_and_warn(tmp_path):
-    scenario = make_scenario(plant_llm=False)
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
-    services.support_label_save(
-        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
-        expected_version=work.version,
-    )  # fmt: skip
+    scenario, work = open_scratch_work_with_one_label()
     with pytest.raises(CommandError, match="no support labels for method 'scratch'"):
         call_command("export_support_scores", "--method", "scratch", stdout=io.StringIO(), stderr=io.StringIO())
     out, err = io.StringIO(), io.StringIO()
@@ -155,12 +151,7 @@ def test_progress_pages_mark_open_work_provisional(client):
 
 
 def test_the_run_page_and_the_meta_evaluation_flag_open_work(client):
-    scenario = make_scenario(plant_llm=False)
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
-    services.support_label_save(
-        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
-        expected_version=work.version,
-    )  # fmt: skip
+    scenario, work = open_scratch_work_with_one_label()
     client.force_login(scenario.organizer)
     run_id = scenario.answers[0].run.run_id
     page = client.get(reverse("collection:run", args=[run_id]), {"open": "1"}).content.decode()
