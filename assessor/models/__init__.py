@@ -1,3 +1,4 @@
+from assessor.models.audit import AuditEntry
 from assessor.models.collection import (
     Answer,
     AnswerReference,
@@ -17,6 +18,7 @@ __all__ = [
     "Answer",
     "AnswerReference",
     "AssessorWork",
+    "AuditEntry",
     "Citation",
     "ImportBatch",
     "Job",
