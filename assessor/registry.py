@@ -167,6 +167,9 @@ class TopicPanel:
     template: str
     context: Callable[[Topic], dict[str, Any]]
     order: int
+    # The section's heading and its id in the template, for the page's in-page navigation.
+    title: str = ""
+    anchor: str = ""
 
 
 @dataclass(frozen=True)

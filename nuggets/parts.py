@@ -92,5 +92,7 @@ def register() -> None:
             template="nuggets/topic_nugget_sets_panel.html",
             context=lambda topic: {"nugget_sets": topic_nugget_sets(topic=topic)},
             order=10,
+            title="Nugget sets",
+            anchor="nuggets",
         )
     )

@@ -42,19 +42,25 @@ def topic_detail(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
     source = request.GET.get("source") or None
     if source not in all_sources:
         source = None
-    sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
     answers = selectors.answers_queryset().filter(topic=topic).order_by("run__run_id")
     page = Paginator(answers, ANSWERS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "topic": topic,
         "all_sources": all_sources,
         "source": source,
-        "sources": sources,
-        "segments": segments,
-        "panels": selectors.topic_panels(topic=topic),
         "page": page,
         "answers": selectors.answer_views(list(page.object_list)),
     }
+    # The nuggets and segments are read once, on the first page; the further pages are the answers'.
+    if page.number == 1:
+        sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
+        context.update(
+            sources=sources,
+            segments=segments,
+            texted=[row for row in segments if row.segment.text],
+            untexted=[row for row in segments if not row.segment.text],
+            panels=selectors.topic_panels(topic=topic),
+        )
     return render(request, "collection/topic_detail.html", context)
 
 
