@@ -13,6 +13,7 @@ from assessor.registry import (
     TopicPanel,
     WorkPage,
     register_collection_routes,
+    register_deletable,
     register_importer,
     register_job_kind,
     register_nav_link,
@@ -22,6 +23,7 @@ from assessor.registry import (
     register_work_page,
 )
 from nuggets import auto, views
+from nuggets.deleting import NUGGETS_DELETABLE
 from nuggets.forms import AutoNuggetsForm
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
@@ -87,6 +89,7 @@ def register() -> None:
         register_work_page(WorkPage(kind=kind, url_name="nuggets:work", give=_work_give))
     register_nav_link(NavLink("Assessors", "give topics to assessors, follow their work", "nuggets:organize", 50))
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
+    register_deletable(NUGGETS_DELETABLE)
     register_topic_panel(
         TopicPanel(
             template="nuggets/topic_nugget_sets_panel.html",

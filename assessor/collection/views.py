@@ -7,18 +7,20 @@ downloads) comes from `assessor.registry`.
 import tempfile
 from pathlib import Path
 
+from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
-from assessor.collection import selectors
+from assessor.collection import deleting, selectors
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
 from assessor.collection.importing.base import ImportFailure, statistics_refresh
 from assessor.collection.pages import download_response
 from assessor.http import AuthenticatedRequest
 from assessor.models import Run, Topic
-from assessor.registry import registry
+from assessor.registry import UploadRow, registry
 from assessor.work.roles import organizer_required
 
 ANSWERS_PER_PAGE = 25
@@ -128,7 +130,27 @@ def upload(request: AuthenticatedRequest) -> HttpResponse:
     else:
         form = UploadForm()
     context["form"] = form
+    context["uploads"] = deleting.upload_listing()
     return render(request, "collection/upload.html", context)
+
+
+@organizer_required
+def upload_delete(request: AuthenticatedRequest, kind: str, name: str) -> HttpResponse:
+    """A confirmation page (what would go, or why it cannot), then the deletion on POST."""
+    deletable = registry.deletables.get(kind)
+    row = deleting.upload_row(kind=kind, name=name)
+    if deletable is None or row is None:
+        raise Http404(f"There is no upload of kind {kind!r} named {name!r} (it may have been deleted already).")
+    if request.method == "POST" and not row.blockers:
+        try:
+            deleted = deleting.upload_delete(kind=kind, name=name, actor=request.user)
+        except deleting.DeleteRefused as refusal:
+            row = UploadRow(name=row.name, summary=row.summary, blockers=refusal.reasons)
+        else:
+            messages.success(request, f"Deleted the {deletable.label} {name} ({deleted}).")
+            return redirect(reverse("collection:upload") + "#uploads")
+    status = 409 if request.method == "POST" else 200
+    return render(request, "collection/upload_delete.html", {"deletable": deletable, "row": row}, status=status)
 
 
 # --- Downloads ------------------------------------------------------------------------------
