@@ -238,6 +238,8 @@ class Registry:
     topic_panels: list[TopicPanel] = field(default_factory=list)
     answer_badges: list[AnswerBadges] = field(default_factory=list)
     deletables: dict[str, Deletable] = field(default_factory=dict)
+    # Per kind of upload: what other apps build on, as {upload name: reasons it must stay}.
+    upload_dependents: dict[str, list[Callable[[], dict[str, list[str]]]]] = field(default_factory=dict)
 
     def job_kind(self, kind: str) -> JobKind:
         try:
@@ -322,6 +324,11 @@ def register_deletable(deletable: Deletable) -> None:
     _unique("deletable kind", registry.deletables, deletable.kind)
     registry.deletables[deletable.kind] = deletable
     registry.deletables = dict(sorted(registry.deletables.items(), key=lambda item: item[1].order))
+
+
+def register_upload_dependents(kind: str, dependents: Callable[[], dict[str, list[str]]]) -> None:
+    """An app that builds on uploads of another's kind says which, so that they are not deleted under it."""
+    registry.upload_dependents.setdefault(kind, []).append(dependents)
 
 
 def register_topic_panel(panel: TopicPanel) -> None:

@@ -8,6 +8,7 @@ from assessor.collection.deleting import counted
 from assessor.models import AssessorWork
 from assessor.registry import Deletable, UploadRow
 from nuggets.models import Nugget, NuggetSet
+from nuggets.services import NIST_SOURCE
 
 
 def nugget_upload_rows() -> list[UploadRow]:
@@ -61,3 +62,12 @@ def nugget_sets_delete(name: str) -> str:
 NUGGETS_DELETABLE = Deletable(
     kind="nuggets", label="nugget set", rows=nugget_upload_rows, delete=nugget_sets_delete, order=20
 )
+
+
+def qrels_read_by_nugget_work() -> dict[str, list[str]]:
+    """The NIST qrels are what assessors read to make nuggets: they stay while such work exists."""
+    kinds = (AssessorWork.Kind.NUGGETS_MANUAL, AssessorWork.Kind.NUGGETS_AUTO_EDIT)
+    topics = AssessorWork.objects.filter(kind__in=kinds).values("topic").distinct().count()
+    if not topics:
+        return {}
+    return {NIST_SOURCE: [f"assessors' nugget work reads its relevant segments ({counted(topics, 'topic')})"]}

@@ -19,11 +19,12 @@ from assessor.registry import (
     register_nav_link,
     register_topic_count,
     register_topic_panel,
+    register_upload_dependents,
     register_urls,
     register_work_page,
 )
 from nuggets import auto, views
-from nuggets.deleting import NUGGETS_DELETABLE
+from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.forms import AutoNuggetsForm
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
@@ -90,6 +91,7 @@ def register() -> None:
     register_nav_link(NavLink("Assessors", "give topics to assessors, follow their work", "nuggets:organize", 50))
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)
+    register_upload_dependents("qrels", qrels_read_by_nugget_work)
     register_topic_panel(
         TopicPanel(
             template="nuggets/topic_nugget_sets_panel.html",

@@ -27,9 +27,21 @@ class DeleteRefused(Exception):
         self.reasons = reasons
 
 
+def upload_rows(deletable: Deletable) -> list[UploadRow]:
+    """The uploads of one kind, with what their own app and every other app says stops their deletion."""
+    reasons: dict[str, list[str]] = defaultdict(list)
+    for dependents in registry.upload_dependents.get(deletable.kind, []):
+        for name, more in dependents().items():
+            reasons[name].extend(more)
+    return [
+        UploadRow(name=row.name, summary=row.summary, blockers=[*row.blockers, *reasons.get(row.name, [])])
+        for row in deletable.rows()
+    ]
+
+
 def upload_listing() -> list[tuple[Deletable, list[UploadRow]]]:
     """Every kind of deletable upload with its uploads, for the upload page."""
-    return [(deletable, deletable.rows()) for deletable in registry.deletables.values()]
+    return [(deletable, upload_rows(deletable)) for deletable in registry.deletables.values()]
 
 
 def upload_row(*, kind: str, name: str) -> UploadRow | None:
@@ -37,7 +49,7 @@ def upload_row(*, kind: str, name: str) -> UploadRow | None:
     deletable = registry.deletables.get(kind)
     if deletable is None:
         return None
-    return next((row for row in deletable.rows() if row.name == name), None)
+    return next((row for row in upload_rows(deletable) if row.name == name), None)
 
 
 def upload_delete(*, kind: str, name: str, actor: User) -> str:

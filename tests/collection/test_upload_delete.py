@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from assessor.models import AuditEntry, Job, Qrel, QrelSource
+from assessor.models import AssessorWork, AuditEntry, Job, Qrel, QrelSource
 from assessor.work.roles import Role
 from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetSet
@@ -116,3 +116,17 @@ def test_assessors_cannot_delete(client):
     client.force_login(make_user(Role.ASSESSOR))
     assert client.post(delete_url("qrels", "mistake")).status_code == 403
     assert QrelSource.objects.filter(name="mistake").exists()
+
+
+def test_the_nist_qrels_stay_while_assessors_make_nuggets_from_them(organizer):
+    topic = make_topic()
+    make_qrel(topic, make_segment(), grade=2, source="nist")
+    make_qrel(topic, make_segment(), grade=2, source="other")
+    AssessorWork.objects.create(topic=topic, assessor=make_user(), kind=AssessorWork.Kind.NUGGETS_MANUAL)
+    page = organizer.get(reverse("collection:upload")).content.decode()
+    assert uploads_listed(page, "qrels") == {
+        "nist": "1 grade | kept: assessors&#x27; nugget work reads its relevant segments (1 topic)",
+        "other": "1 grade | Delete…",
+    }
+    assert organizer.post(delete_url("qrels", "nist")).status_code == 409
+    assert QrelSource.objects.filter(name="nist").exists()
