@@ -21,6 +21,7 @@ from assessor.models import (
     ImportBatch,
     Job,
     JobItem,
+    LabelSource,
     LLMCall,
     PromptTemplate,
     Qrel,
@@ -348,6 +349,19 @@ def _register_llm_slots() -> None:
 
 
 _register_llm_slots()
+
+
+@admin.register(LabelSource)
+class LabelSourceAdmin(admin.ModelAdmin):
+    """A source is a record of who owns a name; it is made by the first write, never edited by hand."""
+
+    list_display = ("family", "name", "kind", "model", "created_at")
+    list_filter = ("family", "kind")
+    search_fields = ("name", "model")
+    readonly_fields = [field.name for field in LabelSource._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(AuditEntry)

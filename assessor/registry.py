@@ -111,7 +111,8 @@ class WorkPage:
 
     kind: str  # an AssessorWork.Kind value
     url_name: str
-    give: WorkGive | None = None  # None: the shared `work_give`
+    # How it is given with its defaults: the app's service, which claims the source its labels go into.
+    give: WorkGive
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -134,6 +135,8 @@ class ScoreSource:
     leaderboard_url: str
     leaderboard_label: str
     downloads: tuple[Download, ...] = ()
+    # What keeps its scores from being final (open work, running jobs, stale labels), in sentences.
+    notes: Callable[[], list[str]] = lambda: []
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from assessor.admin import PROVENANCE_FIELDS, redirect_to_single_download
-from assignment.models import AssignmentLabel
+from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 
 
 @admin.register(AssignmentLabel)
@@ -40,3 +40,13 @@ class AssignmentLabelAdmin(admin.ModelAdmin):
     def download_scores(self, request: HttpRequest, queryset: QuerySet[AssignmentLabel]):
         keys = self._conditions(queryset)
         return redirect_to_single_download(self, request, keys, "collection:download_scores", "condition")
+
+
+@admin.register(RetiredAssignmentLabel)
+class RetiredAssignmentLabelAdmin(admin.ModelAdmin):
+    """The record of labels a change of their nugget took out of scoring: read only."""
+
+    list_display = ("assigner", "nugget_text", "label", "reason", "retired_at")
+    list_filter = ("reason",)
+    raw_id_fields = ("answer", "nugget_set", "work")
+    readonly_fields = [field.name for field in RetiredAssignmentLabel._meta.fields]

@@ -8,13 +8,14 @@ from functools import partial
 
 from django.contrib.auth.models import User
 
-from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, output_name_check
+from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
 from assessor.jobs.selection import chunks, runs_select, topics_select
-from assessor.models import Answer, Job, JobItem
-from assignment.models import AssignmentLabel
+from assessor.models import Answer, Job, JobItem, LabelSource
+from assignment.dependents import stale_settle
+from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 
 BATCH_SIZE = 10
@@ -54,15 +55,66 @@ def auto_assign_job_create(
         "queue": queue or "",
     }
     return job_create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name=name, params=params, items=items, prompts=["assign"], user=user, config=config
+        kind=Job.Kind.AUTO_ASSIGN,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=["assign"],
+        user=user,
+        config=config,
+        family=LabelSource.Family.ASSIGNMENT,
+    )
+
+
+def auto_assign_rerun_create(
+    *, name: str, user: User | None = None, queue: str | None = None, config: LLMConfig | None = None
+) -> Job:
+    """Label again what a change of the nugget lists took from an LLM assigner: only the stale nuggets.
+
+    The model and prompt versions must be the source's (its labels stay one
+    judge's); calls already made are answered from the cache.
+    """
+    source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=name).first()
+    if source is None or source.kind != LabelSource.Kind.LLM:
+        raise JobRequestInvalid(f"{name!r} is not an LLM assigner")
+    if not source.stale:
+        raise JobRequestInvalid(f"the LLM assigner {name!r} is up to date: nothing to label again")
+    items = []
+    for set_name, topics in sorted(source.stale.items()):
+        for nugget_set in NuggetSet.objects.filter(name=set_name, topic_id__in=list(topics)).order_by("topic_id"):
+            nuggets = sorted(topics[nugget_set.topic_id])
+            answers = set(
+                AssignmentLabel.objects.filter(source=source, nugget__nugget_set=nugget_set).values_list("answer_id", flat=True)
+            )
+            answers |= set(
+                RetiredAssignmentLabel.objects.filter(source=source, nugget_set=nugget_set).values_list("answer_id", flat=True)
+            )
+            items += [
+                (
+                    f"answer:{answer_id}:set:{nugget_set.pk}:v{nugget_set.version}",
+                    {"answer": answer_id, "nugget_set": nugget_set.pk, "nuggets": nuggets},
+                )
+                for answer_id in sorted(answers)
+            ]
+    params = {"rerun": True, "stale": source.stale, "queue": queue or ""}
+    return job_create(
+        kind=Job.Kind.AUTO_ASSIGN,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=["assign"],
+        user=user,
+        config=config,
+        family=LabelSource.Family.ASSIGNMENT,
     )
 
 
 def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int, str]]:
     query, passage = Answer.objects.values_list("topic__query", "text").get(pk=item.payload["answer"])
-    nuggets = list(
-        Nugget.objects.filter(nugget_set_id=item.payload["nugget_set"]).order_by("position").values_list("id", "text")
-    )
+    rows = Nugget.objects.filter(nugget_set_id=item.payload["nugget_set"])
+    if "nuggets" in item.payload:  # a re-run: only the nuggets that changed
+        rows = rows.filter(pk__in=item.payload["nuggets"])
+    nuggets = list(rows.order_by("position").values_list("id", "text"))
     prompt = job_prompt(job, "assign")
     labelled: list[tuple[int, str]] = []
     for batch in chunks(nuggets, BATCH_SIZE):
@@ -75,14 +127,18 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> None:
+    source = job_source(job, LabelSource.Family.ASSIGNMENT)
     AssignmentLabel.objects.bulk_create(
         AssignmentLabel(
             answer_id=item.payload["answer"],
             nugget_id=nugget_id,
             assigner=job.output_name,
             assigner_kind=AssignmentLabel.AssignerKind.AUTO,
+            source=source,
             label=label,
             job=job,
         )
         for nugget_id, label in result
     )
+    if "nuggets" in item.payload:
+        stale_settle(source, NuggetSet.objects.get(pk=item.payload["nugget_set"]))

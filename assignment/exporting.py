@@ -16,8 +16,9 @@ from assessor.collection.score_formats import run_display, run_published_ids, ts
 from assessor.collection.scores import Scores
 from assessor.models import Answer
 from assignment.models import AssignmentLabel
-from assignment.selectors import condition_require
+from assignment.selectors import condition_require, counted_labels
 from nuggets.models import Nugget, NuggetSet
+from nuggets.selectors import nugget_sets_counted_q
 
 # What an answer's nugget without a label of the condition is written as: it
 # scores 0 either way, and the format wants a label on every nugget.
@@ -51,7 +52,7 @@ def assignments_lines(
     """
     condition_require(nuggets=nuggets, assigner=assigner)
     published = run_published_ids() if team_prefix else None
-    nugget_sets = NuggetSet.objects.filter(name=nuggets).order_by("topic_id")
+    nugget_sets = NuggetSet.objects.filter(nugget_sets_counted_q(), name=nuggets).order_by("topic_id")
     for set_id, topic_id, query in nugget_sets.values_list("id", "topic_id", "topic__query"):
         topic_nuggets = list(
             Nugget.objects.filter(nugget_set_id=set_id).order_by("position").values_list("id", "text", "importance")
@@ -59,9 +60,11 @@ def assignments_lines(
         labels: dict[int, dict[int, str]] = defaultdict(dict)
         made: dict[tuple[int, int], dict] = {}
         fields = ("answer_id", "nugget_id", "label", *(PROVENANCE_FIELDS if provenance else ()))
-        for answer_id, nugget_id, label, *maker in AssignmentLabel.objects.filter(
-            assigner=assigner, nugget_id__in=[nugget_id for nugget_id, _, _ in topic_nuggets]
-        ).values_list(*fields):
+        for answer_id, nugget_id, label, *maker in (
+            counted_labels()
+            .filter(assigner=assigner, nugget_id__in=[nugget_id for nugget_id, _, _ in topic_nuggets])
+            .values_list(*fields)
+        ):
             labels[answer_id][nugget_id] = label
             if maker:
                 made[(answer_id, nugget_id)] = provenance_record(*maker)

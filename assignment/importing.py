@@ -52,8 +52,10 @@ from assessor.collection.importing.base import (
     rows_insert,
 )
 from assessor.collection.runs import run_ids_match
-from assessor.models import Answer, ImportBatch
+from assessor.models import Answer, ImportBatch, LabelSource
+from assessor.sources import import_source_claim
 from assignment.models import AssignmentLabel
+from nuggets.importing import replaced_nuggets_announce, replaced_nuggets_retire
 from nuggets.models import Nugget, NuggetSet
 
 NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT, NuggetSet.Kind.AUTO)
@@ -62,7 +64,7 @@ LABELS = frozenset(AssignmentLabel.Label.values)
 # One line carries a topic's nuggets (20 at most): a thousand lines are ~20,000 labels.
 CHUNK_ANSWERS = 1000
 # Labels are written as plain rows (see rows_insert): bulk_create would take minutes at benchmark scale.
-LABEL_COLUMNS = ("answer", "nugget", "assigner", "assigner_kind", "label", "imported_from", "created_at")
+LABEL_COLUMNS = ("answer", "nugget", "assigner", "assigner_kind", "source", "label", "imported_from", "created_at")
 
 NuggetList = tuple[tuple[str, str], ...]  # ((text, importance), ...) in file order
 
@@ -162,11 +164,26 @@ class NuggetSets:
     """The nugget set of each topic under one name: found or made once, its nugget ids in order."""
 
     def __init__(
-        self, *, kind: str, name: str, replace: bool, batch: ImportBatch, result: JudgmentsImportResult, path: Path
+        self,
+        *,
+        kind: str,
+        name: str,
+        replace: bool,
+        retire_labels: bool,
+        batch: ImportBatch,
+        result: JudgmentsImportResult,
+        path: Path,
+        user: User | None,
     ) -> None:
         self.kind = kind
         self.name = name
         self.replace = replace
+        self.retire_labels = retire_labels
+        self.user = user
+        self.replaced_sets: set[int] = set()
+        self.source = import_source_claim(
+            family=LabelSource.Family.NUGGETS, name=name, batch=batch, user=user, path=path, option="--nuggets-name"
+        )
         self.batch = batch
         self.result = result
         self.path = path
@@ -192,7 +209,7 @@ class NuggetSets:
             nugget_set = stored.get(topic_id)
             if nugget_set is None:
                 nugget_set = NuggetSet.objects.create(
-                    topic_id=topic_id, kind=self.kind, name=self.name, imported_from=self.batch
+                    topic_id=topic_id, kind=self.kind, name=self.name, source=self.source, imported_from=self.batch
                 )
                 self.result.count_made("nugget sets")
                 to_fill.append((nugget_set, answer))
@@ -214,22 +231,24 @@ class NuggetSets:
                     line=answer.line,
                     field=where,
                 )
-            self._clear(nugget_set, nuggets, topic_id)
+            self._clear(nugget_set, answer)
             to_fill.append((nugget_set, answer))
         self._fill(to_fill)
+        for nugget_set, _ in to_fill:
+            if nugget_set.pk in self.replaced_sets:
+                replaced_nuggets_announce(nugget_set, user=self.user)
 
-    def _clear(self, nugget_set: NuggetSet, nuggets: list[tuple[int, str, str]], topic_id: str) -> None:
-        """Under --replace: the set takes the file's nuggets; the old ones go, with every label on them."""
-        labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
-        Nugget.objects.filter(nugget_set=nugget_set).delete()
-        if labels:
-            self.result.warn(
-                "replaced nugget sets",
-                f"topic {topic_id}: replacing nugget set {self.name!r} deleted {labels} labels on its old nuggets",
-            )
+    def _clear(self, nugget_set: NuggetSet, answer: AssignedAnswer) -> None:
+        """Under --replace: the set takes the file's nuggets; the old ones go, the labels on them retired."""
+        replaced_nuggets_retire(
+            nugget_set, retire=self.retire_labels, result=self.result, path=self.path, line=answer.line,
+            option="--retire-labels",
+        )  # fmt: skip
+        self.replaced_sets.add(nugget_set.pk)
         nugget_set.kind = self.kind
         nugget_set.imported_from, nugget_set.created_by, nugget_set.job = self.batch, None, None
-        nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+        nugget_set.version += 1  # tabs showing the old list are told it changed
+        nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job", "version"])
         self.result.replaced += 1
 
     def _fill(self, sets: list[tuple[NuggetSet, AssignedAnswer]]) -> None:
@@ -291,7 +310,7 @@ class AssignmentsImport:
 
     def __init__(
         self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
-        batch: ImportBatch,
+        retire_labels: bool, batch: ImportBatch, user: User | None,
     ) -> None:
         self.path = path
         self.assigner = assigner
@@ -304,8 +323,13 @@ class AssignmentsImport:
         self.runs = RunsFinder(batch=batch, result=self.result, path=path)
         self.keys = AnswerKeys(path=path)
         self.nugget_sets = NuggetSets(
-            kind=nuggets, name=nuggets_name, replace=replace, batch=batch, result=self.result, path=path
-        )
+            kind=nuggets, name=nuggets_name, replace=replace, retire_labels=retire_labels, batch=batch,
+            result=self.result, path=path, user=user,
+        )  # fmt: skip
+        self.source = import_source_claim(
+            family=LabelSource.Family.ASSIGNMENT, name=assigner_name, batch=batch, user=user, path=path,
+            option="--assigner-name",
+        )  # fmt: skip
 
     def chunk_import(self, chunk: list[AssignedAnswer]) -> None:
         self.result.lines += len(chunk)
@@ -363,7 +387,7 @@ class AssignmentsImport:
                 old = stored.get((answer_id, nugget_id))
                 if old is None:
                     new_rows.append(
-                        (answer_id, nugget_id, self.assigner_name, self.assigner, label, self.batch.pk, self.created_at)
+                        (answer_id, nugget_id, self.assigner_name, self.assigner, self.source.pk, label, self.batch.pk, self.created_at)
                     )
                 elif old[1] == label:
                     self.result.unchanged += 1
@@ -406,6 +430,7 @@ def assignments_import(
     nuggets_name: str | None = None,
     assigner_name: str | None = None,
     replace: bool = False,
+    retire_labels: bool = False,
     user: User | None = None,
     run_id: str | None = None,
 ) -> JudgmentsImportResult:
@@ -431,7 +456,9 @@ def assignments_import(
         nuggets_name=nuggets_name,
         assigner_name=assigner_name,
         replace=replace,
+        retire_labels=retire_labels,
         batch=batch,
+        user=user,
     )
     for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
         importer.chunk_import(chunk)

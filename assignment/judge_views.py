@@ -38,6 +38,12 @@ class GiveAssignForm(forms.Form):
     nuggets = forms.SlugField(
         required=False, max_length=100, help_text="The nugget list to assign; defaults to the topic's only one."
     )
+    assigner = forms.SlugField(
+        label="Assigner name",
+        required=False,
+        max_length=100,
+        help_text=f"The name the assessor's labels are scored under; defaults to {judging.MANUAL_ASSIGNER!r}.",
+    )
 
 
 # --- Assessors ---------------------------------------------------------------------
@@ -114,7 +120,11 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
         given = give_all(
             form,
             lambda topic: judging.assign_work_give(
-                topic=topic, assessor=data["assessor"], by=request.user, nugget_set_name=data["nuggets"]
+                topic=topic,
+                assessor=data["assessor"],
+                by=request.user,
+                nugget_set_name=data["nuggets"],
+                assigner_name=data["assigner"],
             ),
         )
         if given:

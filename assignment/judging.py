@@ -1,8 +1,10 @@
 """ManualAssign: an assessor labels every answer of a topic against the topic's own nuggets.
 
 Blinding is enforced here, not in the templates: these functions read only the
-assessor's own labels (assigner_kind manual, assigner MANUAL_ASSIGNER), only a
-nugget set made or post-edited by a person, and never a run. Answers are known
+labels made in this piece of work (by their `work`, never by a name), only a
+nugget set made or post-edited by a person, and never a run. The work writes
+into a people's label source (MANUAL_ASSIGNER unless the organizer names
+another), which no LLM job and no import can write into. Answers are known
 to the pages by their position in an order shuffled once per assessor and
 topic, so neither a run name nor an answer id reaches the browser.
 
@@ -17,10 +19,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, QuerySet, Sum
 from django.http import Http404
 
-from assessor.models import Answer, AssessorWork, Sentence, Topic
+from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
@@ -32,7 +34,7 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
-from assessor.work.services import WorkError, work_give, work_submit_mark
+from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 
@@ -82,25 +84,37 @@ class AssignPage:
     done_counts: list[int] = field(default_factory=list)
     # The answer's whole text, where its file gave no sentence split (read only then).
     unsplit_text: str = ""
+    # Reopened because the nugget list changed: the nuggets to label again (id -> why), and the reason.
+    redo: dict[int, str] = field(default_factory=dict)
+    redo_why: str = ""
 
     @property
     def labels_total(self) -> int:
         return self.total_answers * len(self.nuggets)
 
     @property
-    def rows(self) -> list[tuple[int, Nugget, str]]:
-        return [(i + 1, n, self.labels.get(n.pk, "")) for i, n in enumerate(self.nuggets)]
+    def rows(self) -> list[tuple[int, Nugget, str, str]]:
+        """(number, nugget, the assessor's label, why it is to be labelled again: "" when the whole work is open,
+        "kept" for a nugget that did not change in a work reopened for the changed ones)."""
+        return [
+            (i + 1, n, self.labels.get(n.pk, ""), self.redo.get(n.pk, "kept") if self.redo else "")
+            for i, n in enumerate(self.nuggets)
+        ]
 
     @property
     def answer_complete(self) -> bool:
         return len(self.labels) >= len(self.nuggets)
 
 
-def _label_counts(*, nugget_set: NuggetSet, answer_ids: Sequence[int]) -> dict[int, int]:
+def own_labels(*, work: AssessorWork, nugget_set: NuggetSet) -> QuerySet[AssignmentLabel]:
+    """The labels made in this work on the list's nuggets: the only labels its pages read."""
+    return AssignmentLabel.objects.filter(work=work, nugget__nugget_set=nugget_set)
+
+
+def _label_counts(*, work: AssessorWork, nugget_set: NuggetSet, answer_ids: Sequence[int]) -> dict[int, int]:
     rows = (
-        AssignmentLabel.objects.filter(
-            nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER, answer_id__in=answer_ids
-        )
+        own_labels(work=work, nugget_set=nugget_set)
+        .filter(answer_id__in=answer_ids)
         .values("answer_id")
         .annotate(done=Count("id"))
     )
@@ -114,7 +128,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     nuggets = list(
         nugget_set.nuggets.order_by("position", "id").only("id", "nugget_set_id", "position", "text", "importance")
     )
-    counts = _label_counts(nugget_set=nugget_set, answer_ids=order)
+    counts = _label_counts(work=work, nugget_set=nugget_set, answer_ids=order)
     done_counts = [counts.get(answer_id, 0) for answer_id in order]
     if not order:
         raise Http404("This topic has no answers to judge.")
@@ -125,11 +139,10 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     answer_id = order[number - 1]
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
     unsplit_text = "" if sentences else Answer.objects.values_list("text", flat=True).get(pk=answer_id)
-    labels = dict(
-        AssignmentLabel.objects.filter(answer_id=answer_id, nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER)
-        .values_list("nugget_id", "label")
-    )
-    focus = next((n.pk for n in nuggets if n.pk not in labels), None)
+    labels = dict(own_labels(work=work, nugget_set=nugget_set).filter(answer_id=answer_id).values_list("nugget_id", "label"))
+    redo = redo_nuggets(work)
+    focus = next((n.pk for n in nuggets if n.pk not in labels and (not redo or n.pk in redo)), None)
+    focus = focus or next((n.pk for n in nuggets if n.pk not in labels), None)
     return AssignPage(
         work=work,
         nugget_set=nugget_set,
@@ -147,7 +160,14 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         nuggets_open=nugget_set.status == NuggetSet.Status.OPEN,
         done_counts=done_counts,
         unsplit_text=unsplit_text,
+        redo=redo,
+        redo_why=str(work.redo.get("why", "")),
     )
+
+
+def redo_nuggets(work: AssessorWork) -> dict[int, str]:
+    """Reopened for some nuggets only: nugget id -> why it changed; empty when the whole work is open."""
+    return {int(nugget_id): why for nugget_id, why in work.redo.get("nuggets", {}).items()}
 
 
 # --- Writes -------------------------------------------------------------------------
@@ -181,11 +201,15 @@ def assignment_label_save(
         raise JudgeError("The nugget list of this topic is not submitted yet: submit it first.", status=409)
     if not nugget_set.nuggets.filter(pk=nugget_id).exists():
         raise JudgeError("No such nugget in this topic's list.")
+    redo = redo_nuggets(work)
+    if redo and nugget_id not in redo:
+        raise JudgeError("Only the nuggets that changed are reopened: this label stays as it was submitted.")
+    if work.source is None:
+        raise JudgeError("This work has no label source: an organizer has to give it again.")
+    source = work.source
     answer_id = answer_at(order=answer_order(work=work), number=number, token=token)
     existing = (
-        AssignmentLabel.objects.select_for_update()
-        .filter(answer_id=answer_id, nugget_id=nugget_id, assigner=MANUAL_ASSIGNER)
-        .first()
+        AssignmentLabel.objects.select_for_update().filter(answer_id=answer_id, nugget_id=nugget_id, work=work).first()
     )
     return label_write(
         work=work,
@@ -201,8 +225,10 @@ def assignment_label_save(
         create=lambda seconds: AssignmentLabel.objects.create(
             answer_id=answer_id,
             nugget_id=nugget_id,
-            assigner=MANUAL_ASSIGNER,
+            assigner=source.name,
             assigner_kind=AssignmentLabel.AssignerKind.MANUAL,
+            source=source,
+            work=work,
             label=label,
             created_by=user,
             seconds_spent=seconds,
@@ -216,9 +242,7 @@ def assign_submit(*, work_id: int, user: User, expected_version: int | None) -> 
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
     needed = len(order) * nugget_set.nuggets.count()
-    done = AssignmentLabel.objects.filter(
-        answer_id__in=order, nugget__nugget_set=nugget_set, assigner=MANUAL_ASSIGNER
-    ).count()
+    done = own_labels(work=work, nugget_set=nugget_set).filter(answer_id__in=order).count()
     if done < needed:
         raise WorkError(f"{needed - done} label(s) are still missing: every answer needs a label for every nugget.")
     work_submit_mark(work=work, user=user, detail={"labels": done})
@@ -227,9 +251,14 @@ def assign_submit(*, work_id: int, user: User, expected_version: int | None) -> 
 
 @transaction.atomic
 def assign_work_give(
-    *, topic: Topic, assessor: User, by: User | None, nugget_set_name: str = ""
+    *, topic: Topic, assessor: User, by: User | None, nugget_set_name: str = "", assigner_name: str = ""
 ) -> AssessorWork:
-    """Give a topic's ManualAssign; the nuggets are the named set, or the topic's only set made by a person."""
+    """Give a topic's ManualAssign; the nuggets are the named set, or the topic's only set made by a person.
+
+    The labels go into the people's source `assigner_name` (MANUAL_ASSIGNER by
+    default). The work starts empty: labels of other sources on the same
+    answers (imported, an LLM's) are never shown to it.
+    """
     candidates = NuggetSet.objects.filter(topic=topic, kind__in=HUMAN_NUGGET_KINDS)
     if nugget_set_name:
         candidates = candidates.filter(name=nugget_set_name)
@@ -240,8 +269,20 @@ def assign_work_give(
     if len(sets) > 1:
         names = ", ".join(s.name for s in sets)
         raise WorkError(f"Topic {topic.pk} has several nugget lists ({names}): name the one to assign.")
+    source = person_source_claim(family=LabelSource.Family.ASSIGNMENT, name=assigner_name or MANUAL_ASSIGNER, by=by)
+    held = AssignmentLabel.objects.filter(source=source, nugget__nugget_set=sets[0]).exists()
+    if held:
+        raise WorkError(
+            f"The assigner {source.name!r} already has labels on topic {topic.pk}'s nuggets from other work: "
+            "name another assigner for this work."
+        )
     return work_give(
-        topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, by=by, nugget_set_name=sets[0].name
+        topic=topic,
+        assessor=assessor,
+        kind=AssessorWork.Kind.ASSIGN_MANUAL,
+        by=by,
+        nugget_set_name=sets[0].name,
+        source=source,
     )
 
 
@@ -296,15 +337,15 @@ def assign_progress() -> list[AssignProgress]:
         .annotate(n=Count("id"))
     }
     labels = {
-        (row["nugget__nugget_set__topic_id"], row["nugget__nugget_set__name"]): (row["n"], row["s"] or 0.0)
-        for row in AssignmentLabel.objects.filter(assigner=MANUAL_ASSIGNER, nugget__nugget_set__topic_id__in=topic_ids)
-        .values("nugget__nugget_set__topic_id", "nugget__nugget_set__name")
+        row["work_id"]: (row["n"], row["s"] or 0.0)
+        for row in AssignmentLabel.objects.filter(work__in=works)
+        .values("work_id")
         .annotate(n=Count("id"), s=Sum("seconds_spent"))
     }
     result = []
     for work in works:
         key = (work.topic_id, work.nugget_set_name)
-        done, seconds = labels.get(key, (0, 0.0))
+        done, seconds = labels.get(work.pk, (0, 0.0))
         result.append(
             AssignProgress(
                 work=work,
@@ -335,7 +376,7 @@ def assign_work_detail(*, work: AssessorWork) -> list[AnswerTime]:
         row["answer_id"]: (row["n"], row["s"] or 0.0)
         for row in AssignmentLabel.objects.filter(
             answer_id__in=order,
-            assigner=MANUAL_ASSIGNER,
+            work=work,
             nugget__nugget_set__topic_id=work.topic_id,
             nugget__nugget_set__name=work.nugget_set_name,
         )

@@ -20,6 +20,12 @@ class AssignmentLabel(Provenance):
     # Defaults to the kind; names several assigners of one kind (AutoAssign by two models).
     assigner = models.SlugField(max_length=100)
     assigner_kind = models.CharField(max_length=10, choices=AssignerKind.choices)
+    # The label source the name belongs to (assessor.models.sources): its kind and provenance.
+    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    # For a person's label: the piece of work it was made in (blindness and the lifecycle read it).
+    work = models.ForeignKey(
+        "assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     label = models.CharField(max_length=16, choices=Label.choices)
 
     class Meta:
@@ -32,3 +38,31 @@ class AssignmentLabel(Provenance):
 
     def __str__(self) -> str:
         return f"{self.label} ({self.assigner})"
+
+
+class RetiredAssignmentLabel(models.Model):
+    """A label taken out of scoring because its nugget was removed or reworded: kept for the record.
+
+    The nugget's text is copied (the nugget may be gone); the label's
+    provenance is kept as it was.
+    """
+
+    answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
+    nugget_id = models.PositiveIntegerField()
+    nugget_text = models.TextField()
+    nugget_set = models.ForeignKey("nuggets.NuggetSet", null=True, on_delete=models.SET_NULL, related_name="+")
+    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    assigner = models.SlugField(max_length=100)
+    label = models.CharField(max_length=16, choices=AssignmentLabel.Label.choices)
+    made_by = models.CharField(max_length=200)  # the label's provenance, as Provenance.made_by reads
+    made_at = models.DateTimeField()
+    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    seconds_spent = models.FloatField(null=True, blank=True)
+    reason = models.CharField(max_length=20)  # removed, reworded, replaced
+    retired_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-retired_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.assigner}, {self.reason})"

@@ -6,11 +6,12 @@ from functools import partial
 from urllib.parse import urlencode
 
 from django import forms
+from django.contrib.auth.models import User
 from django.db.models import Count
 from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
-from assessor.models import AssessorWork, Job
+from assessor.models import AssessorWork, Job, Topic
 from assessor.registry import (
     AnswerBadges,
     Badge,
@@ -32,12 +33,14 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from assignment import auto, views
+from assignment import auto, dependents, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
+from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from assignment.prompts import ASSIGN
-from assignment.selectors import conditions_list, nugget_scores
+from assignment.selectors import condition_notes, conditions_list, nugget_scores
+from nuggets.dependents import NuggetDependents, register_nugget_dependents
 from nuggets.parts import nuggets_kind_field, nuggets_name_field
 
 LABEL_LETTERS: dict[str, str] = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
@@ -77,6 +80,7 @@ def _condition_sources() -> list[ScoreSource]:
                 Download("assignments", reverse("collection:download_assignments", args=[nuggets, assigner])),
                 Download("nuggets", reverse("collection:download_nuggets", args=[nuggets])),
             ),
+            notes=partial(condition_notes, nuggets=nuggets, assigner=assigner),
         )
         for nuggets, assigner in conditions_list()
     ]
@@ -112,7 +116,20 @@ def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
     }
 
 
+def _work_give(*, topic: Topic, assessor: User, kind: str, by: User | None) -> AssessorWork:
+    """ManualAssign with its defaults: the topic's only nugget list made by a person, the assigner `manual`."""
+    return assign_work_give(topic=topic, assessor=assessor, by=by)
+
+
 def register() -> None:
+    register_nugget_dependents(
+        NuggetDependents(
+            name="assignment",
+            describe=dependents.labels_describe,
+            retire=dependents.labels_retire,
+            changed=dependents.list_changed,
+        )
+    )
     register_urls("assignment/", "assignment.urls")
     register_urls("judge/", "assignment.judge_urls")
     register_importer(
@@ -147,7 +164,7 @@ def register() -> None:
         ),
         Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
     )
-    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign"))
+    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign", give=_work_give))
     register_score_family(
         ScoreFamily(
             name="conditions",

@@ -16,21 +16,29 @@ from collections import defaultdict
 from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.scores import Scores
-from assessor.models import Answer
+from assessor.models import Answer, AssessorWork, Job, LabelSource
+from assessor.work.lifecycle import labels_counted, open_work_notes, running_job_notes
+from assessor.work.services import NUGGET_KINDS
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
 from nuggets.models import Nugget
+from nuggets.selectors import nugget_sets_counted_q
+
+
+def counted_labels() -> QuerySet[AssignmentLabel]:
+    """Every label the scores count (assessor.work.lifecycle): not of open work, a running job or an open list."""
+    return labels_counted(AssignmentLabel.objects.filter(nugget_sets_counted_q("nugget__nugget_set__")))
 
 
 def condition_labels(*, nuggets: str, assigner: str) -> QuerySet[AssignmentLabel]:
-    return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets)
+    return counted_labels().filter(assigner=assigner, nugget__nugget_set__name=nuggets)
 
 
 def conditions_list() -> list[tuple[str, str]]:
     """The (nugget set name, assigner name) pairs that have labels, sorted."""
     # DISTINCT over (assigner, nugget) reads the (assigner, nugget) index only;
     # the nugget -> set name map is small next to the labels.
-    pairs = AssignmentLabel.objects.order_by().values_list("assigner", "nugget_id").distinct()
+    pairs = counted_labels().order_by().values_list("assigner", "nugget_id").distinct()
     assigner_nuggets: dict[str, set[int]] = defaultdict(set)
     for assigner, nugget_id in pairs:
         assigner_nuggets[assigner].add(nugget_id)
@@ -65,7 +73,7 @@ def condition_require(*, nuggets: str, assigner: str) -> None:
 
 def _set_nuggets(*, nuggets: str, topics: list[str] | None) -> dict[int, tuple[str, str]]:
     """nugget id -> (topic id, importance), for the nugget sets of the name."""
-    rows = Nugget.objects.filter(nugget_set__name=nuggets)
+    rows = Nugget.objects.filter(nugget_sets_counted_q("nugget_set__"), nugget_set__name=nuggets)
     if topics is not None:
         rows = rows.filter(nugget_set__topic_id__in=topics)
     return {
@@ -77,7 +85,7 @@ def _set_nuggets(*, nuggets: str, topics: list[str] | None) -> dict[int, tuple[s
 def _labelled_topics(*, assigner: str, set_nuggets: dict[int, tuple[str, str]]) -> set[str]:
     """The topics whose nuggets have a label of the assigner: the condition's evaluated topics."""
     # DISTINCT nugget ids of one assigner read the (assigner, nugget) index only.
-    labelled = AssignmentLabel.objects.filter(assigner=assigner).order_by().values_list("nugget_id", flat=True)
+    labelled = counted_labels().filter(assigner=assigner).order_by().values_list("nugget_id", flat=True)
     return {set_nuggets[nugget_id][0] for nugget_id in labelled.distinct() if nugget_id in set_nuggets}
 
 
@@ -102,7 +110,7 @@ def _tallies_of_runs(
     answers = Answer.objects.filter(run__run_id__in=runs, topic_id__in=topics).values("id")
     # Filtered on the answers only: with the assigner in the WHERE clause, SQLite
     # walks every label of the assigner instead of the answers' few.
-    rows = AssignmentLabel.objects.filter(answer_id__in=answers).order_by().values_list(
+    rows = labels_counted(AssignmentLabel.objects.filter(answer_id__in=answers)).order_by().values_list(
         "answer_id", "nugget_id", "assigner", "label"
     )
     tallies: dict[int, dict[tuple[str, str], int]] = {}
@@ -160,3 +168,31 @@ def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, in
     """(answer id, nugget id) -> label, for every label of the condition."""
     rows = condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")
     return {(answer_id, nugget_id): label for answer_id, nugget_id, label in rows}
+
+
+def condition_notes(*, nuggets: str, assigner: str) -> list[str]:
+    """What keeps a condition's scores from being final: open work, running jobs, stale LLM labels."""
+    notes = open_work_notes(
+        AssessorWork.objects.filter(kind__in=NUGGET_KINDS, nugget_set_name=nuggets), what=f"The nugget list {nuggets!r}"
+    )
+    notes += open_work_notes(
+        AssessorWork.objects.filter(
+            kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name=nuggets, source__name=assigner
+        ),
+        what=f"ManualAssign into {assigner!r}",
+    )
+    notes += running_job_notes(kind=Job.Kind.AUTO_ASSIGN, name=assigner)
+    source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=assigner).first()
+    stale = sorted(source.stale.get(nuggets, {})) if source is not None else []
+    if stale:
+        notes.append(
+            f"Stale: the nugget lists of {len(stale)} topic(s) ({', '.join(stale[:5])}) changed since {assigner!r} "
+            "labelled them; re-run the affected items."
+        )
+    return notes
+
+
+def assigner_is_stale(assigner: str) -> bool:
+    return LabelSource.objects.filter(
+        family=LabelSource.Family.ASSIGNMENT, name=assigner, kind=LabelSource.Kind.LLM
+    ).exclude(stale={}).exists()

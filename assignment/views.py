@@ -1,7 +1,10 @@
 """The leaderboard of a nugget condition (nugget set name + assigner name), and its downloads."""
 
+from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from assessor.collection.pages import (
     download_response,
@@ -12,9 +15,12 @@ from assessor.collection.pages import (
 )
 from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
 from assessor.http import AuthenticatedRequest
+from assessor.jobs.engine import JobRequestInvalid, job_queue
+from assessor.jobs.llm.client import LLMNotConfigured
 from assessor.work.roles import organizer_required
+from assignment.auto import auto_assign_rerun_create
 from assignment.exporting import assignments_lines
-from assignment.selectors import conditions_list, nugget_scores
+from assignment.selectors import assigner_is_stale, condition_notes, conditions_list, nugget_scores
 
 PRIMARY_METRIC = "Vstrict"
 
@@ -44,6 +50,8 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
             context.update(
                 leaderboard_context(request, scores=scores, default_sort=PRIMARY_METRIC, base_query=base_query)
             )
+            context["notes"] = condition_notes(nuggets=nuggets, assigner=assigner)
+            context["stale_rerun"] = bool(context["notes"]) and assigner_is_stale(assigner)
             context["scores_url"] = url_if_exists("collection:download_scores", nuggets, assigner)
             context["assignments_url"] = url_if_exists("collection:download_assignments", nuggets, assigner)
     return render(request, table_or_page(request, "assignment/leaderboard.html", context), context)
@@ -66,3 +74,17 @@ def download_scores(request: AuthenticatedRequest, nuggets: str, assigner: str) 
     layout, team_prefix = score_layout_query(request)
     lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)
     return download_response(lines, f"scores.{nuggets}.{assigner}.{'trec_eval.txt' if layout == 'trec_eval' else 'tsv'}")
+
+
+@require_POST
+@organizer_required
+def rerun_stale(request: AuthenticatedRequest, assigner: str) -> HttpResponse:
+    """Queue a job that labels again, with the assigner's model and prompts, only the nuggets that changed."""
+    try:
+        job = auto_assign_rerun_create(name=assigner, user=request.user)
+    except (JobRequestInvalid, LLMNotConfigured) as exc:
+        messages.error(request, str(exc))
+        return redirect(request.META.get("HTTP_REFERER") or reverse("assignment:leaderboard"))
+    job_queue(job)
+    messages.success(request, f"Job {job.pk} labels {job.total_items} answer(s) again for the changed nuggets.")
+    return redirect("jobs:detail", job_id=job.pk)

@@ -217,8 +217,12 @@ def _answers_write(
             manual_nuggets.append({"text": text, "importance": importance, "assignment": manual})
             auto_nuggets.append({"text": text, "importance": importance, "assignment": auto})
         header = {"query": _normalized_query(topic.query), "qid": topic.id, "run_id": run_id}
-        manual_out.write(_dumps({**header, "answer_text": answer_text, "response_length": words, "nuggets": manual_nuggets}))
-        auto_out.write(_dumps({**header, "answer_text": answer_text, "response_length": words, "nuggets": auto_nuggets}))
+        manual_out.write(
+            _dumps({**header, "answer_text": answer_text, "response_length": words, "nuggets": manual_nuggets})
+        )
+        auto_out.write(
+            _dumps({**header, "answer_text": answer_text, "response_length": words, "nuggets": auto_nuggets})
+        )
 
         # The support files name the run with its team prefix and judge each
         # sentence's first citation only, as NIST's do.
@@ -287,7 +291,6 @@ def benchmark_collection_build(
                     support_auto_out=outs["support_auto"],
                 )
     return paths
-
 
 
 # --- Measuring -----------------------------------------------------------------

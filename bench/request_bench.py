@@ -52,7 +52,9 @@ def timings_write(out: OutputWrapper, large: dict[str, Timing], small: dict[str,
     # CPU time is what this process spent: on a busy machine the wall clock also counts waiting for a core.
     width = max(len("request"), *(len(name) for name in large)) + 4
     small_width = len(small_label) + 3
-    out.write(f"{'request':<{width}}{'median ms':>10}{'p95 ms':>9}{'cpu ms':>8}{'queries':>9}{small_label:>{small_width}}")
+    out.write(
+        f"{'request':<{width}}{'median ms':>10}{'p95 ms':>9}{'cpu ms':>8}{'queries':>9}{small_label:>{small_width}}"
+    )
     for name, timing in large.items():
         flag = "" if timing.median_ms < TARGET_MS else "  over target"
         out.write(

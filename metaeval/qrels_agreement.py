@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assessor.models import Qrel, QrelSource
+from assessor.work.lifecycle import open_included, unfinished_job_ids
 from metaeval.agreement import alpha_ordinal, kappa_weighted
 from metaeval.stats import nan_as_none
 
@@ -120,7 +121,11 @@ def qrels_grades(name: str) -> dict[tuple[str, str], int]:
     if not QrelSource.objects.filter(name=name).exists():
         known = ", ".join(QrelSource.objects.values_list("name", flat=True)) or "none yet"
         raise QrelsSourceError(f"no qrels source named {name!r}; qrels sources: {known}")
-    rows = Qrel.objects.filter(source__name=name).values_list("topic_id", "segment_id", "grade")
+    # Grades of a job still running are provisional, like labels (assessor.work.lifecycle).
+    qrels = Qrel.objects.filter(source__name=name)
+    if not open_included():
+        qrels = qrels.exclude(job_id__in=unfinished_job_ids())
+    rows = qrels.values_list("topic_id", "segment_id", "grade")
     return {(topic, docid): grade for topic, docid, grade in rows.iterator(chunk_size=20_000)}
 
 

@@ -14,11 +14,15 @@ from django.db.models import Count
 from assessor.collection.runs import AmbiguousRun, run_match
 from assessor.collection.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assessor.models import Citation, Run
+from assessor.work.lifecycle import counted_sql
 from assignment.models import AssignmentLabel
+from assignment.selectors import counted_labels as counted_assignment_labels
 from metaeval.models import ImportedScore, ScoreTable
 from metaeval.stats import NuggetRow
 from nuggets.models import Nugget
+from nuggets.selectors import nugget_sets_counted_q
 from support.models import SupportLabel
+from support.selectors import counted_labels as counted_support_labels
 
 FETCH_CHUNK = 20_000
 SUPPORT_LABEL_NAMES = {SupportLabel.Label.NS: "NS", SupportLabel.Label.PS: "PS", SupportLabel.Label.FS: "FS"}
@@ -85,7 +89,7 @@ def score_table_scores(*, name: str) -> Scores:
 
 
 def _condition_labels(*, nuggets: str, assigner: str):
-    return AssignmentLabel.objects.filter(assigner=assigner, nugget__nugget_set__name=nuggets).order_by()
+    return counted_assignment_labels().filter(assigner=assigner, nugget__nugget_set__name=nuggets).order_by()
 
 
 PAIRED_LABELS_JOIN_SQL = """
@@ -110,7 +114,15 @@ GROUP BY label_a, label_b
 
 
 def _paired_label_counts(
-    *, model, who: str, a: str, b: str, item: tuple[str, ...], row_filter: str, item_filter: str, item_params: list,
+    *,
+    model,
+    who: str,
+    a: str,
+    b: str,
+    item: tuple[str, ...],
+    row_filter: str,
+    item_filter: str,
+    item_params: list,
     totals: Callable[[], dict[str, int]],
 ) -> tuple[dict[tuple, int], int, int]:
     """(label by a, label by b) -> count over the items both labelled, and the numbers of a's and b's labels.
@@ -146,21 +158,24 @@ def _paired_label_counts(
     return paired, total_a, total_b
 
 
-def assignment_crosstab(*, nuggets: str, assigner_a: str, assigner_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
+def assignment_crosstab(
+    *, nuggets: str, assigner_a: str, assigner_b: str
+) -> tuple[dict[tuple[str, str], int], int, int]:
     """Counts of (label by a, label by b) over the (answer, nugget) pairs both labelled.
 
     Returns the counts and the numbers of a's and of b's labels in all, so the
     caller can tell how many pairs only one of them labelled.
     """
-    labels = AssignmentLabel.objects.filter(nugget__nugget_set__name=nuggets).order_by()
+    labels = counted_assignment_labels().filter(nugget__nugget_set__name=nuggets).order_by()
     if assigner_a == assigner_b:
         rows = labels.filter(assigner=assigner_a).values_list("label").annotate(n=Count("id"))
         counts = {(label, label): n for label, n in rows}
         return counts, sum(counts.values()), sum(counts.values())
-    nugget_sql, nugget_params = Nugget.objects.filter(nugget_set__name=nuggets).values("id").query.sql_with_params()
+    counted_nuggets = Nugget.objects.filter(nugget_sets_counted_q("nugget_set__"), nugget_set__name=nuggets)
+    nugget_sql, nugget_params = counted_nuggets.values("id").query.sql_with_params()
     return _paired_label_counts(
         model=AssignmentLabel, who="assigner", a=assigner_a, b=assigner_b, item=("answer_id", "nugget_id"),
-        row_filter="1 = 1", item_filter=f"{{t}}nugget_id IN ({nugget_sql})", item_params=list(nugget_params),
+        row_filter=counted_sql("{t}"), item_filter=f"{{t}}nugget_id IN ({nugget_sql})", item_params=list(nugget_params),
         totals=lambda: dict(
             labels.filter(assigner__in=[assigner_a, assigner_b]).values_list("assigner").annotate(n=Count("id"))
         ),
@@ -170,7 +185,7 @@ def assignment_crosstab(*, nuggets: str, assigner_a: str, assigner_b: str) -> tu
 def support_crosstab(*, method_a: str, method_b: str) -> tuple[dict[tuple[str, str], int], int, int]:
     """Counts of (label by a, label by b) over the first citations both judged; unjudged (-1) left out."""
     judged = [int(label) for label in SUPPORT_LABEL_NAMES]
-    labels = SupportLabel.objects.filter(citation__position=0, label__in=judged).order_by()
+    labels = counted_support_labels().filter(citation__position=0, label__in=judged).order_by()
     if method_a == method_b:
         rows = labels.filter(method=method_a).values_list("label").annotate(n=Count("id"))
         counts = {(SUPPORT_LABEL_NAMES[label],) * 2: n for label, n in rows}
@@ -178,7 +193,7 @@ def support_crosstab(*, method_a: str, method_b: str) -> tuple[dict[tuple[str, s
     citation_sql, citation_params = Citation.objects.filter(position=0).values("id").query.sql_with_params()
     raw, total_a, total_b = _paired_label_counts(
         model=SupportLabel, who="method", a=method_a, b=method_b, item=("citation_id",),
-        row_filter=f"{{t}}label IN ({', '.join(map(str, judged))})",
+        row_filter=f"{{t}}label IN ({', '.join(map(str, judged))}) AND " + counted_sql("{t}"),
         item_filter=f"{{t}}citation_id IN ({citation_sql})", item_params=list(citation_params),
         totals=lambda: dict(labels.filter(method__in=[method_a, method_b]).values_list("method").annotate(n=Count("id"))),
     )  # fmt: skip
@@ -202,7 +217,9 @@ def condition_description_data(*, nuggets: str, assigner: str) -> tuple[list[Nug
         topics.add(topic_id)
         label_counts[label] += n
     rows = (
-        Nugget.objects.filter(nugget_set__name=nuggets, nugget_set__topic_id__in=topics)
+        Nugget.objects.filter(
+            nugget_sets_counted_q("nugget_set__"), nugget_set__name=nuggets, nugget_set__topic_id__in=topics
+        )
         .order_by()
         .values_list("nugget_set__topic_id", "text", "importance")
     )
@@ -213,7 +230,8 @@ def condition_description_data(*, nuggets: str, assigner: str) -> tuple[list[Nug
 def support_description_data(*, method: str) -> tuple[dict[int, int], int]:
     """A method's first-citation labels counted by label (-1..2), and the number of topics it judged."""
     rows = (
-        SupportLabel.objects.filter(method=method, citation__position=0)
+        counted_support_labels()
+        .filter(method=method, citation__position=0)
         .order_by()
         .values_list("citation__sentence__answer__topic_id", "label")
         .annotate(n=Count("id"))

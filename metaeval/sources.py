@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assessor.collection.scores import Scores
-from assignment.selectors import condition_require, conditions_list, nugget_scores
+from assignment.selectors import condition_notes, condition_require, conditions_list, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
-from support.selectors import method_require, support_methods_list, support_scores
+from support.selectors import method_notes, method_require, support_methods_list, support_scores
 
 NAME = r"[-\w.]+"
 CONDITION_PATTERN = re.compile(rf"^(?P<nuggets>{NAME})/(?P<assigner>{NAME})$")
@@ -147,3 +147,12 @@ def source_describe(source: Source) -> dict[str, float | int]:
     if source.name not in selectors.score_tables_list():
         raise _unknown(str(source), f"no score table named {source.name!r}")
     return selectors.score_table_description_data(name=source.name)
+
+
+def source_notes(source: Source) -> list[str]:
+    """What keeps a source's scores from being final (open work, running jobs, stale labels)."""
+    if source.kind is SourceKind.CONDITION:
+        return condition_notes(nuggets=source.nuggets, assigner=source.assigner)
+    if source.kind is SourceKind.SUPPORT:
+        return method_notes(method=source.name)
+    return []

@@ -5,6 +5,7 @@ from metaeval import views
 app_name = "metaeval"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("calibrate/", views.calibrate, name="calibrate"),
     path("taus.csv", views.taus_download, name="taus_csv"),
     path("confusion.csv", views.confusion_download, name="confusion_csv"),
     path("describe.csv", views.describe_download, name="describe_csv"),

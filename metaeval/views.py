@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
+from metaeval.calibration import calibration_build
 from metaeval.comparison import (
     Comparison,
     TopicsError,
@@ -31,7 +32,7 @@ from metaeval.comparison import (
 from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import SourceError, source_describe, source_parse, sources_list
+from metaeval.sources import SourceError, source_describe, source_notes, source_parse, sources_list
 from metaeval.stats import Confusion, TauOptions, nan_as_none, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
@@ -191,6 +192,7 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
                 describe_columns += [key for key in values if key not in describe_columns]
             context.update(
                 comparison=comparison,
+                notes=source_notes(comparison.a) + source_notes(comparison.b),
                 metric=metric,
                 metric_choices=[tau.metric for tau in comparison.taus],
                 taus=[
@@ -378,3 +380,45 @@ def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
         stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{a}_vs_{b}")
         response["Content-Disposition"] = f'attachment; filename="scatter_{level}_{metric}_{stem}.png"'
     return response
+
+
+@require_GET
+@organizer_required
+def calibrate(request: AuthenticatedRequest) -> HttpResponse:
+    """Each run's human-equivalent score from an LLM condition and a human sample (metaeval.ppi)."""
+    sources = sources_list()
+    context: dict = {
+        "sources": sources,
+        "llm": request.GET.get("llm", ""),
+        "human": request.GET.get("human", ""),
+        "metric": request.GET.get("metric", DEFAULT_METRIC),
+        "metric_choices": [*NUGGET_METRICS, *SUPPORT_METRICS],
+        "fraction": request.GET.get("fraction", ""),
+        "seed": request.GET.get("seed", "0"),
+        "error": "",
+        "result": None,
+    }
+    if context["llm"] and context["human"]:
+        try:
+            fraction = float(context["fraction"]) if context["fraction"] else None
+            if fraction is not None and not 0 < fraction <= 1:
+                raise ValueError("the sample share is a number above 0 and at most 1")
+            result = calibration_build(
+                llm=context["llm"],
+                human=context["human"],
+                metric=context["metric"],
+                fraction=fraction,
+                seed=int(context["seed"] or 0),
+            )
+        except (LookupError, ValueError) as exc:
+            context["error"] = str(exc.args[0] if exc.args else exc)
+        else:
+            context["result"] = result
+            context["rows"] = [
+                (rank, estimate, result.human_means.get(estimate.run_id) if result.human_means else None)
+                for rank, estimate in enumerate(result.estimates, start=1)
+            ]
+            if result.human_means:
+                covered = sum(1 for e in result.estimates if e.low <= result.human_means[e.run_id] <= e.high)
+                context["covered"] = covered
+    return render(request, "metaeval/calibrate.html", context)

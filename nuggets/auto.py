@@ -14,12 +14,19 @@ from functools import partial
 
 from django.contrib.auth.models import User
 
-from assessor.jobs.engine import ItemUnworkable, JobRequestInvalid, job_create, job_prompt, output_name_check
+from assessor.jobs.engine import (
+    ItemUnworkable,
+    JobRequestInvalid,
+    job_create,
+    job_prompt,
+    job_source,
+    output_name_check,
+)
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list, parse_nugget_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
 from assessor.jobs.selection import chunks, topics_select
-from assessor.models import Job, JobItem, Qrel, QrelSource, Topic
+from assessor.models import Job, JobItem, LabelSource, Qrel, QrelSource, Topic
 from nuggets.models import Nugget, NuggetSet
 
 WINDOW = 10
@@ -59,7 +66,16 @@ def auto_nuggets_job_create(
     items = [(f"topic:{topic.id}", {"topic": topic.id}) for topic in chosen]
     prompts = ["nuggetize"] if drafts else ["nuggetize", "nugget_importance"]
     params = {"qrels": qrels, "topics": [t.id for t in chosen] if topics else [], "drafts": drafts, "queue": queue or ""}
-    return job_create(kind=kind, output_name=name, params=params, items=items, prompts=prompts, user=user, config=config)
+    return job_create(
+        kind=kind,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=prompts,
+        user=user,
+        config=config,
+        family=LabelSource.Family.NUGGETS,
+    )
 
 
 def relevant_texts(*, topic: Topic, qrels: str) -> list[str]:
@@ -104,6 +120,7 @@ def item_store(*, job: Job, item: JobItem, result: list[tuple[str, str]]) -> Non
         topic_id=item.payload["topic"],
         kind=NuggetSet.Kind.DRAFT if drafts else NuggetSet.Kind.AUTO,
         name=job.output_name,
+        source=job_source(job, LabelSource.Family.NUGGETS),
         job=job,
         status=NuggetSet.Status.SUBMITTED,
     )

@@ -4,7 +4,7 @@ from collections import defaultdict
 
 from django.db.models import Count, Q
 
-from assessor.collection.deleting import counted
+from assessor.collection.deleting import counted, label_sources_release
 from assessor.models import AssessorWork
 from assessor.registry import Deletable, UploadRow
 from nuggets.models import Nugget, NuggetSet
@@ -55,7 +55,9 @@ def nugget_sets_delete(name: str) -> str:
     sets = NuggetSet.objects.filter(name=name)
     topics = sets.count()
     nuggets = Nugget.objects.filter(nugget_set__name=name).count()
+    source_ids = set(sets.values_list("source_id", flat=True))
     sets.delete()
+    label_sources_release(source_ids)
     return f"{counted(topics, 'topic')}, {counted(nuggets, 'nugget')}"
 
 

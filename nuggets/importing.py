@@ -33,8 +33,9 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.models import ImportBatch
-from assignment.models import AssignmentLabel
+from assessor.models import ImportBatch, LabelSource
+from assessor.sources import import_source_claim
+from nuggets.dependents import Change, nugget_list_changed, nuggets_delete, set_dependents
 from nuggets.models import Nugget, NuggetSet
 
 IMPORTANCES = frozenset(Nugget.Importance.values)
@@ -105,6 +106,36 @@ def _difference(stored: NuggetList, new: NuggetList) -> str:
     return "nuggets"
 
 
+def replaced_nuggets_retire(
+    nugget_set: NuggetSet, *, retire: bool, result: JudgmentsImportResult, path: Path, line: int, option: str
+) -> None:
+    """Under --replace: the set's old nuggets go; labels on them are retired only when the organizer says so."""
+    dependents = set_dependents(nugget_set)
+    if dependents and not retire:
+        held = ", ".join(f"{d.labels} of {d.source}" for d in dependents)
+        raise ImportFailure(
+            f"the nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} has labels on its nuggets ({held}); "
+            f"replacing it retires them (kept, not scored) and asks whoever labelled it for the new nuggets: "
+            f"add {option} to replace it",
+            path=path,
+            line=line,
+            field="nuggets",
+        )
+    retired = nuggets_delete(list(nugget_set.nuggets.values_list("pk", flat=True)), reason=Change.REPLACED)
+    if retired:
+        result.warn(
+            "replaced nugget sets",
+            f"{path}, line {line}: replacing nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} "
+            f"retired {retired} labels on its old nuggets",
+        )
+
+
+def replaced_nuggets_announce(nugget_set: NuggetSet, *, user: User | None) -> None:
+    """After a replaced set got its new nuggets: every one is new to whoever labelled the old list."""
+    ids = nugget_set.nuggets.values_list("pk", flat=True)
+    nugget_list_changed(nugget_set, dict.fromkeys(ids, Change.REPLACED), by=user)
+
+
 @transaction.atomic
 def nuggets_import(
     *,
@@ -112,6 +143,7 @@ def nuggets_import(
     kind: str,
     name: str | None = None,
     replace: bool = False,
+    retire_labels: bool = False,
     user: User | None = None,
 ) -> JudgmentsImportResult:
     path = Path(path)
@@ -126,6 +158,9 @@ def nuggets_import(
     )
     result = JudgmentsImportResult(path=str(path))
     now = timezone.now()
+    source = import_source_claim(
+        family=LabelSource.Family.NUGGETS, name=name, batch=batch, user=user, path=path, option="--name"
+    )
     for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
         result.lines += len(chunk)
         topics_require(((topic.line, topic.topic_id) for topic in chunk), path=path, field="qid")
@@ -139,11 +174,12 @@ def nuggets_import(
             stored_lists[set_id].append((text, importance))
 
         to_fill: list[tuple[NuggetSet, TopicNuggets]] = []
+        replaced: list[NuggetSet] = []
         for topic in chunk:
             nugget_set = stored.get(topic.topic_id)
             if nugget_set is None:
                 nugget_set = NuggetSet.objects.create(
-                    topic_id=topic.topic_id, kind=kind, name=name, imported_from=batch, created_at=now
+                    topic_id=topic.topic_id, kind=kind, name=name, source=source, imported_from=batch, created_at=now
                 )
                 result.count_made("nugget sets")
                 to_fill.append((nugget_set, topic))
@@ -164,14 +200,9 @@ def nuggets_import(
                     line=topic.line,
                     field=where,
                 )
-            labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
-            Nugget.objects.filter(nugget_set=nugget_set).delete()
-            if labels:
-                result.warn(
-                    "replaced nugget sets",
-                    f"{path}, line {topic.line}: replacing nugget set {name!r} of topic {topic.topic_id} "
-                    f"deleted {labels} assignment labels on its old nuggets",
-                )
+            replaced_nuggets_retire(
+                nugget_set, retire=retire_labels, result=result, path=path, line=topic.line, option="--retire-labels"
+            )
             if nugget_set.edited_sets.exists():
                 result.warn(
                     "replaced nugget sets",
@@ -180,9 +211,12 @@ def nuggets_import(
                 )
             nugget_set.kind = kind
             nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
-            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+            # Tabs showing the old list are told it changed.
+            nugget_set.version += 1
+            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job", "version"])
             result.replaced += 1
             to_fill.append((nugget_set, topic))
+            replaced.append(nugget_set)
 
         made = Nugget.objects.bulk_create(
             Nugget(
@@ -197,6 +231,8 @@ def nuggets_import(
             for position, (text, importance) in enumerate(topic.nuggets)
         )
         result.count_made("nuggets", len(made))
+        for nugget_set in replaced:
+            replaced_nuggets_announce(nugget_set, user=user)
         for _, topic in to_fill:
             if not drafts and len(topic.nuggets) > NuggetSet.MAX_NUGGETS:
                 result.warn(

@@ -25,6 +25,8 @@ class NuggetSet(Provenance):
     kind = models.CharField(max_length=10, choices=Kind.choices)
     # Defaults to the kind; distinguishes several sets of one kind (AutoNuggets from two models).
     name = models.SlugField(max_length=100)
+    # The label source the name belongs to (assessor.models.sources): its kind and provenance.
+    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     # For AutoNuggets+Edits: the LLM drafts the assessor started from.
     drafts = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="edited_sets")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.SUBMITTED)

@@ -3,12 +3,13 @@
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
 from assessor.work.access import assessor_work
+from assessor.work.lifecycle import open_included, unfinished_job_ids
 from assessor.work.services import NUGGET_KINDS
 from assessor.work.timing import duration_label
 from nuggets import workspace as rules
@@ -292,3 +293,14 @@ def topic_nugget_sets(*, topic: Topic) -> list[NuggetSet]:
         .prefetch_related("nuggets")
         .order_by("name")
     )
+
+
+def nugget_sets_counted_q(prefix: str = "") -> Q:
+    """Nugget sets whose nuggets scores count: submitted lists, not made by a job still running.
+
+    A list reopened for editing counts for nothing until it is submitted again
+    (assessor.work.lifecycle, unless open work is included).
+    """
+    if open_included():
+        return Q()
+    return Q(**{f"{prefix}status": NuggetSet.Status.SUBMITTED}) & ~Q(**{f"{prefix}job_id__in": unfinished_job_ids()})

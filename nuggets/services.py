@@ -25,17 +25,19 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from assessor.models import AssessorWork, Qrel, Topic
+from assessor.models import AssessorWork, LabelSource, Qrel, Topic
 from assessor.work.access import WorkNotFound, assessor_work
 from assessor.work.services import (
     NUGGET_KINDS,
     WorkError,
+    person_source_claim,
     work_activity_record,
     work_give,
     work_reopen_mark,
     work_submit_mark,
 )
 from nuggets import workspace as rules
+from nuggets.dependents import Change, Dependent, list_changes, nugget_list_changed, nuggets_delete, set_dependents
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 
 NIST_SOURCE = "nist"
@@ -96,11 +98,15 @@ def nugget_work_give(
                 f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import them (import_nuggets --drafts) "
                 "or generate them first."
             )
-    work = work_give(topic=topic, assessor=assessor, kind=CONDITION_KINDS[condition], by=by, nugget_set_name=name)
+    source = person_source_claim(family=LabelSource.Family.NUGGETS, name=name, by=by)
+    work = work_give(
+        topic=topic, assessor=assessor, kind=CONDITION_KINDS[condition], by=by, nugget_set_name=name, source=source
+    )
     nugget_set = NuggetSet.objects.create(
         topic=topic,
         kind=condition,
         name=name,
+        source=source,
         drafts=drafts,
         status=NuggetSet.Status.OPEN,
         created_by=assessor,
@@ -258,7 +264,8 @@ def _derived_write(context: _Context, links: dict[int, list[int]]) -> None:
 
 
 def _nuggets_delete(context: _Context, ids: Sequence[int]) -> None:
-    Nugget.objects.filter(pk__in=ids).delete()
+    # Labels on a removed nugget (the list was reopened after labelling) are retired, not lost.
+    nuggets_delete(ids, reason=Change.REMOVED)
     for nugget_id in ids:
         context.derived.pop(nugget_id, None)
 
@@ -670,17 +677,60 @@ def nugget_set_submit(
     )
     NuggetSet.objects.filter(pk=context.nugget_set.pk).update(status=NuggetSet.Status.SUBMITTED)
     context.nugget_set.status = NuggetSet.Status.SUBMITTED
-    work_submit_mark(work=context.work, user=user, detail={"nuggets": len(context.nuggets)})
+    before = _texts_at_reopening(context)
+    changes = list_changes(
+        before=before, nuggets=[(n.pk, n.text, n.origin, context.derived.get(n.pk, [])) for n in context.nuggets]
+    ) if before is not None else {}  # fmt: skip
+    work_submit_mark(
+        work=context.work, user=user, detail={"nuggets": len(context.nuggets), "changes": _changes_json(changes)}
+    )
+    # After the work is marked: the dependents may reopen work of their own and want the list submitted.
+    nugget_list_changed(context.nugget_set, changes, by=user, before=before)
     return result
 
 
+def _changes_json(changes: dict[int, str]) -> dict[str, str]:
+    return {str(nugget_id): change for nugget_id, change in sorted(changes.items())}
+
+
+def _texts_at_reopening(context: _Context) -> dict[int, str] | None:
+    """The list (nugget id -> text) as it was when the organizer last reopened it; None before any reopening."""
+    reopening = (
+        NuggetEdit.objects.filter(nugget_set=context.nugget_set, operation="reopen").order_by("-set_version").first()
+    )
+    if reopening is None or "texts" not in reopening.before:
+        return None
+    return {int(nugget_id): text for nugget_id, text in reopening.before["texts"].items()}
+
+
+class DependentsUnconfirmed(WorkError):
+    """Labels depend on the list: the organizer must see them and confirm before it is reopened."""
+
+    def __init__(self, dependents: list[Dependent]):
+        self.dependents = dependents
+        total = sum(d.labels for d in dependents)
+        super().__init__(
+            f"{total} label(s) depend on this nugget list ({', '.join(d.source for d in dependents)}). "
+            "Confirm to reopen it: when it is submitted again, labels on removed or reworded nuggets are retired "
+            "and the work and LLM conditions that labelled it are asked for the changed nuggets."
+        )
+
+
 @transaction.atomic
-def nugget_set_reopen(*, work_id: int, by: User, reason: str = "") -> AssessorWork:
-    """An organizer reopens a submitted list; the reopening is recorded on the work and in the edit log."""
+def nugget_set_reopen(*, work_id: int, by: User, reason: str = "", confirmed: bool = False) -> AssessorWork:
+    """An organizer reopens a submitted list; the reopening is recorded on the work and in the edit log.
+
+    A list with labels on it is reopened only once the organizer has seen what
+    depends on it (`confirmed`). The list as it was is kept in the edit log, so
+    that its resubmission can tell which nuggets changed.
+    """
     work = AssessorWork.objects.select_for_update().get(pk=work_id)
     nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)
     if nugget_set.status != NuggetSet.Status.SUBMITTED:
         raise WorkError("This list is not submitted: nothing to reopen.")
+    dependents = set_dependents(nugget_set)
+    if dependents and not confirmed:
+        raise DependentsUnconfirmed(dependents)
     work_reopen_mark(work=work, by=by, reason=reason)
     nugget_set.status = NuggetSet.Status.OPEN
     nugget_set.version += 1
@@ -689,7 +739,11 @@ def nugget_set_reopen(*, work_id: int, by: User, reason: str = "") -> AssessorWo
         nugget_set=nugget_set,
         user=by,
         operation="reopen",
-        before={"status": NuggetSet.Status.SUBMITTED},
+        before={
+            "status": NuggetSet.Status.SUBMITTED,
+            # The list as it was submitted (nugget id -> text): its resubmission is compared with it.
+            "texts": {str(pk): text for pk, text in nugget_set.nuggets.values_list("pk", "text")},
+        },
         after={"status": NuggetSet.Status.OPEN, "reason": reason},
         set_version=nugget_set.version,
     )

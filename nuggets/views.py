@@ -27,6 +27,7 @@ from nuggets import selectors
 from nuggets.exporting import nuggets_lines
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
 from nuggets.services import (
+    DependentsUnconfirmed,
     OpResult,
     nugget_operation_apply,
     nugget_set_reopen,
@@ -207,7 +208,11 @@ def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
-        nugget_set_reopen(work_id=work.pk, by=request.user, reason=reason)
+        nugget_set_reopen(work_id=work.pk, by=request.user, reason=reason, confirmed=request.POST.get("confirmed") == "1")
+    except DependentsUnconfirmed as unconfirmed:
+        # Labels hang on the list: show what depends on it, and ask again.
+        context = {"work": work, "reason": reason, "dependents": unconfirmed.dependents, "message": unconfirmed.message}
+        return render(request, "nuggets/reopen_confirm.html", context)
     except WorkError as error:
         messages.error(request, error.message)
     else:

@@ -14,12 +14,12 @@ from functools import partial
 
 from django.contrib.auth.models import User
 
-from assessor.jobs.engine import job_create, job_prompt, output_name_check
+from assessor.jobs.engine import job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_one_phrase, parse_single_label
 from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
 from assessor.jobs.selection import runs_select, topics_select
-from assessor.models import Answer, Citation, Job, JobItem, PromptTemplate, Segment
+from assessor.models import Answer, Citation, Job, JobItem, LabelSource, PromptTemplate, Segment
 from support.models import SupportLabel
 from support.prompts import SUPPORT_PROJECT
 
@@ -63,7 +63,14 @@ def auto_support_job_create(
         "queue": queue or "",
     }
     return job_create(
-        kind=Job.Kind.AUTO_SUPPORT, output_name=name, params=params, items=items, prompts=["support"], user=user, config=config
+        kind=Job.Kind.AUTO_SUPPORT,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=["support"],
+        user=user,
+        config=config,
+        family=LabelSource.Family.SUPPORT,
     )
 
 
@@ -90,11 +97,13 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, int]]) -> None:
+    source = job_source(job, LabelSource.Family.SUPPORT)
     SupportLabel.objects.bulk_create(
         SupportLabel(
             citation_id=citation_id,
             method=job.output_name,
             method_kind=SupportLabel.MethodKind.AUTO,
+            source=source,
             label=label,
             job=job,
         )

@@ -9,8 +9,7 @@ from assessor.collection.score_formats import run_display, run_published_ids
 from assessor.collection.scores import Scores
 from assessor.models import Answer, Citation, Sentence
 from assignment.exporting import scores_lines
-from support.models import SupportLabel
-from support.selectors import method_require
+from support.selectors import counted_labels, method_require
 
 
 def support_scores_lines(scores: Scores) -> Iterator[str]:
@@ -34,7 +33,8 @@ def support_lines(*, method: str, provenance: bool = False, team_prefix: bool = 
     """
     method_require(method=method)
     judged = set(
-        SupportLabel.objects.filter(method=method)
+        counted_labels()
+        .filter(method=method)
         .order_by()
         .values_list("citation__sentence__answer_id", flat=True)
         .distinct()
@@ -76,9 +76,9 @@ def _topic_lines(
     labels: dict[int, int] = {}
     made: dict[int, dict] = {}
     fields = ("citation_id", "label", "method", "shown_label", *(PROVENANCE_FIELDS if provenance else ()))
-    for citation_id, label, label_method, shown, *maker in SupportLabel.objects.filter(
-        citation__sentence__answer__topic_id=topic_id
-    ).values_list(*fields):
+    for citation_id, label, label_method, shown, *maker in (
+        counted_labels().filter(citation__sentence__answer__topic_id=topic_id).values_list(*fields)
+    ):
         if label_method != method:
             continue
         labels[citation_id] = label

@@ -50,14 +50,15 @@ from assessor.collection.importing.base import (
     rows_insert,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
-from assessor.models import Answer, Citation, ImportBatch, Sentence
+from assessor.models import Answer, Citation, ImportBatch, LabelSource, Sentence
+from assessor.sources import import_source_claim
 from support.models import SupportLabel
 
 SUPPORT_VALUES = {"-1": -1, "0": 0, "1": 1, "2": 2}
 SENTENCE_ID_KEYS = ("sentenceID", "sentenceId", "sentence_id")
 CITATION_ID_KEYS = ("citationID", "citationId", "citation_id")
 CHUNK_ANSWERS = 500
-LABEL_COLUMNS = ("citation", "method", "method_kind", "label", "imported_from", "created_at")
+LABEL_COLUMNS = ("citation", "method", "method_kind", "source", "label", "imported_from", "created_at")
 
 
 @dataclass(frozen=True)
@@ -223,10 +224,13 @@ def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) ->
 
 
 class SupportImport:
-    def __init__(self, *, path: Path, method: str, name: str, replace: bool, batch: ImportBatch) -> None:
+    def __init__(
+        self, *, path: Path, method: str, name: str, source: LabelSource, replace: bool, batch: ImportBatch
+    ) -> None:
         self.path = path
         self.method = method
         self.name = name
+        self.source = source
         self.replace = replace
         self.batch = batch
         self.result = JudgmentsImportResult(path=str(path))
@@ -394,7 +398,7 @@ class SupportImport:
             citation_id = target.pk if isinstance(target, Citation) else target
             old = stored.get(citation_id)
             if old is None:
-                rows.append((citation_id, self.name, self.method, label, self.batch.pk, created_at))
+                rows.append((citation_id, self.name, self.method, self.source.pk, label, self.batch.pk, created_at))
                 stored[citation_id] = (-1, label)  # a citation named twice in one file is caught below
             elif old[1] == label:
                 if old[0] != -1:
@@ -455,7 +459,10 @@ def support_import(
     _options_check(path=path, method=method, name=name)
     options = {"method": method, "name": name, "replace": replace}
     batch = batch_start(kind=ImportBatch.Kind.SUPPORT, path=path, options=options, user=user)
-    importer = SupportImport(path=path, method=method, name=name, replace=replace, batch=batch)
+    source = import_source_claim(
+        family=LabelSource.Family.SUPPORT, name=name, batch=batch, user=user, path=path, option="--name"
+    )
+    importer = SupportImport(path=path, method=method, name=name, source=source, replace=replace, batch=batch)
     for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
         importer.chunk_import(chunk)
     importer.result.warnings_close()

@@ -49,6 +49,12 @@ class GiveSupportForm(forms.Form):
         max_length=100,
         help_text="Post-editing: the automatic method whose labels are shown; defaults to the topic's only one.",
     )
+    method_name = forms.SlugField(
+        label="Method name",
+        required=False,
+        max_length=100,
+        help_text="The name the assessor's labels are scored under; defaults to the condition (scratch, postedit).",
+    )
 
 
 # --- Assessors -------------------------------------------------------------------------
@@ -126,6 +132,7 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
                 kind=data["condition"],
                 by=request.user,
                 llm_method=data["llm_method"],
+                method_name=data["method_name"],
             ),
         )
         if given:

@@ -5,9 +5,10 @@ citation are not judged (they count as NS in the scores); a pair whose
 segment text the collection does not have is not shown to assessors (an empty
 passage cannot be judged) but listed for the organizer.
 
-Blinding: a from-scratch page reads no label but the assessor's own; a
-post-editing page reads the LLM label of each pair (that is the condition)
-but never the method's name, nor a run.
+Blinding: a page reads no label but those made in its own work (by the
+label's `work`, never by a name); a post-editing page also reads the label
+of each pair from the LLM source it was given (that is the condition) but
+never the method's name, nor a run.
 """
 
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db.models import Count, F, Q, Sum
 from django.http import Http404
 
-from assessor.models import AssessorWork, Citation, Sentence
+from assessor.models import AssessorWork, Citation, LabelSource, Sentence
 from assessor.work.access import assessor_work
 from assessor.work.judging import answer_token, position_choose, shuffled
 from support.models import SupportLabel
@@ -91,11 +92,8 @@ def topic_pairs(*, work: AssessorWork) -> TopicPairs:
     for answer_id, citation_id in judgeable_pairs(topic_id=work.topic_id):
         pairs_of.setdefault(answer_id, []).append(citation_id)
     order = shuffled(list(pairs_of), assessor_id=work.assessor_id, topic_id=work.topic_id)
-    done = dict(
-        SupportLabel.objects.filter(
-            method=method_of(work), citation__sentence__answer__topic_id=work.topic_id, citation__position=0
-        ).values_list("citation_id", "label")
-    )
+    # Only this work's own labels: never another method's, another person's or an import's, whatever its name.
+    done = dict(SupportLabel.objects.filter(work=work, citation__position=0).values_list("citation_id", "label"))
     return TopicPairs(order=order, pairs_of=pairs_of, done=done)
 
 
@@ -156,7 +154,9 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         shown = dict(
             SupportLabel.objects.filter(
                 method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO, citation_id__in=judged
-            ).values_list("citation_id", "label")
+            )
+            .exclude(source__kind=LabelSource.Kind.PERSON)
+            .values_list("citation_id", "label")
         )
     rows = []
     for sentence in sentences:
@@ -232,14 +232,10 @@ def support_progress() -> list[SupportProgress]:
         .values_list("sentence__answer__topic_id", "n")
     )
     stats = {
-        (row["citation__sentence__answer__topic_id"], row["method"]): row
+        row["work_id"]: row
         # The plugin takes the `changed` count for the model's property; these rows are values(), not models.
-        for row in SupportLabel.objects.filter(  # type: ignore[no-redef]
-            method__in=list(METHOD_OF_KIND.values()),
-            citation__position=0,
-            citation__sentence__answer__topic_id__in=topic_ids,
-        )
-        .values("citation__sentence__answer__topic_id", "method")
+        for row in SupportLabel.objects.filter(work__in=works, citation__position=0)  # type: ignore[no-redef]
+        .values("work_id")
         .annotate(
             n=Count("id"),
             s=Sum("seconds_spent"),
@@ -249,7 +245,7 @@ def support_progress() -> list[SupportProgress]:
     }
     result = []
     for work in works:
-        row = stats.get((work.topic_id, method_of(work)), {})
+        row = stats.get(work.pk, {})
         result.append(
             SupportProgress(
                 work=work,
@@ -296,7 +292,7 @@ def support_work_detail(*, work: AssessorWork) -> list[PairTime]:
     }
     labels = {
         row["citation_id"]: row
-        for row in SupportLabel.objects.filter(method=method_of(work), citation_id__in=citation_ids).values(
+        for row in SupportLabel.objects.filter(work=work, citation_id__in=citation_ids).values(
             "citation_id", "label", "shown_label", "seconds_spent"
         )
     }

@@ -35,7 +35,8 @@ from support import auto, views
 from support.importing import support_import
 from support.models import SupportLabel
 from support.prompts import SUPPORT
-from support.selectors import support_methods_list, support_scores
+from support.selectors import method_notes, support_methods_list, support_scores
+from support.services import support_work_give
 
 SUPPORT_CODES: dict[int, str] = {
     SupportLabel.Label.FS: "FS",
@@ -71,6 +72,7 @@ def _method_sources() -> list[ScoreSource]:
                 Download("scores", reverse("collection:download_support_scores", args=[method])),
                 Download("labels", reverse("collection:download_support", args=[method])),
             ),
+            notes=partial(method_notes, method=method),
         )
         for method in support_methods_list()
     ]
@@ -127,7 +129,7 @@ def register() -> None:
         Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
     )
     for kind in (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT):
-        register_work_page(WorkPage(kind=kind, url_name="support:judge"))
+        register_work_page(WorkPage(kind=kind, url_name="support:judge", give=support_work_give))
     register_score_family(
         ScoreFamily(
             name="methods",

@@ -6,25 +6,32 @@ Scores are fetched in three queries whatever the size (no query per answer):
 the database counts per answer, support.scoring computes.
 """
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.scores import Scores
-from assessor.models import Answer, Sentence
+from assessor.models import Answer, AssessorWork, Job, Sentence
+from assessor.work.lifecycle import labels_counted, open_work_notes, running_job_notes
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
+WORK_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
 # Up to this many ids go in an IN list; beyond, the whole table is read and filtered in Python.
 IN_LIST_LIMIT = 900
 
 
+def counted_labels() -> QuerySet[SupportLabel]:
+    """Every label the scores count (assessor.work.lifecycle): not of open work or a running job."""
+    return labels_counted(SupportLabel.objects.all())
+
+
 def support_methods_list() -> list[str]:
     """The names of the support methods that have labels, sorted."""
-    return list(SupportLabel.objects.order_by("method").values_list("method", flat=True).distinct())
+    return list(counted_labels().order_by("method").values_list("method", flat=True).distinct())
 
 
 def method_require(*, method: str) -> None:
     """Raise LookupError, naming the methods that exist, unless this one has labels."""
-    if not SupportLabel.objects.filter(method=method).exists():
+    if not counted_labels().filter(method=method).exists():
         known = ", ".join(support_methods_list()) or "none"
         raise LookupError(f"no support labels for method {method!r}; methods with labels: {known}")
 
@@ -37,7 +44,7 @@ def support_scores(*, method: str, topics: list[str] | None = None, runs: list[s
     Raises LookupError when the method has no labels. Three queries, the
     database counting per answer, so that a few rows per answer come back.
     """
-    labels = SupportLabel.objects.filter(method=method)
+    labels = counted_labels().filter(method=method)
     if topics is not None:
         labels = labels.filter(citation__sentence__answer__topic_id__in=topics)
     counts = {
@@ -83,5 +90,13 @@ def support_scores(*, method: str, topics: list[str] | None = None, runs: list[s
 
 def support_label_pairs(*, method: str) -> dict[int, int]:
     """citation id -> label (-1..2), for the method's labels on first citations."""
-    labels = SupportLabel.objects.filter(method=method, citation__position=0).order_by()
+    labels = counted_labels().filter(method=method, citation__position=0).order_by()
     return dict(labels.values_list("citation_id", "label"))
+
+
+def method_notes(*, method: str) -> list[str]:
+    """What keeps a method's scores from being final: open work and running jobs."""
+    notes = open_work_notes(
+        AssessorWork.objects.filter(kind__in=WORK_KINDS, source__name=method), what=f"Support judging into {method!r}"
+    )
+    return notes + running_job_notes(kind=Job.Kind.AUTO_SUPPORT, name=method)

@@ -10,10 +10,10 @@ label that was shown and the label it came from.
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.models import AssessorWork, Citation, Topic
+from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
-from assessor.work.services import WorkError, work_give, work_submit_mark
-from support.judging import LABEL_SHORT, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
+from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
+from support.judging import LABEL_SHORT, METHOD_OF_KIND, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel
 
 JUDGED_LABELS = tuple(int(label) for label in LABEL_SHORT)
@@ -21,19 +21,22 @@ JUDGED_LABELS = tuple(int(label) for label in LABEL_SHORT)
 
 @transaction.atomic
 def support_work_give(
-    *, topic: Topic, assessor: User, kind: str, by: User | None, llm_method: str = ""
+    *, topic: Topic, assessor: User, kind: str, by: User | None, llm_method: str = "", method_name: str = ""
 ) -> AssessorWork:
     """Give a topic's support judging in one condition.
 
     Post-editing shows the labels of an automatic method: the one named, or
-    the topic's only one; its name is kept in the work's name field.
+    the topic's only one; its name is kept in the work's name field. The
+    assessor's labels go into the people's source `method_name` (the
+    condition's name by default), which starts empty on this topic.
     """
     if kind not in SUPPORT_KINDS:
         raise WorkError(f"Unknown support condition {kind!r}.")
     if kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
+        # Shown labels come from an automatic method that no person made, whatever its name.
         methods = SupportLabel.objects.filter(
             method_kind=SupportLabel.MethodKind.AUTO, citation__sentence__answer__topic=topic
-        )
+        ).exclude(source__kind=LabelSource.Kind.PERSON)
         if llm_method:
             methods = methods.filter(method=llm_method)
         names = sorted(set(methods.values_list("method", flat=True).distinct()[:3]))
@@ -45,7 +48,13 @@ def support_work_give(
         llm_method = names[0]
     else:
         llm_method = ""
-    return work_give(topic=topic, assessor=assessor, kind=kind, by=by, nugget_set_name=llm_method)
+    source = person_source_claim(family=LabelSource.Family.SUPPORT, name=method_name or METHOD_OF_KIND[kind], by=by)
+    if SupportLabel.objects.filter(source=source, citation__sentence__answer__topic=topic).exists():
+        raise WorkError(
+            f"The support method {source.name!r} already has labels on topic {topic.pk} from other work: "
+            "name another method for this work."
+        )
+    return work_give(topic=topic, assessor=assessor, kind=kind, by=by, nugget_set_name=llm_method, source=source)
 
 
 def _label_clean(label) -> int:
@@ -89,19 +98,27 @@ def support_label_save(
     citation = Citation.objects.filter(pk__in=pairs.pairs_of[answer_id], sentence__index=sentence_index).first()
     if citation is None:
         raise JudgeError("This sentence has no pair to judge.")
-    method = method_of(work)
-    existing = SupportLabel.objects.select_for_update().filter(citation=citation, method=method).first()
+    source = work.source
+    if source is None:
+        raise JudgeError("This work has no label source: an organizer has to give it again.")
+    existing = SupportLabel.objects.select_for_update().filter(citation=citation, work=work).first()
 
     def create(seconds: float) -> SupportLabel:
         shown_from = None
         if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
-            shown_from = SupportLabel.objects.filter(
-                citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
-            ).first()
+            shown_from = (
+                SupportLabel.objects.filter(
+                    citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
+                )
+                .exclude(source__kind=LabelSource.Kind.PERSON)
+                .first()
+            )
         return SupportLabel.objects.create(
             citation=citation,
-            method=method,
-            method_kind=method,
+            method=source.name,
+            method_kind=method_of(work),
+            source=source,
+            work=work,
             label=value,
             shown_label=shown_from.label if shown_from else None,
             shown_from=shown_from,

@@ -15,7 +15,7 @@ from assessor.collection.scores import SUPPORT_METRICS
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from support.exporting import support_lines
-from support.selectors import support_methods_list, support_scores
+from support.selectors import method_notes, support_methods_list, support_scores
 
 
 @organizer_required
@@ -33,6 +33,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
             context.update(
                 leaderboard_context(request, scores=scores, default_sort=SUPPORT_METRICS[0], base_query=base_query)
             )
+            context["notes"] = method_notes(method=method)
             context["download_url"] = url_if_exists("collection:download_support_scores", method)
     return render(request, table_or_page(request, "support/leaderboard.html", context), context)
 

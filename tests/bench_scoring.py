@@ -30,7 +30,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from assessor.models import Answer, Citation, ImportBatch, Run, Segment, Sentence, Topic  # noqa: E402
+from assessor.models import Answer, Citation, ImportBatch, LabelSource, Run, Segment, Sentence, Topic  # noqa: E402
 from assignment.models import AssignmentLabel  # noqa: E402
 from nuggets.models import Nugget, NuggetSet  # noqa: E402
 from support.models import SupportLabel  # noqa: E402
@@ -59,8 +59,15 @@ def build(*, topics: int, runs: int, nuggets: int, seed: int) -> None:
             ),
             batch_size=BULK,
         )
+        def file_source(family: str, name: str) -> LabelSource:
+            return LabelSource.objects.create(family=family, name=name, kind="file", imported_from=batch)
+
+        nugget_source = file_source("nuggets", NUGGETS)
+        assigner_source = file_source("assignment", ASSIGNER)
+        method_source = file_source("support", METHOD)
         sets = NuggetSet.objects.bulk_create(
-            NuggetSet(topic_id=topic_id, kind="auto_edit", name=NUGGETS, imported_from=batch) for topic_id in topic_ids
+            NuggetSet(topic_id=topic_id, kind="auto_edit", name=NUGGETS, source=nugget_source, imported_from=batch)
+            for topic_id in topic_ids
         )
         nugget_objects = Nugget.objects.bulk_create(
             (
@@ -87,6 +94,7 @@ def build(*, topics: int, runs: int, nuggets: int, seed: int) -> None:
                     nugget=nugget,
                     assigner=ASSIGNER,
                     assigner_kind="manual",
+                    source=assigner_source,
                     label=rng.choice(labels),
                     imported_from=batch,
                 )
@@ -113,6 +121,7 @@ def build(*, topics: int, runs: int, nuggets: int, seed: int) -> None:
                     citation=citation,
                     method=METHOD,
                     method_kind="scratch",
+                    source=method_source,
                     label=rng.choice([-1, 0, 1, 1, 2, 2, 2]),
                     imported_from=batch,
                 )

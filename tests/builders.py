@@ -14,6 +14,7 @@ from assessor.models import (
     AssessorWork,
     Citation,
     ImportBatch,
+    LabelSource,
     Qrel,
     QrelSource,
     Run,
@@ -45,6 +46,12 @@ def make_batch(**kw) -> ImportBatch:
     return ImportBatch.objects.create(**kw)
 
 
+def source_of(family: str, name: str, kind: str = LabelSource.Kind.FILE, **fields) -> LabelSource:
+    """The label source of a name (made as `kind` if new): what every label, nugget set and qrels source needs."""
+    source, _ = LabelSource.objects.get_or_create(family=family, name=name, defaults={"kind": kind, **fields})
+    return source
+
+
 def make_topic(topic_id: str | None = None, query: str = "what is a nugget") -> Topic:
     return Topic.objects.create(id=topic_id or f"2024-{next(_serial)}", query=query)
 
@@ -54,7 +61,7 @@ def make_segment(docid: str | None = None, text: str = "A segment of text.") -> 
 
 
 def make_qrel(topic: Topic, segment: Segment, grade: int = 2, source: str = "nist") -> Qrel:
-    qrel_source, _ = QrelSource.objects.get_or_create(name=source)
+    qrel_source, _ = QrelSource.objects.get_or_create(name=source, defaults={"source": source_of("qrels", source)})
     return Qrel.objects.create(source=qrel_source, topic=topic, segment=segment, grade=grade)
 
 
@@ -100,7 +107,9 @@ def make_nugget_set(
     elif importances is not None:
         nuggets = [(f"nugget {position}", importance) for position, importance in enumerate(importances)]
     batch = batch or make_batch(kind=ImportBatch.Kind.NUGGETS)
-    nugget_set = NuggetSet.objects.create(topic=topic, kind=kind, name=name, imported_from=batch)
+    nugget_set = NuggetSet.objects.create(
+        topic=topic, kind=kind, name=name, source=source_of("nuggets", name, imported_from=batch), imported_from=batch
+    )
     for position, (text, importance) in enumerate(nuggets):
         Nugget.objects.create(
             nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=batch
@@ -115,9 +124,10 @@ def nuggets_of(nugget_set: NuggetSet) -> list[Nugget]:
 def make_assignment_label(
     answer: Answer, nugget: Nugget, value: str, *, assigner: str = "manual", kind: str = "manual"
 ) -> AssignmentLabel:
+    batch = make_batch(kind="assignments")
     return AssignmentLabel.objects.create(
         answer=answer, nugget=nugget, assigner=assigner, assigner_kind=kind, label=value,
-        imported_from=make_batch(kind="assignments"),
+        source=source_of("assignment", assigner, imported_from=batch), imported_from=batch,
     )  # fmt: skip
 
 
@@ -126,8 +136,10 @@ def make_support_label(
 ) -> SupportLabel:
     """A label on the first citation of the answer's sentence."""
     citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=0)
+    batch = make_batch(kind="support")
     return SupportLabel.objects.create(
-        citation=citation, method=method, method_kind=kind, label=value, imported_from=make_batch(kind="support")
+        citation=citation, method=method, method_kind=kind, label=value,
+        source=source_of("support", method, imported_from=batch), imported_from=batch,
     )
 
 

@@ -13,12 +13,23 @@ from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 from support import services
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_qrel, make_run, make_segment, make_topic, make_user
+from tests.builders import (
+    make_answer,
+    make_batch,
+    make_qrel,
+    make_run,
+    make_segment,
+    make_topic,
+    make_user,
+    source_of,
+)
 
 
 def make_draft_set(topic: Topic, texts: list[str], *, name: str = "draft") -> NuggetSet:
     batch = make_batch(kind=ImportBatch.Kind.NUGGETS, file_name=f"{name}.jsonl")
-    drafts = NuggetSet.objects.create(topic=topic, kind=NuggetSet.Kind.DRAFT, name=name, imported_from=batch)
+    drafts = NuggetSet.objects.create(
+        topic=topic, kind=NuggetSet.Kind.DRAFT, name=name, source=source_of("nuggets", name), imported_from=batch
+    )
     Nugget.objects.bulk_create(
         Nugget(nugget_set=drafts, position=i, text=text, imported_from=batch) for i, text in enumerate(texts)
     )
@@ -114,7 +125,12 @@ def make_scenario(*, plant_llm: bool = True) -> Scenario:
             )
         )
     nugget_set = NuggetSet.objects.create(
-        topic=topic, kind=NuggetSet.Kind.MANUAL, name="manual", created_by=assessor, seconds_spent=0
+        topic=topic,
+        kind=NuggetSet.Kind.MANUAL,
+        name="manual",
+        source=source_of("nuggets", "manual", kind="person"),
+        created_by=assessor,
+        seconds_spent=0,
     )
     nuggets = [
         Nugget.objects.create(nugget_set=nugget_set, position=i, text=text, importance=imp, created_by=assessor)
@@ -127,17 +143,23 @@ def make_scenario(*, plant_llm: bool = True) -> Scenario:
 
 def plant_llm_output(*, topic: Topic, nuggets: list[Nugget], answers: list[Answer]) -> None:
     batch = make_batch(kind=ImportBatch.Kind.ASSIGNMENTS, file_name=LLM_FILE)
-    auto_set = NuggetSet.objects.create(topic=topic, kind=NuggetSet.Kind.AUTO, name="llm-nuggets", imported_from=batch)
+    auto_set = NuggetSet.objects.create(
+        topic=topic, kind=NuggetSet.Kind.AUTO, name="llm-nuggets", source=source_of("nuggets", "llm-nuggets"),
+        imported_from=batch,
+    )  # fmt: skip
     auto_nuggets = [
         Nugget.objects.create(nugget_set=auto_set, position=i, text=text, importance="vital", imported_from=batch)
         for i, text in enumerate(LLM_NUGGET_TEXTS)
     ]
+    assigner_source = source_of("assignment", LLM_ASSIGNER)
+    method_source = source_of("support", LLM_METHOD)
     AssignmentLabel.objects.bulk_create(
         AssignmentLabel(
             answer=answer,
             nugget=nugget,
             assigner=LLM_ASSIGNER,
             assigner_kind=AssignmentLabel.AssignerKind.AUTO,
+            source=assigner_source,
             label=AssignmentLabel.Label.PARTIAL_SUPPORT,
             imported_from=batch,
         )
@@ -149,6 +171,7 @@ def plant_llm_output(*, topic: Topic, nuggets: list[Nugget], answers: list[Answe
             citation=citation,
             method=LLM_METHOD,
             method_kind=SupportLabel.MethodKind.AUTO,
+            source=method_source,
             label=SupportLabel.Label.PS,
             imported_from=batch,
         )

@@ -8,9 +8,9 @@ from collections import defaultdict
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, ProtectedError
 
-from assessor.models import AuditEntry, Job, QrelSource
+from assessor.models import AuditEntry, Job, LabelSource, QrelSource
 from assessor.registry import Deletable, UploadRow, registry
 
 
@@ -73,6 +73,19 @@ def upload_delete(*, kind: str, name: str, actor: User) -> str:
     return deleted
 
 
+def label_sources_release(source_ids: set[int]) -> None:
+    """Free the names a deleted upload owned, so that a corrected file (or anyone) may use them again.
+
+    A source something else still points at stays.
+    """
+    for source in LabelSource.objects.filter(pk__in=source_ids):
+        try:
+            with transaction.atomic():
+                source.delete()
+        except ProtectedError:
+            pass
+
+
 # --- qrels sources ---------------------------------------------------------------------------
 
 
@@ -102,6 +115,7 @@ def qrels_delete(name: str) -> str:
     source = QrelSource.objects.get(name=name)
     grades = source.qrels.count()
     source.delete()
+    label_sources_release({source.source_id})
     return counted(grades, "grade")
 
 

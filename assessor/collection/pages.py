@@ -1,6 +1,6 @@
 """Helpers every organizer page shares: links that may not exist, leaderboards, downloads."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from urllib.parse import urlencode
 
@@ -69,8 +69,27 @@ def _primed(lines: Iterator[str]) -> Iterator[str]:
     return chain([first], lines)
 
 
+# A download is sent in pieces of about this size: one socket write a line made a 12.7 MB
+# scores file take 5-7 s through gunicorn, against about 1 s in 64 KB pieces.
+DOWNLOAD_CHUNK_CHARS = 64 * 1024
+
+
+def chunked_text(lines: Iterable[str], size: int = DOWNLOAD_CHUNK_CHARS) -> Iterator[str]:
+    """The lines joined into pieces of at least `size` characters (the last one shorter)."""
+    piece: list[str] = []
+    length = 0
+    for line in lines:
+        piece.append(line)
+        length += len(line)
+        if length >= size:
+            yield "".join(piece)
+            piece, length = [], 0
+    if piece:
+        yield "".join(piece)
+
+
 def download_response(lines: Iterator[str], file_name: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(_primed(lines), content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(chunked_text(_primed(lines)), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{file_name}"'
     return response
 

@@ -193,6 +193,7 @@ class ScoreSection:
     metrics: tuple[str, ...]
     rows: list[tuple[str, list[float]]]  # (topic id, values)
     mean: list[float] | None
+    notes: list[str] = field(default_factory=list)  # what keeps the scores from being final
 
     @property
     def row_cells(self) -> list[tuple[str, list[tuple[str, float]]]]:
@@ -224,7 +225,9 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     for family in registry.score_families:
         for source in family.sources():
             try:
-                sections.append(_score_section(source.title, source.scores(runs=[run.run_id]), run.run_id))
+                section = _score_section(source.title, source.scores(runs=[run.run_id]), run.run_id)
+                section.notes = source.notes()
+                sections.append(section)
             except LookupError as exc:
                 missing.append(f"{source.title}: {exc}")
     return sections, missing

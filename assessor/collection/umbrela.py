@@ -11,12 +11,23 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from assessor.collection.prompts import UMBRELA_PROJECT
-from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, output_name_check
+from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_final_score, parse_single_label
 from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
 from assessor.jobs.selection import runs_select, topics_select
-from assessor.models import AnswerReference, Citation, Job, JobItem, PromptTemplate, Qrel, QrelSource, Segment, Topic
+from assessor.models import (
+    AnswerReference,
+    Citation,
+    Job,
+    JobItem,
+    LabelSource,
+    PromptTemplate,
+    Qrel,
+    QrelSource,
+    Segment,
+    Topic,
+)
 
 GRADES = ("0", "1", "2", "3")
 
@@ -68,9 +79,16 @@ def umbrela_job_create(
     }
     with transaction.atomic():
         job = job_create(
-            kind=Job.Kind.UMBRELA, output_name=name, params=params, items=items, prompts=["umbrela"], user=user, config=config
+            kind=Job.Kind.UMBRELA,
+            output_name=name,
+            params=params,
+            items=items,
+            prompts=["umbrela"],
+            user=user,
+            config=config,
+            family=LabelSource.Family.QRELS,
         )
-        QrelSource.objects.create(name=name, job=job)
+        QrelSource.objects.create(name=name, job=job, source=job_source(job, LabelSource.Family.QRELS))
     return job
 
 

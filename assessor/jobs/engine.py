@@ -31,9 +31,10 @@ from django.utils import timezone
 
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.prompts import prompt_template_get
-from assessor.models import Job, JobItem, PromptTemplate
+from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
+from assessor.sources import SourceRefused, source_claim
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +66,14 @@ def job_create(
     prompts: Iterable[str],
     user: User | None = None,
     config: LLMConfig | None = None,
+    family: str = "",
 ) -> Job:
-    """The job row and its pending items, in one transaction (the caller may add rows to it)."""
+    """The job row and its pending items, in one transaction (the caller may add rows to it).
+
+    `family` names the label family its output goes into: the job claims the
+    LLM source of its output name there (assessor.sources), refused if people,
+    files or another model own the name.
+    """
     config = config or LLMConfig.from_settings()
     items = list(items)
     if not items:
@@ -78,6 +85,7 @@ def job_create(
             output_name=output_name,
             params=params,
             model=config.model,
+            endpoint=config.base_url,
             prompt_versions=versions,
             created_by=user if user is not None and user.is_authenticated else None,
         )
@@ -85,7 +93,17 @@ def job_create(
         JobItem.objects.bulk_create(rows, batch_size=1000)
         job.total_items = len(rows)
         job.save(update_fields=["total_items"])
+        if family:
+            try:
+                source_claim(family=family, name=output_name, kind=LabelSource.Kind.LLM, job=job, user=user)
+            except SourceRefused as exc:
+                raise JobRequestInvalid(exc.message) from None
     return job
+
+
+def job_source(job: Job, family: str) -> LabelSource:
+    """The LLM source a job writes into (claimed when the job was made)."""
+    return LabelSource.objects.get(family=family, name=job.output_name)
 
 
 def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:

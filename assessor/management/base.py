@@ -9,6 +9,7 @@ from typing import TextIO, cast
 from django.core.management.base import BaseCommand, CommandError
 
 from assessor.collection.importing.base import ImportFailure, ImportResult, statistics_refresh
+from assessor.work.lifecycle import open_work_included
 
 
 class ImportCommand(BaseCommand):
@@ -57,6 +58,7 @@ class ExportCommand(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--output", type=Path, default=None, help="write here instead of standard output")
+        add_include_open_argument(parser)
         self.add_export_arguments(parser)
 
     def add_export_arguments(self, parser) -> None:
@@ -65,13 +67,28 @@ class ExportCommand(BaseCommand):
     def lines(self, options: dict) -> Iterator[str]:
         raise NotImplementedError
 
+    def notes(self, options: dict) -> list[str]:
+        """What keeps the exported labels or scores from being final (open work, stale labels)."""
+        return []
+
     def handle(self, *args, **options) -> None:
-        try:
-            with output_stream(options["output"], cast(TextIO, self.stdout._out)) as out:
-                for line in self.lines(options):
-                    out.write(line)
-        except LookupError as exc:
-            raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+        with open_work_included(options["include_open"]):
+            for note in self.notes(options):
+                self.stderr.write(f"warning: {note}")
+            try:
+                with output_stream(options["output"], cast(TextIO, self.stdout._out)) as out:
+                    for line in self.lines(options):
+                        out.write(line)
+            except LookupError as exc:
+                raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+
+
+def add_include_open_argument(parser) -> None:
+    parser.add_argument(
+        "--include-open",
+        action="store_true",
+        help="count open work too (unsubmitted or reopened, and jobs still running): provisional figures",
+    )
 
 
 def add_score_layout_arguments(parser) -> None:

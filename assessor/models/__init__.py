@@ -12,6 +12,7 @@ from assessor.models.collection import (
 )
 from assessor.models.jobs import Job, JobItem, LLMCall, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
+from assessor.models.sources import LabelSource
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ImportBatch",
     "Job",
     "JobItem",
+    "LabelSource",
     "LLMCall",
     "PromptTemplate",
     "Provenance",

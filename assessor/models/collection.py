@@ -52,6 +52,7 @@ class QrelSource(models.Model):
     """A named set of relevance grades: `nist` (people), `umbrela` (an LLM judge), or any name."""
 
     name = models.SlugField(max_length=100, unique=True)
+    source = models.OneToOneField("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     imported_from = models.ForeignKey(
         "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"

@@ -50,6 +50,8 @@ class Job(models.Model):
     # The name of what the job produces (a nugget set, assigner, support method or qrels source).
     output_name = models.CharField(max_length=100)
     model = models.CharField(max_length=200)
+    # The OpenAI-compatible endpoint the calls went to (empty: the provider's default).
+    endpoint = models.CharField(max_length=500, blank=True)
     prompt_versions = models.JSONField(default=dict, blank=True)
     total_items = models.PositiveIntegerField(default=0)
     done_items = models.PositiveIntegerField(default=0)

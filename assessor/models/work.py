@@ -28,6 +28,10 @@ class AssessorWork(models.Model):
     last_activity_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     reopened_count = models.PositiveSmallIntegerField(default=0)
+    # The label source this work's labels or nuggets go into (a person's source).
+    source = models.ForeignKey("assessor.LabelSource", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # Reopened for some items only: {"nuggets": {"<id>": "reworded"}, "why": "..."}; empty otherwise.
+    redo = models.JSONField(default=dict, blank=True)
     # Optimistic concurrency: every change bumps it; a stale tab gets a conflict.
     version = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(

@@ -60,11 +60,19 @@ def int_param(request: AuthenticatedRequest, name: str) -> int | None:
         return None
 
 
-def refused(request: AuthenticatedRequest, message: str, *, status: int, back: str, current: Any = None) -> HttpResponse:
-    """A refusal: JSON for the page's script (with the stored label, where a conflict has one), else the
-    message on the page it came from."""
+def refused(
+    request: AuthenticatedRequest,
+    message: str,
+    *,
+    status: int,
+    back: str,
+    current: Any = None,
+    state: dict[str, str] | None = None,
+) -> HttpResponse:
+    """A refusal: JSON for the page's script (with the stored label, where a conflict has one, and the
+    work's state), else the message on the page it came from."""
     if wants_json(request):
-        answer = {"error": message, "kind": "conflict" if status == 409 else "invalid"}
+        answer: dict[str, Any] = {"error": message, "kind": "conflict" if status == 409 else "invalid", **(state or {})}
         if current is not None:
             answer["current"] = current
         return JsonResponse(answer, status=status)
@@ -80,12 +88,20 @@ def label_response(
     try:
         saved = save()
     except JudgeError as error:
-        return refused(request, error.message, status=error.status, back=back, current=error.current)
+        return refused(
+            request, error.message, status=error.status, back=back, current=error.current, state=work_state(work_id, request.user)
+        )
     if wants_json(request):
-        work = AssessorWork.objects.only("status", "active_seconds").get(pk=work_id)
-        state = {"status": work.get_status_display(), "time": duration_label(work.active_seconds)}
-        return JsonResponse({"label": saved.label, **state})
+        return JsonResponse({"label": saved.label, **work_state(work_id, request.user)})
     return redirect(back)
+
+
+def work_state(work_id: int, user: User) -> dict[str, str]:
+    """The status and active time of the assessor's own work, as the judging pages show them."""
+    work = AssessorWork.objects.only("status", "active_seconds").filter(pk=work_id, assessor=user).first()
+    if work is None:
+        return {}
+    return {"status": work.get_status_display(), "time": duration_label(work.active_seconds)}
 
 
 def submit_response(request: AuthenticatedRequest, *, submit: Callable[[], Any], back: str) -> HttpResponse:

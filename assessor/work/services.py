@@ -14,7 +14,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.models import AssessorWork, Topic, WorkEvent
+from assessor.models import AssessorWork, LabelSource, Topic, WorkEvent
+from assessor.sources import SourceRefused, source_claim
 from assessor.work.access import assessor_work
 from assessor.work.roles import Role, user_role
 from assessor.work.timing import active_increment, idle_limit_seconds
@@ -44,6 +45,7 @@ def work_give(
     assessor: User,
     kind: str,
     by: User | None,
+    source: LabelSource,
     nugget_set_name: str = "",
 ) -> AssessorWork:
     """Give a topic's work of one kind to an assessor.
@@ -65,12 +67,20 @@ def work_give(
             f"Topic {topic.pk} already has {existing.get_kind_display()} work (given to {existing.assessor})."
         )
     work = AssessorWork.objects.create(
-        topic=topic, assessor=assessor, kind=kind, nugget_set_name=nugget_set_name, created_by=by
+        topic=topic, assessor=assessor, kind=kind, nugget_set_name=nugget_set_name, source=source, created_by=by
     )
     WorkEvent.objects.create(
         work=work, user=by, action="given", detail={"assessor": assessor.get_username(), "kind": kind}
     )
     return work
+
+
+def person_source_claim(*, family: str, name: str, by: User | None) -> LabelSource:
+    """The people's source a piece of work writes into; refused where an LLM or a file owns the name."""
+    try:
+        return source_claim(family=family, name=name, kind=LabelSource.Kind.PERSON, user=by)
+    except SourceRefused as exc:
+        raise WorkError(exc.message) from None
 
 
 def work_activity_record(*, work: AssessorWork, now: datetime | None = None) -> float:
@@ -114,28 +124,37 @@ def work_submit_mark(*, work: AssessorWork, user: User, detail: dict | None = No
     work.status = AssessorWork.Status.SUBMITTED
     work.submitted_at = timezone.now()
     work.version = F("version") + 1
-    work.save(update_fields=["status", "submitted_at", "version"])
+    work.redo = {}
+    work.save(update_fields=["status", "submitted_at", "version", "redo"])
     work.refresh_from_db(fields=["version"])
     WorkEvent.objects.create(
         work=work, user=user, action="submitted", detail={"active_seconds": work.active_seconds, **(detail or {})}
     )
 
 
-def work_reopen_mark(*, work: AssessorWork, by: User, reason: str = "") -> None:
-    """Record a reopening by an organizer; the assessor may edit again."""
+def work_reopen_mark(*, work: AssessorWork, by: User | None, reason: str = "", redo: dict | None = None) -> None:
+    """Record a reopening (by an organizer, or by a change of the work's inputs); the assessor may edit again.
+
+    `redo` reopens it for some items only (AssessorWork.redo says which, and why).
+    """
     if work.status != AssessorWork.Status.SUBMITTED:
         raise WorkError("Only submitted work can be reopened.")
     WorkEvent.objects.create(
         work=work,
         user=by,
         action="reopened",
-        detail={"reason": reason, "submitted_at": work.submitted_at.isoformat() if work.submitted_at else None},
+        detail={
+            "reason": reason,
+            "submitted_at": work.submitted_at.isoformat() if work.submitted_at else None,
+            **({"redo": redo} if redo else {}),
+        },
     )
+    work.redo = redo or {}
     work.status = AssessorWork.Status.IN_PROGRESS
     work.submitted_at = None
     work.reopened_count += 1
     work.version = F("version") + 1
     # The time between submit and reopening is not work on the topic.
     work.last_activity_at = None
-    work.save(update_fields=["status", "submitted_at", "reopened_count", "version", "last_activity_at"])
+    work.save(update_fields=["status", "submitted_at", "reopened_count", "version", "last_activity_at", "redo"])
     work.refresh_from_db(fields=["version"])

@@ -98,6 +98,8 @@
   }
 
   function refused(op, data) {
+    // A refusal carries the work's state too: another tab may have started it meanwhile.
+    stateShow(data);
     const row = rowOf(op);
     if ("current" in data && data.current !== null && data.current !== undefined && row) {
       // Another tab changed this label: show the stored one; later saves of this row are stale too.

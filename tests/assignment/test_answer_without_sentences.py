@@ -8,7 +8,7 @@ from assessor.work.roles import Role
 from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from nuggets.models import NuggetSet
-from tests.builders import make_run, make_topic, make_user
+from tests.builders import make_run, make_topic, make_user, source_of
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,12 @@ def test_an_answer_without_sentences_shows_its_text_and_takes_labels(client):
     assessor = make_user(Role.ASSESSOR)
     topic = make_topic()
     nugget_set = NuggetSet.objects.create(
-        topic=topic, kind="manual", name="manual", created_by=assessor, status=NuggetSet.Status.SUBMITTED
+        topic=topic,
+        kind="manual",
+        name="manual",
+        source=source_of("nuggets", "manual", kind="person"),
+        created_by=assessor,
+        status=NuggetSet.Status.SUBMITTED,
     )
     nugget = nugget_set.nuggets.create(position=0, text="zebras have stripes", importance="vital", created_by=assessor)
     text = "Zebras have black and white stripes that confuse flies."
@@ -39,7 +44,12 @@ def test_an_answer_without_any_text_says_it_is_empty(client):
     assessor = make_user(Role.ASSESSOR)
     topic = make_topic()
     nugget_set = NuggetSet.objects.create(
-        topic=topic, kind="manual", name="manual", created_by=assessor, status=NuggetSet.Status.SUBMITTED
+        topic=topic,
+        kind="manual",
+        name="manual",
+        source=source_of("nuggets", "manual", kind="person"),
+        created_by=assessor,
+        status=NuggetSet.Status.SUBMITTED,
     )
     nugget_set.nuggets.create(position=0, text="zebras have stripes", importance="vital", created_by=assessor)
     Answer.objects.create(run=make_run(), topic=topic, text="", words=0)

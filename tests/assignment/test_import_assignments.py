@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from assessor.collection.importing.base import ImportFailure
 from assessor.models import Answer, ImportBatch, Run, Sentence
 from assignment.importing import assignments_import
-from assignment.models import AssignmentLabel
+from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 from tests.builders import FIXTURES, make_answer, make_run, make_topic
 
@@ -255,11 +256,20 @@ def test_a_stored_nugget_set_with_another_list_is_an_error_unless_replace(write_
     path = write_file("other.jsonl", other + "\n")
     assert_fails_and_changes_nothing(path, r"line 1, field 'nuggets\[0\].text': the nugget set 'auto_edit' of topic 2024-2")
 
-    assignments_import(path=path, nuggets="auto_edit", assigner="manual", replace=True)
-    nuggets = NuggetSet.objects.get(topic_id="2024-2").nuggets.all()
-    assert [(n.text, n.importance) for n in nuggets] == [("Cats purr loudly", "vital")]
-    # The old nuggets went with their labels; only the new answer's label is on the new one.
+    old_labels = AssignmentLabel.objects.filter(answer__topic_id="2024-2").count()
+    assert old_labels > 0
+    # Labels hang on the old list: replacing it must be confirmed, and the refusal says what depends on it.
+    with pytest.raises(ImportFailure, match=rf"has labels on its nuggets \({old_labels} of assigner 'manual'.*--retire-labels"):
+        assignments_import(path=path, nuggets="auto_edit", assigner="manual", replace=True)
+    version = NuggetSet.objects.get(topic_id="2024-2").version
+    assignments_import(path=path, nuggets="auto_edit", assigner="manual", replace=True, retire_labels=True)
+    nugget_set = NuggetSet.objects.get(topic_id="2024-2")
+    assert [(n.text, n.importance) for n in nugget_set.nuggets.all()] == [("Cats purr loudly", "vital")]
+    assert nugget_set.version == version + 1  # open tabs are told the list changed
+    # The old labels are retired (kept, not scored); only the new answer's label is on the new nugget.
     assert AssignmentLabel.objects.filter(answer__topic_id="2024-2").count() == 1
+    retired = RetiredAssignmentLabel.objects.filter(answer__topic_id="2024-2")
+    assert retired.count() == old_labels and set(retired.values_list("reason", flat=True)) == {"replaced"}
 
 
 def test_an_assigner_name_keeps_its_kind(write_file, topics):

@@ -11,14 +11,29 @@ from assessor.collection.scores import NUGGET_METRICS, runs_ranked
 from assignment.models import AssignmentLabel
 from assignment.scoring import answer_metrics
 from assignment.selectors import assignment_label_pairs, conditions_list, nugget_scores
-from tests.builders import make_answer, make_batch, make_nugget_set, make_run, make_topic, nuggets_of, read_scores_tsv
+from tests.builders import (
+    make_answer,
+    make_batch,
+    make_nugget_set,
+    make_run,
+    make_topic,
+    nuggets_of,
+    read_scores_tsv,
+    source_of,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 def label(answer, nugget, value: str, *, assigner: str = "manual") -> AssignmentLabel:
     return AssignmentLabel.objects.create(
-        answer=answer, nugget=nugget, assigner=assigner, assigner_kind="manual", label=value, imported_from=make_batch()
+        answer=answer,
+        nugget=nugget,
+        assigner=assigner,
+        source=source_of("assignment", assigner),
+        assigner_kind="manual",
+        label=value,
+        imported_from=make_batch(),
     )
 
 
@@ -141,8 +156,11 @@ def test_label_pairs_name_answer_and_nugget(condition):
 
 
 def test_an_unknown_condition_is_a_lookup_error_naming_the_known_ones(condition):
-    with pytest.raises(LookupError, match=r"no assignment labels for nugget set 'manual' by assigner 'manual'.*"
-                       r"--nuggets auto_edit --assigner auto"):
+    with pytest.raises(
+        LookupError,
+        match=r"no assignment labels for nugget set 'manual' by assigner 'manual'.*"
+        r"--nuggets auto_edit --assigner auto",
+    ):
         nugget_scores(nuggets="manual", assigner="manual")
     with pytest.raises(CommandError, match="no assignment labels"):
         call_command("export_scores", "--nuggets", "auto_edit", "--assigner", "nobody", stdout=io.StringIO())
@@ -202,8 +220,14 @@ def expected_from_file(path) -> tuple[dict, dict]:
 def test_export_scores_matches_the_protocol_on_nists_file(shared_data):
     call_command("import_topics", str(shared_data / "topics.rag24.test.txt"), stdout=io.StringIO())
     call_command(
-        "import_assignments", str(shared_data / NUGGET_FILE), "--nuggets", "auto_edit", "--assigner", "manual",
-        stdout=io.StringIO(), stderr=io.StringIO(),
+        "import_assignments",
+        str(shared_data / NUGGET_FILE),
+        "--nuggets",
+        "auto_edit",
+        "--assigner",
+        "manual",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
     )
     out = io.StringIO()
     call_command("export_scores", "--nuggets", "auto_edit", "--assigner", "manual", stdout=out)

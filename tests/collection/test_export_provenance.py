@@ -20,6 +20,7 @@ from tests.builders import (
     make_topic,
     make_user,
     nuggets_of,
+    source_of,
 )
 
 pytestmark = pytest.mark.django_db
@@ -36,28 +37,43 @@ def export(*args: str) -> list[dict]:
 def made():
     assessor = make_user(Role.ASSESSOR, username="alice")
     batch = make_batch(file_name="nist.jl")
-    job = Job.objects.create(kind=Job.Kind.AUTO_SUPPORT, output_name="auto", model="m")
+    # A finished job: the labels of a running one are provisional and not exported.
+    job = Job.objects.create(kind=Job.Kind.AUTO_SUPPORT, output_name="auto", model="m", status=Job.Status.DONE)
     topic = make_topic("2024-1")
     segment = make_segment("doc#0_0")
     nuggets = nuggets_of(make_nugget_set(topic, importances=["vital", "okay"], batch=batch))
     answer = make_answer(make_run("r1"), topic, [("One.", [segment]), ("Two.", [segment])])
     AssignmentLabel.objects.create(
-        answer=answer, nugget=nuggets[0], assigner="manual", assigner_kind="manual", label="support",
+        answer=answer, nugget=nuggets[0], assigner="manual", source=source_of("assignment", "manual", kind="person"), assigner_kind="manual", label="support",
         created_by=assessor, created_at=AT, seconds_spent=12.5,
     )  # fmt: skip
     AssignmentLabel.objects.create(
-        answer=answer, nugget=nuggets[1], assigner="manual", assigner_kind="manual", label="not_support",
+        answer=answer, nugget=nuggets[1], assigner="manual", source=source_of("assignment", "manual"), assigner_kind="manual", label="not_support",
         imported_from=batch, created_at=AT,
     )  # fmt: skip
     first, second = Citation.objects.filter(sentence__answer=answer).order_by("sentence__index")
     shown = SupportLabel.objects.create(
-        citation=first, method="auto", method_kind="auto", label=1, job=job, created_at=AT
+        citation=first,
+        method="auto",
+        source=source_of("support", "auto", kind="llm"),
+        method_kind="auto",
+        label=1,
+        job=job,
+        created_at=AT,
     )
     SupportLabel.objects.create(
-        citation=first, method="postedit", method_kind="postedit", label=2, shown_label=1, shown_from=shown,
+        citation=first, method="postedit", source=source_of("support", "postedit", kind="person"), method_kind="postedit", label=2, shown_label=1, shown_from=shown,
         created_by=assessor, created_at=AT, seconds_spent=4.0,
     )  # fmt: skip
-    SupportLabel.objects.create(citation=second, method="auto", method_kind="auto", label=0, job=job, created_at=AT)
+    SupportLabel.objects.create(
+        citation=second,
+        method="auto",
+        source=source_of("support", "auto", kind="llm"),
+        method_kind="auto",
+        label=0,
+        job=job,
+        created_at=AT,
+    )
     return {"job": job}
 
 
@@ -88,9 +104,7 @@ def test_without_the_flag_the_formats_stay_nists(made):
 
 def test_an_export_with_provenance_imports_back(made, tmp_path):
     path = tmp_path / "with-provenance.jsonl"
-    call_command(
-        "export_support", "--method", "postedit", "--provenance", "--output", str(path)
-    )
+    call_command("export_support", "--method", "postedit", "--provenance", "--output", str(path))
     call_command("import_support", str(path), "--method", "postedit", "--name", "again")
     labels = dict(SupportLabel.objects.filter(method="again").values_list("citation__sentence__index", "label"))
     assert labels == {0: 2}

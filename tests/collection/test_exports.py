@@ -18,6 +18,7 @@ from tests.builders import (
     make_segment,
     make_topic,
     nuggets_of,
+    source_of,
 )
 
 pytestmark = pytest.mark.django_db
@@ -52,12 +53,25 @@ def collection():
         (a12, n2[0], "not_support"),
     ]:
         AssignmentLabel.objects.create(
-            answer=answer, nugget=nugget, assigner="manual", assigner_kind="manual", label=label, imported_from=batch
+            answer=answer,
+            nugget=nugget,
+            assigner="manual",
+            source=source_of("assignment", "manual"),
+            assigner_kind="manual",
+            label=label,
+            imported_from=batch,
         )
 
     def judge(answer, index, position, value):
         citation = Citation.objects.get(sentence__answer=answer, sentence__index=index, position=position)
-        SupportLabel.objects.create(citation=citation, method="scratch", method_kind="scratch", label=value, imported_from=batch)
+        SupportLabel.objects.create(
+            citation=citation,
+            method="scratch",
+            source=source_of("support", "scratch"),
+            method_kind="scratch",
+            label=value,
+            imported_from=batch,
+        )
 
     judge(a11, 0, 0, 2)
     judge(a11, 2, 0, -1)
@@ -67,7 +81,7 @@ def collection():
 
 def test_export_qrels_writes_trec_qrels_of_one_source(collection):
     assert export("export_qrels", "--source", "nist") == (
-        "2024-1 Q0 doc_a#0_0 2\n" "2024-1 Q0 doc_b#1_5 0\n" "2024-2 Q0 doc_a#0_0 1\n"
+        "2024-1 Q0 doc_a#0_0 2\n2024-1 Q0 doc_b#1_5 0\n2024-2 Q0 doc_a#0_0 1\n"
     )
     assert export("export_qrels", "--source", "umbrela") == "2024-2 Q0 doc_b#1_5 3\n"
 
@@ -95,7 +109,10 @@ def test_export_nuggets_needs_a_name_when_there_are_several(collection):
 
 
 def test_export_assignments_writes_nists_format(collection):
-    lines = [json.loads(line) for line in export("export_assignments", "--nuggets", "auto_edit", "--assigner", "manual").splitlines()]
+    lines = [
+        json.loads(line)
+        for line in export("export_assignments", "--nuggets", "auto_edit", "--assigner", "manual").splitlines()
+    ]
     assert [list(line) for line in lines[:1]] == [
         ["query", "qid", "run_id", "answer_text", "response_length", "nuggets"]
     ]
@@ -151,13 +168,23 @@ def test_export_support_writes_every_sentence_and_citation(collection):
                     ],
                 },
                 {"sentenceID": 1, "text": "Sentence two.", "citations": []},
-                {"sentenceID": 2, "text": "Sentence three.", "citations": [{"citationID": 0, "reference": "doc_b#1_5", "support": "-1"}]},
+                {
+                    "sentenceID": 2,
+                    "text": "Sentence three.",
+                    "citations": [{"citationID": 0, "reference": "doc_b#1_5", "support": "-1"}],
+                },
             ],
         },
         {
             "topic_id": "2024-1",
             "run_id": "team.r2",
-            "sentences": [{"sentenceID": 0, "text": "Only one.", "citations": [{"citationID": 0, "reference": "doc_b#1_5", "support": "1"}]}],
+            "sentences": [
+                {
+                    "sentenceID": 0,
+                    "text": "Only one.",
+                    "citations": [{"citationID": 0, "reference": "doc_b#1_5", "support": "1"}],
+                }
+            ],
         },
     ]
 
@@ -167,8 +194,11 @@ def test_export_scores_writes_answers_then_the_run_mean(collection):
     rows = [line.split("\t") for line in text.splitlines()]
     assert rows[0] == ["run_id", "topic_id", "metric", "value"]
     assert [(run, topic) for run, topic, _, _ in rows[1:]] == (
-        [("r1", "2024-1")] * 7 + [("r1", "2024-2")] * 7 + [("r1", "all")] * 7
-        + [("team.r2", "2024-1")] * 7 + [("team.r2", "all")] * 7
+        [("r1", "2024-1")] * 7
+        + [("r1", "2024-2")] * 7
+        + [("r1", "all")] * 7
+        + [("team.r2", "2024-1")] * 7
+        + [("team.r2", "all")] * 7
     )
     assert [metric for _, _, metric, _ in rows[1:8]] == ["A", "Astrict", "V", "Vstrict", "W", "Wstrict", "L"]
     table = {(run, topic, metric): value for run, topic, metric, value in rows[1:]}
@@ -210,7 +240,10 @@ def test_output_goes_to_a_file_when_asked(collection, tmp_path):
         (("export_qrels", "--source", "trec"), r"no qrels source named 'trec'; sources: nist, umbrela"),
         (("export_nuggets", "--nuggets", "manual"), r"no nugget sets named 'manual'; nugget sets: auto_edit, draft"),
         (("export_assignments", "--nuggets", "auto_edit", "--assigner", "auto"), r"no assignment labels .* 'auto'"),
-        (("export_scores", "--nuggets", "manual", "--assigner", "manual"), r"conditions with labels: --nuggets auto_edit --assigner manual"),
+        (
+            ("export_scores", "--nuggets", "manual", "--assigner", "manual"),
+            r"conditions with labels: --nuggets auto_edit --assigner manual",
+        ),
         (("export_support", "--method", "auto"), r"no support labels for method 'auto'; methods with labels: scratch"),
         (("export_support_scores", "--method", "auto"), r"no support labels for method 'auto'"),
     ],

@@ -9,7 +9,7 @@ from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.runs import run_import
 from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Qrel, Run, Segment, Sentence
 from support.models import SupportLabel
-from tests.builders import FIXTURES, make_batch, make_run, make_segment, make_topic
+from tests.builders import FIXTURES, make_batch, make_run, make_segment, make_topic, source_of
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +68,9 @@ def topics():
 
 
 def test_it_imports_answers_with_their_references_sentences_and_citations(write_file, topics):
-    path = write_file("run.jsonl", jsonl(answer_record(), answer_record("2024-2", "why runs", references=[], answer=[])))
+    path = write_file(
+        "run.jsonl", jsonl(answer_record(), answer_record("2024-2", "why runs", references=[], answer=[]))
+    )
     result = run_import(path=path)
     assert (result.lines, result.created) == (2, 2)
     run = Run.objects.get()
@@ -135,7 +137,10 @@ def test_an_answer_known_by_another_text_is_a_contradiction(write_file, topics):
     Answer.objects.create(run=make_run("my_run"), topic=topics[0], text="Something else entirely.", words=3)
     path = write_file("run.jsonl", jsonl(answer_record()))
     before = snapshot()
-    with pytest.raises(ImportFailure, match=r"line 1, field 'answer': the stored answer of run my_run for topic 2024-1 has another text"):
+    with pytest.raises(
+        ImportFailure,
+        match=r"line 1, field 'answer': the stored answer of run my_run for topic 2024-1 has another text",
+    ):
         run_import(path=path)
     assert snapshot() == before
     run_import(path=path, replace=True)
@@ -151,7 +156,14 @@ def answer_from_a_support_file(topic, first_cited: str) -> Answer:
     sentences = [Sentence.objects.create(answer=answer, index=index, text=text) for index, text in enumerate(texts)]
     segment, _ = Segment.objects.get_or_create(docid=first_cited)
     citation = Citation.objects.create(sentence=sentences[0], position=0, segment=segment)
-    SupportLabel.objects.create(citation=citation, method="scratch", method_kind="scratch", label=1, imported_from=make_batch())
+    SupportLabel.objects.create(
+        citation=citation,
+        method="scratch",
+        source=source_of("support", "scratch"),
+        method_kind="scratch",
+        label=1,
+        imported_from=make_batch(),
+    )
     return answer
 
 
@@ -191,7 +203,9 @@ def test_a_judged_citation_the_run_puts_second_moves_there_with_its_label(write_
 def test_sentences_from_a_support_file_citing_another_segment_first_are_a_contradiction(write_file, topics):
     answer_from_a_support_file(topics[0], first_cited="new#2")
     before = snapshot()
-    with pytest.raises(ImportFailure, match=r"line 1, field 'answer\[0\].citations': .*has another answer\[0\].citations"):
+    with pytest.raises(
+        ImportFailure, match=r"line 1, field 'answer\[0\].citations': .*has another answer\[0\].citations"
+    ):
         run_import(path=write_file("run.jsonl", jsonl(answer_record())))
     assert snapshot() == before
 
@@ -200,7 +214,12 @@ def test_a_changed_answer_is_an_error_unless_replace_and_replacing_drops_support
     call_command("import_run", str(write_file("a.jsonl", jsonl(answer_record()))))
     first_citation = Citation.objects.get(sentence__index=0, position=0)
     SupportLabel.objects.create(
-        citation=first_citation, method="scratch", method_kind="scratch", label=2, imported_from=make_batch()
+        citation=first_citation,
+        method="scratch",
+        source=source_of("support", "scratch"),
+        method_kind="scratch",
+        label=2,
+        imported_from=make_batch(),
     )
     changed = answer_record()
     changed["answer"][1]["citations"] = [2]
@@ -282,7 +301,9 @@ def test_a_duplicate_answer_in_a_later_chunk_is_caught(write_file, topics, monke
 
 def test_the_command_reports_a_failure_and_that_nothing_was_imported(write_file, topics):
     path = write_file("bad.jsonl", json.dumps(answer_record("2024-9")) + "\n")
-    with pytest.raises(CommandError, match=r"bad.jsonl, line 1, field 'topic_id': unknown topic 2024-9.*\nNothing was imported."):
+    with pytest.raises(
+        CommandError, match=r"bad.jsonl, line 1, field 'topic_id': unknown topic 2024-9.*\nNothing was imported."
+    ):
         call_command("import_run", str(path))
 
 
@@ -300,7 +321,9 @@ def test_answers_over_400_words_are_imported_with_a_warning(write_file, topics):
     )
     result = run_import(path=path)
     assert result.created == 2
-    assert result.warnings == [f"{path}, line 2: the answer of run {RUN} for topic 2024-2 has 401 words, over the track's 400"]
+    assert result.warnings == [
+        f"{path}, line 2: the answer of run {RUN} for topic 2024-2 has 401 words, over the track's 400"
+    ]
     assert Answer.objects.get(topic_id="2024-2").words == 400  # L counts plain whitespace words
     assert ImportBatch.objects.get().warnings == result.warnings
 
@@ -371,7 +394,10 @@ def test_the_real_slice_imports_and_matches_the_file():
                 [
                     (
                         sentence["text"],
-                        [(position, record["references"][index], index) for position, index in enumerate(sentence["citations"])],
+                        [
+                            (position, record["references"][index], index)
+                            for position, index in enumerate(sentence["citations"])
+                        ],
                     )
                     for sentence in record["answer"]
                 ],
@@ -408,7 +434,6 @@ def test_the_full_trec_data_imports(shared_data):
     assert [(result.created, result.unchanged) for result in again] == [(0, 301)] * 3
 
 
-
 @pytest.mark.shared_data
 def test_the_l31_run_after_nists_support_judgments_keeps_every_label(shared_data):
     from support.importing import support_import
@@ -431,7 +456,10 @@ def test_the_l31_run_after_nists_support_judgments_keeps_every_label(shared_data
             [
                 (
                     sentence["text"],
-                    [(position, record["references"][index], index) for position, index in enumerate(sentence["citations"])],
+                    [
+                        (position, record["references"][index], index)
+                        for position, index in enumerate(sentence["citations"])
+                    ],
                 )
                 for sentence in record["answer"]
             ],

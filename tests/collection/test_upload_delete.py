@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from assessor.models import AssessorWork, AuditEntry, Job, Qrel, QrelSource
+from assessor.models import AssessorWork, AuditEntry, Job, LabelSource, Qrel, QrelSource
 from assessor.work.roles import Role
 from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetSet
@@ -130,3 +130,12 @@ def test_the_nist_qrels_stay_while_assessors_make_nuggets_from_them(organizer):
     }
     assert organizer.post(delete_url("qrels", "nist")).status_code == 409
     assert QrelSource.objects.filter(name="nist").exists()
+
+
+def test_a_deleted_upload_frees_its_name_for_a_corrected_file(organizer):
+    make_qrel(make_topic(), make_segment(), grade=2, source="mistake")
+    make_nugget_set(make_topic(), name="spare")
+    assert set(LabelSource.objects.values_list("family", "name")) >= {("qrels", "mistake"), ("nuggets", "spare")}
+    organizer.post(delete_url("qrels", "mistake"))
+    organizer.post(delete_url("nuggets", "spare"))
+    assert not LabelSource.objects.filter(name__in=["mistake", "spare"]).exists()

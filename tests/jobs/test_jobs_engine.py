@@ -23,7 +23,16 @@ from nuggets.auto import auto_nuggets_job_create, vital_first
 from nuggets.models import Nugget, NuggetSet
 from support.auto import auto_support_job_create
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_nugget_set, make_qrel, make_run, make_segment, make_topic
+from tests.builders import (
+    make_answer,
+    make_batch,
+    make_nugget_set,
+    make_qrel,
+    make_run,
+    make_segment,
+    make_topic,
+    source_of,
+)
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
@@ -61,13 +70,21 @@ def test_auto_assign_labels_every_nugget_in_batches_of_ten(llm_server, assign_se
     assert (job.status, job.done_items, job.failed_items) == ("done", 3, 0)
     # 24 nuggets: batches of 10, 10 and 4, for each of 3 answers.
     assert job.calls == 9 and llm_server.count == 9
-    batch_sizes = sorted(len(json.loads(r["messages"][1]["content"].split("Nugget List: ")[1].split("\n")[0])) for r in llm_server.requests)
+    batch_sizes = sorted(
+        len(json.loads(r["messages"][1]["content"].split("Nugget List: ")[1].split("\n")[0]))
+        for r in llm_server.requests
+    )
     assert batch_sizes == [4, 4, 4, 10, 10, 10, 10, 10, 10]
     labels = AssignmentLabel.objects.filter(assigner="auto-gpt")
     assert labels.count() == 72
     for label in labels.select_related("answer", "nugget"):
         assert label.label == expected_assign(label.nugget.text, label.answer.text)
-        assert (label.job_id, label.assigner_kind, label.created_by_id, label.imported_from_id) == (job.pk, "auto", None, None)
+        assert (label.job_id, label.assigner_kind, label.created_by_id, label.imported_from_id) == (
+            job.pk,
+            "auto",
+            None,
+            None,
+        )
     assert job.prompt_versions == {"assign": 1}
     assert job.tokens_in > 0 and job.cost > 0
 
@@ -170,7 +187,11 @@ def nugget_topic():
     topic = make_topic("t2", query="zebra stripes")
     # 25 relevant passages, 2 irrelevant, 1 relevant without text.
     for i in range(25):
-        make_qrel(topic, make_segment(f"doc{i:02d}#0", text=f"Zebra passage {i:02d} says {'stripes ' * (i % 3)}things here"), grade=1 + i % 3)
+        make_qrel(
+            topic,
+            make_segment(f"doc{i:02d}#0", text=f"Zebra passage {i:02d} says {'stripes ' * (i % 3)}things here"),
+            grade=1 + i % 3,
+        )
     make_qrel(topic, make_segment("docx#0", text="not relevant at all"), grade=0)
     make_qrel(topic, make_segment("docy#0", text=""), grade=3)
     return topic
@@ -292,7 +313,20 @@ def test_umbrela_grades_the_pool_as_a_qrels_source(llm_server, cited_answer):
 
 def test_commands_run_in_process_with_sync(llm_server, assign_setup):
     out = StringIO()
-    call_command("run_auto_assign", "--nuggets", "manual", "--runs", "run0", "run1", "--name", "cmd", "--sync", "--threads", "1", stdout=out)
+    call_command(
+        "run_auto_assign",
+        "--nuggets",
+        "manual",
+        "--runs",
+        "run0",
+        "run1",
+        "--name",
+        "cmd",
+        "--sync",
+        "--threads",
+        "1",
+        stdout=out,
+    )
     job = Job.objects.get(output_name="cmd")
     assert f"job {job.pk}:" in out.getvalue()
     assert f"job {job.pk} done: 2/2 items (0 failed), 6 calls" in out.getvalue()
@@ -344,7 +378,13 @@ def test_a_result_that_cannot_be_stored_fails_the_item(llm_server, assign_setup)
     answer = job.items.get().payload["answer"]
     nugget = Nugget.objects.filter(nugget_set__name="manual").first()
     AssignmentLabel.objects.create(
-        answer_id=answer, nugget=nugget, assigner="auto-gpt", assigner_kind="auto", label="support", imported_from=make_batch()
+        answer_id=answer,
+        nugget=nugget,
+        assigner="auto-gpt",
+        source=source_of("assignment", "auto-gpt"),
+        assigner_kind="auto",
+        label="support",
+        imported_from=make_batch(),
     )
     assert job_run_sync(job.pk) == {"done": 0, "failed": 1, "skipped": 0}
     item = job.items.get()

@@ -4,7 +4,7 @@ from assessor.models import ImportBatch
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
-from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic
+from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, source_of
 
 S, P, N = "support", "partial_support", "not_support"
 
@@ -30,7 +30,10 @@ def build_conditions() -> dict:
     runs = {run_id: make_run(run_id) for run_id in ("r1", "r2", "r3")}
     nuggets = {}
     for topic_id, rows in NUGGETS.items():
-        nugget_set = NuggetSet.objects.create(topic=topics[topic_id], kind="auto_edit", name="auto_edit", imported_from=batch)
+        nugget_set = NuggetSet.objects.create(
+            topic=topics[topic_id], kind="auto_edit", name="auto_edit", source=source_of("nuggets", "auto_edit"),
+            imported_from=batch,
+        )  # fmt: skip
         nuggets[topic_id] = [
             Nugget.objects.create(nugget_set=nugget_set, position=i, text=text, importance=importance, imported_from=batch)
             for i, (text, importance) in enumerate(rows)
@@ -42,7 +45,7 @@ def build_conditions() -> dict:
         AssignmentLabel.objects.bulk_create(
             AssignmentLabel(
                 answer=answers[key], nugget=nugget, assigner=assigner, assigner_kind=assigner, label=label,
-                imported_from=batch,
+                source=source_of("assignment", assigner), imported_from=batch,
             )
             for key, labels in table.items()
             for nugget, label in zip(nuggets[key[1]], labels, strict=True)
@@ -68,6 +71,9 @@ def build_support() -> None:
     auto = [2, 2, 0, 1, 2, 1]
     for method, labels in (("scratch", scratch), ("auto", auto)):
         SupportLabel.objects.bulk_create(
-            SupportLabel(citation=c, method=method, method_kind=method, label=label, imported_from=batch)
+            SupportLabel(
+                citation=c, method=method, method_kind=method, label=label, source=source_of("support", method),
+                imported_from=batch,
+            )  # fmt: skip
             for c, label in zip(firsts, labels, strict=True)
         )

@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 
 from assessor.models import ImportBatch
 from assignment.importing import assignments_import
-from assignment.models import AssignmentLabel
+from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from nuggets.importing import nuggets_import
 from nuggets.models import Nugget, NuggetSet
 from tests.builders import FIXTURES, make_topic
@@ -187,11 +187,19 @@ def test_a_stored_set_with_another_list_is_an_error_unless_replace(write_file, t
     changed = small_file(write_file, "changed.jsonl", {"2024-1": LIST_1, "2024-2": [("Cats purr", "okay")]})
     assert_fails_and_changes_nothing(changed, r"changed.jsonl, line 2, field 'nuggets\[0\].importance'")
 
-    result = nuggets_import(path=changed, kind="manual", replace=True)
+    # A label hangs on the old list: replacing it must be confirmed, and the refusal names the label's source.
+    assert_fails_and_changes_nothing(
+        changed, r"changed.jsonl, line 2, field 'nuggets'.*1 of assigner 'manual' \(imported files\).*--retire-labels",
+        "--kind", "manual", "--replace",
+    )  # fmt: skip
+    result = nuggets_import(path=changed, kind="manual", replace=True, retire_labels=True)
     assert (result.unchanged, result.replaced) == (1, 1)
     assert stored_lists("manual")["2024-2"] == [("Cats purr", "okay")]
     assert AssignmentLabel.objects.count() == 0
-    assert "deleted 1 assignment labels" in result.warnings[0]
+    assert list(RetiredAssignmentLabel.objects.values_list("nugget_text", "label", "reason")) == [
+        ("Cats purr", "support", "replaced")
+    ]
+    assert "retired 1 labels" in result.warnings[0]
 
 
 def test_a_stored_set_of_another_kind_is_an_error(write_file, topics):

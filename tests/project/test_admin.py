@@ -33,6 +33,7 @@ from tests.builders import (
     make_segment,
     make_topic,
     make_user,
+    source_of,
 )
 
 pytestmark = pytest.mark.django_db
@@ -57,16 +58,29 @@ def one_of_everything(superuser):
     make_qrel(topic, segment, grade=2, source="nist")
     answer = make_answer(make_run("team.good"), topic, [("Bees see ultraviolet.", [segment])])
     batch = make_batch(kind="nuggets")
-    nugget_set = NuggetSet.objects.create(topic=topic, kind="auto_edit", name="auto_edit", imported_from=batch)
+    nugget_set = NuggetSet.objects.create(
+        topic=topic, kind="auto_edit", name="auto_edit", source=source_of("nuggets", "auto_edit"), imported_from=batch
+    )
     nugget = Nugget.objects.create(
         nugget_set=nugget_set, position=0, text="bees see ultraviolet", importance="vital", imported_from=batch
     )
     NuggetEdit.objects.create(nugget_set=nugget_set, user=superuser, operation="add", set_version=1)
     AssignmentLabel.objects.create(
-        answer=answer, nugget=nugget, assigner="manual", assigner_kind="manual", label="support", imported_from=batch
+        answer=answer,
+        nugget=nugget,
+        assigner="manual",
+        source=source_of("assignment", "manual"),
+        assigner_kind="manual",
+        label="support",
+        imported_from=batch,
     )
     SupportLabel.objects.create(
-        citation=Citation.objects.get(), method="scratch", method_kind="scratch", label=2, imported_from=batch
+        citation=Citation.objects.get(),
+        method="scratch",
+        source=source_of("support", "scratch"),
+        method_kind="scratch",
+        label=2,
+        imported_from=batch,
     )
     job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="gpt", model="gpt-4o")
     item = JobItem.objects.create(job=job, key="answer-1")
@@ -143,7 +157,12 @@ def test_download_actions_send_to_the_download_of_the_selection(client, one_of_e
 def test_a_download_action_on_two_conditions_asks_for_one(client, one_of_everything):
     first = AssignmentLabel.objects.get()
     second = AssignmentLabel.objects.create(
-        answer=first.answer, nugget=first.nugget, assigner="gpt", assigner_kind="auto", label="support",
+        answer=first.answer,
+        nugget=first.nugget,
+        assigner="gpt",
+        source=source_of("assignment", "gpt"),
+        assigner_kind="auto",
+        label="support",
         imported_from=first.imported_from,
     )
     response = run_action(client, AssignmentLabel, "download_assignments", [first.pk, second.pk])

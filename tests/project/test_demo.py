@@ -113,11 +113,12 @@ def _counts() -> dict[str, int]:
         "nist_qrels": Qrel.objects.filter(source__name="nist").count(),
         "runs": Run.objects.count(),
         "answers": Answer.objects.count(),
-        "nugget_sets": NuggetSet.objects.filter(name="auto_edit").count(),
-        "nuggets": Nugget.objects.filter(nugget_set__name="auto_edit").count(),
-        "manual_labels": AssignmentLabel.objects.filter(assigner="manual").count(),
-        "postedit_labels": SupportLabel.objects.filter(method="postedit").count(),
-        "scratch_labels": SupportLabel.objects.filter(method="scratch").count(),
+        # NIST's labels, under the names the demo imports them as (files own them: no person writes there).
+        "nugget_sets": NuggetSet.objects.filter(name="nist", source__kind="file").count(),
+        "nuggets": Nugget.objects.filter(nugget_set__name="nist").count(),
+        "manual_labels": AssignmentLabel.objects.filter(assigner="nist", source__kind="file").count(),
+        "postedit_labels": SupportLabel.objects.filter(method="nist-postedit", source__kind="file").count(),
+        "scratch_labels": SupportLabel.objects.filter(method="nist-scratch", source__kind="file").count(),
     }
 
 
@@ -170,3 +171,17 @@ def test_an_account_that_exists_keeps_its_password():
     _load_demo()
     assert _logs_in("organizer", "changed-by-the-organizer")
     assert not _logs_in("organizer", "organizer-demo")
+
+
+def test_the_demo_work_starts_empty_beside_nist_s_labels():
+    """NIST's labels lie on the demo topics, under names of their own: the assessors' work sees none of them."""
+    from support.judging import support_page_load
+
+    _load_demo()
+    works = list(AssessorWork.objects.select_related("source"))
+    assert works and all(work.source is not None and work.source.kind == "person" for work in works)
+    support_work = next(work for work in works if work.kind == AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = support_page_load(work=support_work)
+    assert page.pairs_done == 0 and page.pairs_total > 0
+    # The same topic's pairs are judged in NIST's file, under its own name.
+    assert SupportLabel.objects.filter(citation__sentence__answer__topic_id=support_work.topic_id).exists()

@@ -69,7 +69,7 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         job_env = {**environment, "LLM_BASE_URL": f"http://127.0.0.1:{port + 1}/v1", "LLM_MODEL": "fake-llm"}
         job_env["LLM_API_KEY"] = "demo-key"
         launch = subprocess.run(
-            [sys.executable, "manage.py", "run_auto_assign", "--name", "tried", "--nuggets", "auto_edit"]
+            [sys.executable, "manage.py", "run_auto_assign", "--name", "tried", "--nuggets", "nist"]
             + ["--topics", "2024-213817", "--wait"],
             cwd=REPO,
             env=job_env,

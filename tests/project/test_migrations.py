@@ -10,3 +10,78 @@ def test_no_migration_is_pending(capsys):
         call_command("makemigrations", "--check", "--dry-run", verbosity=1)
     except SystemExit:
         pytest.fail(f"makemigrations --check found model changes without a migration:\n{capsys.readouterr().out}")
+
+
+BEFORE_SOURCES = [
+    ("assessor", "0005_work_operation"),
+    ("nuggets", "0002_nugget_edit_op_id"),
+    ("assignment", "0001_initial"),
+    ("support", "0001_initial"),
+]
+AFTER_SOURCES = [
+    ("assessor", "0008_label_source_required"),
+    ("nuggets", "0005_nugget_set_source_required"),
+    ("assignment", "0004_label_source_required"),
+    ("support", "0004_label_source_required"),
+]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_existing_labels_get_sources_of_the_kind_their_rows_show():
+    """A database from before label sources: each name becomes a source, its kind read from its rows."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_SOURCES)
+    old = executor.loader.project_state(BEFORE_SOURCES).apps
+    User = old.get_model("auth", "User")
+    person = User.objects.create(username="legacy-assessor")
+    topic = old.get_model("assessor", "Topic").objects.create(id="t1", query="q")
+    run = old.get_model("assessor", "Run").objects.create(run_id="r1")
+    answer = old.get_model("assessor", "Answer").objects.create(run=run, topic=topic, text="a", words=1)
+    batch = old.get_model("assessor", "ImportBatch").objects.create(
+        kind="assignments", file_name="nist.jsonl", sha256="0"
+    )
+    job = old.get_model("assessor", "Job").objects.create(
+        kind="auto_assign", output_name="gpt", model="model-x", prompt_versions={"assign": 1}, status="done"
+    )
+    work = old.get_model("assessor", "AssessorWork").objects.create(
+        topic=topic, assessor=person, kind="assign_manual", nugget_set_name="nist", status="submitted"
+    )
+    nugget_set = old.get_model("nuggets", "NuggetSet").objects.create(
+        topic=topic, kind="auto_edit", name="nist", imported_from=batch
+    )
+    nugget = old.get_model("nuggets", "Nugget").objects.create(
+        nugget_set=nugget_set, position=0, text="n", importance="vital", imported_from=batch
+    )
+    Label = old.get_model("assignment", "AssignmentLabel")
+    Label.objects.create(
+        answer=answer, nugget=nugget, assigner="nist", assigner_kind="manual", label="support", imported_from=batch
+    )
+    Label.objects.create(answer=answer, nugget=nugget, assigner="gpt", assigner_kind="auto", label="support", job=job)
+    Label.objects.create(
+        answer=answer, nugget=nugget, assigner="manual", assigner_kind="manual", label="support", created_by=person
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(AFTER_SOURCES)
+    new = executor.loader.project_state(AFTER_SOURCES).apps
+    sources = {(s.family, s.name): (s.kind, s.model) for s in new.get_model("assessor", "LabelSource").objects.all()}
+    assert sources == {
+        ("nuggets", "nist"): ("file", ""),
+        ("assignment", "nist"): ("file", ""),
+        ("assignment", "gpt"): ("llm", "model-x"),
+        ("assignment", "manual"): ("person", ""),
+    }
+    labels = {label.assigner: label for label in new.get_model("assignment", "AssignmentLabel").objects.all()}
+    assert {name: label.source.name for name, label in labels.items()} == {
+        "nist": "nist",
+        "gpt": "gpt",
+        "manual": "manual",
+    }
+    # The person's label is tied to the work it was made in, and the work to its source.
+    assert labels["manual"].work_id == work.pk and labels["nist"].work_id is None
+    assert new.get_model("assessor", "AssessorWork").objects.get(pk=work.pk).source.name == "manual"
+    call_command("migrate", verbosity=0)

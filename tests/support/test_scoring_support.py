@@ -11,7 +11,7 @@ from assessor.models import Citation
 from support.models import SupportLabel
 from support.scoring import answer_support_metrics
 from support.selectors import support_label_pairs, support_methods_list, support_scores
-from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, read_scores_tsv
+from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, read_scores_tsv, source_of
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,12 @@ pytestmark = pytest.mark.django_db
 def judge(answer, sentence_index: int, position: int, value: int, *, method: str = "scratch") -> SupportLabel:
     citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=position)
     return SupportLabel.objects.create(
-        citation=citation, method=method, method_kind="scratch", label=value, imported_from=make_batch()
+        citation=citation,
+        method=method,
+        source=source_of("support", method),
+        method_kind="scratch",
+        label=value,
+        imported_from=make_batch(),
     )
 
 
@@ -117,7 +122,9 @@ def test_label_pairs_hold_first_citations_only(judged):
 
 
 def test_an_unknown_method_is_a_lookup_error(judged):
-    with pytest.raises(LookupError, match=r"no support labels for method 'postedit'; methods with labels: auto, scratch"):
+    with pytest.raises(
+        LookupError, match=r"no support labels for method 'postedit'; methods with labels: auto, scratch"
+    ):
         support_scores(method="postedit")
     with pytest.raises(CommandError, match="no support labels for method 'nobody'"):
         call_command("export_support_scores", "--method", "nobody", stdout=io.StringIO())
@@ -165,8 +172,12 @@ def expected_from_file(path) -> tuple[dict, dict]:
 def test_export_support_scores_matches_the_protocol_on_nists_file(shared_data):
     call_command("import_topics", str(shared_data / "topics.rag24.test.txt"), stdout=io.StringIO())
     call_command(
-        "import_support", str(shared_data / SUPPORT_FILE), "--method", "scratch",
-        stdout=io.StringIO(), stderr=io.StringIO(),
+        "import_support",
+        str(shared_data / SUPPORT_FILE),
+        "--method",
+        "scratch",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
     )
     out = io.StringIO()
     call_command("export_support_scores", "--method", "scratch", stdout=out)

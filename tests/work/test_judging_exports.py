@@ -5,6 +5,7 @@ import json
 import pytest
 
 from assessor.models import AssessorWork
+from assessor.work.lifecycle import open_work_included
 from assignment import judging
 from assignment.exporting import assignments_lines
 from support import services
@@ -24,7 +25,11 @@ def test_manual_assign_labels_are_exported_under_the_condition():
                 work_id=work.pk, user=scenario.assessor, number=number, nugget_id=nugget.pk,
                 label=label, previous="", expected_version=work.version,
             )
-    rows = [json.loads(line) for line in assignments_lines(nuggets="manual", assigner="manual")]
+    # Open work is provisional: exported only when the organizer includes it.
+    with pytest.raises(LookupError):
+        list(assignments_lines(nuggets="manual", assigner="manual"))
+    with open_work_included():
+        rows = [json.loads(line) for line in assignments_lines(nuggets="manual", assigner="manual")]
     assert len(rows) == 3
     run_of = {answer.pk: answer.run.run_id for answer in scenario.answers}
     assert sorted(row["run_id"] for row in rows) == sorted(run_of[answer_id] for answer_id in order)
@@ -41,7 +46,8 @@ def test_post_edited_support_labels_are_exported_under_their_method():
         work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label="0",
         previous="", expected_version=work.version,
     )
-    rows = [json.loads(line) for line in support_lines(method="postedit")]
+    with open_work_included():
+        rows = [json.loads(line) for line in support_lines(method="postedit")]
     assert len(rows) == 1
     supports = [c.get("support") for s in rows[0]["sentences"] for c in s["citations"]]
     assert "0" in supports and "1" not in supports  # the final label, not the LLM's PS

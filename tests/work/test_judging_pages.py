@@ -11,7 +11,7 @@ from assignment.models import AssignmentLabel
 from nuggets.models import NuggetSet
 from support.models import SupportLabel
 from support.services import support_work_give
-from tests.builders import make_topic, make_user
+from tests.builders import make_topic, make_user, source_of
 from tests.scenarios import give_assign, give_support
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +159,13 @@ def test_totals_per_assessor_are_summed_by_hand():
 
 def test_a_topic_without_answers_sends_the_assessor_home_with_a_note(scenario):
     empty = make_topic()
-    NuggetSet.objects.create(topic=empty, kind="manual", name="manual", created_by=scenario.assessor)
+    NuggetSet.objects.create(
+        topic=empty,
+        kind="manual",
+        name="manual",
+        source=source_of("nuggets", "manual", kind="person"),
+        created_by=scenario.assessor,
+    )
     assign = assign_work_give(topic=empty, assessor=scenario.assessor, by=scenario.organizer)
     support = support_work_give(topic=empty, assessor=scenario.assessor, kind="support_scratch", by=scenario.organizer)
     client = client_for(scenario.assessor)

@@ -8,7 +8,7 @@ from assessor.work.roles import Role
 from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from nuggets.models import NuggetEdit, NuggetSet
-from tests.builders import make_answer, make_run, make_topic, make_user
+from tests.builders import make_answer, make_run, make_topic, make_user, source_of
 from tests.scenarios import make_given_topic, texts_of
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +52,12 @@ def assign_work():
     assessor = make_user(Role.ASSESSOR)
     topic = make_topic()
     nugget_set = NuggetSet.objects.create(
-        topic=topic, kind="manual", name="manual", created_by=assessor, status=NuggetSet.Status.SUBMITTED
+        topic=topic,
+        kind="manual",
+        name="manual",
+        source=source_of("nuggets", "manual", kind="person"),
+        created_by=assessor,
+        status=NuggetSet.Status.SUBMITTED,
     )
     nuggets = [
         nugget_set.nuggets.create(position=i, text=text, importance="vital", created_by=assessor)

@@ -21,7 +21,8 @@ from assessor.collection.importing.base import (
     read_lines,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
-from assessor.models import ImportBatch, Qrel, QrelSource, Topic
+from assessor.models import ImportBatch, LabelSource, Qrel, QrelSource, Topic
+from assessor.sources import import_source_claim
 
 # Column 2 is TREC's unused "iteration": "0" in NIST's files, "Q0" in many others.
 ITERATION_VALUES = ("0", "Q0")
@@ -104,7 +105,12 @@ def qrels_import(
     for chunk in chunked(_parse_qrels(path)):
         if qrel_source is None:
             # Made only once there is a line, so an empty file leaves no empty source behind.
-            qrel_source, _ = QrelSource.objects.get_or_create(name=source_name, defaults={"imported_from": batch})
+            label_source = import_source_claim(
+                family=LabelSource.Family.QRELS, name=source_name, batch=batch, user=user, path=path, option="--source"
+            )
+            qrel_source, _ = QrelSource.objects.get_or_create(
+                name=source_name, defaults={"imported_from": batch, "source": label_source}
+            )
         _topics_check(chunk, path=path)
         segment_placeholders_create(line.docid for line in chunk)
         stored = _stored_qrels(qrel_source, chunk)

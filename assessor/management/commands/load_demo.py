@@ -10,14 +10,13 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from assessor.collection.importing.base import statistics_refresh
 from assessor.models import AssessorWork, Topic
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
-from assessor.work.services import work_give
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
 
@@ -34,6 +33,13 @@ DEMO_ACCOUNTS = (
     DemoAccount("assessor1", "assessor-demo", Role.ASSESSOR),
     DemoAccount("assessor2", "assessor-demo", Role.ASSESSOR),
 )
+
+# NIST's labels are imported under names of their own: the names of the
+# conditions (manual, scratch, postedit) stay free for the demo assessors' work.
+NIST_NUGGETS = "nist"
+NIST_ASSIGNER = "nist"
+NIST_POSTEDIT = "nist-postedit"
+NIST_SCRATCH = "nist-scratch"
 
 # Work that needs no LLM: the imported NIST labels fill the other conditions
 # of these topics (AutoNuggets+Edits with ManualAssign, and the support
@@ -58,10 +64,20 @@ def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
     steps += [
         (
             "import_assignments",
-            [str(demo_dir / "nugget_assignment.jl"), "--nuggets", "auto_edit", "--assigner", "manual"],
+            [
+                str(demo_dir / "nugget_assignment.jl"),
+                *("--nuggets", "auto_edit", "--nuggets-name", NIST_NUGGETS),
+                *("--assigner", "manual", "--assigner-name", NIST_ASSIGNER),
+            ],
         ),
-        ("import_support", [str(demo_dir / "support_with_prediction.jsonl"), "--method", "postedit"]),
-        ("import_support", [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch"]),
+        (
+            "import_support",
+            [str(demo_dir / "support_with_prediction.jsonl"), "--method", "postedit", "--name", NIST_POSTEDIT],
+        ),
+        (
+            "import_support",
+            [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch", "--name", NIST_SCRATCH],
+        ),
     ]
     return steps
 
@@ -89,10 +105,12 @@ def demo_work_ensure() -> int:
         if topic is None or AssessorWork.objects.filter(topic=topic, kind=kind).exists():
             continue
         assessor = User.objects.get(username=username)
-        # The app that does the work gives it (ManualNuggets opens the topic's empty nugget set too).
+        # The app that does the work gives it (ManualNuggets opens the topic's empty nugget set too, and
+        # every kind claims the people's source its labels go into).
         page = registry.work_page(kind)
-        give = page.give if page is not None and page.give is not None else work_give
-        give(topic=topic, assessor=assessor, kind=kind, by=organizer)
+        if page is None:
+            raise CommandError(f"no part of the project does {kind} work")
+        page.give(topic=topic, assessor=assessor, kind=kind, by=organizer)
         added += 1
     return added
 

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 from assessor.management.base import ExportCommand, add_team_prefix_argument
 from assignment.exporting import assignments_lines
+from assignment.selectors import condition_notes
 
 
 class Command(ExportCommand):
@@ -14,6 +15,9 @@ class Command(ExportCommand):
         )
         parser.add_argument("--nuggets", required=True, help="the nugget set name")
         parser.add_argument("--assigner", required=True, help="the assigner name")
+
+    def notes(self, options: dict) -> list[str]:
+        return condition_notes(nuggets=options["nuggets"], assigner=options["assigner"])
 
     def lines(self, options: dict) -> Iterator[str]:
         return assignments_lines(nuggets=options["nuggets"], assigner=options["assigner"], provenance=options["provenance"], team_prefix=options["team_prefix"])

@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 from assessor.collection.score_formats import score_table_lines
 from assessor.management.base import ExportCommand, add_score_layout_arguments
-from assignment.selectors import nugget_scores
+from assignment.selectors import condition_notes, nugget_scores
 
 
 class Command(ExportCommand):
@@ -15,6 +15,9 @@ class Command(ExportCommand):
         parser.add_argument("--nuggets", required=True, help="the nugget set name")
         parser.add_argument("--assigner", required=True, help="the assigner name")
         add_score_layout_arguments(parser)
+
+    def notes(self, options: dict) -> list[str]:
+        return condition_notes(nuggets=options["nuggets"], assigner=options["assigner"])
 
     def lines(self, options: dict) -> Iterator[str]:
         scores = nugget_scores(nuggets=options["nuggets"], assigner=options["assigner"])

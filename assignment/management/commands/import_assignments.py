@@ -23,6 +23,11 @@ class Command(ImportCommand):
             "--run-id", default=None,
             help="the run of every answer, for a file of one run's answers without run ids (the nuggetizer's output)",
         )  # fmt: skip
+        parser.add_argument(
+            "--retire-labels",
+            action="store_true",
+            help="with --replace: replace nugget lists that have labels on them, retiring those labels",
+        )
 
     def run_import(self, path: Path, options: dict) -> ImportResult:
         return assignments_import(
@@ -32,5 +37,6 @@ class Command(ImportCommand):
             nuggets_name=options["nuggets_name"],
             assigner_name=options["assigner_name"],
             replace=options["replace"],
+            retire_labels=options["retire_labels"],
             run_id=options["run_id"],
         )

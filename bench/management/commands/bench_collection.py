@@ -28,7 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--runs", type=int, default=146)
         parser.add_argument("--nuggets", type=int, default=20)
         parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)")
+        parser.add_argument(
+            "--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)"
+        )
         parser.add_argument(
             "--in-place",
             action="store_true",

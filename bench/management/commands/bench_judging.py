@@ -26,11 +26,13 @@ from assessor.models import (
     AssessorWork,
     Citation,
     ImportBatch,
+    LabelSource,
     Run,
     Segment,
     Sentence,
     Topic,
 )
+from assessor.sources import source_claim
 from assessor.work.roles import Role, roles_ensure, user_set_role
 from assignment.judging import assign_work_give
 from bench.request_bench import (
@@ -75,9 +77,7 @@ class Command(BaseCommand):
         )
         timings_write(self.stdout, large, small, small_label="queries (5 answers of 4, 5 nuggets)")
 
-    def measure(
-        self, answers: int, sentences: int, nuggets: int, *, repeat: int, tag: str
-    ) -> dict[str, Timing]:
+    def measure(self, answers: int, sentences: int, nuggets: int, *, repeat: int, tag: str) -> dict[str, Timing]:
         assessor_client, organizer_client, works, nugget_id = self.scenario(
             answers=answers, sentences=sentences, nuggets=nuggets, tag=tag
         )
@@ -154,16 +154,30 @@ class Command(BaseCommand):
             Citation(sentence=sentence, position=0, segment=segments[sentence.index]) for sentence in sentence_rows
         )
         batch = ImportBatch.objects.create(kind=ImportBatch.Kind.SUPPORT, file_name="bench.jsonl", sha256="0" * 64)
+        llm_source = source_claim(
+            family=LabelSource.Family.SUPPORT, name="bench-llm", kind=LabelSource.Kind.FILE, batch=batch
+        )
         SupportLabel.objects.bulk_create(
-            SupportLabel(citation=c, method="bench-llm", method_kind="auto", label=i % 3, imported_from=batch)
+            SupportLabel(
+                citation=c, method="bench-llm", method_kind="auto", label=i % 3, source=llm_source, imported_from=batch
+            )
             for i, c in enumerate(citations)
         )
         nugget_set = NuggetSet.objects.create(
-            topic=topic, kind=NuggetSet.Kind.MANUAL, name="manual", created_by=assessor
+            topic=topic,
+            kind=NuggetSet.Kind.MANUAL,
+            name="manual",
+            source=source_claim(family=LabelSource.Family.NUGGETS, name="manual", kind=LabelSource.Kind.PERSON),
+            created_by=assessor,
         )
         nugget_rows = Nugget.objects.bulk_create(
-            Nugget(nugget_set=nugget_set, position=i, text=f"nugget {i} of about ten words here", importance="vital",
-                   created_by=assessor)
+            Nugget(
+                nugget_set=nugget_set,
+                position=i,
+                text=f"nugget {i} of about ten words here",
+                importance="vital",
+                created_by=assessor,
+            )
             for i in range(nuggets)
         )
         works = (

@@ -25,8 +25,9 @@ from django.db import connection, transaction
 
 from assessor.jobs.engine import job_dispatch, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
-from assessor.models import Answer, ImportBatch, Job, Run, Topic
+from assessor.models import Answer, ImportBatch, Job, LabelSource, Run, Topic
 from assessor.project.celery import app as celery_app
+from assessor.sources import source_claim
 from assignment.auto import auto_assign_job_create
 from nuggets.models import Nugget, NuggetSet
 
@@ -54,9 +55,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        redis_url = options["redis"] or (settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else "")
+        redis_url = options["redis"] or (
+            settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else ""
+        )
         if not redis_url:
-            raise CommandError("bench_llm runs real workers on Redis: set REDIS_URL or pass --redis redis://HOST:6379/0")
+            raise CommandError(
+                "bench_llm runs real workers on Redis: set REDIS_URL or pass --redis redis://HOST:6379/0"
+            )
         if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
             raise CommandError("bench_llm needs a database the workers can share (a file or PostgreSQL)")
         celery_app.conf.broker_url = redis_url
@@ -84,14 +89,27 @@ class Command(BaseCommand):
         topics = -(-options["answers"] // per_topic)
         name = f"bench-{tag}"
         with transaction.atomic():
-            batch = ImportBatch.objects.create(kind=ImportBatch.Kind.NUGGETS, file_name=f"{name}.jsonl", sha256="0" * 64)
+            batch = ImportBatch.objects.create(
+                kind=ImportBatch.Kind.NUGGETS, file_name=f"{name}.jsonl", sha256="0" * 64
+            )
             runs = Run.objects.bulk_create(Run(run_id=f"{name}-r{r:02d}") for r in range(per_topic))
             made = 0
             for t in range(topics):
                 topic = Topic.objects.create(id=f"{name}-t{t:03d}", query=f"benchmark query {t} about zebra stripes")
-                nugget_set = NuggetSet.objects.create(topic=topic, kind="manual", name=name, imported_from=batch)
+                source = source_claim(
+                    family=LabelSource.Family.NUGGETS, name=name, kind=LabelSource.Kind.FILE, batch=batch
+                )
+                nugget_set = NuggetSet.objects.create(
+                    topic=topic, kind="manual", name=name, source=source, imported_from=batch
+                )
                 Nugget.objects.bulk_create(
-                    Nugget(nugget_set=nugget_set, position=i, text=f"zebra fact {t}-{i}", importance="vital", imported_from=batch)
+                    Nugget(
+                        nugget_set=nugget_set,
+                        position=i,
+                        text=f"zebra fact {t}-{i}",
+                        importance="vital",
+                        imported_from=batch,
+                    )
                     for i in range(options["nuggets"])
                 )
                 answers = []
@@ -141,7 +159,9 @@ class Command(BaseCommand):
             raise CommandError("the test server did not start")
         return server, url
 
-    def _start_workers(self, count: int, queue: str, env: dict, concurrency: int) -> list[tuple[subprocess.Popen, Path]]:
+    def _start_workers(
+        self, count: int, queue: str, env: dict, concurrency: int
+    ) -> list[tuple[subprocess.Popen, Path]]:
         workers = []
         for index in range(count):
             log = Path(tempfile.gettempdir()) / f"{queue}-{index}.log"
@@ -153,7 +173,12 @@ class Command(BaseCommand):
             workers.append(
                 (
                     subprocess.Popen(
-                        command, cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                        command,
+                        cwd=REPO,
+                        env=env,
+                        start_new_session=True,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
                     ),
                     log,
                 )

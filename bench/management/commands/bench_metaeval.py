@@ -65,7 +65,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--repeat", type=int, default=3, help="time each step this many times (min and median)")
         parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the topics for the intervals")
-        parser.add_argument("--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)")
+        parser.add_argument(
+            "--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)"
+        )
         parser.add_argument(
             "--in-place",
             action="store_true",
@@ -88,12 +90,18 @@ class Command(BaseCommand):
             from assessor.models import Topic
 
             if Topic.objects.exists():
-                raise CommandError(f"the database holds topics but not the conditions {NUGGETS}/manual and {NUGGETS}/auto")
+                raise CommandError(
+                    f"the database holds topics but not the conditions {NUGGETS}/manual and {NUGGETS}/auto"
+                )
         with tempfile.TemporaryDirectory(prefix="metaeval-bench-") as scratch:
             folder = options["folder"] or Path(scratch)
             started = time.perf_counter()
             paths = benchmark_collection_build(
-                folder=folder, topics=options["topics"], runs=options["runs"], nuggets=options["nuggets"], seed=options["seed"]
+                folder=folder,
+                topics=options["topics"],
+                runs=options["runs"],
+                nuggets=options["nuggets"],
+                seed=options["seed"],
             )
             self._say(f"{'build the files':<58} {time.perf_counter() - started:8.2f} s   in {folder}")
             if options["in_place"]:
@@ -141,7 +149,12 @@ class Command(BaseCommand):
             self._say(f"{step:<58} {time.perf_counter() - started:8.2f} s")
         for condition in CONDITIONS:
             self._import(
-                "import_assignments", str(paths[f"assignments_{condition}"]), "--nuggets", NUGGETS, "--assigner", condition
+                "import_assignments",
+                str(paths[f"assignments_{condition}"]),
+                "--nuggets",
+                NUGGETS,
+                "--assigner",
+                condition,
             )
         for method in SUPPORT_METHODS:
             self._import("import_support", str(paths[f"support_{method}"]), "--method", method)
@@ -203,7 +216,9 @@ class Command(BaseCommand):
         self._time(
             "taus, 3 ways x 7 metrics",
             lambda: taus_compute_all(scores_a, scores_b, NUGGET_METRICS),
-            lambda taus: f"Vstrict run {taus[3].tau_run:.3f} topic-avg {taus[3].tau_topic_avg:.3f} all {taus[3].tau_all:.3f}",
+            lambda taus: (
+                f"Vstrict run {taus[3].tau_run:.3f} topic-avg {taus[3].tau_topic_avg:.3f} all {taus[3].tau_all:.3f}"
+            ),
         )
         table_options = TauOptions(bootstrap=self.bootstrap, seed=0)
         self._time(
@@ -237,5 +252,3 @@ class Command(BaseCommand):
             lambda c: f"{len(c.taus)} metrics, {confusion_of(c).total} label pairs",
             repeat=1,
         )
-
-

@@ -19,7 +19,8 @@ from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import AssessorWork, ImportBatch, Qrel, QrelSource, Segment, Topic
+from assessor.models import AssessorWork, ImportBatch, LabelSource, Qrel, QrelSource, Segment, Topic
+from assessor.sources import source_claim
 from assessor.work.roles import Role, roles_ensure, user_set_role
 from bench.request_bench import (
     TARGET_MS,
@@ -58,9 +59,7 @@ class Command(BaseCommand):
         )
         timings_write(self.stdout, large, small, small_label="queries (5 nuggets, 10 segments)")
 
-    def measure(
-        self, *, nuggets: int, segments: int, repeat: int, tag: str
-    ) -> dict[str, Timing]:
+    def measure(self, *, nuggets: int, segments: int, repeat: int, tag: str) -> dict[str, Timing]:
         client, work, ids = self.scenario(nuggets=nuggets, segments=segments, tag=tag)
         page_url = reverse("nuggets:work", args=[work.pk])
         op_url = reverse("nuggets:op", args=[work.pk, "edit"]).removesuffix("edit/")
@@ -97,7 +96,10 @@ class Command(BaseCommand):
         assessor = User.objects.create(username=f"bench-assessor-{tag}")
         user_set_role(assessor, Role.ASSESSOR)
         topic = Topic.objects.create(id=f"bench-{tag}", query="how do assessors post-edit nuggets quickly")
-        source, _ = QrelSource.objects.get_or_create(name="nist")
+        source, _ = QrelSource.objects.get_or_create(
+            name="nist",
+            defaults={"source": source_claim(family=LabelSource.Family.QRELS, name="nist", kind=LabelSource.Kind.FILE)},
+        )
         docs = Segment.objects.bulk_create(
             Segment(docid=f"msmarco_v2.1_doc_bench_{tag}#{i}_0", text=SEGMENT_TEXT) for i in range(segments)
         )
@@ -105,7 +107,15 @@ class Command(BaseCommand):
             Qrel(source=source, topic=topic, segment=doc, grade=1 + i % 3) for i, doc in enumerate(docs)
         )
         batch = ImportBatch.objects.create(kind=ImportBatch.Kind.NUGGETS, file_name="bench.jsonl", sha256="0" * 64)
-        drafts = NuggetSet.objects.create(topic=topic, kind=NuggetSet.Kind.DRAFT, name="draft", imported_from=batch)
+        drafts = NuggetSet.objects.create(
+            topic=topic,
+            kind=NuggetSet.Kind.DRAFT,
+            name="draft",
+            source=source_claim(
+                family=LabelSource.Family.NUGGETS, name="draft", kind=LabelSource.Kind.FILE, batch=batch
+            ),
+            imported_from=batch,
+        )
         Nugget.objects.bulk_create(
             Nugget(
                 nugget_set=drafts, position=i, text=f"draft nugget number {i} of about ten words", imported_from=batch

@@ -2,6 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.management.base import add_include_open_argument
+from assessor.work.lifecycle import open_work_included
 from metaeval.comparison import describe_json
 from metaeval.sources import SourceError
 
@@ -16,8 +18,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("sources", nargs="+", metavar="SRC")
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+        add_include_open_argument(parser)
 
     def handle(self, *args, **options) -> None:
+        with open_work_included(options["include_open"]):
+            self._handle(options)
+
+    def _handle(self, options: dict) -> None:
         try:
             described = describe_json(options["sources"])
         except SourceError as exc:

@@ -2,6 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.management.base import add_include_open_argument
+from assessor.work.lifecycle import open_work_included
 from metaeval.comparison import (
     TOPIC_FIGURES,
     Comparison,
@@ -47,8 +49,13 @@ class Command(BaseCommand):
         topics.add_argument("--topics", nargs="+", default=[], metavar="ID", help="only these topics")
         topics.add_argument("--topics-of", default="", metavar="SRC", help="only the topics source SRC scored")
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+        add_include_open_argument(parser)
 
     def handle(self, *args, **options) -> None:
+        with open_work_included(options["include_open"]):
+            self._handle(options)
+
+    def _handle(self, options: dict) -> None:
         if options["bootstrap"] < 0:
             raise CommandError("--bootstrap must be 0 or more")
         try:

@@ -22,9 +22,16 @@ class Command(ImportCommand):
             "--drafts", action="store_true", help="LLM drafts for post-editing: no importance, at most 30 a topic"
         )
         parser.add_argument("--name", default=None, help="name of the nugget sets (default: the kind, or 'draft')")
+        parser.add_argument(
+            "--retire-labels",
+            action="store_true",
+            help="with --replace: replace lists that have labels on them, retiring those labels (kept, not scored)",
+        )
 
     def run_import(self, path: Path, options: dict) -> ImportResult:
         if options["drafts"] == bool(options["kind"]):
             raise CommandError("give either --kind KIND or --drafts")
         kind = NuggetSet.Kind.DRAFT if options["drafts"] else options["kind"]
-        return nuggets_import(path=path, kind=kind, name=options["name"], replace=options["replace"])
+        return nuggets_import(
+            path=path, kind=kind, name=options["name"], replace=options["replace"], retire_labels=options["retire_labels"]
+        )

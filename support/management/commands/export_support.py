@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 from assessor.management.base import ExportCommand, add_team_prefix_argument
 from support.exporting import support_lines
+from support.selectors import method_notes
 
 
 class Command(ExportCommand):
@@ -13,6 +14,9 @@ class Command(ExportCommand):
             "--provenance", action="store_true", help="add who or what made each label, when, and the seconds spent"
         )
         parser.add_argument("--method", required=True, help="the support method name")
+
+    def notes(self, options: dict) -> list[str]:
+        return method_notes(method=options["method"])
 
     def lines(self, options: dict) -> Iterator[str]:
         return support_lines(method=options["method"], provenance=options["provenance"], team_prefix=options["team_prefix"])

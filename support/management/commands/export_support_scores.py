@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 from assessor.collection.score_formats import score_table_lines
 from assessor.management.base import ExportCommand, add_score_layout_arguments
-from support.selectors import support_scores
+from support.selectors import method_notes, support_scores
 
 
 class Command(ExportCommand):
@@ -14,6 +14,9 @@ class Command(ExportCommand):
     def add_export_arguments(self, parser) -> None:
         parser.add_argument("--method", required=True, help="the support method name")
         add_score_layout_arguments(parser)
+
+    def notes(self, options: dict) -> list[str]:
+        return method_notes(method=options["method"])
 
     def lines(self, options: dict) -> Iterator[str]:
         scores = support_scores(method=options["method"])

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assessor', '0005_work_operation'),
+        ('assessor', '0008_label_source_required'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

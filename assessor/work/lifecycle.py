@@ -1,0 +1,110 @@
+"""What scores count: the one rule of the lifecycle of human and LLM work.
+
+Scores, leaderboards, exports, downloads and the meta-evaluation count
+submitted human work, imported labels and finished LLM work. A label made in
+work that is still open (never submitted, or reopened), or by a job that has
+not finished, is provisional: left out, unless an organizer asks to see open
+work (`open_work_included`: the leaderboards' switch and the commands'
+`--include-open`), and then shown as provisional. A nugget list still being
+edited (open) counts for nothing either: its nuggets are not final
+(nuggets.selectors.nugget_sets_counted_q).
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TypeVar
+
+from django.db import connection, models
+from django.db.models import Q, QuerySet
+
+from assessor.models import AssessorWork, Job
+
+# A job that has finished: its labels count (a failed item has no label; the others stand).
+FINISHED_JOB_STATUSES = (Job.Status.DONE, Job.Status.FAILED)
+
+_include_open: ContextVar[bool] = ContextVar("include_open", default=False)
+
+M = TypeVar("M", bound=models.Model)
+
+
+@contextmanager
+def open_work_included(include: bool = True) -> Iterator[None]:
+    """Count provisional labels too, inside the block (what the organizer's switch turns on)."""
+    token = _include_open.set(include)
+    try:
+        yield
+    finally:
+        _include_open.reset(token)
+
+
+def open_included() -> bool:
+    return _include_open.get()
+
+
+def _open_work() -> QuerySet[AssessorWork]:
+    return AssessorWork.objects.exclude(status=AssessorWork.Status.SUBMITTED)
+
+
+def _unfinished_jobs() -> QuerySet[Job]:
+    return Job.objects.exclude(status__in=FINISHED_JOB_STATUSES)
+
+
+def unfinished_job_ids() -> QuerySet[Job, int]:
+    """The ids of the jobs still running (a subquery: no query of its own)."""
+    return _unfinished_jobs().values_list("pk", flat=True)
+
+
+def provisional_q(prefix: str = "") -> Q:
+    """Rows (labels, or what `prefix` leads to) made in open work or by an unfinished job.
+
+    Both are subqueries over small tables (the work, the jobs), so the test
+    adds no query and no join over the labels.
+    """
+    return Q(**{f"{prefix}work_id__in": _open_work().values("pk")}) | Q(
+        **{f"{prefix}job_id__in": _unfinished_jobs().values("pk")}
+    )
+
+
+def labels_counted(labels: QuerySet[M]) -> QuerySet[M]:
+    """The labels scores count (all of them inside `open_work_included`)."""
+    if _include_open.get():
+        return labels
+    return labels.exclude(provisional_q())
+
+
+def counted_sql(alias: str = "") -> str:
+    """`labels_counted` as a condition for raw SQL over a label table (`alias` like "a.")."""
+    if _include_open.get():
+        return "1 = 1"
+    work = connection.ops.quote_name(AssessorWork._meta.db_table)
+    jobs = connection.ops.quote_name(Job._meta.db_table)
+    submitted = AssessorWork.Status.SUBMITTED.value
+    finished = ", ".join(f"'{status.value}'" for status in FINISHED_JOB_STATUSES)
+    # Constants of the code only: no value from a request reaches this SQL.
+    return (
+        f"({alias}work_id IS NULL OR {alias}work_id IN (SELECT id FROM {work} WHERE status = '{submitted}')) AND "
+        f"({alias}job_id IS NULL OR {alias}job_id IN (SELECT id FROM {jobs} WHERE status IN ({finished})))"
+    )
+
+
+def open_work_notes(works: QuerySet[AssessorWork], *, what: str) -> list[str]:
+    """What an organizer must know of a source's human work that is not final, in sentences."""
+    notes = []
+    open_work = works.exclude(status=AssessorWork.Status.SUBMITTED)
+    topics = sorted(open_work.values_list("topic_id", flat=True))
+    counted = "counted as provisional" if _include_open.get() else "not counted"
+    if topics:
+        notes.append(f"{what} is still open on {len(topics)} topic(s) ({', '.join(topics[:5])}): {counted}.")
+    partly = sorted(open_work.exclude(redo={}).values_list("topic_id", flat=True))
+    if partly:
+        notes.append(f"{what} is reopened for changed nuggets on {len(partly)} topic(s) ({', '.join(partly[:5])}).")
+    return notes
+
+
+def running_job_notes(*, kind: str, name: str) -> list[str]:
+    jobs = list(_unfinished_jobs().filter(kind=kind, output_name=name).values_list("pk", flat=True))
+    if not jobs:
+        return []
+    counted = "counted as provisional" if _include_open.get() else "not counted until it finishes"
+    return [f"Job {', '.join(map(str, jobs))} still writes into it: its labels are {counted}."]

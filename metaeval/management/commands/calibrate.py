@@ -1,0 +1,81 @@
+"""Calibrated run scores (prediction-powered inference), and the check of the method on known truth."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from assessor.management.base import add_include_open_argument
+from assessor.work.lifecycle import open_work_included
+from metaeval.calibration import calibration_build, simulation_on_condition
+from metaeval.sources import CONDITION_PATTERN
+
+
+class Command(BaseCommand):
+    help = (
+        "Estimate each run's human-equivalent score with a 95%% interval from an LLM condition on every topic and a "
+        "human condition on a sample of them (--llm, --human); or, with --simulate, check the method on a human "
+        "condition (the truth) against an LLM-like copy of its labels, for several sample sizes and seeds."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--human", required=True, metavar="SRC", help="the human source (NUGGETS/ASSIGNER, support:METHOD)"
+        )
+        parser.add_argument("--llm", default="", metavar="SRC", help="the LLM source, on every topic")
+        parser.add_argument("--metric", default="Vstrict", help="the metric (default Vstrict)")
+        parser.add_argument(
+            "--fraction", type=float, default=None, help="use a seeded sample of this share of the human topics"
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--simulate", action="store_true", help="check the method on --human (a nugget condition)")
+        parser.add_argument("--fractions", type=float, nargs="+", default=[0.05, 0.10, 0.25])
+        parser.add_argument("--seeds", type=int, default=20, help="with --simulate: samples drawn per size")
+        add_include_open_argument(parser)
+
+    def handle(self, *args, **options) -> None:
+        with open_work_included(options["include_open"]):
+            try:
+                if options["simulate"]:
+                    self._simulate(options)
+                else:
+                    self._calibrate(options)
+            except (LookupError, ValueError) as exc:
+                raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+
+    def _calibrate(self, options: dict) -> None:
+        if not options["llm"]:
+            raise CommandError("give --llm SRC (or --simulate)")
+        result = calibration_build(
+            llm=options["llm"], human=options["human"], metric=options["metric"],
+            fraction=options["fraction"], seed=options["seed"],
+        )  # fmt: skip
+        self.stdout.write(
+            f"{result.metric}: {len(result.sample)} human topics of {len(result.topics)}; 95% intervals\n"
+            f"{'rank':>4}  {'run':<40} {'estimate':>9} {'low':>9} {'high':>9} {'LLM mean':>9}"
+            + (f" {'human':>9}" if result.human_means else "")
+        )
+        for rank, estimate in enumerate(result.estimates, start=1):
+            human = f" {result.human_means[estimate.run_id]:9.4f}" if result.human_means else ""
+            self.stdout.write(
+                f"{rank:>4}  {estimate.run_id:<40} {estimate.estimate:9.4f} {estimate.low:9.4f} {estimate.high:9.4f}"
+                f" {estimate.llm_mean:9.4f}{human}"
+            )
+
+    def _simulate(self, options: dict) -> None:
+        match = CONDITION_PATTERN.match(options["human"])
+        if match is None:
+            raise CommandError("--simulate takes a nugget condition, NUGGETS/ASSIGNER")
+        simulation = simulation_on_condition(
+            nuggets=match["nuggets"], assigner=match["assigner"], metric=options["metric"],
+            fractions=options["fractions"], seeds=range(options["seeds"]),
+        )  # fmt: skip
+        self.stdout.write(
+            f"{options['human']} {options['metric']}: {simulation.runs} runs x {simulation.topics} topics; "
+            f"the LLM-like copy alone ranks the runs at tau {simulation.tau_llm_only:.3f}, "
+            f"its run means off by {simulation.error_llm_only:.4f} on average\n"
+            f"{'sample':>7} {'topics':>6} {'tau mean':>9} {'tau min':>8} {'coverage':>9} {'half width':>11} "
+            f"{'error':>7} {'tau sample only':>16}"
+        )
+        for row in simulation.rows:
+            self.stdout.write(
+                f"{row.fraction:7.0%} {row.sample_topics:>6} {row.tau_mean:9.3f} {row.tau_min:8.3f} "
+                f"{row.coverage:9.1%} {row.half_width:11.4f} {row.error:7.4f} {row.tau_sample_only:16.3f}"
+            )

@@ -1,0 +1,182 @@
+"""The lifecycle: scores count submitted human work, imported labels and finished LLM work, nothing open."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
+from assessor.work.judging import judge_work_reopen
+from assessor.work.lifecycle import open_work_included
+from assessor.work.roles import Role
+from assignment.selectors import conditions_list, nugget_scores
+from metaeval.qrels_agreement import qrels_grades
+from support import services
+from support.judging import SUPPORT_KINDS, topic_pairs
+from support.models import SupportLabel
+from support.selectors import support_methods_list, support_scores
+from tests.builders import (
+    make_answer,
+    make_assignment_label,
+    make_nugget_set,
+    make_run,
+    make_segment,
+    make_topic,
+    make_user,
+    nuggets_of,
+    source_of,
+)
+from tests.scenarios import give_support, make_scenario
+
+pytestmark = pytest.mark.django_db
+
+
+def judge_all(work: AssessorWork, label: int) -> int:
+    """Judge every pair of a support work with `label`; the number of pairs."""
+    pairs = topic_pairs(work=work)
+    for number, answer_id in enumerate(pairs.order, start=1):
+        indexes = Citation.objects.filter(pk__in=pairs.pairs_of[answer_id]).values_list("sentence__index", flat=True)
+        for index in indexes:
+            work.refresh_from_db()
+            services.support_label_save(
+                work_id=work.pk, user=work.assessor, number=number, sentence_index=index, label=label,
+                previous="", expected_version=work.version,
+            )  # fmt: skip
+    return pairs.total
+
+
+def test_open_support_work_is_provisional_until_submitted_and_again_once_reopened():
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    services.support_label_save(
+        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
+        expected_version=work.version,
+    )  # fmt: skip
+    # One label of open work: no method, no scores, no topic evaluated.
+    assert support_methods_list() == []
+    with pytest.raises(LookupError):
+        support_scores(method="scratch")
+    with open_work_included():
+        assert support_methods_list() == ["scratch"]
+        assert support_scores(method="scratch").topics == [scenario.topic.pk]
+
+    judge_all(work, 2)
+    work.refresh_from_db()
+    services.support_submit(work_id=work.pk, user=scenario.assessor, expected_version=work.version)
+    assert support_methods_list() == ["scratch"]
+    scores = support_scores(method="scratch")
+    # Every pair judged FS: precision 1 for every answer; recall is over all sentences, one of three uncited.
+    assert {run: means["weighted_precision"] for run, means in scores.run_means.items()} == dict.fromkeys(
+        scores.runs, 1.0
+    )
+
+    judge_work_reopen(work_id=work.pk, by=scenario.organizer, kinds=SUPPORT_KINDS, reason="check")
+    assert support_methods_list() == []
+
+
+def test_a_running_job_s_labels_count_once_it_has_finished():
+    topic = make_topic()
+    segment = make_segment()
+    answer = make_answer(make_run(), topic, [("One cites.", [segment])])
+    job = Job.objects.create(kind=Job.Kind.AUTO_SUPPORT, output_name="gpt", model="m", status=Job.Status.RUNNING)
+    SupportLabel.objects.create(
+        citation=answer.sentences.get().citations.get(), method="gpt", method_kind="auto", label=1,
+        source=source_of("support", "gpt", kind="llm"), job=job,
+    )  # fmt: skip
+    assert support_methods_list() == []
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    assert support_methods_list() == ["gpt"]
+    assert support_scores(method="gpt").per_topic[(answer.run.run_id, topic.pk)]["weighted_precision"] == 0.5
+
+
+def test_an_open_nugget_list_counts_for_nothing():
+    topics = [make_topic(), make_topic()]
+    run = make_run()
+    for topic in topics:
+        nugget_set = make_nugget_set(topic, texts=["one fact", "two facts"], name="auto_edit")
+        answer = make_answer(run, topic)
+        for nugget in nuggets_of(nugget_set):
+            make_assignment_label(answer, nugget, "support", assigner="nist")
+    assert nugget_scores(nuggets="auto_edit", assigner="nist").topics == sorted(t.pk for t in topics)
+    topics[1].nugget_sets.update(status="open")
+    scores = nugget_scores(nuggets="auto_edit", assigner="nist")
+    # Only the submitted list's topic is evaluated: the run's mean is over it alone, all support: 1.0.
+    assert scores.topics == [topics[0].pk] and scores.run_means[run.run_id]["A"] == 1.0
+    topics[0].nugget_sets.update(status="open")
+    assert conditions_list() == []
+
+
+def test_the_leaderboard_switch_shows_open_work_as_provisional(client):
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    services.support_label_save(
+        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
+        expected_version=work.version,
+    )  # fmt: skip
+    client.force_login(make_user(Role.ORGANIZER))
+    url = reverse("collection:support_leaderboard")
+    page = client.get(url, {"method": "scratch"}).content.decode()
+    assert "Counting submitted human work" in page and "SECRETRUN" not in page
+    page = client.get(url, {"method": "scratch", "open": "1"}).content.decode()
+    assert "Provisional:" in page and "SECRETRUN" in page
+    assert f"still open on 1 topic(s) ({scenario.topic.pk})" in page
+    index = client.get(reverse("collection:leaderboards"), {"open": "1"}).content.decode()
+    assert "Support judging into &#x27;scratch&#x27; is still open" in index
+    # Only organizers turn it on: an assessor's ?open=1 changes nothing (and leaderboards are not theirs).
+    client.force_login(scenario.assessor)
+    assert client.get(url, {"method": "scratch", "open": "1"}).status_code in (302, 403)
+
+
+def test_exports_refuse_open_work_unless_included_and_warn(tmp_path):
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    services.support_label_save(
+        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
+        expected_version=work.version,
+    )  # fmt: skip
+    with pytest.raises(CommandError, match="no support labels for method 'scratch'"):
+        call_command("export_support_scores", "--method", "scratch", stdout=io.StringIO(), stderr=io.StringIO())
+    out, err = io.StringIO(), io.StringIO()
+    call_command("export_support_scores", "--method", "scratch", "--include-open", stdout=out, stderr=err)
+    assert "weighted_precision" in out.getvalue()
+    assert (
+        f"warning: Support judging into 'scratch' is still open on 1 topic(s) ({scenario.topic.pk})" in err.getvalue()
+    )
+    assert "counted as provisional" in err.getvalue()
+
+
+def test_progress_pages_mark_open_work_provisional(client):
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    client.force_login(scenario.organizer)
+    row = client.get(reverse("support:organize")).content.decode().split(f'id="support-{work.pk}"')[1].split("</tr>")[0]
+    assert "provisional" in row
+
+
+def test_the_run_page_and_the_meta_evaluation_flag_open_work(client):
+    scenario = make_scenario(plant_llm=False)
+    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    services.support_label_save(
+        work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
+        expected_version=work.version,
+    )  # fmt: skip
+    client.force_login(scenario.organizer)
+    run_id = scenario.answers[0].run.run_id
+    page = client.get(reverse("collection:run", args=[run_id]), {"open": "1"}).content.decode()
+    assert "Provisional:" in page and "is still open on 1 topic(s)" in page
+    page = client.get(reverse("metaeval:index"), {"a": "support:scratch", "b": "support:scratch", "open": "1"})
+    assert "is still open on 1 topic(s)" in page.content.decode()
+
+
+def test_grades_of_a_running_relevance_job_are_provisional():
+    topic = make_topic()
+    segment = make_segment()
+    job = Job.objects.create(kind=Job.Kind.UMBRELA, output_name="umb", model="m", status=Job.Status.RUNNING)
+    source = QrelSource.objects.create(name="umb", job=job, source=source_of("qrels", "umb", kind="llm"))
+    Qrel.objects.create(source=source, topic=topic, segment=segment, grade=2, job=job)
+    assert qrels_grades("umb") == {}
+    with open_work_included():
+        assert qrels_grades("umb") == {(topic.pk, segment.pk): 2}
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    assert qrels_grades("umb") == {(topic.pk, segment.pk): 2}
