@@ -88,7 +88,7 @@ def register() -> None:
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
     for kind in WORK_CONDITIONS:
         register_work_page(WorkPage(kind=kind, url_name="nuggets:work", give=_work_give))
-    register_nav_link(NavLink("Assessors", "give topics to assessors, follow their work", "nuggets:organize", 50))
+    register_nav_link(NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50))
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)
     register_upload_dependents("qrels", qrels_read_by_nugget_work)

@@ -29,6 +29,13 @@ def test_the_menu_names_the_work_pages_as_their_headings_do(organizer):
     assert "<h1>Nugget work</h1>" in organizer.get(reverse("nuggets:organize")).content.decode()
 
 
+def test_the_home_page_cards_name_the_pages_as_the_menu_does(organizer):
+    page = organizer.get("/").content.decode()
+    cards = re.findall(r'<a class="card" href="([^"]+)">\s*<strong>([^<]+)</strong>', page)
+    assert (reverse("nuggets:organize"), "Nugget work") in cards
+    assert set(menu(page)) >= {title for _, title in cards}
+
+
 def job_buttons(organizer, status: str) -> list[str]:
     job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="auto", params={}, status=status)
     page = organizer.get(reverse("jobs:detail", args=[job.pk])).content.decode()
