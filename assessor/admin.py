@@ -16,6 +16,7 @@ from assessor.models import (
     Answer,
     AnswerReference,
     AssessorWork,
+    AuditEntry,
     Citation,
     ImportBatch,
     Job,
@@ -374,4 +375,22 @@ class LabelSourceAdmin(admin.ModelAdmin):
     readonly_fields = [field.name for field in LabelSource._meta.fields]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit trail is a record: nobody edits or deletes it here."""
+
+    list_display = ("at", "actor_name", "action", "target", "detail")
+    list_filter = ("action",)
+    search_fields = ("actor_name", "target", "detail")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

@@ -22,6 +22,7 @@ class AssessorConfig(AppConfig):
             NavLink("Leaderboards", "runs ranked under each condition", "collection:leaderboards", 30),
             NavLink("Upload", "import topics, runs, qrels, nuggets, labels", "collection:upload", 40),
             NavLink("Jobs", "LLM jobs: progress, cost, failures", "jobs:list", 60),
+            NavLink("Accounts", "add assessors, reset passwords, deactivate accounts", "accounts:list", 75),
             NavLink("Admin", "every record, with its provenance", "admin:index", 80),
         ):
             register_nav_link(link)

@@ -170,6 +170,9 @@ class TopicPanel:
     template: str
     context: Callable[[Topic], dict[str, Any]]
     order: int
+    # The section's heading and its id in the template, for the page's in-page navigation.
+    title: str = ""
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,31 @@ class AnswerBadges:
     answer_rows: Callable[[Sequence[int]], dict[int, list[BadgeRow]]] | None = None
 
 
+@dataclass(frozen=True)
+class UploadRow:
+    """One upload an organizer may delete: its name, what it holds, and what stops its deletion."""
+
+    name: str
+    summary: str
+    # Empty when it may be deleted; otherwise each reason, for the organizer to read.
+    blockers: list[str]
+
+
+@dataclass(frozen=True)
+class Deletable:
+    """A kind of upload that can be deleted when nothing depends on it (a qrels source, a score table...).
+
+    `rows` lists every upload of the kind in a fixed number of queries; `delete` removes one
+    (inside the caller's transaction, after its blockers were checked again) and says what it removed.
+    """
+
+    kind: str
+    label: str
+    rows: Callable[[], list[UploadRow]]
+    delete: Callable[[str], str]
+    order: int
+
+
 # --- the registry -------------------------------------------------------------------------------
 
 
@@ -212,6 +240,9 @@ class Registry:
     topic_counts: list[TopicCount] = field(default_factory=list)
     topic_panels: list[TopicPanel] = field(default_factory=list)
     answer_badges: list[AnswerBadges] = field(default_factory=list)
+    deletables: dict[str, Deletable] = field(default_factory=dict)
+    # Per kind of upload: what other apps build on, as {upload name: reasons it must stay}.
+    upload_dependents: dict[str, list[Callable[[], dict[str, list[str]]]]] = field(default_factory=dict)
 
     def job_kind(self, kind: str) -> JobKind:
         try:
@@ -290,6 +321,17 @@ def register_score_family(family: ScoreFamily) -> None:
 def register_topic_count(count: TopicCount) -> None:
     registry.topic_counts.append(count)
     registry.topic_counts.sort(key=lambda item: item.order)
+
+
+def register_deletable(deletable: Deletable) -> None:
+    _unique("deletable kind", registry.deletables, deletable.kind)
+    registry.deletables[deletable.kind] = deletable
+    registry.deletables = dict(sorted(registry.deletables.items(), key=lambda item: item[1].order))
+
+
+def register_upload_dependents(kind: str, dependents: Callable[[], dict[str, list[str]]]) -> None:
+    """An app that builds on uploads of another's kind says which, so that they are not deleted under it."""
+    registry.upload_dependents.setdefault(kind, []).append(dependents)
 
 
 def register_topic_panel(panel: TopicPanel) -> None:

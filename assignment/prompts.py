@@ -1,4 +1,4 @@
-"""The published nugget assignment prompt (PROTOCOL.md, "The published prompts"), word for word."""
+"""The published nugget assignment prompt of the TREC 2024 RAG Track (docs/llm.md), word for word."""
 
 from assessor.jobs.llm.prompts import PromptText
 

@@ -191,8 +191,8 @@ class FakeLLMServer:
         self._server: ThreadingHTTPServer | None = None
 
     # --- control -----------------------------------------------------------
-    def start(self) -> "FakeLLMServer":
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+    def start(self, port: int = 0) -> "FakeLLMServer":
+        server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         server.daemon_threads = True
         server.request_queue_size = 256
         self._server = server
@@ -306,8 +306,9 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description="A local OpenAI-compatible test server.")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
     args = parser.parse_args()
-    server = FakeLLMServer(latency=args.latency).start()
+    server = FakeLLMServer(latency=args.latency).start(port=args.port)
     print(server.url, flush=True)
 
     def stop(*_args) -> None:

@@ -3,7 +3,15 @@
 from django import forms
 
 from assessor.collection.forms import run_id_field
-from assessor.registry import Importer, NavLink, register_importer, register_nav_link, register_urls
+from assessor.registry import (
+    Importer,
+    NavLink,
+    register_deletable,
+    register_importer,
+    register_nav_link,
+    register_urls,
+)
+from metaeval.deleting import SCORES_DELETABLE
 from metaeval.importing import scores_import
 
 
@@ -36,4 +44,5 @@ def register() -> None:
             options=_scores_options,
         )
     )
+    register_deletable(SCORES_DELETABLE)
     register_nav_link(NavLink("Meta-evaluation", "compare conditions: tau, agreement", "metaeval:index", 70))

@@ -9,10 +9,7 @@ CONDITION_CHOICES = [(NuggetSet.Kind.MANUAL, "ManualNuggets"), (NuggetSet.Kind.A
 
 
 class GiveWorkForm(forms.Form):
-    topics = TopicsField(
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="One or more topic ids, separated by spaces, commas or lines.",
-    )
+    topics = TopicsField(help_text="One or more topics.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
     condition = forms.ChoiceField(choices=CONDITION_CHOICES)
     name = forms.SlugField(

@@ -13,15 +13,18 @@ from assessor.registry import (
     TopicPanel,
     WorkPage,
     register_collection_routes,
+    register_deletable,
     register_importer,
     register_job_kind,
     register_nav_link,
     register_topic_count,
     register_topic_panel,
+    register_upload_dependents,
     register_urls,
     register_work_page,
 )
 from nuggets import auto, views
+from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.forms import AutoNuggetsForm
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
@@ -85,12 +88,16 @@ def register() -> None:
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
     for kind in WORK_CONDITIONS:
         register_work_page(WorkPage(kind=kind, url_name="nuggets:work", give=_work_give))
-    register_nav_link(NavLink("Assessors", "give topics to assessors, follow their work", "nuggets:organize", 50))
+    register_nav_link(NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50))
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
+    register_deletable(NUGGETS_DELETABLE)
+    register_upload_dependents("qrels", qrels_read_by_nugget_work)
     register_topic_panel(
         TopicPanel(
             template="nuggets/topic_nugget_sets_panel.html",
             context=lambda topic: {"nugget_sets": topic_nugget_sets(topic=topic)},
             order=10,
+            title="Nugget sets",
+            anchor="nuggets",
         )
     )

@@ -1,4 +1,4 @@
-"""The published nuggetization and importance prompts (PROTOCOL.md, "The published prompts"), word for word."""
+"""The published nuggetization and importance prompts of the TREC 2024 RAG Track (docs/llm.md), word for word."""
 
 from assessor.jobs.llm.prompts import PromptText
 

@@ -25,6 +25,13 @@ def run_id_field() -> forms.Field:
     )
 
 
+def options_title(kinds: tuple[str, ...]) -> str:
+    """ "Options for nuggets and nugget assignments": the kinds as their labels say them, without the format."""
+    names = [registry.importers[kind].label.split(" (", 1)[0].lower() for kind in kinds]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"Options for {listed}"
+
+
 def _kind_choices() -> list[tuple[str, str]]:
     return [(kind, importer.label) for kind, importer in registry.importers.items()]
 
@@ -43,16 +50,16 @@ class UploadForm(forms.Form):
                 if name not in self.fields:
                     self.fields[name] = make_field()
 
-    def option_groups(self) -> list[tuple[str, list]]:
-        """The options grouped by the kinds that read them (a field two kinds share is shown once)."""
+    def option_groups(self) -> list[tuple[str, str, list]]:
+        """(kinds, title, fields): the options grouped by the kinds that read them (a shared field is shown once)."""
         kinds_of: dict[str, list[str]] = defaultdict(list)
         for kind, importer in registry.importers.items():
             for name in importer.fields:
                 kinds_of[name].append(kind)
-        groups: dict[str, list] = {}
+        groups: dict[tuple[str, ...], list] = {}
         for name, kinds in kinds_of.items():
-            groups.setdefault(" ".join(kinds), []).append(self[name])
-        return list(groups.items())
+            groups.setdefault(tuple(kinds), []).append(self[name])
+        return [(" ".join(kinds), options_title(kinds), fields) for kinds, fields in groups.items()]
 
     def _importer(self) -> Importer:
         return registry.importer(self.cleaned_data["kind"])

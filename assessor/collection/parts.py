@@ -3,6 +3,7 @@
 from django import forms
 
 from assessor.collection import umbrela
+from assessor.collection.deleting import QRELS_DELETABLE
 from assessor.collection.importing.qrels import qrels_import
 from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
@@ -10,7 +11,7 @@ from assessor.collection.importing.topics import topics_import
 from assessor.collection.prompts import UMBRELA
 from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import Job
-from assessor.registry import Importer, JobKind, register_importer, register_job_kind
+from assessor.registry import Importer, JobKind, register_deletable, register_importer, register_job_kind
 
 
 def _source_field() -> forms.Field:
@@ -31,6 +32,7 @@ def register() -> None:
         )
     )
     register_importer(Importer("run", "Run (TREC RAG 2024 run format)", run_import))
+    register_deletable(QRELS_DELETABLE)
     register_job_kind(
         JobKind(
             kind=Job.Kind.UMBRELA,

@@ -104,11 +104,16 @@ def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> tuple
 class Panel:
     template: str
     context: dict
+    title: str = ""
+    anchor: str = ""
 
 
 def topic_panels(*, topic: Topic) -> list[Panel]:
     """The sections the apps add to the topic page (its nugget sets...)."""
-    return [Panel(template=panel.template, context=panel.context(topic)) for panel in registry.topic_panels]
+    return [
+        Panel(template=panel.template, context=panel.context(topic), title=panel.title, anchor=panel.anchor)
+        for panel in registry.topic_panels
+    ]
 
 
 # --- Answers --------------------------------------------------------------------

@@ -14,6 +14,7 @@ urlpatterns = [
     path("runs/<path:run_id>", views.run_detail, name="run"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     path("upload/", views.upload, name="upload"),
+    path("uploads/<slug:kind>/<slug:name>/delete/", views.upload_delete, name="upload_delete"),
     path("download/qrels/<slug:source>/", views.download_qrels, name="download_qrels"),
     # The apps' boards and downloads (support leaderboard, nuggets, labels, scores).
     *(path(route.route, route.view, name=route.name) for route in registry.collection_routes),

@@ -9,18 +9,19 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
-from assessor.collection import selectors
+from assessor.collection import deleting, selectors
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
 from assessor.collection.importing.base import ImportFailure, statistics_refresh
 from assessor.collection.pages import download_response
 from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
-from assessor.models import QrelSource, Run, RunAlias, Topic
-from assessor.registry import registry
+from assessor.models import Run, RunAlias, Topic
+from assessor.registry import UploadRow, registry
 from assessor.work.roles import organizer_required
 
 ANSWERS_PER_PAGE = 25
@@ -44,19 +45,25 @@ def topic_detail(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
     source = request.GET.get("source") or None
     if source not in all_sources:
         source = None
-    sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
     answers = selectors.answers_queryset().filter(topic=topic).order_by("run__run_id")
     page = Paginator(answers, ANSWERS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "topic": topic,
         "all_sources": all_sources,
         "source": source,
-        "sources": sources,
-        "segments": segments,
-        "panels": selectors.topic_panels(topic=topic),
         "page": page,
         "answers": selectors.answer_views(list(page.object_list)),
     }
+    # The nuggets and segments are read once, on the first page; the further pages are the answers'.
+    if page.number == 1:
+        sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
+        context.update(
+            sources=sources,
+            segments=segments,
+            texted=[row for row in segments if row.segment.text],
+            untexted=[row for row in segments if not row.segment.text],
+            panels=selectors.topic_panels(topic=topic),
+        )
     return render(request, "collection/topic_detail.html", context)
 
 
@@ -163,7 +170,27 @@ def upload(request: AuthenticatedRequest) -> HttpResponse:
     else:
         form = UploadForm()
     context["form"] = form
+    context["uploads"] = deleting.upload_listing()
     return render(request, "collection/upload.html", context)
+
+
+@organizer_required
+def upload_delete(request: AuthenticatedRequest, kind: str, name: str) -> HttpResponse:
+    """A confirmation page (what would go, or why it cannot), then the deletion on POST."""
+    deletable = registry.deletables.get(kind)
+    row = deleting.upload_row(kind=kind, name=name)
+    if deletable is None or row is None:
+        raise Http404(f"There is no upload of kind {kind!r} named {name!r} (it may have been deleted already).")
+    if request.method == "POST" and not row.blockers:
+        try:
+            deleted = deleting.upload_delete(kind=kind, name=name, actor=request.user)
+        except deleting.DeleteRefused as refusal:
+            row = UploadRow(name=row.name, summary=row.summary, blockers=refusal.reasons)
+        else:
+            messages.success(request, f"Deleted the {deletable.label} {name} ({deleted}).")
+            return redirect(reverse("collection:upload") + "#uploads")
+    status = 409 if request.method == "POST" else 200
+    return render(request, "collection/upload_delete.html", {"deletable": deletable, "row": row}, status=status)
 
 
 # --- Downloads ------------------------------------------------------------------------------
@@ -171,5 +198,5 @@ def upload(request: AuthenticatedRequest) -> HttpResponse:
 
 @organizer_required
 def download_qrels(request: AuthenticatedRequest, source: str) -> StreamingHttpResponse:
-    get_object_or_404(QrelSource, name=source)
+    # An unknown source is a 404 that names the sources there are (`download_response`).
     return download_response(qrels_lines(source=source), f"qrels.{source}.txt")

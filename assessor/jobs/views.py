@@ -35,7 +35,15 @@ def _llm_context() -> dict:
 
 
 def _job_context(job: Job) -> dict:
-    return {"job": job, "percent": job_percent(job), "finished": job.status in FINAL_STATUSES}
+    finished = job.status in FINAL_STATUSES
+    return {
+        "job": job,
+        "percent": job_percent(job),
+        "finished": finished,
+        "can_cancel": not finished,
+        # A job that finished with failures or was cancelled has items left; a done one has none.
+        "can_resume": job.status in (Job.Status.FAILED, Job.Status.CANCELLED),
+    }
 
 
 @organizer_required

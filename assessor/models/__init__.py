@@ -1,3 +1,4 @@
+from assessor.models.audit import AuditEntry
 from assessor.models.collection import (
     Answer,
     AnswerReference,
@@ -19,6 +20,7 @@ __all__ = [
     "Answer",
     "AnswerReference",
     "AssessorWork",
+    "AuditEntry",
     "Citation",
     "ImportBatch",
     "Job",

@@ -14,5 +14,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("collection/", include("assessor.collection.urls")),
     path("jobs/", include("assessor.jobs.urls")),
+    path("accounts/", include("assessor.accounts.urls")),
     *(path(item.prefix, include(item.module)) for item in registry.url_includes),
 ]
+
+# The error pages in the site's frame, with the reason the view gave; 500 is
+# Django's own handler with templates/500.html, which needs no request.
+handler403 = views.permission_denied
+handler404 = views.page_not_found

@@ -3,6 +3,7 @@
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import Resolver404
 
 from assessor.collection import selectors
 from assessor.collection.pages import url_if_exists
@@ -31,3 +32,23 @@ def home(request: HttpRequest) -> HttpResponse:
         queue = [(work, work_url(work.kind, work.pk)) for work in selectors.assessor_queue(user=request.user)]
         return render(request, "home_assessor.html", {"queue": queue})
     return render(request, "home.html")
+
+
+def _reason(exception: Exception | None) -> str:
+    """The message a view gave its 403 or 404, if it gave one for people to read.
+
+    A URL that matches no route carries the resolver's data instead of a sentence;
+    that one gets the page's general text only.
+    """
+    if exception is None or isinstance(exception, Resolver404) or not exception.args:
+        return ""
+    first = exception.args[0]
+    return first if isinstance(first, str) else ""
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return render(request, "403.html", {"reason": _reason(exception)}, status=403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return render(request, "404.html", {"reason": _reason(exception), "path": request.path}, status=404)

@@ -22,6 +22,7 @@ from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
 from assessor.work.roles import Role
 from assessor.work.services import WorkError
 from assessor.work.timing import duration_label
+from assessor.work.topic_picker import TopicPicker
 
 
 def wants_json(request: AuthenticatedRequest) -> bool:
@@ -131,9 +132,12 @@ def topics_parse(value: str) -> list[Topic]:
 
 
 class TopicsField(forms.CharField):
-    """Topic ids separated by spaces, commas or lines; unknown ids are an error naming them."""
+    """Topic ids separated by spaces, commas or lines; unknown ids are an error naming them.
 
-    widget = forms.Textarea(attrs={"rows": 2})
+    Shown as the topic picker (`assessor.work.topic_picker`); what it posts is checked the same way.
+    """
+
+    widget = TopicPicker
 
     def clean(self, value: Any) -> list[Topic]:
         return topics_parse(super().clean(value))

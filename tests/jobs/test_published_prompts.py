@@ -13,7 +13,7 @@ from support.prompts import SUPPORT, SUPPORT_PROJECT
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# sha256 of the files as the track's organizers published them (PROTOCOL.md, prompts/).
+# sha256 of the files as the track's organizers published them (docs/llm.md).
 PUBLISHED = {
     "assessor/collection/umbrela_relevance.txt": "c92537a4f97293dfe1fd5f3dccc3f7dea44e3ace65061a74dbf8afc833441546",
     "support/support_thakur.txt": "f8b95146a73e13257b76b910a5a00ec05ab333f140942c37e2ea8cc4cb9382fc",

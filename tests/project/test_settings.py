@@ -48,3 +48,21 @@ def test_a_wrong_value_fails_at_start_naming_the_variable(tmp_path, name, value)
     assert "ImproperlyConfigured" in last_line
     assert name in last_line
     assert repr(value) in last_line
+
+
+def test_the_file_system_broker_writes_only_under_the_var_folder(tmp_path):
+    """Sending a task (as the web app does) leaves nothing in the working directory, e.g. kombu's control/."""
+    var, cwd = tmp_path / "var", tmp_path / "cwd"
+    cwd.mkdir()
+    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
+    environment.update(
+        ASSESSOR_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="assessor.project.settings", PYTHONPATH=str(REPO)
+    )
+    script = "import django; django.setup(); from assessor.project.celery import app; app.send_task('probe.task')"
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in cwd.iterdir()) == []
+    assert (var / "broker" / "control" / "celery.exchange").is_file()
+    assert len(list((var / "broker" / "queue").iterdir())) == 1

@@ -1,0 +1,1 @@
+"""Accounts: organizers add assessors, reset passwords and (de)activate accounts, with an audit trail."""

@@ -1,0 +1,65 @@
+"""The topic picker as an organizer sees it: a filter over the topics with their state; without JavaScript, the list."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessor.models import AssessorWork
+from assessor.work.roles import Role
+from tests.builders import make_qrel, make_segment, make_topic, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def make_topics() -> None:
+    bees = make_topic("2024-1", "why bees see ultraviolet")
+    make_qrel(bees, make_segment(), grade=2)
+    make_topic("2024-2", "how tides work")
+    make_topic("2024-3", "what bees eat")
+    AssessorWork.objects.create(
+        topic=bees, assessor=make_user(Role.ASSESSOR, username="alice"), kind=AssessorWork.Kind.NUGGETS_MANUAL
+    )
+
+
+def shown_topics(page) -> list[str]:
+    return [row.locator("span.mono").inner_text() for row in page.locator(".topic-list li").all() if row.is_visible()]
+
+
+def test_the_filter_narrows_the_list_and_the_ticked_topics_are_given(open_as):
+    make_topics()
+    bob = make_user(Role.ASSESSOR, username="bob")
+    page = open_as(make_user(Role.ORGANIZER), reverse("nuggets:organize"))
+    assert shown_topics(page) == ["2024-1", "2024-2", "2024-3"]
+    row = page.locator(".topic-list li").first
+    assert "nist: 1 relevant" in row.inner_text() and "ManualNuggets: alice, not started" in row.inner_text()
+    page.get_by_label("Filter topics").fill("bees")
+    assert shown_topics(page) == ["2024-1", "2024-3"]
+    page.get_by_label("Filter topics").fill("bees eat")
+    assert shown_topics(page) == ["2024-3"]
+    page.get_by_label("Filter topics").fill("alice")
+    assert shown_topics(page) == ["2024-1"]
+    page.get_by_label("Filter topics").press("Enter")  # does not send the form
+    page.get_by_label("Filter topics").fill("")
+    page.get_by_role("checkbox", name="2024-2").check()
+    page.get_by_role("checkbox", name="2024-3").check()
+    assert page.locator(".topic-count").inner_text() == "3 topics · 2 chosen"
+    page.get_by_label("Assessor").select_option(label="bob")
+    page.get_by_role("button", name="Give").click()
+    page.wait_for_load_state()
+    given = sorted(AssessorWork.objects.filter(assessor=bob).values_list("topic_id", flat=True))
+    assert given == ["2024-2", "2024-3"]
+
+
+def test_without_javascript_the_whole_list_shows_and_no_filter(browser, live_server):
+    make_topics()
+    client = Client()
+    client.force_login(make_user(Role.ORGANIZER))
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    try:
+        page = context.new_page()
+        page.goto(live_server.url + reverse("nuggets:organize"))
+        assert page.locator(".topic-filter").is_hidden()
+        assert shown_topics(page) == ["2024-1", "2024-2", "2024-3"]
+    finally:
+        context.close()

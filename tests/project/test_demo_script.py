@@ -1,0 +1,117 @@
+"""`bin/demo --fake-llm`: the demo with the project's fake LLM server, running LLM calls at the concurrency it shows."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def _free_port_pair() -> int:
+    """A port whose next one is free too (the demo puts the fake LLM server on PORT + 1)."""
+    for _ in range(50):
+        with socket.socket() as first:
+            first.bind(("127.0.0.1", 0))
+            port = first.getsockname()[1]
+            with socket.socket() as second:
+                try:
+                    second.bind(("127.0.0.1", port + 1))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no two free ports in a row")
+
+
+def _max_in_flight(spans: list[tuple[float, float]]) -> int:
+    events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    current = highest = 0
+    for _, step in events:
+        current += step
+        highest = max(highest, current)
+    return highest
+
+
+def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_path):
+    port = _free_port_pair()
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "DATABASE_URL", "CELERY_", "DJANGO_"))
+    }
+    environment.update(ASSESSOR_VAR_DIR=str(tmp_path), PORT=str(port))
+    before = sorted(path.name for path in REPO.iterdir())
+    demo = subprocess.Popen(
+        ["bin/demo", "--fake-llm"],
+        cwd=REPO,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert demo.stdout is not None
+        deadline = time.monotonic() + 240
+        banner = ""
+        while "LLM jobs go to" not in banner and time.monotonic() < deadline:
+            line = demo.stdout.readline()
+            if not line:
+                break
+            banner += line
+        assert f"LLM jobs go to the fake LLM server at http://127.0.0.1:{port + 1}/v1" in banner
+        # The job is launched as an organizer would on the command line, against the demo's database;
+        # the demo's worker runs it (the command only queues the items and waits).
+        job_env = {**environment, "LLM_BASE_URL": f"http://127.0.0.1:{port + 1}/v1", "LLM_MODEL": "fake-llm"}
+        job_env["LLM_API_KEY"] = "demo-key"
+        launch = subprocess.run(
+            [sys.executable, "manage.py", "run_auto_assign", "--name", "tried", "--nuggets", "nist"]
+            + ["--topics", "2024-213817", "--wait"],
+            cwd=REPO,
+            env=job_env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert launch.returncode == 0, launch.stderr
+        report = subprocess.run(
+            [sys.executable, "-c", SPANS],
+            cwd=REPO,
+            env={**environment, "DJANGO_SETTINGS_MODULE": "assessor.project.settings"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert report.returncode == 0, report.stderr
+        lines = report.stdout.split("\n")
+        status, model = lines[0].split()
+        spans = [(float(a), float(b)) for a, b in (line.split() for line in lines[1:] if line)]
+        assert (status, model) == ("done", "fake-llm")
+        assert len(spans) >= 16
+        # The worker used to run 2 processes: at most 2 calls at once, whatever the page promised.
+        assert _max_in_flight(spans) > 2
+        assert _max_in_flight(spans) <= 8
+    finally:
+        os.killpg(demo.pid, signal.SIGINT)
+        try:
+            demo.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(demo.pid, signal.SIGKILL)
+    # Runtime files stay in ASSESSOR_VAR_DIR, none in the checkout.
+    assert sorted(path.name for path in REPO.iterdir()) == before
+
+
+# Each call's (start, end) in seconds, from its end time and latency.
+SPANS = """
+import django; django.setup()
+from assessor.models import Job, LLMCall
+job = Job.objects.latest("pk")
+print(job.status, job.model)
+for at, latency in LLMCall.objects.filter(item__job=job, from_cache=False).values_list("created_at", "latency_ms"):
+    end = at.timestamp()
+    print(end - latency / 1000, end)
+"""
