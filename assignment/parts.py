@@ -32,7 +32,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from assignment import auto, dependents, views
+from assignment import auto, dependents, judging, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
@@ -114,6 +114,10 @@ def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
     }
 
 
+def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
+    return {row.work.pk: (row.labels_done, row.labels_total) for row in judging.assign_progress(works)}
+
+
 def register() -> None:
     register_nugget_dependents(
         NuggetDependents(
@@ -157,7 +161,11 @@ def register() -> None:
         ),
         Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
     )
-    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign"))
+    register_work_page(
+        WorkPage(
+            kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign", stage=1, progress=_progress, unit="labels"
+        )
+    )
     register_score_family(
         ScoreFamily(
             name="conditions",
