@@ -135,7 +135,7 @@
     const nugget = row.querySelector(".nugget-words");
     if (!answer || !nugget) return; // support rows are marked once, at the start
     Highlight.clear(answer);
-    Highlight.clear(nugget);
+    document.querySelectorAll("#rows .nugget-words").forEach((words) => Highlight.clear(words));
     const shared = Highlight.shared(Highlight.words(nugget.textContent), Highlight.words(answer.textContent));
     Highlight.mark(answer, shared);
     Highlight.mark(nugget, shared);

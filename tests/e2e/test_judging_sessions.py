@@ -138,9 +138,10 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     second_row = second_tab.locator("#rows li.jrow").first
     assert second_row.locator("button.choice.on .choice-name").inner_text() == "support"
     # The second tab changes it; the first, stale, tries another change: refused, it shows the stored label.
-    second_row.click()
+    # A click on the row's number selects it (the label buttons sit in the row too).
+    second_row.locator(".num").click()
     press(second_tab, "n")
-    row.click()
+    row.locator(".num").click()
     press(first_tab, "p")
     first_tab.wait_for_selector("#ws-alert:not([hidden])")
     assert "another tab" in first_tab.locator("#ws-alert-text").inner_text()
@@ -149,7 +150,9 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     order = answer_order(work=work)
     assert manual_labels(order[0])[0] == "not_support"
     first_tab.reload()
-    assert first_tab.locator("#rows li.jrow").first.locator("button.choice.on .choice-name").inner_text() == "not support"
+    assert (
+        first_tab.locator("#rows li.jrow").first.locator("button.choice.on .choice-name").inner_text() == "not support"
+    )
 
 
 def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_as):
@@ -160,9 +163,7 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     settled(page)  # the page's script is running and has nothing queued
     page.keyboard.press("f")
     page.wait_for_function("window.judgePage.saves.queue.length === 1")
-    page.wait_for_function(
-        "document.getElementById('connection').classList.contains('lost')", timeout=30_000
-    )
+    page.wait_for_function("document.getElementById('connection').classList.contains('lost')", timeout=30_000)
     assert not SupportLabel.objects.filter(method="scratch").exists()
     # The unsent label is kept in the browser: a reload shows it and sends it once the server answers.
     assert page.evaluate(f"JSON.parse(localStorage.getItem('judge-ops:support-{work.pk}-1')).length") == 1
