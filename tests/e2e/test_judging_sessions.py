@@ -163,7 +163,9 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     settled(page)  # the page's script is running and has nothing queued
     page.keyboard.press("f")
     page.wait_for_function("window.judgePage.saves.queue.length === 1")
-    page.wait_for_function("document.getElementById('connection').classList.contains('lost')", timeout=30_000)
+    page.wait_for_function(
+        "document.getElementById('connection').classList.contains('lost')", timeout=30_000
+    )
     assert not SupportLabel.objects.filter(method="scratch").exists()
     # The unsent label is kept in the browser: a reload shows it and sends it once the server answers.
     assert page.evaluate(f"JSON.parse(localStorage.getItem('judge-ops:support-{work.pk}-1')).length") == 1
