@@ -3,7 +3,9 @@
 import re
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from assessor.models import AssessorWork, WorkEvent
@@ -11,8 +13,9 @@ from assessor.work.queue import queue_items
 from assessor.work.roles import Role
 from assignment.judging import assign_submit, assign_work_give, assignment_label_save
 from nuggets.services import nugget_operation_apply, nugget_set_submit
+from support.services import support_work_give
 from tests.builders import make_qrel, make_segment, make_user
-from tests.scenarios import give_assign, give_support, make_given_topic, nugget_set_of
+from tests.scenarios import give_assign, give_support, make_given_topic, make_scenario, nugget_set_of
 
 pytestmark = pytest.mark.django_db
 
@@ -248,3 +251,24 @@ def test_the_judging_help_is_a_plain_dialog_the_browser_centres(scenario):
     html = page_of(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
     # The .panel class gives a margin that pushes a modal dialog down; the help has none.
     assert '<dialog id="help" class="help">' in html
+
+
+def test_the_queue_costs_the_same_queries_for_one_topic_or_three():
+    def queries_for(assessor) -> int:
+        client = client_for(assessor)
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(reverse("home")).status_code == 200
+        return len(captured)
+
+    one = make_scenario()
+    give_assign(one)
+    give_support(one, AssessorWork.Kind.SUPPORT_SCRATCH)
+    make_given_topic(condition="manual", assessor=one.assessor, organizer=one.organizer)
+    baseline = queries_for(one.assessor)
+    for _ in range(2):
+        more = make_given_topic(condition="manual", assessor=one.assessor, organizer=one.organizer)
+        assign_work_give(topic=more.topic, assessor=one.assessor, by=one.organizer)
+        support_work_give(
+            topic=more.topic, assessor=one.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=one.organizer
+        )
+    assert queries_for(one.assessor) == baseline
