@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from assessor.models import AssessorWork
-from assignment.judging import assignment_label_save, work_nugget_set
+from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
 from tests.scenarios import HUMAN_NUGGETS, give_assign, give_support, make_given_topic, make_scenario
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -275,3 +275,35 @@ def test_the_queue_page(open_as, tmp_path):
     assert rows.nth(0).get_attribute("data-work") == str(assign.pk)
     assert rows.nth(0).locator(".progress-left").inner_text() == "0 / 9 labels"
     assert rows.nth(1).locator(".progress-left").inner_text() == "0 / 5 pairs"
+
+
+def test_submitting_a_nugget_list_asks_first_then_links_to_the_labelling_that_depends_on_it(open_as, tmp_path):
+    work = make_given_topic(condition="manual", grades=[2])
+    page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
+    saved = "window.nuggetWorkspace.saves.queue.length === 0 && !window.nuggetWorkspace.saves.sending"
+    page.keyboard.press("n")
+    page.keyboard.type("one vital fact")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#nugget-list li.nugget")
+    page.wait_for_function(saved)
+    page.keyboard.press("Escape")
+    page.keyboard.press("v")
+    page.wait_for_function(saved)
+    page.wait_for_selector("#nugget-list li.nugget.vital")
+    assign = assign_work_give(topic=work.topic, assessor=work.assessor, by=work.created_by)
+    page.get_by_role("button", name="Submit", exact=True).click()
+    dialog = page.locator("#submit-confirm")
+    assert dialog.is_visible()
+    assert "holds 1 nuggets" in dialog.inner_text()
+    page.get_by_role("button", name="Keep working").click()
+    assert not dialog.is_visible()
+    assert page.locator("#nugget-panel").get_attribute("data-frozen") == "0"
+    page.get_by_role("button", name="Submit", exact=True).click()
+    page.get_by_role("button", name="Submit and freeze").click()
+    page.wait_for_selector("#nugget-panel[data-frozen='1']")
+    # A frozen list takes no sources; the next work in the queue is the ManualAssign on this list.
+    assert page.locator(".source-form").first.is_hidden()
+    link = page.locator("#next-work")
+    assert link.inner_text() == f"ManualAssign of topic {work.topic_id}"
+    page.screenshot(path=str(tmp_path / "workspace-submitted.png"))
+    assert link.get_attribute("href") == reverse("judge:assign", args=[assign.pk])
