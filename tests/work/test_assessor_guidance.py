@@ -99,6 +99,19 @@ def test_an_organizer_writes_notes_the_assessor_reads_in_the_guidelines(scenario
     assert "Notes from the organizers Count a year range as the date. Ignore typos." in text
 
 
+def test_every_organizer_work_page_has_the_notes_form(scenario):
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    nuggets = make_given_topic(condition="manual", organizer=scenario.organizer)
+    organizer = client_for(scenario.organizer)
+    pages = [
+        (reverse("support:organize_work", args=[support.pk]), support),
+        (reverse("nuggets:organize_topic", args=[nuggets.topic_id]), nuggets),
+    ]
+    for url, work in pages:
+        html = organizer.get(url).content.decode()
+        assert f'action="{reverse("work_notes", args=[work.pk])}"' in html, url
+
+
 def test_only_organizers_write_notes_and_only_back_to_this_site(scenario):
     assign = give_assign(scenario)
     url = reverse("work_notes", args=[assign.pk])
