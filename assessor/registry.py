@@ -105,6 +105,12 @@ class WorkGive(Protocol):
     ) -> AssessorWork: ...
 
 
+class WorkProgress(Protocol):
+    """(done, total) per work id, for the assessor's queue, in a fixed number of queries."""
+
+    def __call__(self, works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]: ...
+
+
 @dataclass(frozen=True)
 class WorkPage:
     """Where an assessor does one kind of work (the URL takes the AssessorWork id), and how it is given."""
@@ -113,6 +119,11 @@ class WorkPage:
     url_name: str
     # How it is given with its defaults: the app's service, which claims the source its labels go into.
     give: WorkGive
+    # The queue lists a topic's work by stage: what a later stage depends on comes first
+    # (the nugget list before the ManualAssign that labels against it).
+    stage: int = 0
+    progress: WorkProgress | None = None
+    unit: str = ""  # what progress counts: "nuggets", "labels", "pairs"
 
 
 # --- scores ---------------------------------------------------------------------------------

@@ -27,9 +27,17 @@ from assessor.work.pages import (
     submit_response,
     totals_labelled,
 )
+from assessor.work.queue import next_work
 from assessor.work.roles import assessor_required, organizer_required
 from assessor.work.timing import duration_label
 from assignment import judging
+
+# (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
+LABEL_CHOICES = [
+    ("support", "s", "support", "yes"),
+    ("partial_support", "p", "partial", "part"),
+    ("not_support", "n", "not support", "no"),
+]
 
 
 class GiveAssignForm(forms.Form):
@@ -71,11 +79,8 @@ def answer(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResp
         "work": work,
         "topic": work.topic,
         "time_label": duration_label(work.active_seconds),
-        "label_choices": [
-            ("support", "s", "support"),
-            ("partial_support", "p", "partial"),
-            ("not_support", "n", "not support"),
-        ],
+        "label_choices": LABEL_CHOICES,
+        "next_work": next_work(user=request.user, after=work) if page.frozen else None,
     }
     return render(request, "judge/assign.html", context)
 

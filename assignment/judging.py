@@ -318,11 +318,12 @@ class AssignProgress:
         return self.labels_total
 
 
-def assign_progress() -> list[AssignProgress]:
-    """Every ManualAssign work with its labels done and seconds, in a fixed number of queries."""
-    works = list(
-        AssessorWork.objects.filter(kind=AssessorWork.Kind.ASSIGN_MANUAL).select_related("assessor", "topic")
-    )
+def assign_progress(works: Sequence[AssessorWork] | None = None) -> list[AssignProgress]:
+    """Every ManualAssign work (or those given) with its labels done and seconds, in a fixed number of queries."""
+    if works is None:
+        works = list(
+            AssessorWork.objects.filter(kind=AssessorWork.Kind.ASSIGN_MANUAL).select_related("assessor", "topic")
+        )
     topic_ids = [w.topic_id for w in works]
     answers = dict(
         Answer.objects.filter(topic_id__in=topic_ids)

@@ -33,7 +33,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from assignment import auto, dependents, views
+from assignment import auto, dependents, judging, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.judging import assign_work_give
@@ -121,6 +121,10 @@ def _work_give(*, topic: Topic, assessor: User, kind: str, by: User | None) -> A
     return assign_work_give(topic=topic, assessor=assessor, by=by)
 
 
+def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
+    return {row.work.pk: (row.labels_done, row.labels_total) for row in judging.assign_progress(works)}
+
+
 def register() -> None:
     register_nugget_dependents(
         NuggetDependents(
@@ -164,7 +168,16 @@ def register() -> None:
         ),
         Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
     )
-    register_work_page(WorkPage(kind=AssessorWork.Kind.ASSIGN_MANUAL, url_name="judge:assign", give=_work_give))
+    register_work_page(
+        WorkPage(
+            kind=AssessorWork.Kind.ASSIGN_MANUAL,
+            url_name="judge:assign",
+            give=_work_give,
+            stage=1,
+            progress=_progress,
+            unit="labels",
+        )
+    )
     register_score_family(
         ScoreFamily(
             name="conditions",

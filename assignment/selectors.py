@@ -55,7 +55,8 @@ def conditions_list() -> list[tuple[str, str]]:
 
 
 def _missing_condition(*, nuggets: str, assigner: str) -> LookupError:
-    known = ", ".join(f"--nuggets {n} --assigner {a}" for n, a in conditions_list()) or "none"
+    # Worded for a page and a command alike: no option syntax.
+    known = ", ".join(f"nugget set {n!r} by assigner {a!r}" for n, a in conditions_list()) or "none"
     return LookupError(
         f"no assignment labels for nugget set {nuggets!r} by assigner {assigner!r}; conditions with labels: {known}"
     )

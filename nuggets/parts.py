@@ -1,5 +1,7 @@
 """What the nuggets app adds to the shell (assessor.registry)."""
 
+from collections.abc import Sequence
+
 from django import forms
 from django.db.models import Count
 
@@ -29,8 +31,8 @@ from nuggets.forms import AutoNuggetsForm
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
 from nuggets.prompts import IMPORTANCE, NUGGETIZE
-from nuggets.selectors import topic_nugget_sets
-from nuggets.services import nugget_work_give
+from nuggets.selectors import nugget_works, topic_nugget_sets
+from nuggets.services import nugget_cap, nugget_work_give
 
 # The nugget set a kind of work opens.
 WORK_CONDITIONS = {
@@ -47,6 +49,13 @@ def nuggets_kind_field() -> forms.Field:
 
 def nuggets_name_field() -> forms.Field:
     return forms.SlugField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
+
+
+def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
+    """The nuggets in each work's list, against what the list may hold while editing."""
+    # nugget_count is an annotation of nugget_works(), which the type checker cannot see.
+    counted = nugget_works().filter(pk__in=[work.pk for work in works]).values_list("pk", "kind", "nugget_count")  # type: ignore[misc]
+    return {pk: (count, nugget_cap(WORK_CONDITIONS[AssessorWork.Kind(kind)])) for pk, kind, count in counted}
 
 
 def _work_give(*, topic, assessor, kind, by) -> AssessorWork:
@@ -87,7 +96,9 @@ def register() -> None:
         ))
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
     for kind in WORK_CONDITIONS:
-        register_work_page(WorkPage(kind=kind, url_name="nuggets:work", give=_work_give))
+        register_work_page(
+            WorkPage(kind=kind, url_name="nuggets:work", give=_work_give, stage=0, progress=_progress, unit="nuggets")
+        )
     register_nav_link(NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50))
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)

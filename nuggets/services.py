@@ -95,8 +95,8 @@ def nugget_work_give(
         if drafts is None:
             wanted = f"named {drafts_name!r} " if drafts_name else ""
             raise WorkError(
-                f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import them (import_nuggets --drafts) "
-                "or generate them first."
+                f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
+                "or generate them with an AutoNuggets job first."
             )
     source = person_source_claim(family=LabelSource.Family.NUGGETS, name=name, by=by)
     work = work_give(

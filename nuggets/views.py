@@ -20,6 +20,7 @@ from assessor.collection.pages import download_response
 from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
 from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, refused, wants_json
+from assessor.work.queue import next_work
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
 from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
 from assessor.work.timing import duration_label
@@ -63,7 +64,14 @@ def _panel_context(request: AuthenticatedRequest, panel: selectors.Panel) -> dic
     # operation URL prefix, the version and the CSRF field.
     op_url = reverse("nuggets:op", args=[panel.work.pk, "add"]).removesuffix("add/")
     csrf_input = format_html('<input type="hidden" name="csrfmiddlewaretoken" value="{}">', get_token(request))
-    return {"panel": panel, "op_url": op_url, "version": panel.nugget_set.version, "csrf_input": csrf_input}
+    after = next_work(user=request.user, after=panel.work) if panel.frozen else None
+    return {
+        "panel": panel,
+        "op_url": op_url,
+        "version": panel.nugget_set.version,
+        "csrf_input": csrf_input,
+        "next_work": after,
+    }
 
 
 def _panel_response(request: AuthenticatedRequest, panel: selectors.Panel) -> JsonResponse:

@@ -27,11 +27,13 @@ from assessor.work.pages import (
     submit_response,
     totals_labelled,
 )
+from assessor.work.queue import next_work
 from assessor.work.roles import assessor_required, organizer_required
 from assessor.work.timing import duration_label
 from support import judging, services
 
-LABEL_CHOICES = [("2", "f", "FS"), ("1", "p", "PS"), ("0", "n", "NS")]
+# (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
+LABEL_CHOICES = [("2", "f", "FS", "yes"), ("1", "p", "PS", "part"), ("0", "n", "NS", "no")]
 
 
 class GiveSupportForm(forms.Form):
@@ -82,6 +84,7 @@ def answer(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResp
         "topic": work.topic,
         "time_label": duration_label(work.active_seconds),
         "label_choices": LABEL_CHOICES,
+        "next_work": next_work(user=request.user, after=work) if page.frozen else None,
     }
     return render(request, "support/judge.html", context)
 
@@ -162,7 +165,7 @@ def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
         AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind__in=judging.SUPPORT_KINDS
     )
     pairs = judging.support_work_detail(work=work)
-    names = {value: name for value, _key, name in LABEL_CHOICES}
+    names = {value: name for value, _key, name, _tone in LABEL_CHOICES}
     for pair in pairs:
         pair.label_name = names.get(str(pair.label), "—") if pair.label is not None else "—"
         pair.shown_name = names.get(str(pair.shown), "—") if pair.shown is not None else "—"

@@ -31,7 +31,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from support import auto, views
+from support import auto, judging, views
 from support.importing import support_import
 from support.models import SupportLabel
 from support.prompts import SUPPORT
@@ -101,6 +101,10 @@ def _first_citation_badges(answer_ids: Sequence[int]) -> dict[int, list[Badge]]:
     return badges
 
 
+def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
+    return {row.work.pk: (row.pairs_done, row.pairs_total) for row in judging.support_progress(works)}
+
+
 def register() -> None:
     register_urls("support/", "support.urls")
     register_importer(
@@ -129,7 +133,11 @@ def register() -> None:
         Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
     )
     for kind in (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT):
-        register_work_page(WorkPage(kind=kind, url_name="support:judge", give=support_work_give))
+        register_work_page(
+            WorkPage(
+                kind=kind, url_name="support:judge", give=support_work_give, stage=2, progress=_progress, unit="pairs"
+            )
+        )
     register_score_family(
         ScoreFamily(
             name="methods",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Prefetch
 
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
-from assessor.models import Answer, AssessorWork, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
+from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 
 
@@ -268,11 +268,6 @@ def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[Lea
 
 
 # --- Assessors ---------------------------------------------------------------------
-
-
-def assessor_queue(*, user) -> list[AssessorWork]:
-    work = AssessorWork.objects.filter(assessor=user).select_related("topic")
-    return list(work.order_by("status", "topic_id", "kind"))
 
 
 def collection_counts() -> dict[str, int]:

@@ -108,15 +108,16 @@ def job_source(job: Job, family: str) -> LabelSource:
 
 def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
     """Refuse a name already produced by another job or file: results are never written twice."""
+    # Worded for the launch page and the command alike (its option is --name): no option syntax.
     if not name:
-        raise JobRequestInvalid("--name is required: it names what the job produces")
+        raise JobRequestInvalid("A name is required: it names what the job produces.")
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", name):
-        raise JobRequestInvalid(f"--name {name!r} must be letters, digits, '-' and '_' only")
+        raise JobRequestInvalid(f"The name {name!r} must be letters, digits, '-' and '_' only.")
     other = Job.objects.filter(kind=kind, output_name=name).exclude(status=Job.Status.CANCELLED).first()
     if other is not None:
-        raise JobRequestInvalid(f"job {other.pk} already produces {name!r}; choose another --name, or resume job {other.pk}")
+        raise JobRequestInvalid(f"Job {other.pk} already produces {name!r}: choose another name, or resume job {other.pk}.")
     if taken:
-        raise JobRequestInvalid(f"{name!r} is already in use; choose another --name")
+        raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
 
 
 # --- running items ----------------------------------------------------------------

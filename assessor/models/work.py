@@ -34,6 +34,9 @@ class AssessorWork(models.Model):
     redo = models.JSONField(default=dict, blank=True)
     # Optimistic concurrency: every change bumps it; a stale tab gets a conflict.
     version = models.PositiveIntegerField(default=0)
+    # The organizers' notes for this work (what to watch for in this topic or campaign),
+    # shown to the assessor beside the guidelines.
+    notes = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

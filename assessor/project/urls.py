@@ -6,6 +6,7 @@ from django.urls import include, path
 
 from assessor.project import views
 from assessor.registry import registry
+from assessor.work import pages as work_pages
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -15,6 +16,7 @@ urlpatterns = [
     path("collection/", include("assessor.collection.urls")),
     path("jobs/", include("assessor.jobs.urls")),
     path("accounts/", include("assessor.accounts.urls")),
+    path("work/<int:work_id>/notes/", work_pages.work_notes, name="work_notes"),
     *(path(item.prefix, include(item.module)) for item in registry.url_includes),
 ]
 

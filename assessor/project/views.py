@@ -1,6 +1,9 @@
 """The home page: the organizer's destinations, or the assessor's queue of work."""
 
+from typing import cast
+
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import Resolver404
@@ -8,6 +11,7 @@ from django.urls import Resolver404
 from assessor.collection import selectors
 from assessor.collection.pages import url_if_exists
 from assessor.registry import registry
+from assessor.work.queue import queue_items
 from assessor.work.roles import Role, user_role
 
 
@@ -17,11 +21,6 @@ def organizer_links() -> list[tuple[str, str, str]]:
     return [(title, text, url) for title, text, url in links if url]
 
 
-def work_url(kind: str, work_id: int) -> str | None:
-    page = registry.work_page(kind)
-    return url_if_exists(page.url_name, work_id) if page else None
-
-
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     role = user_role(request.user)
@@ -29,8 +28,7 @@ def home(request: HttpRequest) -> HttpResponse:
         context = {"links": organizer_links(), "counts": selectors.collection_counts()}
         return render(request, "home_organizer.html", context)
     if role == Role.ASSESSOR:
-        queue = [(work, work_url(work.kind, work.pk)) for work in selectors.assessor_queue(user=request.user)]
-        return render(request, "home_assessor.html", {"queue": queue})
+        return render(request, "home_assessor.html", {"queue": queue_items(user=cast(User, request.user))})
     return render(request, "home.html")
 
 

@@ -14,13 +14,16 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
 from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
 from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
-from assessor.work.roles import Role
-from assessor.work.services import WorkError
+from assessor.work.roles import Role, organizer_required
+from assessor.work.services import WorkError, work_notes_set
 from assessor.work.timing import duration_label
 from assessor.work.topic_picker import TopicPicker
 
@@ -185,3 +188,24 @@ def totals_labelled(rows: Sequence) -> list:
             f"{total.change_rate:.0%} ({total.changed}/{total.shown})" if total.shown else "—"
         )
     return totals
+
+
+class NotesForm(forms.Form):
+    notes = forms.CharField(required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 3}))
+
+
+@require_POST
+@organizer_required
+def work_notes(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
+    """An organizer sets the notes an assessor reads beside the guidelines, then returns to the page they came from."""
+    work = get_object_or_404(AssessorWork, pk=work_id)
+    form = NotesForm(request.POST)
+    if form.is_valid():
+        work_notes_set(work_id=work.pk, notes=form.cleaned_data["notes"], by=request.user)
+        messages.success(request, f"Notes of {work.get_kind_display()} of topic {work.topic_id} saved.")
+    else:
+        messages.error(request, "The notes are too long (at most 5000 characters).")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("home")
+    return redirect(back)

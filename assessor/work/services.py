@@ -158,3 +158,12 @@ def work_reopen_mark(*, work: AssessorWork, by: User | None, reason: str = "", r
     work.last_activity_at = None
     work.save(update_fields=["status", "submitted_at", "reopened_count", "version", "last_activity_at", "redo"])
     work.refresh_from_db(fields=["version"])
+
+
+def work_notes_set(*, work_id: int, notes: str, by: User | None) -> AssessorWork:
+    """Set the organizers' notes of a work; the version stays, so that an open page's saves still count."""
+    work = AssessorWork.objects.get(pk=work_id)
+    work.notes = notes.strip()
+    work.save(update_fields=["notes"])
+    WorkEvent.objects.create(work=work, user=by, action="notes", detail={"notes": work.notes})
+    return work

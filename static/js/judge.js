@@ -12,7 +12,10 @@
   const root = document.getElementById("judge");
   if (!root) return;
 
-  const state = { selected: null };
+  // After the last label of an answer the page moves on by itself, after this pause (to see the label land).
+  const ADVANCE_MS = 600;
+
+  const state = { selected: null, advance: null, confirmed: false };
 
   function rows() {
     return Array.from(document.querySelectorAll("#rows li.jrow"));
@@ -36,6 +39,7 @@
     if (sentence) sentence.classList.add("current");
     row.scrollIntoView({ block: "nearest" });
     row.focus({ preventScroll: true });
+    marksShow(row);
   }
   function selectedRow() {
     return rows().find((r) => r.dataset.row === state.selected) || null;
@@ -124,8 +128,71 @@
   });
   window.judgePage = { state: state, saves: saves };
 
+  // --- reading help: the words a row shares with what it is judged against ------------------------
+
+  function marksShow(row) {
+    const answer = document.querySelector("#answer-sentences, #answer-text");
+    const nugget = row.querySelector(".nugget-words");
+    if (!answer || !nugget) return; // support rows are marked once, at the start
+    Highlight.clear(answer);
+    document.querySelectorAll("#rows .nugget-words").forEach((words) => Highlight.clear(words));
+    const shared = Highlight.shared(Highlight.words(nugget.textContent), Highlight.words(answer.textContent));
+    Highlight.mark(answer, shared);
+    Highlight.mark(nugget, shared);
+  }
+  function pairMarksShow() {
+    rows().forEach((row) => {
+      const sentence = row.querySelector(".pair-sentence");
+      const passage = row.querySelector(".segment-box");
+      if (!sentence || !passage) return;
+      const shared = Highlight.shared(Highlight.words(sentence.textContent), Highlight.words(passage.textContent));
+      Highlight.mark(sentence, shared);
+      Highlight.mark(passage, shared);
+    });
+  }
+
+  // --- finishing: the next answer, the topic's submit -------------------------------------------
+
+  function answerComplete() {
+    const list = rows();
+    return list.length > 0 && list.every((r) => r.dataset.current !== "");
+  }
+  function topicComplete() {
+    const done = parseInt(document.getElementById("labels-done").textContent, 10);
+    const total = parseInt(document.getElementById("labels-total").textContent, 10);
+    return total > 0 && done >= total;
+  }
+  function advanceCancel() {
+    if (state.advance) clearTimeout(state.advance);
+    state.advance = null;
+  }
+  // The answer's last label is in: go to the next answer with labels missing, or offer the submit.
+  // Leaving waits for the queue to empty (and the queue is kept in the browser anyway).
+  function answerFinished() {
+    const allDone = document.getElementById("all-done");
+    if (topicComplete()) {
+      if (allDone) allDone.hidden = false;
+      return;
+    }
+    if (!document.getElementById("next-incomplete")) return;
+    OfflineQueue.connectionShow("Answer done: next one…", "busy");
+    state.advance = setTimeout(() => {
+      state.advance = null;
+      go("next-incomplete");
+    }, ADVANCE_MS);
+  }
+
+  const confirmDialog = document.getElementById("submit-confirm");
+  function confirmOpen() {
+    if (!confirmDialog) return;
+    advanceCancel();
+    confirmDialog.querySelector(".confirm-done").textContent = document.getElementById("labels-done").textContent;
+    confirmDialog.showModal();
+  }
+
   function choose(row, label) {
     if (frozen() || !row) return;
+    const wasComplete = answerComplete();
     const form = row.querySelector("form");
     const previous = row.dataset.current;
     const fields = {};
@@ -137,6 +204,11 @@
     show(row, label);
     if (previous !== label) saves.push(form.getAttribute("action"), fields, { row: row.dataset.row });
     select(nextUnlabelled(row) || row);
+    if (!wasComplete && answerComplete()) answerFinished();
+    else {
+      const allDone = document.getElementById("all-done");
+      if (allDone) allDone.hidden = !topicComplete();
+    }
   }
 
   // --- forms, clicks and keys ---------------------------------------------------------------
@@ -155,10 +227,29 @@
       if (saves.busy()) {
         event.preventDefault();
         OfflineQueue.alertShow("Some labels are still being saved: submit again in a moment.", false);
+      } else if (!state.confirmed) {
+        // Submitting freezes the topic: ask first.
+        event.preventDefault();
+        confirmOpen();
       }
     });
   }
-  rows().forEach((row) => row.addEventListener("click", () => select(row)));
+  if (confirmDialog) {
+    document.getElementById("submit-confirm-no").addEventListener("click", () => confirmDialog.close());
+    document.getElementById("submit-confirm-yes").addEventListener("click", () => {
+      state.confirmed = true;
+      confirmDialog.close();
+      saves.whenSaved(() => submitForm.requestSubmit());
+    });
+  }
+  const allDoneSubmit = document.getElementById("all-done-submit");
+  if (allDoneSubmit) allDoneSubmit.addEventListener("click", confirmOpen);
+  rows().forEach((row) =>
+    row.addEventListener("click", () => {
+      advanceCancel();
+      select(row);
+    })
+  );
 
   function go(id) {
     // Leave only once everything is saved (the queue survives a reload anyway).
@@ -167,7 +258,15 @@
   }
 
   const help = document.getElementById("help");
-  document.getElementById("help-open").addEventListener("click", () => help.showModal());
+  // One dialog: the guidelines first (h), then the keys (?).
+  function helpOpen(part) {
+    advanceCancel();
+    if (!help.open) help.showModal();
+    const target = document.getElementById(part === "guide" ? "guidelines" : "help-keys");
+    if (target) target.scrollIntoView({ block: "start" });
+  }
+  document.getElementById("help-open").addEventListener("click", () => helpOpen("keys"));
+  document.getElementById("guide-open").addEventListener("click", () => helpOpen("guide"));
   document.getElementById("help-close").addEventListener("click", () => help.close());
   document.getElementById("ws-reload").addEventListener("click", () => window.location.reload());
   document.getElementById("ws-alert-close").addEventListener("click", () => {
@@ -178,9 +277,11 @@
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.target.matches && event.target.matches("input[type=text], textarea, select")) return;
     if (help.open) {
-      if (event.key === "Escape" || event.key === "?") help.close();
+      if (event.key === "Escape" || event.key === "?" || event.key === "h") help.close();
       return;
     }
+    if (confirmDialog && confirmDialog.open) return; // the dialog's buttons and Esc answer it
+    advanceCancel(); // a key during the pause keeps the assessor on this answer
     const row = selectedRow();
     const choice = row && row.querySelector('button.choice[data-key="' + event.key + '"]');
     let handled = true;
@@ -192,7 +293,8 @@
     else if (event.key === "ArrowRight" || event.key === ".") go("next-answer");
     else if (event.key === "ArrowLeft" || event.key === ",") go("prev-answer");
     else if (event.key === "g") go("next-incomplete");
-    else if (event.key === "?") help.showModal();
+    else if (event.key === "?") helpOpen("keys");
+    else if (event.key === "h") helpOpen("guide");
     else handled = false;
     if (handled) event.preventDefault();
   });
@@ -203,6 +305,7 @@
     const row = rowOf(op);
     if (row && op.url === row.querySelector("form").getAttribute("action")) show(row, op.fields.label);
   });
+  pairMarksShow();
   const focus = rows().find((r) => r.dataset.row === root.dataset.focus);
   select(focus || rows()[0]);
   saves.pump();

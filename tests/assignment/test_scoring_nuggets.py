@@ -159,7 +159,7 @@ def test_an_unknown_condition_is_a_lookup_error_naming_the_known_ones(condition)
     with pytest.raises(
         LookupError,
         match=r"no assignment labels for nugget set 'manual' by assigner 'manual'.*"
-        r"--nuggets auto_edit --assigner auto",
+        r"nugget set 'auto_edit' by assigner 'auto'",
     ):
         nugget_scores(nuggets="manual", assigner="manual")
     with pytest.raises(CommandError, match="no assignment labels"):

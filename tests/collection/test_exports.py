@@ -242,7 +242,7 @@ def test_output_goes_to_a_file_when_asked(collection, tmp_path):
         (("export_assignments", "--nuggets", "auto_edit", "--assigner", "auto"), r"no assignment labels .* 'auto'"),
         (
             ("export_scores", "--nuggets", "manual", "--assigner", "manual"),
-            r"conditions with labels: --nuggets auto_edit --assigner manual",
+            r"conditions with labels: nugget set 'auto_edit' by assigner 'manual'",
         ),
         (("export_support", "--method", "auto"), r"no support labels for method 'auto'; methods with labels: scratch"),
         (("export_support_scores", "--method", "auto"), r"no support labels for method 'auto'"),

@@ -48,18 +48,25 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     assert manual_labels(order[0]) == ["support", "partial_support", "not_support"]
     assert page.locator("#labels-done").inner_text() == "3"
     assert page.locator("#answers-done").inner_text() == "1"
-    page.keyboard.press("ArrowRight")
+    # The answer's last label takes the page to the next answer with labels missing.
     page.wait_for_url("**/answer/2/")
-    press(page, "n", "n", "s")
-    # Back up one row and change it.
-    press(page, "k", "p")
-    assert manual_labels(order[1]) == ["not_support", "partial_support", "support"]
+    # Back up one row and change it before the last label.
+    press(page, "n", "k", "p")
+    press(page, "n", "s")
+    assert manual_labels(order[1]) == ["partial_support", "not_support", "support"]
+    page.wait_for_url("**/answer/3/")
+    # Back one answer, then g goes to the next one with labels missing.
+    page.keyboard.press(",")
+    page.wait_for_url("**/answer/2/")
     page.keyboard.press("g")
     page.wait_for_url("**/answer/3/")
+    assert page.locator("#all-done").is_hidden()
     press(page, "s", "s", "s")
     assert page.locator("#answers-done").inner_text() == "3"
-    page.get_by_role("button", name="Submit topic").click()
-    page.wait_for_selector("#judge[data-frozen='1']")
+    # Every label is in: the page offers the submit, and asks before freezing the topic.
+    assert page.locator("#all-done").is_visible()
+    assert page.url.endswith("/answer/3/")
+    submit(page)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
     # A frozen topic ignores the label keys.
@@ -67,13 +74,20 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     assert AssignmentLabel.objects.filter(assigner="manual", label="not_support").count() == 2
 
 
+def submit(page) -> None:
+    """Submit the topic: the button asks for a confirmation first, in a dialog."""
+    page.get_by_role("button", name="Submit topic").click()
+    assert page.locator("#submit-confirm").is_visible()
+    page.get_by_role("button", name="Submit and freeze").click()
+    page.wait_for_selector("#judge[data-frozen='1']")
+
+
 def judge_every_answer_by_keyboard(page, key: str, total_answers: int) -> None:
+    # After an answer's last label the page moves to the next answer by itself.
     for number in range(1, total_answers + 1):
         page.wait_for_url(f"**/answer/{number}/")
         for _ in range(page.locator("#rows li.jrow").count()):
             press(page, key)
-        if number < total_answers:
-            page.keyboard.press(".")
 
 
 def test_support_from_scratch_by_keyboard(open_as):
@@ -86,8 +100,7 @@ def test_support_from_scratch_by_keyboard(open_as):
     labels = SupportLabel.objects.filter(method="scratch")
     assert sorted(labels.values_list("label", flat=True)) == [2] * 5
     assert not labels.filter(shown_label__isnull=False).exists()
-    page.get_by_role("button", name="Submit topic").click()
-    page.wait_for_selector("#judge[data-frozen='1']")
+    submit(page)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
 
@@ -101,7 +114,7 @@ def test_support_post_editing_by_keyboard(open_as):
     page = open_as(scenario.assessor, reverse("support:answer", args=[work.pk, number]))
     first = page.locator("#rows li.jrow").first
     assert first.get_attribute("data-shown") == "1"
-    assert first.locator("button.choice.shown").inner_text() == "PS"
+    assert first.locator("button.choice.shown .choice-name").inner_text() == "PS"
     assert first.locator("button.choice.on").count() == 0  # shown, not yet the assessor's
     # Enter confirms the pre-selected LLM label; n changes the next one.
     press(page, "Enter", "n")
@@ -119,24 +132,27 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     press(first_tab, "s")
     first_tab.reload()
     row = first_tab.locator("#rows li.jrow").first
-    assert row.locator("button.choice.on").inner_text() == "support"
+    assert row.locator("button.choice.on .choice-name").inner_text() == "support"
 
     second_tab = open_as(scenario.assessor, url, context=first_tab.context)
     second_row = second_tab.locator("#rows li.jrow").first
-    assert second_row.locator("button.choice.on").inner_text() == "support"
+    assert second_row.locator("button.choice.on .choice-name").inner_text() == "support"
     # The second tab changes it; the first, stale, tries another change: refused, it shows the stored label.
-    second_row.click()
+    # A click on the row's number selects it (the label buttons sit in the row too).
+    second_row.locator(".num").click()
     press(second_tab, "n")
-    row.click()
+    row.locator(".num").click()
     press(first_tab, "p")
     first_tab.wait_for_selector("#ws-alert:not([hidden])")
     assert "another tab" in first_tab.locator("#ws-alert-text").inner_text()
     assert first_tab.locator("#connection").inner_text() == "Not saved"
-    assert row.locator("button.choice.on").inner_text() == "not support"
+    assert row.locator("button.choice.on .choice-name").inner_text() == "not support"
     order = answer_order(work=work)
     assert manual_labels(order[0])[0] == "not_support"
     first_tab.reload()
-    assert first_tab.locator("#rows li.jrow").first.locator("button.choice.on").inner_text() == "not support"
+    assert (
+        first_tab.locator("#rows li.jrow").first.locator("button.choice.on .choice-name").inner_text() == "not support"
+    )
 
 
 def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_as):
@@ -158,7 +174,7 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     settled(page)
     assert page.locator("#connection").inner_text() == "Saved"
     assert list(SupportLabel.objects.filter(method="scratch").values_list("label", flat=True)) == [2]
-    assert page.locator("#rows li.jrow").first.locator("button.choice.on").inner_text() == "FS"
+    assert page.locator("#rows li.jrow").first.locator("button.choice.on .choice-name").inner_text() == "FS"
 
 
 def test_a_save_whose_answer_is_lost_is_retried_with_its_operation_id_and_applied_once(open_as):

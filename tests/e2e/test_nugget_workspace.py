@@ -29,6 +29,15 @@ def press(page, *keys: str) -> None:
         settled(page)
 
 
+def submit(page) -> None:
+    """Submit the list: the button asks for a confirmation first, in a dialog."""
+    page.get_by_role("button", name="Submit", exact=True).click()
+    assert page.locator("#submit-confirm").is_visible()
+    page.get_by_role("button", name="Submit and freeze").click()
+    page.wait_for_selector("#nugget-panel[data-frozen='1']")
+    settled(page)
+
+
 def add_by_keyboard(page, text: str) -> None:
     # After an add the field keeps the focus, ready for the next nugget.
     if not page.evaluate("document.activeElement && document.activeElement.id === 'new-nugget'"):
@@ -79,8 +88,7 @@ def test_a_full_manual_nuggets_session_by_keyboard(open_as):
     assert texts_of(work) == ["Assessors write at most twenty", "Nuggets are atomic facts", "A fixed nugget"]
     assert page.locator("#nugget-list li.nugget").count() == 3
 
-    page.get_by_role("button", name="Submit").click()
-    settled(page)
+    submit(page)
     assert page.locator("#nugget-panel").get_attribute("data-frozen") == "1"
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
@@ -128,8 +136,7 @@ def test_a_full_post_editing_session_by_keyboard(open_as):
     page.locator("#nugget-list li.nugget .num").first.click()  # the number selects; the text opens an edit
     for key in ["v", "j", "o", "j", "v", "j", "v", "j", "o", "j", "o"]:
         press(page, key)
-    page.get_by_role("button", name="Submit").click()
-    settled(page)
+    submit(page)
 
     assert rows(work) == [
         ("drafts zero and one", "vital", "merged", ["draft one", "draft zero"]),
@@ -236,8 +243,7 @@ def test_the_organizer_sees_the_time_and_reopens(open_as):
     add_by_keyboard(page, "one vital fact")
     page.keyboard.press("Escape")
     press(page, "v")
-    page.get_by_role("button", name="Submit").click()
-    settled(page)
+    submit(page)
     organizer = make_user(Role.ORGANIZER)
     admin_page = open_as(organizer, reverse("nuggets:organize_topic", args=[work.topic_id]))
     assert "one vital fact" in admin_page.content()
@@ -312,8 +318,7 @@ def test_a_submitted_list_ignores_editing_keys(open_as):
     add_by_keyboard(page, "the only nugget")
     page.keyboard.press("Escape")
     press(page, "v")
-    page.get_by_role("button", name="Submit").click()
-    settled(page)
+    submit(page)
     for key in ["d", "o", "u", "x", "m", "s", "e"]:
         press(page, key)
     page.keyboard.press("n")

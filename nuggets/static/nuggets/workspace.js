@@ -19,6 +19,7 @@
     version: null,
     selectedId: null,
     marked: new Set(),
+    submitConfirmed: false,
     lastInput: Date.now(),
     lastBeat: 0,
   };
@@ -237,6 +238,11 @@
     if (!form.matches("form[data-op], form.nugget-form")) return;
     event.preventDefault();
     const submitter = event.submitter;
+    if (form.id === "submit-form" && !state.submitConfirmed) {
+      // Submitting freezes the list: ask first.
+      confirmOpen();
+      return;
+    }
     if (form.id === "add-form") {
       const text = form.querySelector("input[name=text]");
       if (!text.value.trim()) return;
@@ -366,7 +372,15 @@
     state.lastInput = Date.now();
     const target = event.target;
     const help = document.getElementById("help");
-    if (help.open) return; // the dialog handles Esc itself
+    if (help.open) {
+      // The dialog handles Esc itself; h and ? close it as they open it.
+      if (event.key === "h" || event.key === "?") {
+        event.preventDefault();
+        help.close();
+      }
+      return;
+    }
+    if (document.getElementById("submit-confirm").open) return;
 
     if (typing(target)) {
       if (target.matches("input.nugget-edit")) {
@@ -436,7 +450,8 @@
       s: () => splitOpen(li),
       u: undo,
       "/": () => document.getElementById("segment-filter").focus(),
-      "?": () => help.showModal(),
+      "?": () => helpOpen("keys"),
+      h: () => helpOpen("guide"),
       Escape: () => {
         state.marked.clear();
         showMarks();
@@ -449,22 +464,55 @@
     }
   });
 
+  // --- submit: confirmed in a dialog -----------------------------------------------------------
+
+  const confirmDialog = document.getElementById("submit-confirm");
+  function confirmOpen() {
+    confirmDialog.querySelector(".confirm-count").textContent = String(items().length);
+    confirmDialog.showModal();
+  }
+  document.getElementById("submit-confirm-no").addEventListener("click", () => confirmDialog.close());
+  document.getElementById("submit-confirm-yes").addEventListener("click", () => {
+    confirmDialog.close();
+    const form = document.getElementById("submit-form");
+    if (form) enqueueForm(form);
+  });
+
+  function helpOpen(part) {
+    const help = document.getElementById("help");
+    if (!help.open) help.showModal();
+    const target = document.getElementById(part === "guide" ? "guidelines" : "help-keys");
+    if (target) target.scrollIntoView({ block: "start" });
+  }
+
   function undo() {
     const form = document.querySelector("form[data-op=undo]");
     if (form) enqueueForm(form);
   }
 
-  document.getElementById("help-open").addEventListener("click", () => document.getElementById("help").showModal());
+  document.getElementById("help-open").addEventListener("click", () => helpOpen("keys"));
+  document.getElementById("guide-open").addEventListener("click", () => helpOpen("guide"));
 
   // --- segments filter -------------------------------------------------------------
 
+  // A segment is shown when it holds every word typed; the words are marked in its text and counted.
   function filterSegments() {
     const words = document.getElementById("segment-filter").value.toLowerCase().split(/\s+/).filter(Boolean);
     const minimum = parseInt(document.getElementById("segment-grade").value, 10);
+    let shown = 0;
+    let matches = 0;
     document.querySelectorAll("#segments li.segment").forEach((li) => {
       const text = li.textContent.toLowerCase();
       li.hidden = parseInt(li.dataset.grade, 10) < minimum || !words.every((w) => text.includes(w));
+      li.querySelectorAll(".seg-title, .seg-text").forEach((part) => {
+        Highlight.clear(part);
+        if (!li.hidden && words.length) matches += Highlight.markText(part, words);
+      });
+      if (!li.hidden) shown += 1;
     });
+    document.getElementById("segment-count").textContent = words.length
+      ? shown + (shown === 1 ? " segment, " : " segments, ") + matches + (matches === 1 ? " match" : " matches")
+      : "";
   }
   document.getElementById("segment-filter").addEventListener("input", filterSegments);
   document.getElementById("segment-grade").addEventListener("change", filterSegments);

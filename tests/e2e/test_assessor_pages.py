@@ -1,0 +1,309 @@
+"""What an assessor sees on the judging pages and the nugget workspace, in a real Chromium.
+
+Each test looks at the page as a person would: what is visible after a key, the colours the
+browser computes, the marks in the text; and keeps a screenshot in pytest's tmp_path.
+"""
+
+import pytest
+from django.urls import reverse
+
+from assessor.models import AssessorWork
+from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
+from tests.scenarios import HUMAN_NUGGETS, give_assign, give_support, make_given_topic, make_scenario
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def settled(page) -> None:
+    page.wait_for_function(
+        "window.judgePage && window.judgePage.saves.queue.length === 0 && !window.judgePage.saves.sending"
+    )
+
+
+def rgb(page, selector: str) -> tuple[int, int, int]:
+    """The background colour the browser computes for the first element matching selector."""
+    value = page.eval_on_selector(selector, "el => getComputedStyle(el).backgroundColor")
+    red, green, blue = (int(part) for part in value[value.index("(") + 1 : value.index(")")].split(",")[:3])
+    return red, green, blue
+
+
+def luminance(colour: tuple[int, int, int]) -> float:
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(v) for v in colour)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    light, dark = sorted([luminance(a), luminance(b)], reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def text_rgb(page, selector: str) -> tuple[int, int, int]:
+    value = page.eval_on_selector(selector, "el => getComputedStyle(el).color")
+    red, green, blue = (int(part) for part in value[value.index("(") + 1 : value.index(")")].split(",")[:3])
+    return red, green, blue
+
+
+def label(work: AssessorWork, number: int, labels: list[str]) -> None:
+    for nugget_id, value in zip(nugget_ids(work), labels, strict=False):
+        work.refresh_from_db()
+        assignment_label_save(
+            work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget_id, label=value,
+            previous="", expected_version=work.version,
+        )  # fmt: skip
+
+
+def nugget_ids(work: AssessorWork) -> list[int]:
+    return list(work_nugget_set(work=work).nuggets.order_by("position").values_list("pk", flat=True))
+
+
+def centred(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    viewport = page.viewport_size
+    middle = box["y"] + box["height"] / 2
+    return abs(middle - viewport["height"] / 2) < 0.1 * viewport["height"]
+
+
+# --- guidelines -----------------------------------------------------------------------------------
+
+
+def test_h_opens_the_guidelines_on_the_judging_pages_centred(open_as, tmp_path):
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+
+    page = open_as(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
+    assert not page.locator("#guidelines").is_visible()
+    page.keyboard.press("h")
+    guide = page.locator("#guidelines")
+    assert guide.is_visible()
+    assert "The answer fully states the nugget's fact." in guide.inner_text()
+    assert "The answer states part of the fact, or only implies it." in guide.inner_text()
+    assert centred(page, "#help")
+    page.screenshot(path=str(tmp_path / "assign-guidelines.png"))
+    page.keyboard.press("h")
+    assert not page.locator("#help").is_visible()
+    page.keyboard.press("?")
+    assert page.locator("#help-keys").is_visible()
+    assert centred(page, "#help")
+    page.keyboard.press("Escape")
+    assert not page.locator("#help").is_visible()
+
+    page = open_as(scenario.assessor, reverse("support:judge", args=[support.pk]))
+    page.get_by_role("button", name="Guidelines").click()
+    text = page.locator("#guidelines").inner_text()
+    assert "The passage states everything the sentence says." in text
+    assert "The passage supports no part of the sentence." in text
+    page.screenshot(path=str(tmp_path / "support-guidelines.png"))
+
+
+def test_h_opens_the_guidelines_and_the_notes_in_the_workspace(open_as, tmp_path):
+    work = make_given_topic(condition="manual")
+    AssessorWork.objects.filter(pk=work.pk).update(notes="Dates count as vital for this topic.")
+    page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
+    page.keyboard.press("h")
+    guide = page.locator("#guidelines")
+    assert guide.is_visible()
+    assert "A fact a good answer must contain." in guide.inner_text()
+    assert "Worth having in an answer, but not essential." in guide.inner_text()
+    assert page.locator("#campaign-notes").inner_text().endswith("Dates count as vital for this topic.")
+    assert centred(page, "#help")
+    page.screenshot(path=str(tmp_path / "workspace-guidelines.png"))
+    page.keyboard.press("Escape")
+    assert not guide.is_visible()
+    # No version counter for the assessor.
+    assert page.locator("#set-status").inner_text() == "open"
+
+
+# --- label buttons ------------------------------------------------------------------------------
+
+
+def test_label_buttons_show_their_key_and_pressed_labels_are_green_yellow_red(open_as, tmp_path):
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    label(assign, 1, ["support", "partial_support", "not_support"])
+    page = open_as(scenario.assessor, reverse("judge:answer", args=[assign.pk, 1]))
+    page.screenshot(path=str(tmp_path / "assign-labels.png"))
+    first = page.locator("#rows li.jrow").first
+    assert [b.inner_text().split() for b in first.locator("button.choice").all()] == [
+        ["support", "s"],
+        ["partial", "p"],
+        ["not", "support", "n"],
+    ]
+    assert first.locator("button.choice kbd").first.is_visible()
+
+    green = rgb(page, "#rows li.jrow:nth-child(1) button.choice.on")
+    yellow = rgb(page, "#rows li.jrow:nth-child(2) button.choice.on")
+    red = rgb(page, "#rows li.jrow:nth-child(3) button.choice.on")
+    assert green[1] > green[0] + 40 and green[1] > green[2] + 20, green
+    assert yellow[0] > 180 and yellow[1] > 150 and yellow[2] < 100, yellow
+    assert red[0] > red[1] + 80 and red[0] > red[2] + 80, red
+    for row, colour in [(1, green), (2, yellow), (3, red)]:
+        text = text_rgb(page, f"#rows li.jrow:nth-child({row}) button.choice.on")
+        assert contrast(colour, text) >= 4.5, (row, colour, text)
+    # An unpressed button stays light.
+    assert min(rgb(page, "#rows li.jrow:nth-child(1) button.choice:not(.on)")) > 200
+
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
+    page.keyboard.press("f")
+    settled(page)
+    fs = rgb(page, "#rows li.jrow:nth-child(1) button.choice.on")
+    assert fs == green
+    page.screenshot(path=str(tmp_path / "support-labels.png"))
+
+
+# --- finishing ------------------------------------------------------------------------------------
+
+
+def test_the_last_label_offers_the_submit_which_asks_first_then_links_to_the_next_work(open_as, tmp_path):
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    for number in (1, 2):
+        label(assign, number, ["support"] * 3)
+    label(assign, 3, ["support", "support"])
+    page = open_as(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
+    page.wait_for_url("**/answer/3/")
+    assert page.locator("#all-done").is_hidden()
+    page.keyboard.press("n")
+    settled(page)
+    # Nothing left anywhere: no move, an offer to submit instead.
+    page.wait_for_selector("#all-done:not([hidden])")
+    assert page.url.endswith("/answer/3/")
+    page.get_by_role("button", name="Submit the topic…").click()
+    dialog = page.locator("#submit-confirm")
+    assert dialog.is_visible()
+    assert "9 of 9 labels" in dialog.inner_text()
+    assert centred(page, "#submit-confirm")
+    page.screenshot(path=str(tmp_path / "submit-confirm.png"))
+    page.get_by_role("button", name="Keep working").click()
+    assert not dialog.is_visible()
+    assign.refresh_from_db()
+    assert assign.status == AssessorWork.Status.IN_PROGRESS
+    # Esc closes it too; the topic stays open.
+    page.get_by_role("button", name="Submit topic").click()
+    page.keyboard.press("Escape")
+    assert not dialog.is_visible()
+    page.get_by_role("button", name="Submit topic").click()
+    page.get_by_role("button", name="Submit and freeze").click()
+    page.wait_for_selector("#judge[data-frozen='1']")
+    assign.refresh_from_db()
+    assert assign.status == AssessorWork.Status.SUBMITTED
+    page.screenshot(path=str(tmp_path / "after-submit.png"))
+    next_link = page.locator("#next-work")
+    assert next_link.inner_text() == f"Support from scratch of topic {scenario.topic.pk}"
+    next_link.click()
+    page.wait_for_url(f"**/judge/{support.pk}/answer/*/")
+
+
+def test_a_key_during_the_pause_keeps_the_assessor_on_the_answer(open_as):
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    label(assign, 1, ["support", "support"])
+    page = open_as(scenario.assessor, reverse("judge:answer", args=[assign.pk, 1]))
+    page.keyboard.press("n")  # the answer's last label ...
+    page.keyboard.press("k")  # ... and at once, back to a row: stay
+    settled(page)
+    page.wait_for_timeout(1500)
+    assert page.url.endswith("/answer/1/")
+
+
+# --- reading help ---------------------------------------------------------------------------------
+
+
+def marks(page, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector + " mark.shared", "ms => ms.map(m => m.textContent)")
+
+
+def test_shared_words_are_marked_in_the_sentence_and_its_passage(open_as, tmp_path):
+    scenario = make_scenario()
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
+    # "Answer N says the capital is Exampleton." against "The capital of the example country is
+    # Exampleton, since 1901.": "capital" and "Exampleton" (4+ letters, not stop words); not "the", "is".
+    first = "#rows li.jrow:nth-child(1)"
+    assert marks(page, first + " .pair-sentence") == ["capital", "Exampleton"]
+    assert marks(page, first + " .segment-box") == ["capital", "Exampleton"]
+    # The passage has room: no scroll box of its own, and as wide as the sentence.
+    box = page.eval_on_selector(first + " .segment-box", "el => [el.scrollHeight, el.clientHeight, el.clientWidth]")
+    assert box[0] <= box[1] + 1
+    sentence_width = page.eval_on_selector(first + " .pair-sentence", "el => el.clientWidth")
+    assert box[2] >= sentence_width - 20 and box[2] > 400
+    page.screenshot(path=str(tmp_path / "support-marks.png"), full_page=True)
+
+
+def test_the_selected_nuggets_words_are_marked_in_the_answer(open_as, tmp_path):
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    page = open_as(scenario.assessor, reverse("judge:answer", args=[assign.pk, 1]))
+    assert HUMAN_NUGGETS[0][0] == "The answer names the capital"
+    # Its words "answer", "names", "capital" against the three sentences: "Answer" starts each, "capital" once.
+    assert sorted(marks(page, "#answer-sentences")) == ["Answer", "Answer", "Answer", "capital"]
+    assert marks(page, "#rows li.jrow:nth-child(1) .nugget-words") == ["answer", "capital"]
+    page.screenshot(path=str(tmp_path / "assign-marks.png"))
+    page.keyboard.press("j")  # "It gives a date": nothing in common
+    assert marks(page, "#answer-sentences") == []
+    assert marks(page, "#rows li.jrow:nth-child(1) .nugget-words") == []
+
+
+def test_the_segment_filter_marks_and_counts_its_matches(open_as, tmp_path):
+    work = make_given_topic(condition="manual", grades=[2, 1, 0, 3])
+    page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
+    page.locator("#segment-filter").fill("passage about")
+    # Three segments of grade >= 1, each "... passage about nuggets.": two matches each.
+    assert page.locator("#segments li.segment:not([hidden])").count() == 3
+    assert page.locator("#segment-count").inner_text() == "3 segments, 6 matches"
+    assert marks(page, "#segments li.segment:not([hidden]) .seg-text") == ["passage", "about"] * 3
+    page.screenshot(path=str(tmp_path / "workspace-filter.png"))
+    page.locator("#segment-filter").fill("")
+    assert page.locator("#segment-count").inner_text() == ""
+    assert marks(page, "#segments") == []
+
+
+def test_the_queue_page(open_as, tmp_path):
+    scenario = make_scenario()
+    assign = give_assign(scenario)
+    give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("home"))
+    page.screenshot(path=str(tmp_path / "queue.png"))
+    rows = page.locator("#work-queue tbody tr")
+    assert rows.count() == 2
+    assert rows.nth(0).get_attribute("data-work") == str(assign.pk)
+    assert rows.nth(0).locator(".progress-left").inner_text() == "0 / 9 labels"
+    assert rows.nth(1).locator(".progress-left").inner_text() == "0 / 5 pairs"
+
+
+def test_submitting_a_nugget_list_asks_first_then_links_to_the_labelling_that_depends_on_it(open_as, tmp_path):
+    work = make_given_topic(condition="manual", grades=[2])
+    page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
+    saved = "window.nuggetWorkspace.saves.queue.length === 0 && !window.nuggetWorkspace.saves.sending"
+    page.keyboard.press("n")
+    page.keyboard.type("one vital fact")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#nugget-list li.nugget")
+    page.wait_for_function(saved)
+    page.keyboard.press("Escape")
+    page.keyboard.press("v")
+    page.wait_for_function(saved)
+    page.wait_for_selector("#nugget-list li.nugget.vital")
+    assign = assign_work_give(topic=work.topic, assessor=work.assessor, by=work.created_by)
+    page.get_by_role("button", name="Submit", exact=True).click()
+    dialog = page.locator("#submit-confirm")
+    assert dialog.is_visible()
+    assert "holds 1 nuggets" in dialog.inner_text()
+    page.get_by_role("button", name="Keep working").click()
+    assert not dialog.is_visible()
+    assert page.locator("#nugget-panel").get_attribute("data-frozen") == "0"
+    page.get_by_role("button", name="Submit", exact=True).click()
+    page.get_by_role("button", name="Submit and freeze").click()
+    page.wait_for_selector("#nugget-panel[data-frozen='1']")
+    # A frozen list takes no sources; the next work in the queue is the ManualAssign on this list.
+    assert page.locator(".source-form").first.is_hidden()
+    link = page.locator("#next-work")
+    assert link.inner_text() == f"ManualAssign of topic {work.topic_id}"
+    page.screenshot(path=str(tmp_path / "workspace-submitted.png"))
+    assert link.get_attribute("href") == reverse("judge:assign", args=[assign.pk])
