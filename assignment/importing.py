@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from assessor.collection.importing.answers import (
@@ -42,14 +42,13 @@ from assessor.collection.importing.base import (
     MAX_ID_CHARS,
     MAX_NUGGET_CHARS,
     ImportFailure,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     in_batches,
     limited,
     read_jsonl,
     require,
-    rows_insert,
 )
 from assessor.collection.runs import run_ids_match
 from assessor.models import Answer, ImportBatch
@@ -162,12 +161,13 @@ class NuggetSets:
     """The nugget set of each topic under one name: found or made once, its nugget ids in order."""
 
     def __init__(
-        self, *, kind: str, name: str, replace: bool, batch: ImportBatch, result: JudgmentsImportResult, path: Path
+        self, *, kind: str, name: str, replace: bool, writes: Writes, result: JudgmentsImportResult, path: Path
     ) -> None:
         self.kind = kind
         self.name = name
         self.replace = replace
-        self.batch = batch
+        self.writes = writes
+        self.batch = writes.batch
         self.result = result
         self.path = path
         self.nugget_ids: dict[str, list[int]] = {}
@@ -191,8 +191,8 @@ class NuggetSets:
         for topic_id, answer in firsts.items():
             nugget_set = stored.get(topic_id)
             if nugget_set is None:
-                nugget_set = NuggetSet.objects.create(
-                    topic_id=topic_id, kind=self.kind, name=self.name, imported_from=self.batch
+                nugget_set = self.writes.create_one(
+                    NuggetSet(topic_id=topic_id, kind=self.kind, name=self.name, imported_from=self.batch)
                 )
                 self.result.count_made("nugget sets")
                 to_fill.append((nugget_set, answer))
@@ -221,7 +221,8 @@ class NuggetSets:
     def _clear(self, nugget_set: NuggetSet, nuggets: list[tuple[int, str, str]], topic_id: str) -> None:
         """Under --replace: the set takes the file's nuggets; the old ones go, with every label on them."""
         labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
-        Nugget.objects.filter(nugget_set=nugget_set).delete()
+        # At the switch, by set: a nugget the workspace added meanwhile goes too.
+        self.writes.later(Nugget.objects.filter(nugget_set_id=nugget_set.pk).delete)
         if labels:
             self.result.warn(
                 "replaced nugget sets",
@@ -229,11 +230,11 @@ class NuggetSets:
             )
         nugget_set.kind = self.kind
         nugget_set.imported_from, nugget_set.created_by, nugget_set.job = self.batch, None, None
-        nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+        self.writes.update([nugget_set], ["kind", "imported_from", "created_by", "job"])
         self.result.replaced += 1
 
     def _fill(self, sets: list[tuple[NuggetSet, AssignedAnswer]]) -> None:
-        nuggets = Nugget.objects.bulk_create(
+        nuggets = self.writes.create(
             Nugget(nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=self.batch)
             for nugget_set, answer in sets
             for position, (text, importance) in enumerate(answer.nuggets)
@@ -291,20 +292,21 @@ class AssignmentsImport:
 
     def __init__(
         self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
-        batch: ImportBatch,
+        writes: Writes,
     ) -> None:
         self.path = path
         self.assigner = assigner
         self.assigner_name = assigner_name
         self.replace = replace
-        self.batch = batch
+        self.writes = writes
+        self.batch = writes.batch
         self.result = JudgmentsImportResult(path=str(path))
         self.now = timezone.now()
         self.created_at = connection.ops.adapt_datetimefield_value(self.now)
-        self.runs = RunsFinder(batch=batch, result=self.result, path=path)
+        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
         self.keys = AnswerKeys(path=path)
         self.nugget_sets = NuggetSets(
-            kind=nuggets, name=nuggets_name, replace=replace, batch=batch, result=self.result, path=path
+            kind=nuggets, name=nuggets_name, replace=replace, writes=writes, result=self.result, path=path
         )
 
     def chunk_import(self, chunk: list[AssignedAnswer]) -> None:
@@ -334,7 +336,7 @@ class AssignmentsImport:
             for key, answer in keyed
             if key not in stored
         }
-        Answer.objects.bulk_create(new.values())
+        self.writes.create(new.values())
         self.result.count_made("answers", len(new))
         for key, answer in keyed:
             old = stored.get(key)
@@ -377,10 +379,8 @@ class AssignmentsImport:
                         line=answer.line,
                         field=f"nuggets[{index}].assignment",
                     )
-        rows_insert(AssignmentLabel, LABEL_COLUMNS, new_rows)
-        AssignmentLabel.objects.bulk_update(
-            changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"]
-        )
+        self.writes.rows(AssignmentLabel, LABEL_COLUMNS, new_rows)
+        self.writes.update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
         self.result.count_made("labels", len(new_rows))
         self.result.replaced += len(changed)
 
@@ -397,7 +397,6 @@ class AssignmentsImport:
         )
 
 
-@transaction.atomic
 def assignments_import(
     *,
     path: Path,
@@ -423,17 +422,20 @@ def assignments_import(
         "replace": replace,
         "run_id": run_id or "",
     }
-    batch = batch_start(kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)
-    importer = AssignmentsImport(
-        path=path,
-        nuggets=nuggets,
-        assigner=assigner,
-        nuggets_name=nuggets_name,
-        assigner_name=assigner_name,
-        replace=replace,
-        batch=batch,
-    )
-    for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
-        importer.chunk_import(chunk)
-    importer.result.warnings_close()
-    return batch_finish(batch, importer.result)
+
+    def prepare(writes: Writes) -> JudgmentsImportResult:
+        importer = AssignmentsImport(
+            path=path,
+            nuggets=nuggets,
+            assigner=assigner,
+            nuggets_name=nuggets_name,
+            assigner_name=assigner_name,
+            replace=replace,
+            writes=writes,
+        )
+        for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
+            importer.chunk_import(chunk)
+        importer.result.warnings_close()
+        return importer.result
+
+    return import_file(prepare, kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.utils import timezone
 
 from assessor.collection.importing.answers import (
@@ -27,9 +26,9 @@ from assessor.collection.importing.answers import (
 from assessor.collection.importing.base import (
     MAX_NUGGET_CHARS,
     ImportFailure,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     read_jsonl,
     require,
 )
@@ -105,7 +104,6 @@ def _difference(stored: NuggetList, new: NuggetList) -> str:
     return "nuggets"
 
 
-@transaction.atomic
 def nuggets_import(
     *,
     path: Path,
@@ -120,10 +118,18 @@ def nuggets_import(
     if kind not in NuggetSet.Kind.values:
         raise ImportFailure(f"the kind must be one of {', '.join(NuggetSet.Kind.values)}, not {kind!r}", path=path)
     slug_check(name, option="--name", path=path)
-    drafts = kind == NuggetSet.Kind.DRAFT
-    batch = batch_start(
-        kind=ImportBatch.Kind.NUGGETS, path=path, options={"kind": kind, "name": name, "replace": replace}, user=user
+    return import_file(
+        lambda writes: _nuggets_prepare(writes, path=path, kind=kind, name=name, replace=replace),
+        kind=ImportBatch.Kind.NUGGETS,
+        path=path,
+        options={"kind": kind, "name": name, "replace": replace},
+        user=user,
     )
+
+
+def _nuggets_prepare(writes: Writes, *, path: Path, kind: str, name: str, replace: bool) -> JudgmentsImportResult:
+    drafts = kind == NuggetSet.Kind.DRAFT
+    batch = writes.batch
     result = JudgmentsImportResult(path=str(path))
     now = timezone.now()
     for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
@@ -142,8 +148,8 @@ def nuggets_import(
         for topic in chunk:
             nugget_set = stored.get(topic.topic_id)
             if nugget_set is None:
-                nugget_set = NuggetSet.objects.create(
-                    topic_id=topic.topic_id, kind=kind, name=name, imported_from=batch, created_at=now
+                nugget_set = writes.create_one(
+                    NuggetSet(topic_id=topic.topic_id, kind=kind, name=name, imported_from=batch, created_at=now)
                 )
                 result.count_made("nugget sets")
                 to_fill.append((nugget_set, topic))
@@ -165,7 +171,8 @@ def nuggets_import(
                     field=where,
                 )
             labels = AssignmentLabel.objects.filter(nugget__nugget_set=nugget_set).count()
-            Nugget.objects.filter(nugget_set=nugget_set).delete()
+            # At the switch, by set: a nugget the workspace added meanwhile goes too.
+            writes.later(Nugget.objects.filter(nugget_set_id=nugget_set.pk).delete)
             if labels:
                 result.warn(
                     "replaced nugget sets",
@@ -180,11 +187,11 @@ def nuggets_import(
                 )
             nugget_set.kind = kind
             nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
-            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job"])
+            writes.update([nugget_set], ["kind", "imported_from", "created_by", "job"])
             result.replaced += 1
             to_fill.append((nugget_set, topic))
 
-        made = Nugget.objects.bulk_create(
+        made = writes.create(
             Nugget(
                 nugget_set=nugget_set,
                 position=position,
@@ -205,4 +212,4 @@ def nuggets_import(
                     f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
                 )
     result.warnings_close()
-    return batch_finish(batch, result)
+    return result
