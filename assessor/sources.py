@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from assessor.collection.importing.base import ImportFailure
+from assessor.collection.importing.staging import Writes
 from assessor.models import AssessorWork, ImportBatch, Job, LabelSource
 
 Family = LabelSource.Family
@@ -127,11 +128,24 @@ def sources_of_kind(*, family: str, kind: str) -> list[str]:
     return list(LabelSource.objects.filter(family=family, kind=kind).order_by("name").values_list("name", flat=True))
 
 
-def import_source_claim(
-    *, family: str, name: str, batch: ImportBatch, user: User | None, path: Path, option: str
-) -> LabelSource:
-    """The file source an import writes into; the refusal names the file and the option that named it."""
-    try:
-        return source_claim(family=family, name=name, kind=Kind.FILE, batch=batch, user=user)
-    except SourceRefused as exc:
-        raise ImportFailure(exc.message, path=path, field=option) from None
+def import_source_claim(*, writes: Writes, family: str, name: str, user: User | None, path: Path, option: str) -> int:
+    """The key of the file source an import writes into; the refusal names the file and the option that named it.
+
+    A new source is written with the import's other rows (`writes`: at the
+    switch, where the import stages its writes), so a failed import claims no name.
+    """
+    source = LabelSource.objects.filter(family=family, name=name).first()
+    if source is None:
+        made = writes.create_one(
+            LabelSource(
+                family=family,
+                name=name,
+                kind=Kind.FILE,
+                imported_from=writes.batch,
+                created_by=user if user is not None and user.is_authenticated else None,
+            )
+        )
+        return made.pk
+    if source.kind != Kind.FILE:
+        raise ImportFailure(_refusal(source, DOING[Kind.FILE]).message, path=path, field=option)
+    return source.pk

@@ -16,11 +16,12 @@ one naming another run is an error. The run is never taken from the file name.
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from assessor.collection.importing.answers import (
@@ -42,14 +43,13 @@ from assessor.collection.importing.base import (
     MAX_ID_CHARS,
     MAX_NUGGET_CHARS,
     ImportFailure,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     in_batches,
     limited,
     read_jsonl,
     require,
-    rows_insert,
 )
 from assessor.collection.runs import run_ids_match
 from assessor.models import Answer, ImportBatch, LabelSource
@@ -170,7 +170,7 @@ class NuggetSets:
         name: str,
         replace: bool,
         retire_labels: bool,
-        batch: ImportBatch,
+        writes: Writes,
         result: JudgmentsImportResult,
         path: Path,
         user: User | None,
@@ -181,10 +181,11 @@ class NuggetSets:
         self.retire_labels = retire_labels
         self.user = user
         self.replaced_sets: set[int] = set()
+        self.writes = writes
+        self.batch = writes.batch
         self.source = import_source_claim(
-            family=LabelSource.Family.NUGGETS, name=name, batch=batch, user=user, path=path, option="--nuggets-name"
+            writes=writes, family=LabelSource.Family.NUGGETS, name=name, user=user, path=path, option="--nuggets-name"
         )
-        self.batch = batch
         self.result = result
         self.path = path
         self.nugget_ids: dict[str, list[int]] = {}
@@ -208,8 +209,10 @@ class NuggetSets:
         for topic_id, answer in firsts.items():
             nugget_set = stored.get(topic_id)
             if nugget_set is None:
-                nugget_set = NuggetSet.objects.create(
-                    topic_id=topic_id, kind=self.kind, name=self.name, source=self.source, imported_from=self.batch
+                nugget_set = self.writes.create_one(
+                    NuggetSet(
+                        topic_id=topic_id, kind=self.kind, name=self.name, source_id=self.source, imported_from=self.batch
+                    )
                 )
                 self.result.count_made("nugget sets")
                 to_fill.append((nugget_set, answer))
@@ -236,23 +239,23 @@ class NuggetSets:
         self._fill(to_fill)
         for nugget_set, _ in to_fill:
             if nugget_set.pk in self.replaced_sets:
-                replaced_nuggets_announce(nugget_set, user=self.user)
+                self.writes.later(partial(replaced_nuggets_announce, nugget_set.pk, user=self.user))
 
     def _clear(self, nugget_set: NuggetSet, answer: AssignedAnswer) -> None:
         """Under --replace: the set takes the file's nuggets; the old ones go, the labels on them retired."""
         replaced_nuggets_retire(
-            nugget_set, retire=self.retire_labels, result=self.result, path=self.path, line=answer.line,
-            option="--retire-labels",
+            nugget_set, writes=self.writes, retire=self.retire_labels, result=self.result, path=self.path,
+            line=answer.line, option="--retire-labels",
         )  # fmt: skip
         self.replaced_sets.add(nugget_set.pk)
         nugget_set.kind = self.kind
         nugget_set.imported_from, nugget_set.created_by, nugget_set.job = self.batch, None, None
         nugget_set.version += 1  # tabs showing the old list are told it changed
-        nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job", "version"])
+        self.writes.update([nugget_set], ["kind", "imported_from", "created_by", "job", "version"])
         self.result.replaced += 1
 
     def _fill(self, sets: list[tuple[NuggetSet, AssignedAnswer]]) -> None:
-        nuggets = Nugget.objects.bulk_create(
+        nuggets = self.writes.create(
             Nugget(nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=self.batch)
             for nugget_set, answer in sets
             for position, (text, importance) in enumerate(answer.nuggets)
@@ -310,24 +313,25 @@ class AssignmentsImport:
 
     def __init__(
         self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
-        retire_labels: bool, batch: ImportBatch, user: User | None,
+        retire_labels: bool, writes: Writes, user: User | None,
     ) -> None:
         self.path = path
         self.assigner = assigner
         self.assigner_name = assigner_name
         self.replace = replace
-        self.batch = batch
+        self.writes = writes
+        self.batch = writes.batch
         self.result = JudgmentsImportResult(path=str(path))
         self.now = timezone.now()
         self.created_at = connection.ops.adapt_datetimefield_value(self.now)
-        self.runs = RunsFinder(batch=batch, result=self.result, path=path)
+        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
         self.keys = AnswerKeys(path=path)
         self.nugget_sets = NuggetSets(
-            kind=nuggets, name=nuggets_name, replace=replace, retire_labels=retire_labels, batch=batch,
+            kind=nuggets, name=nuggets_name, replace=replace, retire_labels=retire_labels, writes=writes,
             result=self.result, path=path, user=user,
         )  # fmt: skip
         self.source = import_source_claim(
-            family=LabelSource.Family.ASSIGNMENT, name=assigner_name, batch=batch, user=user, path=path,
+            writes=writes, family=LabelSource.Family.ASSIGNMENT, name=assigner_name, user=user, path=path,
             option="--assigner-name",
         )  # fmt: skip
 
@@ -358,7 +362,7 @@ class AssignmentsImport:
             for key, answer in keyed
             if key not in stored
         }
-        Answer.objects.bulk_create(new.values())
+        self.writes.create(new.values())
         self.result.count_made("answers", len(new))
         for key, answer in keyed:
             old = stored.get(key)
@@ -387,7 +391,7 @@ class AssignmentsImport:
                 old = stored.get((answer_id, nugget_id))
                 if old is None:
                     new_rows.append(
-                        (answer_id, nugget_id, self.assigner_name, self.assigner, self.source.pk, label, self.batch.pk, self.created_at)
+                        (answer_id, nugget_id, self.assigner_name, self.assigner, self.source, label, self.batch.pk, self.created_at)
                     )
                 elif old[1] == label:
                     self.result.unchanged += 1
@@ -401,10 +405,8 @@ class AssignmentsImport:
                         line=answer.line,
                         field=f"nuggets[{index}].assignment",
                     )
-        rows_insert(AssignmentLabel, LABEL_COLUMNS, new_rows)
-        AssignmentLabel.objects.bulk_update(
-            changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"]
-        )
+        self.writes.rows(AssignmentLabel, LABEL_COLUMNS, new_rows)
+        self.writes.update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
         self.result.count_made("labels", len(new_rows))
         self.result.replaced += len(changed)
 
@@ -421,7 +423,6 @@ class AssignmentsImport:
         )
 
 
-@transaction.atomic
 def assignments_import(
     *,
     path: Path,
@@ -448,19 +449,22 @@ def assignments_import(
         "replace": replace,
         "run_id": run_id or "",
     }
-    batch = batch_start(kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)
-    importer = AssignmentsImport(
-        path=path,
-        nuggets=nuggets,
-        assigner=assigner,
-        nuggets_name=nuggets_name,
-        assigner_name=assigner_name,
-        replace=replace,
-        retire_labels=retire_labels,
-        batch=batch,
-        user=user,
-    )
-    for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
-        importer.chunk_import(chunk)
-    importer.result.warnings_close()
-    return batch_finish(batch, importer.result)
+
+    def prepare(writes: Writes) -> JudgmentsImportResult:
+        importer = AssignmentsImport(
+            path=path,
+            nuggets=nuggets,
+            assigner=assigner,
+            nuggets_name=nuggets_name,
+            assigner_name=assigner_name,
+            replace=replace,
+            retire_labels=retire_labels,
+            writes=writes,
+            user=user,
+        )
+        for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
+            importer.chunk_import(chunk)
+        importer.result.warnings_close()
+        return importer.result
+
+    return import_file(prepare, kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)

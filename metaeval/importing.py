@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.utils.text import slugify
 
 from assessor.collection.importing.base import (
@@ -26,9 +25,9 @@ from assessor.collection.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     limited,
     read_lines,
 )
@@ -118,7 +117,6 @@ def _parse_scores(path: Path, *, layout: str = "tsv", run_id: str | None = None)
         yield number, cell, value
 
 
-@transaction.atomic
 def scores_import(
     *,
     path: Path,
@@ -139,16 +137,32 @@ def scores_import(
     if not name or slugify(name) != name:
         raise ImportFailure(f"a table name must be a slug (letters, digits, - and _), not {name!r}", path=path)
     options = {"name": name, "replace": replace, "layout": layout, "run_id": run_id or ""}
-    batch = batch_start(kind=ImportBatch.Kind.SCORES, path=path, options=options, user=user)
+    return import_file(
+        lambda writes: _scores_prepare(writes, path=path, name=name, replace=replace, layout=layout, run_id=run_id),
+        kind=ImportBatch.Kind.SCORES,
+        path=path,
+        options=options,
+        user=user,
+    )
+
+
+def _scores_prepare(
+    writes: Writes, *, path: Path, name: str, replace: bool, layout: str, run_id: str | None
+) -> ImportResult:
+    batch = writes.batch
     result = ImportResult(path=str(path))
-    table, created = ScoreTable.objects.get_or_create(name=name, defaults={"imported_from": batch})
+    table = ScoreTable.objects.filter(name=name).first()
+    created = table is None
+    if table is None:
+        table = writes.create_one(ScoreTable(name=name, imported_from=batch))
     stored: dict[Cell, float] = {}
     if not created:
         if replace:
-            result.replaced = table.scores.count()
-            table.scores.all().delete()
+            scores = list(table.scores.values_list("pk", flat=True))
+            result.replaced = len(scores)
+            writes.delete(ImportedScore, scores)
             table.imported_from = batch
-            table.save(update_fields=["imported_from"])
+            writes.update([table], ["imported_from"])
         else:
             stored = {
                 (run_id, topic_id, metric): value
@@ -170,10 +184,10 @@ def scores_import(
                     line=number,
                     field="value",
                 )
-        ImportedScore.objects.bulk_create(new)
+        writes.create(new)
         result.created += len(new)
     if not result.lines:
         raise ImportFailure("no scores in the file", path=path)
     if result.created and not created and not replace:
         result.warnings.append(f"added {result.created} cells to the existing table {name!r}")
-    return batch_finish(batch, result)
+    return result

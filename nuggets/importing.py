@@ -9,11 +9,11 @@ importance: it may be absent, empty or null, and is ignored if given.
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.utils import timezone
 
 from assessor.collection.importing.answers import (
@@ -27,9 +27,9 @@ from assessor.collection.importing.answers import (
 from assessor.collection.importing.base import (
     MAX_NUGGET_CHARS,
     ImportFailure,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     read_jsonl,
     require,
 )
@@ -107,7 +107,14 @@ def _difference(stored: NuggetList, new: NuggetList) -> str:
 
 
 def replaced_nuggets_retire(
-    nugget_set: NuggetSet, *, retire: bool, result: JudgmentsImportResult, path: Path, line: int, option: str
+    nugget_set: NuggetSet,
+    *,
+    writes: Writes,
+    retire: bool,
+    result: JudgmentsImportResult,
+    path: Path,
+    line: int,
+    option: str,
 ) -> None:
     """Under --replace: the set's old nuggets go; labels on them are retired only when the organizer says so."""
     dependents = set_dependents(nugget_set)
@@ -121,22 +128,28 @@ def replaced_nuggets_retire(
             line=line,
             field="nuggets",
         )
-    retired = nuggets_delete(list(nugget_set.nuggets.values_list("pk", flat=True)), reason=Change.REPLACED)
-    if retired:
+    # At the switch, by set: a nugget the workspace added meanwhile goes too, its labels retired first.
+    writes.later(partial(_set_nuggets_delete, nugget_set.pk))
+    labels = sum(d.labels for d in dependents)
+    if labels:
         result.warn(
             "replaced nugget sets",
             f"{path}, line {line}: replacing nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} "
-            f"retired {retired} labels on its old nuggets",
+            f"retired {labels} labels on its old nuggets",
         )
 
 
-def replaced_nuggets_announce(nugget_set: NuggetSet, *, user: User | None) -> None:
+def _set_nuggets_delete(nugget_set_id: int) -> None:
+    nuggets_delete(list(Nugget.objects.filter(nugget_set_id=nugget_set_id).values_list("pk", flat=True)), reason=Change.REPLACED)
+
+
+def replaced_nuggets_announce(nugget_set_id: int, *, user: User | None) -> None:
     """After a replaced set got its new nuggets: every one is new to whoever labelled the old list."""
+    nugget_set = NuggetSet.objects.get(pk=nugget_set_id)
     ids = nugget_set.nuggets.values_list("pk", flat=True)
     nugget_list_changed(nugget_set, dict.fromkeys(ids, Change.REPLACED), by=user)
 
 
-@transaction.atomic
 def nuggets_import(
     *,
     path: Path,
@@ -152,14 +165,26 @@ def nuggets_import(
     if kind not in NuggetSet.Kind.values:
         raise ImportFailure(f"the kind must be one of {', '.join(NuggetSet.Kind.values)}, not {kind!r}", path=path)
     slug_check(name, option="--name", path=path)
-    drafts = kind == NuggetSet.Kind.DRAFT
-    batch = batch_start(
-        kind=ImportBatch.Kind.NUGGETS, path=path, options={"kind": kind, "name": name, "replace": replace}, user=user
+    return import_file(
+        lambda writes: _nuggets_prepare(
+            writes, path=path, kind=kind, name=name, replace=replace, retire_labels=retire_labels, user=user
+        ),
+        kind=ImportBatch.Kind.NUGGETS,
+        path=path,
+        options={"kind": kind, "name": name, "replace": replace},
+        user=user,
     )
+
+
+def _nuggets_prepare(
+    writes: Writes, *, path: Path, kind: str, name: str, replace: bool, retire_labels: bool, user: User | None
+) -> JudgmentsImportResult:
+    drafts = kind == NuggetSet.Kind.DRAFT
+    batch = writes.batch
     result = JudgmentsImportResult(path=str(path))
     now = timezone.now()
     source = import_source_claim(
-        family=LabelSource.Family.NUGGETS, name=name, batch=batch, user=user, path=path, option="--name"
+        writes=writes, family=LabelSource.Family.NUGGETS, name=name, user=user, path=path, option="--name"
     )
     for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
         result.lines += len(chunk)
@@ -178,8 +203,10 @@ def nuggets_import(
         for topic in chunk:
             nugget_set = stored.get(topic.topic_id)
             if nugget_set is None:
-                nugget_set = NuggetSet.objects.create(
-                    topic_id=topic.topic_id, kind=kind, name=name, source=source, imported_from=batch, created_at=now
+                nugget_set = writes.create_one(
+                    NuggetSet(
+                        topic_id=topic.topic_id, kind=kind, name=name, source_id=source, imported_from=batch, created_at=now
+                    )
                 )
                 result.count_made("nugget sets")
                 to_fill.append((nugget_set, topic))
@@ -201,8 +228,9 @@ def nuggets_import(
                     field=where,
                 )
             replaced_nuggets_retire(
-                nugget_set, retire=retire_labels, result=result, path=path, line=topic.line, option="--retire-labels"
-            )
+                nugget_set, writes=writes, retire=retire_labels, result=result, path=path, line=topic.line,
+                option="--retire-labels",
+            )  # fmt: skip
             if nugget_set.edited_sets.exists():
                 result.warn(
                     "replaced nugget sets",
@@ -213,12 +241,12 @@ def nuggets_import(
             nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
             # Tabs showing the old list are told it changed.
             nugget_set.version += 1
-            nugget_set.save(update_fields=["kind", "imported_from", "created_by", "job", "version"])
+            writes.update([nugget_set], ["kind", "imported_from", "created_by", "job", "version"])
             result.replaced += 1
             to_fill.append((nugget_set, topic))
             replaced.append(nugget_set)
 
-        made = Nugget.objects.bulk_create(
+        made = writes.create(
             Nugget(
                 nugget_set=nugget_set,
                 position=position,
@@ -232,7 +260,7 @@ def nuggets_import(
         )
         result.count_made("nuggets", len(made))
         for nugget_set in replaced:
-            replaced_nuggets_announce(nugget_set, user=user)
+            writes.later(partial(replaced_nuggets_announce, nugget_set.pk, user=user))
         for _, topic in to_fill:
             if not drafts and len(topic.nuggets) > NuggetSet.MAX_NUGGETS:
                 result.warn(
@@ -241,4 +269,4 @@ def nuggets_import(
                     f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
                 )
     result.warnings_close()
-    return batch_finish(batch, result)
+    return result

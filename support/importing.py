@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from assessor.collection.importing.answers import (
@@ -40,16 +40,16 @@ from assessor.collection.importing.base import (
     MAX_ANSWER_CHARS,
     MAX_ID_CHARS,
     ImportFailure,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     in_batches,
     limited,
     read_jsonl,
     require,
-    rows_insert,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.collection.importing.staging import deletion_counts
 from assessor.models import Answer, Citation, ImportBatch, LabelSource, Sentence
 from assessor.sources import import_source_claim
 from support.models import SupportLabel
@@ -224,18 +224,17 @@ def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) ->
 
 
 class SupportImport:
-    def __init__(
-        self, *, path: Path, method: str, name: str, source: LabelSource, replace: bool, batch: ImportBatch
-    ) -> None:
+    def __init__(self, *, path: Path, method: str, name: str, source: int, replace: bool, writes: Writes) -> None:
         self.path = path
         self.method = method
         self.name = name
         self.source = source
         self.replace = replace
-        self.batch = batch
+        self.writes = writes
+        self.batch = writes.batch
         self.result = JudgmentsImportResult(path=str(path))
         self.now = timezone.now()
-        self.runs = RunsFinder(batch=batch, result=self.result, path=path)
+        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
         self.keys = AnswerKeys(path=path)
 
     def chunk_import(self, chunk: list[JudgedAnswer]) -> None:
@@ -250,7 +249,8 @@ class SupportImport:
         self.result.count_made(
             "placeholder segments",
             segment_placeholders_create(
-                citation.docid for answer in chunk for sentence in answer.sentences for citation in sentence.citations
+                self.writes,
+                (citation.docid for answer in chunk for sentence in answer.sentences for citation in sentence.citations),
             ),
         )
         answers = answers_stored(key for key, _ in keyed)
@@ -271,7 +271,7 @@ class SupportImport:
             for key, line in keyed
             if key not in answers
         ]
-        Answer.objects.bulk_create([answer for _, answer in new_answers])
+        self.writes.create([answer for _, answer in new_answers])
         self.result.count_made("answers", len(new_answers))
         answers.update(new_answers)
         for _, answer in new_answers:
@@ -298,7 +298,7 @@ class SupportImport:
                 )
             sentence_rows += self._sentences_replace(answer, line)
             stored.sentences[answer.pk] = []
-        made = Sentence.objects.bulk_create(sentence_rows)
+        made = self.writes.create(sentence_rows)
         self.result.count_made("sentences", len(made))
         for sentence in made:
             stored.sentences[sentence.answer_id].append(StoredSentence(id=sentence.pk, text=sentence.text))
@@ -322,7 +322,7 @@ class SupportImport:
                         citation_rows.append(target)
                     if citation.support is not None:
                         pending_labels.append((target, citation.support, line, f"{where}.support"))
-        Citation.objects.bulk_create(citation_rows)
+        self.writes.create(citation_rows)
         self.result.count_made("citations", len(citation_rows))
         self._labels_write(pending_labels, stored.labels)
 
@@ -349,7 +349,9 @@ class SupportImport:
         return [Sentence(answer_id=answer.pk, index=index, text=text or "") for index, text in enumerate(texts)]
 
     def _sentences_replace(self, answer: Answer, line: JudgedAnswer) -> list[Sentence]:
-        _, deleted = Sentence.objects.filter(answer_id=answer.pk).delete()
+        sentences = list(Sentence.objects.filter(answer_id=answer.pk).values_list("pk", flat=True))
+        deleted = deletion_counts(Sentence, sentences)
+        self.writes.delete(Sentence, sentences)
         labels = sum(number for model, number in deleted.items() if model not in ("assessor.Sentence", "assessor.Citation"))
         if labels:
             self.result.warn(
@@ -360,7 +362,7 @@ class SupportImport:
         answer.text = line.text
         answer.words = words_count(line.text)
         answer.imported_from = self.batch
-        answer.save(update_fields=["text", "words", "imported_from"])
+        self.writes.update([answer], ["text", "words", "imported_from"])
         self.result.replaced += 1
         return [Sentence(answer_id=answer.pk, index=index, text=s.text or "") for index, s in enumerate(line.sentences)]
 
@@ -398,7 +400,7 @@ class SupportImport:
             citation_id = target.pk if isinstance(target, Citation) else target
             old = stored.get(citation_id)
             if old is None:
-                rows.append((citation_id, self.name, self.method, self.source.pk, label, self.batch.pk, created_at))
+                rows.append((citation_id, self.name, self.method, self.source, label, self.batch.pk, created_at))
                 stored[citation_id] = (-1, label)  # a citation named twice in one file is caught below
             elif old[1] == label:
                 if old[0] != -1:
@@ -423,8 +425,8 @@ class SupportImport:
                     line=line.line,
                     field=where,
                 )
-        rows_insert(SupportLabel, LABEL_COLUMNS, rows)
-        SupportLabel.objects.bulk_update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
+        self.writes.rows(SupportLabel, LABEL_COLUMNS, rows)
+        self.writes.update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
         self.result.count_made("labels", len(rows))
         self.result.replaced += len(changed)
 
@@ -444,7 +446,6 @@ def _options_check(*, path: Path, method: str, name: str) -> None:
         )
 
 
-@transaction.atomic
 def support_import(
     *,
     path: Path,
@@ -458,12 +459,15 @@ def support_import(
     name = str(method_name or method)
     _options_check(path=path, method=method, name=name)
     options = {"method": method, "name": name, "replace": replace}
-    batch = batch_start(kind=ImportBatch.Kind.SUPPORT, path=path, options=options, user=user)
-    source = import_source_claim(
-        family=LabelSource.Family.SUPPORT, name=name, batch=batch, user=user, path=path, option="--name"
-    )
-    importer = SupportImport(path=path, method=method, name=name, source=source, replace=replace, batch=batch)
-    for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
-        importer.chunk_import(chunk)
-    importer.result.warnings_close()
-    return batch_finish(batch, importer.result)
+
+    def prepare(writes: Writes) -> JudgmentsImportResult:
+        source = import_source_claim(
+            writes=writes, family=LabelSource.Family.SUPPORT, name=name, user=user, path=path, option="--name"
+        )
+        importer = SupportImport(path=path, method=method, name=name, source=source, replace=replace, writes=writes)
+        for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
+            importer.chunk_import(chunk)
+        importer.result.warnings_close()
+        return importer.result
+
+    return import_file(prepare, kind=ImportBatch.Kind.SUPPORT, path=path, options=options, user=user)

@@ -10,6 +10,7 @@ more than one run are an ambiguity, and an error.
 
 from collections.abc import Iterable, Mapping
 
+from assessor.collection.importing.staging import Writes, provisional
 from assessor.models import Run, RunAlias
 
 
@@ -45,7 +46,7 @@ def run_match(run_id: str, stored_ids: Iterable[str], aliases: Mapping[str, str]
     return candidates.pop() if candidates else None
 
 
-def published_remember(run: Run, seen_id: str) -> None:
+def published_remember(run: Run, seen_id: str, writes: Writes | None = None) -> None:
     """Keep the team-prefixed form of a run's id when a file names it so (the first one seen)."""
     if run.published_id:
         return
@@ -55,8 +56,14 @@ def published_remember(run: Run, seen_id: str) -> None:
         published = run.run_id
     else:
         return
-    Run.objects.filter(pk=run.pk, published_id="").update(published_id=published)
     run.published_id = published
+    if writes is None:
+        Run.objects.filter(pk=run.pk, published_id="").update(published_id=published)
+    elif provisional(run.pk):
+        writes.update([run], ["published_id"])  # a run this import makes
+    else:
+        pk = run.pk
+        writes.later(lambda: Run.objects.filter(pk=pk, published_id="").update(published_id=published))
 
 
 class RunResolver:
@@ -66,7 +73,9 @@ class RunResolver:
     lines costs no query per line.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, writes: Writes | None = None) -> None:
+        """`writes`: an import's, through which new runs and published ids are written (else at once)."""
+        self.writes = writes
         self.runs: dict[str, Run] = {run.run_id: run for run in Run.objects.all()}
         self.aliases = run_aliases()
         self._cache: dict[str, Run | None] = {}
@@ -76,7 +85,7 @@ class RunResolver:
             stored = run_match(run_id, self.runs, self.aliases)
             run = self.runs[stored] if stored else None
             if run is not None:
-                published_remember(run, run_id)
+                published_remember(run, run_id, self.writes)
             self._cache[run_id] = run
         return self._cache[run_id]
 
@@ -84,7 +93,10 @@ class RunResolver:
         run = self.find(run_id)
         if run is not None:
             return run, False
-        run = Run.objects.create(run_id=run_id, **create_fields)
+        if self.writes is None:
+            run = Run.objects.create(run_id=run_id, **create_fields)
+        else:
+            run = self.writes.create_one(Run(run_id=run_id, **create_fields))
         self.runs[run_id] = run
         # A new run can change how other ids resolve (it may make one ambiguous).
         self._cache.clear()

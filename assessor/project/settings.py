@@ -100,6 +100,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": env_float("SQLITE_BUSY_TIMEOUT", 30.0, minimum=0.0),
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "") or None}
+# On SQLite an import reads, checks and stages its file with no write lock, and holds the lock
+# only for a short switch at its end (assessor/collection/importing/staging.py); the staged rows
+# wait on disk, in IMPORT_STAGING_DIR. Off: the whole import in one transaction, as on PostgreSQL.
+IMPORT_STAGING = env_bool("IMPORT_STAGING", True)
+IMPORT_STAGING_DIR = Path(env_str("IMPORT_STAGING_DIR", str(VAR_DIR / "import-staging")))
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -2,7 +2,12 @@
 
 Run by test_sqlite_busy.py in a process of its own, since the test database of
 the suite is in memory (where SQLite locks differently). Prints what happened
-as JSON: the import's time and outcome, and the status codes of every save.
+as JSON: the import's time and outcome, the status codes and times of every
+save, and how long the import held the write lock (watched from a connection
+of its own, see bench.lock_watch).
+
+The saves start either at once, while the import reads and checks its file
+(`early`), or when the import is first seen holding the write lock (`at_lock`).
 """
 
 import json
@@ -21,17 +26,22 @@ from django.test import Client  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
 from assignment.models import AssignmentLabel  # noqa: E402
+from bench.lock_watch import WriteLockWatch  # noqa: E402
 from tests.scenarios import give_assign, make_scenario  # noqa: E402
 
 RETRY_PAUSE = 0.2
 
 
-def write_lock_wait(importer: threading.Thread, *, held_for: float = 0.1) -> bool:
-    """Wait until the import holds SQLite's write lock for good (it reads and parses first, and writes
-    its batch row in a short transaction of its own), so that the saves meet it."""
+def database_path() -> str:
     from django.conf import settings
 
-    path = str(settings.DATABASES["default"]["NAME"])
+    return str(settings.DATABASES["default"]["NAME"])
+
+
+def write_lock_wait(importer: threading.Thread, *, held_for: float = 0.0) -> bool:
+    """Wait until the import is seen holding SQLite's write lock (it reads and checks its file first,
+    and takes the lock for its switch only), so that the saves meet it."""
+    path = database_path()
     locked_since = None
     while importer.is_alive():
         probe = sqlite3.connect(path, timeout=0)
@@ -49,7 +59,7 @@ def write_lock_wait(importer: threading.Thread, *, held_for: float = 0.1) -> boo
     return False
 
 
-def main(topics_path: str, savers: int) -> dict:
+def main(topics_path: str, savers: int, mode: str) -> dict:
     call_command("migrate", verbosity=0)
     scenario = make_scenario(plant_llm=False)
     work = give_assign(scenario)
@@ -61,8 +71,11 @@ def main(topics_path: str, savers: int) -> dict:
         begin = time.monotonic()
         started.set()
         try:
-            call_command("import_topics", topics_path, stdout=open("/dev/null", "w"))
-            report["import"] = {"ok": True, "seconds": time.monotonic() - begin}
+            with WriteLockWatch(database_path()) as watch:
+                call_command("import_topics", topics_path, stdout=open("/dev/null", "w"))
+            end = time.monotonic()
+            report["import"] = {"ok": True, "seconds": end - begin, "start": begin, "end": end}
+            report["lock"] = {"longest_hold": watch.longest_hold, "held_seconds": watch.held_seconds}
         except Exception as exc:  # reported, so that the test shows it
             report["import"] = {"ok": False, "error": repr(exc), "seconds": time.monotonic() - begin}
         finally:
@@ -82,7 +95,8 @@ def main(topics_path: str, savers: int) -> dict:
                 statuses[-1] = f"503 Retry-After {response.get('Retry-After')}"
                 time.sleep(RETRY_PAUSE)
         finally:
-            report["saves"].append({"statuses": statuses, "seconds": time.monotonic() - begin})
+            end = time.monotonic()
+            report["saves"].append({"statuses": statuses, "seconds": end - begin, "start": begin, "end": end})
             connection.close()
 
     clients = []
@@ -97,7 +111,7 @@ def main(topics_path: str, savers: int) -> dict:
     importer = threading.Thread(target=long_import)
     importer.start()
     started.wait()
-    report["lock_seen"] = write_lock_wait(importer)
+    report["lock_seen"] = write_lock_wait(importer) if mode == "at_lock" else None
     threads = [threading.Thread(target=save, args=(client, *pair)) for client, pair in zip(clients, pairs, strict=True)]
     for thread in threads:
         thread.start()
@@ -109,4 +123,4 @@ def main(topics_path: str, savers: int) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1], int(sys.argv[2]))))
+    print(json.dumps(main(sys.argv[1], int(sys.argv[2]), sys.argv[3])))

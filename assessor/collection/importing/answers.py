@@ -20,11 +20,12 @@ from assessor.collection.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
+    Writes,
     in_batches,
     limited,
 )
 from assessor.collection.runs import AmbiguousRun, RunResolver
-from assessor.models import Answer, ImportBatch, Run, Topic
+from assessor.models import Answer, Run, Topic
 
 T = TypeVar("T")
 # Below every database's limit on query parameters (SQLite's conservative 999 included).
@@ -169,9 +170,9 @@ def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) 
 class RunsFinder:
     """The runs a file names, matched by the team-prefix rule, made when missing."""
 
-    def __init__(self, *, batch: ImportBatch, result: JudgmentsImportResult, path: Path) -> None:
-        self.resolver = RunResolver()
-        self.batch = batch
+    def __init__(self, *, writes: Writes, result: JudgmentsImportResult, path: Path) -> None:
+        self.resolver = RunResolver(writes)
+        self.batch = writes.batch
         self.result = result
         self.path = path
 

@@ -1,22 +1,33 @@
-"""What every importer shares: line reading, errors that name the place, batches.
+"""What every importer shares: line reading, errors that name the place, batches, where writes go.
 
 An importer streams its file in chunks (memory does not grow with the file),
-runs inside one transaction (a bad line changes nothing), and records an
-ImportBatch as the provenance of what it created.
+is all or nothing (a bad line changes nothing), and records an ImportBatch as
+the provenance of what it created. `import_file` runs it: on SQLite the file is
+read, checked and staged with no write lock, and moved in by one short switch
+(see staging.py); on PostgreSQL it runs inside one transaction.
 """
 
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
-from django.db import OperationalError, connection, models
+from django.db import OperationalError, connection, models, transaction
+from django.db.models import Max
 
+from assessor.collection.importing.staging import (
+    DirectWrites,
+    StagedWrites,
+    SwitchConflict,
+    Writes,
+    staging_used,
+)
 from assessor.models import ImportBatch
 from assessor.project.busy import database_busy
 
@@ -33,6 +44,8 @@ SQLITE_ANALYSIS_LIMIT = 1000
 # Below every database's limit on query parameters (SQLite's conservative 999 included).
 LOOKUP_BATCH = 900
 EMPTY_FILE = "the file is empty: there is nothing to import"
+# How often an import prepares again when its switch meets another import's rows.
+SWITCH_ATTEMPTS = 3
 
 # Limits that real data stays far below (docs/formats-collection.md, "Limits"): a
 # line or field past them is refused by name, never stored, so that one bad line
@@ -210,16 +223,85 @@ def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Iterable
     return inserted
 
 
-def batch_start(
-    *, kind: ImportBatch.Kind, path: Path, options: dict[str, Any] | None = None, user: User | None = None
-) -> ImportBatch:
-    return ImportBatch.objects.create(
-        kind=kind,
-        file_name=path.name,
-        sha256=file_sha256(path),
-        options=options or {},
-        imported_by=user,
+def import_file(
+    prepare: Callable[[Writes], R],
+    *,
+    kind: ImportBatch.Kind,
+    path: Path,
+    options: dict[str, Any] | None = None,
+    user: User | None = None,
+) -> R:
+    """Run an import: `prepare(writes)` reads and checks the file and makes every write through `writes`.
+
+    `writes.batch` is the import's ImportBatch, for the provenance of the rows.
+    On SQLite the writes are staged and moved in by one short switch, during
+    which the write lock is held (staging.py); if the switch meets another
+    import's rows, the file is prepared again on what is now stored. Elsewhere
+    the import runs inside one transaction, writing as it goes. Either way a
+    failure (ImportFailure) leaves the database as it was.
+    """
+    path = Path(path)
+    fields = {
+        "kind": kind,
+        "file_name": path.name,
+        "sha256": file_sha256(path),
+        "options": options or {},
+        "imported_by": user,
+    }
+    if not staging_used():
+        with transaction.atomic():
+            batch = ImportBatch.objects.create(**fields)
+            with DirectWrites(batch) as writes:
+                return batch_finish(batch, prepare(writes))
+    conflict: SwitchConflict | None = None
+    for _ in range(SWITCH_ATTEMPTS):
+        since = ImportBatch.objects.aggregate(last=Max("pk"))["last"] or 0
+        batch = ImportBatch(**fields)
+        with StagedWrites(batch) as writes:
+            result = prepare(writes)
+            if not (result.created or result.replaced):
+                # Importing a file again adds nothing, not even a record of the attempt.
+                return result
+            _batch_fill(batch, result)
+            writes.create_one(batch)
+            try:
+                _switch(writes, since)
+            except SwitchConflict as exc:
+                conflict = exc
+                continue
+        result.batch = batch
+        return result
+    raise ImportFailure(
+        f"the stored data kept changing while the file was prepared ({conflict}); nothing was imported: import it again",
+        path=path,
     )
+
+
+def _switch(writes: StagedWrites, since: int) -> None:
+    """The switch, tried again while other writes hold the database past the busy timeout.
+
+    What was staged stays staged meanwhile: only the switch waits, not the preparation.
+    """
+    for attempt in range(1, SWITCH_ATTEMPTS + 1):
+        try:
+            writes.switch(other_imports=partial(_batches_since, since))
+            return
+        except OperationalError as exc:
+            if not database_busy(exc) or attempt == SWITCH_ATTEMPTS:
+                raise
+
+
+def _batches_since(last: int) -> bool:
+    """Whether an import was committed after the batch `last` (every import that writes records one)."""
+    return ImportBatch.objects.filter(pk__gt=last).exists()
+
+
+def _batch_fill(batch: ImportBatch, result: ImportResult) -> None:
+    batch.lines = result.lines
+    batch.created = result.created
+    batch.unchanged = result.unchanged
+    batch.replaced = result.replaced
+    batch.warnings = result.warnings
 
 
 def _column(model: type[models.Model], name: str) -> str:
@@ -233,11 +315,7 @@ def batch_finish(batch: ImportBatch, result: R) -> R:
         # Importing a file again adds nothing, not even a record of the attempt.
         batch.delete()
         return result
-    batch.lines = result.lines
-    batch.created = result.created
-    batch.unchanged = result.unchanged
-    batch.replaced = result.replaced
-    batch.warnings = result.warnings
+    _batch_fill(batch, result)
     batch.save(update_fields=["lines", "created", "unchanged", "replaced", "warnings"])
     result.batch = batch
     return result

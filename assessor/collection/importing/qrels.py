@@ -6,16 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from assessor.collection.importing.base import (
     MAX_ID_CHARS,
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     in_batches,
     limited,
     read_lines,
@@ -91,29 +90,44 @@ def _stored_qrels(source: QrelSource, chunk: list[QrelLine]) -> dict[tuple[str, 
     return stored
 
 
-@transaction.atomic
 def qrels_import(
     *, path: Path, source: str, replace: bool = False, user: User | None = None
 ) -> ImportResult:
     path = Path(path)
     source_name = _source_checked(source)
-    batch = batch_start(
-        kind=ImportBatch.Kind.QRELS, path=path, options={"source": source_name, "replace": replace}, user=user
+    return import_file(
+        lambda writes: _qrels_prepare(writes, path=path, source_name=source_name, replace=replace, user=user),
+        kind=ImportBatch.Kind.QRELS,
+        path=path,
+        options={"source": source_name, "replace": replace},
+        user=user,
     )
+
+
+def _qrels_prepare(
+    writes: Writes, *, path: Path, source_name: str, replace: bool, user: User | None
+) -> ImportResult:
+    batch = writes.batch
     result = ImportResult(path=str(path))
     qrel_source: QrelSource | None = None
     for chunk in chunked(_parse_qrels(path)):
         if qrel_source is None:
             # Made only once there is a line, so an empty file leaves no empty source behind.
+            # The name's source is claimed even when it exists: an LLM's grades take no file's.
             label_source = import_source_claim(
-                family=LabelSource.Family.QRELS, name=source_name, batch=batch, user=user, path=path, option="--source"
-            )
-            qrel_source, _ = QrelSource.objects.get_or_create(
-                name=source_name, defaults={"imported_from": batch, "source": label_source}
+                writes=writes, family=LabelSource.Family.QRELS, name=source_name, user=user, path=path,
+                option="--source",
+            )  # fmt: skip
+            qrel_source = QrelSource.objects.filter(name=source_name).first() or writes.create_one(
+                QrelSource(name=source_name, imported_from=batch, source_id=label_source)
             )
         _topics_check(chunk, path=path)
-        segment_placeholders_create(line.docid for line in chunk)
-        stored = _stored_qrels(qrel_source, chunk)
+        segment_placeholders_create(writes, (line.docid for line in chunk))
+        stored = _stored_qrels(qrel_source, chunk) if qrel_source.pk > 0 else {}
+        # The grades earlier chunks of this file gave (the database does not hold them yet when staged).
+        earlier_chunks = writes.first_claims(
+            "qrel", ((f"{line.topic_id}\t{line.docid}", line.line, str(line.grade)) for line in chunk)
+        )
         new: dict[tuple[str, str], QrelLine] = {}
         changed: dict[tuple[str, str], Qrel] = {}
         for line in chunk:
@@ -121,17 +135,22 @@ def qrels_import(
             key = (line.topic_id, line.docid)
             earlier = new.get(key)
             existing = stored.get(key)
-            if earlier is not None:
+            claimed = earlier_chunks.get(f"{line.topic_id}\t{line.docid}")
+            if claimed is not None:
+                if claimed[1] != str(line.grade):
+                    raise _repeated(line, f"grade {claimed[1]} earlier in this file", path=path)
+                result.unchanged += 1
+            elif earlier is not None:
                 if earlier.grade != line.grade:
                     raise _repeated(line, f"grade {earlier.grade} on line {earlier.line}", path=path)
                 result.unchanged += 1
             elif existing is None:
                 new[key] = line
+            elif key in changed and existing.grade != line.grade:
+                # Rewritten by an earlier line of this very chunk.
+                raise _repeated(line, f"grade {existing.grade} earlier in this file", path=path)
             elif existing.grade == line.grade:
                 result.unchanged += 1
-            elif existing.imported_from_id == batch.pk:
-                # Written (or rewritten) by an earlier chunk of this very file.
-                raise _repeated(line, f"grade {existing.grade} earlier in this file", path=path)
             elif replace:
                 existing.grade = line.grade
                 existing.imported_from = batch
@@ -145,15 +164,15 @@ def qrels_import(
                     line=line.line,
                     field="grade",
                 )
-        Qrel.objects.bulk_create(
+        writes.create(
             [
                 Qrel(source=qrel_source, topic_id=line.topic_id, segment_id=line.docid, grade=line.grade, imported_from=batch)
                 for line in new.values()
             ]
         )
-        Qrel.objects.bulk_update(list(changed.values()), ["grade", "imported_from"])
+        writes.update(list(changed.values()), ["grade", "imported_from"])
         result.created += len(new)
-    return batch_finish(batch, result)
+    return result
 
 
 def _repeated(line: QrelLine, earlier: str, *, path: Path) -> ImportFailure:

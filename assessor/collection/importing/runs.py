@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from assessor.collection.importing.base import (
     MAX_ANSWER_CHARS,
@@ -25,16 +24,16 @@ from assessor.collection.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     in_batches,
     limited,
     read_jsonl,
     require,
-    rows_insert,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.collection.importing.staging import deletion_counts
 from assessor.collection.runs import AmbiguousRun, RunResolver
 from assessor.models import (
     Answer,
@@ -304,25 +303,25 @@ def _sentences_misfit(stored: StoredAnswer, line: AnswerLine) -> str | None:
     return None
 
 
-def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
+def _parts_create(writes: Writes, answers: list[tuple[Answer, AnswerLine]]) -> None:
     """Write the references, sentences and citations of answers that have none stored.
 
     References and citations, most of a run's rows, go in as plain rows
-    (rows_insert); sentences through bulk_create, which returns their keys.
+    (rows_insert); sentences as objects, which get their keys.
     """
-    rows_insert(
+    writes.rows(
         AnswerReference,
         ["answer", "rank", "segment"],
         ((answer.pk, rank, docid) for answer, line in answers for rank, docid in enumerate(line.references)),
     )
-    sentences = Sentence.objects.bulk_create(
+    sentences = writes.create(
         Sentence(answer_id=answer.pk, index=index, text=sentence.text)
         for answer, line in answers
         for index, sentence in enumerate(line.sentences)
     )
     # bulk_create returns the objects in order, now with their primary keys.
     cited = ((sentence_line, line.references) for _, line in answers for sentence_line in line.sentences)
-    rows_insert(
+    writes.rows(
         Citation,
         ["sentence", "position", "segment", "reference_rank"],
         (
@@ -337,9 +336,11 @@ def _parts_create(answers: list[tuple[Answer, AnswerLine]]) -> None:
 PARKED_POSITION = 10_000
 
 
-def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]], result: ImportResult, *, path: Path) -> None:
+def _parts_complete(
+    writes: Writes, answers: list[tuple[StoredAnswer, AnswerLine]], result: ImportResult, *, path: Path
+) -> None:
     """Complete fitting stored sentences: references, the run's citation order and ranks, its other citations, its texts."""
-    AnswerReference.objects.bulk_create(
+    writes.create(
         AnswerReference(answer_id=old.answer.pk, rank=rank, segment_id=docid)
         for old, line in answers
         for rank, docid in enumerate(line.references)
@@ -365,20 +366,22 @@ def _parts_complete(answers: list[tuple[StoredAnswer, AnswerLine]], result: Impo
                     )
                 if (citation.position, citation.rank) != (position, rank):
                     updated.append(Citation(pk=citation.pk, position=position, reference_rank=rank))
-    Sentence.objects.bulk_update(texts, ["text"])
-    Citation.objects.bulk_update(
+    writes.update(texts, ["text"])
+    writes.update(
         [Citation(pk=citation.pk, position=PARKED_POSITION + citation.position) for citation in updated], ["position"]
     )
-    Citation.objects.bulk_update(updated, ["position", "reference_rank"])
-    Citation.objects.bulk_create(added)
+    writes.update(updated, ["position", "reference_rank"])
+    writes.create(added)
 
 
-def _parts_delete(answers: list[Answer], result: ImportResult) -> None:
+def _parts_delete(writes: Writes, answers: list[Answer], result: ImportResult) -> None:
     """Delete answers' sentences (and so their citations and support labels) and references."""
     ids = [answer.pk for answer in answers]
     for batch_ids in in_batches(ids):
-        _, deleted = Sentence.objects.filter(answer_id__in=batch_ids).delete()
-        AnswerReference.objects.filter(answer_id__in=batch_ids).delete()
+        sentences = list(Sentence.objects.filter(answer_id__in=batch_ids).values_list("pk", flat=True))
+        deleted = deletion_counts(Sentence, sentences)
+        writes.delete(Sentence, sentences)
+        writes.delete(AnswerReference, AnswerReference.objects.filter(answer_id__in=batch_ids).values_list("pk", flat=True))
         labels = sum(count for label, count in deleted.items() if label not in ("assessor.Sentence", "assessor.Citation"))
         if labels:
             result.warnings.append(f"replacing {len(batch_ids)} answers deleted {labels} labels of their citations")
@@ -436,19 +439,28 @@ def _keyed(chunk: list[AnswerLine], runs: dict[str, Run], seen: dict[tuple[int, 
     return keyed
 
 
-@transaction.atomic
 def run_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
-    batch = batch_start(kind=ImportBatch.Kind.RUN, path=path, options={"replace": replace}, user=user)
+    return import_file(
+        lambda writes: _run_prepare(writes, path=path, replace=replace),
+        kind=ImportBatch.Kind.RUN,
+        path=path,
+        options={"replace": replace},
+        user=user,
+    )
+
+
+def _run_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
+    batch = writes.batch
     result = ImportResult(path=str(path))
-    resolver = RunResolver()
+    resolver = RunResolver(writes)
     # One entry per (run, topic): bounded by runs x topics, not by the size of the texts.
     seen: dict[tuple[int, str], int] = {}
     for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
         _topics_check(chunk, path=path)
         runs = _runs_resolve(chunk, resolver, batch, path=path)
         keyed = _keyed(chunk, runs, seen, path=path)
-        segment_placeholders_create(docid for line in chunk for docid in line.references)
+        segment_placeholders_create(writes, (docid for line in chunk for docid in line.references))
         stored = _stored_answers({key for key, _ in keyed})
 
         new_lines: list[AnswerLine] = []
@@ -477,20 +489,20 @@ def run_import(*, path: Path, replace: bool = False, user: User | None = None) -
             )
             for line in new_lines
         ]
-        Answer.objects.bulk_create([answer for answer, _ in new])
+        writes.create([answer for answer, _ in new])
         filled = [(old.answer, line) for old, line in todo["fill"]]
         replaced = [(old.answer, line) for old, line in todo["replace"]]
-        _parts_delete([answer for answer, _ in replaced], result)
+        _parts_delete(writes, [answer for answer, _ in replaced], result)
         rewritten = filled + replaced + [(old.answer, line) for old, line in todo["complete"]]
         for answer, line in rewritten:
             answer.text = line.text
             answer.words = len(line.text.split())
         for answer, _ in replaced:
             answer.imported_from = batch
-        Answer.objects.bulk_update([answer for answer, _ in rewritten], ["text", "words", "imported_from"])
-        _parts_create(new + filled + replaced)
-        _parts_complete(todo["complete"], result, path=path)
+        writes.update([answer for answer, _ in rewritten], ["text", "words", "imported_from"])
+        _parts_create(writes, new + filled + replaced)
+        _parts_complete(writes, todo["complete"], result, path=path)
         result.unchanged += len(todo["unchanged"])
         result.created += len(new) + len(filled) + len(todo["complete"])
         result.replaced += len(replaced)
-    return batch_finish(batch, result)
+    return result

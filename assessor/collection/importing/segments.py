@@ -5,13 +5,13 @@ placeholder rows with empty text (`segment_placeholders_create`), and filling
 in a placeholder's text is not a contradiction.
 """
 
+import hashlib
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from assessor.collection.importing.base import (
     MAX_ID_CHARS,
@@ -20,9 +20,9 @@ from assessor.collection.importing.base import (
     MAX_URL_CHARS,
     ImportFailure,
     ImportResult,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     in_batches,
     limited,
     read_jsonl,
@@ -85,37 +85,65 @@ def segments_existing(docids: Collection[str]) -> set[str]:
     return found
 
 
-def segment_placeholders_create(docids: Iterable[str]) -> int:
+def segment_placeholders_create(writes: Writes, docids: Iterable[str]) -> int:
     """Make an empty-text row for every docid not stored yet; returns how many were new.
 
     Placeholders carry no batch: they are a reference to a passage, not data
-    from a file, and the segments import fills them in later.
+    from a file, and the segments import fills them in later. A docid named
+    again in a later chunk of a staged import is one placeholder.
     """
     wanted = set(docids)
     missing = wanted - segments_existing(wanted)
     # ignore_conflicts: another import may add the same docid concurrently.
-    Segment.objects.bulk_create([Segment(docid=docid) for docid in sorted(missing)], ignore_conflicts=True)
+    writes.create([Segment(docid=docid) for docid in sorted(missing)], ignore_conflicts=True)
     return len(missing)
+
+
+def _fingerprint(line: SegmentLine) -> str:
+    return hashlib.sha1("\x00".join((line.text, line.title, line.url)).encode()).hexdigest()
 
 
 def _same(stored: Segment, line: SegmentLine) -> bool:
     return (stored.text, stored.title, stored.url) == (line.text, line.title, line.url)
 
 
-@transaction.atomic
 def segments_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
-    batch = batch_start(kind=ImportBatch.Kind.SEGMENTS, path=path, options={"replace": replace}, user=user)
+    return import_file(
+        lambda writes: _segments_prepare(writes, path=path, replace=replace),
+        kind=ImportBatch.Kind.SEGMENTS,
+        path=path,
+        options={"replace": replace},
+        user=user,
+    )
+
+
+def _segments_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
+    batch = writes.batch
     result = ImportResult(path=str(path))
     for chunk in chunked(_parse_segments(path)):
         stored = {}
         for docids in in_batches({line.docid for line in chunk}):
             stored.update(Segment.objects.in_bulk(docids))
+        # What earlier chunks of this file said of the same docids (the database does not hold it yet when staged).
+        earlier_chunks = writes.first_claims("segment", ((line.docid, line.line, _fingerprint(line)) for line in chunk))
         new: dict[str, SegmentLine] = {}
         changed: dict[str, Segment] = {}
         for line in chunk:
             result.lines += 1
             earlier = new.get(line.docid)
+            claimed = earlier_chunks.get(line.docid)
+            if claimed is not None:
+                if claimed[1] != _fingerprint(line):
+                    # Written by an earlier chunk of this very file.
+                    raise ImportFailure(
+                        f"segment {line.docid} repeated in this file with another text (first on line {claimed[0]})",
+                        path=path,
+                        line=line.line,
+                        field="docid",
+                    )
+                result.unchanged += 1
+                continue
             if earlier is not None:
                 if (earlier.text, earlier.title, earlier.url) != (line.text, line.title, line.url):
                     raise ImportFailure(
@@ -129,13 +157,14 @@ def segments_import(*, path: Path, replace: bool = False, user: User | None = No
             existing = stored.get(line.docid)
             if existing is None:
                 new[line.docid] = line
+            elif line.docid in changed:
+                if (existing.text, existing.title, existing.url) != (line.text, line.title, line.url):
+                    raise ImportFailure(
+                        f"segment {line.docid} repeated in this file with another text", path=path, line=line.line, field="docid"
+                    )
+                result.unchanged += 1
             elif _same(existing, line):
                 result.unchanged += 1
-            elif existing.imported_from_id == batch.pk:
-                # Written by an earlier line of this very file.
-                raise ImportFailure(
-                    f"segment {line.docid} repeated in this file with another text", path=path, line=line.line, field="docid"
-                )
             elif not existing.text or replace:
                 # Filling a placeholder is what it waits for; anything else needs --replace.
                 if existing.text:
@@ -153,13 +182,12 @@ def segments_import(*, path: Path, replace: bool = False, user: User | None = No
                     line=line.line,
                     field=line.text_key if differs == "text" else differs,
                 )
-        Segment.objects.bulk_create(
+        writes.create(
             [
                 Segment(docid=line.docid, text=line.text, title=line.title, url=line.url, imported_from=batch)
                 for line in new.values()
             ]
         )
-        Segment.objects.bulk_update(list(changed.values()), ["text", "title", "url", "imported_from"])
+        writes.update(list(changed.values()), ["text", "title", "url", "imported_from"])
         result.created += len(new)
-    return batch_finish(batch, result)
-
+    return result

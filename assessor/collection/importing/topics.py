@@ -3,16 +3,15 @@
 from pathlib import Path
 
 from django.contrib.auth.models import User
-from django.db import transaction
 
 from assessor.collection.importing.base import (
     MAX_QUERY_CHARS,
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    batch_finish,
-    batch_start,
+    Writes,
     chunked,
+    import_file,
     limited,
     read_lines,
 )
@@ -38,13 +37,23 @@ def _parse_topics(path: Path):
         yield number, topic_id, query
 
 
-@transaction.atomic
 def topics_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
-    batch = batch_start(kind=ImportBatch.Kind.TOPICS, path=path, options={"replace": replace}, user=user)
+    return import_file(
+        lambda writes: _topics_prepare(writes, path=path, replace=replace),
+        kind=ImportBatch.Kind.TOPICS,
+        path=path,
+        options={"replace": replace},
+        user=user,
+    )
+
+
+def _topics_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
+    batch = writes.batch
     result = ImportResult(path=str(path))
     for chunk in chunked(_parse_topics(path)):
         stored = Topic.objects.in_bulk([topic_id for _, topic_id, _ in chunk])
         new = []
+        changed = []
         for number, topic_id, query in chunk:
             result.lines += 1
             existing = stored.get(topic_id)
@@ -55,7 +64,7 @@ def topics_import(*, path: Path, replace: bool = False, user: User | None = None
             elif replace:
                 existing.query = query
                 existing.imported_from = batch
-                existing.save(update_fields=["query", "imported_from"])
+                changed.append(existing)
                 result.replaced += 1
             else:
                 raise ImportFailure(
@@ -64,6 +73,7 @@ def topics_import(*, path: Path, replace: bool = False, user: User | None = None
                     line=number,
                     field="query",
                 )
-        Topic.objects.bulk_create(new)
+        writes.update(changed, ["query", "imported_from"])
+        writes.create(new)
         result.created += len(new)
-    return batch_finish(batch, result)
+    return result
