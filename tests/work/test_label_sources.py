@@ -209,3 +209,23 @@ def test_post_editing_shows_only_labels_no_person_made():
     )  # fmt: skip
     with pytest.raises(WorkError, match="no automatic support labels"):
         services.support_work_give(topic=topic, assessor=make_user(), kind=AssessorWork.Kind.SUPPORT_POSTEDIT, by=None)
+
+
+def test_a_failed_import_claims_no_name(write_file):
+    topic = make_topic()
+    good = {
+        "qid": topic.pk,
+        "run_id": "run-a",
+        "answer_text": "x",
+        "nuggets": [{"text": "a fact", "importance": "vital", "assignment": "support"}],
+    }
+    bad = {**good, "run_id": "run-b", "nuggets": [{"text": "a fact", "importance": "vital", "assignment": "maybe"}]}
+    path = write_file("a.jsonl", json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(CommandError, match="line 2"):
+        call_command("import_assignments", str(path), "--nuggets", "auto_edit", "--assigner", "manual")
+    # The name stays free: a person's work may still take it.
+    assert not LabelSource.objects.exists()
+    make_nugget_set(topic, texts=["a fact"], name="mine", kind="manual")
+    make_answer(make_run(), topic)
+    work = judging.assign_work_give(topic=topic, assessor=make_user(), by=None, nugget_set_name="mine")
+    assert work.source.name == "manual" and work.source.kind == "person"
