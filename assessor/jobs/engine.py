@@ -29,12 +29,14 @@ from django.db import DatabaseError, close_old_connections, connections, transac
 from django.db.models import F
 from django.utils import timezone
 
+from assessor.collection.kept_scores import scores_refresh_job
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
 from assessor.sources import SourceRefused, source_claim
+from assessor.work.lifecycle import FINISHED_JOB_STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -164,10 +166,16 @@ def job_complete_if_finished(job_id: int) -> None:
     if open_items.exists():
         return
     now = timezone.now()
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
-        status=Job.Status.DONE, finished_at=now
-    )
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+    with transaction.atomic():
+        done = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
+            status=Job.Status.DONE, finished_at=now
+        )
+        failed = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+            status=Job.Status.FAILED, finished_at=now
+        )
+        if done or failed:
+            # The job's labels count from now on.
+            scores_refresh_job(job_id)
 
 
 def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
@@ -309,6 +317,9 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
         pending = JobItem.objects.filter(job=job, status=JobItem.Status.PENDING).count()
         if pending:
             Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, finished_at=None, error="")
+            if job.status in FINISHED_JOB_STATUSES:
+                # A finished job running again: its labels stop counting until it finishes.
+                scores_refresh_job(job.pk)
     return pending
 
 

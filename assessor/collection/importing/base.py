@@ -28,6 +28,7 @@ from assessor.collection.importing.staging import (
     Writes,
     staging_used,
 )
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import ImportBatch
 from assessor.project.busy import database_busy
 
@@ -252,7 +253,9 @@ def import_file(
         with transaction.atomic():
             batch = ImportBatch.objects.create(**fields)
             with DirectWrites(batch) as writes:
-                return batch_finish(batch, prepare(writes))
+                result = prepare(writes)
+                _scores_refresh_later(writes, kind)
+                return batch_finish(batch, result)
     conflict: SwitchConflict | None = None
     for _ in range(SWITCH_ATTEMPTS):
         since = ImportBatch.objects.aggregate(last=Max("pk"))["last"] or 0
@@ -264,6 +267,7 @@ def import_file(
                 return result
             _batch_fill(batch, result)
             writes.create_one(batch)
+            _scores_refresh_later(writes, kind)
             try:
                 _switch(writes, since)
             except SwitchConflict as exc:
@@ -275,6 +279,16 @@ def import_file(
         f"the stored data kept changing while the file was prepared ({conflict}); nothing was imported: import it again",
         path=path,
     )
+
+
+# The kinds of file whose rows scores read: labels, nugget lists, the answers of runs.
+SCORED_KINDS = (ImportBatch.Kind.RUN, ImportBatch.Kind.NUGGETS, ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
+
+
+def _scores_refresh_later(writes: Writes, kind: ImportBatch.Kind) -> None:
+    """Refresh every kept score after the import's last write, in its transaction (the switch, when staged)."""
+    if kind in SCORED_KINDS:
+        writes.later(scores_refresh)
 
 
 def _switch(writes: StagedWrites, since: int) -> None:
