@@ -148,6 +148,7 @@ class Command(BaseCommand):
         from django.test.utils import override_settings
         from django.urls import reverse
 
+        from assessor.collection.kept_scores import scores_refresh
         from assessor.models import Answer, Run, Topic
         from assessor.work.roles import Role, user_set_role
         from assignment.judging import assign_work_give, work_nugget_set
@@ -209,11 +210,18 @@ class Command(BaseCommand):
             state["label"] = label
 
         pages["label save (with its scores)"] = label_save
+        # What a write that changes figures costs: one answer of a condition, one topic of every source (a submit).
+        answer = Answer.objects.filter(topic=topic).order_by("pk").first()
+        assert answer is not None
+        pages["refresh: one answer, one condition"] = lambda: scores_refresh(
+            family="conditions", columns=("auto_edit", "manual"), topics=[topic.pk], answers=[answer.pk]
+        )
+        pages["refresh: one topic, every source"] = lambda: scores_refresh(topics=[topic.pk])
         with override_settings(ALLOWED_HOSTS=["testserver"]):
             timings = requests_time(pages, repeat=repeat)
-        self._say(f"{'request':<32}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
+        self._say(f"{'request':<36}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
         for name, timing in timings.items():
-            self._say(f"{name:<32}{timing.median_ms:>10.1f}{timing.cpu_ms:>8.1f}{timing.queries:>9}")
+            self._say(f"{name:<36}{timing.median_ms:>10.1f}{timing.cpu_ms:>8.1f}{timing.queries:>9}")
 
     def _database_size(self) -> str:
         with connection.cursor() as cursor:
