@@ -180,6 +180,8 @@ class ScoreFamily:
     compute: ScoresCompute
     # The sources and topics the labels of a job touch: {columns: topics}, for when its status changes.
     job_scope: Callable[[int], dict[tuple[str, ...], set[str]]]
+    # The sources whose counted labels a submit or reopening of this work changes (in its topic only).
+    work_scope: Callable[[AssessorWork], list[tuple[str, ...]]]
     empty: str  # what the index says when the family has no source yet
     order: int
 

@@ -44,6 +44,7 @@ from assignment.selectors import (
     condition_compute,
     condition_job_scope,
     condition_notes,
+    condition_work_scope,
     conditions_from_labels,
     nugget_scores,
 )
@@ -187,6 +188,7 @@ def register() -> None:
             listed=conditions_from_labels,
             compute=condition_compute,
             job_scope=condition_job_scope,
+            work_scope=condition_work_scope,
             empty="No condition has assignment labels yet.",
             order=10,
         )

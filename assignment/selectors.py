@@ -246,6 +246,18 @@ def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
     return scope
 
 
+def condition_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
+    """The conditions a work's submit or reopening changes: its own, or every condition over the nugget list it makes."""
+    if work.kind == AssessorWork.Kind.ASSIGN_MANUAL:
+        return [(work.nugget_set_name, work.source.name)] if work.source is not None else []
+    if work.kind in NUGGET_KINDS:
+        # The assigners are read from the small source tables, never from the labels.
+        named = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT).values_list("name", flat=True)
+        kept = [assigner for nuggets, assigner in kept_columns(FAMILY) if nuggets == work.nugget_set_name]
+        return [(work.nugget_set_name, assigner) for assigner in sorted({*named, *kept})]
+    return []
+
+
 def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, int], str]:
     """(answer id, nugget id) -> label, for every label of the condition."""
     rows = condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")

@@ -40,6 +40,7 @@ from support.selectors import (
     method_compute,
     method_job_scope,
     method_notes,
+    method_work_scope,
     support_methods_from_labels,
     support_scores,
 )
@@ -147,6 +148,7 @@ def register() -> None:
             listed=_method_columns,
             compute=method_compute,
             job_scope=method_job_scope,
+            work_scope=method_work_scope,
             empty="No support method has labels yet.",
             order=20,
         )

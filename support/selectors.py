@@ -151,6 +151,13 @@ def method_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
     return scope
 
 
+def method_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
+    """The method a support work's submit or reopening changes: the one its labels go into."""
+    if work.kind in WORK_KINDS and work.source is not None:
+        return [(work.source.name,)]
+    return []
+
+
 def support_label_pairs(*, method: str) -> dict[int, int]:
     """citation id -> label (-1..2), for the method's labels on first citations."""
     labels = counted_labels().filter(method=method, citation__position=0).order_by()

@@ -137,7 +137,9 @@ def make_assignment_label(
         source=source_of("assignment", assigner, imported_from=batch), imported_from=batch,
     )  # fmt: skip
     if refresh:
-        scores_refresh(family=CONDITIONS, topics=[answer.topic_id], answers=[answer.pk])
+        scores_refresh(
+            family=CONDITIONS, columns=(nugget.nugget_set.name, assigner), topics=[answer.topic_id], answers=[answer.pk]
+        )
     return label
 
 
@@ -158,7 +160,7 @@ def make_support_label(
         source=source_of("support", method, imported_from=batch), imported_from=batch,
     )
     if refresh:
-        scores_refresh(family=METHODS, topics=[answer.topic_id], answers=[answer.pk])
+        scores_refresh(family=METHODS, columns=(method,), topics=[answer.topic_id], answers=[answer.pk])
     return label
 
 
@@ -181,7 +183,7 @@ def make_collection(size: int) -> None:
                 make_assignment_label(answer, nugget, "support", refresh=False)
             for k in range(size):
                 make_support_label(answer, k, SupportLabel.Label.FS, refresh=False)
-    scores_refresh()
+    scores_refresh(discover=True)
 
 
 def read_scores_tsv(text: str) -> dict[tuple[str, str, str], float]:

@@ -178,7 +178,7 @@ def plant_llm_output(*, topic: Topic, nuggets: list[Nugget], answers: list[Answe
         )
         for citation in Citation.objects.filter(sentence__answer__topic=topic)
     )
-    scores_refresh(topics=[topic.pk])  # as the import of these rows would
+    scores_refresh(topics=[topic.pk], discover=True)  # as the imports of these rows would
 
 
 def give_assign(scenario: Scenario) -> AssessorWork:

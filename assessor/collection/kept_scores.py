@@ -6,8 +6,10 @@ the apps' scoring.py): a refresh asks the source's family (the registry's
 labels, and replaces the kept rows of that scope, then the sums of the runs
 whose rows changed. A write calls `scores_refresh` after it, inside its own
 transaction, with the narrowest scope it knows: one label save refreshes one
-answer and its run's sums, a submit one topic, a finished job the topics it
-labelled, an import everything.
+answer and its run's sums, a submit the sources its work's labels go into in
+its topic, a finished job the sources and topics it labelled, an import the
+sources and topics it wrote. Sources are listed from the kept source table,
+never by reading the labels (only a rebuild does).
 
 A run's mean is its sum divided by the number of the source's evaluated
 topics, which is kept on the source: a topic that becomes evaluated changes
@@ -25,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from django.db import transaction
 
 from assessor.collection.scores import Scores, ratio
-from assessor.models import Answer, KeptAnswerScore, KeptRunScore, KeptSource
+from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.registry import ScoreFamily, ScoreSource, registry
 from assessor.work.lifecycle import open_included, open_work_included
 
@@ -123,11 +125,14 @@ def scores_refresh(
     columns: Columns | None = None,
     topics: Iterable[str] | None = None,
     answers: Iterable[int] | None = None,
+    discover: bool = False,
 ) -> None:
     """Bring the kept scores of a scope up to date with the labels (call it after the write, in its transaction).
 
-    family None: every family; columns None: every source of the family (kept,
-    or with counted labels); topics and answers None: all of them.
+    family None: every family; columns None: every kept source of the family
+    (with `discover`, also those with counted labels and no kept row yet: a
+    rebuild; a write that gives a source its first labels names it in
+    `columns`); topics and answers None: all of them.
     """
     topic_list = sorted(set(topics)) if topics is not None else None
     answer_list = sorted(set(answers)) if answers is not None else None
@@ -137,9 +142,33 @@ def scores_refresh(
     # The kept figures are the finished work's, whatever the request that made the write asked to see.
     with transaction.atomic(), open_work_included(False):
         for each in families:
-            every = [columns] if columns is not None else sorted(set(kept_columns(each.name)) | set(each.listed()))
+            if columns is not None:
+                every = [columns]
+            else:
+                every = sorted(set(kept_columns(each.name)) | (set(each.listed()) if discover else set()))
             for source_columns in every:
                 _source_refresh(each, source_columns, topics=topic_list, answers=answer_list)
+
+
+def scores_refresh_work(work: AssessorWork) -> None:
+    """After a submit or reopening: the sources the work's labels go into, in its topic only."""
+    for family in registry.score_families:
+        for columns in family.work_scope(work):
+            scores_refresh(family=family.name, columns=columns, topics=[work.topic_id])
+
+
+def scores_refresh_touched(touched: dict[tuple[str, Columns], set[str]], everywhere: set[str]) -> None:
+    """After an import: each source it wrote labels into, over the topics of its lines, in one pass a source;
+    then every other kept source over the topics where it changed what their labels stand on."""
+    for (family, columns), topics in sorted(touched.items()):
+        scores_refresh(family=family, columns=columns, topics=topics | everywhere)
+    if not everywhere:
+        return
+    with open_work_included(False):
+        for each in registry.score_families:
+            for columns in kept_columns(each.name):
+                if (each.name, columns) not in touched:
+                    scores_refresh(family=each.name, columns=columns, topics=everywhere)
 
 
 def scores_refresh_job(job_id: int) -> None:
@@ -154,7 +183,7 @@ def scores_rebuild() -> dict[str, int]:
     """Throw every kept score away and compute them all again from the labels; returns the sources kept by family."""
     with transaction.atomic():
         KeptSource.objects.all().delete()
-        scores_refresh()
+        scores_refresh(discover=True)
     return {family.name: len(kept_columns(family.name)) for family in registry.score_families}
 
 

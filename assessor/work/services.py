@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.collection.kept_scores import scores_refresh
+from assessor.collection.kept_scores import scores_refresh_work
 from assessor.models import AssessorWork, LabelSource, Topic, WorkEvent
 from assessor.sources import SourceRefused, source_claim
 from assessor.work.access import assessor_work
@@ -132,7 +132,7 @@ def work_submit_mark(*, work: AssessorWork, user: User, detail: dict | None = No
         work=work, user=user, action="submitted", detail={"active_seconds": work.active_seconds, **(detail or {})}
     )
     # Its labels count from now on.
-    scores_refresh(topics=[work.topic_id])
+    scores_refresh_work(work)
 
 
 def work_reopen_mark(*, work: AssessorWork, by: User | None, reason: str = "", redo: dict | None = None) -> None:
@@ -162,7 +162,7 @@ def work_reopen_mark(*, work: AssessorWork, by: User | None, reason: str = "", r
     work.save(update_fields=["status", "submitted_at", "reopened_count", "version", "last_activity_at", "redo"])
     work.refresh_from_db(fields=["version"])
     # Its labels stop counting until it is submitted again.
-    scores_refresh(topics=[work.topic_id])
+    scores_refresh_work(work)
 
 
 def work_notes_set(*, work_id: int, notes: str, by: User | None) -> AssessorWork:

@@ -77,7 +77,7 @@ def collection():
     judge(a11, 0, 0, 2)
     judge(a11, 2, 0, -1)
     judge(a21, 0, 0, 1)
-    scores_refresh()  # as the import of these rows would
+    scores_refresh(discover=True)  # as the import of these rows would
     return {"nuggets": n1}
 
 

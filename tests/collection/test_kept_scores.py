@@ -31,6 +31,7 @@ from assignment.models import AssignmentLabel
 from assignment.selectors import conditions_from_labels, conditions_list, nugget_scores, nugget_scores_from_labels
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from support import services as support_services
+from support.importing import support_import
 from support.judging import SUPPORT_KINDS, topic_pairs
 from support.models import SupportLabel
 from support.selectors import (
@@ -212,17 +213,27 @@ class World:
         nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
 
     def labels_import(self) -> None:
-        """An assignments file of its own nugget lists, imported again with replace: its labels change."""
+        """An assignments file of its own nugget lists, imported again with replace: its labels change.
+
+        Now and then its nugget list of a topic changes (the labels on the old nuggets retired),
+        and a line of a run with no answer in the topic makes the answer (every source's scores there change).
+        """
         lines = []
         for topic in self.topics:
-            for run in self.rng.sample(RUNS, self.rng.randrange(1, len(RUNS) + 1)):
-                nuggets = [("imported fact one", "vital"), ("imported fact two", "okay")]
+            runs = self.rng.sample(RUNS, self.rng.randrange(1, len(RUNS) + 1))
+            if self.rng.random() < 0.3:
+                runs.append("runD")
+            nuggets = [("imported fact one", "vital"), ("imported fact two", "okay")]
+            if self.rng.random() < 0.3:
+                nuggets = nuggets[:1] if self.rng.random() < 0.5 else [*nuggets, ("imported fact three", "vital")]
+            for run in runs:
+                stored = Answer.objects.filter(topic=topic, run__run_id=run).first()
                 lines.append(
                     json.dumps(
                         {
                             "qid": topic.pk,
                             "run_id": run,
-                            "answer_text": Answer.objects.get(topic=topic, run__run_id=run).text,
+                            "answer_text": stored.text if stored else f"Run {run} answers {topic.pk} at last.",
                             "nuggets": [
                                 {"text": text, "importance": importance, "assignment": self.rng.choice(ASSIGN_LABELS)}
                                 for text, importance in nuggets
@@ -231,7 +242,42 @@ class World:
                     )
                 )
         path = self.write_file(f"assigned-{self.rng.random():.6f}.jsonl", "\n".join(lines) + "\n")
-        assignments_import(path=path, nuggets="auto_edit", assigner="manual", assigner_name="nist", replace=True)
+        assignments_import(
+            path=path, nuggets="auto_edit", assigner="manual", assigner_name="nist", replace=True, retire_labels=True
+        )
+
+    def support_import(self) -> None:
+        """A support file judging the stored answers' citations again with replace; now and then a new run's answer."""
+        lines = []
+        for topic in self.topics:
+            for answer in Answer.objects.filter(topic=topic, run__run_id__in=RUNS).select_related("run"):
+                if self.rng.random() < 0.5:
+                    continue
+                sentences = [
+                    {
+                        "sentenceID": sentence.index,
+                        "text": sentence.text,
+                        "citations": [
+                            {"citationID": c.position, "reference": c.segment_id, "support": self.rng.choice([0, 1, 2])}
+                            for c in sentence.citations.order_by("position")
+                        ],
+                    }
+                    for sentence in answer.sentences.order_by("index")
+                ]
+                lines.append(json.dumps({"topic_id": topic.pk, "run_id": answer.run.run_id, "sentences": sentences}))
+            if self.rng.random() < 0.3 and not Answer.objects.filter(topic=topic, run__run_id="runE").exists():
+                cited = Citation.objects.filter(sentence__answer__topic=topic).values_list("segment_id", flat=True)[0]
+                sentences = [
+                    {
+                        "sentenceID": 0,
+                        "text": f"Run E on {topic.pk}.",
+                        "citations": [{"citationID": 0, "reference": cited, "support": 2}],
+                    }
+                ]
+                lines.append(json.dumps({"topic_id": topic.pk, "run_id": "runE", "sentences": sentences}))
+        if lines:
+            path = self.write_file(f"support-{self.rng.random():.6f}.jsonl", "\n".join(lines) + "\n")
+            support_import(path=path, method="scratch", method_name="nist-support", replace=True)
 
     def job_step(self) -> None:
         """An AutoAssign job worked one item at a time: its labels count once it has finished."""
@@ -259,6 +305,7 @@ class World:
         "support_reopen",
         "nugget_change",
         "labels_import",
+        "support_import",
         "job_step",
         "job_step",
     )
@@ -321,7 +368,7 @@ def test_open_work_is_computed_on_request_and_never_kept(llm_server, write_file)
         assert ("manual", "manual") in conditions_list()
         assert nugget_scores(nuggets="manual", assigner="manual").per_topic
         # A write made while an organizer looks at open work still keeps the finished work's scores only.
-        scores_refresh()
+        scores_refresh(discover=True)
     assert not KeptSource.objects.filter(name="manual/manual").exists()
 
 

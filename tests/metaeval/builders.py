@@ -51,7 +51,7 @@ def build_conditions() -> dict:
             for key, labels in table.items()
             for nugget, label in zip(nuggets[key[1]], labels, strict=True)
         )  # fmt: skip
-    scores_refresh()  # as the import of these rows would
+    scores_refresh(discover=True)  # as the import of these rows would
     return {"topics": topics, "runs": runs, "answers": answers}
 
 
@@ -79,4 +79,4 @@ def build_support() -> None:
             )  # fmt: skip
             for c, label in zip(firsts, labels, strict=True)
         )
-    scores_refresh()  # as the import of these rows would
+    scores_refresh(discover=True)  # as the import of these rows would

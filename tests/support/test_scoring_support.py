@@ -28,7 +28,7 @@ def judge(answer, sentence_index: int, position: int, value: int, *, method: str
         imported_from=make_batch(),
     )
     # As the import of the label would.
-    scores_refresh(topics=[answer.topic_id], answers=[answer.pk])
+    scores_refresh(family="methods", columns=(method,), topics=[answer.topic_id], answers=[answer.pk])
     return label
 
 

@@ -28,7 +28,7 @@ from assessor.collection.importing.staging import (
     Writes,
     staging_used,
 )
-from assessor.collection.kept_scores import scores_refresh
+from assessor.collection.kept_scores import scores_refresh, scores_refresh_touched
 from assessor.models import ImportBatch
 from assessor.project.busy import database_busy
 
@@ -285,9 +285,15 @@ def import_file(
 SCORED_KINDS = (ImportBatch.Kind.RUN, ImportBatch.Kind.NUGGETS, ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
 
 
+# The kinds whose importers say what they wrote (Writes.scores_touch); the others refresh every kept score.
+SCOPED_KINDS = (ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
+
+
 def _scores_refresh_later(writes: Writes, kind: ImportBatch.Kind) -> None:
-    """Refresh every kept score after the import's last write, in its transaction (the switch, when staged)."""
-    if kind in SCORED_KINDS:
+    """Refresh the kept scores the import changed after its last write, in its transaction (the switch, when staged)."""
+    if kind in SCOPED_KINDS:
+        writes.later(lambda: scores_refresh_touched(writes.scores_touched, writes.scores_everywhere))
+    elif kind in SCORED_KINDS:
         writes.later(scores_refresh)
 
 
