@@ -148,8 +148,8 @@ class Command(BaseCommand):
         from django.test.utils import override_settings
         from django.urls import reverse
 
-        from assessor.collection.kept_scores import scores_refresh
-        from assessor.models import Answer, Run, Topic
+        from assessor.collection.kept_scores import scores_refresh, scores_refresh_work
+        from assessor.models import Answer, AssessorWork, LabelSource, Run, Topic
         from assessor.work.roles import Role, user_set_role
         from assignment.judging import assign_work_give, work_nugget_set
         from bench.request_bench import requests_time, response_ok
@@ -217,6 +217,15 @@ class Command(BaseCommand):
             family="conditions", columns=("auto_edit", "manual"), topics=[topic.pk], answers=[answer.pk]
         )
         pages["refresh: one topic, every source"] = lambda: scores_refresh(topics=[topic.pk])
+        # A submit (or reopening) refreshes what the work's labels go into, in its topic: a ManualAssign
+        # work into the condition auto_edit/manual; a nugget list every condition over it.
+        manual = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name="manual").first()
+        assign_work = AssessorWork(
+            topic=topic, kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name="auto_edit", source=manual
+        )
+        nugget_work = AssessorWork(topic=topic, kind=AssessorWork.Kind.NUGGETS_AUTO_EDIT, nugget_set_name="auto_edit")
+        pages["refresh: a ManualAssign submit"] = lambda: scores_refresh_work(assign_work)
+        pages["refresh: a nugget list submit"] = lambda: scores_refresh_work(nugget_work)
         with override_settings(ALLOWED_HOSTS=["testserver"]):
             timings = requests_time(pages, repeat=repeat)
         self._say(f"{'request':<36}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
