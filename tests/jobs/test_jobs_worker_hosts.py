@@ -36,6 +36,8 @@ REPO = Path(__file__).resolve().parents[2]
 NUGGETS = 12
 CALLS_PER_ANSWER = 2  # 12 nuggets, listwise 10 per call: 10 + 2
 THREADS_PER_WORKER = 2
+# Below the two workers' 4 threads: the cap on calls in flight is one for every machine (held in Redis).
+LLM_CONCURRENCY = 3
 SECRET_KEY = "worker-hosts-test-" + "k" * 40
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -82,7 +84,7 @@ class Campaign:
             "LLM_BASE_URL": self.llm_url,
             "LLM_MODEL": "fake-model",
             "LLM_API_KEY": "",
-            "LLM_CONCURRENCY": str(2 * THREADS_PER_WORKER),
+            "LLM_CONCURRENCY": str(LLM_CONCURRENCY),
             "LLM_TIMEOUT": "10",
             "LLM_MAX_RETRIES": "2",
             "SECRET_KEY": SECRET_KEY,
@@ -196,7 +198,7 @@ def test_a_host_has_its_own_name_and_reaches_this_machine_only_at_the_bridge(net
 def test_two_worker_hosts_share_a_job_and_one_killed_loses_nothing(campaign):
     ANSWERS = 60
     host_a, host_b = campaign.network.hosts
-    # Slow answers (2 calls of 0.5 s an answer, 4 at a time) so the kill lands mid-job on a busy machine.
+    # Slow answers (2 calls of 0.5 s an answer, 3 at a time) so the kill lands mid-job on a busy machine.
     campaign.server.latency = 0.5
     make_answers(ANSWERS, nuggets=NUGGETS)
     campaign.start_worker(host_a)
@@ -258,6 +260,9 @@ def test_two_worker_hosts_share_a_job_and_one_killed_loses_nothing(campaign):
     assert not paid.exclude(error="").exists()
     # The server saw those calls, and at most one more per thread of the killed worker: its calls in flight.
     assert 0 <= campaign.server.count - ANSWERS * CALLS_PER_ANSWER <= THREADS_PER_WORKER
+
+    # The two machines' calls overlapped, up to the shared cap and never past it.
+    assert campaign.server.max_in_flight == LLM_CONCURRENCY
 
     # Every worker connection came from a host's own address, through the bridge.
     addresses = {host_a.address, host_b.address}
