@@ -11,14 +11,19 @@ services, remembering the address every connection came from: the proof of
 where the clients ran.
 
 Creating namespaces needs root, iproute2's `ip` and util-linux's `unshare`;
-`host_network` skips the test, saying why, when it cannot. Everything it made is removed on the way
-out, failed test or not; names carry a random tag so two runs never collide.
+`host_network` skips the test, saying why, when it cannot. Everything it made
+is removed on the way out, failed test or not; names carry the test process's
+id and a random tag, so two runs never collide, and what a test process killed
+before its clean-up left (namespaces, the processes still in them, bridges) is
+removed by the next run.
 """
 
+import json
 import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 import pytest
 
 PRIVATE_PREFIX = "10.213"
+NAME_PREFIX = "assessor-test"  # of the namespaces, and of the bridges' descriptions (their names are too short)
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,34 @@ def _free_subnet() -> str:
     return f"{PRIVATE_PREFIX}.{random.choice(free)}"
 
 
+def _process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def leftovers_remove() -> None:
+    """Remove the namespaces (and what runs in them) and bridges of test processes that are gone."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    for netns in (line.split()[0] for line in listed.splitlines() if line.strip()):
+        made_by = re.fullmatch(rf"{NAME_PREFIX}-(\d+)-[0-9a-f]{{6}}-.+", netns)
+        if made_by and _process_gone(int(made_by.group(1))):
+            pids = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
+    bridges = subprocess.run(["ip", "-j", "link", "show", "type", "bridge"], capture_output=True, text=True).stdout
+    for link in json.loads(bridges or "[]"):
+        made_by = re.fullmatch(rf"{NAME_PREFIX} (\d+)", link.get("ifalias", ""))
+        if made_by and _process_gone(int(made_by.group(1))):
+            subprocess.run(["ip", "link", "delete", link["ifname"]], capture_output=True)
+
+
 def host_network_or_skip() -> None:
     if os.geteuid() != 0:
         pytest.skip("making network namespaces for the worker hosts needs root")
@@ -79,6 +113,7 @@ def host_network_or_skip() -> None:
 def host_network(names: list[str]) -> Iterator[HostNetwork]:
     """One bridge on this machine and a namespace per name, each with a veth on the bridge; removed on exit."""
     host_network_or_skip()
+    leftovers_remove()
     tag = uuid.uuid4().hex[:6]
     subnet = _free_subnet()
     bridge = f"asb{tag}"
@@ -88,11 +123,13 @@ def host_network(names: list[str]) -> Iterator[HostNetwork]:
             _ip("link", "add", bridge, "type", "bridge")
         except RuntimeError as exc:
             pytest.skip(f"cannot make network interfaces here: {exc}")
+        _ip("link", "set", "dev", bridge, "alias", f"{NAME_PREFIX} {os.getpid()}")
         _ip("addr", "add", f"{subnet}.1/24", "dev", bridge)
         _ip("link", "set", bridge, "up")
         hosts = []
         for number, name in enumerate(names, start=2):
-            netns, outside, inside = f"assessor-{tag}-{name}", f"asv{tag}{number}h", f"asv{tag}{number}n"
+            netns = f"{NAME_PREFIX}-{os.getpid()}-{tag}-{name}"
+            outside, inside = f"asv{tag}{number}h", f"asv{tag}{number}n"
             _ip("netns", "add", netns)
             made_namespaces.append(netns)
             _ip("link", "add", outside, "type", "veth", "peer", "name", inside)

@@ -7,8 +7,8 @@ server. Each runs a real `celery worker` with only the environment a worker
 machine is given (docs/deployment.md). The job is launched and resumed from
 this machine, as an organizer would.
 
-Needs root, `ip`, PostgreSQL as the test database and REDIS_URL; skips, saying
-which is missing, otherwise.
+Needs root, `ip`, `unshare`, PostgreSQL as the test database and REDIS_URL;
+skips, saying which is missing, otherwise.
 """
 
 import os
@@ -28,7 +28,15 @@ from django.db.models import Count
 
 from assessor.models import Job, JobItem, LLMCall
 from assignment.models import AssignmentLabel
-from tests.hosts import Host, HostNetwork, TcpForwarder, host_network
+from tests.hosts import (
+    NAME_PREFIX,
+    Host,
+    HostNetwork,
+    TcpForwarder,
+    host_network,
+    host_network_or_skip,
+    leftovers_remove,
+)
 from tests.llm_server import FakeLLMServer
 from tests.services import database_url, make_answers, redis_or_skip
 
@@ -193,6 +201,31 @@ def test_a_host_has_its_own_name_and_reaches_this_machine_only_at_the_bridge(net
         assert dict(forwarder.peers) == {host.address: 1}
     finally:
         forwarder.stop()
+
+
+def test_what_a_test_process_killed_before_its_clean_up_left_is_removed():
+    host_network_or_skip()
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process id that no longer runs
+    netns, bridge = f"{NAME_PREFIX}-{gone.pid}-abcdef-host-a", f"asb{uuid.uuid4().hex[:6]}"
+    subprocess.run(["ip", "netns", "add", netns], check=True)
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
+    subprocess.run(["ip", "link", "set", "dev", bridge, "alias", f"{NAME_PREFIX} {gone.pid}"], check=True)
+    left_running = subprocess.Popen(["ip", "netns", "exec", netns, "sleep", "600"])
+    try:
+        wait_for(
+            lambda: subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout.strip() != "",
+            timeout=10,
+            failure=lambda: "the process did not start in the namespace",
+        )
+        leftovers_remove()
+        assert left_running.wait(timeout=10) == -signal.SIGKILL
+        assert netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert subprocess.run(["ip", "link", "show", bridge], capture_output=True).returncode != 0
+    finally:
+        left_running.kill()
+        subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
+        subprocess.run(["ip", "link", "delete", bridge], capture_output=True)
 
 
 def test_two_worker_hosts_share_a_job_and_one_killed_loses_nothing(campaign):
