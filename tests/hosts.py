@@ -104,9 +104,9 @@ def leftovers_remove() -> None:
 def host_network_or_skip() -> None:
     if os.geteuid() != 0:
         pytest.skip("making network namespaces for the worker hosts needs root")
-    for tool in ("ip", "unshare"):
+    for tool, package in (("ip", "iproute2"), ("unshare", "util-linux")):
         if shutil.which(tool) is None:
-            pytest.skip(f"the worker-host tests need the `{tool}` command (iproute2, util-linux)")
+            pytest.skip(f"the worker-host tests need the `{tool}` command (package {package})")
 
 
 @contextmanager
