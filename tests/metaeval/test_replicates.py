@@ -114,8 +114,13 @@ def make_llm_labels(scenario: Scenario, labels: list[list[str]]) -> None:
     )
     AssignmentLabel.objects.bulk_create(
         AssignmentLabel(
-            answer=answer, nugget=nugget, assigner="llm-judge", assigner_kind="auto", source=source,
-            label=value, job=job,
+            answer=answer,
+            nugget=nugget,
+            assigner="llm-judge",
+            assigner_kind="auto",
+            source=source,
+            label=value,
+            job=job,
         )  # fmt: skip
         for answer, row in zip(scenario.answers, labels, strict=True)
         for nugget, value in zip(scenario.nuggets, row, strict=True)
