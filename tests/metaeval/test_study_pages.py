@@ -11,7 +11,6 @@ from django.urls import reverse
 from assessor.models import AssessorWork
 from assessor.work.roles import Role
 from metaeval.models import Study
-from support.judging import topic_pairs
 from support.models import SupportLabel
 from tests.builders import make_support_label, make_user
 from tests.scenarios import Scenario, give_assign
@@ -78,15 +77,13 @@ def test_the_export_says_who_judged_what_and_when(scenario):
     client = organizer_of(scenario)
     create_study(client, scenario)
     work = AssessorWork.objects.get(source__name="s1")
-    first = topic_pairs(work=work)
-    answer_id = first.order[0]
     # The assessor's label counts once the work is submitted: before, the export has the two sources only.
     rows = list(csv.DictReader(io.StringIO(b"".join(client.get(reverse("metaeval:study_csv", args=["s1"]))
                                                     .streaming_content).decode())))  # fmt: skip
     assert len(rows) == 10 and {row["judge"] for row in rows} == {"a", "b"}
     assert {row["made_by"] for row in rows} == {"file:test.jsonl"}
     SupportLabel.objects.create(
-        citation_id=first.pairs_of[answer_id][0], method="s1", method_kind="scratch", source=work.source,
+        citation_id=work.items[0], method="s1", method_kind="scratch", source=work.source,
         work=work, label=2, created_by=work.assessor, seconds_spent=4.0,
     )  # fmt: skip
     AssessorWork.objects.filter(pk=work.pk).update(status=AssessorWork.Status.SUBMITTED)
