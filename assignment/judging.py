@@ -149,6 +149,10 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     if not order:
         raise Http404("This topic has no answers to judge.")
     allowed = item_nuggets(work)
+    if allowed:
+        # A nugget removed from the list since the items were chosen is no longer asked for.
+        present = {nugget.pk for nugget in nuggets}
+        allowed = {answer_id: chosen & present for answer_id, chosen in allowed.items()}
     needed = [len(allowed[answer_id]) for answer_id in order] if allowed else [len(nuggets)] * len(order)
     position = position_choose(done_counts=done_counts, needed=needed, number=number)
     if position is None:
@@ -265,7 +269,11 @@ def assign_submit(*, work_id: int, user: User, expected_version: int | None) -> 
     work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
-    needed = len(work.items) if work.items else len(order) * nugget_set.nuggets.count()
+    if work.items:
+        present = set(nugget_set.nuggets.values_list("pk", flat=True))
+        needed = sum(1 for _answer_id, nugget_id in work.items if nugget_id in present)
+    else:
+        needed = len(order) * nugget_set.nuggets.count()
     done = own_labels(work=work, nugget_set=nugget_set).filter(answer_id__in=order).count()
     if done < needed:
         raise WorkError(f"{needed - done} label(s) are still missing: every answer needs a label for every nugget.")

@@ -241,3 +241,27 @@ def test_an_llm_judge_is_queued_on_the_sampled_answers_with_the_same_prompt(scen
     sampled_answers = {Citation.objects.get(pk=c).sentence.answer_id for c in study.sample[scenario.topic.pk]}
     assert job is not None and job.output_name == "study-llm" and job.prompt_versions.keys() == {"support"}
     assert {item.payload["answer"] for item in job.items.all()} == sampled_answers
+
+
+def test_a_sampled_nugget_removed_from_the_list_is_no_longer_asked_for(scenario):
+    first, second, third = scenario.nuggets
+    for answer in scenario.answers:
+        for nugget in scenario.nuggets:
+            make_assignment_label(answer, nugget, "support", assigner="nist-a")
+            make_assignment_label(answer, nugget, "support" if nugget == third else "not_support", assigner="nist-b")
+    study = study_create(
+        name="study-removed", family="assignment", source_a="nist-a", source_b="nist-b", nugget_set="manual",
+        assessor=scenario.assessor, by=None, seed=2,
+    )  # fmt: skip
+    work = AssessorWork.objects.get(source=study.judge)
+    assert sorted(nugget for _answer, nugget in work.items) == sorted([first.pk, second.pk] * 3)
+    second.delete()
+    assert judging.assign_page_load(work=work).labels_total == 3
+    for number in (1, 2, 3):
+        judging.assignment_label_save(
+            work_id=work.pk, user=work.assessor, number=number, nugget_id=first.pk,
+            label="partial_support", previous="", expected_version=work.version,
+        )  # fmt: skip
+    judging.assign_submit(work_id=work.pk, user=work.assessor, expected_version=work.version)
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.SUBMITTED
