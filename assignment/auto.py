@@ -31,7 +31,9 @@ def auto_assign_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    answers: list[int] | None = None,
 ) -> Job:
+    """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(
         kind=Job.Kind.AUTO_ASSIGN, name=name, taken=AssignmentLabel.objects.filter(assigner=name).exists()
     )
@@ -43,10 +45,12 @@ def auto_assign_job_create(
     }
     if not sets:
         raise JobRequestInvalid(f"no nugget set named {nuggets!r} with nuggets for the chosen topics")
-    answers = Answer.objects.filter(run__in=run_rows, topic_id__in=sets).order_by("topic_id", "run__run_id")
+    chosen = Answer.objects.filter(run__in=run_rows, topic_id__in=sets).order_by("topic_id", "run__run_id")
+    if answers is not None:
+        chosen = chosen.filter(pk__in=answers)
     items = [
         (f"answer:{answer_id}", {"answer": answer_id, "nugget_set": sets[topic_id].pk})
-        for answer_id, topic_id in answers.values_list("id", "topic_id")
+        for answer_id, topic_id in chosen.values_list("id", "topic_id")
     ]
     params = {
         "nuggets": nuggets,
