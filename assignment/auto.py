@@ -31,6 +31,7 @@ def auto_assign_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     output_name_check(
         kind=Job.Kind.AUTO_ASSIGN, name=name, taken=AssignmentLabel.objects.filter(assigner=name).exists()
@@ -62,6 +63,7 @@ def auto_assign_job_create(
         prompts=["assign"],
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.ASSIGNMENT,
     )
 
@@ -71,8 +73,8 @@ def auto_assign_rerun_create(
 ) -> Job:
     """Label again what a change of the nugget lists took from an LLM assigner: only the stale nuggets.
 
-    The model and prompt versions must be the source's (its labels stay one
-    judge's); calls already made are answered from the cache.
+    The endpoint, model and prompt versions must be the source's (its labels
+    stay one judge's); calls already made are answered from the cache.
     """
     source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=name).first()
     if source is None or source.kind != LabelSource.Kind.LLM:
@@ -105,6 +107,7 @@ def auto_assign_rerun_create(
         prompts=["assign"],
         user=user,
         config=config,
+        endpoint=source.endpoint_name or None,
         family=LabelSource.Family.ASSIGNMENT,
     )
 

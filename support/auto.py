@@ -46,6 +46,7 @@ def auto_support_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     output_name_check(kind=Job.Kind.AUTO_SUPPORT, name=name, taken=SupportLabel.objects.filter(method=name).exists())
     topic_rows = topics_select(topics)
@@ -70,6 +71,7 @@ def auto_support_job_create(
         prompts=["support"],
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.SUPPORT,
     )
 
