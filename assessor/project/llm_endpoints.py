@@ -37,6 +37,9 @@ FIELDS: dict[str, tuple[type, Any]] = {
 MINIMUM = {"concurrency": 1, "price_input": 0.0, "price_output": 0.0, "temperature": 0.0, "timeout": 0.1}
 
 
+TYPE_WORDS = {str: "a string", int: "a whole number", float: "a number"}
+
+
 class EndpointsFileInvalid(ValueError):
     pass
 
@@ -46,7 +49,7 @@ def _typed(where: str, field: str, value: Any) -> Any:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise EndpointsFileInvalid(f"{where}, field {field!r}: {value!r} is not a {kind.__name__}")
+        raise EndpointsFileInvalid(f"{where}, field {field!r}: {value!r} is not {TYPE_WORDS[kind]}")
     return value
 
 
