@@ -66,6 +66,7 @@ class EndpointForm(forms.ModelForm):
     """An organizer's endpoint; the key is named, never typed in (it stays in the environment)."""
 
     base_url = forms.URLField(
+        label="Base URL",
         required=False,
         max_length=500,
         assume_scheme="https",
@@ -86,6 +87,13 @@ class EndpointForm(forms.ModelForm):
             "temperature",
             "timeout",
         ]
+        labels = {
+            "api_key_env": "Key's environment variable",
+            "api_version": "API version",
+            "concurrency": "Calls at once",
+            "price_input": "Input price",
+            "price_output": "Output price",
+        }
 
     def endpoint_fields(self) -> dict:
         return {field: value for field, value in self.cleaned_data.items() if field != "name"}
