@@ -52,6 +52,7 @@ class Endpoint:
 
 
 def _default_fields() -> dict[str, Any]:
+    # What the pages show of the LLM_* variables; LLMConfig.from_settings makes their calls' configuration.
     return {
         "base_url": settings.LLM_BASE_URL,
         "api_key_env": "LLM_API_KEY",
@@ -86,12 +87,6 @@ def _missing(name: str, fields: dict[str, Any]) -> str:
     if variable and not os.environ.get(variable):
         return f"The LLM endpoint {name!r} reads its key from the environment variable {variable}, which is not set."
     return ""
-
-
-def _api_key(name: str, fields: dict[str, Any]) -> str:
-    if name == DEFAULT_ENDPOINT:
-        return settings.LLM_API_KEY
-    return os.environ.get(fields["api_key_env"], "") if fields["api_key_env"] else ""
 
 
 def endpoints_list() -> list[Endpoint]:
@@ -134,6 +129,8 @@ def endpoint_config(name: str | None) -> LLMConfig:
     sources = _endpoint_sources()
     if name not in sources:
         raise LLMNotConfigured(_unknown(name, sources))
+    if name == DEFAULT_ENDPOINT:
+        return LLMConfig.from_settings()
     fields = sources[name][1]
     missing = _missing(name, fields)
     if missing:
@@ -142,7 +139,7 @@ def endpoint_config(name: str | None) -> LLMConfig:
         name=name,
         model=fields["model"],
         base_url=fields["base_url"],
-        api_key=_api_key(name, fields),
+        api_key=os.environ.get(fields["api_key_env"], "") if fields["api_key_env"] else "",
         api_version=fields["api_version"],
         temperature=fields["temperature"],
         timeout=fields["timeout"],
