@@ -16,8 +16,9 @@ from assessor.jobs.llm.concurrency import slot_pool
 from assessor.jobs.llm.endpoints import endpoint_config, endpoint_missing
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, LabelSource
-from assignment.auto import auto_assign_job_create
+from assignment.auto import auto_assign_job_create, auto_assign_rerun_create
 from assignment.models import AssignmentLabel
+from nuggets.models import Nugget
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 
 FLIPPED = {"support": "not_support", "not_support": "support", "partial_support": "partial_support"}
@@ -125,6 +126,26 @@ def test_the_same_model_at_another_endpoint_is_another_source(two_llm_endpoints,
     job_cancel(first.pk)
     with pytest.raises(JobRequestInvalid, match="a job of model-alpha of the endpoint 'alpha-copy' cannot write"):
         auto_assign_job_create(nuggets="manual", name="shared", endpoint="alpha-copy")
+
+
+def test_labelling_stale_nuggets_again_goes_to_the_sources_endpoint(two_llm_endpoints, answers):
+    job_run_sync(auto_assign_job_create(nuggets="manual", name="by-beta", endpoint="beta").pk)
+    source = LabelSource.objects.get(family="assignment", name="by-beta")
+    first = Nugget.objects.get(text=NUGGETS[0])
+    # As a change of the nugget list leaves it: the first nugget's labels taken away, to be labelled again.
+    AssignmentLabel.objects.filter(source=source, nugget=first).delete()
+    LabelSource.objects.filter(pk=source.pk).update(stale={"manual": {"t1": [first.pk]}})
+    two_llm_endpoints["beta"].reset()
+    rerun = auto_assign_rerun_create(name="by-beta")
+    assert (rerun.endpoint_name, rerun.model) == ("beta", "model-beta")
+    job_run_sync(rerun.pk)
+    assert Job.objects.get(pk=rerun.pk).status == "done"
+    # One call per answer, for the one stale nugget, to beta's server and none to the default's.
+    assert (two_llm_endpoints["beta"].count, two_llm_endpoints["alpha"].count) == (3, 0)
+    relabelled = {key: label for key, label in labels_of("by-beta").items() if key[1] == NUGGETS[0]}
+    assert relabelled == {
+        (f"run{i}", NUGGETS[0]): FLIPPED[expected_assign(NUGGETS[0], t)] for i, t in enumerate(ANSWERS)
+    }
 
 
 def test_an_unknown_endpoint_or_an_unset_key_is_said_plainly(two_llm_endpoints, answers, monkeypatch):
