@@ -122,7 +122,7 @@ def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
 
 
 @organizer_required
-def endpoint_list(request: AuthenticatedRequest) -> HttpResponse:
+def endpoints_page(request: AuthenticatedRequest) -> HttpResponse:
     form = EndpointForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         name = form.cleaned_data["name"]

@@ -106,10 +106,6 @@ def endpoints_list() -> list[Endpoint]:
     ]
 
 
-def endpoint_names_usable() -> list[str]:
-    return [endpoint.name for endpoint in endpoints_list() if endpoint.usable]
-
-
 def _unknown(name: str, sources: dict) -> str:
     return f"No LLM endpoint is named {name!r}; the endpoints are: {', '.join(sources)}."
 
