@@ -32,6 +32,7 @@ def auto_assign_job_create(
     queue: str | None = None,
     config: LLMConfig | None = None,
     answers: list[int] | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(
@@ -66,6 +67,7 @@ def auto_assign_job_create(
         prompts=["assign"],
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.ASSIGNMENT,
     )
 
@@ -75,8 +77,8 @@ def auto_assign_rerun_create(
 ) -> Job:
     """Label again what a change of the nugget lists took from an LLM assigner: only the stale nuggets.
 
-    The model and prompt versions must be the source's (its labels stay one
-    judge's); calls already made are answered from the cache.
+    The endpoint, model and prompt versions must be the source's (its labels
+    stay one judge's); calls already made are answered from the cache.
     """
     source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=name).first()
     if source is None or source.kind != LabelSource.Kind.LLM:
@@ -109,6 +111,7 @@ def auto_assign_rerun_create(
         prompts=["assign"],
         user=user,
         config=config,
+        endpoint=source.endpoint_name or None,
         family=LabelSource.Family.ASSIGNMENT,
     )
 

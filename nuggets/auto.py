@@ -50,6 +50,7 @@ def auto_nuggets_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     kind = Job.Kind.DRAFT_NUGGETS if drafts else Job.Kind.AUTO_NUGGETS
     output_name_check(kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists())
@@ -74,6 +75,7 @@ def auto_nuggets_job_create(
         prompts=prompts,
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.NUGGETS,
     )
 

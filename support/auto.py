@@ -47,6 +47,7 @@ def auto_support_job_create(
     queue: str | None = None,
     config: LLMConfig | None = None,
     answers: list[int] | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(kind=Job.Kind.AUTO_SUPPORT, name=name, taken=SupportLabel.objects.filter(method=name).exists())
@@ -74,6 +75,7 @@ def auto_support_job_create(
         prompts=["support"],
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.SUPPORT,
     )
 

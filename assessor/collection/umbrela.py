@@ -62,6 +62,7 @@ def umbrela_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     output_name_check(kind=Job.Kind.UMBRELA, name=name, taken=QrelSource.objects.filter(name=name).exists())
     topic_rows = topics_select(topics)
@@ -86,6 +87,7 @@ def umbrela_job_create(
             prompts=["umbrela"],
             user=user,
             config=config,
+            endpoint=endpoint,
             family=LabelSource.Family.QRELS,
         )
         QrelSource.objects.create(name=name, job=job, source=job_source(job, LabelSource.Family.QRELS))

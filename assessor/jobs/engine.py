@@ -30,11 +30,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
+from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
-from assessor.sources import SourceRefused, source_claim
+from assessor.sources import SourceRefused, llm_described, source_claim
 
 logger = logging.getLogger(__name__)
 
@@ -66,15 +67,17 @@ def job_create(
     prompts: Iterable[str],
     user: User | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
     family: str = "",
 ) -> Job:
     """The job row and its pending items, in one transaction (the caller may add rows to it).
 
-    `family` names the label family its output goes into: the job claims the
-    LLM source of its output name there (assessor.sources), refused if people,
-    files or another model own the name.
+    Its calls go to the named `endpoint` ("default" when None), or to `config`
+    when given. `family` names the label family its output goes into: the job
+    claims the LLM source of its output name there (assessor.sources), refused
+    if people, files or another endpoint or model own the name.
     """
-    config = config or LLMConfig.from_settings()
+    config = config or endpoint_config(endpoint)
     items = list(items)
     if not items:
         raise JobRequestInvalid("the selection holds nothing to do")
@@ -85,6 +88,7 @@ def job_create(
             output_name=output_name,
             params=params,
             model=config.model,
+            endpoint_name=config.name,
             endpoint=config.base_url,
             prompt_versions=versions,
             created_by=user if user is not None and user.is_authenticated else None,
@@ -115,7 +119,10 @@ def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
         raise JobRequestInvalid(f"The name {name!r} must be letters, digits, '-' and '_' only.")
     other = Job.objects.filter(kind=kind, output_name=name).exclude(status=Job.Status.CANCELLED).first()
     if other is not None:
-        raise JobRequestInvalid(f"Job {other.pk} already produces {name!r}: choose another name, or resume job {other.pk}.")
+        raise JobRequestInvalid(
+            f"Job {other.pk} ({llm_described(other.model, other.endpoint_name)}) already produces {name!r}: "
+            f"choose another name, or resume job {other.pk}."
+        )
     if taken:
         raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
 
@@ -185,7 +192,7 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
     outcome = "failed"
     llm: LLMSession | None = None
     try:
-        base = config or LLMConfig.from_settings()
+        base = config or endpoint_config(job.endpoint_name)
         # The job names its model: a worker configured otherwise still uses it.
         llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk)
         result = work.compute(job=job, item=item, llm=llm)

@@ -11,7 +11,7 @@ from assessor.models.collection import (
     Sentence,
     Topic,
 )
-from assessor.models.jobs import Job, JobItem, LLMCall, PromptTemplate
+from assessor.models.jobs import Job, JobItem, LLMCall, LLMEndpoint, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
 from assessor.models.sources import LabelSource
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
@@ -27,6 +27,7 @@ __all__ = [
     "JobItem",
     "LabelSource",
     "LLMCall",
+    "LLMEndpoint",
     "PromptTemplate",
     "Provenance",
     "Qrel",

@@ -30,6 +30,7 @@ class LabelSource(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices)
     # An LLM source: the model, its endpoint and the prompt versions every job writing here used.
     model = models.CharField(max_length=200, blank=True)
+    endpoint_name = models.CharField(max_length=50, blank=True)
     endpoint = models.CharField(max_length=500, blank=True)
     prompt_versions = models.JSONField(default=dict, blank=True)
     # The job or file that made it (later jobs and files writing here are on each label).

@@ -13,6 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoints_file_read
 from assessor.project.security import secret_key_file_read
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -205,6 +206,12 @@ LLM_MAX_REASKS = env_int("LLM_MAX_REASKS", 2, minimum=0)
 # US dollars per million tokens, for the cost estimate of each call.
 LLM_PRICE_INPUT = env_float("LLM_PRICE_INPUT", 0.0, minimum=0.0)
 LLM_PRICE_OUTPUT = env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0.0)
+# More endpoints, by name, from a TOML file (assessor/project/llm_endpoints.py); the LLM_* ones are "default".
+LLM_ENDPOINTS_FILE = env_str("LLM_ENDPOINTS", "")
+try:
+    LLM_ENDPOINTS = endpoints_file_read(Path(LLM_ENDPOINTS_FILE)) if LLM_ENDPOINTS_FILE else {}
+except EndpointsFileInvalid as exc:
+    raise ImproperlyConfigured(f"LLM_ENDPOINTS: {exc}") from None
 
 LOGGING = {
     "version": 1,
