@@ -9,7 +9,7 @@ import colorsys
 import pytest
 from django.urls import reverse
 
-from assessor.models import AssessorWork
+from assessor.models import AssessorWork, Segment
 from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
 from nuggets.models import NuggetSet
 from nuggets.services import nugget_operation_apply
@@ -238,6 +238,20 @@ def test_shared_words_are_marked_in_the_sentence_and_its_passage(open_as, tmp_pa
     sentence_width = page.eval_on_selector(first + " .pair-sentence", "el => el.clientWidth")
     assert box[2] >= sentence_width - 20 and box[2] > 400
     page.screenshot(path=str(tmp_path / "support-marks.png"), full_page=True)
+
+
+def test_a_possessive_shares_its_word(open_as, tmp_path):
+    scenario = make_scenario()
+    Segment.objects.filter(text__startswith="The capital of the example country").update(
+        text="Exampleton’s status as the capital dates from 1901; the country's capital moved once."
+    )
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
+    first = "#rows li.jrow:nth-child(1)"
+    # "Answer N says the capital is Exampleton.": "Exampleton’s" is Exampleton; "country's" is in no sentence.
+    assert marks(page, first + " .pair-sentence") == ["capital", "Exampleton"]
+    assert marks(page, first + " .segment-box") == ["Exampleton’s", "capital", "capital"]
+    page.screenshot(path=str(tmp_path / "support-possessive.png"))
 
 
 def test_the_selected_nuggets_words_are_marked_in_the_answer(open_as, tmp_path):
