@@ -174,3 +174,30 @@ def test_an_opened_call_log_message_wraps_inside_the_page(open_as, tmp_path):
     assert message.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
     assert box["height"] > 100
     page.screenshot(path=str(tmp_path / "call-log.png"), full_page=True)
+
+
+def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, tmp_path):
+    make_topic("2024-1")
+    bad = tmp_path / "grades.txt"
+    bad.write_text("2024-1 Q0 doc#1 2\n2024-1 Q0 doc#2 nine\n")
+    page = open_as(make_user(Role.ORGANIZER), reverse("collection:upload"))
+    page.get_by_label("Kind of file").select_option("qrels")
+    options = page.locator("fieldset.options:visible")
+    assert [legend.inner_text() for legend in options.locator("legend").all()] == ["Options for qrels"]
+    options.locator("input[type=text]").first.fill("mine")
+    page.locator("input[type=file]").set_input_files(str(bad))
+    page.get_by_role("button", name="Import").click()
+    alert = page.get_by_role("alert")
+    assert "Nothing was imported." in alert.inner_text()
+    assert [dd.inner_text() for dd in alert.locator("dd").all()] == [
+        "grades.txt",
+        "2",
+        "grade",
+        "not an integer: 'nine'",
+    ]
+    page.screenshot(path=str(tmp_path / "upload-failed.png"), full_page=True)
+    # The kind and the source are as chosen; the file is asked for again, by name.
+    assert page.get_by_label("Kind of file").input_value() == "qrels"
+    assert page.locator("fieldset.options:visible input[type=text]").first.input_value() == "mine"
+    assert "(choose grades.txt again, or another)" in page.locator("#upload-form").inner_text()
+    assert QrelSource.objects.filter(name="mine").count() == 0
