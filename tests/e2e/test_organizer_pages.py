@@ -201,3 +201,27 @@ def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, 
     assert page.locator("fieldset.options:visible input[type=text]").first.input_value() == "mine"
     assert "(choose grades.txt again, or another)" in page.locator("#upload-form").inner_text()
     assert QrelSource.objects.filter(name="mine").count() == 0
+
+
+def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_options(open_as, settings):
+    settings.LLM_MODEL, settings.LLM_API_KEY, settings.LLM_BASE_URL = "m", "k", "http://127.0.0.1:9/v1"
+    topic = make_topic("2024-1", "why bees see ultraviolet")
+    make_nugget_set(topic, name="nist")
+    taken = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE)
+    make_user(Role.ASSESSOR, username="bob")
+    organizer = make_user(Role.ORGANIZER)
+
+    page = open_as(organizer, reverse("jobs:launch", args=["auto_assign"]))
+    page.get_by_label("Name").fill("taken")
+    page.get_by_role("button", name="Queue the job").click()
+    refusal = page.get_by_text("choose another name").inner_text()
+    assert refusal == f"Job {taken.pk} already produces 'taken': choose another name, or resume job {taken.pk}."
+
+    page = open_as(organizer, reverse("nuggets:organize"), page.context)
+    page.get_by_role("checkbox", name="2024-1").check()
+    page.get_by_label("Assessor").select_option(label="bob")
+    page.get_by_label("Condition").select_option("auto_edit")
+    page.get_by_role("button", name="Give").click()
+    refusal = page.get_by_text("has no draft nuggets").inner_text()
+    assert "import draft nuggets for it or generate them with an AutoNuggets job first" in refusal
+    assert "import_nuggets" not in refusal and "--" not in refusal
