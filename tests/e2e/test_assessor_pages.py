@@ -401,7 +401,8 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
         greens[name], yellows[name] = rgb(page, pressed[0]), rgb(page, pressed[1])
         for selector, colour in zip(pressed, [greens[name], yellows[name]], strict=True):
             assert contrast(colour, text_rgb(page, selector)) >= 4.5, (name, selector)
-        page.screenshot(path=str(tmp_path / f"{name}-labels.png"), full_page=True)
+        # The first screen, where the labels were pressed (a full page of 30 nuggets is slow on a busy machine).
+        page.screenshot(path=str(tmp_path / f"{name}-labels.png"), timeout=30_000)
 
     # One scheme: every page fills its first label with the same green and its middle one with the same yellow.
     assert len(set(greens.values())) == 1, greens
@@ -411,7 +412,7 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
     assert 35 <= hue(yellow) <= 55 and min(yellow[:2]) > 150, yellow
     # ... and the organizer's pages mark vital and okay in the same families.
     page = open_as(scenario.organizer, reverse("collection:topic", args=[manual.topic_id]))
-    page.screenshot(path=str(tmp_path / "organizer-topic.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "organizer-topic.png"), full_page=True, timeout=30_000)
     assert text_rgb(page, ".badge.vital") == green
     assert 30 <= hue(text_rgb(page, ".badge.okay")) <= 55
 

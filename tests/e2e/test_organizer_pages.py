@@ -94,7 +94,7 @@ def test_the_topic_page_opens_with_its_nugget_sets_and_folds_the_segments_withou
     untexted = page.locator("details.untexted")
     assert untexted.locator("summary").inner_text() == "2 relevant segments with no text in the collection"
     assert not page.get_by_text("doc_c#1").is_visible()
-    page.screenshot(path=str(tmp_path / "topic.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "topic.png"), full_page=True, timeout=30_000)
     untexted.locator("summary").click()
     assert page.get_by_text("doc_c#1").is_visible()
     sections.nth(1).click()
@@ -173,7 +173,7 @@ def test_an_opened_call_log_message_wraps_inside_the_page(open_as, tmp_path):
     # Every word shows: the text wraps instead of running out of its box.
     assert message.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
     assert box["height"] > 100
-    page.screenshot(path=str(tmp_path / "call-log.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "call-log.png"), full_page=True, timeout=30_000)
 
 
 def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, tmp_path):
@@ -195,7 +195,7 @@ def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, 
         "grade",
         "not an integer: 'nine'",
     ]
-    page.screenshot(path=str(tmp_path / "upload-failed.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / "upload-failed.png"), full_page=True, timeout=30_000)
     # The kind and the source are as chosen; the file is asked for again, by name.
     assert page.get_by_label("Kind of file").input_value() == "qrels"
     assert page.locator("fieldset.options:visible input[type=text]").first.input_value() == "mine"
