@@ -26,6 +26,10 @@ def test_an_organizer_adds_an_assessor_and_deactivates_them(open_as):
     row = page.locator('tr[data-user="newcomer"]')
     assert row.locator("td").nth(1).inner_text() == "assessor"
     assert row.locator("td").nth(2).inner_text() == "active"
+    # Last logins in the site's one date format.
+    assert row.locator("td").nth(3).inner_text() == "never"
+    boss_login = page.locator('tr[data-user="boss"] td').nth(3).inner_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", boss_login), boss_login
     row.get_by_role("button", name="Deactivate").click()
     assert page.locator(".messages li.success").inner_text() == "newcomer deactivated: it can no longer log in."
     row = page.locator('tr[data-user="newcomer"]')
