@@ -47,7 +47,12 @@ def auto_support_job_create(
     queue: str | None = None,
     config: LLMConfig | None = None,
 ) -> Job:
-    output_name_check(kind=Job.Kind.AUTO_SUPPORT, name=name, taken=SupportLabel.objects.filter(method=name).exists())
+    output_name_check(
+        kind=Job.Kind.AUTO_SUPPORT,
+        name=name,
+        taken=SupportLabel.objects.filter(method=name).exists(),
+        family=LabelSource.Family.SUPPORT,
+    )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
     answer_ids = (

@@ -34,7 +34,7 @@ from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
-from assessor.sources import SourceRefused, source_claim
+from assessor.sources import DOING, SourceRefused, source_claim, source_owner, source_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +106,11 @@ def job_source(job: Job, family: str) -> LabelSource:
     return LabelSource.objects.get(family=family, name=job.output_name)
 
 
-def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
-    """Refuse a name already produced by another job or file: results are never written twice."""
+def output_name_check(*, kind: Job.Kind, name: str, taken: bool, family: str) -> None:
+    """Refuse a name already produced by another job or file: results are never written twice.
+
+    A name that labels of `family` already hold is refused naming the source that owns it.
+    """
     # Worded for the launch page and the command alike (its option is --name): no option syntax.
     if not name:
         raise JobRequestInvalid("A name is required: it names what the job produces.")
@@ -117,7 +120,12 @@ def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
     if other is not None:
         raise JobRequestInvalid(f"Job {other.pk} already produces {name!r}: choose another name, or resume job {other.pk}.")
     if taken:
-        raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
+        source = LabelSource.objects.filter(family=family, name=name).first()
+        if source is None:
+            raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
+        if source.kind != LabelSource.Kind.LLM:
+            raise JobRequestInvalid(source_refusal(source, DOING[LabelSource.Kind.LLM]).message)
+        raise JobRequestInvalid(f"{name!r} is already in use by {source_owner(source)}: choose another name.")
 
 
 # --- running items ----------------------------------------------------------------
