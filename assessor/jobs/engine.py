@@ -29,6 +29,7 @@ from django.db import DatabaseError, close_old_connections, connections, transac
 from django.db.models import F
 from django.utils import timezone
 
+from assessor.collection.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
@@ -172,10 +173,15 @@ def job_complete_if_finished(job_id: int) -> None:
     if open_items.exists():
         return
     now = timezone.now()
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
+    done = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
         status=Job.Status.DONE, finished_at=now
     )
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+    failed = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+    if done or failed:
+        # The one caller that finished the job: its labels or grades are rows the planner must know of, as after
+        # an import (a TREC-scale relevance job writes as many as a qrels file).
+        written = Job.objects.filter(pk=job_id).values_list("done_items", flat=True).get()
+        statistics_refresh(rows=written)
 
 
 def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
