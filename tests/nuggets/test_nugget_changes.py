@@ -125,6 +125,8 @@ def test_a_changed_list_retires_reopens_and_marks_stale(labelled, llm_server):
     assert assign.status == AssessorWork.Status.IN_PROGRESS
     assert assign.redo["nuggets"] == {str(second.pk): "reworded", str(added.pk): "added"}
     assert "nugget 2 reworded" in assign.redo["why"] and "nugget 3 added" in assign.redo["why"]
+    # ... and why the organizer reopened the list, as they wrote it.
+    assert assign.redo["why"].endswith("The organizer reopened it: sharpen.")
     assert WorkEvent.objects.filter(work=assign, action="reopened").exists()
     page = judging.assign_page_load(work=assign)
     assert page.redo == {second.pk: "reworded", added.pk: "added"}
