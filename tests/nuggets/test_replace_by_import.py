@@ -18,8 +18,7 @@ from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
 from tests.builders import make_answer, make_run, make_topic, make_user
-from tests.nuggets.test_nugget_changes import label_everything
-from tests.scenarios import make_given_topic, nugget_set_of
+from tests.scenarios import label_everything, make_given_topic, nugget_set_of
 
 pytestmark = pytest.mark.django_db
 
