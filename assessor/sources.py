@@ -54,7 +54,8 @@ def source_owner(source: LabelSource) -> str:
     return f"the file {batch.file_name} (imported{by} on {batch.imported_at:%Y-%m-%d})"
 
 
-def _refusal(source: LabelSource, doing: str) -> SourceRefused:
+def source_refusal(source: LabelSource, doing: str) -> SourceRefused:
+    """The refusal of a write by `doing` (an import, an LLM job...) into a source it does not own."""
     return SourceRefused(
         f"The {source.get_family_display()} name {source.name!r} belongs to {source_owner(source)}: "
         f"{doing} cannot write into it. Choose another name."
@@ -98,7 +99,7 @@ def source_claim(
         except IntegrityError:  # made meanwhile by another writer
             source = LabelSource.objects.get(family=family, name=name)
     if source.kind != kind:
-        raise _refusal(source, DOING[Kind(kind)])
+        raise source_refusal(source, DOING[Kind(kind)])
     if kind == Kind.LLM and job is not None:
         llm_check(source, model=job.model, endpoint_name=job.endpoint_name, prompt_versions=job.prompt_versions)
     return source
@@ -153,5 +154,5 @@ def import_source_claim(*, writes: Writes, family: str, name: str, user: User | 
         )
         return made.pk
     if source.kind != Kind.FILE:
-        raise ImportFailure(_refusal(source, DOING[Kind.FILE]).message, path=path, field=option)
+        raise ImportFailure(source_refusal(source, DOING[Kind.FILE]).message, path=path, field=option)
     return source.pk

@@ -36,7 +36,10 @@ def auto_assign_job_create(
 ) -> Job:
     """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(
-        kind=Job.Kind.AUTO_ASSIGN, name=name, taken=AssignmentLabel.objects.filter(assigner=name).exists()
+        kind=Job.Kind.AUTO_ASSIGN,
+        name=name,
+        taken=AssignmentLabel.objects.filter(assigner=name).exists(),
+        family=LabelSource.Family.ASSIGNMENT,
     )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)

@@ -183,3 +183,15 @@ def source_notes(source: Source) -> list[str]:
     if source.kind is SourceKind.SUPPORT:
         return method_notes(method=source.name)
     return []
+
+
+def sources_notes(texts: list[str]) -> list[str]:
+    """The notes of the sources named, each once; a name that is no source has none (its error is shown elsewhere)."""
+    notes: list[str] = []
+    for text in texts:
+        try:
+            source = source_parse(text)
+        except SourceError:
+            continue
+        notes += [note for note in source_notes(source) if note not in notes]
+    return notes

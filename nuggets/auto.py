@@ -53,7 +53,9 @@ def auto_nuggets_job_create(
     endpoint: str | None = None,
 ) -> Job:
     kind = Job.Kind.DRAFT_NUGGETS if drafts else Job.Kind.AUTO_NUGGETS
-    output_name_check(kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists())
+    output_name_check(
+        kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists(), family=LabelSource.Family.NUGGETS
+    )
     if not QrelSource.objects.filter(name=qrels).exists():
         raise JobRequestInvalid(f"no qrels source named {qrels!r}")
     topic_rows = topics_select(topics)

@@ -50,7 +50,12 @@ def auto_support_job_create(
     endpoint: str | None = None,
 ) -> Job:
     """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
-    output_name_check(kind=Job.Kind.AUTO_SUPPORT, name=name, taken=SupportLabel.objects.filter(method=name).exists())
+    output_name_check(
+        kind=Job.Kind.AUTO_SUPPORT,
+        name=name,
+        taken=SupportLabel.objects.filter(method=name).exists(),
+        family=LabelSource.Family.SUPPORT,
+    )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
     cited = (

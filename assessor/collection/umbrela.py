@@ -64,7 +64,12 @@ def umbrela_job_create(
     config: LLMConfig | None = None,
     endpoint: str | None = None,
 ) -> Job:
-    output_name_check(kind=Job.Kind.UMBRELA, name=name, taken=QrelSource.objects.filter(name=name).exists())
+    output_name_check(
+        kind=Job.Kind.UMBRELA,
+        name=name,
+        taken=QrelSource.objects.filter(name=name).exists(),
+        family=LabelSource.Family.QRELS,
+    )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
     pools = topic_pools(topics=topic_rows, runs=run_rows)

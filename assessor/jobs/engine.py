@@ -29,13 +29,14 @@ from django.db import DatabaseError, close_old_connections, connections, transac
 from django.db.models import F
 from django.utils import timezone
 
+from assessor.collection.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
-from assessor.sources import SourceRefused, llm_described, source_claim
+from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +111,11 @@ def job_source(job: Job, family: str) -> LabelSource:
     return LabelSource.objects.get(family=family, name=job.output_name)
 
 
-def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
-    """Refuse a name already produced by another job or file: results are never written twice."""
+def output_name_check(*, kind: Job.Kind, name: str, taken: bool, family: str) -> None:
+    """Refuse a name already produced by another job or file: results are never written twice.
+
+    A name that labels of `family` already hold is refused naming the source that owns it.
+    """
     # Worded for the launch page and the command alike (its option is --name): no option syntax.
     if not name:
         raise JobRequestInvalid("A name is required: it names what the job produces.")
@@ -124,7 +128,12 @@ def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
             f"choose another name, or resume job {other.pk}."
         )
     if taken:
-        raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
+        source = LabelSource.objects.filter(family=family, name=name).first()
+        if source is None:
+            raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
+        if source.kind != LabelSource.Kind.LLM:
+            raise JobRequestInvalid(source_refusal(source, DOING[LabelSource.Kind.LLM]).message)
+        raise JobRequestInvalid(f"{name!r} is already in use by {source_owner(source)}: choose another name.")
 
 
 # --- running items ----------------------------------------------------------------
@@ -171,10 +180,15 @@ def job_complete_if_finished(job_id: int) -> None:
     if open_items.exists():
         return
     now = timezone.now()
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
+    done = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
         status=Job.Status.DONE, finished_at=now
     )
-    Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+    failed = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+    if done or failed:
+        # The one caller that finished the job: its labels or grades are rows the planner must know of, as after
+        # an import (a TREC-scale relevance job writes as many as a qrels file).
+        written = Job.objects.filter(pk=job_id).values_list("done_items", flat=True).get()
+        statistics_refresh(rows=written)
 
 
 def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:

@@ -321,17 +321,20 @@ def batch_finish(batch: ImportBatch, result: R) -> R:
     return result
 
 
-def statistics_refresh(result: ImportResult | None = None) -> bool:
+def statistics_refresh(result: ImportResult | None = None, *, rows: int | None = None) -> bool:
     """Refresh the planner's statistics after rows were written; True if it did.
 
     Without them the planner takes the tables for empty: with 20 assessors on a
     TREC-scale SQLite file, page p50 was 13.5 s before ANALYZE and 0.57 s after.
     SQLite's is bounded (PRAGMA analysis_limit), so it follows every import that
     wrote rows; PostgreSQL's reads whole tables, so it follows a large import
-    (autovacuum catches up with small ones), or any call without a result (the
-    end of a path that fills a database, such as the demo).
+    (autovacuum catches up with small ones), or any call without a result nor
+    `rows` (the end of a path that fills a database, such as the demo). `rows`:
+    what another path wrote (a job, its items done), judged as an import's rows.
     """
-    if result is not None and not (result.created or result.replaced):
+    if result is not None:
+        rows = result.created + result.replaced
+    if rows == 0:
         return False
     if connection.vendor == "sqlite":
         try:
@@ -347,7 +350,7 @@ def statistics_refresh(result: ImportResult | None = None) -> bool:
         return True
     if connection.vendor != "postgresql":
         return False
-    if result is not None and result.created + result.replaced < ANALYZE_AFTER_ROWS:
+    if rows is not None and rows < ANALYZE_AFTER_ROWS:
         return False
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
