@@ -78,6 +78,11 @@ class UploadForm(forms.Form):
     def importer(self) -> Callable[..., ImportResult]:
         return self._importer().function
 
+    def upload_options(self) -> dict[str, Any]:
+        """What was chosen for the chosen kind (replace and its own fields), as the upload records it."""
+        data = self.cleaned_data
+        return {"replace": data["replace"], **{name: data.get(name) for name in self._importer().fields}}
+
     def importer_kwargs(self) -> dict:
         """The keyword arguments of the service function, from the options of the chosen kind."""
-        return {"replace": self.cleaned_data["replace"], **self._importer().options(self.cleaned_data)}
+        return self._importer().arguments(self.upload_options())
