@@ -226,5 +226,10 @@ def upload_progress(upload: Upload) -> UploadProgress:
     return UploadProgress(lines=seen["lines"], rows=seen["rows"], percent=percent)
 
 
+def upload_options_shown(upload: Upload) -> list[tuple[str, str]]:
+    """The options that were chosen (a box left unticked or a name left empty is not shown)."""
+    return [(name, str(value)) for name, value in upload.options.items() if value not in (None, "", False)]
+
+
 def uploads_recent(limit: int = RECENT_UPLOADS) -> QuerySet[Upload]:
     return Upload.objects.select_related("created_by").order_by("-created_at", "-pk")[:limit]

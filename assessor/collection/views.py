@@ -155,7 +155,11 @@ def upload(request: AuthenticatedRequest) -> HttpResponse:
 def upload_detail(request: AuthenticatedRequest, upload_id: int) -> HttpResponse:
     """An upload's progress while it is imported (htmx polls the panel), then its result or why it failed."""
     upload = get_object_or_404(Upload.objects.select_related("created_by", "batch"), pk=upload_id)
-    context: dict = {"upload": upload, "progress": uploads.upload_progress(upload)}
+    context: dict = {
+        "upload": upload,
+        "progress": uploads.upload_progress(upload),
+        "options": uploads.upload_options_shown(upload),
+    }
     if upload.state == Upload.State.FAILED:
         # The kind and options are kept, for the same file once the data is fixed or for a corrected file.
         context["form"] = UploadForm(initial={"kind": upload.kind, **upload.options})

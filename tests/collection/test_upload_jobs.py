@@ -12,6 +12,7 @@ from assessor.collection.importing.progress import ImportProgress, progress_watc
 from assessor.collection.importing.topics import topics_import
 from assessor.collection.uploads import progress_write, upload_run
 from assessor.models import ImportBatch, Qrel, Topic, Upload
+from assessor.project.celery import app as celery_app
 from tests.builders import make_topic
 
 pytestmark = pytest.mark.django_db
@@ -219,3 +220,21 @@ def test_a_large_upload_is_streamed_to_disk_not_held_in_the_web_process(organize
     assert Path(upload_dir / str(upload.pk) / "big.tsv").stat().st_size == size
     # Django reads uploads in chunks of 64 KiB: the peak is a few of those, not the file.
     assert peak < size / 20, f"the request allocated {peak:,} bytes at its peak for a {size:,}-byte file"
+
+
+def test_the_upload_goes_to_the_worker_through_its_celery_task(
+    organizer, upload_dir, django_capture_on_commit_callbacks
+):
+    # Celery's eager mode runs the task where it is sent: the real dispatch (task name, arguments), no broker.
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            response = post_upload(organizer, "topics.tsv", topics_file(2), kind="topics", replace="on")
+    finally:
+        celery_app.conf.task_always_eager = eager
+    assert len(callbacks) == 1
+    assert Upload.objects.get().state == "done"
+    assert Topic.objects.count() == 2
+    page = organizer.get(response["Location"]).content.decode()
+    assert "replace: <code>True</code>" in page  # the options chosen
