@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,16 +101,35 @@ class UploadRetryRefused(Exception):
     pass
 
 
+def upload_stalled(upload: Upload) -> bool:
+    """Whether a running upload has shown no sign of life (a progress report, or its start) for UPLOAD_STALL_MINUTES.
+
+    Its worker was most likely stopped mid-import: the import, all or nothing,
+    wrote nothing, and the task's redelivery finds the upload claimed and skips it.
+    """
+    if upload.state != Upload.State.RUNNING or upload.started_at is None:
+        return False
+    try:
+        last = max(upload.started_at.timestamp(), progress_path(upload).stat().st_mtime)
+    except FileNotFoundError:
+        last = upload.started_at.timestamp()
+    return time.time() - last > settings.UPLOAD_STALL_MINUTES * 60
+
+
 def upload_retry(upload_id: int) -> Upload:
-    """Queue a failed upload again, on the file that was kept; the caller queues it. Raises UploadRetryRefused."""
+    """Queue again a failed upload, or a stalled one, on the file that was kept; the caller queues it.
+
+    Raises UploadRetryRefused.
+    """
     upload = Upload.objects.get(pk=upload_id)
-    refusal = f"upload {upload_id} is {upload.state}: only a failed upload is tried again"
-    if upload.state != Upload.State.FAILED:
+    refusal = f"upload {upload_id} is {upload.state}: only a failed or stalled upload is tried again"
+    if not (upload.state == Upload.State.FAILED or upload_stalled(upload)):
         raise UploadRetryRefused(refusal)
     if not upload_path(upload).is_file():
         raise UploadRetryRefused(f"the file {upload.file_name} is no longer on the server: upload it again")
-    # Conditional, so that two clicks queue it once.
-    again = Upload.objects.filter(pk=upload_id, state=Upload.State.FAILED).update(
+    # Conditional, so that two clicks queue it once; a stalled upload is taken from the worker that held it
+    # (should that worker come back, its end finds the upload no longer its own and records nothing).
+    again = Upload.objects.filter(pk=upload_id, state=upload.state, claimed_by=upload.claimed_by).update(
         state=Upload.State.QUEUED, error="", error_line=None, error_field="", finished_at=None
     )
     if not again:

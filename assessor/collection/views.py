@@ -4,6 +4,7 @@ What the apps add to them (columns, sections, labels, score sources, their own
 downloads) comes from `assessor.registry`.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
@@ -159,6 +160,8 @@ def upload_detail(request: AuthenticatedRequest, upload_id: int) -> HttpResponse
         "upload": upload,
         "progress": uploads.upload_progress(upload),
         "options": uploads.upload_options_shown(upload),
+        "stalled": uploads.upload_stalled(upload),
+        "stall_minutes": settings.UPLOAD_STALL_MINUTES,
     }
     if upload.state == Upload.State.FAILED:
         # The kind and options are kept, for the same file once the data is fixed or for a corrected file.

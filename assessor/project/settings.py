@@ -165,6 +165,9 @@ STATIC_ROOT = VAR_DIR / "static"
 UPLOAD_DIR = Path(env_str("UPLOAD_DIR", str(VAR_DIR / "uploads")))
 FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR / "incoming")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# A running upload that shows no sign of life (a progress report) for this long
+# may be taken back and retried: its worker was most likely stopped mid-import.
+UPLOAD_STALL_MINUTES = env_int("UPLOAD_STALL_MINUTES", 15, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 

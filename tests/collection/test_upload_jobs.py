@@ -1,16 +1,18 @@
 """Uploads are jobs: the request keeps the file and queues it, a worker imports it, its page shows how far it got."""
 
 import tracemalloc
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from django.utils import timezone
 
 from assessor.collection.importing.progress import ImportProgress, progress_watched
 from assessor.collection.importing.topics import topics_import
-from assessor.collection.uploads import progress_write, upload_run
+from assessor.collection.uploads import progress_write, upload_claim, upload_run
 from assessor.models import ImportBatch, Qrel, Topic, Upload
 from assessor.project.celery import app as celery_app
 from tests.builders import make_topic
@@ -127,7 +129,7 @@ def test_a_failed_upload_is_retried_on_the_kept_file_once_what_it_needs_is_store
     assert not (upload_dir / str(upload.pk)).exists()
     # A finished upload is not run again.
     page = organizer.post(reverse("collection:upload_retry", args=[upload.pk]), follow=True).content.decode()
-    assert "only a failed upload is tried again" in page
+    assert "only a failed or stalled upload is tried again" in page
     assert upload_worker == ["failed", "done"]
 
 
@@ -240,3 +242,27 @@ def test_the_upload_goes_to_the_worker_through_its_celery_task(
     assert Topic.objects.count() == 2
     page = organizer.get(response["Location"]).content.decode()
     assert "replace: <code>True</code>" in page  # the options chosen
+
+
+def test_an_upload_whose_worker_stopped_is_retried_once_it_showed_no_sign_of_life(
+    organizer, upload_queued, settings, monkeypatch
+):
+    post_upload(organizer, "topics.tsv", topics_file(2), kind="topics")
+    [upload_id] = upload_queued
+    assert upload_claim(upload_id, worker="a-worker-that-was-stopped")
+    url = reverse("collection:upload_detail", args=[upload_id])
+    retry = reverse("collection:upload_retry", args=[upload_id])
+    # Within the limit, a running upload is its worker's.
+    page = organizer.post(retry, follow=True).content.decode()
+    assert "only a failed or stalled upload is tried again" in page
+    assert 'id="stalled"' not in page
+    Upload.objects.filter(pk=upload_id).update(
+        started_at=timezone.now() - timedelta(minutes=settings.UPLOAD_STALL_MINUTES, seconds=1)
+    )
+    assert 'id="stalled"' in organizer.get(url).content.decode()
+    monkeypatch.setattr("assessor.collection.uploads.upload_queue", lambda upload: upload_run(upload.pk))
+    page = organizer.post(retry, follow=True).content.decode()
+    assert "Imported topics.tsv." in page
+    upload = Upload.objects.get()
+    assert (upload.state, upload.attempts, Topic.objects.count()) == ("done", 2, 2)
+    assert upload.claimed_by != "a-worker-that-was-stopped"
