@@ -266,3 +266,14 @@ def test_an_upload_whose_worker_stopped_is_retried_once_it_showed_no_sign_of_lif
     upload = Upload.objects.get()
     assert (upload.state, upload.attempts, Topic.objects.count()) == ("done", 2, 2)
     assert upload.claimed_by != "a-worker-that-was-stopped"
+
+
+def test_the_rows_a_failed_import_wrote_are_said_to_be_undone(organizer, upload_worker):
+    content = topics_file(2500) + b"2024-9999\t \n"
+    page = organizer.post(UPLOAD, {"kind": "topics", "file": SimpleUploadedFile("many.tsv", content)}, follow=True)
+    # The first chunk of 2,000 topics was written, then the whole import rolled back at line 2,501.
+    assert (
+        '<strong id="lines-read">2501</strong> lines read,\n    and the <strong id="rows-written">2000</strong> '
+        "rows written before the failure undone"
+    ) in page.content.decode()
+    assert Topic.objects.count() == 0
