@@ -104,8 +104,8 @@ class UploadRetryRefused(Exception):
 def upload_stalled(upload: Upload) -> bool:
     """Whether a running upload has shown no sign of life (a progress report, or its start) for UPLOAD_STALL_MINUTES.
 
-    Its worker was most likely stopped mid-import: the import, all or nothing,
-    wrote nothing, and the task's redelivery finds the upload claimed and skips it.
+    Its worker was most likely stopped mid-import (an import stopped before its
+    end wrote nothing), and the task's redelivery finds the upload claimed and skips it.
     """
     if upload.state != Upload.State.RUNNING or upload.started_at is None:
         return False
