@@ -6,12 +6,10 @@ in `assessor.collection.importers`.
 """
 
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 from django import forms
 
-from assessor.collection.importing.base import ImportResult
 from assessor.registry import Importer, registry
 
 
@@ -74,9 +72,6 @@ class UploadForm(forms.Form):
             if not data.get(name):
                 self.add_error(name, f"Required for {kind}.")
         return data
-
-    def importer(self) -> Callable[..., ImportResult]:
-        return self._importer().function
 
     def upload_options(self) -> dict[str, Any]:
         """What was chosen for the chosen kind (replace and its own fields), as the upload records it."""
