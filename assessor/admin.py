@@ -32,6 +32,7 @@ from assessor.models import (
     Segment,
     Sentence,
     Topic,
+    Upload,
     WorkEvent,
     WorkOperation,
 )
@@ -208,6 +209,17 @@ class ImportBatchAdmin(admin.ModelAdmin):
         "replaced",
         "warnings",
     )
+
+
+@admin.register(Upload)
+class UploadAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "file_name", "state", "created_at", "created_by", "lines", "created", "error_line")
+    list_filter = ("kind", "state")
+    search_fields = ("file_name", "error")
+    list_select_related = ("created_by",)
+    raw_id_fields = ("batch",)
+    # The record of an upload and its import: the upload's page retries a failed one.
+    readonly_fields = tuple(field.name for field in Upload._meta.concrete_fields)
 
 
 @admin.register(PromptTemplate)

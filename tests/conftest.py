@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from assessor.collection.uploads import upload_run
 from assessor.models import Run, Segment, Topic
 from assessor.project.llm_endpoints import endpoints_file_read
 from assessor.work.roles import Role
@@ -97,3 +98,31 @@ def two_llm_endpoints(settings, monkeypatch, write_file) -> dict[str, FakeLLMSer
     yield {"alpha": alpha, "beta": beta}
     alpha.stop()
     beta.stop()
+
+
+@pytest.fixture
+def upload_dir(settings, tmp_path) -> Path:
+    """Where uploads are kept (and streamed to, past the in-memory size) during the test."""
+    settings.UPLOAD_DIR = tmp_path / "uploads"
+    settings.FILE_UPLOAD_TEMP_DIR = str(settings.UPLOAD_DIR / "incoming")
+    Path(settings.FILE_UPLOAD_TEMP_DIR).mkdir(parents=True)
+    return settings.UPLOAD_DIR
+
+
+@pytest.fixture
+def upload_worker(upload_dir, monkeypatch) -> list[str]:
+    """Uploads imported as soon as they are queued, by the worker's own function run in the test
+    (a Celery worker runs the same `upload_run`); returns each import's outcome."""
+    outcomes: list[str] = []
+    monkeypatch.setattr(
+        "assessor.collection.uploads.upload_queue", lambda upload: outcomes.append(upload_run(upload.pk))
+    )
+    return outcomes
+
+
+@pytest.fixture
+def upload_queued(upload_dir, monkeypatch) -> list[int]:
+    """Uploads queued but left for the test to import (`upload_run`); returns the ids queued, in order."""
+    queued: list[int] = []
+    monkeypatch.setattr("assessor.collection.uploads.upload_queue", lambda upload: queued.append(upload.pk))
+    return queued

@@ -14,6 +14,7 @@ from assessor.models.collection import (
 from assessor.models.jobs import Job, JobItem, LLMCall, LLMEndpoint, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
 from assessor.models.sources import LabelSource
+from assessor.models.uploads import Upload
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "Segment",
     "Sentence",
     "Topic",
+    "Upload",
     "WorkEvent",
     "WorkOperation",
 ]

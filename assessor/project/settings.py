@@ -157,7 +157,18 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 
-# Uploads go through the same streaming importers as the commands.
+# An uploaded file is kept on disk until a worker imports it (assessor/collection/uploads.py).
+# Past FILE_UPLOAD_MAX_MEMORY_SIZE, Django streams an upload into a file in
+# FILE_UPLOAD_TEMP_DIR in 64 KiB chunks: a file of any size never sits whole in
+# the web process's memory. That folder is inside UPLOAD_DIR, so that keeping
+# the file is a rename, not a copy. A worker on another machine needs UPLOAD_DIR
+# too (shared storage).
+UPLOAD_DIR = Path(env_str("UPLOAD_DIR", str(VAR_DIR / "uploads")))
+FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR / "incoming")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# A running upload that shows no sign of life (a progress report) for this long
+# may be taken back and retried: its worker was most likely stopped mid-import.
+UPLOAD_STALL_MINUTES = env_int("UPLOAD_STALL_MINUTES", 15, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 

@@ -46,7 +46,7 @@ def test_an_import_command_refreshes_the_statistics_on_sqlite(write_file):
     assert "assessor_topic" in analyzed_tables()
 
 
-def test_the_upload_page_refreshes_the_statistics_on_sqlite(client):
+def test_the_upload_page_refreshes_the_statistics_on_sqlite(client, upload_worker):
     if connection.vendor != "sqlite":
         pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/collection/test_import_statistics.py)")
     forget_statistics()

@@ -1,4 +1,8 @@
-"""The upload page runs the importers: a summary on success, the place of the error on failure."""
+"""The upload page queues the importers: a summary on success, the place of the error on failure.
+
+The worker's function imports each upload as soon as it is queued (the `upload_worker` fixture);
+the page the upload redirects to shows its result.
+"""
 
 import dataclasses
 import inspect
@@ -17,7 +21,7 @@ from assessor.registry import registry
 from assessor.work.roles import Role
 from tests.builders import make_topic, make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("upload_worker")]
 
 UPLOAD = "/collection/upload/"
 
@@ -29,7 +33,9 @@ def organizer(client):
 
 
 def upload(client, name: str, content: str, **options):
-    return client.post(reverse("collection:upload"), {"file": SimpleUploadedFile(name, content.encode()), **options})
+    return client.post(
+        reverse("collection:upload"), {"file": SimpleUploadedFile(name, content.encode()), **options}, follow=True
+    )
 
 
 def test_the_upload_page_offers_every_kind(organizer):

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from django.contrib.auth.models import User
 from django.db import OperationalError, connection, models, transaction
 from django.db.models import Max
 
+from assessor.collection.importing.progress import progress_current
 from assessor.collection.importing.staging import (
     DirectWrites,
     StagedWrites,
@@ -121,12 +122,17 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     for what is most often a wrong path or a truncated download.
     """
     empty = True
+    progress = progress_current()
     try:
         with path.open("r", encoding="utf-8-sig", newline="") as handle:
+            if progress is not None:
+                progress.reading(cast(BinaryIO, handle.buffer).tell)
             number = 0
             # Read with a bound, so that a line of many megabytes is refused before it is all in memory.
             while raw := handle.readline(MAX_LINE_CHARS + 2):
                 number += 1
+                if progress is not None:
+                    progress.line_read(number)
                 line = raw.rstrip("\r\n")
                 if len(line) > MAX_LINE_CHARS:
                     raise ImportFailure(f"the line is longer than {MAX_LINE_CHARS:,} characters", path=path, line=number)
@@ -241,6 +247,8 @@ def import_file(
     failure (ImportFailure) leaves the database as it was.
     """
     path = Path(path)
+    # Whoever watches the import (an upload's worker) hears how far it got, here and from read_lines and the writes.
+    progress = progress_current()
     fields = {
         "kind": kind,
         "file_name": path.name,
@@ -252,13 +260,20 @@ def import_file(
         with transaction.atomic():
             batch = ImportBatch.objects.create(**fields)
             with DirectWrites(batch) as writes:
-                return batch_finish(batch, prepare(writes))
+                result = prepare(writes)
+                if progress is not None:
+                    progress.prepared()
+                return batch_finish(batch, result)
     conflict: SwitchConflict | None = None
     for _ in range(SWITCH_ATTEMPTS):
         since = ImportBatch.objects.aggregate(last=Max("pk"))["last"] or 0
         batch = ImportBatch(**fields)
+        if progress is not None:
+            progress.restart()
         with StagedWrites(batch) as writes:
             result = prepare(writes)
+            if progress is not None:
+                progress.prepared()
             if not (result.created or result.replaced):
                 # Importing a file again adds nothing, not even a record of the attempt.
                 return result
