@@ -34,7 +34,7 @@ def list_file(write_file, topic_id: str, nuggets: list[tuple[str, str]], name: s
 
 def upload(client, path, **options):
     data = {"file": SimpleUploadedFile(path.name, path.read_bytes()), "kind": "nuggets", "nuggets_kind": "manual"}
-    return client.post(reverse("collection:upload"), {**data, **options})
+    return client.post(reverse("collection:upload"), {**data, **options}, follow=True)
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def labelled_import(write_file, llm_server):
 
 
 def test_the_upload_page_asks_to_confirm_then_retires_bumps_and_asks_for_the_new_nuggets(
-    labelled_import, write_file, client
+    labelled_import, write_file, client, upload_worker
 ):
     topic, assign, organizer = labelled_import
     client.force_login(organizer)
@@ -91,7 +91,7 @@ def test_the_upload_page_asks_to_confirm_then_retires_bumps_and_asks_for_the_new
     assert sorted(gpt.stale["nist"][topic.pk]) == sorted(n.pk for n in new_nuggets)
 
 
-def test_a_list_people_are_making_is_not_replaced_by_a_file(write_file, client):
+def test_a_list_people_are_making_is_not_replaced_by_a_file(write_file, client, upload_worker):
     work = make_given_topic(condition="manual", query=QUERY)  # the list 'manual' is open in the workspace
     nugget_set = nugget_set_of(work)
     version = nugget_set.version

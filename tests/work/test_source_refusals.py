@@ -28,7 +28,9 @@ def logged_in(client, user):
 
 
 def upload(client, name: str, content: str, **options):
-    return client.post(reverse("collection:upload"), {"file": SimpleUploadedFile(name, content.encode()), **options})
+    return client.post(
+        reverse("collection:upload"), {"file": SimpleUploadedFile(name, content.encode()), **options}, follow=True
+    )
 
 
 @pytest.fixture
@@ -84,7 +86,7 @@ def test_a_relevance_job_into_imported_qrels_names_the_file(llm_server, judged_t
 # --- Imports: the upload page ---------------------------------------------------------------------------
 
 
-def test_the_upload_page_refuses_an_import_into_people_s_assigner_naming_them(client):
+def test_the_upload_page_refuses_an_import_into_people_s_assigner_naming_them(client, upload_worker):
     scenario = make_scenario(plant_llm=False)
     give_assign(scenario)
     line = {
@@ -104,7 +106,7 @@ def test_the_upload_page_refuses_an_import_into_people_s_assigner_naming_them(cl
     assert not AssignmentLabel.objects.exists()
 
 
-def test_the_upload_page_refuses_an_import_into_an_llm_s_method_naming_it(client):
+def test_the_upload_page_refuses_an_import_into_an_llm_s_method_naming_it(client, upload_worker):
     scenario = make_scenario(plant_llm=False)
     auto_support_job_create(name="gpt-support", config=CONFIG)
     response = upload(
