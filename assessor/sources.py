@@ -106,7 +106,10 @@ def source_claim(
 
 
 def llm_described(model: str, endpoint_name: str) -> str:
-    return f"{model} of the endpoint {endpoint_name!r}" if endpoint_name else model
+    """'MODEL of the endpoint NAME', leaving out what was not recorded."""
+    if not endpoint_name:
+        return model
+    return f"{model} of the endpoint {endpoint_name!r}" if model else f"the endpoint {endpoint_name!r}"
 
 
 def llm_check(source: LabelSource, *, model: str, endpoint_name: str, prompt_versions: Mapping[str, Any]) -> None:

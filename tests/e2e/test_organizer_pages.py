@@ -180,7 +180,7 @@ def test_an_opened_call_log_message_wraps_inside_the_page(open_as, tmp_path):
     page.screenshot(path=str(tmp_path / "call-log.png"), full_page=True, timeout=30_000)
 
 
-def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, tmp_path):
+def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, tmp_path, upload_worker):
     make_topic("2024-1")
     bad = tmp_path / "grades.txt"
     bad.write_text("2024-1 Q0 doc#1 2\n2024-1 Q0 doc#2 nine\n")
@@ -211,7 +211,9 @@ def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_o
     settings.LLM_MODEL, settings.LLM_API_KEY, settings.LLM_BASE_URL = "m", "k", "http://127.0.0.1:9/v1"
     topic = make_topic("2024-1", "why bees see ultraviolet")
     make_nugget_set(topic, name="nist")
-    taken = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE)
+    taken = Job.objects.create(
+        kind=Job.Kind.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE, model="m", endpoint_name="default"
+    )
     make_user(Role.ASSESSOR, username="bob")
     organizer = make_user(Role.ORGANIZER)
 
@@ -219,7 +221,10 @@ def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_o
     page.get_by_label("Name").fill("taken")
     page.get_by_role("button", name="Queue the job").click()
     refusal = page.get_by_text("choose another name").inner_text()
-    assert refusal == f"Job {taken.pk} already produces 'taken': choose another name, or resume job {taken.pk}."
+    assert refusal == (
+        f"Job {taken.pk} (m of the endpoint 'default') already produces 'taken': "
+        f"choose another name, or resume job {taken.pk}."
+    )
 
     page = open_as(organizer, reverse("nuggets:organize"), page.context)
     page.get_by_role("checkbox", name="2024-1").check()
