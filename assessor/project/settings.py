@@ -50,6 +50,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files with DEBUG off, from the one web process (README, "Deployment").
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -146,6 +148,8 @@ if HTTPS:
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     AXES_CLIENT_IP_CALLABLE = "assessor.project.security.client_address_behind_proxy"
+    # Probes from inside the network ask over plain HTTP; a redirect would fail them.
+    SECURE_REDIRECT_EXEMPT = [r"^health/$"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -154,7 +158,14 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# `manage.py collectstatic` (bin/serve runs it) copies the files here; WhiteNoise serves them.
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # collectstatic also writes a gzipped copy of each file, which WhiteNoise sends to clients that accept it.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # Uploads go through the same streaming importers as the commands.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
