@@ -200,6 +200,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# The queue the web app sends jobs to and the workers take them from: two sites sharing one
+# broker keep apart by giving each its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
 
 # --- LLM endpoint (any OpenAI-compatible server) -----------------------------
 LLM_BASE_URL = env_str("LLM_BASE_URL", "")
