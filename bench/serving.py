@@ -83,6 +83,20 @@ class ServedSite:
                 visitor.close()
         raise RuntimeError(f"bin/serve did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user and system) of every process in bin/serve's group so far, ended children included."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            # After the name: state, ppid, pgrp, ..., utime and stime at 11 and 12, children's at 13 and 14.
+            if int(fields[2]) == self.process.pid:
+                total += sum(int(value) for value in fields[11:15])
+        return total / tick
+
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
