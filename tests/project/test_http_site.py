@@ -6,7 +6,7 @@ import uuid
 from django.urls import reverse
 
 from bench.http_site import label_forms
-from bench.management.commands.bench_load import percentile
+from bench.management.commands.bench_load import TIMING_MARK, percentile, save_times_served
 from tests.scenarios import give_assign
 
 
@@ -35,3 +35,16 @@ def test_percentiles_are_nearest_rank():
     assert percentile([10.0, 20.0, 30.0], 0.50) == 20.0
     assert percentile([10.0, 20.0, 30.0], 0.95) == 30.0
     assert percentile([7.0], 0.99) == 7.0
+
+
+def test_the_save_times_are_read_from_gunicorns_access_log():
+    log = "\n".join(
+        [
+            "[2026-01-01 00:00:00 +0000] [1] [INFO] Booting worker with pid: 2",
+            f"{TIMING_MARK} GET /judge/assign/3/answer/1/ 200 41000",
+            f"{TIMING_MARK} POST /judge/assign/3/answer/1/label/ 200 12500",
+            f"{TIMING_MARK} POST /login/ 302 300000",
+            f"{TIMING_MARK} POST /judge/assign/4/answer/2/label/ 409 8000",
+        ]
+    )
+    assert save_times_served(log) == [12.5, 8.0]

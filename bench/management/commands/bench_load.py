@@ -41,6 +41,7 @@ from nuggets.models import Nugget, NuggetSet
 PASSWORD = "bench-load-password"
 LABELS = ["support", "partial_support", "not_support"]
 TARGET_P95_MS = 100.0
+TIMING_MARK = "bench-load-timing"
 # A save not answered by then counts as an error (the page's script would send it again).
 SAVE_TIMEOUT_SECONDS = 30.0
 
@@ -65,6 +66,16 @@ def percentile(values: list[float], share: float) -> float:
         return float("nan")
     rank = max(1, -(-len(ordered) * share // 1))
     return ordered[int(rank) - 1]
+
+
+def save_times_served(log: str) -> list[float]:
+    """The time gunicorn spent on each label save (ms), from its access log in TIMING_MARK's format."""
+    times = []
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) == 5 and words[0] == TIMING_MARK and words[1] == "POST" and words[2].endswith("/label/"):
+            times.append(int(words[4]) / 1000)
+    return times
 
 
 def load_average() -> str:
@@ -193,6 +204,8 @@ class Command(BaseCommand):
             role="web",
             var_dir=folder / "var",
             log=folder / "serve.log",
+            # Each request's own time in gunicorn, beside the method and path, to tell it from waiting outside.
+            GUNICORN_CMD_ARGS=f"--access-logformat '{TIMING_MARK} %(m)s %(U)s %(s)s %(D)s'",
             **{name: value for name, value in sizes.items() if value},
         )
         try:
@@ -219,6 +232,7 @@ class Command(BaseCommand):
             for thread in threads:
                 thread.join()
             server_cpu = site.cpu_seconds() - cpu_before
+            server_save_ms = save_times_served(site.log.read_text(errors="replace"))
             elapsed = time.monotonic() - began
             after = load_average()
             served_with = self._served_with(site)
@@ -228,7 +242,14 @@ class Command(BaseCommand):
         finally:
             site.stop()
         self._report(
-            loads, options, elapsed=elapsed, before=before, after=after, served_with=served_with, server_cpu=server_cpu
+            loads,
+            options,
+            elapsed=elapsed,
+            before=before,
+            after=after,
+            served_with=served_with,
+            server_cpu=server_cpu,
+            server_save_ms=server_save_ms,
         )
 
     def _served_with(self, site: ServedSite) -> str:
@@ -246,6 +267,7 @@ class Command(BaseCommand):
         after: str,
         served_with: str,
         server_cpu: float,
+        server_save_ms: list[float],
     ) -> None:
         saves = [ms for load in loads for ms in load.save_ms]
         pages = [ms for load in loads for ms in load.page_ms]
@@ -264,6 +286,11 @@ class Command(BaseCommand):
         out(
             f"save latency ms: p50 {percentile(saves, 0.50):.1f}  p95 {p95:.1f}  p99 {percentile(saves, 0.99):.1f}  "
             f"max {max(saves, default=float('nan')):.1f}"
+        )
+        out(
+            f"save time in gunicorn ms: p50 {percentile(server_save_ms, 0.50):.1f}  "
+            f"p95 {percentile(server_save_ms, 0.95):.1f}  p99 {percentile(server_save_ms, 0.99):.1f} "
+            f"(request read to response written; the rest is waiting for a core or a connection)"
         )
         requests = len(saves) + len(pages)
         out(
