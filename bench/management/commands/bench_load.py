@@ -42,6 +42,7 @@ PASSWORD = "bench-load-password"
 LABELS = ["support", "partial_support", "not_support"]
 TARGET_P95_MS = 100.0
 TIMING_MARK = "bench-load-timing"
+SERVE_SAYS = "bin/serve: "
 # A save not answered by then counts as an error (the page's script would send it again).
 SAVE_TIMEOUT_SECONDS = 30.0
 
@@ -231,9 +232,9 @@ class Command(BaseCommand):
             until[0] = began + options["seconds"]
             for thread in threads:
                 thread.join()
+            elapsed = time.monotonic() - began
             server_cpu = site.cpu_seconds() - cpu_before
             server_save_ms = save_times_served(site.log.read_text(errors="replace"))
-            elapsed = time.monotonic() - began
             after = load_average()
             served_with = self._served_with(site)
         except (SiteError, RuntimeError):
@@ -253,9 +254,11 @@ class Command(BaseCommand):
         )
 
     def _served_with(self, site: ServedSite) -> str:
-        processes = site.env.get("WEB_WORKERS") or f"{2 * (os.cpu_count() or 1)}"
-        threads = site.env.get("WEB_THREADS") or "4"
-        return f"gunicorn, {processes} processes x {threads} threads"
+        """What bin/serve says it started (its defaults live there only)."""
+        for line in site.log.read_text(errors="replace").splitlines():
+            if line.startswith(SERVE_SAYS):
+                return line.removeprefix(SERVE_SAYS)
+        return "gunicorn"
 
     def _report(
         self,
