@@ -51,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files with DEBUG off, from the one web process (README, "Deployment").
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -147,6 +149,8 @@ if HTTPS:
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     AXES_CLIENT_IP_CALLABLE = "assessor.project.security.client_address_behind_proxy"
+    # Probes from inside the network ask over plain HTTP; a redirect would fail them.
+    SECURE_REDIRECT_EXEMPT = [r"^health/$"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -155,7 +159,14 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# `manage.py collectstatic` (bin/serve runs it) copies the files here; WhiteNoise serves them.
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # collectstatic also writes a gzipped copy of each file, which WhiteNoise sends to clients that accept it.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
 # An uploaded file is kept on disk until a worker imports it (assessor/collection/uploads.py).
 # Past FILE_UPLOAD_MAX_MEMORY_SIZE, Django streams an upload into a file in
@@ -201,6 +212,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# The queue the web app sends jobs to and the workers take them from: two sites sharing one
+# broker keep apart by giving each its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
 
 # --- LLM endpoint (any OpenAI-compatible server) -----------------------------
 LLM_BASE_URL = env_str("LLM_BASE_URL", "")
