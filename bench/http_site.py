@@ -88,11 +88,18 @@ class Visitor:
             self._connection = None
 
     def request(
-        self, method: str, path: str, *, fields: dict[str, str] | None = None, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        fields: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        body: bytes | None = None,
     ) -> Reply:
-        body = urlencode(fields).encode() if fields is not None else None
+        """A request with the visitor's cookies: `fields` sent as a urlencoded form, or a `body` as it is."""
         sent = dict(headers or {})
-        if body is not None:
+        if fields is not None:
+            body = urlencode(fields).encode()
             sent["Content-Type"] = "application/x-www-form-urlencoded"
         if self.cookies:
             sent["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.cookies.items())
@@ -126,6 +133,24 @@ class Visitor:
     def form_post(self, path: str, fields: dict[str, str]) -> Reply:
         """A form posted by the browser itself: the CSRF token travels in the form."""
         return self.request("POST", path, fields={**fields, "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")})
+
+    def file_post(self, path: str, fields: dict[str, str], *, file_field: str, file_name: str, content: bytes) -> Reply:
+        """A form with a file, posted by the browser itself (multipart/form-data, the CSRF token in the form)."""
+        boundary = f"----assessor{uuid.uuid4().hex}"
+        parts = [
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+            for name, value in {**fields, "csrfmiddlewaretoken": self.cookies.get("csrftoken", "")}.items()
+        ]
+        parts.append(
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; filename="{file_name}"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n".encode()
+            + content
+            + b"\r\n"
+        )
+        body = b"".join(parts) + f"--{boundary}--\r\n".encode()
+        return self.request(
+            "POST", path, body=body, headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        )
 
     def login(self, username: str, password: str) -> None:
         self.get("/login/")  # sets the CSRF cookie

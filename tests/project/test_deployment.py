@@ -17,7 +17,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.urls import reverse
 
-from assessor.models import Job
+from assessor.models import Job, Topic, Upload
 from assignment.models import AssignmentLabel
 from bench.http_site import Visitor, label_forms, label_post, location_path
 from bench.serving import ServedSite, free_port
@@ -136,6 +136,35 @@ def test_an_organizer_launches_an_llm_job_the_worker_finishes(deployed):
     assert AssignmentLabel.objects.filter(assigner="served", job=job).count() == 9
     assert llm.count - calls_before == 3
     assert "done" in organizer.get(reverse("jobs:detail", args=[job.pk])).text
+
+
+def test_an_upload_is_imported_by_the_worker_and_its_page_shows_the_result(deployed):
+    scenario, _, site, _ = deployed
+    organizer = Visitor(site.url)
+    organizer.login(scenario.organizer.username, PASSWORD)
+    upload_path = reverse("collection:upload")
+    assert organizer.get(upload_path).status == 200
+    lines = [f"2025-up{i}\tquestion number {i}" for i in range(1, 1201)]
+    posted = organizer.file_post(
+        upload_path, {"kind": "topics"}, file_field="file", file_name="topics.tsv",
+        content=("\n".join(lines) + "\n").encode(),
+    )  # fmt: skip
+    assert posted.status == 302, posted.text[-2000:]
+    upload = Upload.objects.get(file_name="topics.tsv")
+    assert location_path(posted) == reverse("collection:upload_detail", args=[upload.pk])
+
+    deadline = time.monotonic() + JOB_SECONDS
+    while not upload.finished and time.monotonic() < deadline:
+        time.sleep(0.5)
+        upload.refresh_from_db()
+    assert upload.state == Upload.State.DONE, site.log_tail()
+    # The worker, not the web request, imported the file: its claim names the worker.
+    assert upload.claimed_by and upload.attempts == 1
+    assert (upload.lines, upload.created) == (1200, 1200)
+    assert Topic.objects.filter(pk__startswith="2025-up").count() == 1200
+    assert Topic.objects.get(pk="2025-up7").query == "question number 7"
+    page = organizer.get(reverse("collection:upload_detail", args=[upload.pk]))
+    assert page.status == 200 and "1200" in page.text.replace(",", "")
 
 
 def test_static_files_and_health_are_served_with_debug_off(deployed, tmp_path):
