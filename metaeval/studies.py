@@ -120,12 +120,13 @@ def study_create(
     k: int = DEFAULT_K,
     nugget_set: str = "",
     llm_name: str = "",
+    llm_endpoint: str | None = None,
     llm_config: LLMConfig | None = None,
 ) -> Study:
     """Sample the disagreements of `source_a` and `source_b`, give them to `assessor`, and record the study.
 
     The assessor's labels go into the people's source `name`. With `llm_name`,
-    an LLM job (the configured endpoint, or `llm_config`) judges the sampled
+    an LLM job (of the endpoint `llm_endpoint`, the default one when None, or `llm_config`) judges the sampled
     answers with the family's prompt into that name; it is queued when the
     study is stored.
     """
@@ -183,22 +184,32 @@ def study_create(
         created_by=by,
     )
     if llm_name:
-        study.llm_job = _llm_job_create(study, name=llm_name, user=by, config=llm_config)
+        study.llm_job = _llm_job_create(study, name=llm_name, user=by, endpoint=llm_endpoint, config=llm_config)
         study.llm_name = llm_name
         study.save(update_fields=["llm_job", "llm_name"])
         job_queue(study.llm_job)
     return study
 
 
-def _llm_job_create(study: Study, *, name: str, user: User | None, config: LLMConfig | None):
+def _llm_job_create(
+    study: Study, *, name: str, user: User | None, endpoint: str | None, config: LLMConfig | None
+):
     answers = _answers_of(study.family, {t: [item_key(study.family, i) for i in s] for t, s in study.sample.items()})
     topics = sorted(study.sample)
     try:
         if study.family == Family.ASSIGNMENT:
             return auto_assign_job_create(
-                nuggets=study.nugget_set_name, name=name, topics=topics, user=user, config=config, answers=answers
+                nuggets=study.nugget_set_name,
+                name=name,
+                topics=topics,
+                user=user,
+                config=config,
+                answers=answers,
+                endpoint=endpoint,
             )
-        return auto_support_job_create(name=name, topics=topics, user=user, config=config, answers=answers)
+        return auto_support_job_create(
+            name=name, topics=topics, user=user, config=config, answers=answers, endpoint=endpoint
+        )
     except (JobRequestInvalid, LLMNotConfigured) as exc:
         raise StudyError(f"The LLM judge cannot start: {exc}") from None
 

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from assessor.http import AuthenticatedRequest
+from assessor.jobs.forms import endpoint_choices
 from assessor.models import LabelSource
 from assessor.work.pages import assessor_choices
 from assessor.work.roles import organizer_required
@@ -46,6 +47,11 @@ class StudyForm(forms.Form):
         label="LLM judge name",
         help_text="Optional: an LLM job judges the same items with the same prompt, under this name.",
     )
+    llm_endpoint = forms.ChoiceField(
+        required=False,
+        label="LLM endpoint",
+        help_text="The endpoint (and so the model) of that LLM job; default when empty.",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -53,6 +59,7 @@ class StudyForm(forms.Form):
         self.fields["source_a"].choices = choices
         self.fields["source_b"].choices = choices
         self.fields["assessor"].queryset = assessor_choices()
+        self.fields["llm_endpoint"].choices = [("", "default"), *endpoint_choices()]
 
     def clean(self) -> dict:
         data = super().clean() or {}
@@ -80,6 +87,7 @@ def studies(request: AuthenticatedRequest) -> HttpResponse:
                 assessor=data["assessor"],
                 by=request.user,
                 llm_name=data["llm_name"],
+                llm_endpoint=data["llm_endpoint"] or None,
             )
         except StudyError as exc:
             form.add_error(None, str(exc))

@@ -7,10 +7,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from assessor.jobs.engine import job_run_sync
 from assessor.models import AssessorWork, Citation, LabelSource
 from assessor.work.roles import Role
 from assignment import judging
 from assignment.models import AssignmentLabel
+from metaeval.models import Study
 from metaeval.studies import StudyError, disagreements, disagreements_sample, study_create, study_report
 from support import services
 from support.judging import support_page_load, topic_pairs
@@ -241,6 +243,24 @@ def test_an_llm_judge_is_queued_on_the_sampled_answers_with_the_same_prompt(scen
     sampled_answers = {Citation.objects.get(pk=c).sentence.answer_id for c in study.sample[scenario.topic.pk]}
     assert job is not None and job.output_name == "study-llm" and job.prompt_versions.keys() == {"support"}
     assert {item.payload["answer"] for item in job.items.all()} == sampled_answers
+
+
+def test_the_llm_judge_of_a_study_runs_on_the_endpoint_chosen(scenario, two_llm_endpoints):
+    study = support_study(scenario, k=2, llm_name="study-beta", llm_endpoint="beta")
+    job = study.llm_job
+    assert (job.endpoint_name, job.model) == ("beta", "model-beta")
+    job_run_sync(job.pk)
+    # Every call of the job went to beta's own server, none to alpha's (the default's).
+    assert two_llm_endpoints["beta"].count == job.llm_calls.count() >= job.items.count() > 0
+    assert two_llm_endpoints["alpha"].count == 0
+    source = LabelSource.objects.get(family="support", name="study-beta")
+    assert (source.kind, source.endpoint_name, source.model) == ("llm", "beta", "model-beta")
+
+
+def test_a_study_refuses_an_endpoint_that_does_not_exist(scenario, llm_server):
+    with pytest.raises(StudyError, match="The LLM judge cannot start: .*nowhere"):
+        support_study(scenario, k=2, llm_name="study-x", llm_endpoint="nowhere")
+    assert not Study.objects.exists()
 
 
 def test_a_sampled_nugget_removed_from_the_list_is_no_longer_asked_for(scenario):

@@ -62,6 +62,17 @@ def test_an_organizer_creates_a_study_and_sees_its_tables(scenario):
     assert png["Content-Type"] == "image/png" and png.content[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_form_offers_the_endpoints_and_the_llm_judge_runs_on_the_one_chosen(scenario, two_llm_endpoints):
+    plant_sources(scenario)
+    client = organizer_of(scenario)
+    form = client.get(reverse("metaeval:studies")).content.decode()
+    assert '<option value="beta">beta: model-beta at ' in form
+    response = create_study(client, scenario, llm_name="s1-llm", llm_endpoint="beta")
+    assert response.status_code == 302
+    job = Study.objects.get(name="s1").llm_job
+    assert (job.output_name, job.endpoint_name, job.model) == ("s1-llm", "beta", "model-beta")
+
+
 def test_a_refused_study_says_why_on_the_form(scenario):
     plant_sources(scenario)
     client = organizer_of(scenario)

@@ -30,6 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="the seed of the sample")
         parser.add_argument("--assessor", help="the username of the independent assessor")
         parser.add_argument("--llm-name", default="", help="also queue an LLM job judging the items under this name")
+        parser.add_argument("--llm-endpoint", help="the LLM endpoint of that job (default: the endpoint 'default')")
 
     def handle(self, *args, **options) -> None:
         if not options["show"]:
@@ -53,7 +54,7 @@ class Command(BaseCommand):
             study = study_create(
                 name=options["name"], family=family, source_a=source_a, source_b=source_b, assessor=assessor,
                 by=None, seed=options["seed"], k=options["k"], nugget_set=options["nuggets"],
-                llm_name=options["llm_name"],
+                llm_name=options["llm_name"], llm_endpoint=options["llm_endpoint"],
             )  # fmt: skip
         except StudyError as exc:
             raise CommandError(str(exc)) from None
