@@ -26,6 +26,7 @@ from assessor.models import (
     KeptSource,
     LabelSource,
     LLMCall,
+    LLMEndpoint,
     PromptTemplate,
     Qrel,
     QrelSource,
@@ -34,6 +35,7 @@ from assessor.models import (
     Segment,
     Sentence,
     Topic,
+    Upload,
     WorkEvent,
     WorkOperation,
 )
@@ -248,6 +250,17 @@ class ImportBatchAdmin(admin.ModelAdmin):
     )
 
 
+@admin.register(Upload)
+class UploadAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "file_name", "state", "created_at", "created_by", "lines", "created", "error_line")
+    list_filter = ("kind", "state")
+    search_fields = ("file_name", "error")
+    list_select_related = ("created_by",)
+    raw_id_fields = ("batch",)
+    # The record of an upload and its import: the upload's page retries a failed one.
+    readonly_fields = tuple(field.name for field in Upload._meta.concrete_fields)
+
+
 @admin.register(PromptTemplate)
 class PromptTemplateAdmin(admin.ModelAdmin):
     list_display = ("name", "version", "sha256", "created_at")
@@ -274,6 +287,7 @@ class JobAdmin(admin.ModelAdmin):
         "kind",
         "output_name",
         "status",
+        "endpoint_name",
         "model",
         "done_items",
         "failed_items",
@@ -397,18 +411,27 @@ def _register_llm_slots() -> None:
 
     @admin.register(slot_model)
     class LLMSlotAdmin(admin.ModelAdmin):
-        list_display = ("number", "holder", "lease_until")
+        list_display = ("pool", "number", "holder", "lease_until")
         readonly_fields = ("holder", "lease_until")
 
 
 _register_llm_slots()
 
 
+@admin.register(LLMEndpoint)
+class LLMEndpointAdmin(admin.ModelAdmin):
+    """The organizers' endpoints (those of the settings are not rows); a key is named, never stored."""
+
+    list_display = ("name", "model", "base_url", "api_key_env", "concurrency", "price_input", "price_output")
+    search_fields = ("name", "model")
+    readonly_fields = ("created_by", "created_at")
+
+
 @admin.register(LabelSource)
 class LabelSourceAdmin(admin.ModelAdmin):
     """A source is a record of who owns a name; it is made by the first write, never edited by hand."""
 
-    list_display = ("family", "name", "kind", "model", "created_at")
+    list_display = ("family", "name", "kind", "endpoint_name", "model", "created_at")
     list_filter = ("family", "kind")
     search_fields = ("name", "model")
     readonly_fields = [field.name for field in LabelSource._meta.fields]

@@ -8,6 +8,7 @@ class AssessorConfig(AppConfig):
 
     def ready(self) -> None:
         from assessor.collection import parts
+        from assessor.collection import tasks as collection_tasks  # noqa: F401  (registers the upload task)
         from assessor.jobs import tasks  # noqa: F401  (registers the job engine's Celery tasks)
         from assessor.registry import NavLink, register_nav_link
         from assessor.work.roles import roles_ensure

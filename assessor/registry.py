@@ -70,6 +70,10 @@ class Importer:
     # The service's keyword arguments from the form's cleaned data (beyond path, user and replace).
     options: Callable[[dict[str, Any]], dict[str, Any]] = lambda data: {}
 
+    def arguments(self, chosen: dict[str, Any]) -> dict[str, Any]:
+        """The service's keyword arguments beyond path and user, from the options chosen on the upload form."""
+        return {"replace": bool(chosen.get("replace")), **self.options(chosen)}
+
 
 @dataclass(frozen=True)
 class Route:

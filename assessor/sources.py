@@ -5,8 +5,8 @@ Every write of nuggets, labels or grades under a name goes through
 provenance, and the name is its from then on. People's work cannot write
 into an LLM's or a file's source, a job cannot write into people's or a
 file's, an import cannot write into people's or an LLM's, and an LLM source
-takes only jobs of the same model and prompt versions, so that one name never
-mixes two kinds of judge. The refusal names the owner.
+takes only jobs of the same endpoint, model and prompt versions, so that one
+name never mixes two judges. The refusal names the owner.
 """
 
 from collections.abc import Mapping
@@ -45,9 +45,8 @@ def source_owner(source: LabelSource) -> str:
         shown = ", ".join(f"{person} on {topic}" for person, topic in works[:3])
         return f"people's work ({shown}{', ...' if len(works) > 3 else ''})"
     if source.kind == Kind.LLM:
-        where = f" at {source.endpoint}" if source.endpoint else ""
         job = f", job {source.job_id}" if source.job_id else ""
-        return f"the LLM {source.model}{where}{job}"
+        return f"the LLM {llm_described(source.model, source.endpoint_name)}{job}"
     batch = source.imported_from
     if batch is None:
         return "imported files"
@@ -55,7 +54,8 @@ def source_owner(source: LabelSource) -> str:
     return f"the file {batch.file_name} (imported{by} on {batch.imported_at:%Y-%m-%d})"
 
 
-def _refusal(source: LabelSource, doing: str) -> SourceRefused:
+def source_refusal(source: LabelSource, doing: str) -> SourceRefused:
+    """The refusal of a write by `doing` (an import, an LLM job...) into a source it does not own."""
     return SourceRefused(
         f"The {source.get_family_display()} name {source.name!r} belongs to {source_owner(source)}: "
         f"{doing} cannot write into it. Choose another name."
@@ -76,7 +76,7 @@ def source_claim(
 ) -> LabelSource:
     """The source of `name` in `family`, made now if new; SourceRefused if another kind owns it.
 
-    An LLM source also refuses a job of another model or other prompt versions.
+    An LLM source also refuses a job of another endpoint, model or prompt versions.
     """
     if kind == Kind.LLM and job is None:
         raise ValueError("an LLM source is claimed by a job")
@@ -89,6 +89,7 @@ def source_claim(
                     name=name,
                     kind=kind,
                     model=job.model if job else "",
+                    endpoint_name=job.endpoint_name if job else "",
                     endpoint=job.endpoint if job else "",
                     prompt_versions=dict(job.prompt_versions) if job else {},
                     job=job,
@@ -98,18 +99,27 @@ def source_claim(
         except IntegrityError:  # made meanwhile by another writer
             source = LabelSource.objects.get(family=family, name=name)
     if source.kind != kind:
-        raise _refusal(source, DOING[Kind(kind)])
+        raise source_refusal(source, DOING[Kind(kind)])
     if kind == Kind.LLM and job is not None:
-        llm_check(source, model=job.model, prompt_versions=job.prompt_versions)
+        llm_check(source, model=job.model, endpoint_name=job.endpoint_name, prompt_versions=job.prompt_versions)
     return source
 
 
-def llm_check(source: LabelSource, *, model: str, prompt_versions: Mapping[str, Any]) -> None:
-    """Refuse a job of another model or prompt versions into an LLM source."""
-    if source.model != model:
+def llm_described(model: str, endpoint_name: str) -> str:
+    """'MODEL of the endpoint NAME', leaving out what was not recorded."""
+    if not endpoint_name:
+        return model
+    return f"{model} of the endpoint {endpoint_name!r}" if model else f"the endpoint {endpoint_name!r}"
+
+
+def llm_check(source: LabelSource, *, model: str, endpoint_name: str, prompt_versions: Mapping[str, Any]) -> None:
+    """Refuse a job of another endpoint, model or prompt versions into an LLM source."""
+    if source.model != model or source.endpoint_name != endpoint_name:
+        job = f" (job {source.job_id})" if source.job_id else ""
         raise SourceRefused(
-            f"The {source.get_family_display()} name {source.name!r} holds the labels of the LLM {source.model}: "
-            f"a job of {model} cannot write into it. Choose another name."
+            f"The {source.get_family_display()} name {source.name!r} holds the labels of the LLM "
+            f"{llm_described(source.model, source.endpoint_name)}{job}: a job of "
+            f"{llm_described(model, endpoint_name)} cannot write into it. Choose another name."
         )
     if source.prompt_versions and dict(prompt_versions) != source.prompt_versions:
         made = ", ".join(f"{n} v{v}" for n, v in sorted(source.prompt_versions.items()))
@@ -147,5 +157,5 @@ def import_source_claim(*, writes: Writes, family: str, name: str, user: User | 
         )
         return made.pk
     if source.kind != Kind.FILE:
-        raise ImportFailure(_refusal(source, DOING[Kind.FILE]).message, path=path, field=option)
+        raise ImportFailure(source_refusal(source, DOING[Kind.FILE]).message, path=path, field=option)
     return source.pk

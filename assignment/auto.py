@@ -31,9 +31,15 @@ def auto_assign_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    answers: list[int] | None = None,
+    endpoint: str | None = None,
 ) -> Job:
+    """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(
-        kind=Job.Kind.AUTO_ASSIGN, name=name, taken=AssignmentLabel.objects.filter(assigner=name).exists()
+        kind=Job.Kind.AUTO_ASSIGN,
+        name=name,
+        taken=AssignmentLabel.objects.filter(assigner=name).exists(),
+        family=LabelSource.Family.ASSIGNMENT,
     )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
@@ -43,10 +49,12 @@ def auto_assign_job_create(
     }
     if not sets:
         raise JobRequestInvalid(f"no nugget set named {nuggets!r} with nuggets for the chosen topics")
-    answers = Answer.objects.filter(run__in=run_rows, topic_id__in=sets).order_by("topic_id", "run__run_id")
+    chosen = Answer.objects.filter(run__in=run_rows, topic_id__in=sets).order_by("topic_id", "run__run_id")
+    if answers is not None:
+        chosen = chosen.filter(pk__in=answers)
     items = [
         (f"answer:{answer_id}", {"answer": answer_id, "nugget_set": sets[topic_id].pk})
-        for answer_id, topic_id in answers.values_list("id", "topic_id")
+        for answer_id, topic_id in chosen.values_list("id", "topic_id")
     ]
     params = {
         "nuggets": nuggets,
@@ -62,6 +70,7 @@ def auto_assign_job_create(
         prompts=["assign"],
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.ASSIGNMENT,
     )
 
@@ -71,8 +80,8 @@ def auto_assign_rerun_create(
 ) -> Job:
     """Label again what a change of the nugget lists took from an LLM assigner: only the stale nuggets.
 
-    The model and prompt versions must be the source's (its labels stay one
-    judge's); calls already made are answered from the cache.
+    The endpoint, model and prompt versions must be the source's (its labels
+    stay one judge's); calls already made are answered from the cache.
     """
     source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=name).first()
     if source is None or source.kind != LabelSource.Kind.LLM:
@@ -105,6 +114,7 @@ def auto_assign_rerun_create(
         prompts=["assign"],
         user=user,
         config=config,
+        endpoint=source.endpoint_name or None,
         family=LabelSource.Family.ASSIGNMENT,
     )
 

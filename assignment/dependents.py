@@ -79,7 +79,7 @@ def _changes_text(changes: Mapping[int, str], numbers: Mapping[int, int]) -> str
 
 
 def list_changed(
-    nugget_set: NuggetSet, changes: Mapping[int, str], by: User | None, before: Mapping[int, str]
+    nugget_set: NuggetSet, changes: Mapping[int, str], by: User | None, before: Mapping[int, str], reason: str
 ) -> list[str]:
     """Retire what no longer holds, reopen the people's work and mark the LLMs stale, for the changed nuggets."""
     done: list[str] = []
@@ -94,6 +94,8 @@ def list_changed(
         for position, pk in enumerate(nugget_set.nuggets.order_by("position", "id").values_list("pk", flat=True))
     }
     why = f"The nugget list changed: {_changes_text(relabel, numbers)}."
+    if reason:
+        why += f" The organizer reopened it: {reason.rstrip('.')}."
     redo = {"nuggets": {str(nugget_id): change for nugget_id, change in relabel.items()}, "why": why}
     works = AssessorWork.objects.select_for_update().filter(
         kind=AssessorWork.Kind.ASSIGN_MANUAL, topic_id=nugget_set.topic_id, nugget_set_name=nugget_set.name

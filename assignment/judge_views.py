@@ -52,6 +52,19 @@ class GiveAssignForm(forms.Form):
         max_length=100,
         help_text=f"The name the assessor's labels are scored under; defaults to {judging.MANUAL_ASSIGNER!r}.",
     )
+    replicate_of = forms.SlugField(
+        label="Replicate of",
+        required=False,
+        max_length=100,
+        help_text="A second assessor: the assigner whose ManualAssign this work repeats, blind to its labels "
+        "(the assigner name above is then required).",
+    )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("replicate_of") and not data.get("assigner"):
+            self.add_error("assigner", "A replicate needs an assigner name of its own.")
+        return data
 
 
 # --- Assessors ---------------------------------------------------------------------
@@ -124,12 +137,22 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
         data = form.cleaned_data
         given = give_all(
             form,
-            lambda topic: judging.assign_work_give(
-                topic=topic,
-                assessor=data["assessor"],
-                by=request.user,
-                nugget_set_name=data["nuggets"],
-                assigner_name=data["assigner"],
+            lambda topic: (
+                judging.assign_replicate_give(
+                    topic=topic,
+                    assessor=data["assessor"],
+                    by=request.user,
+                    of_assigner=data["replicate_of"],
+                    assigner_name=data["assigner"],
+                )
+                if data["replicate_of"]
+                else judging.assign_work_give(
+                    topic=topic,
+                    assessor=data["assessor"],
+                    by=request.user,
+                    nugget_set_name=data["nuggets"],
+                    assigner_name=data["assigner"],
+                )
             ),
         )
         if given:

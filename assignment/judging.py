@@ -35,7 +35,13 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
-from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
+from assessor.work.services import (
+    WorkError,
+    person_source_claim,
+    replicate_source_claim,
+    work_give,
+    work_submit_mark,
+)
 from assignment.models import AssignmentLabel
 from assignment.selectors import FAMILY
 from nuggets.models import Nugget, NuggetSet
@@ -51,8 +57,21 @@ HUMAN_NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT)
 
 
 def answer_order(*, work: AssessorWork) -> list[int]:
+    if work.items:
+        # A work restricted to some items shows their answers in the order the items were given.
+        return list(dict.fromkeys(answer_id for answer_id, _nugget_id in work.items))
     ids = Answer.objects.filter(topic_id=work.topic_id).values_list("pk", flat=True)
     return shuffled(list(ids), assessor_id=work.assessor_id, topic_id=work.topic_id)
+
+
+def item_nuggets(work: AssessorWork) -> dict[int, set[int]] | None:
+    """A restricted work: answer id -> the nugget ids to label on it; None when every pair is to be labelled."""
+    if not work.items:
+        return None
+    allowed: dict[int, set[int]] = {}
+    for answer_id, nugget_id in work.items:
+        allowed.setdefault(answer_id, set()).add(nugget_id)
+    return allowed
 
 
 def assign_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
@@ -89,10 +108,7 @@ class AssignPage:
     # Reopened because the nugget list changed: the nuggets to label again (id -> why), and the reason.
     redo: dict[int, str] = field(default_factory=dict)
     redo_why: str = ""
-
-    @property
-    def labels_total(self) -> int:
-        return self.total_answers * len(self.nuggets)
+    labels_total: int = 0  # the labels the whole work needs
 
     @property
     def rows(self) -> list[tuple[int, Nugget, str, str]]:
@@ -134,11 +150,19 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     done_counts = [counts.get(answer_id, 0) for answer_id in order]
     if not order:
         raise Http404("This topic has no answers to judge.")
-    position = position_choose(done_counts=done_counts, needed=[len(nuggets)] * len(order), number=number)
+    allowed = item_nuggets(work)
+    if allowed:
+        # A nugget removed from the list since the items were chosen is no longer asked for.
+        present = {nugget.pk for nugget in nuggets}
+        allowed = {answer_id: chosen & present for answer_id, chosen in allowed.items()}
+    needed = [len(allowed[answer_id]) for answer_id in order] if allowed else [len(nuggets)] * len(order)
+    position = position_choose(done_counts=done_counts, needed=needed, number=number)
     if position is None:
         raise Http404("No such answer.")
     number = position.number
     answer_id = order[number - 1]
+    if allowed:
+        nuggets = [nugget for nugget in nuggets if nugget.pk in allowed[answer_id]]
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
     unsplit_text = "" if sentences else Answer.objects.values_list("text", flat=True).get(pk=answer_id)
     labels = dict(own_labels(work=work, nugget_set=nugget_set).filter(answer_id=answer_id).values_list("nugget_id", "label"))
@@ -153,7 +177,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         sentences=sentences,
         nuggets=nuggets,
         labels=labels,
-        answers_done=sum(1 for done in done_counts if nuggets and done >= len(nuggets)),
+        answers_done=sum(1 for done, need in zip(done_counts, needed, strict=True) if need and done >= need),
         labels_done=sum(done_counts),
         focus_nugget_id=focus,
         next_incomplete=position.next_incomplete,
@@ -164,6 +188,7 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         unsplit_text=unsplit_text,
         redo=redo,
         redo_why=str(work.redo.get("why", "")),
+        labels_total=sum(needed),
     )
 
 
@@ -210,6 +235,9 @@ def assignment_label_save(
         raise JudgeError("This work has no label source: an organizer has to give it again.")
     source = work.source
     answer_id = answer_at(order=answer_order(work=work), number=number, token=token)
+    allowed = item_nuggets(work)
+    if allowed is not None and nugget_id not in allowed[answer_id]:
+        raise JudgeError("This nugget is not to be labelled on this answer in this work.")
     existing = (
         AssignmentLabel.objects.select_for_update().filter(answer_id=answer_id, nugget_id=nugget_id, work=work).first()
     )
@@ -247,7 +275,11 @@ def assign_submit(*, work_id: int, user: User, expected_version: int | None) -> 
     work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
-    needed = len(order) * nugget_set.nuggets.count()
+    if work.items:
+        present = set(nugget_set.nuggets.values_list("pk", flat=True))
+        needed = sum(1 for _answer_id, nugget_id in work.items if nugget_id in present)
+    else:
+        needed = len(order) * nugget_set.nuggets.count()
     done = own_labels(work=work, nugget_set=nugget_set).filter(answer_id__in=order).count()
     if done < needed:
         raise WorkError(f"{needed - done} label(s) are still missing: every answer needs a label for every nugget.")
@@ -292,6 +324,40 @@ def assign_work_give(
     )
 
 
+@transaction.atomic
+def assign_replicate_give(
+    *, topic: Topic, assessor: User, by: User | None, of_assigner: str, assigner_name: str
+) -> AssessorWork:
+    """Give a second assessor an independent replicate of a topic's ManualAssign under `of_assigner`.
+
+    The same nugget list and answers; the labels go into the people's source
+    `assigner_name`, marked as a replicate of the first. Blind by provenance:
+    the pages read only the labels of their own work.
+    """
+    first = (
+        AssessorWork.objects.filter(
+            topic=topic,
+            kind=AssessorWork.Kind.ASSIGN_MANUAL,
+            source__family=LabelSource.Family.ASSIGNMENT,
+            source__name=of_assigner,
+        )
+        .select_related("source")
+        .first()
+    )
+    if first is None or first.source is None:
+        raise WorkError(f"Topic {topic.pk} has no ManualAssign work under the assigner {of_assigner!r} to replicate.")
+    source = replicate_source_claim(family=LabelSource.Family.ASSIGNMENT, name=assigner_name, of=first.source, by=by)
+    return work_give(
+        topic=topic,
+        assessor=assessor,
+        kind=AssessorWork.Kind.ASSIGN_MANUAL,
+        by=by,
+        nugget_set_name=first.nugget_set_name,
+        source=source,
+        blind_to=[first.source],
+    )
+
+
 # --- The organizer's view --------------------------------------------------------------
 
 
@@ -308,7 +374,7 @@ class AssignProgress:
 
     @property
     def labels_total(self) -> int:
-        return self.answers * self.nuggets
+        return len(self.work.items) if self.work.items else self.answers * self.nuggets
 
     @property
     def seconds_per_answer(self) -> float | None:

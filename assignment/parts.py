@@ -49,7 +49,7 @@ from assignment.selectors import (
     nugget_scores,
 )
 from nuggets.dependents import NuggetDependents, register_nugget_dependents
-from nuggets.parts import nuggets_kind_field, nuggets_name_field
+from nuggets.parts import nuggets_kind_field, nuggets_name_field, retire_labels_field
 
 LABEL_LETTERS: dict[str, str] = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
 
@@ -71,6 +71,7 @@ def _import_options(data: dict) -> dict:
         "nuggets_name": data["nuggets_name"] or None,
         "assigner_name": data["assigner_name"] or None,
         "run_id": data.get("run_id") or None,
+        "retire_labels": data["retire_labels"],
     }
 
 
@@ -148,6 +149,7 @@ def register() -> None:
                 "assigner_kind": _assigner_kind_field,
                 "assigner_name": _assigner_name_field,
                 "run_id": run_id_field,
+                "retire_labels": retire_labels_field,
             },
             required=("nuggets_kind", "assigner_kind"),
             options=_import_options,

@@ -17,6 +17,12 @@ The rules of the "model" (tests recompute them independently):
   Support", "No Support", the statement against the citation);
 - umbrela: the number of distinct query words of 4+ letters in the passage, at most 3
   (the published prompt: "##final score: N").
+
+A server started with `flip` (`--flip`) is a second "model" that disagrees:
+it answers by the same rules, then turns every label round (support <->
+not_support, vital <-> okay, FS <-> NS, grade g -> 3 - g; partial support and
+the nuggets themselves stay), so that two endpoints give two conditions that
+differ in a way a test can compute.
 """
 
 import json
@@ -116,19 +122,51 @@ USER_RULES: dict[str, Callable[[str], str]] = {
     "In this task, you will evaluate whether each statement": _support_thakur,
 }
 
+LABEL_FLIPS = {"support": "not_support", "not_support": "support", "vital": "okay", "okay": "vital"}
+SUPPORT_FLIPS = {"FS": "NS", "NS": "FS", "Full Support": "No Support", "No Support": "Full Support"}
 
-def model_answer(messages: list[dict]) -> str:
-    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-    # The first user message holds the prompt; re-asks come after it.
-    user = next((m["content"] for m in messages if m["role"] == "user"), "")
+
+def _flip_list(answer: str) -> str:
+    return json.dumps([LABEL_FLIPS.get(label, label) for label in json.loads(answer)])
+
+
+def _flip_grade(answer: str) -> str:
+    return re.sub(r"\d", lambda digit: str(3 - int(digit.group())), answer)
+
+
+# How the flipped "model" turns each rule's answer round (nuggetization is left as it is).
+FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
+    _importance: _flip_list,
+    _assign: _flip_list,
+    _support: lambda answer: SUPPORT_FLIPS.get(answer, answer),
+    _support_thakur: lambda answer: SUPPORT_FLIPS.get(answer, answer),
+    _umbrela: _flip_grade,
+    _umbrela_published: _flip_grade,
+}
+
+
+def _rule_for(system: str, user: str) -> Callable[[str], str] | None:
     for start, rule in RULES.items():
         if system.startswith(start):
-            return rule(user)
+            return rule
     if not system:
         for start, rule in USER_RULES.items():
             if user.startswith(start):
-                return rule(user)
-    return "I am a test server."
+                return rule
+    return None
+
+
+def model_answer(messages: list[dict], *, flip: bool = False) -> str:
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    # The first user message holds the prompt; re-asks come after it.
+    user = next((m["content"] for m in messages if m["role"] == "user"), "")
+    rule = _rule_for(system, user)
+    if rule is None:
+        return "I am a test server."
+    answer = rule(user)
+    if flip and rule in FLIPS:
+        return FLIPS[rule](answer)
+    return answer
 
 
 @dataclass
@@ -180,11 +218,14 @@ class Reply:
 
 
 class FakeLLMServer:
-    def __init__(self, *, latency: float = 0.0):
+    def __init__(self, *, latency: float = 0.0, flip: bool = False):
         self.latency = latency
+        self.flip = flip
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.requests: list[dict] = []
+        # The key each request came with (its Authorization: Bearer ...), in order.
+        self.api_keys: list[str] = []
         self.request_times: list[float] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -222,13 +263,15 @@ class FakeLLMServer:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.api_keys.clear()
             self.request_times.clear()
             self.max_in_flight = 0
 
     # --- serving -------------------------------------------------------------
-    def _next_reply(self, body: dict) -> Reply:
+    def _next_reply(self, body: dict, api_key: str) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.api_keys.append(api_key)
             self.request_times.append(time.monotonic())
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -265,7 +308,8 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             if not self.path.split("?", 1)[0].endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
                 return
-            reply = fake._next_reply(body)
+            api_key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            reply = fake._next_reply(body, api_key)
             try:
                 time.sleep(fake.latency + reply.delay)
                 if reply.status != 200:
@@ -273,7 +317,7 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     self._send(reply.status, error, reply.headers)
                     return
                 messages = body.get("messages", [])
-                text = reply.text if reply.text is not None else model_answer(messages)
+                text = reply.text if reply.text is not None else model_answer(messages, flip=fake.flip)
                 if reply.transform is not None:
                     text = reply.transform(text)
                 prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
@@ -307,8 +351,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="A local OpenAI-compatible test server.")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
+    parser.add_argument("--flip", action="store_true", help="turn every label round: a second model that disagrees")
     args = parser.parse_args()
-    server = FakeLLMServer(latency=args.latency).start(port=args.port)
+    server = FakeLLMServer(latency=args.latency, flip=args.flip).start(port=args.port)
     print(server.url, flush=True)
 
     def stop(*_args) -> None:

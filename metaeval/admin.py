@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from metaeval.models import ImportedScore, ScoreTable
+from metaeval.models import ImportedScore, ScoreTable, Study
 
 
 @admin.register(ScoreTable)
@@ -19,3 +19,13 @@ class ImportedScoreAdmin(admin.ModelAdmin):
     raw_id_fields = ("table",)
     list_select_related = ("table",)
     show_full_result_count = False
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ("name", "family", "source_a", "source_b", "k", "seed", "created_by", "created_at")
+    list_filter = ("family",)
+    search_fields = ("name",)
+    readonly_fields = ("sample", "created_by", "created_at")
+    raw_id_fields = ("source_a", "source_b", "judge", "assessor", "llm_job")
+    list_select_related = ("source_a", "source_b", "created_by")

@@ -7,7 +7,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from assessor.collection.scores import Scores
-from metaeval.sources import Source, source_describe, source_load, source_parse, source_require, sources_confusion
+from metaeval.sources import (
+    Source,
+    source_describe,
+    source_judge,
+    source_load,
+    source_parse,
+    source_require,
+    sources_confusion,
+)
 from metaeval.stats import (
     RUN_COEFFICIENTS,
     Confusion,
@@ -162,6 +170,8 @@ def comparison_json(comparison: Comparison) -> dict:
     return {
         "a": str(comparison.a),
         "b": str(comparison.b),
+        # Who labelled each side: two LLM conditions differ by endpoint and model.
+        "judges": {"a": source_judge(comparison.a), "b": source_judge(comparison.b)},
         "options": options_json(comparison.options),
         "metrics": {tau.metric: metric_json(tau) for tau in comparison.taus},
         "confusion": confusion_json(comparison.confusion),

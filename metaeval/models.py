@@ -1,5 +1,6 @@
-"""Score tables imported from elsewhere, to compare with the conditions computed here."""
+"""Score tables imported from elsewhere, to compare with the conditions computed here, and disagreement studies."""
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -29,3 +30,48 @@ class ImportedScore(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["table", "run_id", "topic_id", "metric"], name="one_score_per_cell")
         ]
+
+
+class Study(models.Model):
+    """A disagreement study (support paper, Section 5): items two sources disagree on, judged again.
+
+    `sample` is reproducible from the two sources' labels, `k` and `seed`
+    (metaeval.studies). The independent assessor's labels go into the people's
+    source `judge`, in one work per topic restricted to the sampled items; an
+    LLM may judge the same items into the source named `llm_name`.
+    """
+
+    class Family(models.TextChoices):
+        SUPPORT = "support", "support labels"
+        ASSIGNMENT = "assignment", "nugget assignment labels"
+
+    name = models.SlugField(max_length=100, unique=True)
+    family = models.CharField(max_length=12, choices=Family.choices)
+    source_a = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    source_b = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    # Nugget assignment: the nugget list both sources labelled against.
+    nugget_set_name = models.CharField(max_length=100, blank=True)
+    k = models.PositiveIntegerField(default=15)
+    seed = models.BigIntegerField()
+    # {"<topic id>": [items, in the order shown]}: first-citation ids, or [answer id, nugget id] pairs.
+    sample = models.JSONField(default=dict)
+    judge = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # The LLM that judges the same items with the same prompt, if one was asked: its output name and job.
+    llm_name = models.SlugField(max_length=100, blank=True)
+    llm_job = models.ForeignKey("assessor.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return f"study {self.name} ({self.source_a.name} vs {self.source_b.name})"
+
+    @property
+    def items_total(self) -> int:
+        return sum(len(items) for items in self.sample.values())

@@ -1,4 +1,4 @@
-"""Scatter plots of one source's scores against another's, as PNG bytes.
+"""Plots of the meta-evaluation as PNG bytes: scores of one source against another, label distributions.
 
 Uses matplotlib's object API on the Agg canvas (no pyplot global state), so
 concurrent requests never draw on each other's figure.
@@ -48,6 +48,31 @@ def scatter_png(
     axes.grid(True, linewidth=0.3, alpha=0.5)
     if not points:
         axes.text(0.5, 0.5, "no points in common", ha="center", va="center", transform=axes.transAxes)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def distribution_png(
+    counts: Sequence[tuple[str, Sequence[int]]], *, labels: Sequence[str], title: str, dpi: int = 110
+) -> bytes:
+    """Each judge's share of each label, as grouped bars (one group per label, one bar per judge)."""
+    figure = Figure(figsize=(6.4, 3.8), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    width = 0.8 / max(len(counts), 1)
+    colours = ["#1f5fbf", "#d9822b", "#2e8b57", "#8e44ad", "#7f7f7f"]
+    for index, (judge, values) in enumerate(counts):
+        total = sum(values)
+        shares = [100 * value / total if total else 0.0 for value in values]
+        positions = [i - 0.4 + width * (index + 0.5) for i in range(len(labels))]
+        axes.bar(positions, shares, width=width, label=f"{judge} ({total})", color=colours[index % len(colours)])
+    axes.set_xticks(range(len(labels)), list(labels))
+    axes.set_ylabel("% of the judge's labels")
+    axes.set_ylim(0, 100)
+    axes.set_title(title, fontsize=10)
+    axes.grid(True, axis="y", linewidth=0.3, alpha=0.5)
+    axes.legend(fontsize=8, loc="upper right")
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()

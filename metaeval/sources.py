@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assessor.collection.scores import Scores
+from assessor.models import LabelSource
+from assessor.sources import source_get, source_owner
 from assignment.selectors import condition_notes, condition_require, conditions_list, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
@@ -149,6 +151,31 @@ def source_describe(source: Source) -> dict[str, float | int]:
     return selectors.score_table_description_data(name=source.name)
 
 
+def _label_source(source: Source) -> LabelSource | None:
+    """The label source behind a condition's assigner or a support method; none behind a score table."""
+    if source.kind is SourceKind.CONDITION:
+        return source_get(family=LabelSource.Family.ASSIGNMENT, name=source.assigner)
+    if source.kind is SourceKind.SUPPORT:
+        return source_get(family=LabelSource.Family.SUPPORT, name=source.name)
+    return None
+
+
+def source_judge(source: Source) -> dict | None:
+    """Who labelled a source: people, files, or an LLM with its endpoint, model and prompt versions."""
+    label_source = _label_source(source)
+    if label_source is None:
+        return None
+    judge: dict = {"kind": label_source.kind, "made_by": source_owner(label_source)}
+    if label_source.kind == LabelSource.Kind.LLM:
+        judge.update(
+            endpoint=label_source.endpoint_name,
+            model=label_source.model,
+            prompt_versions=label_source.prompt_versions,
+            job=label_source.job_id,
+        )
+    return judge
+
+
 def source_notes(source: Source) -> list[str]:
     """What keeps a source's scores from being final (open work, running jobs, stale labels)."""
     if source.kind is SourceKind.CONDITION:
@@ -156,3 +183,15 @@ def source_notes(source: Source) -> list[str]:
     if source.kind is SourceKind.SUPPORT:
         return method_notes(method=source.name)
     return []
+
+
+def sources_notes(texts: list[str]) -> list[str]:
+    """The notes of the sources named, each once; a name that is no source has none (its error is shown elsewhere)."""
+    notes: list[str] = []
+    for text in texts:
+        try:
+            source = source_parse(text)
+        except SourceError:
+            continue
+        notes += [note for note in source_notes(source) if note not in notes]
+    return notes

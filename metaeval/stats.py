@@ -14,7 +14,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -507,9 +507,10 @@ def confusion_from_counts(counts: Mapping[tuple[str, str], int], labels: Sequenc
     return Confusion(labels=list(labels), counts=matrix)
 
 
-def confusion_from_pairs(
-    a: Mapping[Hashable, str], b: Mapping[Hashable, str], labels: Sequence[str]
-) -> Confusion:
+Key = TypeVar("Key", bound=Hashable)
+
+
+def confusion_from_pairs(a: Mapping[Key, str], b: Mapping[Key, str], labels: Sequence[str]) -> Confusion:
     """A matrix over the keys (answer/nugget or citation) both label maps have."""
     counts = Counter((label, b[key]) for key, label in a.items() if key in b)
     confusion = confusion_from_counts(counts, labels)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metaeval import views
+from metaeval import study_views, views
 
 app_name = "metaeval"
 urlpatterns = [
@@ -12,4 +12,10 @@ urlpatterns = [
     path("scores.csv", views.points_download, name="points_csv"),
     path("plot-run.png", views.plot, {"level": "run"}, name="plot_run"),
     path("plot-pairs.png", views.plot, {"level": "pairs"}, name="plot_pairs"),
+    path("replicates/", study_views.replicates, name="replicates"),
+    path("studies/", study_views.studies, name="studies"),
+    path("studies/<slug:name>/", study_views.study, name="study"),
+    path("studies/<slug:name>/labels.png", study_views.study_plot, name="study_plot"),
+    path("studies/<slug:name>/labels.csv", study_views.study_download, {"layout": "csv"}, name="study_csv"),
+    path("studies/<slug:name>/labels.jsonl", study_views.study_download, {"layout": "jsonl"}, name="study_jsonl"),
 ]

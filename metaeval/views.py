@@ -32,7 +32,15 @@ from metaeval.comparison import (
 from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import SourceError, source_describe, source_notes, source_parse, sources_list
+from metaeval.sources import (
+    SourceError,
+    source_describe,
+    source_judge,
+    source_notes,
+    source_parse,
+    sources_list,
+    sources_notes,
+)
 from metaeval.stats import Confusion, TauOptions, nan_as_none, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
@@ -193,6 +201,7 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
             context.update(
                 comparison=comparison,
                 notes=source_notes(comparison.a) + source_notes(comparison.b),
+                judges=[(str(side), source_judge(side)) for side in (comparison.a, comparison.b)],
                 metric=metric,
                 metric_choices=[tau.metric for tau in comparison.taus],
                 taus=[
@@ -414,6 +423,7 @@ def calibrate(request: AuthenticatedRequest) -> HttpResponse:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:
             context["result"] = result
+            context["notes"] = sources_notes([context["llm"], context["human"]])
             context["rows"] = [
                 (rank, estimate, result.human_means.get(estimate.run_id) if result.human_means else None)
                 for rank, estimate in enumerate(result.estimates, start=1)

@@ -50,9 +50,12 @@ def auto_nuggets_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
 ) -> Job:
     kind = Job.Kind.DRAFT_NUGGETS if drafts else Job.Kind.AUTO_NUGGETS
-    output_name_check(kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists())
+    output_name_check(
+        kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists(), family=LabelSource.Family.NUGGETS
+    )
     if not QrelSource.objects.filter(name=qrels).exists():
         raise JobRequestInvalid(f"no qrels source named {qrels!r}")
     topic_rows = topics_select(topics)
@@ -74,6 +77,7 @@ def auto_nuggets_job_create(
         prompts=prompts,
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.NUGGETS,
     )
 

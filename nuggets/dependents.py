@@ -42,8 +42,9 @@ class NuggetDependents:
     describe: Callable[[Sequence[int]], list[Dependent]]
     # (nugget ids, reason) -> how many labels were retired
     retire: Callable[[Sequence[int], str], int]
-    # (the resubmitted set, nugget id -> Change, who, nugget id -> its text before) -> what was done, in sentences
-    changed: Callable[[NuggetSet, Mapping[int, str], User | None, Mapping[int, str]], list[str]]
+    # (the resubmitted set, nugget id -> Change, who, nugget id -> its text before, the organizer's reason)
+    # -> what was done, in sentences
+    changed: Callable[[NuggetSet, Mapping[int, str], User | None, Mapping[int, str], str], list[str]]
 
 
 _dependents: list[NuggetDependents] = []
@@ -75,15 +76,21 @@ def nuggets_delete(nugget_ids: Sequence[int], *, reason: str = Change.REMOVED) -
 
 
 def nugget_list_changed(
-    nugget_set: NuggetSet, changes: Mapping[int, str], *, by: User | None, before: Mapping[int, str] | None = None
+    nugget_set: NuggetSet,
+    changes: Mapping[int, str],
+    *,
+    by: User | None,
+    before: Mapping[int, str] | None = None,
+    reason: str = "",
 ) -> list[str]:
     """Tell every dependent which nuggets changed (after a resubmission or a replacement).
 
     `before`: the nuggets' texts as they were labelled, kept with the labels a rewording retires.
+    `reason`: why the organizer reopened the list, passed on to whoever labels the changed nuggets.
     """
     if not changes:
         return []
-    return [line for d in _dependents for line in d.changed(nugget_set, changes, by, before or {})]
+    return [line for d in _dependents for line in d.changed(nugget_set, changes, by, before or {}, reason)]
 
 
 def list_changes(

@@ -40,6 +40,8 @@ from nuggets.models import Nugget, NuggetSet
 
 IMPORTANCES = frozenset(Nugget.Importance.values)
 CHUNK_TOPICS = 500
+# The upload page's box that confirms replacing a labelled list (the commands' --retire-labels).
+RETIRE_LABELS_LABEL = "Retire labels on replaced nuggets"
 
 NuggetList = tuple[tuple[str, str], ...]  # ((text, importance), ...); importance "" for drafts
 
@@ -123,7 +125,8 @@ def replaced_nuggets_retire(
         raise ImportFailure(
             f"the nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} has labels on its nuggets ({held}); "
             f"replacing it retires them (kept, not scored) and asks whoever labelled it for the new nuggets: "
-            f"add {option} to replace it",
+            f"confirm it to replace the list ({option} on the command line, "
+            f"'{RETIRE_LABELS_LABEL}' on the upload page)",
             path=path,
             line=line,
             field="nuggets",

@@ -28,7 +28,7 @@ from assessor.registry import (
 from nuggets import auto, views
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.forms import AutoNuggetsForm
-from nuggets.importing import nuggets_import
+from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
 from nuggets.models import NuggetSet
 from nuggets.prompts import IMPORTANCE, NUGGETIZE
 from nuggets.selectors import nugget_works, topic_nugget_sets
@@ -49,6 +49,15 @@ def nuggets_kind_field() -> forms.Field:
 
 def nuggets_name_field() -> forms.Field:
     return forms.SlugField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
+
+
+def retire_labels_field() -> forms.Field:
+    # The upload page's --retire-labels: replacing a labelled list is confirmed, never implied by "replace".
+    return forms.BooleanField(
+        required=False,
+        label=RETIRE_LABELS_LABEL,
+        help_text="With replace: confirm replacing a nugget list that has labels on it (they are kept, not scored).",
+    )
 
 
 def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
@@ -75,9 +84,17 @@ def register() -> None:
             "nuggets",
             "Nuggets (nuggetizer JSONL)",
             nuggets_import,
-            fields={"nuggets_kind": nuggets_kind_field, "nuggets_name": nuggets_name_field},
+            fields={
+                "nuggets_kind": nuggets_kind_field,
+                "nuggets_name": nuggets_name_field,
+                "retire_labels": retire_labels_field,
+            },
             required=("nuggets_kind",),
-            options=lambda data: {"kind": data["nuggets_kind"], "name": data["nuggets_name"] or None},
+            options=lambda data: {
+                "kind": data["nuggets_kind"],
+                "name": data["nuggets_name"] or None,
+                "retire_labels": data["retire_labels"],
+            },
         )
     )
     register_job_kind(

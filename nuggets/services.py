@@ -678,7 +678,8 @@ def nugget_set_submit(
     )
     NuggetSet.objects.filter(pk=context.nugget_set.pk).update(status=NuggetSet.Status.SUBMITTED)
     context.nugget_set.status = NuggetSet.Status.SUBMITTED
-    before = _texts_at_reopening(context)
+    reopening = _last_reopening(context)
+    before = _texts_at_reopening(reopening)
     changes = list_changes(
         before=before, nuggets=[(n.pk, n.text, n.origin, context.derived.get(n.pk, [])) for n in context.nuggets]
     ) if before is not None else {}  # fmt: skip
@@ -686,7 +687,8 @@ def nugget_set_submit(
         work=context.work, user=user, detail={"nuggets": len(context.nuggets), "changes": _changes_json(changes)}
     )
     # After the work is marked: the dependents may reopen work of their own and want the list submitted.
-    nugget_list_changed(context.nugget_set, changes, by=user, before=before)
+    reason = str(reopening.after.get("reason", "")) if reopening is not None else ""
+    nugget_list_changed(context.nugget_set, changes, by=user, before=before, reason=reason)
     return result
 
 
@@ -694,11 +696,12 @@ def _changes_json(changes: dict[int, str]) -> dict[str, str]:
     return {str(nugget_id): change for nugget_id, change in sorted(changes.items())}
 
 
-def _texts_at_reopening(context: _Context) -> dict[int, str] | None:
+def _last_reopening(context: _Context) -> NuggetEdit | None:
+    return NuggetEdit.objects.filter(nugget_set=context.nugget_set, operation="reopen").order_by("-set_version").first()
+
+
+def _texts_at_reopening(reopening: NuggetEdit | None) -> dict[int, str] | None:
     """The list (nugget id -> text) as it was when the organizer last reopened it; None before any reopening."""
-    reopening = (
-        NuggetEdit.objects.filter(nugget_set=context.nugget_set, operation="reopen").order_by("-set_version").first()
-    )
     if reopening is None or "texts" not in reopening.before:
         return None
     return {int(nugget_id): text for nugget_id, text in reopening.before["texts"].items()}

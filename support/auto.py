@@ -46,17 +46,27 @@ def auto_support_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    answers: list[int] | None = None,
+    endpoint: str | None = None,
 ) -> Job:
-    output_name_check(kind=Job.Kind.AUTO_SUPPORT, name=name, taken=SupportLabel.objects.filter(method=name).exists())
+    """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
+    output_name_check(
+        kind=Job.Kind.AUTO_SUPPORT,
+        name=name,
+        taken=SupportLabel.objects.filter(method=name).exists(),
+        family=LabelSource.Family.SUPPORT,
+    )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
-    answer_ids = (
+    cited = (
         Citation.objects.filter(position=0, sentence__answer__run__in=run_rows, sentence__answer__topic__in=topic_rows)
         .values_list("sentence__answer_id", flat=True)
         .distinct()
     )
-    answers = Answer.objects.filter(pk__in=answer_ids).order_by("topic_id", "run__run_id").values_list("id", flat=True)
-    items = [(f"answer:{answer_id}", {"answer": answer_id}) for answer_id in answers]
+    if answers is not None:
+        cited = cited.filter(sentence__answer_id__in=answers)
+    chosen = Answer.objects.filter(pk__in=cited).order_by("topic_id", "run__run_id").values_list("id", flat=True)
+    items = [(f"answer:{answer_id}", {"answer": answer_id}) for answer_id in chosen]
     params = {
         "runs": [run.run_id for run in run_rows] if runs else [],
         "topics": [topic.id for topic in topic_rows] if topics else [],
@@ -70,6 +80,7 @@ def auto_support_job_create(
         prompts=["support"],
         user=user,
         config=config,
+        endpoint=endpoint,
         family=LabelSource.Family.SUPPORT,
     )
 

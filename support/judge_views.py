@@ -57,6 +57,19 @@ class GiveSupportForm(forms.Form):
         max_length=100,
         help_text="The name the assessor's labels are scored under; defaults to the condition (scratch, postedit).",
     )
+    replicate_of = forms.SlugField(
+        label="Replicate of",
+        required=False,
+        max_length=100,
+        help_text="A second assessor: the from-scratch method whose judging this work repeats, blind to its "
+        "labels (the method name above is then required).",
+    )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("replicate_of") and not data.get("method_name"):
+            self.add_error("method_name", "A replicate needs a method name of its own.")
+        return data
 
 
 # --- Assessors -------------------------------------------------------------------------
@@ -129,13 +142,23 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
         data = form.cleaned_data
         given = give_all(
             form,
-            lambda topic: services.support_work_give(
-                topic=topic,
-                assessor=data["assessor"],
-                kind=data["condition"],
-                by=request.user,
-                llm_method=data["llm_method"],
-                method_name=data["method_name"],
+            lambda topic: (
+                services.support_replicate_give(
+                    topic=topic,
+                    assessor=data["assessor"],
+                    by=request.user,
+                    of_method=data["replicate_of"],
+                    method_name=data["method_name"],
+                )
+                if data["replicate_of"]
+                else services.support_work_give(
+                    topic=topic,
+                    assessor=data["assessor"],
+                    kind=data["condition"],
+                    by=request.user,
+                    llm_method=data["llm_method"],
+                    method_name=data["method_name"],
+                )
             ),
         )
         if given:

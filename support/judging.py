@@ -89,9 +89,16 @@ class TopicPairs:
 
 def topic_pairs(*, work: AssessorWork) -> TopicPairs:
     pairs_of: dict[int, list[int]] = {}
+    restricted = set(work.items)
     for answer_id, citation_id in judgeable_pairs(topic_id=work.topic_id):
-        pairs_of.setdefault(answer_id, []).append(citation_id)
-    order = shuffled(list(pairs_of), assessor_id=work.assessor_id, topic_id=work.topic_id)
+        if not restricted or citation_id in restricted:
+            pairs_of.setdefault(answer_id, []).append(citation_id)
+    if restricted:
+        # A work restricted to some pairs shows their answers in the order the pairs were given.
+        answer_of = {citation_id: answer_id for answer_id, cited in pairs_of.items() for citation_id in cited}
+        order = list(dict.fromkeys(answer_of[c] for c in work.items if c in answer_of))
+    else:
+        order = shuffled(list(pairs_of), assessor_id=work.assessor_id, topic_id=work.topic_id)
     # Only this work's own labels: never another method's, another person's or an import's, whatever its name.
     done = dict(SupportLabel.objects.filter(work=work, citation__position=0).values_list("citation_id", "label"))
     return TopicPairs(order=order, pairs_of=pairs_of, done=done)
@@ -250,7 +257,7 @@ def support_progress(works: Sequence[AssessorWork] | None = None) -> list[Suppor
         result.append(
             SupportProgress(
                 work=work,
-                pairs_total=totals.get(work.topic_id, 0),
+                pairs_total=len(work.items) if work.items else totals.get(work.topic_id, 0),
                 pairs_done=row.get("n", 0),
                 seconds=row.get("s") or 0.0,
                 shown=row.get("shown", 0),

@@ -13,7 +13,13 @@ from django.db import transaction
 from assessor.collection.kept_scores import scores_refresh
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
-from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
+from assessor.work.services import (
+    WorkError,
+    person_source_claim,
+    replicate_source_claim,
+    work_give,
+    work_submit_mark,
+)
 from support.judging import LABEL_SHORT, METHOD_OF_KIND, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel
 from support.selectors import FAMILY
@@ -57,6 +63,42 @@ def support_work_give(
             "name another method for this work."
         )
     return work_give(topic=topic, assessor=assessor, kind=kind, by=by, nugget_set_name=llm_method, source=source)
+
+
+@transaction.atomic
+def support_replicate_give(
+    *, topic: Topic, assessor: User, by: User | None, of_method: str, method_name: str
+) -> AssessorWork:
+    """Give a second assessor an independent replicate of a topic's from-scratch support judging under `of_method`.
+
+    The same pairs, judged from scratch into the people's source `method_name`,
+    marked as a replicate of the first; blind to its labels by provenance (the
+    pages read only their own work's labels). Post-editing has no replicate: a
+    replicate sees no LLM output.
+    """
+    first = (
+        AssessorWork.objects.filter(
+            topic=topic, kind__in=SUPPORT_KINDS, source__family=LabelSource.Family.SUPPORT, source__name=of_method
+        )
+        .select_related("source")
+        .first()
+    )
+    if first is None or first.source is None:
+        raise WorkError(f"Topic {topic.pk} has no support work under the method {of_method!r} to replicate.")
+    if first.kind != AssessorWork.Kind.SUPPORT_SCRATCH:
+        raise WorkError(
+            f"{of_method!r} is post-editing of LLM labels: a replicate sees no LLM output, "
+            "so only from-scratch judging has one."
+        )
+    source = replicate_source_claim(family=LabelSource.Family.SUPPORT, name=method_name, of=first.source, by=by)
+    return work_give(
+        topic=topic,
+        assessor=assessor,
+        kind=AssessorWork.Kind.SUPPORT_SCRATCH,
+        by=by,
+        source=source,
+        blind_to=[first.source],
+    )
 
 
 def _label_clean(label) -> int:

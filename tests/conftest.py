@@ -4,10 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from assessor.collection.uploads import upload_run
 from assessor.models import Run, Segment, Topic
+from assessor.project.llm_endpoints import endpoints_file_read
 from assessor.work.roles import Role
 from tests.builders import REPO, make_run, make_topic, make_user
-from tests.llm_server import FakeLLMServer, llm_settings
+from tests.llm_server import FakeLLMServer, endpoints_toml, llm_settings
 from tests.scenarios import Scenario, make_relevant_segments, make_scenario
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
@@ -73,3 +75,54 @@ def llm_server(settings):
     llm_settings(settings, server)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def two_llm_endpoints(settings, monkeypatch, write_file) -> dict[str, FakeLLMServer]:
+    """Two named endpoints of an LLM_ENDPOINTS file, each with its own local server, model, key, limit and prices.
+
+    "alpha" answers by the server's rules; "beta" is the flipped model that turns
+    every label round. The LLM_* variables ("default") point at alpha's server.
+    """
+    alpha, beta = FakeLLMServer().start(), FakeLLMServer(flip=True).start()
+    llm_settings(settings, alpha)
+    monkeypatch.setenv("ALPHA_KEY", "key-of-alpha")
+    monkeypatch.setenv("BETA_KEY", "key-of-beta")
+    endpoints = {
+        "alpha": {"base_url": alpha.url, "api_key_env": "ALPHA_KEY", "model": "model-alpha", "concurrency": 1,
+                  "price_input": 1.0, "price_output": 2.0, "timeout": 5.0},
+        "beta": {"base_url": beta.url, "api_key_env": "BETA_KEY", "model": "model-beta", "concurrency": 3,
+                 "price_input": 3.0, "price_output": 5.0, "timeout": 5.0},
+    }  # fmt: skip
+    settings.LLM_ENDPOINTS = endpoints_file_read(write_file("endpoints.toml", endpoints_toml(endpoints)))
+    yield {"alpha": alpha, "beta": beta}
+    alpha.stop()
+    beta.stop()
+
+
+@pytest.fixture
+def upload_dir(settings, tmp_path) -> Path:
+    """Where uploads are kept (and streamed to, past the in-memory size) during the test."""
+    settings.UPLOAD_DIR = tmp_path / "uploads"
+    settings.FILE_UPLOAD_TEMP_DIR = str(settings.UPLOAD_DIR / "incoming")
+    Path(settings.FILE_UPLOAD_TEMP_DIR).mkdir(parents=True)
+    return settings.UPLOAD_DIR
+
+
+@pytest.fixture
+def upload_worker(upload_dir, monkeypatch) -> list[str]:
+    """Uploads imported as soon as they are queued, by the worker's own function run in the test
+    (a Celery worker runs the same `upload_run`); returns each import's outcome."""
+    outcomes: list[str] = []
+    monkeypatch.setattr(
+        "assessor.collection.uploads.upload_queue", lambda upload: outcomes.append(upload_run(upload.pk))
+    )
+    return outcomes
+
+
+@pytest.fixture
+def upload_queued(upload_dir, monkeypatch) -> list[int]:
+    """Uploads queued but left for the test to import (`upload_run`); returns the ids queued, in order."""
+    queued: list[int] = []
+    monkeypatch.setattr("assessor.collection.uploads.upload_queue", lambda upload: queued.append(upload.pk))
+    return queued

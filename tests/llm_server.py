@@ -1,8 +1,10 @@
 """The local OpenAI-compatible server the LLM tests talk to (see bench.fake_llm); tests/jobs/conftest.py offers it as the `llm_server` fixture."""
 
+import json
+
 from bench.fake_llm import FakeLLMServer, Reply
 
-__all__ = ["FakeLLMServer", "Reply", "llm_settings"]
+__all__ = ["FakeLLMServer", "Reply", "endpoints_toml", "llm_settings"]
 
 
 def llm_settings(settings, server: FakeLLMServer, **overrides) -> None:
@@ -24,3 +26,14 @@ def llm_settings(settings, server: FakeLLMServer, **overrides) -> None:
     values.update(overrides)
     for name, value in values.items():
         setattr(settings, name, value)
+
+
+def endpoints_toml(endpoints: dict[str, dict]) -> str:
+    """An LLM_ENDPOINTS file of these endpoints ({name: {field: value}}), as an organizer writes it."""
+    lines = []
+    for name, fields in endpoints.items():
+        lines.append(f"[endpoints.{name}]")
+        # A JSON string or number is written the same way in TOML.
+        lines += [f"{field} = {json.dumps(value)}" for field, value in fields.items()]
+        lines.append("")
+    return "\n".join(lines)

@@ -189,3 +189,18 @@ def give_support(scenario: Scenario, kind: str) -> AssessorWork:
     return services.support_work_give(
         topic=scenario.topic, assessor=scenario.assessor, kind=kind, by=scenario.organizer
     )
+
+
+def label_everything(work: AssessorWork, label: str = "support") -> None:
+    """Label every nugget of every answer a ManualAssign work still asks for (all of them, or the changed ones)."""
+    page = judging.assign_page_load(work=work)
+    for number in range(1, page.total_answers + 1):
+        page = judging.assign_page_load(work=work, number=number)
+        for _, nugget, current, change in page.rows:
+            if not current and change != "kept":
+                work.refresh_from_db()
+                judging.assignment_label_save(
+                    work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk, label=label,
+                    previous="", expected_version=work.version,
+                )  # fmt: skip
+    work.refresh_from_db()

@@ -14,13 +14,31 @@ ANSWERS_PER_CHUNK = 500
 
 
 # The fields of a label row that say who or what made it, for values_list().
-PROVENANCE_FIELDS = ("created_by__username", "job_id", "imported_from__file_name", "created_at", "seconds_spent")
+PROVENANCE_FIELDS = (
+    "created_by__username",
+    "job_id",
+    "imported_from__file_name",
+    "created_at",
+    "seconds_spent",
+    "job__endpoint_name",
+    "job__model",
+)
 
 
 def provenance_record(
-    username: str | None, job_id: int | None, file_name: str | None, created_at: datetime, seconds: float | None
+    username: str | None,
+    job_id: int | None,
+    file_name: str | None,
+    created_at: datetime,
+    seconds: float | None,
+    endpoint_name: str | None = None,
+    model: str | None = None,
 ) -> dict:
-    """A label's provenance as exported: `made_by` is `user:NAME`, `job:ID` or `file:NAME`."""
+    """A label's provenance as exported: `made_by` is `user:NAME`, `job:ID` or `file:NAME`.
+
+    A job's label also names the endpoint and model that made it, so that two
+    models' labels stay apart in a file that mixes them.
+    """
     if username:
         made_by = f"user:{username}"
     elif job_id:
@@ -28,6 +46,9 @@ def provenance_record(
     else:
         made_by = f"file:{file_name}"
     record: dict = {"made_by": made_by, "at": created_at.isoformat()}
+    if job_id and not username:
+        record["endpoint"] = endpoint_name
+        record["model"] = model
     if seconds is not None:
         record["seconds"] = seconds
     return record

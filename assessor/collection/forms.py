@@ -6,12 +6,10 @@ in `assessor.collection.importers`.
 """
 
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 from django import forms
 
-from assessor.collection.importing.base import ImportResult
 from assessor.registry import Importer, registry
 
 
@@ -75,9 +73,11 @@ class UploadForm(forms.Form):
                 self.add_error(name, f"Required for {kind}.")
         return data
 
-    def importer(self) -> Callable[..., ImportResult]:
-        return self._importer().function
+    def upload_options(self) -> dict[str, Any]:
+        """What was chosen for the chosen kind (replace and its own fields), as the upload records it."""
+        data = self.cleaned_data
+        return {"replace": data["replace"], **{name: data.get(name) for name in self._importer().fields}}
 
     def importer_kwargs(self) -> dict:
         """The keyword arguments of the service function, from the options of the chosen kind."""
-        return {"replace": self.cleaned_data["replace"], **self._importer().options(self.cleaned_data)}
+        return self._importer().arguments(self.upload_options())

@@ -62,8 +62,14 @@ def umbrela_job_create(
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
 ) -> Job:
-    output_name_check(kind=Job.Kind.UMBRELA, name=name, taken=QrelSource.objects.filter(name=name).exists())
+    output_name_check(
+        kind=Job.Kind.UMBRELA,
+        name=name,
+        taken=QrelSource.objects.filter(name=name).exists(),
+        family=LabelSource.Family.QRELS,
+    )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
     pools = topic_pools(topics=topic_rows, runs=run_rows)
@@ -86,6 +92,7 @@ def umbrela_job_create(
             prompts=["umbrela"],
             user=user,
             config=config,
+            endpoint=endpoint,
             family=LabelSource.Family.QRELS,
         )
         QrelSource.objects.create(name=name, job=job, source=job_source(job, LabelSource.Family.QRELS))

@@ -14,6 +14,8 @@ urlpatterns = [
     path("runs/<path:run_id>", views.run_detail, name="run"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     path("upload/", views.upload, name="upload"),
+    path("uploads/<int:upload_id>/", views.upload_detail, name="upload_detail"),
+    path("uploads/<int:upload_id>/retry/", views.upload_retry, name="upload_retry"),
     path("uploads/<slug:kind>/<slug:name>/delete/", views.upload_delete, name="upload_delete"),
     path("download/qrels/<slug:source>/", views.download_qrels, name="download_qrels"),
     # The apps' boards and downloads (support leaderboard, nuggets, labels, scores).

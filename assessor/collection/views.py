@@ -4,24 +4,22 @@ What the apps add to them (columns, sections, labels, score sources, their own
 downloads) comes from `assessor.registry`.
 """
 
-import tempfile
-from pathlib import Path
-
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from assessor.collection import deleting, selectors
+from assessor.collection import deleting, selectors, uploads
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
-from assessor.collection.importing.base import ImportFailure, statistics_refresh
 from assessor.collection.kept_scores import family_sources
 from assessor.collection.pages import download_response
 from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
-from assessor.models import Run, RunAlias, Topic
+from assessor.models import Run, RunAlias, Topic, Upload
 from assessor.registry import UploadRow, registry
 from assessor.work.roles import organizer_required
 
@@ -135,44 +133,62 @@ def leaderboards(request: AuthenticatedRequest) -> HttpResponse:
 # --- Upload -----------------------------------------------------------------------------
 
 
-def _without_folder(text: str, folder: str) -> str:
-    # The temporary folder means nothing to the person who uploaded the file.
-    return text.replace(folder.rstrip("/") + "/", "")
-
-
 @organizer_required
 def upload(request: AuthenticatedRequest) -> HttpResponse:
-    context: dict = {"result": None, "failure": None}
+    """The form, the recent uploads and the uploaded data; a valid POST keeps the file and queues its import."""
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
-            uploaded = form.cleaned_data["file"]
-            with tempfile.TemporaryDirectory(prefix="upload-") as folder:
-                # The importers name the file in their errors and batches: keep the uploaded name.
-                path = Path(folder) / (Path(uploaded.name).name or "upload")
-                with path.open("wb") as handle:
-                    for chunk in uploaded.chunks():
-                        handle.write(chunk)
-                try:
-                    result = form.importer()(path=path, user=request.user, **form.importer_kwargs())
-                except ImportFailure as failure:
-                    context["failure"] = {
-                        "file": Path(failure.path).name if failure.path else path.name,
-                        "line": failure.line,
-                        "field": failure.field,
-                        "message": _without_folder(failure.message, folder),
-                        "text": _without_folder(str(failure), folder),
-                    }
-                else:
-                    statistics_refresh(result)
-                    context["result"] = result
-                    context["warnings"] = [_without_folder(w, folder) for w in result.warnings]
-                    context["file_name"] = path.name
+            stored = uploads.upload_store(
+                uploaded=form.cleaned_data["file"],
+                kind=form.cleaned_data["kind"],
+                options=form.upload_options(),
+                user=request.user,
+            )
+            uploads.upload_queue(stored)
+            return redirect("collection:upload_detail", stored.pk)
     else:
         form = UploadForm()
-    context["form"] = form
-    context["uploads"] = deleting.upload_listing()
+    context = {"form": form, "recent": uploads.uploads_recent(), "uploads": deleting.upload_listing()}
     return render(request, "collection/upload.html", context)
+
+
+@organizer_required
+def upload_detail(request: AuthenticatedRequest, upload_id: int) -> HttpResponse:
+    """An upload's progress while it is imported (htmx polls the panel), then its result or why it failed."""
+    upload = get_object_or_404(Upload.objects.select_related("created_by", "batch"), pk=upload_id)
+    context: dict = {
+        "upload": upload,
+        "progress": uploads.upload_progress(upload),
+        "options": uploads.upload_options_shown(upload),
+        "stalled": uploads.upload_stalled(upload),
+        "stall_minutes": settings.UPLOAD_STALL_MINUTES,
+    }
+    if upload.state == Upload.State.FAILED:
+        # The kind and options are kept, for the same file once the data is fixed or for a corrected file.
+        context["form"] = UploadForm(initial={"kind": upload.kind, **upload.options})
+    template = "collection/upload_detail.html"
+    if request.htmx:
+        template += "#upload_panel"
+    response = render(request, template, context)
+    if request.htmx and upload.finished:
+        # The whole page once, for what only a finished upload has (the form a failed one keeps).
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@require_POST
+@organizer_required
+def upload_retry(request: AuthenticatedRequest, upload_id: int) -> HttpResponse:
+    get_object_or_404(Upload, pk=upload_id)
+    try:
+        again = uploads.upload_retry(upload_id)
+    except uploads.UploadRetryRefused as refusal:
+        messages.error(request, str(refusal))
+    else:
+        uploads.upload_queue(again)
+        messages.success(request, f"{again.file_name} is queued again.")
+    return redirect("collection:upload_detail", upload_id)
 
 
 @organizer_required

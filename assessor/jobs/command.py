@@ -11,7 +11,8 @@ from assessor.jobs.engine import (
     job_run_sync,
     job_wait,
 )
-from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.jobs.llm.client import LLMNotConfigured
+from assessor.jobs.llm.endpoints import endpoint_config, endpoint_missing
 from assessor.models import Job
 
 
@@ -25,9 +26,18 @@ class JobCommand(BaseCommand):
         parser.add_argument("--sync", action="store_true", help="run the whole job in this process (no broker, no worker)")
         parser.add_argument("--wait", action="store_true", help="wait for the workers and print the progress")
         parser.add_argument(
-            "--threads", type=int, default=None, help="with --sync: items worked at once (default LLM_CONCURRENCY)"
+            "--threads",
+            type=int,
+            default=None,
+            help="with --sync: items worked at once (default: the endpoint's concurrency)",
         )
         parser.add_argument("--queue", default=None, help="the Celery queue to send the items to (default: the default queue)")
+        parser.add_argument(
+            "--endpoint",
+            default=None,
+            metavar="NAME",
+            help="the named LLM endpoint whose server, model, limit and prices the job uses (default: default)",
+        )
         self.add_selection_arguments(parser)
 
     def add_selection_arguments(self, parser) -> None:
@@ -37,28 +47,29 @@ class JobCommand(BaseCommand):
         raise NotImplementedError
 
     def handle(self, *args, **options) -> None:
-        from django.conf import settings
-
         if options["cancel"] is not None:
             done = job_cancel(options["cancel"])
             self.stdout.write(f"job {options['cancel']} {'cancelled' if done else 'was not queued or running'}")
             return
-        if llm_missing_settings():
-            raise CommandError(llm_not_configured_message())
         if options["resume"] is not None:
             job = Job.objects.filter(pk=options["resume"]).first()
             if job is None:
                 raise CommandError(f"no job {options['resume']}")
+            # A job keeps the endpoint it was made with.
+            if missing := endpoint_missing(job.endpoint_name):
+                raise CommandError(missing)
             pending = job_reopen(job.pk)
             self.stdout.write(f"job {job.pk}: {pending} items to do")
         else:
+            if missing := endpoint_missing(options["endpoint"]):
+                raise CommandError(missing)
             try:
                 job = self.create_job(options)
             except (JobRequestInvalid, LLMNotConfigured) as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"job {job.pk}: {job.get_kind_display()} -> {job.output_name!r}, {job.total_items} items")
         if options["sync"]:
-            threads = options["threads"] or settings.LLM_CONCURRENCY
+            threads = options["threads"] or endpoint_config(job.endpoint_name).concurrency
             job_run_sync(job.pk, threads=threads)
             job.refresh_from_db()
             self.stdout.write(job_progress_line(job))

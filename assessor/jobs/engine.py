@@ -29,13 +29,15 @@ from django.db import DatabaseError, close_old_connections, connections, transac
 from django.db.models import F
 from django.utils import timezone
 
+from assessor.collection.importing.base import statistics_refresh
 from assessor.collection.kept_scores import scores_refresh_job
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
+from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
-from assessor.sources import SourceRefused, source_claim
+from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
 from assessor.work.lifecycle import FINISHED_JOB_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -68,15 +70,17 @@ def job_create(
     prompts: Iterable[str],
     user: User | None = None,
     config: LLMConfig | None = None,
+    endpoint: str | None = None,
     family: str = "",
 ) -> Job:
     """The job row and its pending items, in one transaction (the caller may add rows to it).
 
-    `family` names the label family its output goes into: the job claims the
-    LLM source of its output name there (assessor.sources), refused if people,
-    files or another model own the name.
+    Its calls go to the named `endpoint` ("default" when None), or to `config`
+    when given. `family` names the label family its output goes into: the job
+    claims the LLM source of its output name there (assessor.sources), refused
+    if people, files or another endpoint or model own the name.
     """
-    config = config or LLMConfig.from_settings()
+    config = config or endpoint_config(endpoint)
     items = list(items)
     if not items:
         raise JobRequestInvalid("the selection holds nothing to do")
@@ -87,6 +91,7 @@ def job_create(
             output_name=output_name,
             params=params,
             model=config.model,
+            endpoint_name=config.name,
             endpoint=config.base_url,
             prompt_versions=versions,
             created_by=user if user is not None and user.is_authenticated else None,
@@ -108,8 +113,11 @@ def job_source(job: Job, family: str) -> LabelSource:
     return LabelSource.objects.get(family=family, name=job.output_name)
 
 
-def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
-    """Refuse a name already produced by another job or file: results are never written twice."""
+def output_name_check(*, kind: Job.Kind, name: str, taken: bool, family: str) -> None:
+    """Refuse a name already produced by another job or file: results are never written twice.
+
+    A name that labels of `family` already hold is refused naming the source that owns it.
+    """
     # Worded for the launch page and the command alike (its option is --name): no option syntax.
     if not name:
         raise JobRequestInvalid("A name is required: it names what the job produces.")
@@ -117,9 +125,17 @@ def output_name_check(*, kind: Job.Kind, name: str, taken: bool) -> None:
         raise JobRequestInvalid(f"The name {name!r} must be letters, digits, '-' and '_' only.")
     other = Job.objects.filter(kind=kind, output_name=name).exclude(status=Job.Status.CANCELLED).first()
     if other is not None:
-        raise JobRequestInvalid(f"Job {other.pk} already produces {name!r}: choose another name, or resume job {other.pk}.")
+        raise JobRequestInvalid(
+            f"Job {other.pk} ({llm_described(other.model, other.endpoint_name)}) already produces {name!r}: "
+            f"choose another name, or resume job {other.pk}."
+        )
     if taken:
-        raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
+        source = LabelSource.objects.filter(family=family, name=name).first()
+        if source is None:
+            raise JobRequestInvalid(f"{name!r} is already in use: choose another name.")
+        if source.kind != LabelSource.Kind.LLM:
+            raise JobRequestInvalid(source_refusal(source, DOING[LabelSource.Kind.LLM]).message)
+        raise JobRequestInvalid(f"{name!r} is already in use by {source_owner(source)}: choose another name.")
 
 
 # --- running items ----------------------------------------------------------------
@@ -176,6 +192,11 @@ def job_complete_if_finished(job_id: int) -> None:
         if done or failed:
             # The job's labels count from now on.
             scores_refresh_job(job_id)
+    if done or failed:
+        # The one caller that finished the job: its labels or grades are rows the planner must know of, as after
+        # an import (a TREC-scale relevance job writes as many as a qrels file).
+        written = Job.objects.filter(pk=job_id).values_list("done_items", flat=True).get()
+        statistics_refresh(rows=written)
 
 
 def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
@@ -193,7 +214,7 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
     outcome = "failed"
     llm: LLMSession | None = None
     try:
-        base = config or LLMConfig.from_settings()
+        base = config or endpoint_config(job.endpoint_name)
         # The job names its model: a worker configured otherwise still uses it.
         llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk)
         result = work.compute(job=job, item=item, llm=llm)

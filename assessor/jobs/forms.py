@@ -3,7 +3,9 @@
 from django import forms
 
 from assessor.jobs.engine import JobRequestInvalid
-from assessor.models import Job
+from assessor.jobs.llm.endpoints import endpoints_list
+from assessor.models import Job, LLMEndpoint
+from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 from assessor.registry import registry
 
 NAME_HELP = "The name of what the job produces; exports and the meta-evaluation accept it as a kind."
@@ -13,12 +15,36 @@ def _split(value: str) -> list[str]:
     return value.split()
 
 
+def endpoint_choices() -> list[tuple[str, str]]:
+    """The endpoints a job can use now, as "name: model at URL"."""
+    return [
+        (endpoint.name, f"{endpoint.name}: {endpoint.model} at {endpoint.base_url}")
+        for endpoint in endpoints_list()
+        if endpoint.usable
+    ]
+
+
 class LaunchForm(forms.Form):
     name = forms.SlugField(max_length=100, help_text=NAME_HELP)
+    endpoint = forms.ChoiceField(
+        required=False,
+        help_text="The LLM endpoint the job's calls go to (its model, limit and prices); default when empty.",
+    )
     topics = forms.CharField(required=False, help_text="Topic ids separated by spaces; all when empty.")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        choices = endpoint_choices()
+        self.fields["endpoint"].choices = choices
+        names = [name for name, _ in choices]
+        self.fields["endpoint"].initial = DEFAULT_ENDPOINT if DEFAULT_ENDPOINT in names else (names or [""])[0]
+
     def selection(self) -> dict:
-        return {"name": self.cleaned_data["name"], "topics": _split(self.cleaned_data["topics"]) or None}
+        return {
+            "name": self.cleaned_data["name"],
+            "endpoint": self.cleaned_data["endpoint"] or None,
+            "topics": _split(self.cleaned_data["topics"]) or None,
+        }
 
 
 class RunsLaunchForm(LaunchForm):
@@ -34,3 +60,40 @@ def job_launch(*, kind: str, selection: dict, user) -> Job:
     if create is None:
         raise JobRequestInvalid(f"jobs of kind {kind!r} are not launched from a page")
     return create(user=user, **selection)
+
+
+class EndpointForm(forms.ModelForm):
+    """An organizer's endpoint; the key is named, never typed in (it stays in the environment)."""
+
+    base_url = forms.URLField(
+        label="Base URL",
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        help_text=LLMEndpoint._meta.get_field("base_url").help_text,
+    )
+
+    class Meta:
+        model = LLMEndpoint
+        fields = [
+            "name",
+            "base_url",
+            "api_key_env",
+            "model",
+            "api_version",
+            "concurrency",
+            "price_input",
+            "price_output",
+            "temperature",
+            "timeout",
+        ]
+        labels = {
+            "api_key_env": "Key's environment variable",
+            "api_version": "API version",
+            "concurrency": "Calls at once",
+            "price_input": "Input price",
+            "price_output": "Output price",
+        }
+
+    def endpoint_fields(self) -> dict:
+        return {field: value for field, value in self.cleaned_data.items() if field != "name"}

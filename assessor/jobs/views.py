@@ -1,6 +1,5 @@
 """The organizer's jobs pages: launch, watch (htmx polling), failures, call log, cancel and resume."""
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
@@ -9,8 +8,9 @@ from django.views.decorators.http import require_POST
 
 from assessor.http import AuthenticatedRequest
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
-from assessor.jobs.forms import job_launch
-from assessor.jobs.llm.client import LLMNotConfigured, llm_missing_settings, llm_not_configured_message
+from assessor.jobs.forms import EndpointForm, job_launch
+from assessor.jobs.llm.client import LLMNotConfigured
+from assessor.jobs.llm.endpoints import EndpointRefused, endpoint_add, endpoint_delete, endpoint_missing, endpoints_list
 from assessor.jobs.selectors import job_calls, job_failures, job_params_shown, job_percent, jobs_list
 from assessor.models import Job
 from assessor.registry import registry
@@ -25,11 +25,12 @@ def _launchable_kinds() -> list[str]:
 
 
 def _llm_context() -> dict:
+    endpoints = endpoints_list()
+    usable = [endpoint for endpoint in endpoints if endpoint.usable]
     return {
-        "llm_missing": llm_not_configured_message() if llm_missing_settings() else "",
-        "llm_model": settings.LLM_MODEL,
-        "llm_base_url": settings.LLM_BASE_URL or "https://api.openai.com/v1",
-        "llm_concurrency": settings.LLM_CONCURRENCY,
+        # Jobs can be launched as soon as one endpoint can be used; the notice says why the default cannot.
+        "llm_missing": "" if usable else endpoints[0].missing,
+        "llm_endpoints": usable,
         "launch_kinds": [(kind, Job.Kind(kind).label) for kind in _launchable_kinds()],
     }
 
@@ -108,8 +109,8 @@ def job_cancel_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
 @organizer_required
 def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
-    if llm_missing_settings():
-        messages.error(request, llm_not_configured_message())
+    if missing := endpoint_missing(job.endpoint_name):
+        messages.error(request, missing)
         return redirect("jobs:detail", job.pk)
     pending = job_reopen(job.pk)
     if pending:
@@ -118,3 +119,30 @@ def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     else:
         messages.warning(request, f"Job {job.pk} has nothing left to do.")
     return redirect("jobs:detail", job.pk)
+
+
+@organizer_required
+def endpoints_page(request: AuthenticatedRequest) -> HttpResponse:
+    form = EndpointForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        name = form.cleaned_data["name"]
+        try:
+            endpoint_add(name=name, fields=form.endpoint_fields(), user=request.user)
+        except EndpointRefused as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Endpoint {name!r} added: jobs can choose it now.")
+            return redirect("jobs:endpoints")
+    return render(request, "jobs/endpoints.html", {"endpoints": endpoints_list(), "form": form})
+
+
+@require_POST
+@organizer_required
+def endpoint_delete_view(request: AuthenticatedRequest, name: str) -> HttpResponse:
+    try:
+        endpoint_delete(name=name)
+    except EndpointRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Endpoint {name!r} removed; its jobs keep its name, model and URL.")
+    return redirect("jobs:endpoints")

@@ -73,14 +73,19 @@ class ExportCommand(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         with open_work_included(options["include_open"]):
-            for note in self.notes(options):
-                self.stderr.write(f"warning: {note}")
+            notes_write(self, self.notes(options))
             try:
                 with output_stream(options["output"], cast(TextIO, self.stdout._out)) as out:
                     for line in self.lines(options):
                         out.write(line)
             except LookupError as exc:
                 raise CommandError(str(exc.args[0] if exc.args else exc)) from None
+
+
+def notes_write(command: BaseCommand, notes: list[str]) -> None:
+    """What keeps printed or exported scores from being final, as warnings on standard error."""
+    for note in notes:
+        command.stderr.write(f"warning: {note}")
 
 
 def add_include_open_argument(parser) -> None:

@@ -11,10 +11,11 @@ from assessor.models.collection import (
     Sentence,
     Topic,
 )
-from assessor.models.jobs import Job, JobItem, LLMCall, PromptTemplate
+from assessor.models.jobs import Job, JobItem, LLMCall, LLMEndpoint, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
 from assessor.models.scores import KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.models.sources import LabelSource
+from assessor.models.uploads import Upload
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "KeptSource",
     "LabelSource",
     "LLMCall",
+    "LLMEndpoint",
     "PromptTemplate",
     "Provenance",
     "Qrel",
@@ -40,6 +42,7 @@ __all__ = [
     "Segment",
     "Sentence",
     "Topic",
+    "Upload",
     "WorkEvent",
     "WorkOperation",
 ]

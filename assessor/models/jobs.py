@@ -50,6 +50,8 @@ class Job(models.Model):
     # The name of what the job produces (a nugget set, assigner, support method or qrels source).
     output_name = models.CharField(max_length=100)
     model = models.CharField(max_length=200)
+    # The named endpoint (settings or LLMEndpoint) whose server, key, limit and prices the calls use.
+    endpoint_name = models.CharField(max_length=50, default="default")
     # The OpenAI-compatible endpoint the calls went to (empty: the provider's default).
     endpoint = models.CharField(max_length=500, blank=True)
     prompt_versions = models.JSONField(default=dict, blank=True)
@@ -127,15 +129,50 @@ class LLMCall(models.Model):
 
 
 class LLMSlot(models.Model):
-    """One of the LLM_CONCURRENCY slots of the database-row semaphore.
+    """One of an endpoint's `concurrency` slots of the database-row semaphore.
 
     Used when the broker is not Redis: a process holds a slot while its request
     is in flight; a slot whose lease ran out (its holder died) is free again.
+    Each endpoint has its own pool of slots, so one endpoint's limit never
+    holds back another's.
     """
 
-    number = models.PositiveIntegerField(primary_key=True)
+    pool = models.CharField(max_length=16)
+    number = models.PositiveIntegerField()
     holder = models.CharField(max_length=100, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["number"]
+        ordering = ["pool", "number"]
+        constraints = [models.UniqueConstraint(fields=["pool", "number"], name="llm_slot_once_per_pool")]
+
+
+class LLMEndpoint(models.Model):
+    """An LLM endpoint an organizer added on the pages (others are in the settings).
+
+    The key is never stored: `api_key_env` names the environment variable of
+    the web and worker processes that holds it.
+    """
+
+    name = models.SlugField(max_length=50, unique=True)
+    base_url = models.URLField(max_length=500, blank=True, help_text="Empty: api.openai.com.")
+    api_key_env = models.CharField(
+        max_length=100, blank=True, help_text="The NAME of the environment variable holding the key (not the key)."
+    )
+    model = models.CharField(max_length=200)
+    api_version = models.CharField(max_length=50, blank=True, help_text="Azure OpenAI only.")
+    concurrency = models.PositiveIntegerField(default=8)
+    price_input = models.FloatField(default=0.0, help_text="US dollars per million input tokens.")
+    price_output = models.FloatField(default=0.0, help_text="US dollars per million output tokens.")
+    temperature = models.FloatField(default=0.0)
+    timeout = models.FloatField(default=60.0, help_text="Seconds per call.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"

@@ -30,6 +30,7 @@ class LabelSource(models.Model):
     kind = models.CharField(max_length=8, choices=Kind.choices)
     # An LLM source: the model, its endpoint and the prompt versions every job writing here used.
     model = models.CharField(max_length=200, blank=True)
+    endpoint_name = models.CharField(max_length=50, blank=True)
     endpoint = models.CharField(max_length=500, blank=True)
     prompt_versions = models.JSONField(default=dict, blank=True)
     # The job or file that made it (later jobs and files writing here are on each label).
@@ -41,6 +42,11 @@ class LabelSource(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # A second person's independent judging of the same items as this earlier people's source
+    # (inter-assessor agreement): its labels are the replicate's, compared with the first's.
+    replicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="replicates"
+    )
     # Items whose labels a change of their inputs took away, to be labelled again:
     # {"<nugget set name>": {"<topic id>": [nugget ids]}}. Empty: up to date.
     stale = models.JSONField(default=dict, blank=True)

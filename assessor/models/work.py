@@ -37,6 +37,12 @@ class AssessorWork(models.Model):
     # The organizers' notes for this work (what to watch for in this topic or campaign),
     # shown to the assessor beside the guidelines.
     notes = models.TextField(blank=True)
+    # A judging of the topic blind to earlier labels (a replicate of a human condition, or a
+    # study's re-judging): its assessor made none of them, and it stands beside the topic's own work.
+    independent = models.BooleanField(default=False)
+    # The items this work is restricted to, in the order they are shown (a study's sample):
+    # support: first-citation ids; nugget assignment: [answer id, nugget id] pairs. Empty: the whole topic.
+    items = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -47,7 +53,12 @@ class AssessorWork(models.Model):
 
     class Meta:
         ordering = ["topic_id", "kind"]
-        constraints = [models.UniqueConstraint(fields=["topic", "kind"], name="one_assessor_per_topic_and_kind")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["topic", "kind"], condition=models.Q(independent=False), name="one_assessor_per_topic_and_kind"
+            ),
+            models.UniqueConstraint(fields=["topic", "kind", "source"], name="one_work_per_topic_kind_and_source"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.topic_id} ({self.assessor})"

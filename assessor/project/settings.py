@@ -13,6 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoints_file_read
 from assessor.project.security import secret_key_file_read
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -50,6 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files with DEBUG off, from the one web process (README, "Deployment").
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -146,6 +149,8 @@ if HTTPS:
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     AXES_CLIENT_IP_CALLABLE = "assessor.project.security.client_address_behind_proxy"
+    # Probes from inside the network ask over plain HTTP; a redirect would fail them.
+    SECURE_REDIRECT_EXEMPT = [r"^health/$"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -154,9 +159,27 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# `manage.py collectstatic` (bin/serve runs it) copies the files here; WhiteNoise serves them.
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # collectstatic also writes a gzipped copy of each file, which WhiteNoise sends to clients that accept it.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 
-# Uploads go through the same streaming importers as the commands.
+# An uploaded file is kept on disk until a worker imports it (assessor/collection/uploads.py).
+# Past FILE_UPLOAD_MAX_MEMORY_SIZE, Django streams an upload into a file in
+# FILE_UPLOAD_TEMP_DIR in 64 KiB chunks: a file of any size never sits whole in
+# the web process's memory. That folder is inside UPLOAD_DIR, so that keeping
+# the file is a rename, not a copy. A worker on another machine needs UPLOAD_DIR
+# too (shared storage).
+UPLOAD_DIR = Path(env_str("UPLOAD_DIR", str(VAR_DIR / "uploads")))
+FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR / "incoming")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+# A running upload that shows no sign of life (a progress report) for this long
+# may be taken back and retried: its worker was most likely stopped mid-import.
+UPLOAD_STALL_MINUTES = env_int("UPLOAD_STALL_MINUTES", 15, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 
@@ -189,6 +212,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# The queue the web app sends jobs to and the workers take them from: two sites sharing one
+# broker keep apart by giving each its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "celery")
 
 # --- LLM endpoint (any OpenAI-compatible server) -----------------------------
 LLM_BASE_URL = env_str("LLM_BASE_URL", "")
@@ -205,6 +231,12 @@ LLM_MAX_REASKS = env_int("LLM_MAX_REASKS", 2, minimum=0)
 # US dollars per million tokens, for the cost estimate of each call.
 LLM_PRICE_INPUT = env_float("LLM_PRICE_INPUT", 0.0, minimum=0.0)
 LLM_PRICE_OUTPUT = env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0.0)
+# More endpoints, by name, from a TOML file (assessor/project/llm_endpoints.py); the LLM_* ones are "default".
+LLM_ENDPOINTS_FILE = env_str("LLM_ENDPOINTS", "")
+try:
+    LLM_ENDPOINTS = endpoints_file_read(Path(LLM_ENDPOINTS_FILE)) if LLM_ENDPOINTS_FILE else {}
+except EndpointsFileInvalid as exc:
+    raise ImproperlyConfigured(f"LLM_ENDPOINTS: {exc}") from None
 
 LOGGING = {
     "version": 1,

@@ -4,12 +4,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from assessor.project import views
+from assessor.project import health, views
 from assessor.registry import registry
 from assessor.work import pages as work_pages
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("health/", health.health, name="health"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

@@ -35,7 +35,12 @@ class WorkError(Exception):
 def topic_assessor(*, topic: Topic | str) -> User | None:
     """The one assessor who does a topic's human work, or None if nobody has any yet."""
     topic_id = topic.pk if isinstance(topic, Topic) else topic
-    work = AssessorWork.objects.filter(topic_id=topic_id).select_related("assessor").order_by("created_at").first()
+    work = (
+        AssessorWork.objects.filter(topic_id=topic_id, independent=False)
+        .select_related("assessor")
+        .order_by("created_at")
+        .first()
+    )
     return work.assessor if work else None
 
 
@@ -48,32 +53,82 @@ def work_give(
     by: User | None,
     source: LabelSource,
     nugget_set_name: str = "",
+    blind_to: Sequence[LabelSource] = (),
+    items: Sequence = (),
 ) -> AssessorWork:
     """Give a topic's work of one kind to an assessor.
 
     A topic's human conditions are all done by one assessor (the protocol: the
     person who made the nuggets also assigns them), so a topic another
     assessor already works on is refused.
+
+    Independent work (`blind_to` names the sources it must not have seen: a
+    replicate's first condition, a study's two judges) stands beside the
+    topic's own: it goes to someone who made none of those sources' labels on
+    the topic, into a source of its own, restricted to `items` if given.
     """
     if user_role(assessor) != Role.ASSESSOR:
         raise WorkError(f"{assessor} is not an assessor: only assessors can be given topics.")
-    current = topic_assessor(topic=topic)
-    if current is not None and current.pk != assessor.pk:
-        raise WorkError(
-            f"Topic {topic.pk} is already given to {current}: a topic's human work is done by one assessor."
-        )
-    existing = AssessorWork.objects.filter(topic=topic, kind=kind).first()
+    if blind_to:
+        _independence_check(topic=topic, assessor=assessor, blind_to=blind_to)
+        existing = AssessorWork.objects.filter(topic=topic, kind=kind, source=source).first()
+    else:
+        current = topic_assessor(topic=topic)
+        if current is not None and current.pk != assessor.pk:
+            raise WorkError(
+                f"Topic {topic.pk} is already given to {current}: a topic's human work is done by one assessor."
+            )
+        existing = AssessorWork.objects.filter(topic=topic, kind=kind, independent=False).first()
     if existing is not None:
         raise WorkError(
             f"Topic {topic.pk} already has {existing.get_kind_display()} work (given to {existing.assessor})."
         )
     work = AssessorWork.objects.create(
-        topic=topic, assessor=assessor, kind=kind, nugget_set_name=nugget_set_name, source=source, created_by=by
+        topic=topic,
+        assessor=assessor,
+        kind=kind,
+        nugget_set_name=nugget_set_name,
+        source=source,
+        created_by=by,
+        independent=bool(blind_to),
+        items=list(items),
     )
-    WorkEvent.objects.create(
-        work=work, user=by, action="given", detail={"assessor": assessor.get_username(), "kind": kind}
-    )
+    detail: dict[str, object] = {"assessor": assessor.get_username(), "kind": kind}
+    if blind_to:
+        detail["blind_to"] = [s.name for s in blind_to]
+    WorkEvent.objects.create(work=work, user=by, action="given", detail=detail)
     return work
+
+
+def _independence_check(*, topic: Topic, assessor: User, blind_to: Sequence[LabelSource]) -> None:
+    """Refuse independent work to a person who made labels of a source it must be blind to, on this topic."""
+    made = (
+        AssessorWork.objects.filter(topic=topic, assessor=assessor, source__in=list(blind_to))
+        .values_list("source__name", flat=True)
+        .first()
+    )
+    if made is not None:
+        raise WorkError(
+            f"{assessor} made the {made!r} labels of topic {topic.pk}: independent judging needs someone else."
+        )
+
+
+def replicate_source_claim(*, family: str, name: str, of: LabelSource, by: User | None) -> LabelSource:
+    """The people's source of a second assessor's replicate of `of` (a people's source of the same family)."""
+    if not of.is_human:
+        raise WorkError(f"{of.name!r} is not people's work: only a human condition has a second assessor.")
+    if name == of.name:
+        raise WorkError(f"A replicate needs a name of its own, not {of.name!r}.")
+    source = person_source_claim(family=family, name=name, by=by)
+    if source.replicate_of_id is None:
+        if AssessorWork.objects.filter(source=source).exists():
+            raise WorkError(f"{name!r} holds the labels of other work: choose another name for the replicate.")
+        source.replicate_of = of
+        source.save(update_fields=["replicate_of"])
+    elif source.replicate_of_id != of.pk:
+        first = LabelSource.objects.get(pk=source.replicate_of_id).name
+        raise WorkError(f"{name!r} is a replicate of {first!r}: choose another name.")
+    return source
 
 
 def person_source_claim(*, family: str, name: str, by: User | None) -> LabelSource:

@@ -1,7 +1,7 @@
 // Reading help on the assessors' pages: mark the words two texts share.
 //
 // A word counts when it has 4 letters or more and is not a stop word, compared
-// without case: short and function words match everywhere and would only add noise.
+// without case and without a possessive 's: short and function words match everywhere and would only add noise.
 // The marks are <mark class="shared"> around the words in the page's text nodes.
 (function () {
   "use strict";
@@ -19,8 +19,9 @@
   );
   const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
 
+  // A possessive is its word ("Winkle’s" shares "Winkle"), as is a word with a trailing apostrophe or dash.
   function key(word) {
-    return word.toLowerCase().replace(/['’-]+$/, "");
+    return word.toLowerCase().replace(/['’]s$/, "").replace(/['’-]+$/, "");
   }
   function counts(word) {
     const k = key(word);

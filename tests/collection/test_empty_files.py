@@ -35,11 +35,12 @@ def test_a_command_refuses_an_empty_file_by_name(write_file, command, options, c
 
 
 @pytest.mark.parametrize("kind", ["topics", "segments", "qrels", "run", "nuggets", "assignments", "support", "scores"])
-def test_the_upload_page_refuses_a_file_of_blank_lines_by_name(client, kind):
+def test_the_upload_page_refuses_a_file_of_blank_lines_by_name(client, upload_worker, kind):
     client.force_login(make_user(Role.ORGANIZER))
     options = {"source": "nist", "nuggets_kind": "manual", "assigner_kind": "manual", "method_kind": "scratch", "scores_name": "t"}
     response = client.post(
-        reverse("collection:upload"), {"kind": kind, "file": SimpleUploadedFile("blank.tsv", b"\n \n"), **options}
+        reverse("collection:upload"), {"kind": kind, "file": SimpleUploadedFile("blank.tsv", b"\n \n"), **options},
+        follow=True,
     )
     page = response.content.decode()
     assert response.status_code == 200

@@ -38,7 +38,9 @@ def made():
     assessor = make_user(Role.ASSESSOR, username="alice")
     batch = make_batch(file_name="nist.jl")
     # A finished job: the labels of a running one are provisional and not exported.
-    job = Job.objects.create(kind=Job.Kind.AUTO_SUPPORT, output_name="auto", model="m", status=Job.Status.DONE)
+    job = Job.objects.create(
+        kind=Job.Kind.AUTO_SUPPORT, output_name="auto", model="m", endpoint_name="local", status=Job.Status.DONE
+    )
     topic = make_topic("2024-1")
     segment = make_segment("doc#0_0")
     nuggets = nuggets_of(make_nugget_set(topic, importances=["vital", "okay"], batch=batch))
@@ -88,6 +90,10 @@ def test_support_export_names_the_job_and_the_label_shown(made):
     (auto,) = export("export_support", "--method", "auto", "--provenance")
     job = made["job"].pk
     assert [s["citations"][0]["provenance"]["made_by"] for s in auto["sentences"]] == [f"job:{job}", f"job:{job}"]
+    # A job's label names the endpoint and model that made it.
+    assert auto["sentences"][0]["citations"][0]["provenance"] == {
+        "made_by": f"job:{job}", "at": "2024-11-08T12:30:00+00:00", "endpoint": "local", "model": "m",
+    }  # fmt: skip
     (postedit,) = export("export_support", "--method", "postedit", "--provenance")
     first = postedit["sentences"][0]["citations"][0]
     assert first["support"] == "2"

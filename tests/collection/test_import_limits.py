@@ -118,9 +118,10 @@ def command_error(kind: str, path) -> str:
 
 
 def upload_page(client, kind: str, name: str, content: str) -> str:
+    """The page an upload leads to, once a worker imported it (the `upload_worker` fixture)."""
     client.force_login(make_user(Role.ORGANIZER))
     file = SimpleUploadedFile(name, content.encode())
-    response = client.post(reverse("collection:upload"), {"kind": kind, "file": file, **UPLOAD_OPTIONS})
+    response = client.post(reverse("collection:upload"), {"kind": kind, "file": file, **UPLOAD_OPTIONS}, follow=True)
     assert response.status_code == 200
     return response.content.decode()
 
@@ -145,7 +146,7 @@ def test_a_command_refuses_deep_nesting_by_line(write_file, kind):
 
 
 @pytest.mark.parametrize("kind", JSONL_KINDS)
-def test_the_upload_page_refuses_deep_nesting_by_line(client, kind):
+def test_the_upload_page_refuses_deep_nesting_by_line(client, upload_worker, kind):
     page = upload_page(client, kind, "bomb.jsonl", NESTING_BOMB + "\n")
     assert all(part in page for part in page_failure("bomb.jsonl", 1))
     assert "lists and objects nest deeper than 16 levels" in page
@@ -174,7 +175,7 @@ def test_a_command_refuses_an_oversized_field_by_line_and_field(write_file, kind
 
 
 @pytest.mark.parametrize(("kind", "content", "field"), OVERSIZED, ids=OVERSIZED_IDS)
-def test_the_upload_page_refuses_an_oversized_field_by_line_and_field(client, kind, content, field):
+def test_the_upload_page_refuses_an_oversized_field_by_line_and_field(client, upload_worker, kind, content, field):
     page = upload_page(client, kind, "big.txt", content)
     assert all(part in page for part in page_failure("big.txt", 1, field))
     assert "characters, over the limit of" in page
@@ -182,7 +183,7 @@ def test_the_upload_page_refuses_an_oversized_field_by_line_and_field(client, ki
 
 
 @pytest.mark.parametrize("kind", list(COMMANDS))
-def test_a_line_over_a_megabyte_is_refused_before_parsing(write_file, client, kind):
+def test_a_line_over_a_megabyte_is_refused_before_parsing(write_file, client, upload_worker, kind):
     content = "\n" + x(3 << 20) + "\n"
     assert "huge.txt, line 2: the line is longer than 1,048,576 characters" in command_error(
         kind, write_file("huge.txt", content)

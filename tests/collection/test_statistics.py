@@ -1,4 +1,4 @@
-"""Every path that fills a database leaves the planner statistics fresh: commands, uploads, the demo."""
+"""Every path that fills a database leaves the planner statistics fresh: commands, uploads, the demo, jobs."""
 
 from unittest import mock
 
@@ -9,8 +9,11 @@ from django.db import OperationalError, connection
 from django.urls import reverse
 
 from assessor.collection.importing.base import ImportResult, statistics_refresh
+from assessor.jobs.engine import job_run_sync
 from assessor.work.roles import Role
+from assignment.auto import auto_assign_job_create
 from tests.builders import make_user
+from tests.scenarios import make_scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +46,7 @@ def test_an_import_command_refreshes_the_statistics_on_sqlite(write_file):
     assert "assessor_topic" in analyzed_tables()
 
 
-def test_the_upload_page_refreshes_the_statistics_on_sqlite(client):
+def test_the_upload_page_refreshes_the_statistics_on_sqlite(client, upload_worker):
     if connection.vendor != "sqlite":
         pytest.skip("on PostgreSQL a small import is left to autovacuum (tests/collection/test_import_statistics.py)")
     forget_statistics()
@@ -58,6 +61,20 @@ def test_the_demo_leaves_statistics_for_the_tables_it_filled():
     filled = {"assessor_topic", "assessor_segment", "assessor_qrel", "assessor_answer", "assessor_citation"}
     filled |= {"assignment_assignmentlabel", "support_supportlabel", "nuggets_nugget"}
     assert filled <= analyzed_tables()
+
+
+def test_a_finished_job_leaves_statistics_for_the_labels_it_wrote(llm_server):
+    if connection.vendor != "sqlite":
+        pytest.skip("on PostgreSQL a small job is left to autovacuum, as a small import is")
+    make_scenario(plant_llm=False)
+    forget_statistics()
+    job_run_sync(auto_assign_job_create(nuggets="manual", name="gpt").pk)
+    assert "assignment_assignmentlabel" in analyzed_tables()
+
+
+def test_a_path_that_wrote_nothing_leaves_the_statistics_alone():
+    assert statistics_refresh(rows=0) is False
+    assert statistics_refresh(ImportResult(path="x")) is False
 
 
 def test_a_busy_database_leaves_the_statistics_for_later_without_failing_the_import():

@@ -55,3 +55,13 @@ def test_the_further_answer_pages_do_not_repeat_nuggets_and_segments(organizer, 
     assert 'id="nuggets"' not in page and 'id="segments"' not in page and "doc_a#1" not in page
     assert "The nugget sets and relevant segments are on" in page
     assert len(re.findall(r'<article class="answer">', page)) == 5
+
+
+def test_a_nugget_set_without_nuggets_says_so_and_numbers_nothing(organizer):
+    topic = make_topic("2024-8")
+    make_nugget_set(topic, name="manual", nuggets=[])
+    make_nugget_set(topic, name="nist", nuggets=[("light scatters", "vital"), ("blue is short", "okay")])
+    page = organizer.get(reverse("collection:topic", args=[topic.pk])).content.decode()
+    panels = dict(re.findall(r'<section class="panel">\s*<h3>(\w+)(.*?)</section>', page, re.S))
+    assert "No nuggets yet." in panels["manual"] and "<li" not in panels["manual"]
+    assert len(re.findall(r"<li>", panels["nist"])) == 2

@@ -1,4 +1,8 @@
-"""The upload page runs the importers: a summary on success, the place of the error on failure."""
+"""The upload page queues the importers: a summary on success, the place of the error on failure.
+
+The worker's function imports each upload as soon as it is queued (the `upload_worker` fixture);
+the page the upload redirects to shows its result.
+"""
 
 import dataclasses
 import inspect
@@ -17,7 +21,7 @@ from assessor.registry import registry
 from assessor.work.roles import Role
 from tests.builders import make_topic, make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("upload_worker")]
 
 UPLOAD = "/collection/upload/"
 
@@ -29,7 +33,9 @@ def organizer(client):
 
 
 def upload(client, name: str, content: str, **options):
-    return client.post(reverse("collection:upload"), {"file": SimpleUploadedFile(name, content.encode()), **options})
+    return client.post(
+        reverse("collection:upload"), {"file": SimpleUploadedFile(name, content.encode()), **options}, follow=True
+    )
 
 
 def test_the_upload_page_offers_every_kind(organizer):
@@ -60,9 +66,9 @@ def test_a_bad_file_changes_nothing_and_names_line_and_field(organizer):
     assert set(Topic.objects.values_list("id", flat=True)) == {"2024-1"}
     assert ImportBatch.objects.count() == 0
     assert "Nothing was imported." in page
-    assert "<dt>File</dt><dd class=\"mono\">topics.tsv</dd>" in page
+    assert '<dt>File</dt><dd class="mono">topics.tsv</dd>' in page
     assert "<dt>Line</dt><dd>2</dd>" in page
-    assert "<dt>Field</dt><dd class=\"mono\">query</dd>" in page
+    assert '<dt>Field</dt><dd class="mono">query</dd>' in page
     # The server's temporary folder is not shown.
     assert tempfile.gettempdir() not in page
 
@@ -115,16 +121,39 @@ def test_a_kind_no_app_registered_is_neither_offered_nor_accepted(organizer, mon
     ("kind", "options", "expected"),
     [
         ("qrels", {"source": "umbrela"}, {"source": "umbrela"}),
-        ("nuggets", {"nuggets_kind": "manual", "nuggets_name": ""}, {"kind": "manual", "name": None}),
+        (
+            "nuggets",
+            {"nuggets_kind": "manual", "nuggets_name": ""},
+            {"kind": "manual", "name": None, "retire_labels": False},
+        ),
+        (
+            "nuggets",
+            {"nuggets_kind": "manual", "nuggets_name": "mine", "retire_labels": "on"},
+            {"kind": "manual", "name": "mine", "retire_labels": True},
+        ),
         (
             "assignments",
             {"nuggets_kind": "auto", "assigner_kind": "auto", "assigner_name": "gpt4o"},
-            {"nuggets": "auto", "assigner": "auto", "nuggets_name": None, "assigner_name": "gpt4o", "run_id": None},
+            {
+                "nuggets": "auto",
+                "assigner": "auto",
+                "nuggets_name": None,
+                "assigner_name": "gpt4o",
+                "run_id": None,
+                "retire_labels": False,
+            },
         ),
         (
             "assignments",
             {"nuggets_kind": "auto", "assigner_kind": "auto", "assigner_name": "", "run_id": "team.run1"},
-            {"nuggets": "auto", "assigner": "auto", "nuggets_name": None, "assigner_name": None, "run_id": "team.run1"},
+            {
+                "nuggets": "auto",
+                "assigner": "auto",
+                "nuggets_name": None,
+                "assigner_name": None,
+                "run_id": "team.run1",
+                "retire_labels": False,
+            },
         ),
         ("support", {"method_kind": "postedit", "method_name": ""}, {"method": "postedit", "method_name": None}),
         ("scores", {"scores_name": "official"}, {"name": "official", "layout": "tsv", "run_id": None}),
@@ -165,9 +194,7 @@ OPTIONS_OF_EVERY_KIND = {
 @pytest.mark.parametrize("kind", sorted(OPTIONS_OF_EVERY_KIND))
 def test_the_installed_importers_accept_the_arguments_the_form_builds(kind):
     importer = registry.importer(kind).function
-    form = forms.UploadForm(
-        {"kind": kind, **OPTIONS_OF_EVERY_KIND[kind]}, {"file": SimpleUploadedFile("f.txt", b"x")}
-    )
+    form = forms.UploadForm({"kind": kind, **OPTIONS_OF_EVERY_KIND[kind]}, {"file": SimpleUploadedFile("f.txt", b"x")})
     assert form.is_valid(), form.errors
     inspect.signature(importer).bind(path=Path("f.txt"), user=None, **form.importer_kwargs())
 

@@ -4,12 +4,16 @@ Each test looks at the page as a person would: what is visible after a key, the 
 browser computes, the marks in the text; and keeps a screenshot in pytest's tmp_path.
 """
 
+import colorsys
+
 import pytest
 from django.urls import reverse
 
-from assessor.models import AssessorWork
+from assessor.models import AssessorWork, Segment
 from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
-from tests.scenarios import HUMAN_NUGGETS, give_assign, give_support, make_given_topic, make_scenario
+from nuggets.models import NuggetSet
+from nuggets.services import nugget_operation_apply
+from tests.scenarios import HUMAN_NUGGETS, give_assign, give_support, make_given_topic, make_scenario, nugget_set_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -236,6 +240,20 @@ def test_shared_words_are_marked_in_the_sentence_and_its_passage(open_as, tmp_pa
     page.screenshot(path=str(tmp_path / "support-marks.png"), full_page=True)
 
 
+def test_a_possessive_shares_its_word(open_as, tmp_path):
+    scenario = make_scenario()
+    Segment.objects.filter(text__startswith="The capital of the example country").update(
+        text="Exampleton’s status as the capital dates from 1901; the country's capital moved once."
+    )
+    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
+    first = "#rows li.jrow:nth-child(1)"
+    # "Answer N says the capital is Exampleton.": "Exampleton’s" is Exampleton; "country's" is in no sentence.
+    assert marks(page, first + " .pair-sentence") == ["capital", "Exampleton"]
+    assert marks(page, first + " .segment-box") == ["Exampleton’s", "capital", "capital"]
+    page.screenshot(path=str(tmp_path / "support-possessive.png"))
+
+
 def test_the_selected_nuggets_words_are_marked_in_the_answer(open_as, tmp_path):
     scenario = make_scenario()
     assign = give_assign(scenario)
@@ -307,3 +325,110 @@ def test_submitting_a_nugget_list_asks_first_then_links_to_the_labelling_that_de
     assert link.inner_text() == f"ManualAssign of topic {work.topic_id}"
     page.screenshot(path=str(tmp_path / "workspace-submitted.png"))
     assert link.get_attribute("href") == reverse("judge:assign", args=[assign.pk])
+
+
+# --- every assessor page: guidelines, keys and colours -------------------------------------------
+
+
+def hue(colour: tuple[int, int, int]) -> float:
+    """The colour's hue in degrees (0 red, 60 yellow, 120 green)."""
+    return colorsys.rgb_to_hsv(*(c / 255 for c in colour))[0] * 360
+
+
+def add_nuggets(work: AssessorWork, texts: list[str]) -> None:
+    for text in texts:
+        nugget_operation_apply(
+            work_id=work.pk, user=work.assessor, operation="add", params={"text": text},
+            expected_version=nugget_set_of(work).version,
+        )  # fmt: skip
+
+
+def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme(open_as, tmp_path):
+    scenario = make_scenario()
+    manual = make_given_topic(condition="manual", assessor=scenario.assessor)
+    add_nuggets(manual, ["a vital fact", "an okay fact"])
+    post_edit = make_given_topic(condition=NuggetSet.Kind.AUTO_EDIT, assessor=scenario.assessor)
+    assign = give_assign(scenario)
+    scratch = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    postedit = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    nugget_terms = ["A fact a good answer must contain.", "Worth having in an answer, but not essential."]
+    assign_terms = ["The answer fully states the nugget's fact.", "The fact is not in the answer."]
+    support_terms = [
+        "The passage states everything the sentence says.",
+        "The passage supports no part of the sentence.",
+    ]
+    # page, url, what its guidelines define, its label buttons with their keys, the keys that press the
+    # green and the yellow label on the first two rows (the workspace: its buttons are clicked).
+    pages = [
+        ("workspace", reverse("nuggets:work", args=[manual.pk]), nugget_terms, ["vital v", "okay o"], None),
+        ("post-edit", reverse("nuggets:work", args=[post_edit.pk]), nugget_terms, ["vital v", "okay o"], None),
+        ("assign", reverse("judge:answer", args=[assign.pk, 1]), assign_terms, ["support s", "partial p", "not support n"], "sp"),
+        ("scratch", reverse("support:answer", args=[scratch.pk, 1]), support_terms, ["FS f", "PS p", "NS n"], "fp"),
+        ("postedit", reverse("support:answer", args=[postedit.pk, 1]), support_terms, ["FS f", "PS p", "NS n"], "fp"),
+    ]  # fmt: skip
+    greens, yellows = {}, {}
+    for name, url, terms, buttons, keys in pages:
+        page = open_as(scenario.assessor, url)
+        # The guidelines are one key away, and the header says which.
+        assert page.locator("#guide-open kbd").inner_text() == "h"
+        page.keyboard.press("h")
+        guide = page.locator("#guidelines")
+        assert guide.is_visible(), name
+        for term in terms:
+            assert term in guide.inner_text(), (name, term)
+        assert centred(page, "#help"), name
+        page.screenshot(path=str(tmp_path / f"{name}-guidelines.png"))
+        page.keyboard.press("Escape")
+        assert not guide.is_visible()
+
+        if keys is None:
+            choices = page.locator("#nugget-list li.nugget").first.locator("button.imp")
+            page.locator("#nugget-list li.nugget").nth(0).locator("button.imp.vital").click()
+            page.wait_for_selector("#nugget-list li.nugget:nth-child(1) button.imp.vital.on")
+            page.locator("#nugget-list li.nugget").nth(1).locator("button.imp.okay").click()
+            page.wait_for_selector("#nugget-list li.nugget:nth-child(2) button.imp.okay.on")
+            pressed = ["#nugget-list li.nugget:nth-child(1) .imp.on", "#nugget-list li.nugget:nth-child(2) .imp.on"]
+        else:
+            choices = page.locator("#rows li.jrow").first.locator("button.choice")
+            for key in keys:
+                page.keyboard.press(key)
+                settled(page)
+            page.wait_for_selector("#rows li.jrow:nth-child(2) button.choice.on")
+            pressed = ["#rows li.jrow:nth-child(1) .choice.on", "#rows li.jrow:nth-child(2) .choice.on"]
+        # Each label button shows its key, visibly.
+        assert [" ".join(b.inner_text().split()) for b in choices.all()] == buttons, name
+        assert all(kbd.is_visible() for kbd in choices.locator("kbd").all()), name
+        greens[name], yellows[name] = rgb(page, pressed[0]), rgb(page, pressed[1])
+        for selector, colour in zip(pressed, [greens[name], yellows[name]], strict=True):
+            assert contrast(colour, text_rgb(page, selector)) >= 4.5, (name, selector)
+        # The first screen, where the labels were pressed (a full page of 30 nuggets is slow on a busy machine).
+        page.screenshot(path=str(tmp_path / f"{name}-labels.png"), timeout=30_000)
+
+    # One scheme: every page fills its first label with the same green and its middle one with the same yellow.
+    assert len(set(greens.values())) == 1, greens
+    assert len(set(yellows.values())) == 1, yellows
+    green, yellow = greens["assign"], yellows["assign"]
+    assert 100 <= hue(green) <= 160, green
+    assert 35 <= hue(yellow) <= 55 and min(yellow[:2]) > 150, yellow
+    # ... and the organizer's pages mark vital and okay in the same families.
+    page = open_as(scenario.organizer, reverse("collection:topic", args=[manual.topic_id]))
+    page.screenshot(path=str(tmp_path / "organizer-topic.png"), full_page=True, timeout=30_000)
+    assert text_rgb(page, ".badge.vital") == green
+    assert 30 <= hue(text_rgb(page, ".badge.okay")) <= 55
+
+
+def test_the_workspace_delete_action_is_a_readable_red_word(open_as, tmp_path):
+    work = make_given_topic(condition="manual", grades=[2])
+    add_nuggets(work, ["a fact to delete"])
+    page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
+    page.locator("#nugget-list li.nugget .nugget-text").first.click()
+    delete = page.locator("#nugget-list li.nugget button.danger").first
+    assert delete.is_visible()
+    page.screenshot(path=str(tmp_path / "workspace-selected.png"))
+    background = page.eval_on_selector(
+        "#nugget-list li.nugget button.danger", "el => getComputedStyle(el).backgroundColor"
+    )
+    assert background in ("rgba(0, 0, 0, 0)", "transparent"), background
+    word = text_rgb(page, "#nugget-list li.nugget button.danger")
+    assert hue(word) < 15 or hue(word) > 345, word
+    assert contrast(word, rgb(page, "#nugget-list li.nugget")) >= 4.5

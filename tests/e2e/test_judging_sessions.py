@@ -8,22 +8,10 @@ from assignment.judging import answer_order
 from assignment.models import AssignmentLabel
 from support.judging import topic_pairs
 from support.models import SupportLabel
+from tests.e2e.keys import judge_every_answer_by_keyboard, press, settled, submit
 from tests.scenarios import give_assign, give_support, make_scenario
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def settled(page) -> None:
-    """Wait until every queued label is saved."""
-    page.wait_for_function(
-        "window.judgePage && window.judgePage.saves.queue.length === 0 && !window.judgePage.saves.sending"
-    )
-
-
-def press(page, *keys: str) -> None:
-    for key in keys:
-        page.keyboard.press(key)
-        settled(page)
 
 
 def manual_labels(answer_id: int) -> list[str]:
@@ -72,22 +60,6 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     # A frozen topic ignores the label keys.
     page.keyboard.press("n")
     assert AssignmentLabel.objects.filter(assigner="manual", label="not_support").count() == 2
-
-
-def submit(page) -> None:
-    """Submit the topic: the button asks for a confirmation first, in a dialog."""
-    page.get_by_role("button", name="Submit topic").click()
-    assert page.locator("#submit-confirm").is_visible()
-    page.get_by_role("button", name="Submit and freeze").click()
-    page.wait_for_selector("#judge[data-frozen='1']")
-
-
-def judge_every_answer_by_keyboard(page, key: str, total_answers: int) -> None:
-    # After an answer's last label the page moves to the next answer by itself.
-    for number in range(1, total_answers + 1):
-        page.wait_for_url(f"**/answer/{number}/")
-        for _ in range(page.locator("#rows li.jrow").count()):
-            press(page, key)
 
 
 def test_support_from_scratch_by_keyboard(open_as):

@@ -1,4 +1,5 @@
-"""What an organizer sees: the accounts page at work, the menu on one row, a disabled button that looks it."""
+"""What an organizer sees: the accounts page at work, the menu on one row, a disabled button that looks it,
+the topic page's sections, error pages in the site's frame, deleting an upload, a job's one action, the call log."""
 
 import re
 
@@ -6,9 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from assessor.models import AuditEntry
+from assessor.models import AuditEntry, Job, LLMCall, PromptTemplate, QrelSource
 from assessor.work.roles import Role
-from tests.builders import make_user
+from tests.builders import make_answer, make_nugget_set, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -25,6 +26,10 @@ def test_an_organizer_adds_an_assessor_and_deactivates_them(open_as):
     row = page.locator('tr[data-user="newcomer"]')
     assert row.locator("td").nth(1).inner_text() == "assessor"
     assert row.locator("td").nth(2).inner_text() == "active"
+    # Last logins in the site's one date format.
+    assert row.locator("td").nth(3).inner_text() == "never"
+    boss_login = page.locator('tr[data-user="boss"] td').nth(3).inner_text()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", boss_login), boss_login
     row.get_by_role("button", name="Deactivate").click()
     assert page.locator(".messages li.success").inner_text() == "newcomer deactivated: it can no longer log in."
     row = page.locator('tr[data-user="newcomer"]')
@@ -71,3 +76,161 @@ def test_a_disabled_button_does_not_look_like_an_enabled_one(open_as, settings):
     assert disabled[2] == "not-allowed"
     assert active_look[2] == "pointer"
     assert disabled[0] != active_look[0] and disabled[1] != active_look[1]
+
+
+def test_the_topic_page_opens_with_its_nugget_sets_and_folds_the_segments_without_text(open_as, tmp_path):
+    topic = make_topic("2024-7", query="why is the sky blue")
+    for docid, text, grade in [("doc_a#1", "Rayleigh scattering.", 3), ("doc_c#1", "", 2), ("doc_d#1", "", 1)]:
+        make_qrel(topic, make_segment(docid, text=text), grade=grade)
+    make_nugget_set(topic, nuggets=[("light scatters", "vital")])
+    make_answer(make_run("run01"), topic)
+    page = open_as(make_user(Role.ORGANIZER), reverse("collection:topic", args=[topic.pk]))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    sections = page.locator("nav.sections a")
+    assert [" ".join(link.inner_text().split()) for link in sections.all()] == [
+        "Nugget sets",
+        "Relevant segments (3)",
+        "Answers (1)",
+    ]
+    # The nuggets are the first thing under the heading, in the first screen.
+    assert page.get_by_text("light scatters").is_visible()
+    assert page.get_by_text("light scatters").bounding_box()["y"] < 900
+    untexted = page.locator("details.untexted")
+    assert untexted.locator("summary").inner_text() == "2 relevant segments with no text in the collection"
+    assert not page.get_by_text("doc_c#1").is_visible()
+    page.screenshot(path=str(tmp_path / "topic.png"), full_page=True, timeout=30_000)
+    untexted.locator("summary").click()
+    assert page.get_by_text("doc_c#1").is_visible()
+    sections.nth(1).click()
+    page.wait_for_url("**#segments")
+
+
+def test_an_error_page_says_why_in_the_sites_frame_with_a_way_home(open_as, tmp_path):
+    organizer = make_user(Role.ORGANIZER)
+    page = open_as(organizer, "/no/such/page/")
+    assert page.locator("h1").inner_text() == "Not found"
+    assert page.locator("nav.nav a").count() == 11  # the organizer's menu: the site's frame
+    page.get_by_role("link", name="Back to the home page").click()
+    page.wait_for_url("**/")
+
+    page = open_as(organizer, reverse("collection:download_scores", args=["auto_edit", "nobody"]), page.context)
+    reason = page.locator(".error-page").inner_text()
+    assert "no assignment labels for nugget set 'auto_edit' by assigner 'nobody'" in reason
+    page.screenshot(path=str(tmp_path / "download-404.png"))
+
+    page = open_as(make_user(Role.ASSESSOR), reverse("collection:upload"))
+    assert page.locator("h1").inner_text() == "This page is not for you"
+    assert page.get_by_role("link", name="Back to the home page").is_visible()
+    page.screenshot(path=str(tmp_path / "403.png"))
+
+
+def test_an_upload_made_by_mistake_is_deleted_after_a_confirmation_and_audited(open_as, tmp_path):
+    topic = make_topic()
+    make_qrel(topic, make_segment(), grade=2, source="mistake")
+    make_qrel(topic, make_segment(), grade=1, source="nist")
+    organizer = make_user(Role.ORGANIZER, username="boss")
+    page = open_as(organizer, reverse("collection:upload"))
+    page.locator('table.uploads[data-kind="qrels"] tr[data-name="mistake"]').get_by_role("link", name="Delete…").click()
+    assert "all it holds: 1 grade" in page.locator("main").inner_text()
+    page.screenshot(path=str(tmp_path / "confirm.png"))
+    page.get_by_role("link", name="Keep it").click()
+    assert QrelSource.objects.filter(name="mistake").exists()
+    page.locator('tr[data-name="mistake"]').get_by_role("link", name="Delete…").click()
+    page.get_by_role("button", name="Delete mistake").click()
+    assert page.locator(".messages li").inner_text() == "Deleted the qrels source mistake (1 grade)."
+    assert page.locator('tr[data-name="mistake"]').count() == 0
+    assert list(QrelSource.objects.values_list("name", flat=True)) == ["nist"]
+    page.goto(page.url.split("/collection/")[0] + reverse("accounts:list"))
+    first = page.locator("table.audit tbody tr").first
+    assert "qrels source mistake" in first.inner_text() and "boss" in first.inner_text()
+
+
+def test_a_job_shows_cancel_while_it_runs_and_resume_once_it_stopped(open_as):
+    organizer = make_user(Role.ORGANIZER)
+    running = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="a", status=Job.Status.RUNNING)
+    stopped = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="b", status=Job.Status.CANCELLED)
+    done = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="c", status=Job.Status.DONE)
+
+    def actions(job: Job) -> list[str]:
+        page = open_as(organizer, reverse("jobs:detail", args=[job.pk]))
+        return [b.inner_text() for b in page.locator("#progress button").all() if b.is_visible()]
+
+    assert actions(running) == ["Cancel"]
+    assert actions(stopped) == ["Resume"]
+    assert actions(done) == []
+
+
+def test_an_opened_call_log_message_wraps_inside_the_page(open_as, tmp_path):
+    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="a", status=Job.Status.DONE)
+    prompt = PromptTemplate.objects.create(name="assign", version=1, system="s", user="u")
+    long_line = " ".join(f"word{i}" for i in range(400))
+    LLMCall.objects.create(
+        job=job, prompt=prompt, model="m", messages=[{"role": "user", "content": long_line}], raw_response="[]"
+    )
+    page = open_as(make_user(Role.ORGANIZER), reverse("jobs:calls", args=[job.pk]))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.get_by_text("show").click()
+    message = page.locator("table.call-log pre").first
+    assert message.is_visible()
+    box = message.bounding_box()
+    assert box["x"] + box["width"] <= 1400
+    # Every word shows: the text wraps instead of running out of its box.
+    assert message.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    assert box["height"] > 100
+    page.screenshot(path=str(tmp_path / "call-log.png"), full_page=True, timeout=30_000)
+
+
+def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, tmp_path, upload_worker):
+    make_topic("2024-1")
+    bad = tmp_path / "grades.txt"
+    bad.write_text("2024-1 Q0 doc#1 2\n2024-1 Q0 doc#2 nine\n")
+    page = open_as(make_user(Role.ORGANIZER), reverse("collection:upload"))
+    page.get_by_label("Kind of file").select_option("qrels")
+    options = page.locator("fieldset.options:visible")
+    assert [legend.inner_text() for legend in options.locator("legend").all()] == ["Options for qrels"]
+    options.locator("input[type=text]").first.fill("mine")
+    page.locator("input[type=file]").set_input_files(str(bad))
+    page.get_by_role("button", name="Import").click()
+    alert = page.get_by_role("alert")
+    assert "Nothing was imported." in alert.inner_text()
+    assert [dd.inner_text() for dd in alert.locator("dd").all()] == [
+        "grades.txt",
+        "2",
+        "grade",
+        "not an integer: 'nine'",
+    ]
+    page.screenshot(path=str(tmp_path / "upload-failed.png"), full_page=True, timeout=30_000)
+    # The kind and the source are as chosen; the file is asked for again, by name.
+    assert page.get_by_label("Kind of file").input_value() == "qrels"
+    assert page.locator("fieldset.options:visible input[type=text]").first.input_value() == "mine"
+    assert "(choose grades.txt again, or another)" in page.locator("#upload-form").inner_text()
+    assert QrelSource.objects.filter(name="mine").count() == 0
+
+
+def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_options(open_as, settings):
+    settings.LLM_MODEL, settings.LLM_API_KEY, settings.LLM_BASE_URL = "m", "k", "http://127.0.0.1:9/v1"
+    topic = make_topic("2024-1", "why bees see ultraviolet")
+    make_nugget_set(topic, name="nist")
+    taken = Job.objects.create(
+        kind=Job.Kind.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE, model="m", endpoint_name="default"
+    )
+    make_user(Role.ASSESSOR, username="bob")
+    organizer = make_user(Role.ORGANIZER)
+
+    page = open_as(organizer, reverse("jobs:launch", args=["auto_assign"]))
+    page.get_by_label("Name").fill("taken")
+    page.get_by_role("button", name="Queue the job").click()
+    refusal = page.get_by_text("choose another name").inner_text()
+    assert refusal == (
+        f"Job {taken.pk} (m of the endpoint 'default') already produces 'taken': "
+        f"choose another name, or resume job {taken.pk}."
+    )
+
+    page = open_as(organizer, reverse("nuggets:organize"), page.context)
+    page.get_by_role("checkbox", name="2024-1").check()
+    page.get_by_label("Assessor").select_option(label="bob")
+    page.get_by_label("Condition").select_option("auto_edit")
+    page.get_by_role("button", name="Give").click()
+    refusal = page.get_by_text("has no draft nuggets").inner_text()
+    assert "import draft nuggets for it or generate them with an AutoNuggets job first" in refusal
+    assert "import_nuggets" not in refusal and "--" not in refusal

@@ -76,6 +76,7 @@ def test_reopen_change_and_relabel_only_the_changed_nugget(open_as, tmp_path):
     page.wait_for_url("**/answer/1/")
     banner = page.locator("#nuggets-changed").inner_text()
     assert "The nugget list changed: nugget 2 reworded." in banner
+    assert "The organizer reopened it: the second nugget is vague." in banner
     assert page.locator(f"#row-{first.pk} button.choice").first.is_disabled()
     assert "reworded" in page.locator(f"#row-{second.pk}").inner_text()
     page.screenshot(path=str(tmp_path / "relabel.png"))

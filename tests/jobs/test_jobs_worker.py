@@ -17,15 +17,13 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
 
 from assessor.models import Job, JobItem
 from assignment.models import AssignmentLabel
-from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 from tests.llm_server import FakeLLMServer, llm_settings
+from tests.services import database_url, make_answers, redis_or_skip
 
 REPO = Path(__file__).resolve().parents[2]
-REDIS_URL = os.environ.get("REDIS_URL", "")
 AMQP_URL = os.environ.get("AMQP_URL", "")
 
 _test_db = django_settings.DATABASES["default"]
@@ -34,18 +32,6 @@ if _test_db["ENGINE"].endswith("sqlite3") and not _test_db.get("TEST", {}).get("
     _test_db.setdefault("TEST", {})["NAME"] = str(Path(tempfile.gettempdir()) / f"assessor-test-{os.getpid()}.sqlite3")
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
-
-
-def redis_or_skip() -> str:
-    if not REDIS_URL:
-        pytest.skip("set REDIS_URL (e.g. redis://127.0.0.1:6379/0) to run the real-worker tests")
-    import redis
-
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis at REDIS_URL={REDIS_URL} is down: {exc}")
-    return REDIS_URL
 
 
 def rabbitmq_or_skip() -> str:
@@ -59,15 +45,6 @@ def rabbitmq_or_skip() -> str:
     except Exception as exc:  # kombu raises the transport's own errors
         pytest.skip(f"RabbitMQ at AMQP_URL={AMQP_URL} is down: {exc}")
     return AMQP_URL
-
-
-def database_url() -> str:
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    user = db.get("USER") or ""
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 
 class Services:
@@ -127,13 +104,6 @@ def services(request, transactional_db, settings):
     yield server, running
     running.stop_all()
     server.stop()
-
-
-def make_answers(count: int, nuggets: int = 12) -> None:
-    topic = make_topic("w1", query="zebra stripes")
-    make_nugget_set(topic, texts=[f"zebra fact {i}" for i in range(nuggets)], kind="manual", name="manual")
-    for i in range(count):
-        make_answer(make_run(f"run{i:02d}"), topic, [(f"Zebra fact {i} is known.", [])])
 
 
 @pytest.mark.parametrize("services", ["redis", "rabbitmq"], indirect=True)

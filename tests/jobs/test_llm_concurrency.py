@@ -15,14 +15,14 @@ from assessor.models.jobs import LLMSlot
 
 @pytest.mark.django_db
 def test_database_slots_are_taken_once_and_expire():
-    LLMSlot.objects.bulk_create(LLMSlot(number=n) for n in range(2))
-    first = _database_slot_take(2, 60, "a")
-    second = _database_slot_take(2, 60, "b")
+    LLMSlot.objects.bulk_create(LLMSlot(pool="p", number=n) for n in range(2))
+    first = _database_slot_take("p", 2, 60, "a")
+    second = _database_slot_take("p", 2, 60, "b")
     assert {first, second} == {0, 1}
-    assert _database_slot_take(2, 60, "c") is None
+    assert _database_slot_take("p", 2, 60, "c") is None
     # A holder that died: its lease runs out and the slot is free again.
     LLMSlot.objects.filter(number=first).update(lease_until=timezone.now() - timedelta(seconds=1))
-    assert _database_slot_take(2, 60, "c") == first
+    assert _database_slot_take("p", 2, 60, "c") == first
 
 
 @pytest.mark.django_db

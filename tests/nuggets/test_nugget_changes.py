@@ -14,7 +14,7 @@ from nuggets.dependents import list_changes
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import DependentsUnconfirmed, nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from tests.builders import make_answer, make_run, make_user
-from tests.scenarios import make_given_topic, nugget_set_of
+from tests.scenarios import label_everything, make_given_topic, nugget_set_of
 
 pytestmark = pytest.mark.django_db
 
@@ -30,20 +30,6 @@ def apply(work: AssessorWork, operation: str, **params) -> None:
 
 def submit_list(work: AssessorWork) -> None:
     nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
-
-
-def label_everything(work: AssessorWork, label: str = "support") -> None:
-    page = judging.assign_page_load(work=work)
-    for number in range(1, page.total_answers + 1):
-        page = judging.assign_page_load(work=work, number=number)
-        for _, nugget, current, change in page.rows:
-            if not current and change != "kept":
-                work.refresh_from_db()
-                judging.assignment_label_save(
-                    work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk, label=label,
-                    previous="", expected_version=work.version,
-                )  # fmt: skip
-    work.refresh_from_db()
 
 
 @pytest.fixture
@@ -125,6 +111,8 @@ def test_a_changed_list_retires_reopens_and_marks_stale(labelled, llm_server):
     assert assign.status == AssessorWork.Status.IN_PROGRESS
     assert assign.redo["nuggets"] == {str(second.pk): "reworded", str(added.pk): "added"}
     assert "nugget 2 reworded" in assign.redo["why"] and "nugget 3 added" in assign.redo["why"]
+    # ... and why the organizer reopened the list, as they wrote it.
+    assert assign.redo["why"].endswith("The organizer reopened it: sharpen.")
     assert WorkEvent.objects.filter(work=assign, action="reopened").exists()
     page = judging.assign_page_load(work=assign)
     assert page.redo == {second.pk: "reworded", added.pk: "added"}

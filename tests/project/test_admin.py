@@ -17,6 +17,7 @@ from assessor.models import (
     LLMCall,
     PromptTemplate,
     RunAlias,
+    Upload,
     WorkEvent,
     WorkOperation,
 )
@@ -94,6 +95,7 @@ def one_of_everything(superuser):
     )
     WorkEvent.objects.create(work=work, user=superuser, action="submit")
     WorkOperation.objects.create(work=work, op_id="op-1", answer={"label": "support"})
+    Upload.objects.create(kind="nuggets", file_name="nuggets.jsonl", size=120, state="done", batch=batch)
     table = ScoreTable.objects.create(name="official", imported_from=batch)
     ImportedScore.objects.create(table=table, run_id="team.good", topic_id="all", metric="Vstrict", value=0.5)
     return {"nugget_set": nugget_set}

@@ -1,5 +1,6 @@
 """`bin/demo --fake-llm`: the demo with the project's fake LLM server, running LLM calls at the concurrency it shows."""
 
+import json
 import os
 import signal
 import socket
@@ -14,19 +15,19 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
-def _free_port_pair() -> int:
-    """A port whose next one is free too (the demo puts the fake LLM server on PORT + 1)."""
+def _free_port_triple() -> int:
+    """A port whose next two are free too (the demo puts its fake LLM servers on PORT + 1 and PORT + 2)."""
     for _ in range(50):
-        with socket.socket() as first:
+        with socket.socket() as first, socket.socket() as second, socket.socket() as third:
             first.bind(("127.0.0.1", 0))
             port = first.getsockname()[1]
-            with socket.socket() as second:
-                try:
-                    second.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-                return port
-    raise RuntimeError("no two free ports in a row")
+            try:
+                second.bind(("127.0.0.1", port + 1))
+                third.bind(("127.0.0.1", port + 2))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no three free ports in a row")
 
 
 def _max_in_flight(spans: list[tuple[float, float]]) -> int:
@@ -39,7 +40,7 @@ def _max_in_flight(spans: list[tuple[float, float]]) -> int:
 
 
 def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_path):
-    port = _free_port_pair()
+    port = _free_port_triple()
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "DATABASE_URL", "CELERY_", "DJANGO_"))
     }
@@ -58,7 +59,7 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         assert demo.stdout is not None
         deadline = time.monotonic() + 240
         banner = ""
-        while "LLM jobs go to" not in banner and time.monotonic() < deadline:
+        while "turns every label round" not in banner and time.monotonic() < deadline:
             line = demo.stdout.readline()
             if not line:
                 break
@@ -95,6 +96,36 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         # The worker used to run 2 processes: at most 2 calls at once, whatever the page promised.
         assert _max_in_flight(spans) > 2
         assert _max_in_flight(spans) <= 8
+
+        # The second endpoint the demo offers: the same job on the flipped "model", compared with the first.
+        flipped_env = {**job_env, "LLM_ENDPOINTS": str(tmp_path / "demo-endpoints.toml")}
+        assert f"The endpoint fake-flipped (model fake-llm-flipped, {tmp_path}/demo-endpoints.toml)" in banner
+        launch = subprocess.run(
+            [sys.executable, "manage.py", "run_auto_assign", "--name", "flipped", "--nuggets", "nist"]
+            + ["--topics", "2024-213817", "--endpoint", "fake-flipped", "--wait"],
+            cwd=REPO,
+            env=flipped_env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert launch.returncode == 0, launch.stderr
+        compared = subprocess.run(
+            [sys.executable, "manage.py", "metaeval", "--a", "nist/tried", "--b", "nist/flipped", "--json"],
+            cwd=REPO,
+            env=flipped_env,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        assert compared.returncode == 0, compared.stderr
+        comparison = json.loads(compared.stdout)
+        judges = {side: (judge["endpoint"], judge["model"]) for side, judge in comparison["judges"].items()}
+        assert judges == {"a": ("default", "fake-llm"), "b": ("fake-flipped", "fake-llm-flipped")}
+        # Every label turned round: nothing off the anti-diagonal (partial support stays put).
+        counts = comparison["confusion"]["counts"]
+        assert [counts[i][j] for i in range(3) for j in range(3) if i + j != 2] == [0] * 6
+        assert counts[0][2] > 0
     finally:
         os.killpg(demo.pid, signal.SIGINT)
         try:

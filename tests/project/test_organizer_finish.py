@@ -65,11 +65,12 @@ def test_the_upload_options_are_titled_in_words(organizer):
     assert not [legend for legend in legends if ":" in legend]
 
 
-def test_a_failed_upload_keeps_kind_and_options_and_asks_for_the_file_again(organizer):
+def test_a_failed_upload_keeps_kind_and_options_and_asks_for_the_file_again(organizer, upload_worker):
     make_topic("2024-1")
     response = organizer.post(
         reverse("collection:upload"),
         {"kind": "qrels", "source": "mine", "file": SimpleUploadedFile("grades.txt", b"2024-1 Q0 doc#1 nine\n")},
+        follow=True,
     )
     page = response.content.decode()
     assert "Nothing was imported." in page

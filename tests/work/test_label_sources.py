@@ -113,7 +113,10 @@ def test_an_llm_source_takes_no_other_model():
     other = Job.objects.create(
         kind=Job.Kind.AUTO_ASSIGN, output_name="x", model="model-two", prompt_versions={"assign": 1}
     )
-    with pytest.raises(SourceRefused, match="holds the labels of the LLM model-one: a job of model-two"):
+    with pytest.raises(
+        SourceRefused,
+        match=r"holds the labels of the LLM model-one of the endpoint 'default' \(job \d+\): a job of model-two",
+    ):
         source_claim(family="assignment", name="gpt", kind="llm", job=other)
     newer = Job.objects.create(
         kind=Job.Kind.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 2}

@@ -146,6 +146,20 @@ def test_exports_refuse_open_work_unless_included_and_warn(tmp_path):
     assert "counted as provisional" in err.getvalue()
 
 
+def test_downloads_leave_open_work_out_unless_the_switch_is_on(client):
+    scenario, work = open_scratch_work_with_one_label()
+    client.force_login(scenario.organizer)
+    scores = reverse("collection:download_support_scores", args=["scratch"])
+    labels = reverse("collection:download_support", args=["scratch"])
+    # Nothing of the method is counted yet: both downloads are 404s that say so.
+    assert client.get(scores).status_code == client.get(labels).status_code == 404
+    provisional = b"".join(client.get(scores, {"open": "1"}).streaming_content).decode()
+    # By hand: sentence 0 judged fully supported (1), sentence 1 cites nothing (recall only), sentence 2 unjudged
+    # (in neither): precision 1 / 1, recall 1 / 2; a run whose answer nobody judged is not in the table.
+    assert "\tall\tweighted_precision\t1.0\n" in provisional and "\tall\tweighted_recall\t0.5\n" in provisional
+    assert "SECRETRUN-" in b"".join(client.get(labels, {"open": "1"}).streaming_content).decode()
+
+
 def test_progress_pages_mark_open_work_provisional(client):
     scenario = make_scenario(plant_llm=False)
     work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)

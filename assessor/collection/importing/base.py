@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from django.contrib.auth.models import User
 from django.db import OperationalError, connection, models, transaction
 from django.db.models import Max
 
+from assessor.collection.importing.progress import progress_current
 from assessor.collection.importing.staging import (
     DirectWrites,
     StagedWrites,
@@ -122,12 +123,17 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     for what is most often a wrong path or a truncated download.
     """
     empty = True
+    progress = progress_current()
     try:
         with path.open("r", encoding="utf-8-sig", newline="") as handle:
+            if progress is not None:
+                progress.reading(cast(BinaryIO, handle.buffer).tell)
             number = 0
             # Read with a bound, so that a line of many megabytes is refused before it is all in memory.
             while raw := handle.readline(MAX_LINE_CHARS + 2):
                 number += 1
+                if progress is not None:
+                    progress.line_read(number)
                 line = raw.rstrip("\r\n")
                 if len(line) > MAX_LINE_CHARS:
                     raise ImportFailure(f"the line is longer than {MAX_LINE_CHARS:,} characters", path=path, line=number)
@@ -242,6 +248,8 @@ def import_file(
     failure (ImportFailure) leaves the database as it was.
     """
     path = Path(path)
+    # Whoever watches the import (an upload's worker) hears how far it got, here and from read_lines and the writes.
+    progress = progress_current()
     fields = {
         "kind": kind,
         "file_name": path.name,
@@ -254,14 +262,20 @@ def import_file(
             batch = ImportBatch.objects.create(**fields)
             with DirectWrites(batch) as writes:
                 result = prepare(writes)
+                if progress is not None:
+                    progress.prepared()
                 _scores_refresh_later(writes, kind)
                 return batch_finish(batch, result)
     conflict: SwitchConflict | None = None
     for _ in range(SWITCH_ATTEMPTS):
         since = ImportBatch.objects.aggregate(last=Max("pk"))["last"] or 0
         batch = ImportBatch(**fields)
+        if progress is not None:
+            progress.restart()
         with StagedWrites(batch) as writes:
             result = prepare(writes)
+            if progress is not None:
+                progress.prepared()
             if not (result.created or result.replaced):
                 # Importing a file again adds nothing, not even a record of the attempt.
                 return result
@@ -341,17 +355,20 @@ def batch_finish(batch: ImportBatch, result: R) -> R:
     return result
 
 
-def statistics_refresh(result: ImportResult | None = None) -> bool:
+def statistics_refresh(result: ImportResult | None = None, *, rows: int | None = None) -> bool:
     """Refresh the planner's statistics after rows were written; True if it did.
 
     Without them the planner takes the tables for empty: with 20 assessors on a
     TREC-scale SQLite file, page p50 was 13.5 s before ANALYZE and 0.57 s after.
     SQLite's is bounded (PRAGMA analysis_limit), so it follows every import that
     wrote rows; PostgreSQL's reads whole tables, so it follows a large import
-    (autovacuum catches up with small ones), or any call without a result (the
-    end of a path that fills a database, such as the demo).
+    (autovacuum catches up with small ones), or any call without a result nor
+    `rows` (the end of a path that fills a database, such as the demo). `rows`:
+    what another path wrote (a job, its items done), judged as an import's rows.
     """
-    if result is not None and not (result.created or result.replaced):
+    if result is not None:
+        rows = result.created + result.replaced
+    if rows == 0:
         return False
     if connection.vendor == "sqlite":
         try:
@@ -367,7 +384,7 @@ def statistics_refresh(result: ImportResult | None = None) -> bool:
         return True
     if connection.vendor != "postgresql":
         return False
-    if result is not None and result.created + result.replaced < ANALYZE_AFTER_ROWS:
+    if rows is not None and rows < ANALYZE_AFTER_ROWS:
         return False
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 
+from assessor.collection.importing.progress import progress_current
+
 if TYPE_CHECKING:
     from assessor.models import ImportBatch
 
@@ -82,6 +84,7 @@ class Writes:
 
     def __init__(self, batch: "ImportBatch") -> None:
         self.batch = batch
+        self.progress = progress_current()
         # What the import wrote that scores read, for the refresh after its last write:
         # (score family, source columns) -> topics of its labels; topics where it changed what other
         # sources' labels stand on (a replaced nugget list, replaced sentences, new citations).
@@ -100,6 +103,10 @@ class Writes:
     def close(self) -> None:
         self.db.close()
         self.path.unlink(missing_ok=True)
+
+    def _written(self, count: int) -> None:
+        if self.progress is not None:
+            self.progress.rows_written(count)
 
     def __enter__(self):
         return self
@@ -174,22 +181,28 @@ class DirectWrites(Writes):
         objects = list(objects)
         if not objects:
             return objects
-        return type(objects[0])._default_manager.bulk_create(objects, ignore_conflicts=ignore_conflicts)
+        created = type(objects[0])._default_manager.bulk_create(objects, ignore_conflicts=ignore_conflicts)
+        self._written(len(created))
+        return created
 
     def rows(self, model, fields, rows):
         from assessor.collection.importing.base import rows_insert
 
-        return rows_insert(model, fields, rows)
+        inserted = rows_insert(model, fields, rows)
+        self._written(inserted)
+        return inserted
 
     def update(self, objects, fields):
         objects = list(objects)
         if objects:
             type(objects[0])._default_manager.bulk_update(objects, list(fields))
+            self._written(len(objects))
 
     def delete(self, model, keys):
         keys = list(keys)
         for start in range(0, len(keys), LOOKUP_BATCH):
             model._default_manager.filter(pk__in=keys[start : start + LOOKUP_BATCH]).delete()
+        self._written(len(keys))
 
     def later(self, work):
         work()
@@ -233,6 +246,7 @@ class StagedWrites(Writes):
         last = self._rowid_last(table)
         if last >= first:
             self.log.append(("insert", model, tuple(columns), table, first, last, ignore_conflicts))
+        self._written(cursor.rowcount)
         return cursor.rowcount
 
     def _rowid_last(self, table: str) -> int:
@@ -273,11 +287,13 @@ class StagedWrites(Writes):
             ((obj.pk, *(field.get_db_prep_save(getattr(obj, field.attname), connection) for field in chosen)) for obj in objects),
         )
         self.log.append(("update", model, columns, table, first, first + len(objects) - 1))
+        self._written(len(objects))
 
     def delete(self, model, keys):
         keys = list(keys)
         if keys:
             self.log.append(("delete", model, keys))
+            self._written(len(keys))
 
     def later(self, work):
         self.log.append(("later", work))

@@ -27,6 +27,7 @@ from assessor.jobs.llm.cache import cache_key, cache_lookup
 from assessor.jobs.llm.concurrency import llm_slot
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
+from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 
 T = TypeVar("T")
 
@@ -76,6 +77,7 @@ def llm_not_configured_message() -> str:
 @dataclass(frozen=True)
 class LLMConfig:
     model: str
+    name: str = DEFAULT_ENDPOINT  # the endpoint's name (assessor.jobs.llm.endpoints)
     base_url: str = ""
     api_key: str = ""
     api_version: str = ""
@@ -113,7 +115,8 @@ class LLMConfig:
 
     @property
     def endpoint(self) -> str:
-        return f"{self.base_url or 'https://api.openai.com/v1'} {self.model}"
+        """What the concurrency limit counts calls of: the endpoint's name, server and model."""
+        return f"{self.name} {self.base_url or 'https://api.openai.com/v1'} {self.model}"
 
 
 _clients: dict[tuple, openai.OpenAI] = {}

@@ -5,7 +5,8 @@ the limit, and do not poll the shared layer needlessly), then a shared one:
 - when the broker is Redis, a sorted set in Redis (the members are holders,
   scored by the Redis server's clock, so machines need not agree on time);
 - otherwise, rows of LLMSlot in the database, taken by conditional UPDATE.
-Both shared layers give each holder a lease: the slot of a worker killed in
+Each endpoint has its own slots (a pool named by a hash of the endpoint), so
+the limit of one never holds back another. Both shared layers give each holder a lease: the slot of a worker killed in
 mid-request frees itself when the lease runs out (the request timeout plus a
 margin), so a crash never shrinks the limit for good.
 """
@@ -88,13 +89,13 @@ def _redis_slot(key: str, limit: int, lease: float) -> Iterator[None]:
         client.zrem(key, holder)
 
 
-def _database_slot_take(limit: int, lease: float, holder: str) -> int | None:
+def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
     now = timezone.now()
     free = Q(holder="") | Q(lease_until__lt=now)
     numbers = list(range(limit))
     random.shuffle(numbers)
     for number in numbers:
-        taken = LLMSlot.objects.filter(free, number=number).update(
+        taken = LLMSlot.objects.filter(free, pool=pool, number=number).update(
             holder=holder, lease_until=now + timedelta(seconds=lease)
         )
         if taken:
@@ -103,29 +104,35 @@ def _database_slot_take(limit: int, lease: float, holder: str) -> int | None:
 
 
 @contextmanager
-def _database_slot(limit: int, lease: float) -> Iterator[None]:
-    existing = set(LLMSlot.objects.filter(number__lt=limit).values_list("number", flat=True))
-    missing = [LLMSlot(number=number) for number in range(limit) if number not in existing]
+def _database_slot(pool: str, limit: int, lease: float) -> Iterator[None]:
+    existing = set(LLMSlot.objects.filter(pool=pool, number__lt=limit).values_list("number", flat=True))
+    missing = [LLMSlot(pool=pool, number=number) for number in range(limit) if number not in existing]
     if missing:
         LLMSlot.objects.bulk_create(missing, ignore_conflicts=True)
     holder = _holder_id()
-    while (number := _database_slot_take(limit, lease, holder)) is None:
+    while (number := _database_slot_take(pool, limit, lease, holder)) is None:
         time.sleep(random.uniform(*POLL_SECONDS) * 3)
     try:
         yield
     finally:
-        LLMSlot.objects.filter(number=number, holder=holder).update(holder="", lease_until=None)
+        LLMSlot.objects.filter(pool=pool, number=number, holder=holder).update(holder="", lease_until=None)
 
 
 @contextmanager
 def llm_slot(*, endpoint: str, limit: int, timeout: float) -> Iterator[None]:
     """Hold one of `limit` slots of `endpoint` for the duration of the block."""
-    key = "assessor:llm-slots:" + hashlib.sha256(endpoint.encode()).hexdigest()[:16]
+    pool = slot_pool(endpoint)
+    key = "assessor:llm-slots:" + pool
     lease = timeout + LEASE_MARGIN_SECONDS
     with _local_semaphore(key, limit):
         if shared_backend() == "redis":
             with _redis_slot(key, limit, lease):
                 yield
         else:
-            with _database_slot(limit, lease):
+            with _database_slot(pool, limit, lease):
                 yield
+
+
+def slot_pool(endpoint: str) -> str:
+    """The name of an endpoint's slots: the same in every process that configures it alike."""
+    return hashlib.sha256(endpoint.encode()).hexdigest()[:16]

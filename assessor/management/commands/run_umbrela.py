@@ -11,4 +11,10 @@ class Command(JobCommand):
         parser.add_argument("--topics", nargs="+", default=None, metavar="ID", help="topic ids (all when absent)")
 
     def create_job(self, options: dict) -> Job:
-        return umbrela_job_create(name=options["name"], runs=options["runs"], topics=options["topics"], queue=options["queue"])
+        return umbrela_job_create(
+            name=options["name"],
+            runs=options["runs"],
+            topics=options["topics"],
+            queue=options["queue"],
+            endpoint=options["endpoint"],
+        )

@@ -28,4 +28,5 @@ class Command(JobCommand):
             runs=options["runs"],
             topics=options["topics"],
             queue=options["queue"],
+            endpoint=options["endpoint"],
         )

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from bench.collection_data import Measure, benchmark_collection_build, measured
+from bench.throwaway import throwaway_database
 
 BENCH_DATABASE = "assessor_bench"
 
@@ -59,18 +60,8 @@ class Command(BaseCommand):
             if options["in_place"]:
                 self._bench(paths)
             else:
-                self._in_throwaway_database(folder, lambda: self._bench(paths))
-
-    def _in_throwaway_database(self, folder: Path, work) -> None:
-        test_settings = connection.settings_dict.setdefault("TEST", {})
-        # One database per process: two benchmarks at once must not drop each other's.
-        name = f"{BENCH_DATABASE}_{os.getpid()}"
-        test_settings["NAME"] = str(folder / f"{name}.sqlite3") if connection.vendor == "sqlite" else name
-        old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-        try:
-            work()
-        finally:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
+                with throwaway_database(folder, prefix=BENCH_DATABASE):
+                    self._bench(paths)
 
     def _bench(self, paths: dict) -> None:
         from assessor.models import Topic

@@ -2,10 +2,10 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.management.base import add_include_open_argument
+from assessor.management.base import add_include_open_argument, notes_write
 from assessor.work.lifecycle import open_work_included
 from metaeval.calibration import calibration_build, simulation_on_condition
-from metaeval.sources import CONDITION_PATTERN
+from metaeval.sources import CONDITION_PATTERN, sources_notes
 
 
 class Command(BaseCommand):
@@ -47,6 +47,7 @@ class Command(BaseCommand):
             llm=options["llm"], human=options["human"], metric=options["metric"],
             fraction=options["fraction"], seed=options["seed"],
         )  # fmt: skip
+        notes_write(self, sources_notes([options["llm"], options["human"]]))
         self.stdout.write(
             f"{result.metric}: {len(result.sample)} human topics of {len(result.topics)}; 95% intervals\n"
             f"{'rank':>4}  {'run':<40} {'estimate':>9} {'low':>9} {'high':>9} {'LLM mean':>9}"
@@ -67,6 +68,7 @@ class Command(BaseCommand):
             nuggets=match["nuggets"], assigner=match["assigner"], metric=options["metric"],
             fractions=options["fractions"], seeds=range(options["seeds"]),
         )  # fmt: skip
+        notes_write(self, sources_notes([options["human"]]))
         self.stdout.write(
             f"{options['human']} {options['metric']}: {simulation.runs} runs x {simulation.topics} topics; "
             f"the LLM-like copy alone ranks the runs at tau {simulation.tau_llm_only:.3f}, "

@@ -2,10 +2,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.management.base import add_include_open_argument
+from assessor.management.base import add_include_open_argument, notes_write
 from assessor.work.lifecycle import open_work_included
 from metaeval.comparison import describe_json
-from metaeval.sources import SourceError
+from metaeval.sources import SourceError, sources_notes
 
 
 def _cell(value: float | int) -> str:
@@ -29,6 +29,7 @@ class Command(BaseCommand):
             described = describe_json(options["sources"])
         except SourceError as exc:
             raise CommandError(str(exc)) from None
+        notes_write(self, sources_notes(options["sources"]))
         if options["json"]:
             self.stdout.write(json.dumps(described, indent=2))
             return

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.management.base import add_include_open_argument
+from assessor.management.base import add_include_open_argument, notes_write
 from assessor.work.lifecycle import open_work_included
 from metaeval.comparison import (
     TOPIC_FIGURES,
@@ -12,7 +12,7 @@ from metaeval.comparison import (
     comparison_json,
     topics_resolve,
 )
-from metaeval.sources import SourceError
+from metaeval.sources import SourceError, sources_notes
 from metaeval.stats import RUN_COEFFICIENTS, TauOptions
 
 
@@ -69,6 +69,7 @@ class Command(BaseCommand):
             comparison = comparison_build(options["a"], options["b"], metrics=options["metric"], options=tau_options)
         except (SourceError, TopicsError, ValueError) as exc:
             raise CommandError(str(exc)) from None
+        notes_write(self, sources_notes([options["a"], options["b"]]))
         if options["json"]:
             self.stdout.write(json.dumps(comparison_json(comparison), indent=2))
         else:

@@ -2,6 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.management.base import add_include_open_argument
+from assessor.work.lifecycle import open_work_included
 from metaeval.qrels_agreement import FIGURES, QrelsSourceError, qrels_agreement_build, qrels_agreement_json
 
 
@@ -20,8 +22,13 @@ class Command(BaseCommand):
         parser.add_argument("--b", required=True, metavar="SOURCE", help="the second qrels source, e.g. umbrela")
         parser.add_argument("--threshold", type=int, default=1, help="the least grade that is relevant (default 1)")
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+        add_include_open_argument(parser)
 
     def handle(self, *args, **options) -> None:
+        with open_work_included(options["include_open"]):
+            self._handle(options)
+
+    def _handle(self, options: dict) -> None:
         try:
             result = qrels_agreement_build(options["a"], options["b"], threshold=options["threshold"])
         except QrelsSourceError as exc:

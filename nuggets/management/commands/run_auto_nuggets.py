@@ -21,4 +21,5 @@ class Command(JobCommand):
             topics=options["topics"],
             drafts=options["drafts"],
             queue=options["queue"],
+            endpoint=options["endpoint"],
         )

@@ -12,5 +12,9 @@ class Command(JobCommand):
 
     def create_job(self, options: dict) -> Job:
         return auto_support_job_create(
-            name=options["name"], runs=options["runs"], topics=options["topics"], queue=options["queue"]
+            name=options["name"],
+            runs=options["runs"],
+            topics=options["topics"],
+            queue=options["queue"],
+            endpoint=options["endpoint"],
         )

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('assessor', '0011_work_notes'),
+        ('assessor', '0014_upload'),
     ]
 
     operations = [

@@ -1,0 +1,66 @@
+"""The labels one judge (a label source) gave, per topic and item, for agreement on the items judges share.
+
+An item is what one label is about, as a tuple: (first citation id,) for
+support, (answer id, nugget id) for nugget assignment. Labels are named as the
+confusion matrices name them (NS/PS/FS; not_support/partial_support/support),
+and only the labels the scores count are read (assessor.work.lifecycle).
+"""
+
+from collections.abc import Collection
+
+from assessor.models import LabelSource
+from assignment.selectors import counted_labels as counted_assignment_labels
+from metaeval.selectors import SUPPORT_LABEL_NAMES
+from metaeval.sources import ASSIGNMENT_LABELS, SUPPORT_LABELS
+from support.selectors import counted_labels as counted_support_labels
+
+Family = LabelSource.Family
+Item = tuple[int, ...]
+TopicLabels = dict[str, dict[Item, str]]  # topic id -> item -> label
+
+LABELS_OF_FAMILY = {Family.ASSIGNMENT: ASSIGNMENT_LABELS, Family.SUPPORT: SUPPORT_LABELS}
+
+
+def labels_by_topic(
+    *, family: str, name: str, topics: Collection[str] | None = None, nugget_set: str = ""
+) -> TopicLabels:
+    """The counted labels of the source `name`, per topic and item (assignment: on the nugget set `nugget_set`)."""
+    result: TopicLabels = {}
+    if family == Family.ASSIGNMENT:
+        rows = counted_assignment_labels().filter(assigner=name)
+        if nugget_set:
+            rows = rows.filter(nugget__nugget_set__name=nugget_set)
+        if topics is not None:
+            rows = rows.filter(nugget__nugget_set__topic_id__in=list(topics))
+        for topic_id, answer_id, nugget_id, label in rows.order_by().values_list(
+            "nugget__nugget_set__topic_id", "answer_id", "nugget_id", "label"
+        ):
+            result.setdefault(topic_id, {})[(answer_id, nugget_id)] = label
+        return result
+    if family != Family.SUPPORT:
+        raise ValueError(f"no item labels for the family {family!r}")
+    names = {int(value): name for value, name in SUPPORT_LABEL_NAMES.items()}
+    support = counted_support_labels().filter(method=name, citation__position=0, label__in=list(names))
+    if topics is not None:
+        support = support.filter(citation__sentence__answer__topic_id__in=list(topics))
+    for topic_id, citation_id, value in support.order_by().values_list(
+        "citation__sentence__answer__topic_id", "citation_id", "label"
+    ):
+        result.setdefault(topic_id, {})[(citation_id,)] = names[value]
+    return result
+
+
+def flat(labels: TopicLabels) -> dict[Item, str]:
+    return {item: label for per_topic in labels.values() for item, label in per_topic.items()}
+
+
+def item_key(family: str, stored: int | list[int]) -> Item:
+    """An item as a work's `items` field stores it (JSON: a citation id, or an [answer id, nugget id] list)."""
+    if isinstance(stored, list):
+        return tuple(int(part) for part in stored)
+    return (int(stored),)
+
+
+def item_stored(family: str, item: Item) -> int | list[int]:
+    """The JSON form of an item in a work's `items` (what the judging pages read)."""
+    return list(item) if family == Family.ASSIGNMENT else item[0]

@@ -1,0 +1,317 @@
+"""The disagreement study of the support paper (Section 5), for support and for nugget assignment labels.
+
+Two sources are chosen; on each topic, k of the items they labelled
+differently are drawn with a generator seeded by the study's seed and the
+topic, so the same labels, k and seed give the same sample in the same order.
+An independent assessor judges the sample from scratch, one work per topic
+restricted to the sampled items, shown in the drawn order with nothing that
+says why they were chosen; blind to both earlier labels by provenance (the
+judging pages read only their own work's labels). An LLM may judge the same
+items with the same prompt. The report sets Cohen's kappa between every pair
+of judges on the sample (their Table 3), each judge's label distribution
+(their Figure 3) and how often the later judges sided with either source.
+"""
+
+import hashlib
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from assessor.jobs.engine import JobRequestInvalid, job_queue
+from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
+from assessor.models import AssessorWork, Citation, LabelSource, Topic
+from assessor.work.services import WorkError, person_source_claim, work_give
+from assignment.auto import auto_assign_job_create
+from assignment.judging import HUMAN_NUGGET_KINDS
+from metaeval.judges import (
+    LABELS_OF_FAMILY,
+    Family,
+    Item,
+    TopicLabels,
+    flat,
+    item_key,
+    item_stored,
+    labels_by_topic,
+)
+from metaeval.models import Study
+from metaeval.stats import Confusion, confusion_from_pairs
+from nuggets.models import NuggetSet
+from support.auto import auto_support_job_create
+
+DEFAULT_K = 15
+ROLE_NAMES = {"a": "source a", "b": "source b", "assessor": "independent assessor", "llm": "LLM"}
+WORK_KIND = {Family.SUPPORT: AssessorWork.Kind.SUPPORT_SCRATCH, Family.ASSIGNMENT: AssessorWork.Kind.ASSIGN_MANUAL}
+
+
+class StudyError(ValueError):
+    """A study that cannot be made as asked; the message says why."""
+
+
+# --- Sampling: pure ------------------------------------------------------------------------
+
+
+def disagreements(a: TopicLabels, b: TopicLabels) -> dict[str, list[Item]]:
+    """Per topic, the items both sources labelled and labelled differently, sorted; topics without any left out."""
+    result = {}
+    for topic in sorted(set(a) & set(b)):
+        items = sorted(item for item, label in a[topic].items() if item in b[topic] and b[topic][item] != label)
+        if items:
+            result[topic] = items
+    return result
+
+
+def topic_seed(seed: int, topic_id: str) -> int:
+    """The generator's seed for one topic (stable across processes, unlike hash())."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{topic_id}".encode()).digest()[:8], "big")
+
+
+def disagreements_sample(disagreeing: Mapping[str, Sequence[Item]], *, k: int, seed: int) -> dict[str, list[Item]]:
+    """k items per topic (every item of a topic with fewer), in a shuffled order, reproducible from the seed."""
+    if k < 1:
+        raise StudyError("k, the items per topic, must be at least 1.")
+    return {
+        topic: random.Random(topic_seed(seed, topic)).sample(sorted(items), min(k, len(items)))
+        for topic, items in sorted(disagreeing.items())
+    }
+
+
+# --- Making a study ------------------------------------------------------------------------
+
+
+def _source(family: str, name: str) -> LabelSource:
+    source = LabelSource.objects.filter(family=family, name=name).first()
+    if source is None:
+        known = ", ".join(LabelSource.objects.filter(family=family).values_list("name", flat=True)) or "none"
+        raise StudyError(f"No {LabelSource.Family(family).label} named {name!r}; there are: {known}.")
+    return source
+
+
+def _judgeable(family: str, disagreeing: dict[str, list[Item]]) -> dict[str, list[Item]]:
+    """Support: only pairs whose cited segment has text (an assessor cannot judge an empty passage)."""
+    if family != Family.SUPPORT:
+        return disagreeing
+    cited = [item[0] for items in disagreeing.values() for item in items]
+    empty = set(Citation.objects.filter(pk__in=cited, segment__text="").values_list("pk", flat=True))
+    kept = {topic: [item for item in items if item[0] not in empty] for topic, items in disagreeing.items()}
+    return {topic: items for topic, items in kept.items() if items}
+
+
+def _answers_of(family: str, sample: Mapping[str, Sequence[Item]]) -> list[int]:
+    if family == Family.ASSIGNMENT:
+        return sorted({item[0] for items in sample.values() for item in items})
+    citations = [item[0] for items in sample.values() for item in items]
+    return sorted(set(Citation.objects.filter(pk__in=citations).values_list("sentence__answer_id", flat=True)))
+
+
+@transaction.atomic
+def study_create(
+    *,
+    name: str,
+    family: str,
+    source_a: str,
+    source_b: str,
+    assessor: User,
+    by: User | None,
+    seed: int,
+    k: int = DEFAULT_K,
+    nugget_set: str = "",
+    llm_name: str = "",
+    llm_endpoint: str | None = None,
+    llm_config: LLMConfig | None = None,
+) -> Study:
+    """Sample the disagreements of `source_a` and `source_b`, give them to `assessor`, and record the study.
+
+    The assessor's labels go into the people's source `name`. With `llm_name`,
+    an LLM job (of the endpoint `llm_endpoint`, the default one when None, or `llm_config`) judges the sampled
+    answers with the family's prompt into that name; it is queued when the
+    study is stored.
+    """
+    if family not in WORK_KIND:
+        raise StudyError(f"A study compares support or nugget assignment labels, not {family!r}.")
+    if source_a == source_b:
+        raise StudyError("Choose two different sources.")
+    if Study.objects.filter(name=name).exists():
+        raise StudyError(f"A study named {name!r} exists already: choose another name.")
+    a, b = _source(family, source_a), _source(family, source_b)
+    if family == Family.ASSIGNMENT and not nugget_set:
+        raise StudyError("A study of nugget assignment labels names the nugget list both sources labelled.")
+    labels_a = labels_by_topic(family=family, name=a.name, nugget_set=nugget_set)
+    labels_b = labels_by_topic(family=family, name=b.name, nugget_set=nugget_set)
+    sample = disagreements_sample(_judgeable(family, disagreements(labels_a, labels_b)), k=k, seed=seed)
+    if not sample:
+        raise StudyError(f"{a.name} and {b.name} disagree on no item they both labelled: there is nothing to study.")
+    try:
+        judge = person_source_claim(family=family, name=name, by=by)
+    except WorkError as exc:
+        raise StudyError(exc.message) from None
+    if AssessorWork.objects.filter(source=judge).exists():
+        raise StudyError(f"{name!r} holds the labels of other work: choose another name.")
+    topics = {topic.pk: topic for topic in Topic.objects.filter(pk__in=list(sample))}
+    for topic_id, items in sample.items():
+        if (
+            family == Family.ASSIGNMENT
+            and not NuggetSet.objects.filter(topic_id=topic_id, name=nugget_set, kind__in=HUMAN_NUGGET_KINDS).exists()
+        ):
+            raise StudyError(f"Topic {topic_id}'s nugget list {nugget_set!r} is not one a person made or edited.")
+        try:
+            work_give(
+                topic=topics[topic_id],
+                assessor=assessor,
+                kind=WORK_KIND[Family(family)],
+                by=by,
+                source=judge,
+                nugget_set_name=nugget_set,
+                blind_to=[a, b],
+                items=[item_stored(family, item) for item in items],
+            )
+        except WorkError as exc:
+            raise StudyError(exc.message) from None
+    study = Study.objects.create(
+        name=name,
+        family=family,
+        source_a=a,
+        source_b=b,
+        nugget_set_name=nugget_set,
+        k=k,
+        seed=seed,
+        sample={topic: [item_stored(family, item) for item in items] for topic, items in sample.items()},
+        judge=judge,
+        assessor=assessor,
+        created_by=by,
+    )
+    if llm_name:
+        study.llm_job = _llm_job_create(study, name=llm_name, user=by, endpoint=llm_endpoint, config=llm_config)
+        study.llm_name = llm_name
+        study.save(update_fields=["llm_job", "llm_name"])
+        job_queue(study.llm_job)
+    return study
+
+
+def _llm_job_create(
+    study: Study, *, name: str, user: User | None, endpoint: str | None, config: LLMConfig | None
+):
+    answers = _answers_of(study.family, {t: [item_key(study.family, i) for i in s] for t, s in study.sample.items()})
+    topics = sorted(study.sample)
+    try:
+        if study.family == Family.ASSIGNMENT:
+            return auto_assign_job_create(
+                nuggets=study.nugget_set_name,
+                name=name,
+                topics=topics,
+                user=user,
+                config=config,
+                answers=answers,
+                endpoint=endpoint,
+            )
+        return auto_support_job_create(
+            name=name, topics=topics, user=user, config=config, answers=answers, endpoint=endpoint
+        )
+    except (JobRequestInvalid, LLMNotConfigured) as exc:
+        raise StudyError(f"The LLM judge cannot start: {exc}") from None
+
+
+# --- The report ------------------------------------------------------------------------------
+
+
+@dataclass
+class Judge:
+    role: str  # "a", "b", "assessor" or "llm"
+    name: str  # the label source
+    labels: dict[Item, str]  # on the sampled items, counted labels only
+
+    @property
+    def role_name(self) -> str:
+        return ROLE_NAMES[self.role]
+
+    def distribution(self, labels: Sequence[str]) -> list[int]:
+        counts = Counter(self.labels.values())
+        return [counts.get(label, 0) for label in labels]
+
+
+@dataclass
+class PairAgreement:
+    first: Judge
+    second: Judge
+    confusion: Confusion
+
+
+@dataclass
+class Sided:
+    judge: Judge
+    with_a: int
+    with_b: int
+    neither: int
+
+    @property
+    def judged(self) -> int:
+        return self.with_a + self.with_b + self.neither
+
+
+@dataclass
+class StudyReport:
+    study: Study
+    labels: list[str]
+    items: int
+    judges: list[Judge]
+    pairs: list[PairAgreement] = field(default_factory=list)
+    sided: list[Sided] = field(default_factory=list)
+    open_topics: list[str] = field(default_factory=list)  # the assessor's work not yet submitted (not counted)
+
+
+def sample_items(study: Study) -> dict[str, list[Item]]:
+    return {topic: [item_key(study.family, item) for item in items] for topic, items in study.sample.items()}
+
+
+def study_judges(study: Study) -> list[Judge]:
+    """The judges of the sample: both sources, the independent assessor and, if asked, the LLM."""
+    sample = sample_items(study)
+    wanted = {item for items in sample.values() for item in items}
+    topics = sorted(sample)
+    names = [("a", study.source_a.name), ("b", study.source_b.name), ("assessor", study.judge.name)]
+    if study.llm_name:
+        names.append(("llm", study.llm_name))
+    judges = []
+    for role, name in names:
+        labels = flat(labels_by_topic(family=study.family, name=name, topics=topics, nugget_set=study.nugget_set_name))
+        judges.append(Judge(role=role, name=name, labels={item: labels[item] for item in wanted if item in labels}))
+    return judges
+
+
+def sided_count(judge: Judge, a: Judge, b: Judge) -> Sided:
+    """How often `judge` gave source a's label, source b's, or a third one, on the items all three labelled."""
+    with_a = with_b = neither = 0
+    for item, label in judge.labels.items():
+        if item not in a.labels or item not in b.labels:
+            continue
+        if label == a.labels[item]:
+            with_a += 1
+        elif label == b.labels[item]:
+            with_b += 1
+        else:
+            neither += 1
+    return Sided(judge=judge, with_a=with_a, with_b=with_b, neither=neither)
+
+
+def study_report(study: Study) -> StudyReport:
+    labels = LABELS_OF_FAMILY[Family(study.family)]
+    judges = study_judges(study)
+    report = StudyReport(study=study, labels=labels, items=study.items_total, judges=judges)
+    for i, first in enumerate(judges):
+        for second in judges[i + 1 :]:
+            report.pairs.append(
+                PairAgreement(
+                    first=first, second=second, confusion=confusion_from_pairs(first.labels, second.labels, labels)
+                )
+            )
+    a, b = judges[0], judges[1]
+    report.sided = [sided_count(judge, a, b) for judge in judges[2:]]
+    report.open_topics = sorted(
+        AssessorWork.objects.filter(source=study.judge)
+        .exclude(status=AssessorWork.Status.SUBMITTED)
+        .values_list("topic_id", flat=True)
+    )
+    return report

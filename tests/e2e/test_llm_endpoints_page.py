@@ -1,0 +1,34 @@
+"""An organizer adds an LLM endpoint in the browser and launches a job on it."""
+
+import pytest
+from django.urls import reverse
+
+from assessor.models import LLMEndpoint
+from assessor.work.roles import Role
+from tests.builders import make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_an_organizer_adds_an_endpoint_and_a_job_can_choose_it(open_as, two_llm_endpoints, monkeypatch):
+    monkeypatch.setenv("GAMMA_KEY", "secret-of-gamma")
+    page = open_as(make_user(Role.ORGANIZER), reverse("jobs:endpoints"))
+    page.get_by_label("Name").fill("gamma")
+    page.get_by_label("Base URL").fill(two_llm_endpoints["beta"].url)
+    page.get_by_label("Key's environment variable").fill("GAMMA_KEY")
+    page.get_by_label("Model").fill("model-gamma")
+    page.get_by_label("Calls at once").fill("2")
+    page.get_by_role("button", name="Add the endpoint").click()
+    assert page.locator(".messages li.success").inner_text() == "Endpoint 'gamma' added: jobs can choose it now."
+    rows = page.locator("#endpoints tbody tr")
+    names = [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())]
+    assert names == ["default", "alpha", "beta", "gamma"]
+    gamma = rows.nth(3)
+    assert gamma.locator("td").nth(1).inner_text() == "model-gamma"
+    assert gamma.locator("td").nth(3).inner_text() == "GAMMA_KEY"
+    assert gamma.locator("td").nth(8).inner_text() == "ready"
+    assert "secret-of-gamma" not in page.content()
+    assert LLMEndpoint.objects.get(name="gamma").concurrency == 2
+    page.goto(page.url.replace(reverse("jobs:endpoints"), reverse("jobs:launch", args=["auto_assign"])))
+    choices = page.get_by_label("Endpoint").locator("option").all_inner_texts()
+    assert [choice.split(":")[0] for choice in choices] == ["default", "alpha", "beta", "gamma"]

@@ -1,0 +1,152 @@
+"""A second assessor: giving a replicate of a human condition, its blindness, and human-human agreement."""
+
+import math
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessor.models import AssessorWork, Job, LabelSource
+from assessor.work.roles import Role
+from assessor.work.services import WorkError
+from assignment import judging
+from assignment.models import AssignmentLabel
+from metaeval.replicates import replicate_agreement
+from support import services
+from tests.builders import make_user
+from tests.scenarios import Scenario, give_assign
+
+pytestmark = pytest.mark.django_db
+
+S, P, N = "support", "partial_support", "not_support"
+# Per answer (the scenario's three), the labels of its three nuggets.
+FIRST = [[S, S, S], [P, P, P], [N, N, N]]
+SECOND = [[N, N, N], [P, S, P], [S, S, S]]
+
+
+def label_all(work: AssessorWork, scenario: Scenario, labels: list[list[str]]) -> None:
+    """Label every answer of the work (by the answer's place among the scenario's answers), then submit."""
+    order = judging.answer_order(work=work)
+    for number, answer_id in enumerate(order, start=1):
+        row = labels[[a.pk for a in scenario.answers].index(answer_id)]
+        for nugget, value in zip(scenario.nuggets, row, strict=True):
+            judging.assignment_label_save(
+                work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk,
+                label=value, previous="", expected_version=work.version,
+            )  # fmt: skip
+    judging.assign_submit(work_id=work.pk, user=work.assessor, expected_version=work.version)
+
+
+def give_replicate(scenario: Scenario, assessor=None) -> AssessorWork:
+    return judging.assign_replicate_give(
+        topic=scenario.topic,
+        assessor=assessor or make_user(Role.ASSESSOR),
+        by=scenario.organizer,
+        of_assigner="manual",
+        assigner_name="manual-2",
+    )
+
+
+def test_a_replicate_is_its_own_people_source_marked_as_a_replicate_of_the_first(scenario):
+    first = give_assign(scenario)
+    second = give_replicate(scenario)
+    assert second.source.kind == LabelSource.Kind.PERSON and second.source.name == "manual-2"
+    assert second.source.replicate_of == first.source
+    assert second.independent and not first.independent
+    assert second.nugget_set_name == first.nugget_set_name and second.assessor != first.assessor
+    assert judging.answer_order(work=second) != [] and second.items == []
+    assert second.events.get().detail["blind_to"] == ["manual"]
+
+
+def test_the_first_person_cannot_be_their_own_replicate_and_only_human_work_has_one(scenario):
+    give_assign(scenario)
+    with pytest.raises(WorkError, match="independent judging needs someone else"):
+        give_replicate(scenario, assessor=scenario.assessor)
+    with pytest.raises(WorkError, match="no ManualAssign work under the assigner"):
+        judging.assign_replicate_give(
+            topic=scenario.topic, assessor=make_user(), by=None, of_assigner="gpt-secret-assigner", assigner_name="x"
+        )
+    with pytest.raises(WorkError, match="a name of its own"):
+        judging.assign_replicate_give(
+            topic=scenario.topic, assessor=make_user(), by=None, of_assigner="manual", assigner_name="manual"
+        )
+
+
+def test_a_support_replicate_is_from_scratch_and_post_editing_has_none(scenario):
+    first = services.support_work_give(
+        topic=scenario.topic, assessor=scenario.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=None
+    )
+    second = services.support_replicate_give(
+        topic=scenario.topic, assessor=make_user(), by=None, of_method="scratch", method_name="scratch-2"
+    )
+    assert second.kind == AssessorWork.Kind.SUPPORT_SCRATCH and second.source.replicate_of == first.source
+    services.support_work_give(
+        topic=scenario.topic, assessor=scenario.assessor, kind=AssessorWork.Kind.SUPPORT_POSTEDIT, by=None
+    )
+    with pytest.raises(WorkError, match="only from-scratch judging has one"):
+        services.support_replicate_give(
+            topic=scenario.topic, assessor=make_user(), by=None, of_method="postedit", method_name="postedit-2"
+        )
+
+
+def test_the_replicate_sees_none_of_the_first_persons_labels_nor_any_llm_output(scenario):
+    first = give_assign(scenario)
+    label_all(first, scenario, FIRST)
+    second = give_replicate(scenario)
+    for number in (1, 2, 3):
+        assert judging.assign_page_load(work=second, number=number).labels == {}
+    client = Client()
+    client.force_login(second.assessor)
+    for number in (1, 2, 3):
+        body = client.get(reverse("judge:answer", args=[second.pk, number])).content.decode()
+        assert 'aria-pressed="true"' not in body
+        for secret in scenario.forbidden():
+            assert secret not in body
+
+
+def make_llm_labels(scenario: Scenario, labels: list[list[str]]) -> None:
+    """An LLM assigner's finished job with these labels on the scenario's answers."""
+    job = Job.objects.create(
+        kind=Job.Kind.AUTO_ASSIGN, output_name="llm-judge", model="fake-llm", status=Job.Status.DONE
+    )
+    source = LabelSource.objects.create(
+        family="assignment", name="llm-judge", kind=LabelSource.Kind.LLM, model="fake-llm", job=job
+    )
+    AssignmentLabel.objects.bulk_create(
+        AssignmentLabel(
+            answer=answer,
+            nugget=nugget,
+            assigner="llm-judge",
+            assigner_kind="auto",
+            source=source,
+            label=value,
+            job=job,
+        )  # fmt: skip
+        for answer, row in zip(scenario.answers, labels, strict=True)
+        for nugget, value in zip(scenario.nuggets, row, strict=True)
+    )
+
+
+def test_human_human_agreement_stands_beside_human_llm_agreement_as_computed_by_hand(scenario):
+    first = give_assign(scenario)
+    label_all(first, scenario, FIRST)
+    second = give_replicate(scenario)
+    make_llm_labels(scenario, FIRST)
+    assert replicate_agreement(second.source).topics == []  # the replicate's work is open: nothing counts
+    label_all(second, scenario, SECOND)
+    agreement = replicate_agreement(second.source)
+    assert agreement.topics == [scenario.topic.pk] and agreement.nugget_set == "manual"
+    # Rows first, columns replicate, in the order not_support, partial_support, support:
+    # first support -> replicate not_support x3; partial -> partial x2, support x1; not_support -> support x3.
+    assert agreement.human.counts == [[0, 0, 3], [0, 2, 1], [3, 0, 0]]
+    # p_o = 2/9; marginals first 3/3/3, replicate 3/2/4: p_e = 27/81 = 1/3; kappa = (2/9 - 1/3) / (2/3).
+    assert agreement.human.kappa == pytest.approx(-1 / 6)
+    (llm,) = agreement.llms
+    assert llm.name == "llm-judge" and llm.items == 9
+    assert llm.with_first.kappa == pytest.approx(1.0)
+    assert llm.with_replicate.kappa == pytest.approx(-1 / 6)
+    taus = {tau.metric: tau.tau_run for tau in agreement.taus}
+    # A: first 1, 1/2, 0 against the replicate's 0, 2/3, 1: the order reversed.
+    assert taus["A"] == pytest.approx(-1.0)
+    # Astrict: first 1, 0, 0 against 0, 1/3, 1: C = 0, D = 2, one tie in the first: -2 / sqrt(2 * 3).
+    assert taus["Astrict"] == pytest.approx(-2 / math.sqrt(6))

@@ -1,0 +1,132 @@
+"""The pages of the agreement studies: giving a replicate, the second assessors, a study, its plot and exports."""
+
+import csv
+import io
+import json
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from assessor.models import AssessorWork
+from assessor.work.roles import Role
+from metaeval.models import Study
+from support.models import SupportLabel
+from tests.builders import make_support_label, make_user
+from tests.scenarios import Scenario, give_assign
+
+pytestmark = pytest.mark.django_db
+
+PAIRS = [(0, 0), (1, 0), (2, 0), (0, 2), (1, 2)]
+
+
+def plant_sources(scenario: Scenario) -> None:
+    for (answer, sentence), a, b in zip(PAIRS, [2, 2, 1, 0, 2], [0, 1, 2, 2, 0], strict=True):
+        make_support_label(scenario.answers[answer], sentence, a, method="nist-a")
+        make_support_label(scenario.answers[answer], sentence, b, method="nist-b")
+
+
+def organizer_of(scenario: Scenario) -> Client:
+    client = Client()
+    client.force_login(scenario.organizer)
+    return client
+
+
+def create_study(client: Client, scenario: Scenario, **overrides):
+    data = {
+        "name": "s1",
+        "source_a": "support:nist-a",
+        "source_b": "support:nist-b",
+        "k": 15,
+        "seed": 3,
+        "assessor": scenario.assessor.pk,
+        **overrides,
+    }
+    return client.post(reverse("metaeval:studies"), data)
+
+
+def test_an_organizer_creates_a_study_and_sees_its_tables(scenario):
+    plant_sources(scenario)
+    client = organizer_of(scenario)
+    response = create_study(client, scenario)
+    assert response.status_code == 302 and response["Location"] == reverse("metaeval:study", args=["s1"])
+    study = Study.objects.get(name="s1")
+    assert (study.k, study.seed, study.created_by, study.items_total) == (15, 3, scenario.organizer, 5)
+    page = client.get(response["Location"]).content.decode()
+    for table in ("study-kappa", "study-sided", "study-distribution"):
+        assert f'id="{table}"' in page
+    assert "nist-a" in page and "not submitted on 1 topic" in page
+    listing = client.get(reverse("metaeval:studies")).content.decode()
+    assert reverse("metaeval:study", args=["s1"]) in listing
+    png = client.get(reverse("metaeval:study_plot", args=["s1"]))
+    assert png["Content-Type"] == "image/png" and png.content[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_form_offers_the_endpoints_and_the_llm_judge_runs_on_the_one_chosen(scenario, two_llm_endpoints):
+    plant_sources(scenario)
+    client = organizer_of(scenario)
+    form = client.get(reverse("metaeval:studies")).content.decode()
+    assert '<option value="beta">beta: model-beta at ' in form
+    response = create_study(client, scenario, llm_name="s1-llm", llm_endpoint="beta")
+    assert response.status_code == 302
+    job = Study.objects.get(name="s1").llm_job
+    assert (job.output_name, job.endpoint_name, job.model) == ("s1-llm", "beta", "model-beta")
+
+
+def test_a_refused_study_says_why_on_the_form(scenario):
+    plant_sources(scenario)
+    client = organizer_of(scenario)
+    same = create_study(client, scenario, source_b="support:nist-a")
+    assert same.status_code == 400 and "Choose two different sources" in same.content.decode()
+    mixed = create_study(client, scenario, source_b="assignment:gpt-secret-assigner")
+    assert mixed.status_code == 400 and "of one family" in mixed.content.decode()
+    assert not Study.objects.exists()
+
+
+def test_the_export_says_who_judged_what_and_when(scenario):
+    plant_sources(scenario)
+    client = organizer_of(scenario)
+    create_study(client, scenario)
+    work = AssessorWork.objects.get(source__name="s1")
+    # The assessor's label counts once the work is submitted: before, the export has the two sources only.
+    rows = list(csv.DictReader(io.StringIO(b"".join(client.get(reverse("metaeval:study_csv", args=["s1"]))
+                                                    .streaming_content).decode())))  # fmt: skip
+    assert len(rows) == 10 and {row["judge"] for row in rows} == {"a", "b"}
+    assert {row["made_by"] for row in rows} == {"file:test.jsonl"}
+    SupportLabel.objects.create(
+        citation_id=work.items[0], method="s1", method_kind="scratch", source=work.source,
+        work=work, label=2, created_by=work.assessor, seconds_spent=4.0,
+    )  # fmt: skip
+    AssessorWork.objects.filter(pk=work.pk).update(status=AssessorWork.Status.SUBMITTED)
+    lines = b"".join(client.get(reverse("metaeval:study_jsonl", args=["s1"])).streaming_content).decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    mine = [r for r in records if r["judge"] == "assessor"]
+    assert len(records) == 11 and len(mine) == 1
+    assert mine[0]["made_by"] == f"user:{work.assessor.username}" and mine[0]["seconds"] == 4.0
+    assert mine[0]["label"] == "FS" and mine[0]["position"] == 1 and mine[0]["source"] == "s1"
+
+
+def test_an_organizer_gives_a_replicate_on_the_manual_assign_page_and_sees_it_among_the_second_assessors(scenario):
+    give_assign(scenario)
+    client = organizer_of(scenario)
+    second = make_user(Role.ASSESSOR)
+    refused = client.post(
+        reverse("judge:organize"),
+        {"topics": scenario.topic.pk, "assessor": second.pk, "replicate_of": "manual"},
+    )
+    assert refused.status_code == 400 and "A replicate needs an assigner name" in refused.content.decode()
+    given = client.post(
+        reverse("judge:organize"),
+        {"topics": scenario.topic.pk, "assessor": second.pk, "replicate_of": "manual", "assigner": "manual-2"},
+    )
+    assert given.status_code == 302
+    work = AssessorWork.objects.get(assessor=second)
+    assert work.independent and work.source.replicate_of.name == "manual"
+    page = client.get(reverse("metaeval:replicates")).content.decode()
+    assert "manual-2" in page and "No submitted labels yet" in page
+
+
+@pytest.mark.parametrize("name", ["metaeval:studies", "metaeval:replicates"])
+def test_the_study_pages_are_the_organizers(client, name):
+    client.force_login(make_user(Role.ASSESSOR))
+    assert client.get(reverse(name)).status_code == 403
