@@ -21,6 +21,9 @@ from assessor.models import (
     ImportBatch,
     Job,
     JobItem,
+    KeptAnswerScore,
+    KeptRunScore,
+    KeptSource,
     LabelSource,
     LLMCall,
     LLMEndpoint,
@@ -131,6 +134,42 @@ class RunAliasAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+
+class KeptScoresAdmin(admin.ModelAdmin):
+    """Kept scores are derived from the labels and refreshed by every write (`rebuild_scores`): read only."""
+
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(KeptSource)
+class KeptSourceAdmin(KeptScoresAdmin):
+    list_display = ("family", "name", "metrics")
+    list_filter = ("family",)
+
+
+@admin.register(KeptRunScore)
+class KeptRunScoreAdmin(KeptScoresAdmin):
+    list_display = ("source", "run", "answered", "sums")
+    list_filter = ("source",)
+    list_select_related = ("source", "run")
+
+
+@admin.register(KeptAnswerScore)
+class KeptAnswerScoreAdmin(KeptScoresAdmin):
+    list_display = ("source", "run", "topic", "values")
+    list_filter = ("source",)
+    list_select_related = ("source", "run", "topic")
+    raw_id_fields = ("answer",)
 
 
 class SentenceInline(admin.TabularInline):

@@ -154,14 +154,38 @@ class ScoreSource:
     notes: Callable[[], list[str]] = lambda: []
 
 
+class ScoresCompute(Protocol):
+    """A source's scores from its labels, for the answers in scope (`topics`, `answers`: None for all).
+
+    The metrics of an answer depend on that answer only, so the rows of a scope
+    are those of the whole source restricted to it. Raises LookupError when the
+    source has no counted label at all.
+    """
+
+    def __call__(
+        self, *, columns: tuple[str, ...], topics: Sequence[str] | None, answers: Sequence[int] | None
+    ) -> Scores: ...
+
+
 @dataclass(frozen=True)
 class ScoreFamily:
-    """A family of score sources (the nugget conditions, the support methods), in listing order."""
+    """A family of score sources (the nugget conditions, the support methods), in listing order.
+
+    The foundation keeps every source's scores (assessor.collection.kept_scores)
+    through `compute`, and lists the kept sources; `listed` is the list read
+    from the labels (a rebuild, and the organizers' open-work view).
+    """
 
     name: str  # "conditions", "methods": the pages' context lists the sources' keys under it
     title: str
     headers: tuple[str, ...]  # the column titles of `ScoreSource.columns`
-    sources: Callable[[], Sequence[ScoreSource]]
+    source: Callable[[tuple[str, ...]], ScoreSource]  # the source its columns name
+    listed: Callable[[], list[tuple[str, ...]]]  # the columns of every source with counted labels
+    compute: ScoresCompute
+    # The sources and topics the labels of a job touch: {columns: topics}, for when its status changes.
+    job_scope: Callable[[int], dict[tuple[str, ...], set[str]]]
+    # The sources whose counted labels a submit or reopening of this work changes (in its topic only).
+    work_scope: Callable[[AssessorWork], list[tuple[str, ...]]]
     empty: str  # what the index says when the family has no source yet
     order: int
 

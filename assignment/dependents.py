@@ -12,9 +12,11 @@ from collections.abc import Mapping, Sequence
 from django.contrib.auth.models import User
 from django.db.models import Count
 
-from assessor.models import AssessorWork, LabelSource
+from assessor.collection.kept_scores import scores_refresh
+from assessor.models import Answer, AssessorWork, LabelSource
 from assessor.work.services import work_reopen_mark
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel
+from assignment.selectors import FAMILY
 from nuggets.dependents import Change, Dependent
 from nuggets.models import NuggetSet
 
@@ -63,6 +65,8 @@ def labels_retire(nugget_ids: Sequence[int], reason: str, texts: Mapping[int, st
         for label in labels
     )
     AssignmentLabel.objects.filter(pk__in=[label.pk for label in labels]).delete()
+    topics = Answer.objects.filter(pk__in={label.answer_id for label in labels}).values_list("topic_id", flat=True)
+    scores_refresh(family=FAMILY, topics=set(topics))
     return len(labels)
 
 

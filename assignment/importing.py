@@ -63,6 +63,7 @@ IMPORTANCES = frozenset(Nugget.Importance.values)
 LABELS = frozenset(AssignmentLabel.Label.values)
 # One line carries a topic's nuggets (20 at most): a thousand lines are ~20,000 labels.
 CHUNK_ANSWERS = 1000
+SCORE_FAMILY = "conditions"  # the score family of the conditions (assignment.parts)
 # Labels are written as plain rows (see rows_insert): bulk_create would take minutes at benchmark scale.
 LABEL_COLUMNS = ("answer", "nugget", "assigner", "assigner_kind", "source", "label", "imported_from", "created_at")
 
@@ -248,6 +249,8 @@ class NuggetSets:
             line=answer.line, option="--retire-labels",
         )  # fmt: skip
         self.replaced_sets.add(nugget_set.pk)
+        # Every condition over the set counts other nuggets in this topic now.
+        self.writes.scores_touch_everywhere([nugget_set.topic_id])
         nugget_set.kind = self.kind
         nugget_set.imported_from, nugget_set.created_by, nugget_set.job = self.batch, None, None
         nugget_set.version += 1  # tabs showing the old list are told it changed
@@ -346,6 +349,9 @@ class AssignmentsImport:
         self.nugget_sets.prepare(chunk)
         answer_ids, stored_ids = self._answers(keyed)
         self._labels(keyed, answer_ids, _labels_stored(stored_ids, assigner=self.assigner_name))
+        self.writes.scores_touch(
+            family=SCORE_FAMILY, columns=(self.nugget_sets.name, self.assigner_name), topics=(a.topic_id for a in chunk)
+        )
 
     def _answers(self, keyed: list[tuple[AnswerKey, AssignedAnswer]]) -> tuple[dict[AnswerKey, int], list[int]]:
         """The answer id of every line, made from `answer_text` where the run has none for the topic."""

@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Count, QuerySet, Sum
 from django.http import Http404
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
@@ -42,6 +43,7 @@ from assessor.work.services import (
     work_submit_mark,
 )
 from assignment.models import AssignmentLabel
+from assignment.selectors import FAMILY
 from nuggets.models import Nugget, NuggetSet
 
 MANUAL_ASSIGNER = "manual"
@@ -239,7 +241,7 @@ def assignment_label_save(
     existing = (
         AssignmentLabel.objects.select_for_update().filter(answer_id=answer_id, nugget_id=nugget_id, work=work).first()
     )
-    return label_write(
+    saved = label_write(
         work=work,
         existing=existing,
         empty="",
@@ -262,6 +264,10 @@ def assignment_label_save(
             seconds_spent=seconds,
         ),
     )
+    scores_refresh(
+        family=FAMILY, columns=(nugget_set.name, source.name), topics=[nugget_set.topic_id], answers=[answer_id]
+    )
+    return saved
 
 
 @transaction.atomic

@@ -7,10 +7,10 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib.auth.models import User
-from django.db.models import Count
 from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
+from assessor.collection.kept_scores import kept_topic_counts
 from assessor.models import AssessorWork, Job, Topic
 from assessor.registry import (
     AnswerBadges,
@@ -39,7 +39,15 @@ from assignment.importing import assignments_import
 from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from assignment.prompts import ASSIGN
-from assignment.selectors import condition_notes, conditions_list, nugget_scores
+from assignment.selectors import (
+    FAMILY,
+    condition_compute,
+    condition_job_scope,
+    condition_notes,
+    condition_work_scope,
+    conditions_from_labels,
+    nugget_scores,
+)
 from nuggets.dependents import NuggetDependents, register_nugget_dependents
 from nuggets.parts import nuggets_kind_field, nuggets_name_field, retire_labels_field
 
@@ -67,29 +75,22 @@ def _import_options(data: dict) -> dict:
     }
 
 
-def _condition_sources() -> list[ScoreSource]:
-    return [
-        ScoreSource(
-            key=(nuggets, assigner),
-            title=f"{nuggets} nuggets / {assigner} assignment",
-            columns=(nuggets, assigner),
-            scores=partial(nugget_scores, nuggets=nuggets, assigner=assigner),
-            leaderboard_url=f'{reverse("assignment:leaderboard")}?{urlencode({"nuggets": nuggets, "assigner": assigner})}',
-            leaderboard_label="runs by Vstrict",
-            downloads=(
-                Download("scores", reverse("collection:download_scores", args=[nuggets, assigner])),
-                Download("assignments", reverse("collection:download_assignments", args=[nuggets, assigner])),
-                Download("nuggets", reverse("collection:download_nuggets", args=[nuggets])),
-            ),
-            notes=partial(condition_notes, nuggets=nuggets, assigner=assigner),
-        )
-        for nuggets, assigner in conditions_list()
-    ]
-
-
-def _labels_per_topic() -> dict[str, int]:
-    rows = AssignmentLabel.objects.order_by().values("answer__topic_id").annotate(n=Count("pk"))
-    return {row["answer__topic_id"]: row["n"] for row in rows}
+def _condition_source(columns: tuple[str, ...]) -> ScoreSource:
+    nuggets, assigner = columns
+    return ScoreSource(
+        key=(nuggets, assigner),
+        title=f"{nuggets} nuggets / {assigner} assignment",
+        columns=(nuggets, assigner),
+        scores=partial(nugget_scores, nuggets=nuggets, assigner=assigner),
+        leaderboard_url=f'{reverse("assignment:leaderboard")}?{urlencode({"nuggets": nuggets, "assigner": assigner})}',
+        leaderboard_label="runs by Vstrict",
+        downloads=(
+            Download("scores", reverse("collection:download_scores", args=[nuggets, assigner])),
+            Download("assignments", reverse("collection:download_assignments", args=[nuggets, assigner])),
+            Download("nuggets", reverse("collection:download_nuggets", args=[nuggets])),
+        ),
+        notes=partial(condition_notes, nuggets=nuggets, assigner=assigner),
+    )
 
 
 def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
@@ -185,10 +186,14 @@ def register() -> None:
             name="conditions",
             title="Nugget conditions",
             headers=("Nugget set", "Assigner"),
-            sources=_condition_sources,
+            source=_condition_source,
+            listed=conditions_from_labels,
+            compute=condition_compute,
+            job_scope=condition_job_scope,
+            work_scope=condition_work_scope,
             empty="No condition has assignment labels yet.",
             order=10,
         )
     )
-    register_topic_count(TopicCount("Assignment labels", _labels_per_topic, order=20))
+    register_topic_count(TopicCount("Nugget conditions", partial(kept_topic_counts, FAMILY), order=20))
     register_answer_badges(AnswerBadges(name="assignment", answer_rows=_condition_rows))

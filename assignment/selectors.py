@@ -12,17 +12,21 @@ the results are held in memory whole anyway.
 """
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from django.db.models import Count, Q, QuerySet
 
+from assessor.collection.kept_scores import kept_columns, kept_scores
 from assessor.collection.scores import Scores
 from assessor.models import Answer, AssessorWork, Job, LabelSource
-from assessor.work.lifecycle import labels_counted, open_work_notes, running_job_notes
+from assessor.work.lifecycle import labels_counted, open_included, open_work_notes, running_job_notes
 from assessor.work.services import NUGGET_KINDS
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
-from nuggets.models import Nugget
+from nuggets.models import Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q
+
+FAMILY = "conditions"  # the registered score family of the conditions (assignment.parts)
 
 
 def counted_labels() -> QuerySet[AssignmentLabel]:
@@ -34,7 +38,15 @@ def condition_labels(*, nuggets: str, assigner: str) -> QuerySet[AssignmentLabel
     return counted_labels().filter(assigner=assigner, nugget__nugget_set__name=nuggets)
 
 
-def conditions_list() -> list[tuple[str, str]]:
+def conditions_list() -> list[tuple[str, ...]]:
+    """The (nugget set name, assigner name) pairs that have scores, sorted (the kept list, or from the labels
+    when open work is counted)."""
+    if open_included():
+        return conditions_from_labels()
+    return kept_columns(FAMILY)
+
+
+def conditions_from_labels() -> list[tuple[str, ...]]:
     """The (nugget set name, assigner name) pairs that have labels, sorted."""
     # DISTINCT over (assigner, nugget) reads the (assigner, nugget) index only;
     # the nugget -> set name map is small next to the labels.
@@ -124,12 +136,42 @@ def _tallies_of_runs(
 
 
 def nugget_scores(
-    *, nuggets: str, assigner: str, topics: list[str] | None = None, runs: list[str] | None = None
+    *,
+    nuggets: str,
+    assigner: str,
+    topics: list[str] | None = None,
+    runs: list[str] | None = None,
+    per_topic: bool = True,
 ) -> Scores:
-    """The nugget metrics of a condition, per answer and per run.
+    """The nugget metrics of a condition, per answer and per run, as kept (assessor.collection.kept_scores).
+
+    `topics` restricts the evaluated topics (computed from the labels); `runs`
+    restricts the runs shown (their means stay over all the condition's
+    evaluated topics); `per_topic=False` reads the runs' means only. With open
+    work counted, the scores are computed from the labels on request.
+    Raises LookupError when the condition has no labels at all.
+    """
+    if open_included() or topics is not None:
+        return nugget_scores_from_labels(nuggets=nuggets, assigner=assigner, topics=topics, runs=runs)
+    try:
+        return kept_scores(family=FAMILY, columns=(nuggets, assigner), runs=runs, per_topic=per_topic)
+    except LookupError:
+        raise _missing_condition(nuggets=nuggets, assigner=assigner) from None
+
+
+def nugget_scores_from_labels(
+    *,
+    nuggets: str,
+    assigner: str,
+    topics: list[str] | None = None,
+    runs: list[str] | None = None,
+    answer_ids: list[int] | None = None,
+) -> Scores:
+    """The nugget metrics of a condition computed from its labels, per answer and per run.
 
     `topics` restricts the evaluated topics; `runs` restricts the runs shown
-    (their means stay over all the condition's evaluated topics).
+    (their means stay over all the condition's evaluated topics); `answer_ids`
+    restricts the answers scored (with `runs` None).
     Raises LookupError when the condition has no labels at all.
     Three queries for the whole condition, four with `runs`.
     """
@@ -138,6 +180,8 @@ def nugget_scores(
         labels = condition_labels(nuggets=nuggets, assigner=assigner)
         if topics is not None:
             labels = labels.filter(answer__topic_id__in=topics)
+        if answer_ids is not None:
+            labels = labels.filter(answer_id__in=answer_ids)
         tallies = _tallies_per_answer(labels)
         evaluated_topics = None
     else:
@@ -163,6 +207,55 @@ def nugget_scores(
         words=dict(answers.values()),
         topics=evaluated_topics,
     )
+
+
+def condition_compute(
+    *, columns: tuple[str, ...], topics: Sequence[str] | None, answers: Sequence[int] | None
+) -> Scores:
+    """The registry's `ScoreFamily.compute` of the conditions: columns are (nugget set name, assigner)."""
+    nuggets, assigner = columns
+    return nugget_scores_from_labels(
+        nuggets=nuggets,
+        assigner=assigner,
+        topics=list(topics) if topics is not None else None,
+        answer_ids=list(answers) if answers is not None else None,
+    )
+
+
+def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
+    """The conditions and topics a job's labels are in."""
+    scope: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    rows = (
+        AssignmentLabel.objects.filter(job_id=job_id)
+        .order_by()
+        .values_list("nugget__nugget_set__name", "assigner", "answer__topic_id")
+        .distinct()
+    )
+    for nuggets, assigner, topic in rows:
+        scope[nuggets, assigner].add(topic)
+    # The nugget lists it made: every condition labelling them (an AutoNuggets job).
+    made = NuggetSet.objects.filter(job_id=job_id).values("pk")
+    labelled = (
+        AssignmentLabel.objects.filter(nugget__nugget_set__in=made)
+        .order_by()
+        .values_list("nugget__nugget_set__name", "assigner", "nugget__nugget_set__topic_id")
+        .distinct()
+    )
+    for nuggets, assigner, topic in labelled:
+        scope[nuggets, assigner].add(topic)
+    return scope
+
+
+def condition_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
+    """The conditions a work's submit or reopening changes: its own, or every condition over the nugget list it makes."""
+    if work.kind == AssessorWork.Kind.ASSIGN_MANUAL:
+        return [(work.nugget_set_name, work.source.name)] if work.source is not None else []
+    if work.kind in NUGGET_KINDS:
+        # The assigners are read from the small source tables, never from the labels.
+        named = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT).values_list("name", flat=True)
+        kept = [assigner for nuggets, assigner in kept_columns(FAMILY) if nuggets == work.nugget_set_name]
+        return [(work.nugget_set_name, assigner) for assigner in sorted({*named, *kept})]
+    return []
 
 
 def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, int], str]:

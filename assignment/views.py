@@ -42,7 +42,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     }
     if nuggets and assigner:
         try:
-            scores = nugget_scores(nuggets=nuggets, assigner=assigner)
+            scores = nugget_scores(nuggets=nuggets, assigner=assigner, per_topic=False)
         except LookupError as exc:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:

@@ -25,6 +25,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from assessor.collection.kept_scores import scores_refresh_work
 from assessor.models import AssessorWork, LabelSource, Qrel, Topic
 from assessor.work.access import WorkNotFound, assessor_work
 from assessor.work.services import (
@@ -750,4 +751,6 @@ def nugget_set_reopen(*, work_id: int, by: User, reason: str = "", confirmed: bo
         after={"status": NuggetSet.Status.OPEN, "reason": reason},
         set_version=nugget_set.version,
     )
+    # An open list counts for nothing: the topic's scores under its name are gone until it is submitted again.
+    scores_refresh_work(work)
     return work

@@ -58,6 +58,7 @@ SUPPORT_VALUES = {"-1": -1, "0": 0, "1": 1, "2": 2}
 SENTENCE_ID_KEYS = ("sentenceID", "sentenceId", "sentence_id")
 CITATION_ID_KEYS = ("citationID", "citationId", "citation_id")
 CHUNK_ANSWERS = 500
+SCORE_FAMILY = "methods"  # the score family of the support methods (support.parts)
 LABEL_COLUMNS = ("citation", "method", "method_kind", "source", "label", "imported_from", "created_at")
 
 
@@ -297,6 +298,8 @@ class SupportImport:
                     field=where,
                 )
             sentence_rows += self._sentences_replace(answer, line)
+            # Other methods' labels on the old sentences go with them.
+            self.writes.scores_touch_everywhere([line.topic_id])
             stored.sentences[answer.pk] = []
         made = self.writes.create(sentence_rows)
         self.result.count_made("sentences", len(made))
@@ -304,6 +307,7 @@ class SupportImport:
             stored.sentences[sentence.answer_id].append(StoredSentence(id=sentence.pk, text=sentence.text))
 
         citation_rows: list[Citation] = []
+        cited_anew: set[str] = set()
         pending_labels: list[tuple[Citation | int, int, JudgedAnswer, str]] = []
         for key, line in keyed:
             answer = answers[key]
@@ -320,10 +324,15 @@ class SupportImport:
                         target = Citation(sentence_id=old.id, position=free, segment_id=citation.docid)
                         old.citations[free] = (-1, citation.docid)  # taken, for the citations after it
                         citation_rows.append(target)
+                        if key not in new_keys:
+                            # A new citation in a stored answer may change what other methods' scores count there.
+                            cited_anew.add(line.topic_id)
                     if citation.support is not None:
                         pending_labels.append((target, citation.support, line, f"{where}.support"))
         self.writes.create(citation_rows)
         self.result.count_made("citations", len(citation_rows))
+        self.writes.scores_touch_everywhere(cited_anew)
+        self.writes.scores_touch(family=SCORE_FAMILY, columns=(self.name,), topics=(line.topic_id for _, line in keyed))
         self._labels_write(pending_labels, stored.labels)
 
     def _sentences_new(self, answer: Answer, line: JudgedAnswer, *, split_stored_text: bool) -> list[Sentence]:

@@ -6,9 +6,9 @@ from functools import partial
 from urllib.parse import urlencode
 
 from django import forms
-from django.db.models import Count
 from django.urls import reverse
 
+from assessor.collection.kept_scores import kept_topic_counts
 from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import AssessorWork, Job
 from assessor.registry import (
@@ -35,7 +35,15 @@ from support import auto, judging, views
 from support.importing import support_import
 from support.models import SupportLabel
 from support.prompts import SUPPORT
-from support.selectors import method_notes, support_methods_list, support_scores
+from support.selectors import (
+    FAMILY,
+    method_compute,
+    method_job_scope,
+    method_notes,
+    method_work_scope,
+    support_methods_from_labels,
+    support_scores,
+)
 from support.services import support_work_give
 
 SUPPORT_CODES: dict[int, str] = {
@@ -59,32 +67,25 @@ def _method_name_field() -> forms.Field:
     return forms.SlugField(required=False, label="Support method name", help_text="Defaults to the kind.")
 
 
-def _method_sources() -> list[ScoreSource]:
-    return [
-        ScoreSource(
-            key=method,
-            title=f"{method} support",
-            columns=(method,),
-            scores=partial(support_scores, method=method),
-            leaderboard_url=f'{reverse("collection:support_leaderboard")}?{urlencode({"method": method})}',
-            leaderboard_label="runs by weighted precision",
-            downloads=(
-                Download("scores", reverse("collection:download_support_scores", args=[method])),
-                Download("labels", reverse("collection:download_support", args=[method])),
-            ),
-            notes=partial(method_notes, method=method),
-        )
-        for method in support_methods_list()
-    ]
-
-
-def _labels_per_topic() -> dict[str, int]:
-    rows = (
-        SupportLabel.objects.order_by()
-        .values("citation__sentence__answer__topic_id")
-        .annotate(n=Count("pk"))
+def _method_source(columns: tuple[str, ...]) -> ScoreSource:
+    (method,) = columns
+    return ScoreSource(
+        key=method,
+        title=f"{method} support",
+        columns=(method,),
+        scores=partial(support_scores, method=method),
+        leaderboard_url=f'{reverse("collection:support_leaderboard")}?{urlencode({"method": method})}',
+        leaderboard_label="runs by weighted precision",
+        downloads=(
+            Download("scores", reverse("collection:download_support_scores", args=[method])),
+            Download("labels", reverse("collection:download_support", args=[method])),
+        ),
+        notes=partial(method_notes, method=method),
     )
-    return {row["citation__sentence__answer__topic_id"]: row["n"] for row in rows}
+
+
+def _method_columns() -> list[tuple[str, ...]]:
+    return [(method,) for method in support_methods_from_labels()]
 
 
 def _first_citation_badges(answer_ids: Sequence[int]) -> dict[int, list[Badge]]:
@@ -143,10 +144,14 @@ def register() -> None:
             name="methods",
             title="Support methods",
             headers=("Method",),
-            sources=_method_sources,
+            source=_method_source,
+            listed=_method_columns,
+            compute=method_compute,
+            job_scope=method_job_scope,
+            work_scope=method_work_scope,
             empty="No support method has labels yet.",
             order=20,
         )
     )
-    register_topic_count(TopicCount("Support labels", _labels_per_topic, order=30))
+    register_topic_count(TopicCount("Support methods", partial(kept_topic_counts, FAMILY), order=30))
     register_answer_badges(AnswerBadges(name="support", sentence_badges=_first_citation_badges))

@@ -6,14 +6,19 @@ Scores are fetched in three queries whatever the size (no query per answer):
 the database counts per answer, support.scoring computes.
 """
 
+from collections import defaultdict
+from collections.abc import Sequence
+
 from django.db.models import Count, Q, QuerySet
 
+from assessor.collection.kept_scores import kept_columns, kept_scores
 from assessor.collection.scores import Scores
 from assessor.models import Answer, AssessorWork, Job, Sentence
-from assessor.work.lifecycle import labels_counted, open_work_notes, running_job_notes
+from assessor.work.lifecycle import labels_counted, open_included, open_work_notes, running_job_notes
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
+FAMILY = "methods"  # the registered score family of the support methods (support.parts)
 WORK_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
 # Up to this many ids go in an IN list; beyond, the whole table is read and filtered in Python.
 IN_LIST_LIMIT = 900
@@ -25,6 +30,14 @@ def counted_labels() -> QuerySet[SupportLabel]:
 
 
 def support_methods_list() -> list[str]:
+    """The names of the support methods that have scores, sorted (the kept list, or from the labels
+    when open work is counted)."""
+    if open_included():
+        return support_methods_from_labels()
+    return [name for (name,) in kept_columns(FAMILY)]
+
+
+def support_methods_from_labels() -> list[str]:
     """The names of the support methods that have labels, sorted."""
     return list(counted_labels().order_by("method").values_list("method", flat=True).distinct())
 
@@ -36,17 +49,43 @@ def method_require(*, method: str) -> None:
         raise LookupError(f"no support labels for method {method!r}; methods with labels: {known}")
 
 
-def support_scores(*, method: str, topics: list[str] | None = None, runs: list[str] | None = None) -> Scores:
-    """Weighted support precision and recall of a method, per answer and per run.
+def support_scores(
+    *, method: str, topics: list[str] | None = None, runs: list[str] | None = None, per_topic: bool = True
+) -> Scores:
+    """Weighted support precision and recall of a method, per answer and per run, as kept
+    (assessor.collection.kept_scores).
+
+    `topics` restricts the evaluated topics (computed from the labels); `runs`
+    restricts the runs shown (their means stay over all the method's evaluated
+    topics); `per_topic=False` reads the runs' means only. With open work
+    counted, the scores are computed from the labels on request.
+    Raises LookupError when the method has no labels.
+    """
+    if open_included() or topics is not None:
+        return support_scores_from_labels(method=method, topics=topics, runs=runs)
+    try:
+        return kept_scores(family=FAMILY, columns=(method,), runs=runs, per_topic=per_topic)
+    except LookupError:
+        method_require(method=method)
+        raise
+
+
+def support_scores_from_labels(
+    *, method: str, topics: list[str] | None = None, runs: list[str] | None = None, answer_ids: list[int] | None = None
+) -> Scores:
+    """Weighted support precision and recall of a method computed from its labels, per answer and per run.
 
     `topics` restricts the evaluated topics; `runs` restricts the runs shown
-    (their means stay over all the method's evaluated topics).
+    (their means stay over all the method's evaluated topics); `answers`
+    restricts the answers scored.
     Raises LookupError when the method has no labels. Three queries, the
     database counting per answer, so that a few rows per answer come back.
     """
     labels = counted_labels().filter(method=method)
     if topics is not None:
         labels = labels.filter(citation__sentence__answer__topic_id__in=topics)
+    if answer_ids is not None:
+        labels = labels.filter(citation__sentence__answer_id__in=answer_ids)
     counts = {
         str(value): Count("id", filter=Q(citation__position=0, label=value)) for value in SUPPORT_SCORE
     }
@@ -86,6 +125,37 @@ def support_scores(*, method: str, topics: list[str] | None = None, runs: list[s
         by_value = judged[answer_id]
         sentences[key] = [value for value, n in by_value.items() for _ in range(n)] + [None] * uncited.get(answer_id, 0)
     return method_scores(answers=sentences, topics=evaluated_topics)
+
+
+def method_compute(*, columns: tuple[str, ...], topics: Sequence[str] | None, answers: Sequence[int] | None) -> Scores:
+    """The registry's `ScoreFamily.compute` of the support methods: columns are (method,)."""
+    (method,) = columns
+    return support_scores_from_labels(
+        method=method,
+        topics=list(topics) if topics is not None else None,
+        answer_ids=list(answers) if answers is not None else None,
+    )
+
+
+def method_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
+    """The methods and topics a job's labels are in."""
+    scope: dict[tuple[str, ...], set[str]] = defaultdict(set)
+    rows = (
+        SupportLabel.objects.filter(job_id=job_id)
+        .order_by()
+        .values_list("method", "citation__sentence__answer__topic_id")
+        .distinct()
+    )
+    for method, topic in rows:
+        scope[(method,)].add(topic)
+    return scope
+
+
+def method_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
+    """The method a support work's submit or reopening changes: the one its labels go into."""
+    if work.kind in WORK_KINDS and work.source is not None:
+        return [(work.source.name,)]
+    return []
 
 
 def support_label_pairs(*, method: str) -> dict[int, int]:

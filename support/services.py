@@ -10,6 +10,7 @@ label that was shown and the label it came from.
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
 from assessor.work.services import (
@@ -21,6 +22,7 @@ from assessor.work.services import (
 )
 from support.judging import LABEL_SHORT, METHOD_OF_KIND, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
 from support.models import SupportLabel
+from support.selectors import FAMILY
 
 JUDGED_LABELS = tuple(int(label) for label in LABEL_SHORT)
 
@@ -168,7 +170,7 @@ def support_label_save(
             seconds_spent=seconds,
         )
 
-    return label_write(
+    saved = label_write(
         work=work,
         existing=existing,
         empty=None,
@@ -181,6 +183,8 @@ def support_label_save(
         item=f"citation {citation.pk}",
         op_id=op_id,
     )
+    scores_refresh(family=FAMILY, columns=(source.name,), topics=[work.topic_id], answers=[answer_id])
+    return saved
 
 
 @transaction.atomic

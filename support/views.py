@@ -25,7 +25,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     context: dict = {"methods": methods, "method": method, "error": ""}
     if method:
         try:
-            scores = support_scores(method=method)
+            scores = support_scores(method=method, per_topic=False)
         except LookupError as exc:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:

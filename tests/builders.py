@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import (
     Answer,
     AssessorWork,
@@ -24,8 +25,10 @@ from assessor.models import (
 )
 from assessor.work.roles import Role, user_set_role
 from assignment.models import AssignmentLabel
+from assignment.selectors import FAMILY as CONDITIONS
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
+from support.selectors import FAMILY as METHODS
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -114,6 +117,8 @@ def make_nugget_set(
         Nugget.objects.create(
             nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=batch
         )
+    # As the import of a file would: the topic's kept scores follow its nuggets.
+    scores_refresh(topics=[topic.pk])
     return nugget_set
 
 
@@ -122,25 +127,41 @@ def nuggets_of(nugget_set: NuggetSet) -> list[Nugget]:
 
 
 def make_assignment_label(
-    answer: Answer, nugget: Nugget, value: str, *, assigner: str = "manual", kind: str = "manual"
+    answer: Answer, nugget: Nugget, value: str, *, assigner: str = "manual", kind: str = "manual", refresh: bool = True
 ) -> AssignmentLabel:
+    """A label made by an imported file; its answer's kept scores refreshed as the import would (unless the
+    caller refreshes once for many)."""
     batch = make_batch(kind="assignments")
-    return AssignmentLabel.objects.create(
+    label = AssignmentLabel.objects.create(
         answer=answer, nugget=nugget, assigner=assigner, assigner_kind=kind, label=value,
         source=source_of("assignment", assigner, imported_from=batch), imported_from=batch,
     )  # fmt: skip
+    if refresh:
+        scores_refresh(
+            family=CONDITIONS, columns=(nugget.nugget_set.name, assigner), topics=[answer.topic_id], answers=[answer.pk]
+        )
+    return label
 
 
 def make_support_label(
-    answer: Answer, sentence_index: int, value: str | int, *, method: str = "scratch", kind: str = "scratch"
+    answer: Answer,
+    sentence_index: int,
+    value: str | int,
+    *,
+    method: str = "scratch",
+    kind: str = "scratch",
+    refresh: bool = True,
 ) -> SupportLabel:
     """A label on the first citation of the answer's sentence."""
     citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=0)
     batch = make_batch(kind="support")
-    return SupportLabel.objects.create(
+    label = SupportLabel.objects.create(
         citation=citation, method=method, method_kind=kind, label=value,
         source=source_of("support", method, imported_from=batch), imported_from=batch,
     )
+    if refresh:
+        scores_refresh(family=METHODS, columns=(method,), topics=[answer.topic_id], answers=[answer.pk])
+    return label
 
 
 def make_collection(size: int) -> None:
@@ -159,9 +180,10 @@ def make_collection(size: int) -> None:
         for run in runs:
             answer = make_answer(run, topic, [(f"sentence {k}", [segments[k]]) for k in range(size)])
             for nugget in nuggets:
-                make_assignment_label(answer, nugget, "support")
+                make_assignment_label(answer, nugget, "support", refresh=False)
             for k in range(size):
-                make_support_label(answer, k, SupportLabel.Label.FS)
+                make_support_label(answer, k, SupportLabel.Label.FS, refresh=False)
+    scores_refresh(discover=True)
 
 
 def read_scores_tsv(text: str) -> dict[tuple[str, str, str], float]:

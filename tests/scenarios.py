@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, AssessorWork, Citation, ImportBatch, Topic
 from assessor.work.roles import Role
 from assignment import judging
@@ -177,6 +178,7 @@ def plant_llm_output(*, topic: Topic, nuggets: list[Nugget], answers: list[Answe
         )
         for citation in Citation.objects.filter(sentence__answer__topic=topic)
     )
+    scores_refresh(topics=[topic.pk], discover=True)  # as the imports of these rows would
 
 
 def give_assign(scenario: Scenario) -> AssessorWork:

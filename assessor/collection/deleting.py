@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, ProtectedError
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import AuditEntry, Job, LabelSource, QrelSource
 from assessor.registry import Deletable, UploadRow, registry
 
@@ -63,6 +64,8 @@ def upload_delete(*, kind: str, name: str, actor: User) -> str:
         if row.blockers:
             raise DeleteRefused(row.blockers)
         deleted = deletable.delete(name)
+        # What the upload held may have been scored (labels, nuggets, a run's answers).
+        scores_refresh()
         AuditEntry.objects.create(
             actor=actor,
             actor_name=actor.get_username(),

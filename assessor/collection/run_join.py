@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.models import Answer, Run, RunAlias
 
@@ -106,12 +107,15 @@ def runs_join(*, keep: str, merge: str, by: User | None) -> JoinResult:
     if plan.conflicts:
         raise RunJoinRefused(plan.refusal)
     merge_id = merge_run.run_id
+    topics = list(Answer.objects.filter(run=merge_run).values_list("topic_id", flat=True))
     moved = Answer.objects.filter(run=merge_run).update(run=keep_run)
     # Aliases that named `merge` name `keep` now, so a chain of joins resolves in one step.
     RunAlias.objects.filter(run=merge_run).update(run=keep_run)
     # The run goes before its id becomes an alias: an alias never equals a stored run's id.
     merge_run.delete()
     RunAlias.objects.create(alias=merge_id, run=keep_run, joined_from=merge_id, answers_moved=moved, created_by=by)
+    # The moved answers' scores are `keep`'s now.
+    scores_refresh(topics=topics)
     return JoinResult(
         keep=keep_run.run_id, merge=merge_id, topics=plan.topics, alias=merge_id, repointed=plan.repointed
     )

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch
 
+from assessor.collection.kept_scores import family_sources
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
 from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
@@ -223,7 +224,7 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     sections: list[ScoreSection] = []
     missing: list[str] = []
     for family in registry.score_families:
-        for source in family.sources():
+        for source in family_sources(family):
             try:
                 section = _score_section(source.title, source.scores(runs=[run.run_id]), run.run_id)
                 section.notes = source.notes()

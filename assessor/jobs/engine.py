@@ -30,6 +30,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from assessor.collection.importing.base import statistics_refresh
+from assessor.collection.kept_scores import scores_refresh_job
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
@@ -37,6 +38,7 @@ from assessor.models import Job, JobItem, LabelSource, PromptTemplate
 from assessor.project.celery import app as celery_app
 from assessor.registry import registry
 from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
+from assessor.work.lifecycle import FINISHED_JOB_STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -180,10 +182,16 @@ def job_complete_if_finished(job_id: int) -> None:
     if open_items.exists():
         return
     now = timezone.now()
-    done = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
-        status=Job.Status.DONE, finished_at=now
-    )
-    failed = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(status=Job.Status.FAILED, finished_at=now)
+    with transaction.atomic():
+        done = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
+            status=Job.Status.DONE, finished_at=now
+        )
+        failed = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
+            status=Job.Status.FAILED, finished_at=now
+        )
+        if done or failed:
+            # The job's labels count from now on.
+            scores_refresh_job(job_id)
     if done or failed:
         # The one caller that finished the job: its labels or grades are rows the planner must know of, as after
         # an import (a TREC-scale relevance job writes as many as a qrels file).
@@ -330,6 +338,9 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
         pending = JobItem.objects.filter(job=job, status=JobItem.Status.PENDING).count()
         if pending:
             Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, finished_at=None, error="")
+            if job.status in FINISHED_JOB_STATUSES:
+                # A finished job running again: its labels stop counting until it finishes.
+                scores_refresh_job(job.pk)
     return pending
 
 

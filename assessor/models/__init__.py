@@ -13,6 +13,7 @@ from assessor.models.collection import (
 )
 from assessor.models.jobs import Job, JobItem, LLMCall, LLMEndpoint, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
+from assessor.models.scores import KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.models.sources import LabelSource
 from assessor.models.uploads import Upload
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
@@ -26,6 +27,9 @@ __all__ = [
     "ImportBatch",
     "Job",
     "JobItem",
+    "KeptAnswerScore",
+    "KeptRunScore",
+    "KeptSource",
     "LabelSource",
     "LLMCall",
     "LLMEndpoint",

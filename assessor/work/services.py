@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from assessor.collection.kept_scores import scores_refresh_work
 from assessor.models import AssessorWork, LabelSource, Topic, WorkEvent
 from assessor.sources import SourceRefused, source_claim
 from assessor.work.access import assessor_work
@@ -185,6 +186,8 @@ def work_submit_mark(*, work: AssessorWork, user: User, detail: dict | None = No
     WorkEvent.objects.create(
         work=work, user=user, action="submitted", detail={"active_seconds": work.active_seconds, **(detail or {})}
     )
+    # Its labels count from now on.
+    scores_refresh_work(work)
 
 
 def work_reopen_mark(*, work: AssessorWork, by: User | None, reason: str = "", redo: dict | None = None) -> None:
@@ -213,6 +216,8 @@ def work_reopen_mark(*, work: AssessorWork, by: User | None, reason: str = "", r
     work.last_activity_at = None
     work.save(update_fields=["status", "submitted_at", "reopened_count", "version", "last_activity_at", "redo"])
     work.refresh_from_db(fields=["version"])
+    # Its labels stop counting until it is submitted again.
+    scores_refresh_work(work)
 
 
 def work_notes_set(*, work_id: int, notes: str, by: User | None) -> AssessorWork:

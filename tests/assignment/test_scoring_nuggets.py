@@ -10,31 +10,22 @@ from django.core.management import CommandError, call_command
 from assessor.collection.scores import NUGGET_METRICS, runs_ranked
 from assignment.models import AssignmentLabel
 from assignment.scoring import answer_metrics
-from assignment.selectors import assignment_label_pairs, conditions_list, nugget_scores
+from assignment.selectors import assignment_label_pairs, conditions_list, nugget_scores, nugget_scores_from_labels
 from tests.builders import (
     make_answer,
-    make_batch,
+    make_assignment_label,
     make_nugget_set,
     make_run,
     make_topic,
     nuggets_of,
     read_scores_tsv,
-    source_of,
 )
 
 pytestmark = pytest.mark.django_db
 
 
 def label(answer, nugget, value: str, *, assigner: str = "manual") -> AssignmentLabel:
-    return AssignmentLabel.objects.create(
-        answer=answer,
-        nugget=nugget,
-        assigner=assigner,
-        source=source_of("assignment", assigner),
-        assigner_kind="manual",
-        label=value,
-        imported_from=make_batch(),
-    )
+    return make_assignment_label(answer, nugget, value, assigner=assigner)
 
 
 def answer_of(run, topic, words: int):
@@ -250,6 +241,11 @@ def test_export_scores_matches_the_protocol_on_nists_file(shared_data):
 
 def test_a_condition_costs_a_fixed_number_of_queries(condition, django_assert_num_queries):
     with django_assert_num_queries(3):
-        nugget_scores(nuggets="auto_edit", assigner="manual")
+        nugget_scores_from_labels(nuggets="auto_edit", assigner="manual")
     with django_assert_num_queries(4):
+        nugget_scores_from_labels(nuggets="auto_edit", assigner="manual", runs=["r1", "r2"])
+    # Kept: the source, its runs' sums, its answers' rows.
+    with django_assert_num_queries(3):
         nugget_scores(nuggets="auto_edit", assigner="manual", runs=["r1", "r2"])
+    with django_assert_num_queries(2):
+        nugget_scores(nuggets="auto_edit", assigner="manual", per_topic=False)

@@ -6,6 +6,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, Citation
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
@@ -76,6 +77,7 @@ def collection():
     judge(a11, 0, 0, 2)
     judge(a11, 2, 0, -1)
     judge(a21, 0, 0, 1)
+    scores_refresh(discover=True)  # as the import of these rows would
     return {"nuggets": n1}
 
 

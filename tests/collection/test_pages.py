@@ -70,8 +70,9 @@ def test_the_topic_list_counts_what_each_topic_has(organizer, small_collection):
     rows = {row.topic.id: row for row in response.context["rows"]}
     judged = rows["2024-1"]
     assert judged.relevant == [2, 1]  # nist: grades 3 and 1; umbrela: grade 2 only
-    assert response.context["count_titles"] == ["Nugget sets", "Assignment labels", "Support labels"]
-    assert (judged.answers, *judged.counts) == (2, 1, 4, 3)
+    assert response.context["count_titles"] == ["Nugget sets", "Nugget conditions", "Support methods"]
+    # One nugget set, evaluated in one condition (auto_edit / manual) and one support method (scratch).
+    assert (judged.answers, *judged.counts) == (2, 1, 1, 1)
     unjudged = rows["2024-2"]
     assert (unjudged.relevant, unjudged.answers, unjudged.counts[0]) == ([0, 0], 1, 0)
     page = response.content.decode()

@@ -1,5 +1,6 @@
 """Small hand-built conditions for the meta-evaluation tests (offered as fixtures by conftest.py)."""
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import ImportBatch
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
@@ -50,6 +51,7 @@ def build_conditions() -> dict:
             for key, labels in table.items()
             for nugget, label in zip(nuggets[key[1]], labels, strict=True)
         )  # fmt: skip
+    scores_refresh(discover=True)  # as the import of these rows would
     return {"topics": topics, "runs": runs, "answers": answers}
 
 
@@ -77,3 +79,4 @@ def build_support() -> None:
             )  # fmt: skip
             for c, label in zip(firsts, labels, strict=True)
         )
+    scores_refresh(discover=True)  # as the import of these rows would

@@ -7,6 +7,7 @@ from collections import defaultdict
 import pytest
 from django.core.management import CommandError, call_command
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Citation
 from support.models import SupportLabel
 from support.scoring import answer_support_metrics
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def judge(answer, sentence_index: int, position: int, value: int, *, method: str = "scratch") -> SupportLabel:
     citation = Citation.objects.get(sentence__answer=answer, sentence__index=sentence_index, position=position)
-    return SupportLabel.objects.create(
+    label = SupportLabel.objects.create(
         citation=citation,
         method=method,
         source=source_of("support", method),
@@ -26,6 +27,9 @@ def judge(answer, sentence_index: int, position: int, value: int, *, method: str
         label=value,
         imported_from=make_batch(),
     )
+    # As the import of the label would.
+    scores_refresh(family="methods", columns=(method,), topics=[answer.topic_id], answers=[answer.pk])
+    return label
 
 
 # --- pure functions --------------------------------------------------------

@@ -6,6 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from assessor.collection.kept_scores import scores_refresh
+from assessor.jobs.engine import job_complete_if_finished
 from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
 from assessor.work.judging import judge_work_reopen
 from assessor.work.lifecycle import open_work_included
@@ -91,7 +93,7 @@ def test_a_running_job_s_labels_count_once_it_has_finished():
         source=source_of("support", "gpt", kind="llm"), job=job,
     )  # fmt: skip
     assert support_methods_list() == []
-    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    job_complete_if_finished(job.pk)  # it has no item left: done
     assert support_methods_list() == ["gpt"]
     assert support_scores(method="gpt").per_topic[(answer.run.run_id, topic.pk)]["weighted_precision"] == 0.5
 
@@ -106,10 +108,12 @@ def test_an_open_nugget_list_counts_for_nothing():
             make_assignment_label(answer, nugget, "support", assigner="nist")
     assert nugget_scores(nuggets="auto_edit", assigner="nist").topics == sorted(t.pk for t in topics)
     topics[1].nugget_sets.update(status="open")
+    scores_refresh(topics=[topics[1].pk])  # as reopening the list does
     scores = nugget_scores(nuggets="auto_edit", assigner="nist")
     # Only the submitted list's topic is evaluated: the run's mean is over it alone, all support: 1.0.
     assert scores.topics == [topics[0].pk] and scores.run_means[run.run_id]["A"] == 1.0
     topics[0].nugget_sets.update(status="open")
+    scores_refresh(topics=[topics[0].pk])
     assert conditions_list() == []
 
 

@@ -29,6 +29,7 @@ from assessor.collection.importing.staging import (
     Writes,
     staging_used,
 )
+from assessor.collection.kept_scores import scores_refresh, scores_refresh_touched
 from assessor.models import ImportBatch
 from assessor.project.busy import database_busy
 
@@ -263,6 +264,7 @@ def import_file(
                 result = prepare(writes)
                 if progress is not None:
                     progress.prepared()
+                _scores_refresh_later(writes, kind)
                 return batch_finish(batch, result)
     conflict: SwitchConflict | None = None
     for _ in range(SWITCH_ATTEMPTS):
@@ -279,6 +281,7 @@ def import_file(
                 return result
             _batch_fill(batch, result)
             writes.create_one(batch)
+            _scores_refresh_later(writes, kind)
             try:
                 _switch(writes, since)
             except SwitchConflict as exc:
@@ -290,6 +293,22 @@ def import_file(
         f"the stored data kept changing while the file was prepared ({conflict}); nothing was imported: import it again",
         path=path,
     )
+
+
+# The kinds of file whose rows scores read: labels, nugget lists, the answers of runs.
+SCORED_KINDS = (ImportBatch.Kind.RUN, ImportBatch.Kind.NUGGETS, ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
+
+
+# The kinds whose importers say what they wrote (Writes.scores_touch); the others refresh every kept score.
+SCOPED_KINDS = (ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
+
+
+def _scores_refresh_later(writes: Writes, kind: ImportBatch.Kind) -> None:
+    """Refresh the kept scores the import changed after its last write, in its transaction (the switch, when staged)."""
+    if kind in SCOPED_KINDS:
+        writes.later(lambda: scores_refresh_touched(writes.scores_touched, writes.scores_everywhere))
+    elif kind in SCORED_KINDS:
+        writes.later(scores_refresh)
 
 
 def _switch(writes: StagedWrites, since: int) -> None:

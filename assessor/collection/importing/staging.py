@@ -85,6 +85,11 @@ class Writes:
     def __init__(self, batch: "ImportBatch") -> None:
         self.batch = batch
         self.progress = progress_current()
+        # What the import wrote that scores read, for the refresh after its last write:
+        # (score family, source columns) -> topics of its labels; topics where it changed what other
+        # sources' labels stand on (a replaced nugget list, replaced sentences, new citations).
+        self.scores_touched: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+        self.scores_everywhere: set[str] = set()
         handle, name = tempfile.mkstemp(prefix="import-", suffix=".sqlite3", dir=staging_directory())
         os.close(handle)
         self.path = Path(name)
@@ -132,6 +137,17 @@ class Writes:
         return earlier
 
     # --- what importers call -------------------------------------------------
+
+    def scores_touch(self, *, family: str, columns: tuple[str, ...], topics: Iterable[str]) -> None:
+        """The import wrote labels of this score source in these topics."""
+        self.scores_touched.setdefault((family, columns), set()).update(topics)
+
+    def scores_touch_everywhere(self, topics: Iterable[str]) -> None:
+        """The import changed what other sources' labels stand on in these topics: their scores there may change.
+
+        A new answer is not such a change: a source scores only the answers it has labels on.
+        """
+        self.scores_everywhere.update(topics)
 
     def create(self, objects: Iterable[M], *, ignore_conflicts: bool = False) -> list[M]:
         """bulk_create: the objects get their primary keys (provisional ones when staged)."""

@@ -9,6 +9,7 @@ import io
 import os
 import statistics
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from django.core.management import call_command, get_commands
@@ -32,6 +33,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--folder", type=Path, default=None, help="where to write the files (default: a temporary folder)"
         )
+        parser.add_argument("--repeat", type=int, default=5, help="requests timed per page (the median is shown)")
         parser.add_argument(
             "--in-place",
             action="store_true",
@@ -39,6 +41,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
+        self.repeat = options["repeat"]
         with tempfile.TemporaryDirectory(prefix="assessor-bench-") as scratch:
             folder = options["folder"] or Path(scratch)
             load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
@@ -69,6 +72,7 @@ class Command(BaseCommand):
             self._say(step.line())
         for step in self._scoring_steps():
             self._say(step.line())
+        self._pages(repeat=self.repeat)
         self._say(self._database_size())
 
     def _import(self, command: str, *arguments: str, label: str = "") -> Measure:
@@ -127,6 +131,97 @@ class Command(BaseCommand):
             # Tracing Python allocations slows the code down: a second, traced pass.
             traced, _ = measured(name + " (traced)", score, trace=True)
             yield traced
+
+    def _pages(self, *, repeat: int) -> None:
+        """Server time and queries of each organizer page (the kept scores), and of a label save with its refresh."""
+        from django.contrib.auth.models import User
+        from django.test import Client
+        from django.test.utils import override_settings
+        from django.urls import reverse
+
+        from assessor.collection.kept_scores import scores_refresh, scores_refresh_work
+        from assessor.models import Answer, AssessorWork, LabelSource, Run, Topic
+        from assessor.work.roles import Role, user_set_role
+        from assignment.judging import assign_work_give, work_nugget_set
+        from bench.request_bench import requests_time, response_ok
+
+        organizer = User.objects.create(username="bench-collection-organizer")
+        user_set_role(organizer, Role.ORGANIZER)
+        assessor = User.objects.create(username="bench-collection-assessor")
+        user_set_role(assessor, Role.ASSESSOR)
+        topic = Topic.objects.order_by("pk").first()
+        run = Run.objects.order_by("run_id").first()
+        if topic is None or run is None or not Answer.objects.exists():
+            self._say("pages: skipped, the collection has no answers")
+            return
+        client = Client()
+        client.force_login(organizer)
+
+        def get(url: str) -> Callable[[], None]:
+            return lambda: response_ok(client.get(url))
+
+        def download(url: str) -> Callable[[], None]:
+            def read() -> None:
+                response = client.get(url)
+                response_ok(response)
+                b"".join(response.streaming_content)  # type: ignore[attr-defined]
+
+            return read
+
+        pages = {
+            "home": get(reverse("home")),
+            "topics": get(reverse("collection:topics")),
+            "topic": get(reverse("collection:topic", args=[topic.pk])),
+            "runs": get(reverse("collection:runs")),
+            "run": get(reverse("collection:run", args=[run.run_id])),
+            "leaderboards": get(reverse("collection:leaderboards")),
+            "condition leaderboard": get(reverse("assignment:leaderboard") + "?nuggets=auto_edit&assigner=manual"),
+            "support leaderboard": get(reverse("collection:support_leaderboard") + "?method=scratch"),
+            "meta-evaluation": get(reverse("metaeval:index")),
+            "meta-evaluation, a comparison": get(
+                reverse("metaeval:index") + "?a=auto_edit/manual&b=auto_edit/auto&metric=Vstrict"
+            ),
+            "scores download": download(reverse("collection:download_scores", args=["auto_edit", "manual"])),
+        }
+        # A ManualAssign save on the collection's nugget lists: the label and its answer's kept scores.
+        work = assign_work_give(topic=topic, assessor=assessor, by=organizer, assigner_name="bench-person")
+        nugget = work_nugget_set(work=work).nuggets.order_by("position").values_list("pk", flat=True)[0]
+        assessor_client = Client()
+        assessor_client.force_login(assessor)
+        state = {"label": ""}
+
+        def label_save() -> None:
+            label = "support" if state["label"] != "support" else "not_support"
+            response = assessor_client.post(
+                reverse("judge:label", args=[work.pk, 1]),
+                {"nugget": nugget, "label": label, "previous": state["label"], "version": work.version},
+                HTTP_ACCEPT="application/json",
+            )
+            assert response.status_code == 200, response.content[:300]
+            state["label"] = label
+
+        pages["label save (with its scores)"] = label_save
+        # What a write that changes figures costs: one answer of a condition, one topic of every source (a submit).
+        answer = Answer.objects.filter(topic=topic).order_by("pk").first()
+        assert answer is not None
+        pages["refresh: one answer, one condition"] = lambda: scores_refresh(
+            family="conditions", columns=("auto_edit", "manual"), topics=[topic.pk], answers=[answer.pk]
+        )
+        pages["refresh: one topic, every source"] = lambda: scores_refresh(topics=[topic.pk])
+        # A submit (or reopening) refreshes what the work's labels go into, in its topic: a ManualAssign
+        # work into the condition auto_edit/manual; a nugget list every condition over it.
+        manual = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name="manual").first()
+        assign_work = AssessorWork(
+            topic=topic, kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name="auto_edit", source=manual
+        )
+        nugget_work = AssessorWork(topic=topic, kind=AssessorWork.Kind.NUGGETS_AUTO_EDIT, nugget_set_name="auto_edit")
+        pages["refresh: a ManualAssign submit"] = lambda: scores_refresh_work(assign_work)
+        pages["refresh: a nugget list submit"] = lambda: scores_refresh_work(nugget_work)
+        with override_settings(ALLOWED_HOSTS=["testserver"]):
+            timings = requests_time(pages, repeat=repeat)
+        self._say(f"{'request':<36}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
+        for name, timing in timings.items():
+            self._say(f"{name:<36}{timing.median_ms:>10.1f}{timing.cpu_ms:>8.1f}{timing.queries:>9}")
 
     def _database_size(self) -> str:
         with connection.cursor() as cursor:

@@ -1,0 +1,259 @@
+"""Kept scores: stored per answer and per run, refreshed by the writes that change them.
+
+What is scored stays where it lives (assessor.work.lifecycle.labels_counted and
+the apps' scoring.py): a refresh asks the source's family (the registry's
+`ScoreFamily.compute`) for the scores of the answers in scope, from their
+labels, and replaces the kept rows of that scope, then the sums of the runs
+whose rows changed. A write calls `scores_refresh` after it, inside its own
+transaction, with the narrowest scope it knows: one label save refreshes one
+answer and its run's sums, a submit the sources its work's labels go into in
+its topic, a finished job the sources and topics it labelled, an import the
+sources and topics it wrote. Sources are listed from the kept source table,
+never by reading the labels (only a rebuild does).
+
+A run's mean is its sum divided by the number of the source's evaluated
+topics, which is kept on the source: a topic that becomes evaluated changes
+every run's mean without rewriting every run's row. Sums are `math.fsum` over
+the kept values, so they equal the from-labels means exactly.
+
+The kept figures are the finished work's. The organizers' open-work view
+(assessor.project.open_work) is computed from the labels on request, as before.
+"""
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from django.db import transaction
+
+from assessor.collection.scores import Scores, ratio
+from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
+from assessor.registry import ScoreFamily, ScoreSource, registry
+from assessor.work.lifecycle import open_included, open_work_included
+
+Columns = tuple[str, ...]
+
+
+def source_name(columns: Columns) -> str:
+    return "/".join(columns)
+
+
+def _family(name: str) -> ScoreFamily:
+    for family in registry.score_families:
+        if family.name == name:
+            return family
+    raise LookupError(f"no score family named {name!r}")
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+def kept_columns(family: str) -> list[Columns]:
+    """The sources of a family that have kept scores, sorted (a read of the small source table)."""
+    names = KeptSource.objects.filter(family=family).order_by("name").values_list("name", flat=True)
+    return [tuple(name.split("/")) for name in names]
+
+
+def family_columns(family: ScoreFamily) -> list[Columns]:
+    """The sources a page lists: the kept ones, or those with any label when open work is counted."""
+    if open_included():
+        return family.listed()
+    return kept_columns(family.name)
+
+
+def family_sources(family: ScoreFamily) -> list[ScoreSource]:
+    return [family.source(columns) for columns in family_columns(family)]
+
+
+def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = None, per_topic: bool = True) -> Scores:
+    """A source's kept scores, shaped as the from-labels ones (`runs` restricts the runs shown).
+
+    `per_topic=False` leaves the per-answer rows out (a leaderboard needs the means only).
+    Raises LookupError when the source has no kept scores.
+    """
+    source = KeptSource.objects.filter(family=family, name=source_name(columns)).first()
+    if source is None:
+        raise LookupError(f"no kept scores for {family} {source_name(columns)!r}")
+    metrics = tuple(source.metrics)
+    run_rows = KeptRunScore.objects.filter(source=source)
+    if runs is not None:
+        run_rows = run_rows.filter(run__run_id__in=runs)
+    topic_count = len(source.topics)
+    run_means = {
+        run_id: {metric: ratio(sums[metric], topic_count) for metric in metrics}
+        for run_id, sums in run_rows.order_by().values_list("run__run_id", "sums")
+    }
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    if per_topic:
+        answers = KeptAnswerScore.objects.filter(source=source)
+        if runs is not None:
+            answers = answers.filter(run__run_id__in=runs)
+        rows = {
+            (run_id, topic_id): values
+            for run_id, topic_id, values in answers.order_by().values_list("run__run_id", "topic_id", "values")
+        }
+    return Scores(
+        metrics=metrics,
+        per_topic=dict(sorted(rows.items())),
+        run_means=dict(sorted(run_means.items())),
+        topics=list(source.topics),
+        runs=sorted(run_means),
+    )
+
+
+def kept_topic_counts(family: str) -> dict[str, int]:
+    """topic id -> how many of the family's sources evaluate it (a read of the small source table)."""
+    counts: dict[str, int] = defaultdict(int)
+    for topics in KeptSource.objects.filter(family=family).values_list("topics", flat=True):
+        for topic in topics:
+            counts[topic] += 1
+    return dict(counts)
+
+
+def kept_answered(*, family: str, columns: Columns) -> dict[str, int]:
+    """run id -> its evaluated answers under the source, from the kept run rows."""
+    rows = KeptRunScore.objects.filter(source__family=family, source__name=source_name(columns))
+    return dict(rows.order_by().values_list("run__run_id", "answered"))
+
+
+# --- refreshing ----------------------------------------------------------------------------
+
+
+def scores_refresh(
+    *,
+    family: str | None = None,
+    columns: Columns | None = None,
+    topics: Iterable[str] | None = None,
+    answers: Iterable[int] | None = None,
+    discover: bool = False,
+) -> None:
+    """Bring the kept scores of a scope up to date with the labels (call it after the write, in its transaction).
+
+    family None: every family; columns None: every kept source of the family
+    (with `discover`, also those with counted labels and no kept row yet: a
+    rebuild; a write that gives a source its first labels names it in
+    `columns`); topics and answers None: all of them.
+    """
+    topic_list = sorted(set(topics)) if topics is not None else None
+    answer_list = sorted(set(answers)) if answers is not None else None
+    if topic_list == [] or answer_list == []:
+        return
+    families = [_family(family)] if family is not None else registry.score_families
+    # The kept figures are the finished work's, whatever the request that made the write asked to see.
+    with transaction.atomic(), open_work_included(False):
+        for each in families:
+            if columns is not None:
+                every = [columns]
+            else:
+                every = sorted(set(kept_columns(each.name)) | (set(each.listed()) if discover else set()))
+            for source_columns in every:
+                _source_refresh(each, source_columns, topics=topic_list, answers=answer_list)
+
+
+def scores_refresh_work(work: AssessorWork) -> None:
+    """After a submit or reopening: the sources the work's labels go into, in its topic only."""
+    for family in registry.score_families:
+        for columns in family.work_scope(work):
+            scores_refresh(family=family.name, columns=columns, topics=[work.topic_id])
+
+
+def scores_refresh_touched(touched: dict[tuple[str, Columns], set[str]], everywhere: set[str]) -> None:
+    """After an import: each source it wrote labels into, over the topics of its lines, in one pass a source;
+    then every other kept source over the topics where it changed what their labels stand on."""
+    for (family, columns), topics in sorted(touched.items()):
+        scores_refresh(family=family, columns=columns, topics=topics | everywhere)
+    if not everywhere:
+        return
+    with open_work_included(False):
+        for each in registry.score_families:
+            for columns in kept_columns(each.name):
+                if (each.name, columns) not in touched:
+                    scores_refresh(family=each.name, columns=columns, topics=everywhere)
+
+
+def scores_refresh_job(job_id: int) -> None:
+    """After a job's status changed: its labels came to count, or stopped counting."""
+    with open_work_included(False):
+        for family in registry.score_families:
+            for columns, topics in family.job_scope(job_id).items():
+                scores_refresh(family=family.name, columns=columns, topics=topics)
+
+
+def scores_rebuild() -> dict[str, int]:
+    """Throw every kept score away and compute them all again from the labels; returns the sources kept by family."""
+    with transaction.atomic():
+        KeptSource.objects.all().delete()
+        scores_refresh(discover=True)
+    return {family.name: len(kept_columns(family.name)) for family in registry.score_families}
+
+
+def _source_refresh(
+    family: ScoreFamily, columns: Columns, *, topics: list[str] | None, answers: list[int] | None
+) -> None:
+    try:
+        scores = family.compute(columns=columns, topics=topics, answers=answers)
+    except LookupError:
+        scores = None
+    source = KeptSource.objects.filter(family=family.name, name=source_name(columns)).first()
+    if source is None:
+        if scores is None or not scores.per_topic:
+            return
+        source = KeptSource.objects.create(family=family.name, name=source_name(columns), metrics=list(scores.metrics))
+
+    in_scope = KeptAnswerScore.objects.filter(source=source)
+    scope_answers = Answer.objects.all()
+    if topics is not None:
+        in_scope = in_scope.filter(topic_id__in=topics)
+        scope_answers = scope_answers.filter(topic_id__in=topics)
+    if answers is not None:
+        in_scope = in_scope.filter(answer_id__in=answers)
+        scope_answers = scope_answers.filter(id__in=answers)
+    changed_runs = set(in_scope.order_by().values_list("run_id", flat=True).distinct())
+    in_scope.delete()
+
+    if scores is not None and scores.per_topic:
+        keys = {
+            (run_id, topic_id): (answer_id, run_pk)
+            for answer_id, run_pk, run_id, topic_id in scope_answers.order_by().values_list(
+                "id", "run_id", "run__run_id", "topic_id"
+            )
+        }
+        rows = [
+            KeptAnswerScore(source=source, answer_id=answer_id, run_id=run_pk, topic_id=key[1], values=values)
+            for key, values in scores.per_topic.items()
+            if key in keys
+            for answer_id, run_pk in [keys[key]]
+        ]
+        KeptAnswerScore.objects.bulk_create(rows, batch_size=1000)
+        changed_runs |= {row.run_id for row in rows}
+
+    _runs_refresh(source, changed_runs)
+    source.topics = sorted(
+        KeptAnswerScore.objects.filter(source=source).order_by().values_list("topic_id", flat=True).distinct()
+    )
+    if source.topics:
+        source.save(update_fields=["topics"])
+    else:
+        source.delete()
+
+
+def _runs_refresh(source: KeptSource, runs: set[int]) -> None:
+    """The sums of these runs from their kept answers (a few hundred rows a run at most)."""
+    if not runs:
+        return
+    values: dict[int, list[dict[str, float]]] = defaultdict(list)
+    kept = KeptAnswerScore.objects.filter(source=source, run_id__in=runs).order_by().values_list("run_id", "values")
+    for run_pk, row in kept:
+        values[run_pk].append(row)
+    KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
+    KeptRunScore.objects.bulk_create(
+        [
+            KeptRunScore(
+                source=source,
+                run_id=run_pk,
+                sums={metric: math.fsum(row[metric] for row in rows) for metric in source.metrics},
+                answered=len(rows),
+            )
+            for run_pk, rows in values.items()
+        ]
+    )

@@ -1,0 +1,57 @@
+"""Kept scores: every score source's per-answer and per-run figures, stored and kept up to date.
+
+The figures are the finished work's (assessor.work.lifecycle.labels_counted):
+each write to what a score reads (labels, nugget lists, the lifecycle of work
+and jobs, imports, run joins, deletions) refreshes, inside its own transaction,
+the kept rows of what it touched (assessor.collection.kept_scores). The pages
+read these rows instead of recomputing a whole condition from its labels.
+"""
+
+from django.db import models
+
+
+class KeptSource(models.Model):
+    """A condition or method with kept scores: the list of sources the pages show, with its evaluated topics."""
+
+    family = models.CharField(max_length=40)  # a registered ScoreFamily's name: "conditions", "methods"
+    name = models.CharField(max_length=300)  # its columns joined by "/": "auto_edit/manual", "scratch"
+    metrics = models.JSONField(default=list)
+    # The topics with at least one evaluated answer: a run's mean is over all of them.
+    topics = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["family", "name"]
+        constraints = [models.UniqueConstraint(fields=["family", "name"], name="kept_source_once")]
+
+    def __str__(self) -> str:
+        return f"{self.family} {self.name}"
+
+
+class KeptAnswerScore(models.Model):
+    """One evaluated answer's metrics under one source."""
+
+    source = models.ForeignKey(KeptSource, on_delete=models.CASCADE, related_name="answers")
+    answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
+    # The answer's run and topic, copied so that a run's rows are read without a join.
+    run = models.ForeignKey("assessor.Run", on_delete=models.CASCADE, related_name="+")
+    topic = models.ForeignKey("assessor.Topic", on_delete=models.CASCADE, related_name="+")
+    values = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "answer"], name="kept_answer_once")]
+        indexes = [
+            models.Index(fields=["source", "run"], name="kept_answer_source_run"),
+            models.Index(fields=["source", "topic"], name="kept_answer_source_topic"),
+        ]
+
+
+class KeptRunScore(models.Model):
+    """One run's sums over its evaluated answers under one source; its mean divides by the source's topics."""
+
+    source = models.ForeignKey(KeptSource, on_delete=models.CASCADE, related_name="runs")
+    run = models.ForeignKey("assessor.Run", on_delete=models.CASCADE, related_name="+")
+    sums = models.JSONField()
+    answered = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "run"], name="kept_run_once")]

@@ -1,0 +1,408 @@
+"""Kept scores equal a rebuild from the labels after any sequence of the services' writes.
+
+The writes are the real services (label saves, submits, reopenings, nugget list
+changes and resubmits, imports with replace, an LLM job against the fake
+server, item by item); after each one, every condition's and method's kept
+scores must equal what the from-labels code computes (assignment.selectors,
+support.selectors: they read the labels, not the kept rows).
+"""
+
+import io
+import json
+import random
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from assessor.collection.kept_scores import kept_scores, scores_rebuild, scores_refresh
+from assessor.collection.run_join import runs_join
+from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
+from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptSource, Topic
+from assessor.work.judging import JudgeError, judge_work_reopen
+from assessor.work.lifecycle import open_work_included
+from assessor.work.roles import Role
+from assessor.work.services import WorkError
+from assignment import judging
+from assignment.auto import auto_assign_job_create, auto_assign_rerun_create
+from assignment.importing import assignments_import
+from assignment.models import AssignmentLabel
+from assignment.selectors import conditions_from_labels, conditions_list, nugget_scores, nugget_scores_from_labels
+from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
+from support import services as support_services
+from support.importing import support_import
+from support.judging import SUPPORT_KINDS, topic_pairs
+from support.models import SupportLabel
+from support.selectors import (
+    support_methods_from_labels,
+    support_methods_list,
+    support_scores,
+    support_scores_from_labels,
+)
+from tests.builders import make_answer, make_run, make_segment, make_user
+from tests.scenarios import make_given_topic, nugget_set_of
+
+pytestmark = pytest.mark.django_db(transaction=False)
+
+RUNS = ["runA", "runB", "runC"]
+ASSIGN_LABELS = ["support", "partial_support", "not_support"]
+
+
+def assert_kept_equal_rebuild() -> None:
+    """Every kept source equals its scores computed from the labels, whole and one run at a time."""
+    assert conditions_list() == conditions_from_labels()
+    for nuggets, assigner in conditions_from_labels():
+        expected = nugget_scores_from_labels(nuggets=nuggets, assigner=assigner)
+        assert nugget_scores(nuggets=nuggets, assigner=assigner) == expected, (nuggets, assigner)
+        for run in expected.runs[:1]:
+            assert nugget_scores(nuggets=nuggets, assigner=assigner, runs=[run]) == nugget_scores_from_labels(
+                nuggets=nuggets, assigner=assigner, runs=[run]
+            )
+    assert support_methods_list() == support_methods_from_labels()
+    for method in support_methods_from_labels():
+        assert support_scores(method=method) == support_scores_from_labels(method=method), method
+
+
+class World:
+    """Two topics, each with its assessor's nugget list, ManualAssign and support judging, three runs' answers."""
+
+    def __init__(self, rng: random.Random, write_file) -> None:
+        self.rng = rng
+        self.write_file = write_file
+        self.organizer = make_user(Role.ORGANIZER)
+        self.nugget_works: list[AssessorWork] = []
+        for index in range(2):
+            work = make_given_topic(condition="manual", organizer=self.organizer, query=f"question {index}")
+            for fact in range(3):
+                self._apply(work, "add", text=f"fact {fact} of topic {index}", importance=rng.choice(["vital", "okay"]))
+            nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+            self.nugget_works.append(work)
+        self.topics: list[Topic] = [work.topic for work in self.nugget_works]
+        runs = [make_run(run_id) for run_id in RUNS]
+        for topic in self.topics:
+            cited, other = make_segment(), make_segment()
+            for index, run in enumerate(runs):
+                make_answer(
+                    run,
+                    topic,
+                    [
+                        (f"Run {index} says fact 0 of {topic.pk}.", [cited]),
+                        (f"Run {index} adds {'a short' if index else 'an uncited and much longer'} remark.", []),
+                        (f"Run {index} cites another passage.", [other, cited]),
+                    ],
+                )
+        self.assign = [
+            judging.assign_work_give(topic=w.topic, assessor=w.assessor, by=self.organizer) for w in self.nugget_works
+        ]
+        self.support = [
+            support_services.support_work_give(
+                topic=w.topic, assessor=w.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=self.organizer
+            )
+            for w in self.nugget_works
+        ]
+        self.job: Job | None = None
+
+    # --- the steps ---------------------------------------------------------------------
+
+    def _apply(self, work: AssessorWork, operation: str, **params) -> None:
+        nugget_operation_apply(
+            work_id=work.pk,
+            user=work.assessor,
+            operation=operation,
+            params=params,
+            expected_version=nugget_set_of(work).version,
+        )
+
+    def assign_label(self) -> None:
+        work = self._fresh(self.rng.choice(self.assign))
+        if work.status == AssessorWork.Status.SUBMITTED:
+            return
+        order = judging.answer_order(work=work)
+        number = self.rng.randrange(1, len(order) + 1)
+        nugget = self.rng.choice(list(nugget_set_of(work).nuggets.all()))
+        current = AssignmentLabel.objects.filter(work=work, answer_id=order[number - 1], nugget=nugget).first()
+        try:
+            judging.assignment_label_save(
+                work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk,
+                label=self.rng.choice(ASSIGN_LABELS), previous=current.label if current else "",
+                expected_version=work.version,
+            )  # fmt: skip
+        except JudgeError:
+            pass  # a nugget that is not reopened for redo, or a list still open: refused, nothing written
+
+    def assign_finish(self, work: AssessorWork | None = None) -> None:
+        """Label what is missing and submit."""
+        work = self._fresh(work or self.rng.choice(self.assign))
+        if work.status == AssessorWork.Status.SUBMITTED:
+            return
+        try:
+            page = judging.assign_page_load(work=work)
+            for number in range(1, page.total_answers + 1):
+                page = judging.assign_page_load(work=work, number=number)
+                for _, nugget, current, change in page.rows:
+                    if not current and change != "kept":
+                        work.refresh_from_db()
+                        judging.assignment_label_save(
+                            work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk,
+                            label=self.rng.choice(ASSIGN_LABELS), previous="", expected_version=work.version,
+                        )  # fmt: skip
+            work.refresh_from_db()
+            judging.assign_submit(work_id=work.pk, user=work.assessor, expected_version=work.version)
+        except (JudgeError, WorkError):
+            pass
+
+    def assign_reopen(self) -> None:
+        work = self._fresh(self.rng.choice(self.assign))
+        if work.status == AssessorWork.Status.SUBMITTED:
+            judge_work_reopen(work_id=work.pk, by=self.organizer, kinds=[AssessorWork.Kind.ASSIGN_MANUAL])
+
+    def support_label(self) -> None:
+        work = self._fresh(self.rng.choice(self.support))
+        if work.status == AssessorWork.Status.SUBMITTED:
+            return
+        pairs = topic_pairs(work=work)
+        number = self.rng.randrange(1, len(pairs.order) + 1)
+        citations = Citation.objects.filter(pk__in=pairs.pairs_of[pairs.order[number - 1]])
+        citation = self.rng.choice(list(citations))
+        current = SupportLabel.objects.filter(work=work, citation=citation).first()
+        support_services.support_label_save(
+            work_id=work.pk, user=work.assessor, number=number, sentence_index=citation.sentence.index,
+            label=self.rng.choice([0, 1, 2]), previous=current.label if current else "",
+            expected_version=work.version,
+        )  # fmt: skip
+
+    def support_finish(self) -> None:
+        work = self._fresh(self.rng.choice(self.support))
+        if work.status == AssessorWork.Status.SUBMITTED:
+            return
+        pairs = topic_pairs(work=work)
+        for number, answer_id in enumerate(pairs.order, start=1):
+            for citation in Citation.objects.filter(pk__in=pairs.pairs_of[answer_id]).select_related("sentence"):
+                if not SupportLabel.objects.filter(work=work, citation=citation).exists():
+                    work.refresh_from_db()
+                    support_services.support_label_save(
+                        work_id=work.pk, user=work.assessor, number=number, sentence_index=citation.sentence.index,
+                        label=self.rng.choice([0, 1, 2]), previous="", expected_version=work.version,
+                    )  # fmt: skip
+        work.refresh_from_db()
+        support_services.support_submit(work_id=work.pk, user=work.assessor, expected_version=work.version)
+
+    def support_reopen(self) -> None:
+        work = self._fresh(self.rng.choice(self.support))
+        if work.status == AssessorWork.Status.SUBMITTED:
+            judge_work_reopen(work_id=work.pk, by=self.organizer, kinds=list(SUPPORT_KINDS))
+
+    def nugget_change(self) -> None:
+        """Reopen a list, reword, reweigh, add or delete a nugget, and submit it again."""
+        work = self._fresh(self.rng.choice(self.nugget_works))
+        nugget_set_reopen(work_id=work.pk, by=self.organizer, reason="a change", confirmed=True)
+        nuggets = list(nugget_set_of(work).nuggets.order_by("position"))
+        nugget = self.rng.choice(nuggets)
+        change = self.rng.choice(["edit", "importance", "add", "delete"] if len(nuggets) > 2 else ["add"])
+        if change == "edit":
+            self._apply(work, "edit", nugget=nugget.pk, text=f"{nugget.text}, reworded {self.rng.random():.3f}")
+        elif change == "importance":
+            self._apply(
+                work, "importance", nugget=nugget.pk, importance="okay" if nugget.importance == "vital" else "vital"
+            )
+        elif change == "add":
+            self._apply(work, "add", text=f"a new fact {self.rng.random():.3f}", importance="vital")
+        else:
+            self._apply(work, "delete", nugget=nugget.pk)
+        nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+
+    def labels_import(self) -> None:
+        """An assignments file of its own nugget lists, imported again with replace: its labels change.
+
+        Now and then its nugget list of a topic changes (the labels on the old nuggets retired),
+        and a line of a run with no answer in the topic makes the answer (every source's scores there change).
+        """
+        lines = []
+        for topic in self.topics:
+            runs = self.rng.sample(RUNS, self.rng.randrange(1, len(RUNS) + 1))
+            if self.rng.random() < 0.3:
+                runs.append("runD")
+            nuggets = [("imported fact one", "vital"), ("imported fact two", "okay")]
+            if self.rng.random() < 0.3:
+                nuggets = nuggets[:1] if self.rng.random() < 0.5 else [*nuggets, ("imported fact three", "vital")]
+            for run in runs:
+                stored = Answer.objects.filter(topic=topic, run__run_id=run).first()
+                lines.append(
+                    json.dumps(
+                        {
+                            "qid": topic.pk,
+                            "run_id": run,
+                            "answer_text": stored.text if stored else f"Run {run} answers {topic.pk} at last.",
+                            "nuggets": [
+                                {"text": text, "importance": importance, "assignment": self.rng.choice(ASSIGN_LABELS)}
+                                for text, importance in nuggets
+                            ],
+                        }
+                    )
+                )
+        path = self.write_file(f"assigned-{self.rng.random():.6f}.jsonl", "\n".join(lines) + "\n")
+        assignments_import(
+            path=path, nuggets="auto_edit", assigner="manual", assigner_name="nist", replace=True, retire_labels=True
+        )
+
+    def support_import(self) -> None:
+        """A support file judging the stored answers' citations again with replace; now and then a new run's answer."""
+        lines = []
+        for topic in self.topics:
+            for answer in Answer.objects.filter(topic=topic, run__run_id__in=RUNS).select_related("run"):
+                if self.rng.random() < 0.5:
+                    continue
+                sentences = [
+                    {
+                        "sentenceID": sentence.index,
+                        "text": sentence.text,
+                        "citations": [
+                            {"citationID": c.position, "reference": c.segment_id, "support": self.rng.choice([0, 1, 2])}
+                            for c in sentence.citations.order_by("position")
+                        ],
+                    }
+                    for sentence in answer.sentences.order_by("index")
+                ]
+                lines.append(json.dumps({"topic_id": topic.pk, "run_id": answer.run.run_id, "sentences": sentences}))
+            if self.rng.random() < 0.3 and not Answer.objects.filter(topic=topic, run__run_id="runE").exists():
+                cited = Citation.objects.filter(sentence__answer__topic=topic).values_list("segment_id", flat=True)[0]
+                sentences = [
+                    {
+                        "sentenceID": 0,
+                        "text": f"Run E on {topic.pk}.",
+                        "citations": [{"citationID": 0, "reference": cited, "support": 2}],
+                    }
+                ]
+                lines.append(json.dumps({"topic_id": topic.pk, "run_id": "runE", "sentences": sentences}))
+        if lines:
+            path = self.write_file(f"support-{self.rng.random():.6f}.jsonl", "\n".join(lines) + "\n")
+            support_import(path=path, method="scratch", method_name="nist-support", replace=True)
+
+    def job_step(self) -> None:
+        """An AutoAssign job worked one item at a time: its labels count once it has finished."""
+        if self.job is None or self.job.status in (Job.Status.DONE, Job.Status.FAILED):
+            try:
+                if self.job is None:
+                    self.job = auto_assign_job_create(nuggets="manual", name="gpt")
+                else:
+                    self.job = auto_assign_rerun_create(name="gpt")
+            except JobRequestInvalid:
+                return  # nothing stale to label again
+        pending = pending_item_ids(self.job.pk)
+        if pending:
+            item_process(pending[0])
+        job_complete_if_finished(self.job.pk)
+        self.job.refresh_from_db()
+
+    STEPS = (
+        "assign_label",
+        "assign_label",
+        "assign_finish",
+        "assign_reopen",
+        "support_label",
+        "support_finish",
+        "support_reopen",
+        "nugget_change",
+        "labels_import",
+        "support_import",
+        "job_step",
+        "job_step",
+    )
+
+    def step(self) -> str:
+        name = self.rng.choice(self.STEPS)
+        getattr(self, name)()
+        return name
+
+    @staticmethod
+    def _fresh(work: AssessorWork) -> AssessorWork:
+        work.refresh_from_db()
+        return work
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kept_scores_equal_a_rebuild_after_every_step(seed, llm_server, write_file):
+    world = World(random.Random(seed), write_file)
+    assert_kept_equal_rebuild()
+    done = []  # shown by pytest when an assertion fails
+    for _ in range(30):
+        done.append(world.step())
+        assert_kept_equal_rebuild()
+    # Then every kind of work finished, so that people's, a file's and an LLM's scores are all kept.
+    world.labels_import()
+    assert_kept_equal_rebuild()
+    for _ in range(20):
+        if world.job is not None and world.job.status in (Job.Status.DONE, Job.Status.FAILED):
+            break
+        world.job_step()
+        assert_kept_equal_rebuild()
+    for work in world.assign:
+        world.assign_finish(work)
+        assert_kept_equal_rebuild()
+    assert {assigner for _, assigner in conditions_list()} >= {"nist", "gpt", "manual"}
+
+
+def test_a_run_join_moves_the_kept_scores(llm_server, write_file):
+    world = World(random.Random(7), write_file)
+    world.labels_import()
+    before = nugget_scores(nuggets="auto_edit", assigner="nist")
+    assert before.runs
+    # runA joins a fourth run that answers nothing: nothing conflicts, runA's scores become runD's.
+    make_run("runD")
+    runs_join(keep="runD", merge="runA", by=None)
+    after = nugget_scores(nuggets="auto_edit", assigner="nist")
+    assert after == nugget_scores_from_labels(nuggets="auto_edit", assigner="nist")
+    renamed = {("runD" if run == "runA" else run, topic): values for (run, topic), values in before.per_topic.items()}
+    assert after.per_topic == renamed
+    assert "runA" not in after.runs
+
+
+def test_open_work_is_computed_on_request_and_never_kept(llm_server, write_file):
+    world = World(random.Random(11), write_file)
+    world.assign_label()
+    while not AssignmentLabel.objects.filter(work__in=world.assign).exists():
+        world.assign_label()
+    assert ("manual", "manual") not in conditions_list()
+    with open_work_included():
+        assert ("manual", "manual") in conditions_list()
+        assert nugget_scores(nuggets="manual", assigner="manual").per_topic
+        # A write made while an organizer looks at open work still keeps the finished work's scores only.
+        scores_refresh(discover=True)
+    assert not KeptSource.objects.filter(name="manual/manual").exists()
+
+
+def test_the_rebuild_command_recomputes_what_was_lost(llm_server, write_file):
+    world = World(random.Random(5), write_file)
+    world.labels_import()
+    kept = nugget_scores(nuggets="auto_edit", assigner="nist")
+    KeptAnswerScore.objects.all().delete()
+    out = io.StringIO()
+    call_command("rebuild_scores", stdout=out)
+    assert "conditions: 1 source(s) kept" in out.getvalue()
+    assert nugget_scores(nuggets="auto_edit", assigner="nist") == kept
+    assert scores_rebuild() == {"conditions": 1, "methods": 0}
+
+
+def test_one_label_save_refreshes_its_answer_only(llm_server, write_file):
+    """Incremental: a label's refresh reads and writes one answer's rows, whatever the number of answers."""
+    world = World(random.Random(3), write_file)
+    world.labels_import()
+    label = AssignmentLabel.objects.filter(assigner="nist").select_related("answer").first()
+    source = KeptSource.objects.get(name="auto_edit/nist")
+    before = dict(KeptAnswerScore.objects.filter(source=source).values_list("answer_id", "values"))
+    AssignmentLabel.objects.filter(pk=label.pk).update(label="support" if label.label != "support" else "not_support")
+    with CaptureQueriesContext(connection) as queries:
+        scores_refresh(
+            family="conditions",
+            columns=("auto_edit", "nist"),
+            topics=[label.answer.topic_id],
+            answers=[label.answer_id],
+        )
+    after = dict(KeptAnswerScore.objects.filter(source=source).values_list("answer_id", "values"))
+    assert {answer for answer in after if after[answer] != before.get(answer)} == {label.answer_id}
+    assert kept_scores(family="conditions", columns=("auto_edit", "nist")) == nugget_scores_from_labels(
+        nuggets="auto_edit", assigner="nist"
+    )
+    # A fixed handful of queries, none of them a read of the whole condition.
+    assert len(queries.captured_queries) < 20
