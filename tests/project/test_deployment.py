@@ -8,7 +8,6 @@ the test database and a queue of its own, so that other workers on the same Redi
 take its jobs.
 """
 
-import os
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +22,7 @@ from bench.http_site import Visitor, label_forms, label_post, location_path
 from bench.serving import ServedSite, free_port
 from tests.llm_server import FakeLLMServer
 from tests.scenarios import give_assign, make_scenario
+from tests.services import redis_or_skip
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -34,16 +34,7 @@ JOB_SECONDS = 120
 def redis_url_or_skip() -> str:
     if not django_settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         pytest.skip("the deployment test runs on PostgreSQL: set DATABASE_URL=postgres://...")
-    url = os.environ.get("REDIS_URL", "")
-    if not url:
-        pytest.skip("the deployment test needs Redis: set REDIS_URL (e.g. redis://127.0.0.1:6379/0)")
-    import redis
-
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis at REDIS_URL={url} is down: {exc}")
-    return url
+    return redis_or_skip()
 
 
 @pytest.fixture(scope="module")
