@@ -37,3 +37,16 @@ def endpoints_toml(endpoints: dict[str, dict]) -> str:
         lines += [f"{field} = {json.dumps(value)}" for field, value in fields.items()]
         lines.append("")
     return "\n".join(lines)
+
+
+# The fake server's rules, written again here so that tests check its answers against
+# an independent copy rather than against the server's own code.
+FLIPPED = {"support": "not_support", "not_support": "support", "partial_support": "partial_support"}
+
+
+def expected_assign(nugget: str, passage: str) -> str:
+    """The fake server's assignment rule, recomputed."""
+    if nugget.lower() in passage.lower():
+        return "support"
+    words = lambda text: {w.lower().strip(".,;") for w in text.split() if len(w.strip(".,;")) >= 4}  # noqa: E731
+    return "partial_support" if words(nugget) & words(passage) else "not_support"

@@ -1,6 +1,7 @@
 """Scenarios several apps' tests share: a nugget workspace given to an assessor, and a topic to judge
 with LLM output planted beside the assessor's work (for the blinding checks)."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -191,8 +192,9 @@ def give_support(scenario: Scenario, kind: str) -> AssessorWork:
     )
 
 
-def label_everything(work: AssessorWork, label: str = "support") -> None:
-    """Label every nugget of every answer a ManualAssign work still asks for (all of them, or the changed ones)."""
+def label_everything(work: AssessorWork, label: str = "support", *, choose: Callable[[], str] | None = None) -> None:
+    """Label every nugget of every answer a ManualAssign work still asks for (all of them, or the changed ones),
+    with `label`, or with what `choose` gives for each."""
     page = judging.assign_page_load(work=work)
     for number in range(1, page.total_answers + 1):
         page = judging.assign_page_load(work=work, number=number)
@@ -200,7 +202,7 @@ def label_everything(work: AssessorWork, label: str = "support") -> None:
             if not current and change != "kept":
                 work.refresh_from_db()
                 judging.assignment_label_save(
-                    work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk, label=label,
-                    previous="", expected_version=work.version,
+                    work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk,
+                    label=choose() if choose else label, previous="", expected_version=work.version,
                 )  # fmt: skip
     work.refresh_from_db()

@@ -41,7 +41,7 @@ from support.selectors import (
     support_scores_from_labels,
 )
 from tests.builders import make_answer, make_run, make_segment, make_user
-from tests.scenarios import make_given_topic, nugget_set_of
+from tests.scenarios import label_everything, make_given_topic, nugget_set_of
 
 pytestmark = pytest.mark.django_db(transaction=False)
 
@@ -137,17 +137,7 @@ class World:
         if work.status == AssessorWork.Status.SUBMITTED:
             return
         try:
-            page = judging.assign_page_load(work=work)
-            for number in range(1, page.total_answers + 1):
-                page = judging.assign_page_load(work=work, number=number)
-                for _, nugget, current, change in page.rows:
-                    if not current and change != "kept":
-                        work.refresh_from_db()
-                        judging.assignment_label_save(
-                            work_id=work.pk, user=work.assessor, number=number, nugget_id=nugget.pk,
-                            label=self.rng.choice(ASSIGN_LABELS), previous="", expected_version=work.version,
-                        )  # fmt: skip
-            work.refresh_from_db()
+            label_everything(work, choose=lambda: self.rng.choice(ASSIGN_LABELS))
             judging.assign_submit(work_id=work.pk, user=work.assessor, expected_version=work.version)
         except (JudgeError, WorkError):
             pass

@@ -20,22 +20,14 @@ from assignment.auto import auto_assign_job_create, auto_assign_rerun_create
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
+from tests.llm_server import FLIPPED, expected_assign
 
-FLIPPED = {"support": "not_support", "not_support": "support", "partial_support": "partial_support"}
 NUGGETS = ["Paris is the capital", "zebras have stripes", "the Eiffel tower is tall"]
 ANSWERS = [
     "Paris is the capital of France.",
     "Zebras live in Africa; the capital is Paris.",
     "Nothing here matches at all.",
 ]
-
-
-def expected_assign(nugget: str, passage: str) -> str:
-    """The test server's assignment rule, recomputed here."""
-    if nugget.lower() in passage.lower():
-        return "support"
-    words = lambda text: {w.lower().strip(".,;") for w in text.split() if len(w.strip(".,;")) >= 4}  # noqa: E731
-    return "partial_support" if words(nugget) & words(passage) else "not_support"
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ from assessor.jobs.engine import job_run_sync
 from assignment.auto import auto_assign_job_create
 from metaeval.comparison import comparison_build
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
+from tests.llm_server import FLIPPED, expected_assign
 from tests.metaeval.reference import pairs_of, pairwise_kappa
 
 pytestmark = pytest.mark.django_db
 
 LABELS = ["not_support", "partial_support", "support"]  # the meta-evaluation's order
-FLIPPED = {"support": "not_support", "not_support": "support", "partial_support": "partial_support"}
 SCORE = {"support": 1.0, "partial_support": 0.5, "not_support": 0.0}
 NUGGETS = {
     "t1": ["Paris is the capital", "the Seine crosses Paris", "France borders Spain"],
@@ -30,14 +30,6 @@ ANSWERS = {  # run -> topic -> answer text
     "r3": {"t1": "Nothing about it.", "t2": "Animals are tall sometimes."},
     "r4": {"t1": "Capital cities have rivers.", "t2": "zebras have stripes, giraffes are tall animals"},
 }
-
-
-def expected_assign(nugget: str, passage: str) -> str:
-    """The test server's assignment rule, recomputed here."""
-    if nugget.lower() in passage.lower():
-        return "support"
-    words = lambda text: {w.lower().strip(".,;") for w in text.split() if len(w.strip(".,;")) >= 4}  # noqa: E731
-    return "partial_support" if words(nugget) & words(passage) else "not_support"
 
 
 @pytest.fixture
