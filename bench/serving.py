@@ -22,15 +22,18 @@ REPO = Path(settings.BASE_DIR)
 NOT_PASSED_ON = {"DJANGO_ALLOW_ASYNC_UNSAFE", "DEBUG", "TEST_DATABASE_NAME"}
 
 
-def database_url() -> str:
-    """The URL of the database this process is connected to (a test or throw-away one included)."""
+def database_url(*, host: str | None = None, port: int | None = None) -> str:
+    """The URL of the database this process is connected to (a test or throw-away one included), for another
+    process; `host` and `port` reach it at another address (a forwarder's)."""
     db = connection.settings_dict
     if connection.vendor == "sqlite":
         return f"sqlite:///{db['NAME']}"
     auth = db.get("USER") or ""
     if db.get("PASSWORD"):
         auth += f":{db['PASSWORD']}"
-    return f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    host = host or db.get("HOST") or "127.0.0.1"
+    port = port or db.get("PORT") or 5432
+    return f"postgres://{auth}@{host}:{port}/{db['NAME']}"
 
 
 def free_port() -> int:

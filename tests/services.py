@@ -1,9 +1,9 @@
-"""The real services the worker tests share: the broker at REDIS_URL, the test database's URL, answers to label."""
+"""The real services the worker tests share: the broker at REDIS_URL and answers to label (the test database's URL
+for another process is bench.serving.database_url)."""
 
 import os
 
 import pytest
-from django.db import connection
 
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 
@@ -20,18 +20,6 @@ def redis_or_skip() -> str:
     except redis.RedisError as exc:
         pytest.skip(f"Redis at REDIS_URL={REDIS_URL} is down: {exc}")
     return REDIS_URL
-
-
-def database_url(*, host: str | None = None, port: int | None = None) -> str:
-    """The test database as a DATABASE_URL for another process, optionally reached at another address."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    user = db.get("USER") or ""
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    host = host or db.get("HOST") or "127.0.0.1"
-    port = port or db.get("PORT") or 5432
-    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
 
 
 def make_answers(count: int, nuggets: int = 12) -> None:

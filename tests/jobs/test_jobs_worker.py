@@ -20,8 +20,9 @@ from django.conf import settings as django_settings
 
 from assessor.models import Job, JobItem
 from assignment.models import AssignmentLabel
+from bench.serving import database_url
 from tests.llm_server import FakeLLMServer, llm_settings
-from tests.services import database_url, make_answers, redis_or_skip
+from tests.services import make_answers, redis_or_skip
 
 REPO = Path(__file__).resolve().parents[2]
 AMQP_URL = os.environ.get("AMQP_URL", "")

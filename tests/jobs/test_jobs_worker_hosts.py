@@ -28,6 +28,7 @@ from django.db.models import Count
 
 from assessor.models import Job, JobItem, LLMCall
 from assignment.models import AssignmentLabel
+from bench.serving import database_url
 from tests.hosts import (
     NAME_PREFIX,
     Host,
@@ -38,7 +39,7 @@ from tests.hosts import (
     leftovers_remove,
 )
 from tests.llm_server import FakeLLMServer
-from tests.services import database_url, make_answers, redis_or_skip
+from tests.services import make_answers, redis_or_skip
 
 REPO = Path(__file__).resolve().parents[2]
 NUGGETS = 12

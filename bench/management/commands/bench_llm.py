@@ -29,6 +29,7 @@ from assessor.models import Answer, ImportBatch, Job, LabelSource, Run, Topic
 from assessor.project.celery import app as celery_app
 from assessor.sources import source_claim
 from assignment.auto import auto_assign_job_create
+from bench.serving import database_url
 from nuggets.models import Nugget, NuggetSet
 
 REPO = Path(settings.BASE_DIR)
@@ -126,17 +127,9 @@ class Command(BaseCommand):
     # --- processes ------------------------------------------------------------------
 
     def _env(self, url: str, redis_url: str, options: dict) -> dict:
-        db = connection.settings_dict
-        if connection.vendor == "sqlite":
-            database_url = f"sqlite:///{db['NAME']}"
-        else:
-            auth = db.get("USER") or ""
-            if db.get("PASSWORD"):
-                auth += f":{db['PASSWORD']}"
-            database_url = f"postgres://{auth}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
         return {
             **os.environ,
-            "DATABASE_URL": database_url,
+            "DATABASE_URL": database_url(),
             "CELERY_BROKER_URL": redis_url,
             "LLM_BASE_URL": url,
             "LLM_MODEL": "bench",
