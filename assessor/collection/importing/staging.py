@@ -33,6 +33,7 @@ Importers use the same calls either way.
 import os
 import sqlite3
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -90,6 +91,8 @@ class Writes:
         # sources' labels stand on (a replaced nugget list, replaced sentences, new citations).
         self.scores_touched: dict[tuple[str, tuple[str, ...]], set[str]] = {}
         self.scores_everywhere: set[str] = set()
+        # Rows written per table, for the statistics the score refresh plans its reads on.
+        self.rows_by_table: Counter[str] = Counter()
         handle, name = tempfile.mkstemp(prefix="import-", suffix=".sqlite3", dir=staging_directory())
         os.close(handle)
         self.path = Path(name)
@@ -104,7 +107,8 @@ class Writes:
         self.db.close()
         self.path.unlink(missing_ok=True)
 
-    def _written(self, count: int) -> None:
+    def _written(self, count: int, model: type[models.Model]) -> None:
+        self.rows_by_table[model._meta.db_table] += count
         if self.progress is not None:
             self.progress.rows_written(count)
 
@@ -181,28 +185,30 @@ class DirectWrites(Writes):
         objects = list(objects)
         if not objects:
             return objects
-        created = type(objects[0])._default_manager.bulk_create(objects, ignore_conflicts=ignore_conflicts)
-        self._written(len(created))
+        model = type(objects[0])
+        created = model._default_manager.bulk_create(objects, ignore_conflicts=ignore_conflicts)
+        self._written(len(created), model)
         return created
 
     def rows(self, model, fields, rows):
         from assessor.collection.importing.base import rows_insert
 
         inserted = rows_insert(model, fields, rows)
-        self._written(inserted)
+        self._written(inserted, model)
         return inserted
 
     def update(self, objects, fields):
         objects = list(objects)
         if objects:
-            type(objects[0])._default_manager.bulk_update(objects, list(fields))
-            self._written(len(objects))
+            model = type(objects[0])
+            model._default_manager.bulk_update(objects, list(fields))
+            self._written(len(objects), model)
 
     def delete(self, model, keys):
         keys = list(keys)
         for start in range(0, len(keys), LOOKUP_BATCH):
             model._default_manager.filter(pk__in=keys[start : start + LOOKUP_BATCH]).delete()
-        self._written(len(keys))
+        self._written(len(keys), model)
 
     def later(self, work):
         work()
@@ -246,7 +252,7 @@ class StagedWrites(Writes):
         last = self._rowid_last(table)
         if last >= first:
             self.log.append(("insert", model, tuple(columns), table, first, last, ignore_conflicts))
-        self._written(cursor.rowcount)
+        self._written(cursor.rowcount, model)
         return cursor.rowcount
 
     def _rowid_last(self, table: str) -> int:
@@ -287,13 +293,13 @@ class StagedWrites(Writes):
             ((obj.pk, *(field.get_db_prep_save(getattr(obj, field.attname), connection) for field in chosen)) for obj in objects),
         )
         self.log.append(("update", model, columns, table, first, first + len(objects) - 1))
-        self._written(len(objects))
+        self._written(len(objects), model)
 
     def delete(self, model, keys):
         keys = list(keys)
         if keys:
             self.log.append(("delete", model, keys))
-            self._written(len(keys))
+            self._written(len(keys), model)
 
     def later(self, work):
         self.log.append(("later", work))
