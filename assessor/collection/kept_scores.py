@@ -228,13 +228,28 @@ def _source_refresh(
         changed_runs |= {row.run_id for row in rows}
 
     _runs_refresh(source, changed_runs)
-    source.topics = sorted(
-        KeptAnswerScore.objects.filter(source=source).order_by().values_list("topic_id", flat=True).distinct()
-    )
-    if source.topics:
-        source.save(update_fields=["topics"])
-    else:
+    evaluated = _topics_evaluated(source, topics=topics, answers=answers)
+    if not evaluated:
         source.delete()
+    elif evaluated != source.topics:
+        source.topics = evaluated
+        source.save(update_fields=["topics"])
+
+
+def _topics_evaluated(source: KeptSource, *, topics: list[str] | None, answers: list[int] | None) -> list[str]:
+    """The source's evaluated topics after a refresh: its kept topics outside the scope stay as they were,
+    and those inside it are read again (a label save reads its answer's topic, not the whole source)."""
+    kept = KeptAnswerScore.objects.filter(source=source).order_by()
+    if answers is not None:
+        scope = set(Answer.objects.filter(id__in=answers).values_list("topic_id", flat=True))
+    elif topics is not None:
+        scope = set(topics)
+    else:
+        return sorted(kept.values_list("topic_id", flat=True).distinct())
+    if topics is not None:
+        scope &= set(topics)
+    present = set(kept.filter(topic_id__in=scope).values_list("topic_id", flat=True).distinct())
+    return sorted((set(source.topics) - scope) | present)
 
 
 def _runs_refresh(source: KeptSource, runs: set[int]) -> None:

@@ -40,8 +40,10 @@ CHUNK_LINES = 2000
 # some time later (or never, where it is off); right after a large import,
 # stale statistics make the scoring joins scan whole tables.
 ANALYZE_AFTER_ROWS = 10_000
-# Within an import, a table that got this many rows is analyzed before its kept scores are refreshed.
-ANALYZE_WRITTEN_ROWS = 1_000
+# Within an import, a table that got this many rows is analyzed before its kept scores are refreshed: any
+# row, as the statistics may be older than the rows already there (a few small imports, then a refresh of
+# thousands of labels planned as if they were none). A bounded sample: milliseconds on a small table.
+ANALYZE_WRITTEN_ROWS = 1
 # SQLite estimates each index from at most this many rows: a bounded ANALYZE,
 # quick on a database of any size, and close enough for the planner.
 SQLITE_ANALYSIS_LIMIT = 1000
@@ -321,7 +323,7 @@ def written_tables_analyze(writes: Writes) -> list[str]:
     The refresh of kept scores that follows reads what the import just wrote,
     and PostgreSQL plans those reads on the statistics from before it: on a
     fresh database, which it takes for empty, one refresh after the NIST support
-    file ran for minutes on nested loops. ANALYZE in a transaction counts that
+    file, or the demo's support files, ran for minutes on nested loops. ANALYZE in a transaction counts that
     transaction's own rows, reads a bounded sample, and blocks no reader or writer.
     """
     if connection.vendor != "postgresql":
