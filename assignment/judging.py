@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Count, QuerySet, Sum
 from django.http import Http404
 
-from assessor.collection.kept_scores import scores_refresh
+from assessor.collection.kept_scores import scores_refresh_label
 from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
@@ -264,8 +264,8 @@ def assignment_label_save(
             seconds_spent=seconds,
         ),
     )
-    scores_refresh(
-        family=FAMILY, columns=(nugget_set.name, source.name), topics=[nugget_set.topic_id], answers=[answer_id]
+    scores_refresh_label(
+        work, family=FAMILY, columns=(nugget_set.name, source.name), topic=nugget_set.topic_id, answer=answer_id
     )
     return saved
 

@@ -10,7 +10,7 @@ label that was shown and the label it came from.
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.collection.kept_scores import scores_refresh
+from assessor.collection.kept_scores import scores_refresh_label
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
 from assessor.work.services import (
@@ -183,7 +183,7 @@ def support_label_save(
         item=f"citation {citation.pk}",
         op_id=op_id,
     )
-    scores_refresh(family=FAMILY, columns=(source.name,), topics=[work.topic_id], answers=[answer_id])
+    scores_refresh_label(work, family=FAMILY, columns=(source.name,), topic=work.topic_id, answer=answer_id)
     return saved
 
 

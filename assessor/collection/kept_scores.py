@@ -29,7 +29,7 @@ from django.db import transaction
 from assessor.collection.scores import Scores, ratio
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.registry import ScoreFamily, ScoreSource, registry
-from assessor.work.lifecycle import open_included, open_work_included
+from assessor.work.lifecycle import open_included, open_work_included, work_labels_counted
 
 Columns = tuple[str, ...]
 
@@ -148,6 +148,16 @@ def scores_refresh(
                 every = sorted(set(kept_columns(each.name)) | (set(each.listed()) if discover else set()))
             for source_columns in every:
                 _source_refresh(each, source_columns, topics=topic_list, answers=answer_list)
+
+
+def scores_refresh_label(work: AssessorWork, *, family: str, columns: Columns, topic: str, answer: int) -> None:
+    """After a person's label save: its answer under its source, unless the work's labels do not count.
+
+    Labels are saved in open work, whose labels count neither before nor after
+    the save (only its submit changes kept figures): then there is nothing to do.
+    """
+    if work_labels_counted(work):
+        scores_refresh(family=family, columns=columns, topics=[topic], answers=[answer])
 
 
 def scores_refresh_work(work: AssessorWork) -> None:

@@ -46,6 +46,11 @@ def _open_work() -> QuerySet[AssessorWork]:
     return AssessorWork.objects.exclude(status=AssessorWork.Status.SUBMITTED)
 
 
+def work_labels_counted(work: AssessorWork) -> bool:
+    """Whether scores count the labels of this work now (`provisional_q` for one work in hand)."""
+    return work.status == AssessorWork.Status.SUBMITTED
+
+
 def _unfinished_jobs() -> QuerySet[Job]:
     return Job.objects.exclude(status__in=FINISHED_JOB_STATUSES)
 

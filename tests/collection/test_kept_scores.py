@@ -396,3 +396,21 @@ def test_one_label_save_refreshes_its_answer_only(llm_server, write_file):
     )
     # A fixed handful of queries, none of them a read of the whole condition.
     assert len(queries.captured_queries) < 20
+
+
+def test_a_label_save_in_open_work_touches_no_kept_score(llm_server, write_file):
+    """Open work's labels count neither before nor after a save: the save reads and writes no kept row."""
+    world = World(random.Random(7), write_file)
+    world.labels_import()
+    kept_tables = {KeptAnswerScore._meta.db_table, KeptSource._meta.db_table}
+    for save, label_table in (
+        (world.assign_label, AssignmentLabel._meta.db_table),
+        (world.support_label, SupportLabel._meta.db_table),
+    ):
+        with CaptureQueriesContext(connection) as queries:
+            save()
+        # The save itself wrote its label (the work is fresh: its first label is an insert).
+        assert any(q["sql"].startswith("INSERT") and label_table in q["sql"] for q in queries.captured_queries), save
+        touched = [q["sql"] for q in queries.captured_queries if any(table in q["sql"] for table in kept_tables)]
+        assert touched == [], save
+    assert_kept_equal_rebuild()
