@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.kept_scores import kept_columns, kept_scores
-from assessor.collection.scores import Scores
+from assessor.collection.scores import IN_LIST_LIMIT, Scores
 from assessor.models import Answer, AssessorWork, Job, LabelSource
 from assessor.work.lifecycle import labels_counted, open_included, open_work_notes, running_job_notes
 from assessor.work.services import NUGGET_KINDS
@@ -178,7 +178,11 @@ def nugget_scores_from_labels(
     set_nuggets = _set_nuggets(nuggets=nuggets, topics=topics)
     if runs is None:
         labels = condition_labels(nuggets=nuggets, assigner=assigner)
-        if topics is not None:
+        if topics is not None and len(set_nuggets) <= IN_LIST_LIMIT:
+            # The topics' nuggets, read through the (assigner, nugget) index: through the answers'
+            # topic, SQLite walks every label of the condition instead.
+            labels = labels.filter(nugget_id__in=list(set_nuggets))
+        elif topics is not None:
             labels = labels.filter(answer__topic_id__in=topics)
         if answer_ids is not None:
             labels = labels.filter(answer_id__in=answer_ids)

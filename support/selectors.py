@@ -12,16 +12,14 @@ from collections.abc import Sequence
 from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.kept_scores import kept_columns, kept_scores
-from assessor.collection.scores import Scores
-from assessor.models import Answer, AssessorWork, Job, Sentence
+from assessor.collection.scores import IN_LIST_LIMIT, NARROW_TOPICS, Scores
+from assessor.models import Answer, AssessorWork, Citation, Job, Sentence
 from assessor.work.lifecycle import labels_counted, open_included, open_work_notes, running_job_notes
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
 FAMILY = "methods"  # the registered score family of the support methods (support.parts)
 WORK_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
-# Up to this many ids go in an IN list; beyond, the whole table is read and filtered in Python.
-IN_LIST_LIMIT = 900
 
 
 def counted_labels() -> QuerySet[SupportLabel]:
@@ -82,7 +80,11 @@ def support_scores_from_labels(
     database counting per answer, so that a few rows per answer come back.
     """
     labels = counted_labels().filter(method=method)
-    if topics is not None:
+    if topics is not None and len(topics) <= NARROW_TOPICS:
+        # The topics' citations first, then their labels through the (method, citation) index: through
+        # the join on the answers' topic, SQLite walks every label of the method instead.
+        labels = labels.filter(citation_id__in=Citation.objects.filter(sentence__answer__topic_id__in=topics).values("id"))
+    elif topics is not None:
         labels = labels.filter(citation__sentence__answer__topic_id__in=topics)
     if answer_ids is not None:
         labels = labels.filter(citation__sentence__answer_id__in=answer_ids)

@@ -13,6 +13,12 @@ from dataclasses import dataclass, field
 NUGGET_METRICS = ("A", "Astrict", "V", "Vstrict", "W", "Wstrict", "L")
 SUPPORT_METRICS = ("weighted_precision", "weighted_recall")
 ALL_TOPICS = "all"
+# Up to this many ids go in an IN list of a scoring read (below SQLite's conservative 999 parameters);
+# beyond, the read takes the wider path.
+IN_LIST_LIMIT = 900
+# A scoring read of at most this many topics reaches their labels through the topics' own items (citations);
+# wider, reading the source's labels whole is faster (measured at TREC scale, docs/pages.md).
+NARROW_TOPICS = 50
 
 RunTopic = tuple[str, str]  # (run id, topic id)
 
