@@ -13,19 +13,23 @@ never by reading the labels (only a rebuild does).
 
 A run's mean is its sum divided by the number of the source's evaluated
 topics, which is kept on the source: a topic that becomes evaluated changes
-every run's mean without rewriting every run's row. Sums are `math.fsum` over
-the kept values, so they equal the from-labels means exactly.
+every run's mean without rewriting every run's row. Sums are kept as exact
+partials (assessor.collection.exact_sums): a refresh adds the rows it writes and
+takes away those it replaces, reading no other row, and each sum still equals
+`math.fsum` over the run's kept values, so the means equal the from-labels ones
+exactly.
 
 The kept figures are the finished work's. The organizers' open-work view
 (assessor.project.open_work) is computed from the labels on request, as before.
 """
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from django.db import transaction
+from django.db.models import Count
 
+from assessor.collection.exact_sums import partials_add, partials_sum
 from assessor.collection.scores import Scores, ratio
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.registry import ScoreFamily, ScoreSource, registry
@@ -218,8 +222,12 @@ def _source_refresh(
     if answers is not None:
         in_scope = in_scope.filter(answer_id__in=answers)
         scope_answers = scope_answers.filter(id__in=answers)
-    changed_runs = set(in_scope.order_by().values_list("run_id", flat=True).distinct())
+    # What the runs' sums lose: the rows of the scope, read before they go (a topic's or an answer's few).
+    removed: dict[int, list[dict[str, float]]] = defaultdict(list)
+    for run_pk, values in in_scope.order_by().values_list("run_id", "values"):
+        removed[run_pk].append(values)
     in_scope.delete()
+    added: dict[int, list[dict[str, float]]] = defaultdict(list)
 
     if scores is not None and scores.per_topic:
         keys = {
@@ -235,9 +243,10 @@ def _source_refresh(
             for answer_id, run_pk in [keys[key]]
         ]
         KeptAnswerScore.objects.bulk_create(rows, batch_size=1000)
-        changed_runs |= {row.run_id for row in rows}
+        for row in rows:
+            added[row.run_id].append(row.values)
 
-    _runs_refresh(source, changed_runs)
+    _runs_refresh(source, removed=removed, added=added)
     evaluated = _topics_evaluated(source, topics=topics, answers=answers)
     if not evaluated:
         source.delete()
@@ -262,23 +271,63 @@ def _topics_evaluated(source: KeptSource, *, topics: list[str] | None, answers: 
     return sorted((set(source.topics) - scope) | present)
 
 
-def _runs_refresh(source: KeptSource, runs: set[int]) -> None:
-    """The sums of these runs from their kept answers (a few hundred rows a run at most)."""
+def _runs_refresh(
+    source: KeptSource, *, removed: dict[int, list[dict[str, float]]], added: dict[int, list[dict[str, float]]]
+) -> None:
+    """The sums of the runs whose kept answers changed: the rows taken away and added applied to their
+    exact partials, so that a topic's refresh does not read every run's every answer again.
+
+    A run is summed again from its kept answers when its partials are not known, or when its count of
+    kept answers is not what the refresh expects (rows gone by a cascade, an answer deleted).
+    """
+    runs = set(removed) | set(added)
     if not runs:
         return
-    values: dict[int, list[dict[str, float]]] = defaultdict(list)
-    kept = KeptAnswerScore.objects.filter(source=source, run_id__in=runs).order_by().values_list("run_id", "values")
-    for run_pk, row in kept:
-        values[run_pk].append(row)
+    kept_rows = {row.run_id: row for row in KeptRunScore.objects.filter(source=source, run_id__in=runs)}
+    counts = dict(
+        KeptAnswerScore.objects.filter(source=source, run_id__in=runs)
+        .order_by()
+        .values("run_id")
+        .annotate(n=Count("id"))
+        .values_list("run_id", "n")
+    )
+    metrics = list(source.metrics)
+    partials: dict[int, dict[str, list[float]]] = {}
+    summed_again: set[int] = set()
+    for run_pk in runs:
+        row = kept_rows.get(run_pk)
+        before = row.answered if row is not None else 0
+        known = row.partials if row is not None else {metric: [] for metric in metrics}
+        if counts.get(run_pk, 0) != before - len(removed[run_pk]) + len(added[run_pk]) or set(known) != set(metrics):
+            summed_again.add(run_pk)
+            continue
+        partials[run_pk] = {
+            metric: partials_add(
+                known[metric],
+                [-values[metric] for values in removed[run_pk]] + [values[metric] for values in added[run_pk]],
+            )
+            for metric in metrics
+        }
+    if summed_again:
+        values: dict[int, list[dict[str, float]]] = defaultdict(list)
+        every = KeptAnswerScore.objects.filter(source=source, run_id__in=summed_again).order_by()
+        for run_pk, row_values in every.values_list("run_id", "values"):
+            values[run_pk].append(row_values)
+        for run_pk in summed_again:
+            partials[run_pk] = {
+                metric: partials_add([], [row_values[metric] for row_values in values[run_pk]]) for metric in metrics
+            }
     KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
     KeptRunScore.objects.bulk_create(
         [
             KeptRunScore(
                 source=source,
                 run_id=run_pk,
-                sums={metric: math.fsum(row[metric] for row in rows) for metric in source.metrics},
-                answered=len(rows),
+                sums={metric: partials_sum(run_partials[metric]) for metric in metrics},
+                partials=run_partials,
+                answered=counts[run_pk],
             )
-            for run_pk, rows in values.items()
+            for run_pk, run_partials in partials.items()
+            if counts.get(run_pk)
         ]
     )

@@ -51,6 +51,9 @@ class KeptRunScore(models.Model):
     source = models.ForeignKey(KeptSource, on_delete=models.CASCADE, related_name="runs")
     run = models.ForeignKey("assessor.Run", on_delete=models.CASCADE, related_name="+")
     sums = models.JSONField()
+    # metric -> the exact partials of its sum (assessor.collection.exact_sums), so that a refresh adds and
+    # takes away the answers it rewrites instead of reading the run's every answer; {} when not known.
+    partials = models.JSONField(default=dict)
     answered = models.PositiveIntegerField()
 
     class Meta:

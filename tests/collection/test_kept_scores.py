@@ -9,6 +9,7 @@ support.selectors: they read the labels, not the kept rows).
 
 import io
 import json
+import math
 import random
 
 import pytest
@@ -19,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from assessor.collection.kept_scores import kept_scores, scores_rebuild, scores_refresh
 from assessor.collection.run_join import runs_join
 from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
-from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptSource, Topic
+from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.work.judging import JudgeError, judge_work_reopen
 from assessor.work.lifecycle import open_work_included
 from assessor.work.roles import Role
@@ -414,3 +415,33 @@ def test_a_label_save_in_open_work_touches_no_kept_score(llm_server, write_file)
         touched = [q["sql"] for q in queries.captured_queries if any(table in q["sql"] for table in kept_tables)]
         assert touched == [], save
     assert_kept_equal_rebuild()
+
+
+def test_a_topic_refresh_reads_the_kept_answers_of_its_topic_only(llm_server, write_file):
+    """A run's sums take the topic's rows away and add them again: no other topic's kept row is read."""
+    world = World(random.Random(9), write_file)
+    world.labels_import()
+    topic = world.topics[0].pk
+    table = KeptAnswerScore._meta.db_table
+    with CaptureQueriesContext(connection) as queries:
+        scores_refresh(family="conditions", columns=("auto_edit", "nist"), topics=[topic])
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT") and '"values"' in q["sql"]]
+    assert reads, "the refresh read the rows it replaces"
+    assert all(table in sql and "topic_id" in sql for sql in reads), reads
+    assert_kept_equal_rebuild()
+
+
+def test_a_run_whose_kept_rows_went_behind_the_refresh_is_summed_again():
+    """Rows gone without a refresh (a cascade) make the expected count wrong: that run is summed from its rows."""
+    world = World(random.Random(2), write_file=None)
+    for work in world.assign:
+        world.assign_finish(work)
+    source = KeptSource.objects.get(name="manual/manual")
+    gone = KeptAnswerScore.objects.filter(source=source, topic=world.topics[1]).order_by("pk").first()
+    run_pk = gone.run_id
+    gone.delete()
+    scores_refresh(family="conditions", columns=("manual", "manual"), topics=[world.topics[0].pk])
+    kept = KeptRunScore.objects.get(source=source, run_id=run_pk)
+    rows = list(KeptAnswerScore.objects.filter(source=source, run_id=run_pk).values_list("values", flat=True))
+    assert kept.answered == len(rows)
+    assert kept.sums == {metric: math.fsum(row[metric] for row in rows) for metric in source.metrics}
