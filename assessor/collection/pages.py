@@ -37,10 +37,12 @@ def leaderboard_context(
             direction = "asc" if column == "run" else "desc"
         query = urlencode({**base_query, "sort": column, "dir": direction})
         columns.append({"name": column, "query": f"?{query}", "sorted": column == sort})
+    rows = selectors.leaderboard_rows(scores, sort=sort, descending=descending)
     return {
         "columns": columns,
         "metrics": scores.metrics,
-        "rows": selectors.leaderboard_rows(scores, sort=sort, descending=descending),
+        "rows": rows,
+        "rows_html": selectors.leaderboard_rows_html(rows),
         "sort": sort,
         "descending": descending,
         "topic_count": len(scores.topics),

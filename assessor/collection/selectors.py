@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch
+from django.utils.safestring import SafeString
 
 from assessor.collection.kept_scores import family_sources
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
+from assessor.collection.tables import cell, rows_html, score_text, url_maker
 from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 
@@ -66,6 +68,21 @@ def topics_overview() -> tuple[list[str], list[TopicRow]]:
     return sources, rows
 
 
+def topic_rows_html(rows: Sequence[TopicRow]) -> SafeString:
+    """The topics page's rows (one per topic, 301 at TREC scale), rendered in Python."""
+    topic_url = url_maker("collection:topic")
+    return rows_html(
+        [
+            cell(row.topic.id, css="mono", href=topic_url(row.topic.id)),
+            cell(row.topic.query),
+            *(cell(count, css="num") for count in row.relevant),
+            cell(row.answers, css="num"),
+            *(cell(count, css="num") for count in row.counts),
+        ]
+        for row in rows
+    )
+
+
 @dataclass
 class SegmentRow:
     segment: Segment
@@ -88,9 +105,7 @@ def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> tuple
         return by_source.get(source, -1) if source else max(by_source.values())
 
     relevant_ids = [
-        segment_id
-        for segment_id, by_source in grades.items()
-        if sort_grade(by_source) >= Qrel.RELEVANT_MIN_GRADE
+        segment_id for segment_id, by_source in grades.items() if sort_grade(by_source) >= Qrel.RELEVANT_MIN_GRADE
     ]
     relevant_ids.sort(key=lambda segment_id: (-sort_grade(grades[segment_id]), segment_id))
     segments = Segment.objects.in_bulk(relevant_ids)
@@ -186,6 +201,20 @@ def run_answers(*, run: Run) -> list[Answer]:
     )
 
 
+def run_answer_rows_html(answers: Sequence[Answer]) -> SafeString:
+    """The run page's answers table: topic, query, sentences, words (a row per topic the run answers)."""
+    topic_url = url_maker("collection:topic")
+    return rows_html(
+        [
+            cell(answer.topic_id, css="mono", href=topic_url(answer.topic_id)),
+            cell(answer.topic.query),
+            cell(answer.sentence_count, css="num"),  # type: ignore[attr-defined]  # annotated by run_answers
+            cell(answer.words, css="num"),
+        ]
+        for answer in answers
+    )
+
+
 @dataclass
 class ScoreSection:
     """One condition's or method's scores of one run, for the run page."""
@@ -197,12 +226,25 @@ class ScoreSection:
     notes: list[str] = field(default_factory=list)  # what keeps the scores from being final
 
     @property
-    def row_cells(self) -> list[tuple[str, list[tuple[str, float]]]]:
-        return [(topic_id, list(zip(self.metrics, values, strict=False))) for topic_id, values in self.rows]
+    def rows_html(self) -> SafeString:
+        """The per-topic rows (hundreds of them at TREC scale), rendered in Python."""
+        topic_url = url_maker("collection:topic")
+        return rows_html(
+            [
+                cell(topic_id, css="mono", href=topic_url(topic_id)),
+                *(
+                    cell(score_text(metric, value), css="num")
+                    for metric, value in zip(self.metrics, values, strict=False)
+                ),
+            ]
+            for topic_id, values in self.rows
+        )
 
     @property
-    def mean_cells(self) -> list[tuple[str, float]]:
-        return list(zip(self.metrics, self.mean or [], strict=False))
+    def mean_texts(self) -> list[str]:
+        return [
+            score_text(metric, value, mean=True) for metric, value in zip(self.metrics, self.mean or [], strict=False)
+        ]
 
 
 def _score_section(title: str, scores: Scores, run_id: str) -> ScoreSection:
@@ -247,6 +289,19 @@ class LeaderboardRow:
     @property
     def cells(self) -> list[tuple[str, float]]:
         return list(zip(self.metrics, self.values, strict=False))
+
+
+def leaderboard_rows_html(rows: Sequence[LeaderboardRow]) -> SafeString:
+    """A leaderboard's rows: rank, the run's link, its means (a mean length in words with one decimal)."""
+    run_url = url_maker("collection:run")
+    return rows_html(
+        [
+            cell(row.rank, css="num"),
+            cell(row.run_id, href=run_url(row.run_id)),
+            *(cell(score_text(metric, value, mean=True), css="num") for metric, value in row.cells),
+        ]
+        for row in rows
+    )
 
 
 def leaderboard_rows(scores: Scores, *, sort: str, descending: bool) -> list[LeaderboardRow]:

@@ -33,7 +33,13 @@ ANSWERS_PER_PAGE = 25
 def topic_list(request: AuthenticatedRequest) -> HttpResponse:
     sources, rows = selectors.topics_overview()
     titles = selectors.topic_count_titles()
-    context = {"sources": sources, "rows": rows, "count_titles": titles, "column_count": 3 + len(sources) + len(titles)}
+    context = {
+        "sources": sources,
+        "rows": rows,
+        "row_html": selectors.topic_rows_html(rows),
+        "count_titles": titles,
+        "column_count": 3 + len(sources) + len(titles),
+    }
     return render(request, "collection/topic_list.html", context)
 
 
@@ -79,9 +85,11 @@ def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
         alias = get_object_or_404(RunAlias.objects.select_related("run"), alias=run_id)
         return redirect("collection:run", alias.run.run_id)
     sections, missing = selectors.run_score_sections(run=run)
+    answers = selectors.run_answers(run=run)
     context = {
         "run": run,
-        "answers": selectors.run_answers(run=run),
+        "answers": answers,
+        "answer_rows": selectors.run_answer_rows_html(answers),
         "sections": sections,
         "missing": missing,
         "aliases": list(run.aliases.select_related("created_by")),

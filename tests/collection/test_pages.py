@@ -157,6 +157,13 @@ def test_the_run_page_shows_answers_and_per_topic_scores(organizer, small_collec
         {"weighted_precision": 0.75, "weighted_recall": 0.5}
     )
     assert "0.7500" in page
+    # The per-topic rows, rendered in Python: a linked topic, four decimals, words whole, the mean below.
+    topic_url = reverse("collection:topic", args=["2024-1"])
+    assert f'<td class="mono"><a href="{topic_url}">2024-1</a></td><td class="num">0.7500</td>' in page
+    assert '<td class="num">0.8333</td><td class="num">0.6667</td><td class="num">10</td></tr>' in page
+    assert '<th class="num">0.6667</th><th class="num">10.0</th></tr></tfoot>' in page
+    # The answers table: a row per topic with its query, sentences and words.
+    assert f'<a href="{topic_url}">2024-1</a></td><td>how do bees see colour' in page
 
 
 def test_a_run_id_with_dots_and_slashes_has_a_page(organizer):
@@ -186,6 +193,12 @@ def test_the_condition_leaderboard_sorts_by_any_metric(organizer, small_collecti
     default = organizer.get(url, query)
     assert [row.run_id for row in default.context["rows"]] == ["team.good", "weak"]
     assert default.context["sort"] == "Vstrict"
+    # The row as printed: rank, the run's link, A Astrict V Vstrict W Wstrict to four decimals, L to one.
+    figures = "".join(f'<td class="num">{text}</td>' for text in ("0.7500", "0.5000", "1.0000", "1.0000", "0.8333"))
+    run_link = f'<td><a href="{reverse("collection:run", args=["team.good"])}">team.good</a></td>'
+    assert f'<tr><td class="num">1</td>{run_link}{figures}<td class="num">0.6667</td><td class="num">10.0</td></tr>' in (
+        default.content.decode()
+    )
     ascending = organizer.get(url, {**query, "sort": "Vstrict", "dir": "asc"})
     assert [row.run_id for row in ascending.context["rows"]] == ["weak", "team.good"]
     by_length = organizer.get(url, {**query, "sort": "L", "dir": "asc"})
