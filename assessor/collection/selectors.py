@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from assessor.collection.kept_scores import family_sources
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
-from assessor.collection.tables import cell, rows_html, score_text, url_maker
+from assessor.collection.tables import badges_html, cell, rows_html, score_text, url_maker
 from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 
@@ -141,12 +141,21 @@ class SentenceView:
     citations: list[Citation]
     badges: list[Badge] = field(default_factory=list)  # the apps' labels of the sentence
 
+    @property
+    def badges_html(self) -> SafeString:
+        return badges_html(self.badges)
+
 
 @dataclass
 class AnswerView:
     answer: Answer
     sentences: list[SentenceView]
     rows: list[BadgeRow]  # the apps' labels of the answer (a row per condition)
+
+    @property
+    def row_badges(self) -> list[tuple[str, SafeString]]:
+        """(caption, its badges rendered) per row."""
+        return [(row.caption, badges_html(row.badges)) for row in self.rows]
 
 
 def answers_queryset():

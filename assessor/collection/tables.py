@@ -15,6 +15,8 @@ from django.urls import reverse
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
+from assessor.registry import Badge
+
 WORDS_METRIC = "L"  # a length in words: whole per answer, one decimal as a mean
 
 
@@ -49,3 +51,13 @@ def cell(text: object, *, css: str = "", href: str = "") -> str:
 def rows_html(rows: Iterable[Iterable[str]]) -> SafeString:
     """<tr> rows of cells made by `cell`."""
     return mark_safe("".join(f"<tr>{''.join(cells)}</tr>" for cells in rows))  # noqa: S308 - every cell is escaped
+
+
+def badges_html(badges: Iterable[Badge]) -> SafeString:
+    """Label badges (the topic page shows a row of them per condition on each answer: hundreds a page)."""
+    return mark_safe(  # noqa: S308 - every part is escaped
+        "".join(
+            f'<span class="badge {escape(badge.css)}" title="{escape(badge.title)}">{escape(badge.text)}</span>'
+            for badge in badges
+        )
+    )

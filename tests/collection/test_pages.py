@@ -109,6 +109,12 @@ def test_the_topic_page_shows_segments_nuggets_answers_and_labels(organizer, sma
     assert condition.caption == "auto_edit / manual"
     assert [badge.css for badge in condition.badges] == ["support", "partial_support"]
     assert [badge.css for badge in views["weak"].rows[0].badges] == ["not_support", "support"]
+    # As printed: the condition's badges after its caption, a sentence's support badge after its citations.
+    assert (
+        '<span class="badge support" title="1. bees see ultraviolet: support">1S</span>'
+        '<span class="badge partial_support" title="2. three photoreceptors: partial_support">2P</span>'
+    ) in page
+    assert '<span class="badge fs" title="scratch">scratch: FS</span>' in page
 
 
 def test_the_topic_page_filters_segments_by_source(organizer, small_collection):
