@@ -14,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from assessor.collection.kept_scores import family_sources
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
-from assessor.collection.tables import badges_html, cell, rows_html, score_text, url_maker
+from assessor.collection.tables import badges_html, cell, rows_html, score_cell, score_text, url_maker
 from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 
@@ -247,10 +247,7 @@ class ScoreSection:
         return rows_html(
             [
                 cell(topic_id, css="mono", href=topic_url(topic_id)),
-                *(
-                    cell(score_text(metric, value), css="num")
-                    for metric, value in zip(self.metrics, values, strict=False)
-                ),
+                *(score_cell(metric, value) for metric, value in zip(self.metrics, values, strict=False)),
             ]
             for topic_id, values in self.rows
         )
@@ -313,7 +310,7 @@ def leaderboard_rows_html(rows: Sequence[LeaderboardRow]) -> SafeString:
         [
             cell(row.rank, css="num"),
             cell(row.run_id, href=run_url(row.run_id)),
-            *(cell(score_text(metric, value, mean=True), css="num") for metric, value in row.cells),
+            *(score_cell(metric, value, mean=True) for metric, value in row.cells),
         ]
         for row in rows
     )

@@ -27,7 +27,14 @@ def score_text(metric: str, value: float, *, mean: bool = False) -> str:
     does, so that a figure reads the same in a template and in these rows.
     """
     places = (1 if mean else 0) if metric == WORDS_METRIC else 4
-    return str(Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+    shortest = repr(value)
+    whole, _, fraction = shortest.partition(".")
+    # Python's own rounding (of the exact binary value) agrees with rounding the shortest decimal half up
+    # unless that decimal ends in a 5 just past the places kept: a tie, left to Decimal. Exponent forms
+    # and values too large for the float's precision to reach the places also go to Decimal.
+    if "e" in shortest or "n" in shortest or len(whole) > 12 or fraction[places:] == "5":
+        return str(Decimal(shortest).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+    return f"{value:.{places}f}"
 
 
 def url_maker(name: str) -> Callable[[object], str]:
@@ -46,6 +53,11 @@ def cell(text: object, *, css: str = "", href: str = "") -> str:
     if href:
         content = f'<a href="{escape(href)}">{content}</a>'
     return f'<td class="{css}">{content}</td>' if css else f"<td>{content}</td>"
+
+
+def score_cell(metric: str, value: float, *, mean: bool = False) -> str:
+    """A figure's <td>: `score_text` is digits and a point only, so it needs no escaping."""
+    return f'<td class="num">{score_text(metric, value, mean=mean)}</td>'
 
 
 def rows_html(rows: Iterable[Iterable[str]]) -> SafeString:

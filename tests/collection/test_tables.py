@@ -1,5 +1,7 @@
 """The Python-rendered table rows print figures as Django's floatformat does, and escape what they show."""
 
+import random
+
 import pytest
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
@@ -14,6 +16,17 @@ def test_a_score_reads_as_floatformat_prints_it(value):
     assert score_text("Vstrict", value) == floatformat(value, 4)
     assert score_text("L", value, mean=True) == floatformat(value, 1)
     assert score_text("L", round(value)) == floatformat(round(value), 0)
+
+
+def test_random_scores_and_ties_read_as_floatformat_prints_them():
+    rng = random.Random(12)
+    values = [rng.random() for _ in range(3000)]
+    values += [rng.randrange(100_000) / 100_000 for _ in range(3000)]  # ties at the fifth decimal: ...5
+    values += [rng.randrange(20_000) / 20 for _ in range(1000)]  # lengths in words, ties at the first decimal
+    values += [rng.random() * 1e-6 for _ in range(200)] + [rng.random() * 1e9 for _ in range(200)]
+    for value in values:
+        assert score_text("W", value) == floatformat(value, 4), value
+        assert score_text("L", value, mean=True) == floatformat(value, 1), value
 
 
 def test_cells_escape_their_text_and_link():
