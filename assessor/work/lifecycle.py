@@ -96,12 +96,13 @@ def counted_sql(alias: str = "") -> str:
 def open_work_notes(works: QuerySet[AssessorWork], *, what: str) -> list[str]:
     """What an organizer must know of a source's human work that is not final, in sentences."""
     notes = []
-    open_work = works.exclude(status=AssessorWork.Status.SUBMITTED)
-    topics = sorted(open_work.values_list("topic_id", flat=True))
+    # One read of the open work (a few rows): its topics, and which of them are reopened for changed nuggets.
+    open_work = list(works.exclude(status=AssessorWork.Status.SUBMITTED).order_by().values_list("topic_id", "redo"))
+    topics = sorted(topic for topic, _ in open_work)
     counted = "counted as provisional" if _include_open.get() else "not counted"
     if topics:
         notes.append(f"{what} is still open on {len(topics)} topic(s) ({', '.join(topics[:5])}): {counted}.")
-    partly = sorted(open_work.exclude(redo={}).values_list("topic_id", flat=True))
+    partly = sorted(topic for topic, redo in open_work if redo)
     if partly:
         notes.append(f"{what} is reopened for changed nuggets on {len(partly)} topic(s) ({', '.join(partly[:5])}).")
     return notes

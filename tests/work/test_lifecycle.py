@@ -10,7 +10,7 @@ from assessor.collection.kept_scores import scores_refresh
 from assessor.jobs.engine import job_complete_if_finished
 from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
 from assessor.work.judging import judge_work_reopen
-from assessor.work.lifecycle import open_work_included
+from assessor.work.lifecycle import open_work_included, open_work_notes
 from assessor.work.roles import Role
 from assignment.selectors import conditions_list, nugget_scores
 from metaeval.qrels_agreement import qrels_grades
@@ -189,3 +189,19 @@ def test_grades_of_a_running_relevance_job_are_provisional():
         assert qrels_grades("umb") == {(topic.pk, segment.pk): 2}
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
     assert qrels_grades("umb") == {(topic.pk, segment.pk): 2}
+
+
+def test_open_work_notes_name_open_and_reopened_topics_apart():
+    """Open work, and among it the work reopened for changed nuggets, each named by topic; submitted work is not."""
+    assessor = make_user()
+    topics = [make_topic(f"2024-{n}") for n in (1, 2, 3)]
+    statuses = [AssessorWork.Status.IN_PROGRESS, AssessorWork.Status.IN_PROGRESS, AssessorWork.Status.SUBMITTED]
+    redos = [{}, {"nuggets": {"7": "reworded"}}, {}]
+    for topic, status, redo in zip(topics, statuses, redos, strict=True):
+        AssessorWork.objects.create(
+            topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, status=status, redo=redo
+        )
+    assert open_work_notes(AssessorWork.objects.all(), what="ManualAssign") == [
+        "ManualAssign is still open on 2 topic(s) (2024-1, 2024-2): not counted.",
+        "ManualAssign is reopened for changed nuggets on 1 topic(s) (2024-2).",
+    ]
