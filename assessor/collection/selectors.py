@@ -10,11 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Prefetch
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from assessor.collection.kept_scores import family_sources
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
-from assessor.collection.tables import badges_html, cell, rows_html, score_cell, score_text, url_maker
+from assessor.collection.tables import (
+    badges_html,
+    cell,
+    rows_html,
+    score_cell,
+    score_text,
+    sentence_html,
+    url_maker,
+)
 from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 
@@ -142,16 +150,26 @@ class SentenceView:
     citations: list[Citation]
     badges: list[Badge] = field(default_factory=list)  # the apps' labels of the sentence
 
-    @property
-    def badges_html(self) -> SafeString:
-        return badges_html(self.badges)
-
 
 @dataclass
 class AnswerView:
     answer: Answer
     sentences: list[SentenceView]
     rows: list[BadgeRow]  # the apps' labels of the answer (a row per condition)
+
+    @property
+    def sentences_html(self) -> SafeString:
+        """The answer's sentences as list items (a page shows 25 answers of about ten sentences)."""
+        return mark_safe(  # noqa: S308 - sentence_html escapes every part
+            "".join(
+                sentence_html(
+                    view.sentence.text,
+                    [(citation.segment_id, citation.reference_rank) for citation in view.citations],
+                    view.badges,
+                )
+                for view in self.sentences
+            )
+        )
 
     @property
     def row_badges(self) -> list[tuple[str, SafeString]]:

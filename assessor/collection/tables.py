@@ -73,3 +73,13 @@ def badges_html(badges: Iterable[Badge]) -> SafeString:
             for badge in badges
         )
     )
+
+
+def sentence_html(text: str, citations: Iterable[tuple[str, int | None]], badges: Iterable[Badge]) -> str:
+    """An answer's sentence as a list item: its text, its citations (the reference rank, or the segment id
+    where the rank is unknown; the segment id on hover), then its label badges."""
+    cites = "".join(
+        f'<span class="cite" title="{escape(segment_id)}">[{rank if rank is not None else escape(segment_id)}]</span>'
+        for segment_id, rank in citations
+    )
+    return f"<li>{escape(text)} {cites} {badges_html(badges)}</li>"

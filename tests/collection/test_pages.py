@@ -115,6 +115,10 @@ def test_the_topic_page_shows_segments_nuggets_answers_and_labels(organizer, sma
         '<span class="badge partial_support" title="2. three photoreceptors: partial_support">2P</span>'
     ) in page
     assert '<span class="badge fs" title="scratch">scratch: FS</span>' in page
+    assert (
+        '<li>They have three receptors. <span class="cite" title="doc_b#0_0">[1]</span>'
+        '<span class="cite" title="doc_a#0_0">[0]</span> <span class="badge ps" title="scratch">scratch: PS</span></li>'
+    ) in page
 
 
 def test_the_topic_page_filters_segments_by_source(organizer, small_collection):

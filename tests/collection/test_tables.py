@@ -6,7 +6,8 @@ import pytest
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
 
-from assessor.collection.tables import cell, rows_html, score_text, url_maker
+from assessor.collection.tables import cell, rows_html, score_text, sentence_html, url_maker
+from assessor.registry import Badge
 
 VALUES = [0.0, 1.0, 0.5, 0.125, 0.33335, 0.12345, 2 / 3, 1e-05, 0.99995, 0.999949, 12.25, 12.35, 7.0, 1234.5]
 
@@ -37,3 +38,11 @@ def test_cells_escape_their_text_and_link():
 @pytest.mark.parametrize("run_id", ["team.good", "team/x.v1.2", "a b+c", "ünï", "x%y", "a&b"])
 def test_a_made_url_is_the_reversed_one(run_id):
     assert url_maker("collection:run")(run_id) == reverse("collection:run", args=[run_id])
+
+
+def test_a_sentence_shows_its_citations_by_rank_or_segment_and_escapes_its_text():
+    html = sentence_html("A < B & C", [("doc#1", 0), ('doc"2', None)], [Badge(text="auto: FS", css="fs", title="auto")])
+    assert html == (
+        '<li>A &lt; B &amp; C <span class="cite" title="doc#1">[0]</span>'
+        '<span class="cite" title="doc&quot;2">[doc&quot;2]</span> <span class="badge fs" title="auto">auto: FS</span></li>'
+    )
