@@ -105,6 +105,31 @@ def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = N
     )
 
 
+def kept_scores_of_run(run_id: str) -> dict[tuple[str, Columns], Scores]:
+    """Every kept source's scores of one run, as `kept_scores(runs=[run_id])` gives each, in three queries
+    for all the sources together (the run page shows them all); keyed by (family, columns)."""
+    sources = {source.pk: source for source in KeptSource.objects.all()}
+    means = dict(KeptRunScore.objects.filter(run__run_id=run_id).order_by().values_list("source_id", "sums"))
+    rows: dict[int, dict[tuple[str, str], dict[str, float]]] = defaultdict(dict)
+    answers = KeptAnswerScore.objects.filter(run__run_id=run_id).order_by()
+    for source_pk, topic_id, values in answers.values_list("source_id", "topic_id", "values"):
+        rows[source_pk][(run_id, topic_id)] = values
+    every = {}
+    for source_pk, source in sources.items():
+        metrics = tuple(source.metrics)
+        run_means = {}
+        if source_pk in means:
+            run_means[run_id] = {metric: ratio(means[source_pk][metric], len(source.topics)) for metric in metrics}
+        every[(source.family, tuple(source.name.split("/")))] = Scores(
+            metrics=metrics,
+            per_topic=dict(sorted(rows[source_pk].items())),
+            run_means=run_means,
+            topics=list(source.topics),
+            runs=sorted(run_means),
+        )
+    return every
+
+
 def kept_topic_counts(family: str) -> dict[str, int]:
     """topic id -> how many of the family's sources evaluate it (a read of the small source table)."""
     counts: dict[str, int] = defaultdict(int)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Prefetch
 from django.utils.safestring import SafeString, mark_safe
 
-from assessor.collection.kept_scores import family_sources
+from assessor.collection.kept_scores import family_columns, kept_scores_of_run
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
 from assessor.collection.tables import (
     badges_html,
@@ -25,6 +25,7 @@ from assessor.collection.tables import (
 )
 from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
+from assessor.work.lifecycle import open_included
 
 
 def _grouped_counts(queryset, key: str) -> dict:
@@ -295,10 +296,16 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     """
     sections: list[ScoreSection] = []
     missing: list[str] = []
+    # The kept scores of every source in one read; with open work counted, each source computes its own.
+    kept = {} if open_included() else kept_scores_of_run(run.run_id)
     for family in registry.score_families:
-        for source in family_sources(family):
+        for columns in family_columns(family):
+            source = family.source(columns)
             try:
-                section = _score_section(source.title, source.scores(runs=[run.run_id]), run.run_id)
+                scores = kept.get((family.name, columns))
+                if scores is None:
+                    scores = source.scores(runs=[run.run_id])
+                section = _score_section(source.title, scores, run.run_id)
                 section.notes = source.notes()
                 sections.append(section)
             except LookupError as exc:

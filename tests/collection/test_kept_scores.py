@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from assessor.collection.kept_scores import kept_scores, scores_rebuild, scores_refresh
+from assessor.collection.kept_scores import kept_scores, kept_scores_of_run, scores_rebuild, scores_refresh
 from assessor.collection.run_join import runs_join
 from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
 from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
@@ -445,3 +445,17 @@ def test_a_run_whose_kept_rows_went_behind_the_refresh_is_summed_again():
     rows = list(KeptAnswerScore.objects.filter(source=source, run_id=run_pk).values_list("values", flat=True))
     assert kept.answered == len(rows)
     assert kept.sums == {metric: math.fsum(row[metric] for row in rows) for metric in source.metrics}
+
+
+def test_a_runs_kept_scores_of_every_source_read_at_once_equal_each_sources_own(llm_server, write_file):
+    world = World(random.Random(6), write_file)
+    world.labels_import()
+    for work in world.assign:
+        world.assign_finish(work)
+    world.support_finish()
+    for run in RUNS:
+        every = kept_scores_of_run(run)
+        assert {key for key in every} == {(s.family, tuple(s.name.split("/"))) for s in KeptSource.objects.all()}
+        assert len(every) >= 3  # two conditions and a method at least
+        for (family, columns), scores in every.items():
+            assert scores == kept_scores(family=family, columns=columns, runs=[run]), (run, family, columns)
