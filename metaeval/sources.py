@@ -11,11 +11,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from assessor.collection.scores import Scores
-from assessor.models import LabelSource
+from assessor.models import KeptSource, LabelSource
 from assessor.sources import source_get, source_owner
+from assessor.work.lifecycle import open_included
+from assignment.selectors import FAMILY as CONDITIONS
 from assignment.selectors import condition_notes, condition_require, conditions_list, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
+from support.selectors import FAMILY as METHODS
 from support.selectors import method_notes, method_require, support_methods_list, support_scores
 
 NAME = r"[-\w.]+"
@@ -100,6 +103,20 @@ def source_require(source: Source) -> None:
             raise LookupError(f"no score table named {source.name!r}")
     except LookupError as exc:
         raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
+
+
+def source_stamp(source: Source) -> str | None:
+    """What changes whenever the source's kept figures or counted labels do (its kept source's stamp,
+    made anew by every refresh); None for what is not kept: score tables, open work counted, no row yet."""
+    if open_included() or source.kind is SourceKind.SCORES:
+        return None
+    family, name = (
+        (CONDITIONS, f"{source.nuggets}/{source.assigner}")
+        if source.kind is SourceKind.CONDITION
+        else (METHODS, source.name)
+    )
+    stamp = KeptSource.objects.filter(family=family, name=name).values_list("stamp", flat=True).first()
+    return stamp or None
 
 
 def source_load(text: str) -> tuple[Source, Scores]:

@@ -7,7 +7,7 @@ same query string (`a`, `b`, `metric`, and the options `top_k`, `bootstrap`,
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
+from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from metaeval.calibration import calibration_build
@@ -38,6 +38,7 @@ from metaeval.sources import (
     source_judge,
     source_notes,
     source_parse,
+    source_stamp,
     sources_list,
     sources_notes,
 )
@@ -45,6 +46,7 @@ from metaeval.stats import Confusion, TauOptions, nan_as_none, pair_points, run_
 
 DEFAULT_METRIC = "Vstrict"
 PLOT_CACHE_SECONDS = 120
+COMPARISON_CACHE_SECONDS = 7 * 24 * 3600  # a stale page is never read (its key has the old stamps)
 DESCRIBE_HEADINGS = {
     "avg_nuggets": "nuggets / topic",
     "avg_nugget_words": "words / nugget",
@@ -167,7 +169,6 @@ def _describe_all(texts: list[str]) -> tuple[dict[str, dict], list[str]]:
     return described, errors
 
 
-
 @require_GET
 @organizer_required
 def index(request: AuthenticatedRequest) -> HttpResponse:
@@ -186,15 +187,19 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
     }
     if "a" in request.GET or "b" in request.GET:
         try:
-            comparison = _comparison_from_query(request)
+            page = _comparison_page(request)
         except BadQuery as exc:
             context["error"] = str(exc)
         else:
-            metric = _metric_of(request, comparison)
-            if metric:
-                _plot_data(comparison, metric, urlencode(_options_query(request)))
-            query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **_options_query(request)})
-            described, describe_errors = _describe_all([str(comparison.a), str(comparison.b)])
+            comparison, metric, described, describe_errors = (
+                page.comparison,
+                page.metric,
+                page.described,
+                page.describe_errors,
+            )
+            query = urlencode(
+                {"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **_options_query(request)}
+            )
             describe_columns: list[str] = []
             for values in described.values():
                 describe_columns += [key for key in values if key not in describe_columns]
@@ -230,7 +235,9 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
                 ]
                 if comparison.confusion
                 else [],
-                described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
+                described=[
+                    {"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()
+                ],
                 describe_columns=describe_columns,
                 describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
                 describe_errors=describe_errors,
@@ -249,7 +256,9 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
     context: dict = {
         "qrels_sources": sources,
         "qrels_a": request.GET.get("qrels_a", "nist" if "nist" in sources else (sources[0] if sources else "")),
-        "qrels_b": request.GET.get("qrels_b", "umbrela" if "umbrela" in sources else (sources[1] if len(sources) > 1 else "")),
+        "qrels_b": request.GET.get(
+            "qrels_b", "umbrela" if "umbrela" in sources else (sources[1] if len(sources) > 1 else "")
+        ),
         "qrels_threshold": request.GET.get("threshold", "1"),
         "qrels_headings": ["precision", "recall", "F1", "Jaccard", "Cohen's kappa", "Krippendorff's alpha"],
         "qrels": None,
@@ -276,7 +285,10 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
             {**row(r.topic, [r.figure(name) for name in QRELS_FIGURES]), "shared": r.shared} for r in result.topics
         ],
         "mean": row("mean", [result.mean[name] for name in QRELS_FIGURES]),
-        "pooled": {**row("pooled", [result.pooled.figure(name) for name in QRELS_FIGURES]), "shared": result.pooled.shared},
+        "pooled": {
+            **row("pooled", [result.pooled.figure(name) for name in QRELS_FIGURES]),
+            "shared": result.pooled.shared,
+        },
     }
     return context
 
@@ -347,6 +359,71 @@ def points_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHt
 PlotData = dict[str, tuple[list[tuple[float, float]], float]]
 
 
+@dataclass
+class ComparisonPage:
+    """What a comparison's page shows that takes seconds to compute: kept under its sources' stamps."""
+
+    comparison: Comparison  # its taus, confusion matrix and options; its scores left out (the plots have them)
+    metric: str
+    plots: PlotData | None
+    described: dict[str, dict]
+    describe_errors: list[str]
+
+
+def _comparison_page_key(request: AuthenticatedRequest) -> str | None:
+    """The key a comparison's page is kept under: the query and both sources' stamps (assessor's KeptSource,
+    made anew by every refresh, so a change to either source's labels or figures is a new key).
+    None when it is not kept: a score table, open work counted, topics taken from a third source."""
+    if request.GET.get("topics_of", "").strip():
+        return None
+    try:
+        sides = [source_parse(request.GET.get(side, "")) for side in ("a", "b")]
+    except SourceError:
+        return None
+    stamps = [source_stamp(side) for side in sides]
+    if None in stamps:
+        return None
+    query = urlencode(sorted((key, request.GET.get(key, "").strip()) for key in ("a", "b", "metric", *OPTION_KEYS)))
+    digest = hashlib.sha256(f"{query}\n{stamps[0]}\n{stamps[1]}".encode()).hexdigest()
+    return f"metaeval:comparison:{digest}"
+
+
+def _comparison_page(request: AuthenticatedRequest) -> ComparisonPage:
+    """The comparison's page as kept, or computed (seconds at TREC scale) and kept for the next view.
+
+    The stamps are read before the computation: a write committed meanwhile leaves this page under the
+    stamps it replaced, and the next view computes again."""
+    key = _comparison_page_key(request)
+    options = urlencode(_options_query(request))
+    kept = cache.get(key) if key else None
+    if kept is not None:
+        if kept.plots is not None:
+            cache.set(
+                _plot_cache_key(str(kept.comparison.a), str(kept.comparison.b), kept.metric, options),
+                kept.plots,
+                PLOT_CACHE_SECONDS,
+            )
+        return kept
+    comparison = _comparison_from_query(request)
+    metric = _metric_of(request, comparison)
+    plots = _plot_data(comparison, metric, options) if metric else None
+    described, describe_errors = _describe_all([str(comparison.a), str(comparison.b)])
+    if comparison.confusion is not None:
+        # Krippendorff's alpha is computed on first use (a fifth of a second): now, so that it is kept too.
+        comparison.confusion.alpha_ordinal  # noqa: B018
+    no_scores = Scores(metrics=())
+    page = ComparisonPage(
+        comparison=replace(comparison, scores_a=no_scores, scores_b=no_scores),
+        metric=metric,
+        plots=plots,
+        described=described,
+        describe_errors=describe_errors,
+    )
+    if key:
+        cache.set(key, page, COMPARISON_CACHE_SECONDS)
+    return page
+
+
 def _plot_cache_key(a: str, b: str, metric: str, options: str = "") -> str:
     digest = hashlib.sha256(f"{a}\n{b}\n{metric}\n{options}".encode()).hexdigest()
     return f"metaeval:plot:{digest}"
@@ -358,7 +435,10 @@ def _plot_data(comparison: Comparison, metric: str, options: str = "") -> PlotDa
     points = run_points(comparison.scores_a, comparison.scores_b, metric, comparison.options)
     data = {
         "run": ([(x, y) for _, x, y in points], tau.tau_run),
-        "pairs": ([(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)], tau.tau_all),
+        "pairs": (
+            [(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)],
+            tau.tau_all,
+        ),
     }
     cache.set(_plot_cache_key(str(comparison.a), str(comparison.b), metric, options), data, PLOT_CACHE_SECONDS)
     return data

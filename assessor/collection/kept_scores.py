@@ -19,10 +19,15 @@ takes away those it replaces, reading no other row, and each sum still equals
 `math.fsum` over the run's kept values, so the means equal the from-labels ones
 exactly.
 
+Every refresh gives its source a new random stamp (KeptSource.stamp): what is
+derived from a source and kept elsewhere (a meta-evaluation comparison) is kept
+under the stamp and so never read once the source changed.
+
 The kept figures are the finished work's. The organizers' open-work view
 (assessor.project.open_work) is computed from the labels on request, as before.
 """
 
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -275,9 +280,11 @@ def _source_refresh(
     evaluated = _topics_evaluated(source, topics=topics, answers=answers)
     if not evaluated:
         source.delete()
-    elif evaluated != source.topics:
+    else:
+        # A new stamp whatever changed: a refresh follows every write to the source's counted labels.
         source.topics = evaluated
-        source.save(update_fields=["topics"])
+        source.stamp = uuid.uuid4().hex
+        source.save(update_fields=["topics", "stamp"])
 
 
 def _topics_evaluated(source: KeptSource, *, topics: list[str] | None, answers: list[int] | None) -> list[str]:

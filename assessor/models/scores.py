@@ -18,6 +18,9 @@ class KeptSource(models.Model):
     metrics = models.JSONField(default=list)
     # The topics with at least one evaluated answer: a run's mean is over all of them.
     topics = models.JSONField(default=list)
+    # Made anew by every refresh of the source: what is derived from its figures and labels
+    # (a meta-evaluation comparison) is kept under it and known stale once it changes.
+    stamp = models.CharField(max_length=32, default="", blank=True)
 
     class Meta:
         ordering = ["family", "name"]

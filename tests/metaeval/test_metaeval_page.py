@@ -4,9 +4,13 @@ import csv
 import io
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from assessor.collection.kept_scores import scores_refresh
 from assessor.work.roles import Role
+from assignment.models import AssignmentLabel
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db
@@ -98,3 +102,33 @@ def test_support_methods_compare_on_the_page(organizer_client, support_methods):
     page = response.content.decode()
     assert response.status_code == 200
     assert "weighted_precision" in page and ">FS</th>" in page
+
+
+def test_a_comparison_is_kept_until_either_source_changes(organizer_client, conditions):
+    """The second view reads no label; a refreshed source (a new stamp) is computed again, with its new labels."""
+    url = reverse("metaeval:index")
+    first = organizer_client.get(url, QUERY)
+    # Rows manual, columns auto, in the order not_support, partial_support, support (counted by hand).
+    assert first.context["confusion"].counts == [[3, 4, 0], [1, 0, 0], [0, 1, 6]]
+    with CaptureQueriesContext(connection) as queries:
+        again = organizer_client.get(url, QUERY)
+    assert not [q["sql"] for q in queries.captured_queries if AssignmentLabel._meta.db_table in q["sql"]]
+    assert again.context["confusion"].counts == [[3, 4, 0], [1, 0, 0], [0, 1, 6]]
+    # The same page from the comparison on (above it, the CSRF token differs from response to response).
+    assert again.content.decode().split("<h2>Correlations", 1)[1] == first.content.decode().split("<h2>Correlations", 1)[1]
+
+    # The manual label of r1's first nugget on t2 goes from support to not_support, as a write with its refresh.
+    answer = conditions["answers"][("r1", "t2")]
+    AssignmentLabel.objects.filter(assigner="manual", answer=answer, nugget__position=0).update(label="not_support")
+    scores_refresh(family="conditions", columns=("auto_edit", "manual"), topics=["t2"])
+    after = organizer_client.get(url, QUERY)
+    assert after.context["confusion"].counts == [[3, 4, 1], [1, 0, 0], [0, 1, 5]]
+
+
+def test_a_comparison_with_open_work_counted_is_never_kept(organizer_client, conditions):
+    url = reverse("metaeval:index")
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as queries:
+            response = organizer_client.get(url, {**QUERY, "open": "1"})
+        assert response.status_code == 200
+        assert [q["sql"] for q in queries.captured_queries if AssignmentLabel._meta.db_table in q["sql"]]

@@ -9,6 +9,7 @@ import io
 import os
 import statistics
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -150,7 +151,7 @@ class Command(BaseCommand):
         from django.urls import reverse
 
         from assessor.collection.kept_scores import scores_refresh, scores_refresh_work
-        from assessor.models import Answer, AssessorWork, LabelSource, Run, Topic
+        from assessor.models import Answer, AssessorWork, KeptSource, LabelSource, Run, Topic
         from assessor.work.roles import Role, user_set_role
         from assignment.judging import answer_order, assign_work_give, work_nugget_set
         from assignment.models import AssignmentLabel
@@ -195,6 +196,14 @@ class Command(BaseCommand):
             ),
             "scores download": download(reverse("collection:download_scores", args=["auto_edit", "manual"])),
         }
+        comparison_get = pages["meta-evaluation, a comparison"]
+
+        def comparison_after_a_change() -> None:
+            # A refresh gives the sources new stamps: the kept comparison is stale and is computed again.
+            KeptSource.objects.update(stamp=uuid.uuid4().hex)
+            comparison_get()
+
+        pages["meta-evaluation, a comparison (first view after a change)"] = comparison_after_a_change
         # A ManualAssign save on the collection's nugget lists: the label and its answer's kept scores.
         work = AssessorWork.objects.filter(
             assessor=assessor, topic=topic, kind=AssessorWork.Kind.ASSIGN_MANUAL
@@ -236,9 +245,9 @@ class Command(BaseCommand):
         pages["refresh: a nugget list submit"] = lambda: scores_refresh_work(nugget_work)
         with override_settings(ALLOWED_HOSTS=["testserver"]):
             timings = requests_time(pages, repeat=repeat)
-        self._say(f"{'request':<36}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
+        self._say(f"{'request':<60}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
         for name, timing in timings.items():
-            self._say(f"{name:<36}{timing.median_ms:>10.1f}{timing.cpu_ms:>8.1f}{timing.queries:>9}")
+            self._say(f"{name:<60}{timing.median_ms:>10.1f}{timing.cpu_ms:>8.1f}{timing.queries:>9}")
 
     def _database_size(self) -> str:
         with connection.cursor() as cursor:
