@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch
+from django.db.models import Count
 from django.utils.safestring import SafeString, mark_safe
 
 from assessor.collection.kept_scores import family_columns, kept_scores_of_run
@@ -145,10 +145,25 @@ def topic_panels(*, topic: Topic) -> list[Panel]:
 # --- Answers --------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class SentenceRow:
+    """What the topic page shows of a sentence (plain rows: hundreds a page, no model instances)."""
+
+    id: int
+    index: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CitationRow:
+    segment_id: str
+    reference_rank: int | None
+
+
 @dataclass
 class SentenceView:
-    sentence: Sentence
-    citations: list[Citation]
+    sentence: SentenceRow
+    citations: list[CitationRow]
     badges: list[Badge] = field(default_factory=list)  # the apps' labels of the sentence
 
 
@@ -179,15 +194,22 @@ class AnswerView:
 
 
 def answers_queryset():
-    """Answers with their run, topic, sentences and citations, in four queries for any number."""
-    citations = Prefetch("citations", queryset=Citation.objects.order_by("position"))
-    sentences = Prefetch("sentences", queryset=Sentence.objects.order_by("index").prefetch_related(citations))
-    return Answer.objects.select_related("run", "topic").prefetch_related(sentences)
+    """Answers with their run and topic; `answer_views` reads their sentences and citations."""
+    return Answer.objects.select_related("run", "topic")
 
 
 def answer_views(answers: Sequence[Answer]) -> list[AnswerView]:
-    """Views of answers fetched with `answers_queryset`, with the labels every app shows on them."""
+    """Views of answers with their sentences, citations and the labels every app shows on them,
+    in a fixed number of queries (the sentences and citations read as plain rows)."""
     answer_ids = [answer.pk for answer in answers]
+    sentences: dict[int, list[SentenceRow]] = defaultdict(list)
+    rows = Sentence.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "index")
+    for sentence_id, answer_id, index, text in rows.values_list("id", "answer_id", "index", "text"):
+        sentences[answer_id].append(SentenceRow(id=sentence_id, index=index, text=text))
+    citations: dict[int, list[CitationRow]] = defaultdict(list)
+    cited = Citation.objects.filter(sentence__answer_id__in=answer_ids).order_by("sentence_id", "position")
+    for sentence_id, segment_id, rank in cited.values_list("sentence_id", "segment_id", "reference_rank"):
+        citations[sentence_id].append(CitationRow(segment_id=segment_id, reference_rank=rank))
     sentence_badges: dict[int, list[Badge]] = defaultdict(list)
     answer_rows: dict[int, list[BadgeRow]] = defaultdict(list)
     for provider in registry.answer_badges:
@@ -195,18 +217,18 @@ def answer_views(answers: Sequence[Answer]) -> list[AnswerView]:
             for sentence_id, badges in provider.sentence_badges(answer_ids).items():
                 sentence_badges[sentence_id].extend(badges)
         if provider.answer_rows is not None:
-            for answer_id, rows in provider.answer_rows(answer_ids).items():
-                answer_rows[answer_id].extend(rows)
+            for answer_id, badge_rows in provider.answer_rows(answer_ids).items():
+                answer_rows[answer_id].extend(badge_rows)
     return [
         AnswerView(
             answer=answer,
             sentences=[
                 SentenceView(
                     sentence=sentence,
-                    citations=list(sentence.citations.all()),
-                    badges=sentence_badges.get(sentence.pk, []),
+                    citations=citations.get(sentence.id, []),
+                    badges=sentence_badges.get(sentence.id, []),
                 )
-                for sentence in answer.sentences.all()
+                for sentence in sentences.get(answer.pk, [])
             ],
             rows=answer_rows.get(answer.pk, []),
         )
