@@ -47,6 +47,11 @@ def source_name(columns: Columns) -> str:
     return "/".join(columns)
 
 
+def source_columns(name: str) -> Columns:
+    """The columns a kept source's name joins (`source_name` read back)."""
+    return tuple(name.split("/"))
+
+
 def _family(name: str) -> ScoreFamily:
     for family in registry.score_families:
         if family.name == name:
@@ -60,7 +65,7 @@ def _family(name: str) -> ScoreFamily:
 def kept_columns(family: str) -> list[Columns]:
     """The sources of a family that have kept scores, sorted (a read of the small source table)."""
     names = KeptSource.objects.filter(family=family).order_by("name").values_list("name", flat=True)
-    return [tuple(name.split("/")) for name in names]
+    return [source_columns(name) for name in names]
 
 
 def family_columns(family: ScoreFamily) -> list[Columns]:
@@ -83,15 +88,9 @@ def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = N
     source = KeptSource.objects.filter(family=family, name=source_name(columns)).first()
     if source is None:
         raise LookupError(f"no kept scores for {family} {source_name(columns)!r}")
-    metrics = tuple(source.metrics)
     run_rows = KeptRunScore.objects.filter(source=source)
     if runs is not None:
         run_rows = run_rows.filter(run__run_id__in=runs)
-    topic_count = len(source.topics)
-    run_means = {
-        run_id: {metric: ratio(sums[metric], topic_count) for metric in metrics}
-        for run_id, sums in run_rows.order_by().values_list("run__run_id", "sums")
-    }
     rows: dict[tuple[str, str], dict[str, float]] = {}
     if per_topic:
         answers = KeptAnswerScore.objects.filter(source=source)
@@ -101,38 +100,42 @@ def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = N
             (run_id, topic_id): values
             for run_id, topic_id, values in answers.order_by().values_list("run__run_id", "topic_id", "values")
         }
-    return Scores(
-        metrics=metrics,
-        per_topic=dict(sorted(rows.items())),
-        run_means=dict(sorted(run_means.items())),
-        topics=list(source.topics),
-        runs=sorted(run_means),
-    )
+    return _kept_shaped(source, dict(run_rows.order_by().values_list("run__run_id", "sums")), rows)
 
 
 def kept_scores_of_run(run_id: str) -> dict[tuple[str, Columns], Scores]:
     """Every kept source's scores of one run, as `kept_scores(runs=[run_id])` gives each, in three queries
     for all the sources together (the run page shows them all); keyed by (family, columns)."""
-    sources = {source.pk: source for source in KeptSource.objects.all()}
-    means = dict(KeptRunScore.objects.filter(run__run_id=run_id).order_by().values_list("source_id", "sums"))
+    sources = list(KeptSource.objects.all())
+    sums = dict(KeptRunScore.objects.filter(run__run_id=run_id).order_by().values_list("source_id", "sums"))
     rows: dict[int, dict[tuple[str, str], dict[str, float]]] = defaultdict(dict)
     answers = KeptAnswerScore.objects.filter(run__run_id=run_id).order_by()
     for source_pk, topic_id, values in answers.values_list("source_id", "topic_id", "values"):
         rows[source_pk][(run_id, topic_id)] = values
-    every = {}
-    for source_pk, source in sources.items():
-        metrics = tuple(source.metrics)
-        run_means = {}
-        if source_pk in means:
-            run_means[run_id] = {metric: ratio(means[source_pk][metric], len(source.topics)) for metric in metrics}
-        every[(source.family, tuple(source.name.split("/")))] = Scores(
-            metrics=metrics,
-            per_topic=dict(sorted(rows[source_pk].items())),
-            run_means=run_means,
-            topics=list(source.topics),
-            runs=sorted(run_means),
+    return {
+        (source.family, source_columns(source.name)): _kept_shaped(
+            source, {run_id: sums[source.pk]} if source.pk in sums else {}, rows[source.pk]
         )
-    return every
+        for source in sources
+    }
+
+
+def _kept_shaped(
+    source: KeptSource, run_sums: dict[str, dict[str, float]], rows: dict[tuple[str, str], dict[str, float]]
+) -> Scores:
+    """Kept rows shaped as the from-labels scores: a run's mean is its sum over the source's evaluated topics."""
+    metrics = tuple(source.metrics)
+    run_means = {
+        run_id: {metric: ratio(sums[metric], len(source.topics)) for metric in metrics}
+        for run_id, sums in sorted(run_sums.items())
+    }
+    return Scores(
+        metrics=metrics,
+        per_topic=dict(sorted(rows.items())),
+        run_means=run_means,
+        topics=list(source.topics),
+        runs=sorted(run_means),
+    )
 
 
 def kept_topic_counts(family: str) -> dict[str, int]:
