@@ -282,6 +282,8 @@ class Registry:
     deletables: dict[str, Deletable] = field(default_factory=dict)
     # Per kind of upload: what other apps build on, as {upload name: reasons it must stay}.
     upload_dependents: dict[str, list[Callable[[], dict[str, list[str]]]]] = field(default_factory=dict)
+    # Called after the commit of a transaction that renewed a kept source's stamp (its figures changed).
+    stamp_listeners: list[Callable[[], None]] = field(default_factory=list)
 
     def job_kind(self, kind: str) -> JobKind:
         try:
@@ -376,6 +378,13 @@ def register_upload_dependents(kind: str, dependents: Callable[[], dict[str, lis
 def register_topic_panel(panel: TopicPanel) -> None:
     registry.topic_panels.append(panel)
     registry.topic_panels.sort(key=lambda item: item.order)
+
+
+def register_stamp_listener(listener: Callable[[], None]) -> None:
+    """An app that keeps what it derives from kept scores hears when a source's stamp changes: after the
+    commit, once per refresh (a listener that queues work gathers a burst into one); its error is logged,
+    never the writer's."""
+    registry.stamp_listeners.append(listener)
 
 
 def register_answer_badges(badges: AnswerBadges) -> None:

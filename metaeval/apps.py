@@ -6,6 +6,7 @@ class MetaevalConfig(AppConfig):
     name = "metaeval"
 
     def ready(self) -> None:
-        from metaeval import parts
+        from metaeval import parts, tasks
 
         parts.register()
+        del tasks  # imported to register the comparisons' Celery tasks

@@ -75,3 +75,28 @@ class Study(models.Model):
     @property
     def items_total(self) -> int:
         return sum(len(items) for items in self.sample.values())
+
+
+class KeptComparison(models.Model):
+    """A meta-evaluation page as computed (seconds at TREC scale), shown in milliseconds (metaeval.comparison_page).
+
+    Kept under the stamps its two sources had when its computation began (assessor's KeptSource.stamp, made
+    anew by every refresh): a row whose stamps are no longer its sources' is stale, shown as such while a
+    worker computes it again. In the database, so that every web process and worker machine shares it.
+    """
+
+    key = models.CharField(max_length=64, unique=True)  # sha256 of the query
+    # The page's parameters ({"a", "b", "metric", options}): what a worker computes it again from.
+    query = models.JSONField()
+    stamp_a = models.CharField(max_length=32)
+    stamp_b = models.CharField(max_length=32)
+    page = models.BinaryField()  # the pickled ComparisonPage without its plots, written by this code only
+    plots = models.BinaryField()  # the pickled (metric, points of both plots): read by the page's images only
+    computed_at = models.DateTimeField()
+    seconds = models.FloatField()  # how long the computation took
+    # The latest view (to the hour): the comparisons viewed lately are brought up to date when a source changes.
+    viewed_at = models.DateTimeField()
+    queued_at = models.DateTimeField(null=True, blank=True)  # when a stale view asked a worker to compute it
+
+    def __str__(self) -> str:
+        return f"{self.query.get('a')} against {self.query.get('b')}"

@@ -9,8 +9,10 @@ from assessor.registry import (
     register_deletable,
     register_importer,
     register_nav_link,
+    register_stamp_listener,
     register_urls,
 )
+from metaeval.comparison_page import comparisons_warm_soon
 from metaeval.deleting import SCORES_DELETABLE
 from metaeval.importing import scores_import
 
@@ -21,7 +23,10 @@ def _scores_name_field() -> forms.Field:
 
 def _scores_layout_field() -> forms.Field:
     return forms.ChoiceField(
-        choices=[("tsv", "run_id topic_id metric value (export_scores)"), ("trec_eval", "trec_eval: run measure topic value")],
+        choices=[
+            ("tsv", "run_id topic_id metric value (export_scores)"),
+            ("trec_eval", "trec_eval: run measure topic value"),
+        ],
         initial="tsv",
         required=False,
         label="Score table layout",
@@ -29,7 +34,11 @@ def _scores_layout_field() -> forms.Field:
 
 
 def _scores_options(data: dict) -> dict:
-    return {"name": data["scores_name"], "layout": data.get("scores_layout") or "tsv", "run_id": data.get("run_id") or None}
+    return {
+        "name": data["scores_name"],
+        "layout": data.get("scores_layout") or "tsv",
+        "run_id": data.get("run_id") or None,
+    }
 
 
 def register() -> None:
@@ -45,4 +54,5 @@ def register() -> None:
         )
     )
     register_deletable(SCORES_DELETABLE)
+    register_stamp_listener(comparisons_warm_soon)
     register_nav_link(NavLink("Meta-evaluation", "compare conditions: tau, agreement", "metaeval:index", 70))

@@ -5,9 +5,7 @@ same query string (`a`, `b`, `metric`, and the options `top_k`, `bootstrap`,
 `seed`, `missing`, `topics`, `topics_of`) as the page.
 """
 
-import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 
 from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
@@ -15,38 +13,33 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS, Scores
+from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from metaeval.calibration import calibration_build
-from metaeval.comparison import (
-    Comparison,
-    TopicsError,
-    comparison_build,
-    confusion_csv,
-    describe_csv,
-    points_csv,
-    taus_csv,
-    topics_resolve,
+from metaeval.comparison import Comparison, confusion_csv, describe_csv, points_csv, taus_csv
+from metaeval.comparison_page import (
+    DEFAULT_METRIC,
+    OPTION_KEYS,
+    PAGE_DEFAULTS,
+    PLOT_CACHE_SECONDS,
+    BadQuery,
+    PlotData,
+    comparison_from_query,
+    describe_all,
+    kept_plots,
+    metric_of,
+    options_query,
+    page_shown,
+    plot_cache_key,
+    plot_data,
 )
 from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import (
-    SourceError,
-    source_describe,
-    source_judge,
-    source_notes,
-    source_parse,
-    source_stamp,
-    sources_list,
-    sources_notes,
-)
-from metaeval.stats import Confusion, TauOptions, nan_as_none, pair_points, run_points
+from metaeval.sources import source_judge, source_notes, sources_list, sources_notes
+from metaeval.stats import Confusion, nan_as_none
 
-DEFAULT_METRIC = "Vstrict"
-PLOT_CACHE_SECONDS = 120
-COMPARISON_CACHE_SECONDS = 7 * 24 * 3600  # a stale page is never read (its key has the old stamps)
 DESCRIBE_HEADINGS = {
     "avg_nuggets": "nuggets / topic",
     "avg_nugget_words": "words / nugget",
@@ -75,73 +68,13 @@ TOPIC_HEADINGS = {
     "pearson_topic_avg": "Pearson, per-topic average",
     "pearson_all": "Pearson, all pairs",
 }
-OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of")
-PAGE_DEFAULTS = {"top_k": "10", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": ""}
 
 
-class BadQuery(Exception):
-    pass
-
-
-def _whole(request: AuthenticatedRequest, key: str, *, low: int, high: int) -> int:
-    text = request.GET.get(key, "").strip() or PAGE_DEFAULTS[key]
-    try:
-        value = int(text)
-    except ValueError:
-        raise BadQuery(f"{key} must be a whole number, not {text!r}") from None
-    if not low <= value <= high:
-        raise BadQuery(f"{key} must be from {low} to {high}")
-    return value
-
-
-def _options_from_query(request: AuthenticatedRequest) -> TauOptions:
-    missing = request.GET.get("missing", "").strip() or "zero"
-    if missing not in ("zero", "skip"):
-        raise BadQuery("missing must be zero or skip")
-    try:
-        topics = topics_resolve(
-            topics=request.GET.get("topics", "").replace(",", " ").split(),
-            topics_of=request.GET.get("topics_of", "").strip(),
-        )
-    except (SourceError, TopicsError) as exc:
-        raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
-    return TauOptions(
-        top_k=_whole(request, "top_k", low=2, high=1000),
-        bootstrap=_whole(request, "bootstrap", low=0, high=10000),
-        seed=_whole(request, "seed", low=0, high=2**32 - 1),
-        missing=missing,
-        topics=topics,
-    )
-
-
-def _options_query(request: AuthenticatedRequest) -> dict[str, str]:
-    """The options the query names, to carry into the downloads' links."""
-    return {key: request.GET[key].strip() for key in OPTION_KEYS if request.GET.get(key, "").strip()}
-
-
-def _comparison_from_query(
-    request: AuthenticatedRequest, *, scores: bool = True, confusion: bool = True, intervals: bool = True
-) -> Comparison:
-    a, b = request.GET.get("a", "").strip(), request.GET.get("b", "").strip()
-    if not (a and b):
-        raise BadQuery("pick two sources, a and b")
-    options = _options_from_query(request) if scores else TauOptions()
-    if not intervals:
-        options = replace(options, bootstrap=0)
-    try:
-        return comparison_build(a, b, scores=scores, confusion=confusion, options=options)
-    except (SourceError, ValueError) as exc:
-        raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
-
-
-def _metric_of(request: AuthenticatedRequest, comparison: Comparison) -> str:
-    metrics = [tau.metric for tau in comparison.taus]
-    metric = request.GET.get("metric", "")
-    if metric in metrics:
-        return metric
-    if DEFAULT_METRIC in metrics:
-        return DEFAULT_METRIC
-    return metrics[0] if metrics else ""
+def _with(request: AuthenticatedRequest, **values: str) -> str:
+    """The request's query string with these parameters set."""
+    query = request.GET.copy()
+    query.update(values)
+    return query.urlencode()
 
 
 def _confusion_rows(confusion: Confusion) -> list[dict]:
@@ -157,16 +90,6 @@ def _confusion_rows(confusion: Confusion) -> list[dict]:
         ]
         rows.append({"label": label, "cells": cells, "total": sum(counts)})
     return rows
-
-
-def _describe_all(texts: list[str]) -> tuple[dict[str, dict], list[str]]:
-    described, errors = {}, []
-    for text in dict.fromkeys(texts):
-        try:
-            described[text] = source_describe(source_parse(text))
-        except SourceError as exc:
-            errors.append(str(exc.args[0] if exc.args else exc))
-    return described, errors
 
 
 @require_GET
@@ -187,23 +110,33 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
     }
     if "a" in request.GET or "b" in request.GET:
         try:
-            page = _comparison_page(request)
+            shown = page_shown(request.GET, here=bool(request.GET.get("here")))
         except BadQuery as exc:
             context["error"] = str(exc)
         else:
+            page = shown.page
             comparison, metric, described, describe_errors = (
                 page.comparison,
                 page.metric,
                 page.described,
                 page.describe_errors,
             )
-            query = urlencode(
-                {"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **_options_query(request)}
-            )
+            options = options_query(request.GET)
+            query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **options})
+            if page.plots is not None:  # computed in this request: its images ask right after it
+                cache.set(
+                    plot_cache_key(str(comparison.a), str(comparison.b), metric, urlencode(options)),
+                    page.plots,
+                    PLOT_CACHE_SECONDS,
+                )
+            # A kept page's images name it: any web process draws them from its points.
+            plot_query = f"{query}&{urlencode({'kept': shown.key})}" if shown.key else query
             describe_columns: list[str] = []
             for values in described.values():
                 describe_columns += [key for key in values if key not in describe_columns]
             context.update(
+                shown=shown,
+                here_query=_with(request, here="1"),
                 comparison=comparison,
                 notes=source_notes(comparison.a) + source_notes(comparison.b),
                 judges=[(str(side), source_judge(side)) for side in (comparison.a, comparison.b)],
@@ -242,6 +175,7 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
                 describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
                 describe_errors=describe_errors,
                 query=query,
+                plot_query=plot_query,
             )
     context.update(_qrels_context(request))
     template = "metaeval/index.html"
@@ -317,7 +251,7 @@ DOWNLOAD_PARTS = {
 
 def _download(request: AuthenticatedRequest, kind: str) -> HttpResponse | StreamingHttpResponse:
     try:
-        comparison = _comparison_from_query(request, **DOWNLOAD_PARTS[kind])
+        comparison = comparison_from_query(request.GET, **DOWNLOAD_PARTS[kind])
     except BadQuery as exc:
         return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     stem = _file_stem(comparison)
@@ -326,9 +260,9 @@ def _download(request: AuthenticatedRequest, kind: str) -> HttpResponse | Stream
     if kind == "confusion":
         return _csv_response(confusion_csv(comparison), f"confusion_{stem}.csv")
     if kind == "describe":
-        described, _ = _describe_all([str(comparison.a), str(comparison.b)])
+        described, _ = describe_all([str(comparison.a), str(comparison.b)])
         return _csv_response(describe_csv(described), f"describe_{stem}.csv")
-    metric = _metric_of(request, comparison)
+    metric = metric_of(request.GET, comparison)
     return _csv_response(points_csv(comparison, metric), f"scores_{metric}_{stem}.csv")
 
 
@@ -356,111 +290,26 @@ def points_download(request: AuthenticatedRequest) -> HttpResponse | StreamingHt
     return _download(request, "points")
 
 
-PlotData = dict[str, tuple[list[tuple[float, float]], float]]
-
-
-@dataclass
-class ComparisonPage:
-    """What a comparison's page shows that takes seconds to compute: kept under its sources' stamps."""
-
-    comparison: Comparison  # its taus, confusion matrix and options; its scores left out (the plots have them)
-    metric: str
-    plots: PlotData | None
-    described: dict[str, dict]
-    describe_errors: list[str]
-
-
-def _comparison_page_key(request: AuthenticatedRequest) -> str | None:
-    """The key a comparison's page is kept under: the query and both sources' stamps (assessor's KeptSource,
-    made anew by every refresh, so a change to either source's labels or figures is a new key).
-    None when it is not kept: a score table, open work counted, topics taken from a third source."""
-    if request.GET.get("topics_of", "").strip():
-        return None
-    try:
-        sides = [source_parse(request.GET.get(side, "")) for side in ("a", "b")]
-    except SourceError:
-        return None
-    stamps = [source_stamp(side) for side in sides]
-    if None in stamps:
-        return None
-    query = urlencode(sorted((key, request.GET.get(key, "").strip()) for key in ("a", "b", "metric", *OPTION_KEYS)))
-    digest = hashlib.sha256(f"{query}\n{stamps[0]}\n{stamps[1]}".encode()).hexdigest()
-    return f"metaeval:comparison:{digest}"
-
-
-def _comparison_page(request: AuthenticatedRequest) -> ComparisonPage:
-    """The comparison's page as kept, or computed (seconds at TREC scale) and kept for the next view.
-
-    The stamps are read before the computation: a write committed meanwhile leaves this page under the
-    stamps it replaced, and the next view computes again."""
-    key = _comparison_page_key(request)
-    options = urlencode(_options_query(request))
-    kept = cache.get(key) if key else None
-    if kept is not None:
-        if kept.plots is not None:
-            cache.set(
-                _plot_cache_key(str(kept.comparison.a), str(kept.comparison.b), kept.metric, options),
-                kept.plots,
-                PLOT_CACHE_SECONDS,
-            )
-        return kept
-    comparison = _comparison_from_query(request)
-    metric = _metric_of(request, comparison)
-    plots = _plot_data(comparison, metric, options) if metric else None
-    described, describe_errors = _describe_all([str(comparison.a), str(comparison.b)])
-    if comparison.confusion is not None:
-        # Krippendorff's alpha is computed on first use (a fifth of a second): now, so that it is kept too.
-        comparison.confusion.alpha_ordinal  # noqa: B018
-    no_scores = Scores(metrics=())
-    page = ComparisonPage(
-        comparison=replace(comparison, scores_a=no_scores, scores_b=no_scores),
-        metric=metric,
-        plots=plots,
-        described=described,
-        describe_errors=describe_errors,
-    )
-    if key:
-        cache.set(key, page, COMPARISON_CACHE_SECONDS)
-    return page
-
-
-def _plot_cache_key(a: str, b: str, metric: str, options: str = "") -> str:
-    digest = hashlib.sha256(f"{a}\n{b}\n{metric}\n{options}".encode()).hexdigest()
-    return f"metaeval:plot:{digest}"
-
-
-def _plot_data(comparison: Comparison, metric: str, options: str = "") -> PlotData:
-    """The points and tau of both plots; kept a little while, since the page's images ask right after it."""
-    tau = next(t for t in comparison.taus if t.metric == metric)
-    points = run_points(comparison.scores_a, comparison.scores_b, metric, comparison.options)
-    data = {
-        "run": ([(x, y) for _, x, y in points], tau.tau_run),
-        "pairs": (
-            [(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)],
-            tau.tau_all,
-        ),
-    }
-    cache.set(_plot_cache_key(str(comparison.a), str(comparison.b), metric, options), data, PLOT_CACHE_SECONDS)
-    return data
-
-
 @require_GET
 @organizer_required
 def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
     """A scatter plot PNG, `level` run (run means) or pairs (every topic/run pair); `?download=1` to save it."""
     a, b, metric = (request.GET.get(key, "").strip() for key in ("a", "b", "metric"))
-    options = urlencode(_options_query(request))
-    data = cache.get(_plot_cache_key(a, b, metric, options)) if metric else None
+    options = urlencode(options_query(request.GET))
+    data: PlotData | None = None
+    if metric:
+        data = cache.get(plot_cache_key(a, b, metric, options)) or kept_plots(request.GET.get("kept", ""), metric)
     if data is None:
         try:
-            comparison = _comparison_from_query(request, confusion=False, intervals=False)
+            comparison = comparison_from_query(request.GET, confusion=False, intervals=False)
         except BadQuery as exc:
             return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-        metric = _metric_of(request, comparison)
+        metric = metric_of(request.GET, comparison)
         if not metric:
             return HttpResponseBadRequest("the two sources share no metric", content_type="text/plain; charset=utf-8")
-        data = _plot_data(comparison, metric, options)
+        data = plot_data(comparison, metric)
         a, b = str(comparison.a), str(comparison.b)
+        cache.set(plot_cache_key(a, b, metric, options), data, PLOT_CACHE_SECONDS)
     points, tau = data[level]
     title = f"{metric}: run means" if level == "run" else f"{metric}: topic/run pairs"
     png = scatter_png(points, x_label=a, y_label=b, title=title, tau=tau)

@@ -21,7 +21,8 @@ exactly.
 
 Every refresh gives its source a new random stamp (KeptSource.stamp): what is
 derived from a source and kept elsewhere (a meta-evaluation comparison) is kept
-under the stamp and so never read once the source changed.
+under the stamp and so known stale once the source changed; the registry's stamp
+listeners hear of the change after the commit.
 
 The kept figures are the finished work's. The organizers' open-work view
 (assessor.project.open_work) is computed from the labels on request, as before.
@@ -288,6 +289,8 @@ def _source_refresh(
         source.topics = evaluated
         source.stamp = uuid.uuid4().hex
         source.save(update_fields=["topics", "stamp"])
+        for listener in registry.stamp_listeners:
+            transaction.on_commit(listener, robust=True)
 
 
 def _topics_evaluated(source: KeptSource, *, topics: list[str] | None, answers: list[int] | None) -> list[str]:

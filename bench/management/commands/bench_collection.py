@@ -149,6 +149,7 @@ class Command(BaseCommand):
         from django.test import Client
         from django.test.utils import override_settings
         from django.urls import reverse
+        from django.utils import timezone
 
         from assessor.collection.kept_scores import scores_refresh, scores_refresh_work
         from assessor.models import Answer, AssessorWork, KeptSource, LabelSource, Run, Topic
@@ -156,6 +157,8 @@ class Command(BaseCommand):
         from assignment.judging import answer_order, assign_work_give, work_nugget_set
         from assignment.models import AssignmentLabel
         from bench.request_bench import requests_time, response_ok
+        from metaeval.comparison_page import comparison_compute
+        from metaeval.models import KeptComparison
 
         # Made once: a second run on the same collection (--pages-only) takes them and their work again.
         organizer, _ = User.objects.get_or_create(username="bench-collection-organizer")
@@ -198,12 +201,23 @@ class Command(BaseCommand):
         }
         comparison_get = pages["meta-evaluation, a comparison"]
 
-        def comparison_after_a_change() -> None:
-            # A refresh gives the sources new stamps: the kept comparison is stale and is computed again.
+        def sources_changed() -> None:
+            # A refresh gives the sources new stamps: the kept comparison is stale. Marked as asked for
+            # already, so that the view sends no task to the broker (a worker of another site could take it).
             KeptSource.objects.update(stamp=uuid.uuid4().hex)
+            KeptComparison.objects.update(queued_at=timezone.now())
+
+        def comparison_after_a_change() -> None:
+            sources_changed()
             comparison_get()
 
-        pages["meta-evaluation, a comparison (first view after a change)"] = comparison_after_a_change
+        def comparison_computed_again() -> None:
+            sources_changed()
+            for key in KeptComparison.objects.values_list("key", flat=True):
+                assert comparison_compute(key)
+
+        pages["meta-evaluation, a comparison (a view after a change: stale)"] = comparison_after_a_change
+        pages["meta-evaluation, a comparison computed again (worker)"] = comparison_computed_again
         # A ManualAssign save on the collection's nugget lists: the label and its answer's kept scores.
         work = AssessorWork.objects.filter(
             assessor=assessor, topic=topic, kind=AssessorWork.Kind.ASSIGN_MANUAL

@@ -1,0 +1,369 @@
+"""What the meta-evaluation page shows for a query, computed (seconds at TREC scale) or kept.
+
+A query is the page's parameters (`a`, `b`, `metric` and the options), read
+from a request or from a kept comparison by a worker. A computed page is kept
+in KeptComparison under the stamps its two sources had when its computation
+began (assessor's KeptSource.stamp, made anew by every refresh of a source):
+
+- a kept page whose stamps are still its sources' is current, and is shown;
+- a kept page whose stamps are not is stale: it is shown, marked as such, while
+  a worker computes it again (`comparison_compute`), and the page asks again
+  until the fresh figures are there;
+- a query never computed before is computed in the request, and kept.
+
+A refresh of a source asks a worker, after a short delay that gathers a burst
+of refreshes into one, to bring up to date every comparison viewed lately
+(`comparisons_warm_soon`, a stamp listener of the registry): the organizer's
+next view is usually current.
+
+Not kept: open work counted (`?open=1`: the labels of the moment), score tables
+(no stamps) and topics taken from a third source.
+"""
+
+import hashlib
+import json
+import logging
+import pickle
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from assessor.collection.scores import Scores
+from assessor.jobs.engine import celery_task
+from metaeval.comparison import Comparison, TopicsError, comparison_build, topics_resolve
+from metaeval.models import KeptComparison
+from metaeval.sources import SourceError, source_describe, source_parse, source_stamp
+from metaeval.stats import TauOptions, pair_points, run_points
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METRIC = "Vstrict"
+OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of")
+PAGE_DEFAULTS = {"top_k": "10", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": ""}
+QUERY_KEYS = ("a", "b", "metric", *OPTION_KEYS)
+PLOT_CACHE_SECONDS = 120
+
+COMPUTE_TASK = "metaeval.comparison_compute"
+WARM_TASK = "metaeval.comparisons_warm"
+# A burst of submits (an assessor's, or a job's items) refreshes a source many times: one warm-up follows it.
+WARM_DELAY_SECONDS = 20
+# The comparisons brought up to date when a source changes: those viewed within this many days.
+WARM_VIEWED_DAYS = 14
+# A stale page whose worker has not answered in this long offers to compute it in the request.
+WORKER_PATIENCE = timedelta(minutes=2)
+
+Params = Mapping[str, str]
+PlotData = dict[str, tuple[list[tuple[float, float]], float]]
+
+
+class BadQuery(Exception):
+    pass
+
+
+# --- the query ------------------------------------------------------------------------------------
+
+
+def _text(params: Params, key: str) -> str:
+    return (params.get(key) or "").strip()
+
+
+def _whole(params: Params, key: str, *, low: int, high: int) -> int:
+    text = _text(params, key) or PAGE_DEFAULTS[key]
+    try:
+        value = int(text)
+    except ValueError:
+        raise BadQuery(f"{key} must be a whole number, not {text!r}") from None
+    if not low <= value <= high:
+        raise BadQuery(f"{key} must be from {low} to {high}")
+    return value
+
+
+def options_from_query(params: Params) -> TauOptions:
+    missing = _text(params, "missing") or "zero"
+    if missing not in ("zero", "skip"):
+        raise BadQuery("missing must be zero or skip")
+    try:
+        topics = topics_resolve(
+            topics=(params.get("topics") or "").replace(",", " ").split(),
+            topics_of=_text(params, "topics_of"),
+        )
+    except (SourceError, TopicsError) as exc:
+        raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
+    return TauOptions(
+        top_k=_whole(params, "top_k", low=2, high=1000),
+        bootstrap=_whole(params, "bootstrap", low=0, high=10000),
+        seed=_whole(params, "seed", low=0, high=2**32 - 1),
+        missing=missing,
+        topics=topics,
+    )
+
+
+def options_query(params: Params) -> dict[str, str]:
+    """The options the query names, to carry into the downloads' links."""
+    return {key: _text(params, key) for key in OPTION_KEYS if _text(params, key)}
+
+
+def comparison_from_query(
+    params: Params, *, scores: bool = True, confusion: bool = True, intervals: bool = True
+) -> Comparison:
+    a, b = _text(params, "a"), _text(params, "b")
+    if not (a and b):
+        raise BadQuery("pick two sources, a and b")
+    options = options_from_query(params) if scores else TauOptions()
+    if not intervals:
+        options = replace(options, bootstrap=0)
+    try:
+        return comparison_build(a, b, scores=scores, confusion=confusion, options=options)
+    except (SourceError, ValueError) as exc:
+        raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
+
+
+def metric_of(params: Params, comparison: Comparison) -> str:
+    metrics = [tau.metric for tau in comparison.taus]
+    metric = params.get("metric", "")
+    if metric in metrics:
+        return metric
+    if DEFAULT_METRIC in metrics:
+        return DEFAULT_METRIC
+    return metrics[0] if metrics else ""
+
+
+# --- computing a page -----------------------------------------------------------------------------
+
+
+@dataclass
+class ComparisonPage:
+    """What a comparison's page shows that takes seconds to compute."""
+
+    comparison: Comparison  # its taus, confusion matrix and options; its scores left out (the plots have them)
+    metric: str
+    plots: PlotData | None  # None in a page read back from KeptComparison (kept_plots reads them)
+    described: dict[str, dict]
+    describe_errors: list[str]
+
+
+def describe_all(texts: list[str]) -> tuple[dict[str, dict], list[str]]:
+    described, errors = {}, []
+    for text in dict.fromkeys(texts):
+        try:
+            described[text] = source_describe(source_parse(text))
+        except SourceError as exc:
+            errors.append(str(exc.args[0] if exc.args else exc))
+    return described, errors
+
+
+def plot_cache_key(a: str, b: str, metric: str, options: str = "") -> str:
+    digest = hashlib.sha256(f"{a}\n{b}\n{metric}\n{options}".encode()).hexdigest()
+    return f"metaeval:plot:{digest}"
+
+
+def plot_data(comparison: Comparison, metric: str) -> PlotData:
+    """The points and tau of both plots."""
+    tau = next(t for t in comparison.taus if t.metric == metric)
+    points = run_points(comparison.scores_a, comparison.scores_b, metric, comparison.options)
+    return {
+        "run": ([(x, y) for _, x, y in points], tau.tau_run),
+        "pairs": (
+            [(x, y) for _, _, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric)],
+            tau.tau_all,
+        ),
+    }
+
+
+def page_compute(params: Params) -> ComparisonPage:
+    """The page of a query, from the kept scores and the labels: BadQuery for a query that names no comparison."""
+    comparison = comparison_from_query(params)
+    metric = metric_of(params, comparison)
+    plots = plot_data(comparison, metric) if metric else None
+    described, describe_errors = describe_all([str(comparison.a), str(comparison.b)])
+    if comparison.confusion is not None:
+        # Krippendorff's alpha is computed on first use (a fifth of a second): now, so that it is kept too.
+        comparison.confusion.alpha_ordinal  # noqa: B018
+    no_scores = Scores(metrics=())
+    return ComparisonPage(
+        comparison=replace(comparison, scores_a=no_scores, scores_b=no_scores),
+        metric=metric,
+        plots=plots,
+        described=described,
+        describe_errors=describe_errors,
+    )
+
+
+# --- keeping a page -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A query that can be kept: its canonical form, its key and its sources' stamps now."""
+
+    query: dict[str, str]
+    key: str
+    stamps: tuple[str, str]
+
+
+def kept_query(params: Params) -> Kept | None:
+    """The query as kept, or None when it is not kept: open work counted, a score table (no stamp),
+    topics taken from a third source, a source that does not parse (its error is shown by the computation)."""
+    if _text(params, "topics_of"):
+        return None
+    try:
+        sides = [source_parse(_text(params, side)) for side in ("a", "b")]
+    except SourceError:
+        return None
+    stamp_a, stamp_b = (source_stamp(side) for side in sides)
+    if stamp_a is None or stamp_b is None:
+        return None
+    query = {key: _text(params, key) for key in QUERY_KEYS}
+    digest = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()
+    return Kept(query=query, key=digest, stamps=(stamp_a, stamp_b))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The page to show, and whether it is current: a stale one says when it was computed and what is under way."""
+
+    page: ComparisonPage
+    key: str = ""  # the kept comparison's, for the images; empty when not kept
+    current: bool = True
+    computed_at: datetime | None = None
+    seconds: float | None = None
+    changed: tuple[str, ...] = ()  # the sources changed since a stale page was computed
+    queued_at: datetime | None = None
+
+    @property
+    def waiting_long(self) -> bool:
+        """A worker was asked a while ago and has not answered: the page offers to compute here."""
+        return self.queued_at is not None and timezone.now() - self.queued_at > WORKER_PATIENCE
+
+
+def _unpickled(row: KeptComparison) -> ComparisonPage | None:
+    try:
+        page = pickle.loads(bytes(row.page))  # noqa: S301 (written by page_keep only, never from outside)
+    except Exception:  # a page kept by an older version of the code: computed again
+        return None
+    return page if isinstance(page, ComparisonPage) else None
+
+
+def page_keep(kept: Kept, page: ComparisonPage, *, computed_at: datetime, seconds: float) -> None:
+    figures = {
+        "query": kept.query,
+        "stamp_a": kept.stamps[0],
+        "stamp_b": kept.stamps[1],
+        # The plots' points apart (tens of thousands of pairs): the page is read without them, the images with.
+        "page": pickle.dumps(replace(page, plots=None), protocol=pickle.HIGHEST_PROTOCOL),
+        "plots": pickle.dumps((page.metric, page.plots), protocol=pickle.HIGHEST_PROTOCOL),
+        "computed_at": computed_at,
+        "seconds": seconds,
+        "queued_at": None,
+    }
+    KeptComparison.objects.update_or_create(
+        key=kept.key, defaults=figures, create_defaults={**figures, "viewed_at": computed_at}
+    )
+
+
+def _computed(params: Params, kept: Kept | None) -> Shown:
+    started = time.perf_counter()
+    page = page_compute(params)
+    computed_at, seconds = timezone.now(), time.perf_counter() - started
+    if kept is None:
+        return Shown(page, computed_at=computed_at, seconds=seconds)
+    page_keep(kept, page, computed_at=computed_at, seconds=seconds)
+    return Shown(page, key=kept.key, computed_at=computed_at, seconds=seconds)
+
+
+def page_shown(params: Params, *, here: bool = False) -> Shown:
+    """The page of a query: kept and current, kept and stale (a worker computes it again), or computed now.
+
+    `here` computes a stale page in the request instead of showing it (the organizer asked, or no worker
+    answers). The stamps are read before a computation: a write committed meanwhile leaves the page under
+    the stamps it replaced, stale, and the next view asks again."""
+    kept = kept_query(params)
+    row = KeptComparison.objects.filter(key=kept.key).defer("plots").first() if kept else None
+    page = _unpickled(row) if row else None
+    if kept is None or row is None or page is None:
+        return _computed(params, kept)
+    if (row.stamp_a, row.stamp_b) == kept.stamps:
+        if timezone.now() - row.viewed_at > timedelta(hours=1):
+            KeptComparison.objects.filter(pk=row.pk).update(viewed_at=timezone.now())
+        return Shown(page, key=kept.key, computed_at=row.computed_at, seconds=row.seconds)
+    if here:
+        return _computed(params, kept)
+    queued_at = row.queued_at
+    if queued_at is None:  # asked once: the broker keeps the message until a worker takes it
+        queued_at = timezone.now()
+        KeptComparison.objects.filter(pk=row.pk).update(queued_at=queued_at, viewed_at=queued_at)
+        key = kept.key
+        transaction.on_commit(lambda: celery_task(COMPUTE_TASK).apply_async(args=[key]), robust=True)
+    changed = tuple(
+        _text(params, side)
+        for side, old, new in zip(("a", "b"), (row.stamp_a, row.stamp_b), kept.stamps, strict=True)
+        if old != new
+    )
+    return Shown(
+        page,
+        key=kept.key,
+        current=False,
+        computed_at=row.computed_at,
+        seconds=row.seconds,
+        changed=changed,
+        queued_at=queued_at,
+    )
+
+
+def kept_plots(key: str, metric: str) -> PlotData | None:
+    """The plots of the kept page `key` (its images name it) if they are of this metric: the points of the
+    page as shown, current or stale (a stale page's figures and plots go together)."""
+    plots = KeptComparison.objects.filter(key=key).values_list("plots", flat=True).first() if key else None
+    if plots is None:
+        return None
+    try:
+        plotted, points = pickle.loads(bytes(plots))  # noqa: S301 (written by page_keep only)
+    except Exception:
+        return None
+    return points if plotted == metric else None
+
+
+# --- bringing kept pages up to date in a worker ---------------------------------------------------
+
+
+def comparison_compute(key: str) -> bool:
+    """Compute a kept comparison again if its sources changed; True if it was computed."""
+    row = KeptComparison.objects.filter(key=key).first()
+    if row is None:
+        return False
+    kept = kept_query(row.query)
+    if kept is None or kept.key != key:  # a source gone or no longer kept: the row is of no use
+        KeptComparison.objects.filter(pk=row.pk).delete()
+        return False
+    if (row.stamp_a, row.stamp_b) == kept.stamps:
+        return False
+    try:
+        _computed(row.query, kept)
+    except BadQuery as exc:  # a source lost its data: the page computes (and shows) the error when asked
+        log.info("kept comparison %s is no longer computable: %s", row.query, exc)
+        KeptComparison.objects.filter(pk=row.pk).delete()
+        return False
+    return True
+
+
+def comparisons_warm() -> int:
+    """Compute again every comparison viewed lately whose sources changed, the latest viewed first; how many."""
+    since = timezone.now() - timedelta(days=WARM_VIEWED_DAYS)
+    keys = KeptComparison.objects.filter(viewed_at__gte=since).order_by("-viewed_at").values_list("key", flat=True)
+    return sum(comparison_compute(key) for key in list(keys))
+
+
+WARM_QUEUED = "metaeval:warm-queued"
+
+
+def comparisons_warm_soon() -> None:
+    """A kept source's stamp changed (called after the commit): warm the comparisons a little later, once
+    for a burst of changes (the flag is per process: two web processes may queue two, the second finds
+    nothing stale)."""
+    if cache.add(WARM_QUEUED, True, WARM_DELAY_SECONDS):
+        celery_task(WARM_TASK).apply_async(countdown=WARM_DELAY_SECONDS)
