@@ -46,6 +46,7 @@ from assignment.selectors import (
     condition_notes,
     condition_work_scope,
     conditions_from_labels,
+    conditions_notes,
     nugget_scores,
 )
 from nuggets.dependents import NuggetDependents, register_nugget_dependents
@@ -193,6 +194,7 @@ def register() -> None:
             work_scope=condition_work_scope,
             empty="No condition has assignment labels yet.",
             order=10,
+            notes=conditions_notes,
         )
     )
     register_topic_count(TopicCount("Nugget conditions", partial(kept_topic_counts, FAMILY), order=20))

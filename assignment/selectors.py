@@ -19,7 +19,14 @@ from django.db.models import Count, Q, QuerySet
 from assessor.collection.kept_scores import kept_columns, kept_scores
 from assessor.collection.scores import IN_LIST_LIMIT, Scores
 from assessor.models import Answer, AssessorWork, Job, LabelSource
-from assessor.work.lifecycle import labels_counted, open_included, open_work_notes, running_job_notes
+from assessor.work.lifecycle import (
+    labels_counted,
+    open_included,
+    open_work_by,
+    open_work_sentences,
+    running_job_sentences,
+    running_jobs_by,
+)
 from assessor.work.services import NUGGET_KINDS
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
@@ -270,24 +277,44 @@ def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, in
 
 def condition_notes(*, nuggets: str, assigner: str) -> list[str]:
     """What keeps a condition's scores from being final: open work, running jobs, stale LLM labels."""
-    notes = open_work_notes(
-        AssessorWork.objects.filter(kind__in=NUGGET_KINDS, nugget_set_name=nuggets), what=f"The nugget list {nuggets!r}"
+    return conditions_notes([(nuggets, assigner)])[(nuggets, assigner)]
+
+
+def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
+    """`condition_notes` of many conditions (nugget set, assigner) in four queries whatever their number."""
+    nugget_sets = sorted({nuggets for nuggets, _ in conditions})
+    assigners = sorted({assigner for _, assigner in conditions})
+    lists_open = open_work_by(
+        AssessorWork.objects.filter(kind__in=NUGGET_KINDS, nugget_set_name__in=nugget_sets), "nugget_set_name"
     )
-    notes += open_work_notes(
+    assigning_open = open_work_by(
         AssessorWork.objects.filter(
-            kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name=nuggets, source__name=assigner
+            kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name__in=nugget_sets, source__name__in=assigners
         ),
-        what=f"ManualAssign into {assigner!r}",
+        "nugget_set_name",
+        "source__name",
     )
-    notes += running_job_notes(kind=Job.Kind.AUTO_ASSIGN, name=assigner)
-    source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=assigner).first()
-    stale = sorted(source.stale.get(nuggets, {})) if source is not None else []
-    if stale:
-        notes.append(
-            f"Stale: the nugget lists of {len(stale)} topic(s) ({', '.join(stale[:5])}) changed since {assigner!r} "
-            "labelled them; re-run the affected items."
+    jobs = running_jobs_by(kind=Job.Kind.AUTO_ASSIGN, names=assigners)
+    stale_of = dict(
+        LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name__in=assigners).values_list(
+            "name", "stale"
         )
-    return notes
+    )
+    notes_of: dict[tuple[str, ...], list[str]] = {}
+    for nuggets, assigner in conditions:
+        notes = open_work_sentences(lists_open.get((nuggets,), []), what=f"The nugget list {nuggets!r}")
+        notes += open_work_sentences(
+            assigning_open.get((nuggets, assigner), []), what=f"ManualAssign into {assigner!r}"
+        )
+        notes += running_job_sentences(jobs.get(assigner, []))
+        stale = sorted((stale_of.get(assigner) or {}).get(nuggets, {}))
+        if stale:
+            notes.append(
+                f"Stale: the nugget lists of {len(stale)} topic(s) ({', '.join(stale[:5])}) changed since "
+                f"{assigner!r} labelled them; re-run the affected items."
+            )
+        notes_of[(nuggets, assigner)] = notes
+    return notes_of
 
 
 def assigner_is_stale(assigner: str) -> bool:

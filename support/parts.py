@@ -41,6 +41,7 @@ from support.selectors import (
     method_job_scope,
     method_notes,
     method_work_scope,
+    methods_notes,
     support_methods_from_labels,
     support_scores,
 )
@@ -151,6 +152,7 @@ def register() -> None:
             work_scope=method_work_scope,
             empty="No support method has labels yet.",
             order=20,
+            notes=methods_notes,
         )
     )
     register_topic_count(TopicCount("Support methods", partial(kept_topic_counts, FAMILY), order=30))

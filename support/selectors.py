@@ -14,7 +14,14 @@ from django.db.models import Count, Q, QuerySet
 from assessor.collection.kept_scores import kept_columns, kept_scores
 from assessor.collection.scores import IN_LIST_LIMIT, NARROW_TOPICS, Scores
 from assessor.models import Answer, AssessorWork, Citation, Job, Sentence
-from assessor.work.lifecycle import labels_counted, open_included, open_work_notes, running_job_notes
+from assessor.work.lifecycle import (
+    labels_counted,
+    open_included,
+    open_work_by,
+    open_work_sentences,
+    running_job_sentences,
+    running_jobs_by,
+)
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
@@ -168,7 +175,16 @@ def support_label_pairs(*, method: str) -> dict[int, int]:
 
 def method_notes(*, method: str) -> list[str]:
     """What keeps a method's scores from being final: open work and running jobs."""
-    notes = open_work_notes(
-        AssessorWork.objects.filter(kind__in=WORK_KINDS, source__name=method), what=f"Support judging into {method!r}"
-    )
-    return notes + running_job_notes(kind=Job.Kind.AUTO_SUPPORT, name=method)
+    return methods_notes([(method,)])[(method,)]
+
+
+def methods_notes(methods: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
+    """`method_notes` of many methods in two queries whatever their number."""
+    names = sorted({method for (method,) in methods})
+    open_work = open_work_by(AssessorWork.objects.filter(kind__in=WORK_KINDS, source__name__in=names), "source__name")
+    jobs = running_jobs_by(kind=Job.Kind.AUTO_SUPPORT, names=names)
+    return {
+        (method,): open_work_sentences(open_work.get((method,), []), what=f"Support judging into {method!r}")
+        + running_job_sentences(jobs.get(method, []))
+        for (method,) in methods
+    }

@@ -8,6 +8,7 @@ prefetch each, and the pivoting is done in Python.
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.db.models import Count
 from django.utils.safestring import SafeString, mark_safe
@@ -248,23 +249,33 @@ def runs_overview() -> list[Run]:
     return runs
 
 
-def run_answers(*, run: Run) -> list[Answer]:
-    return list(
-        Answer.objects.filter(run=run)
-        .select_related("topic")
+class RunAnswerRow(NamedTuple):
+    """A row of the run page's answers table: what it shows of an answer, read without its text."""
+
+    topic_id: str
+    query: str
+    sentence_count: int
+    words: int
+
+
+def run_answers(*, run: Run) -> list[RunAnswerRow]:
+    return [
+        RunAnswerRow(*row)
+        for row in Answer.objects.filter(run=run)
         .annotate(sentence_count=Count("sentences"))
         .order_by("topic_id")
-    )
+        .values_list("topic_id", "topic__query", "sentence_count", "words")
+    ]
 
 
-def run_answer_rows_html(answers: Sequence[Answer]) -> SafeString:
+def run_answer_rows_html(answers: Sequence[RunAnswerRow]) -> SafeString:
     """The run page's answers table: topic, query, sentences, words (a row per topic the run answers)."""
     topic_url = url_maker("collection:topic")
     return rows_html(
         [
             cell(answer.topic_id, css="mono", href=topic_url(answer.topic_id)),
-            cell(answer.topic.query),
-            cell(answer.sentence_count, css="num"),  # type: ignore[attr-defined]  # annotated by run_answers
+            cell(answer.query),
+            cell(answer.sentence_count, css="num"),
             cell(answer.words, css="num"),
         ]
         for answer in answers
@@ -321,14 +332,16 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     # The kept scores of every source in one read; with open work counted, each source computes its own.
     kept = {} if open_included() else kept_scores_of_run(run.run_id)
     for family in registry.score_families:
-        for columns in family_columns(family):
+        listed = family_columns(family)
+        notes = family.notes_of(listed)
+        for columns in listed:
             source = family.source(columns)
             try:
                 scores = kept.get((family.name, columns))
                 if scores is None:
                     scores = source.scores(runs=[run.run_id])
                 section = _score_section(source.title, scores, run.run_id)
-                section.notes = source.notes()
+                section.notes = notes[columns]
                 sections.append(section)
             except LookupError as exc:
                 missing.append(f"{source.title}: {exc}")

@@ -10,7 +10,8 @@ edited (open) counts for nothing either: its nuggets are not final
 (nuggets.selectors.nugget_sets_counted_q).
 """
 
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
@@ -95,9 +96,23 @@ def counted_sql(alias: str = "") -> str:
 
 def open_work_notes(works: QuerySet[AssessorWork], *, what: str) -> list[str]:
     """What an organizer must know of a source's human work that is not final, in sentences."""
+    return open_work_sentences(open_work_by(works).get((), []), what=what)
+
+
+def open_work_by(works: QuerySet[AssessorWork], *keys: str) -> dict[tuple, list[tuple[str, bool]]]:
+    """The open work among `works`, grouped by the values of `keys` (fields of the work): (topic, redo) rows.
+
+    One read of the open work (a few rows) for the notes of many sources at once."""
+    grouped: dict[tuple, list[tuple[str, bool]]] = defaultdict(list)
+    rows = works.exclude(status=AssessorWork.Status.SUBMITTED).order_by().values_list("topic_id", "redo", *keys)
+    for topic, redo, *key in rows:
+        grouped[tuple(key)].append((topic, redo))
+    return grouped
+
+
+def open_work_sentences(open_work: list[tuple[str, bool]], *, what: str) -> list[str]:
+    """The notes of one source's open work: its topics, and which of them are reopened for changed nuggets."""
     notes = []
-    # One read of the open work (a few rows): its topics, and which of them are reopened for changed nuggets.
-    open_work = list(works.exclude(status=AssessorWork.Status.SUBMITTED).order_by().values_list("topic_id", "redo"))
     topics = sorted(topic for topic, _ in open_work)
     counted = "counted as provisional" if _include_open.get() else "not counted"
     if topics:
@@ -109,8 +124,22 @@ def open_work_notes(works: QuerySet[AssessorWork], *, what: str) -> list[str]:
 
 
 def running_job_notes(*, kind: str, name: str) -> list[str]:
-    jobs = list(_unfinished_jobs().filter(kind=kind, output_name=name).values_list("pk", flat=True))
+    return running_job_sentences(running_jobs_by(kind=kind, names=[name]).get(name, []))
+
+
+def running_jobs_by(*, kind: str, names: Sequence[str]) -> dict[str, list[int]]:
+    """The unfinished jobs of a kind writing into each of these sources (by output name), in one read."""
+    jobs: dict[str, list[int]] = defaultdict(list)
+    running = _unfinished_jobs().filter(kind=kind, output_name__in=names).order_by("-created_at")
+    for pk, name in running.values_list("pk", "output_name"):
+        jobs[name].append(pk)
+    return jobs
+
+
+def running_job_sentences(jobs: list[int]) -> list[str]:
     if not jobs:
         return []
     counted = "counted as provisional" if _include_open.get() else "not counted until it finishes"
     return [f"Job {', '.join(map(str, jobs))} still writes into it: its labels are {counted}."]
+
+

@@ -12,12 +12,12 @@ from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
 from assessor.work.judging import judge_work_reopen
 from assessor.work.lifecycle import open_work_included, open_work_notes
 from assessor.work.roles import Role
-from assignment.selectors import conditions_list, nugget_scores
+from assignment.selectors import conditions_list, conditions_notes, nugget_scores
 from metaeval.qrels_agreement import qrels_grades
 from support import services
 from support.judging import SUPPORT_KINDS, topic_pairs
 from support.models import SupportLabel
-from support.selectors import support_methods_list, support_scores
+from support.selectors import methods_notes, support_methods_list, support_scores
 from tests.builders import (
     make_answer,
     make_assignment_label,
@@ -205,3 +205,47 @@ def test_open_work_notes_name_open_and_reopened_topics_apart():
         "ManualAssign is still open on 2 topic(s) (2024-1, 2024-2): not counted.",
         "ManualAssign is reopened for changed nuggets on 1 topic(s) (2024-2).",
     ]
+
+
+def test_the_notes_of_many_sources_are_read_together_and_each_source_gets_its_own(django_assert_num_queries):
+    """Open nugget-list work, open ManualAssign work, a running job and stale labels, each on one source:
+    every condition's and method's notes name only what concerns it, in a fixed number of queries."""
+    assessor = make_user()
+    t1, t2 = make_topic("2024-1"), make_topic("2024-2")
+    alice = source_of("assignment", "alice", kind="people")
+    source_of("assignment", "llm", kind="llm", stale={"set1": {"2024-2": ["7"]}})
+    AssessorWork.objects.create(
+        topic=t1, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name="set1", source=alice
+    )
+    AssessorWork.objects.create(
+        topic=t2, assessor=assessor, kind=AssessorWork.Kind.NUGGETS_MANUAL, nugget_set_name="set2"
+    )
+    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="llm", model="m", status=Job.Status.RUNNING)
+    Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="alice", model="m", status=Job.Status.DONE)
+    scratch = source_of("support", "scratch", kind="people")
+    AssessorWork.objects.create(topic=t2, assessor=assessor, kind=SUPPORT_KINDS[0], source=scratch)
+    conditions = [("set1", "alice"), ("set1", "llm"), ("set2", "alice")]
+    with django_assert_num_queries(4):
+        notes = conditions_notes(conditions)
+    assert notes == {
+        ("set1", "alice"): ["ManualAssign into 'alice' is still open on 1 topic(s) (2024-1): not counted."],
+        ("set1", "llm"): [
+            f"Job {job.pk} still writes into it: its labels are not counted until it finishes.",
+            "Stale: the nugget lists of 1 topic(s) (2024-2) changed since 'llm' labelled them; "
+            "re-run the affected items.",
+        ],
+        ("set2", "alice"): ["The nugget list 'set2' is still open on 1 topic(s) (2024-2): not counted."],
+    }
+    with django_assert_num_queries(4):
+        assert conditions_notes([("set2", "llm")]) == {
+            ("set2", "llm"): [
+                "The nugget list 'set2' is still open on 1 topic(s) (2024-2): not counted.",
+                f"Job {job.pk} still writes into it: its labels are not counted until it finishes.",
+            ]
+        }
+    with django_assert_num_queries(2):
+        methods = methods_notes([("scratch",), ("auto",)])
+    assert methods == {
+        ("scratch",): ["Support judging into 'scratch' is still open on 1 topic(s) (2024-2): not counted."],
+        ("auto",): [],
+    }
