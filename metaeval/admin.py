@@ -1,6 +1,7 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
-from metaeval.models import ImportedScore, ScoreTable, Study
+from metaeval.models import ImportedScore, KeptComparison, ScoreTable, Study
 
 
 @admin.register(ScoreTable)
@@ -29,3 +30,20 @@ class StudyAdmin(admin.ModelAdmin):
     readonly_fields = ("sample", "created_by", "created_at")
     raw_id_fields = ("source_a", "source_b", "judge", "assessor", "llm_job")
     list_select_related = ("source_a", "source_b", "created_by")
+
+
+@admin.register(KeptComparison)
+class KeptComparisonAdmin(admin.ModelAdmin):
+    """Kept comparisons are computed from the sources (metaeval.comparison_page): read, or deleted to be
+    computed again on their next view; never edited."""
+
+    list_display = ("__str__", "computed_at", "seconds", "viewed_at", "queued_at")
+    fields = ("key", "query", "stamp_a", "stamp_b", "computed_at", "seconds", "viewed_at", "queued_at")
+    readonly_fields = fields
+    ordering = ("-viewed_at",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
