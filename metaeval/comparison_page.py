@@ -22,7 +22,6 @@ Not kept: open work counted (`?open=1`: the labels of the moment), score tables
 
 import hashlib
 import json
-import logging
 import pickle
 import time
 from collections.abc import Mapping
@@ -37,10 +36,8 @@ from assessor.collection.scores import Scores
 from assessor.jobs.engine import celery_task
 from metaeval.comparison import Comparison, TopicsError, comparison_build, topics_resolve
 from metaeval.models import KeptComparison
-from metaeval.sources import SourceError, source_describe, source_parse, source_stamp
+from metaeval.sources import Source, SourceError, source_answers, source_describe, source_parse, source_stamp
 from metaeval.stats import TauOptions, pair_points, run_points
-
-log = logging.getLogger(__name__)
 
 DEFAULT_METRIC = "Vstrict"
 OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of")
@@ -54,6 +51,9 @@ WARM_TASK = "metaeval.comparisons_warm"
 WARM_DELAY_SECONDS = 20
 # The comparisons brought up to date when a source changes: those viewed within this many days.
 WARM_VIEWED_DAYS = 14
+# A comparison of sources that evaluate more answers than this together is computed by a worker the first
+# time too (about a second on this many; 88,000 at TREC scale take 5-8 s).
+INLINE_ANSWERS_AT_MOST = 20_000
 # A stale page whose worker has not answered in this long offers to compute it in the request.
 WORKER_PATIENCE = timedelta(minutes=2)
 
@@ -204,6 +204,11 @@ class Kept:
     query: dict[str, str]
     key: str
     stamps: tuple[str, str]
+    sources: tuple[Source, Source]
+
+    def large(self) -> bool:
+        """Whether its computation takes seconds: a worker's, not a request's, even the first time."""
+        return sum(source_answers(source) for source in self.sources) > INLINE_ANSWERS_AT_MOST
 
 
 def kept_query(params: Params) -> Kept | None:
@@ -220,14 +225,15 @@ def kept_query(params: Params) -> Kept | None:
         return None
     query = {key: _text(params, key) for key in QUERY_KEYS}
     digest = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()
-    return Kept(query=query, key=digest, stamps=(stamp_a, stamp_b))
+    return Kept(query=query, key=digest, stamps=(stamp_a, stamp_b), sources=(sides[0], sides[1]))
 
 
 @dataclass(frozen=True)
 class Shown:
-    """The page to show, and whether it is current: a stale one says when it was computed and what is under way."""
+    """The page to show, and whether it is current: a stale one says when it was computed and what is under way;
+    none while a large comparison asked for is computed the first time."""
 
-    page: ComparisonPage
+    page: ComparisonPage | None
     key: str = ""  # the kept comparison's, for the images; empty when not kept
     current: bool = True
     computed_at: datetime | None = None
@@ -242,6 +248,8 @@ class Shown:
 
 
 def _unpickled(row: KeptComparison) -> ComparisonPage | None:
+    if row.page is None:  # asked for, never computed
+        return None
     try:
         page = pickle.loads(bytes(row.page))  # noqa: S301 (written by page_keep only, never from outside)
     except Exception:  # a page kept by an older version of the code: computed again
@@ -259,6 +267,7 @@ def page_keep(kept: Kept, page: ComparisonPage, *, computed_at: datetime, second
         "plots": pickle.dumps((page.metric, page.plots), protocol=pickle.HIGHEST_PROTOCOL),
         "computed_at": computed_at,
         "seconds": seconds,
+        "error": "",
         "queued_at": None,
     }
     KeptComparison.objects.update_or_create(
@@ -277,32 +286,45 @@ def _computed(params: Params, kept: Kept | None) -> Shown:
 
 
 def page_shown(params: Params, *, here: bool = False) -> Shown:
-    """The page of a query: kept and current, kept and stale (a worker computes it again), or computed now.
+    """The page of a query: kept and current, kept and stale (a worker computes it again), under way (a large
+    comparison's first computation, in a worker), or computed now.
 
-    `here` computes a stale page in the request instead of showing it (the organizer asked, or no worker
-    answers). The stamps are read before a computation: a write committed meanwhile leaves the page under
-    the stamps it replaced, stale, and the next view asks again."""
+    `here` computes it in the request instead of asking a worker (the organizer asked, or no worker answers).
+    The stamps are read before a computation: a write committed meanwhile leaves the page under the stamps it
+    replaced, stale, and the next view asks again."""
     kept = kept_query(params)
-    row = KeptComparison.objects.filter(key=kept.key).defer("plots").first() if kept else None
-    page = _unpickled(row) if row else None
-    if kept is None or row is None or page is None:
-        return _computed(params, kept)
-    if (row.stamp_a, row.stamp_b) == kept.stamps:
+    if kept is None:
+        return _computed(params, None)
+    row = KeptComparison.objects.filter(key=kept.key).defer("plots").first()
+    current = row is not None and (row.stamp_a, row.stamp_b) == kept.stamps
+    if row is not None and current and row.error:
+        raise BadQuery(row.error)
+    page = _unpickled(row) if row is not None else None
+    if page is not None and row is not None and current:
         if timezone.now() - row.viewed_at > timedelta(hours=1):
             KeptComparison.objects.filter(pk=row.pk).update(viewed_at=timezone.now())
         return Shown(page, key=kept.key, computed_at=row.computed_at, seconds=row.seconds)
-    if here:
+    if here or (page is None and not kept.large()):
         return _computed(params, kept)
+    return _asked(kept, row, page, params)
+
+
+def _asked(kept: Kept, row: KeptComparison | None, page: ComparisonPage | None, params: Params) -> Shown:
+    """A worker computes the page (asked once: the broker keeps the message until a worker takes it); meanwhile
+    the stale page, or none."""
+    now = timezone.now()
+    if row is None:
+        row, _ = KeptComparison.objects.get_or_create(key=kept.key, defaults={"query": kept.query, "viewed_at": now})
     queued_at = row.queued_at
-    if queued_at is None:  # asked once: the broker keeps the message until a worker takes it
-        queued_at = timezone.now()
+    if queued_at is None:
+        queued_at = now
         KeptComparison.objects.filter(pk=row.pk).update(queued_at=queued_at, viewed_at=queued_at)
         key = kept.key
         transaction.on_commit(lambda: celery_task(COMPUTE_TASK).apply_async(args=[key]), robust=True)
     changed = tuple(
         _text(params, side)
         for side, old, new in zip(("a", "b"), (row.stamp_a, row.stamp_b), kept.stamps, strict=True)
-        if old != new
+        if page is not None and old != new
     )
     return Shown(
         page,
@@ -332,8 +354,8 @@ def kept_plots(key: str, metric: str) -> PlotData | None:
 
 
 def comparison_compute(key: str) -> bool:
-    """Compute a kept comparison again if its sources changed; True if it was computed."""
-    row = KeptComparison.objects.filter(key=key).first()
+    """Compute a kept comparison again if its sources changed (or it was never computed); True if it was."""
+    row = KeptComparison.objects.filter(key=key).defer("page", "plots").first()
     if row is None:
         return False
     kept = kept_query(row.query)
@@ -344,10 +366,10 @@ def comparison_compute(key: str) -> bool:
         return False
     try:
         _computed(row.query, kept)
-    except BadQuery as exc:  # a source lost its data: the page computes (and shows) the error when asked
-        log.info("kept comparison %s is no longer computable: %s", row.query, exc)
-        KeptComparison.objects.filter(pk=row.pk).delete()
-        return False
+    except BadQuery as exc:  # shown to the organizer as the page's error, until either source changes
+        KeptComparison.objects.filter(pk=row.pk).update(
+            error=str(exc), stamp_a=kept.stamps[0], stamp_b=kept.stamps[1], queued_at=None
+        )
     return True
 
 

@@ -82,21 +82,26 @@ class KeptComparison(models.Model):
 
     Kept under the stamps its two sources had when its computation began (assessor's KeptSource.stamp, made
     anew by every refresh): a row whose stamps are no longer its sources' is stale, shown as such while a
-    worker computes it again. In the database, so that every web process and worker machine shares it.
+    worker computes it again; a row without a page is a large comparison asked for and not yet computed.
+    In the database, so that every web process and worker machine shares it.
     """
 
     key = models.CharField(max_length=64, unique=True)  # sha256 of the query
     # The page's parameters ({"a", "b", "metric", options}): what a worker computes it again from.
     query = models.JSONField()
-    stamp_a = models.CharField(max_length=32)
-    stamp_b = models.CharField(max_length=32)
-    page = models.BinaryField()  # the pickled ComparisonPage without its plots, written by this code only
-    plots = models.BinaryField()  # the pickled (metric, points of both plots): read by the page's images only
-    computed_at = models.DateTimeField()
-    seconds = models.FloatField()  # how long the computation took
+    # The sources' stamps the page was computed under; empty while a comparison asked for was never computed.
+    stamp_a = models.CharField(max_length=32, blank=True)
+    stamp_b = models.CharField(max_length=32, blank=True)
+    # The pickled ComparisonPage without its plots, written by this code only; null until first computed.
+    page = models.BinaryField(null=True)
+    plots = models.BinaryField(null=True)  # the pickled (metric, points of both plots): read by the images only
+    # What the worker's computation found wrong with the query (a metric neither source has...), under the stamps.
+    error = models.TextField(blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)  # how long the computation took
     # The latest view (to the hour): the comparisons viewed lately are brought up to date when a source changes.
     viewed_at = models.DateTimeField()
-    queued_at = models.DateTimeField(null=True, blank=True)  # when a stale view asked a worker to compute it
+    queued_at = models.DateTimeField(null=True, blank=True)  # when a view asked a worker to compute it
 
     def __str__(self) -> str:
         return f"{self.query.get('a')} against {self.query.get('b')}"

@@ -10,8 +10,10 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from django.db.models import Sum
+
 from assessor.collection.scores import Scores
-from assessor.models import KeptSource, LabelSource
+from assessor.models import KeptRunScore, KeptSource, LabelSource
 from assessor.sources import source_get, source_owner
 from assessor.work.lifecycle import open_included
 from assignment.selectors import FAMILY as CONDITIONS
@@ -69,9 +71,7 @@ def source_parse(text: str) -> Source:
     """The source a string names (syntax only; `source_load` checks that it has data)."""
     text = text.strip()
     if match := CONDITION_PATTERN.match(text):
-        return Source(
-            kind=SourceKind.CONDITION, name=text, nuggets=match["nuggets"], assigner=match["assigner"]
-        )
+        return Source(kind=SourceKind.CONDITION, name=text, nuggets=match["nuggets"], assigner=match["assigner"])
     if match := PREFIXED_PATTERN.match(text):
         kind = SourceKind.SUPPORT if match["prefix"] == "support" else SourceKind.SCORES
         return Source(kind=kind, name=match["name"])
@@ -105,18 +105,31 @@ def source_require(source: Source) -> None:
         raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
 
 
+def _kept_name(source: Source) -> tuple[str, str]:
+    """The kept source (family, name) of a condition or a support method."""
+    if source.kind is SourceKind.CONDITION:
+        return CONDITIONS, f"{source.nuggets}/{source.assigner}"
+    return METHODS, source.name
+
+
 def source_stamp(source: Source) -> str | None:
     """What changes whenever the source's kept figures or counted labels do (its kept source's stamp,
     made anew by every refresh); None for what is not kept: score tables, open work counted, no row yet."""
     if open_included() or source.kind is SourceKind.SCORES:
         return None
-    family, name = (
-        (CONDITIONS, f"{source.nuggets}/{source.assigner}")
-        if source.kind is SourceKind.CONDITION
-        else (METHODS, source.name)
-    )
+    family, name = _kept_name(source)
     stamp = KeptSource.objects.filter(family=family, name=name).values_list("stamp", flat=True).first()
     return stamp or None
+
+
+def source_answers(source: Source) -> int:
+    """How many answers the source's kept scores evaluate: what a comparison's computation grows with
+    (0 for what is not kept)."""
+    if source.kind is SourceKind.SCORES:
+        return 0
+    family, name = _kept_name(source)
+    answered = KeptRunScore.objects.filter(source__family=family, source__name=name).aggregate(n=Sum("answered"))
+    return answered["n"] or 0
 
 
 def source_load(text: str) -> tuple[Source, Scores]:

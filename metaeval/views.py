@@ -24,7 +24,9 @@ from metaeval.comparison_page import (
     PAGE_DEFAULTS,
     PLOT_CACHE_SECONDS,
     BadQuery,
+    ComparisonPage,
     PlotData,
+    Shown,
     comparison_from_query,
     describe_all,
     kept_plots,
@@ -114,74 +116,79 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
         except BadQuery as exc:
             context["error"] = str(exc)
         else:
-            page = shown.page
-            comparison, metric, described, describe_errors = (
-                page.comparison,
-                page.metric,
-                page.described,
-                page.describe_errors,
-            )
-            options = options_query(request.GET)
-            query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **options})
-            if page.plots is not None:  # computed in this request: its images ask right after it
-                cache.set(
-                    plot_cache_key(str(comparison.a), str(comparison.b), metric, urlencode(options)),
-                    page.plots,
-                    PLOT_CACHE_SECONDS,
-                )
-            # A kept page's images name it: any web process draws them from its points.
-            plot_query = f"{query}&{urlencode({'kept': shown.key})}" if shown.key else query
-            describe_columns: list[str] = []
-            for values in described.values():
-                describe_columns += [key for key in values if key not in describe_columns]
-            context.update(
-                shown=shown,
-                here_query=_with(request, here="1"),
-                comparison=comparison,
-                notes=source_notes(comparison.a) + source_notes(comparison.b),
-                judges=[(str(side), source_judge(side)) for side in (comparison.a, comparison.b)],
-                metric=metric,
-                metric_choices=[tau.metric for tau in comparison.taus],
-                taus=[
-                    {
-                        "tau": tau,
-                        "run": [
-                            {
-                                "value": nan_as_none(getattr(tau, name)),
-                                "ci": [nan_as_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
-                            }
-                            for name in RUN_HEADINGS
-                        ],
-                        "topic": [nan_as_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
-                    }
-                    for tau in comparison.taus
-                ],
-                confusion=comparison.confusion,
-                confusion_rows=_confusion_rows(comparison.confusion) if comparison.confusion else [],
-                confusion_agreement=nan_as_none(comparison.confusion.agreement) if comparison.confusion else None,
-                confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,
-                confusion_kappa=nan_as_none(comparison.confusion.kappa) if comparison.confusion else None,
-                confusion_weighted=[
-                    ("weighted kappa, linear", nan_as_none(comparison.confusion.kappa_linear)),
-                    ("weighted kappa, quadratic", nan_as_none(comparison.confusion.kappa_quadratic)),
-                    ("Krippendorff's alpha, ordinal", nan_as_none(comparison.confusion.alpha_ordinal)),
-                ]
-                if comparison.confusion
-                else [],
-                described=[
-                    {"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()
-                ],
-                describe_columns=describe_columns,
-                describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
-                describe_errors=describe_errors,
-                query=query,
-                plot_query=plot_query,
-            )
+            if shown.page is None:  # a large comparison's first computation, under way in a worker
+                context.update(shown=shown, here_query=_with(request, here="1"))
+            else:
+                context.update(_comparison_context(request, shown, shown.page))
     context.update(_qrels_context(request))
     template = "metaeval/index.html"
     if request.htmx:
         template += "#page"
     return render(request, template, context)
+
+
+def _comparison_context(request: AuthenticatedRequest, shown: Shown, page: ComparisonPage) -> dict:
+    """What the page shows of a comparison: its taus, matrix, table and plots, and whether it is current."""
+    comparison, metric, described, describe_errors = (
+        page.comparison,
+        page.metric,
+        page.described,
+        page.describe_errors,
+    )
+    options = options_query(request.GET)
+    query = urlencode({"a": str(comparison.a), "b": str(comparison.b), "metric": metric, **options})
+    if page.plots is not None:  # computed in this request: its images ask right after it
+        cache.set(
+            plot_cache_key(str(comparison.a), str(comparison.b), metric, urlencode(options)),
+            page.plots,
+            PLOT_CACHE_SECONDS,
+        )
+    # A kept page's images name it: any web process draws them from its points.
+    plot_query = f"{query}&{urlencode({'kept': shown.key})}" if shown.key else query
+    describe_columns: list[str] = []
+    for values in described.values():
+        describe_columns += [key for key in values if key not in describe_columns]
+    return dict(
+        shown=shown,
+        here_query=_with(request, here="1"),
+        comparison=comparison,
+        notes=source_notes(comparison.a) + source_notes(comparison.b),
+        judges=[(str(side), source_judge(side)) for side in (comparison.a, comparison.b)],
+        metric=metric,
+        metric_choices=[tau.metric for tau in comparison.taus],
+        taus=[
+            {
+                "tau": tau,
+                "run": [
+                    {
+                        "value": nan_as_none(getattr(tau, name)),
+                        "ci": [nan_as_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
+                    }
+                    for name in RUN_HEADINGS
+                ],
+                "topic": [nan_as_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
+            }
+            for tau in comparison.taus
+        ],
+        confusion=comparison.confusion,
+        confusion_rows=_confusion_rows(comparison.confusion) if comparison.confusion else [],
+        confusion_agreement=nan_as_none(comparison.confusion.agreement) if comparison.confusion else None,
+        confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,
+        confusion_kappa=nan_as_none(comparison.confusion.kappa) if comparison.confusion else None,
+        confusion_weighted=[
+            ("weighted kappa, linear", nan_as_none(comparison.confusion.kappa_linear)),
+            ("weighted kappa, quadratic", nan_as_none(comparison.confusion.kappa_quadratic)),
+            ("Krippendorff's alpha, ordinal", nan_as_none(comparison.confusion.alpha_ordinal)),
+        ]
+        if comparison.confusion
+        else [],
+        described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
+        describe_columns=describe_columns,
+        describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
+        describe_errors=describe_errors,
+        query=query,
+        plot_query=plot_query,
+    )
 
 
 def _qrels_context(request: AuthenticatedRequest) -> dict:

@@ -273,6 +273,60 @@ def test_a_kept_comparison_of_a_source_gone_is_dropped_by_the_worker(organizer_c
     assert not KeptComparison.objects.exists()
 
 
+@pytest.fixture
+def large(monkeypatch):
+    """Every comparison counts as large: its first computation is a worker's too."""
+    monkeypatch.setattr("metaeval.comparison_page.INLINE_ANSWERS_AT_MOST", 0)
+
+
+def test_a_large_comparison_is_computed_by_a_worker_the_first_time_too(
+    organizer_client, conditions, no_cache, large, django_capture_on_commit_callbacks
+):
+    url = reverse("metaeval:index")
+    with django_capture_on_commit_callbacks() as asked, CaptureQueriesContext(connection) as queries:
+        pending = organizer_client.get(url, QUERY)
+    assert not _label_reads(queries)
+    page = pending.content.decode()
+    assert 'id="pending"' in page and "A worker is computing this comparison" in page
+    assert 'hx-trigger="load delay:3s"' in page and "Confusion matrix" not in page
+    assert len(asked) == 1
+    with django_capture_on_commit_callbacks() as asked_again:
+        organizer_client.get(url, QUERY, headers={"HX-Request": "true"})
+    assert not asked_again
+
+    [kept] = KeptComparison.objects.all()
+    assert comparison_compute(kept.key) is True
+    shown = organizer_client.get(url, QUERY)
+    assert shown.context["confusion"].counts == BEFORE
+    assert 'id="pending"' not in shown.content.decode() and 'id="computed"' in shown.content.decode()
+
+
+def test_a_large_comparison_no_worker_took_offers_to_compute_it_here(organizer_client, conditions, no_cache, large):
+    url = reverse("metaeval:index")
+    organizer_client.get(url, QUERY)
+    KeptComparison.objects.update(queued_at=timezone.now() - WORKER_PATIENCE - timedelta(seconds=1))
+    page = organizer_client.get(url, QUERY).content.decode()
+    assert "No worker has computed this comparison" in page and "here=1" in page
+    assert organizer_client.get(url, {**QUERY, "here": "1"}).context["confusion"].counts == BEFORE
+
+
+def test_what_the_worker_finds_wrong_with_a_query_is_shown_until_a_source_changes(
+    organizer_client, conditions, no_cache, large, django_capture_on_commit_callbacks
+):
+    url = reverse("metaeval:index")
+    wrong = {**QUERY, "top_k": "1"}
+    organizer_client.get(url, wrong)
+    [kept] = KeptComparison.objects.all()
+    assert comparison_compute(kept.key) is True
+    with django_capture_on_commit_callbacks() as asked:
+        page = organizer_client.get(url, wrong).content.decode()
+    assert "top_k must be from 2 to 1000" in page and not asked  # not asked for again
+    _t2_label_changed(conditions)
+    with django_capture_on_commit_callbacks() as asked:
+        page = organizer_client.get(url, wrong).content.decode()
+    assert 'id="pending"' in page and len(asked) == 1
+
+
 def test_a_comparison_with_open_work_counted_is_never_kept(organizer_client, conditions):
     url = reverse("metaeval:index")
     for _ in range(2):
