@@ -106,13 +106,16 @@ def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = N
     return _kept_shaped(source, dict(_json_decoded(run_rows.order_by(), "run__run_id", "sums")), rows)
 
 
-def kept_scores_of_run(run_id: str) -> dict[tuple[str, Columns], Scores]:
-    """Every kept source's scores of one run, as `kept_scores(runs=[run_id])` gives each, in three queries
-    for all the sources together (the run page shows them all); keyed by (family, columns)."""
-    sources = list(KeptSource.objects.all())
-    sums = dict(_json_decoded(KeptRunScore.objects.filter(run__run_id=run_id).order_by(), "source_id", "sums"))
+def kept_scores_of_run(
+    run_id: str, sources: Sequence[KeptSource] | None = None
+) -> dict[tuple[str, Columns], Scores]:
+    """Every kept source's scores of one run (or these sources'), as `kept_scores(runs=[run_id])` gives each,
+    in three queries for all the sources together (the run page shows them all); keyed by (family, columns)."""
+    sources = list(KeptSource.objects.all()) if sources is None else list(sources)
+    run_rows = KeptRunScore.objects.filter(run__run_id=run_id, source__in=sources).order_by()
+    sums = dict(_json_decoded(run_rows, "source_id", "sums"))
     rows: dict[int, dict[tuple[str, str], dict[str, float]]] = defaultdict(dict)
-    answers = KeptAnswerScore.objects.filter(run__run_id=run_id).order_by()
+    answers = KeptAnswerScore.objects.filter(run__run_id=run_id, source__in=sources).order_by()
     for source_pk, topic_id, values in _json_decoded(answers, "source_id", "topic_id", "values"):
         rows[source_pk][(run_id, topic_id)] = values
     return {

@@ -8,12 +8,14 @@ prefetch each, and the pivoting is done in Python.
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
+from django.core.cache import cache
 from django.db.models import Count
 from django.utils.safestring import SafeString, mark_safe
 
-from assessor.collection.kept_scores import family_columns, kept_scores_of_run
+from assessor.collection.kept_scores import family_columns, kept_scores_of_run, source_columns
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
 from assessor.collection.tables import (
     badges_html,
@@ -24,7 +26,7 @@ from assessor.collection.tables import (
     sentence_html,
     url_maker,
 )
-from assessor.models import Answer, Citation, Qrel, QrelSource, Run, Segment, Sentence, Topic
+from assessor.models import Answer, Citation, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 from assessor.work.lifecycle import open_included
 
@@ -292,7 +294,7 @@ class ScoreSection:
     mean: list[float] | None
     notes: list[str] = field(default_factory=list)  # what keeps the scores from being final
 
-    @property
+    @cached_property
     def rows_html(self) -> SafeString:
         """The per-topic rows (hundreds of them at TREC scale), rendered in Python."""
         topic_url = url_maker("collection:topic")
@@ -322,6 +324,37 @@ def _score_section(title: str, scores: Scores, run_id: str) -> ScoreSection:
     return ScoreSection(title=title, metrics=scores.metrics, rows=rows, mean=mean)
 
 
+# A run's section under a kept source, rendered, is kept in each process's cache under the source's stamp (made
+# anew by every refresh of the source): a view after any change reads and renders that source's rows again.
+RUN_SECTION_SECONDS = 3600
+
+
+def _run_section_key(source: KeptSource, run: Run) -> str:
+    return f"collection:run-section:{source.pk}:{source.stamp}:{run.pk}"
+
+
+def _kept_run_sections(run: Run) -> dict[tuple[str, tuple[str, ...]], ScoreSection]:
+    """Every kept source's section of the run, without notes: from the cache, or read and rendered (and kept)."""
+    sources = {(source.family, source_columns(source.name)): source for source in KeptSource.objects.all()}
+    # A source without a stamp (never refreshed) is read every time.
+    keys = {name: _run_section_key(source, run) for name, source in sources.items() if source.stamp}
+    cached = cache.get_many(list(keys.values()))
+    sections = {name: cached[key] for name, key in keys.items() if key in cached}
+    unread = [source for name, source in sources.items() if name not in sections]
+    if unread:
+        families = {family.name: family for family in registry.score_families}
+        for name, scores in kept_scores_of_run(run.run_id, sources=unread).items():
+            family = families.get(name[0])
+            if family is None:
+                continue
+            section = _score_section(family.source(name[1]).title, scores, run.run_id)
+            section.rows_html  # noqa: B018  (rendered now, so that it is kept rendered)
+            sections[name] = section
+            if name in keys:
+                cache.set(keys[name], section, RUN_SECTION_SECONDS)
+    return sections
+
+
 def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     """The run's per-topic scores under every condition and method the apps score.
 
@@ -329,18 +362,17 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     """
     sections: list[ScoreSection] = []
     missing: list[str] = []
-    # The kept scores of every source in one read; with open work counted, each source computes its own.
-    kept = {} if open_included() else kept_scores_of_run(run.run_id)
+    # The kept sections of every source in one read; with open work counted, each source computes its own.
+    kept = {} if open_included() else _kept_run_sections(run)
     for family in registry.score_families:
         listed = family_columns(family)
         notes = family.notes_of(listed)
         for columns in listed:
             source = family.source(columns)
             try:
-                scores = kept.get((family.name, columns))
-                if scores is None:
-                    scores = source.scores(runs=[run.run_id])
-                section = _score_section(source.title, scores, run.run_id)
+                section = kept.get((family.name, columns))
+                if section is None:
+                    section = _score_section(source.title, source.scores(runs=[run.run_id]), run.run_id)
                 section.notes = notes[columns]
                 sections.append(section)
             except LookupError as exc:

@@ -187,6 +187,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10_485_760
 # away from the topic and does not count as active time.
 WORK_IDLE_SECONDS = env_float("WORK_IDLE_SECONDS", 300.0, minimum=1.0)
 
+# --- Cache -----------------------------------------------------------------------
+# Each process's own memory: what is kept in it is derived data under the stamps of what it derives from (a run
+# page's sections, a plot's points), so a process never shows another's stale copy. Shared results (the
+# meta-evaluation's comparisons) live in the database instead.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": env_int("CACHE_MAX_ENTRIES", 5000, minimum=100)},
+    }
+}
+
 # --- Background work -------------------------------------------------------
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL",

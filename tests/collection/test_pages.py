@@ -3,11 +3,15 @@
 import json
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from assessor.collection.kept_scores import scores_refresh
+from assessor.models import KeptAnswerScore, KeptSource
 from assessor.work.roles import Role
+from assignment.models import AssignmentLabel
 from support.models import SupportLabel
 from tests.builders import (
     make_answer,
@@ -174,6 +178,36 @@ def test_the_run_page_shows_answers_and_per_topic_scores(organizer, small_collec
     assert '<th class="num">0.6667</th><th class="num">10.0</th></tr></tfoot>' in page
     # The answers table: a row per topic with its query, sentences and words.
     assert f'<a href="{topic_url}">2024-1</a></td><td>how do bees see colour' in page
+
+
+def test_a_run_page_section_is_kept_until_its_source_changes(organizer, small_collection):
+    """The second view reads no kept row; after one source's refresh, that source's rows are read again."""
+    cache.clear()
+    url = reverse("collection:run", args=["team.good"])
+    organizer.get(url)
+
+    def kept_row_reads() -> list[str]:
+        return [q["sql"] for q in queries.captured_queries if KeptAnswerScore._meta.db_table in q["sql"]]
+
+    with CaptureQueriesContext(connection) as queries:
+        again = organizer.get(url)
+    assert not kept_row_reads()
+    assert '<td class="num">0.7500</td>' in again.content.decode()  # A of the nuggets, as before
+
+    # The okay nugget goes from partial_support to support: A = (1 + 1) / 2, with the condition's refresh.
+    okay = small_collection["nugget_set"].nuggets.get(position=1)
+    AssignmentLabel.objects.filter(answer=small_collection["good_answer"], nugget=okay).update(label="support")
+    scores_refresh(family="conditions", columns=("auto_edit", "manual"), topics=["2024-1"])
+    manual = KeptSource.objects.get(family="conditions", name="auto_edit/manual")
+    with CaptureQueriesContext(connection) as queries:
+        after = organizer.get(url)
+    [read] = kept_row_reads()  # the changed source's rows only
+    assert f"IN ({manual.pk})" in read
+    sections = {section.title: section for section in after.context["sections"]}
+    [(_, values)] = sections["auto_edit nuggets / manual assignment"].rows
+    assert dict(zip(sections["auto_edit nuggets / manual assignment"].metrics, values, strict=False))["A"] == 1.0
+    [(_, support_values)] = sections["scratch support"].rows
+    assert support_values == pytest.approx([0.75, 0.5])  # kept as it was
 
 
 def test_a_run_id_with_dots_and_slashes_has_a_page(organizer):
