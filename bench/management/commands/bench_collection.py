@@ -231,6 +231,16 @@ class Command(BaseCommand):
             )
             response_ok(client.get(comparison_url.replace("metric=Vstrict", "metric=A")))
 
+        run_get = pages["run"]
+
+        def run_after_a_change() -> None:
+            # One source's refresh (its new stamp, written here): the view reads and renders that source again.
+            KeptSource.objects.filter(pk=KeptSource.objects.order_by("pk").values("pk")[:1]).update(
+                stamp=uuid.uuid4().hex
+            )
+            run_get()
+
+        pages["run, after one source changed"] = run_after_a_change
         pages["meta-evaluation, a comparison (a view after a change: stale)"] = comparison_after_a_change
         pages["meta-evaluation, a comparison computed again (worker)"] = comparison_computed_again
         pages["meta-evaluation, first view of a large comparison"] = comparison_asked_first
