@@ -49,8 +49,10 @@ COMPUTE_TASK = "metaeval.comparison_compute"
 WARM_TASK = "metaeval.comparisons_warm"
 # A burst of submits (an assessor's, or a job's items) refreshes a source many times: one warm-up follows it.
 WARM_DELAY_SECONDS = 20
-# The comparisons brought up to date when a source changes: those viewed within this many days.
+# The comparisons brought up to date when a source changes: the latest viewed, at most this many, within this
+# many days (each takes seconds of a worker's CPU at TREC scale; the others are computed again when viewed).
 WARM_VIEWED_DAYS = 14
+WARM_AT_MOST = 12
 # A comparison of sources that evaluate more answers than this together is computed by a worker the first
 # time too (about a second on this many; 88,000 at TREC scale take 5-8 s).
 INLINE_ANSWERS_AT_MOST = 20_000
@@ -374,10 +376,10 @@ def comparison_compute(key: str) -> bool:
 
 
 def comparisons_warm() -> int:
-    """Compute again every comparison viewed lately whose sources changed, the latest viewed first; how many."""
+    """Compute again the comparisons viewed lately whose sources changed, the latest viewed first; how many."""
     since = timezone.now() - timedelta(days=WARM_VIEWED_DAYS)
-    keys = KeptComparison.objects.filter(viewed_at__gte=since).order_by("-viewed_at").values_list("key", flat=True)
-    return sum(comparison_compute(key) for key in list(keys))
+    latest = KeptComparison.objects.filter(viewed_at__gte=since).order_by("-viewed_at")
+    return sum(comparison_compute(key) for key in list(latest.values_list("key", flat=True)[:WARM_AT_MOST]))
 
 
 WARM_QUEUED = "metaeval:warm-queued"

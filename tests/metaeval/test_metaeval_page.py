@@ -226,6 +226,22 @@ def test_comparisons_viewed_long_ago_are_left_to_their_next_view(organizer_clien
     assert old.computed_at < KeptComparison.objects.get(query__metric="Vstrict").computed_at
 
 
+def test_a_warm_up_computes_the_latest_viewed_comparisons_only(organizer_client, conditions, no_cache, monkeypatch):
+    monkeypatch.setattr("metaeval.comparison_page.WARM_AT_MOST", 2)
+    url = reverse("metaeval:index")
+    for minutes, metric in enumerate(["A", "V", "W"]):
+        organizer_client.get(url, {**QUERY, "metric": metric})
+        KeptComparison.objects.filter(query__metric=metric).update(
+            viewed_at=timezone.now() - timedelta(minutes=10 - minutes)
+        )
+    before = dict(KeptComparison.objects.values_list("query__metric", "computed_at"))
+    _t2_label_changed(conditions)
+    assert comparisons_warm() == 2
+    after = dict(KeptComparison.objects.values_list("query__metric", "computed_at"))
+    assert after["A"] == before["A"]  # viewed first, longest ago: left to its next view
+    assert after["V"] > before["V"] and after["W"] > before["W"]
+
+
 def test_a_stale_page_no_worker_took_offers_to_compute_it_here(organizer_client, conditions, no_cache):
     url = reverse("metaeval:index")
     organizer_client.get(url, QUERY)
