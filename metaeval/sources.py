@@ -17,11 +17,11 @@ from assessor.models import KeptRunScore, KeptSource, LabelSource
 from assessor.sources import source_get, source_owner
 from assessor.work.lifecycle import open_included
 from assignment.selectors import FAMILY as CONDITIONS
-from assignment.selectors import condition_notes, condition_require, conditions_list, nugget_scores
+from assignment.selectors import condition_require, conditions_list, conditions_notes, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
 from support.selectors import FAMILY as METHODS
-from support.selectors import method_notes, method_require, support_methods_list, support_scores
+from support.selectors import method_require, methods_notes, support_methods_list, support_scores
 
 NAME = r"[-\w.]+"
 CONDITION_PATTERN = re.compile(rf"^(?P<nuggets>{NAME})/(?P<assigner>{NAME})$")
@@ -206,22 +206,26 @@ def source_judge(source: Source) -> dict | None:
     return judge
 
 
-def source_notes(source: Source) -> list[str]:
-    """What keeps a source's scores from being final (open work, running jobs, stale labels)."""
-    if source.kind is SourceKind.CONDITION:
-        return condition_notes(nuggets=source.nuggets, assigner=source.assigner)
-    if source.kind is SourceKind.SUPPORT:
-        return method_notes(method=source.name)
-    return []
-
-
 def sources_notes(texts: list[str]) -> list[str]:
-    """The notes of the sources named, each once; a name that is no source has none (its error is shown elsewhere)."""
-    notes: list[str] = []
+    """What keeps the named sources' scores from being final (open work, running jobs, stale labels), each note
+    once, read for all of them together; a name that is no source has none (its error is shown elsewhere)."""
+    sources: list[Source] = []
     for text in texts:
         try:
-            source = source_parse(text)
+            sources.append(source_parse(text))
         except SourceError:
             continue
-        notes += [note for note in source_notes(source) if note not in notes]
+    conditions = [(s.nuggets, s.assigner) for s in sources if s.kind is SourceKind.CONDITION]
+    methods = [(s.name,) for s in sources if s.kind is SourceKind.SUPPORT]
+    of_condition = conditions_notes(conditions) if conditions else {}
+    of_method = methods_notes(methods) if methods else {}
+    notes: list[str] = []
+    for source in sources:
+        if source.kind is SourceKind.CONDITION:
+            own = of_condition[(source.nuggets, source.assigner)]
+        elif source.kind is SourceKind.SUPPORT:
+            own = of_method[(source.name,)]
+        else:
+            own = []
+        notes += [note for note in own if note not in notes]
     return notes

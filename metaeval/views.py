@@ -39,7 +39,7 @@ from metaeval.comparison_page import (
 from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import source_judge, source_notes, sources_list, sources_notes
+from metaeval.sources import source_judge, sources_list, sources_notes
 from metaeval.stats import Confusion, nan_as_none
 
 DESCRIBE_HEADINGS = {
@@ -152,7 +152,7 @@ def _comparison_context(request: AuthenticatedRequest, shown: Shown, page: Compa
         shown=shown,
         here_query=_with(request, here="1"),
         comparison=comparison,
-        notes=source_notes(comparison.a) + source_notes(comparison.b),
+        notes=sources_notes([str(comparison.a), str(comparison.b)]),
         judges=[(str(side), source_judge(side)) for side in (comparison.a, comparison.b)],
         metric=metric,
         metric_choices=[tau.metric for tau in comparison.taus],

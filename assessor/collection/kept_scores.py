@@ -40,7 +40,7 @@ from django.db.models.functions import Cast
 from assessor.collection.exact_sums import partials_add, partials_sum
 from assessor.collection.scores import Scores, ratio
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
-from assessor.registry import ScoreFamily, ScoreSource, registry
+from assessor.registry import ScoreFamily, registry
 from assessor.work.lifecycle import open_included, open_work_included, work_labels_counted
 
 Columns = tuple[str, ...]
@@ -76,10 +76,6 @@ def family_columns(family: ScoreFamily) -> list[Columns]:
     if open_included():
         return family.listed()
     return kept_columns(family.name)
-
-
-def family_sources(family: ScoreFamily) -> list[ScoreSource]:
-    return [family.source(columns) for columns in family_columns(family)]
 
 
 def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = None, per_topic: bool = True) -> Scores:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from assessor.collection import deleting, selectors, uploads
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
-from assessor.collection.kept_scores import family_sources
+from assessor.collection.kept_scores import family_columns
 from assessor.collection.pages import download_response
 from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
@@ -131,10 +131,14 @@ def run_join(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
 
 @organizer_required
 def leaderboards(request: AuthenticatedRequest) -> HttpResponse:
-    families = [(family, family_sources(family)) for family in registry.score_families]
+    families = []
+    for family in registry.score_families:
+        listed = family_columns(family)
+        notes = family.notes_of(listed)  # every source's at once: a fixed number of queries
+        families.append((family, [(family.source(columns), notes[columns]) for columns in listed]))
     context: dict = {"families": families}
     # Each family's source keys by name too ("conditions", "methods"), for the tests and templates that want one.
-    context.update({family.name: [source.key for source in sources] for family, sources in families})
+    context.update({family.name: [source.key for source, _ in sources] for family, sources in families})
     return render(request, "collection/leaderboards.html", context)
 
 
