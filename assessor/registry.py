@@ -188,13 +188,8 @@ class ScoreFamily:
     work_scope: Callable[[AssessorWork], list[tuple[str, ...]]]
     empty: str  # what the index says when the family has no source yet
     order: int
-    # The notes (ScoreSource.notes) of many of its sources in a fixed number of queries: the run page's.
-    notes: Callable[[Sequence[tuple[str, ...]]], dict[tuple[str, ...], list[str]]] | None = None
-
-    def notes_of(self, sources: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
-        if self.notes is not None:
-            return self.notes(sources)
-        return {columns: self.source(columns).notes() for columns in sources}
+    # The notes (ScoreSource.notes) of many of its sources in a fixed number of queries: the pages listing them.
+    notes: Callable[[Sequence[tuple[str, ...]]], dict[tuple[str, ...], list[str]]]
 
 
 # --- the collection pages ------------------------------------------------------------------------

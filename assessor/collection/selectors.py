@@ -366,7 +366,7 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     kept = {} if open_included() else _kept_run_sections(run)
     for family in registry.score_families:
         listed = family_columns(family)
-        notes = family.notes_of(listed)
+        notes = family.notes(listed)
         for columns in listed:
             source = family.source(columns)
             try:

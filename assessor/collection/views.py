@@ -134,7 +134,7 @@ def leaderboards(request: AuthenticatedRequest) -> HttpResponse:
     families = []
     for family in registry.score_families:
         listed = family_columns(family)
-        notes = family.notes_of(listed)  # every source's at once: a fixed number of queries
+        notes = family.notes(listed)  # every source's at once: a fixed number of queries
         families.append((family, [(family.source(columns), notes[columns]) for columns in listed]))
     context: dict = {"families": families}
     # Each family's source keys by name too ("conditions", "methods"), for the tests and templates that want one.
