@@ -50,6 +50,7 @@ from assignment.selectors import (
     nugget_scores,
 )
 from nuggets.dependents import NuggetDependents, register_nugget_dependents
+from nuggets.models import Nugget
 from nuggets.parts import nuggets_kind_field, nuggets_name_field, retire_labels_field
 
 LABEL_LETTERS: dict[str, str] = {AssignmentLabel.Label.SUPPORT: "S", AssignmentLabel.Label.PARTIAL_SUPPORT: "P"}
@@ -83,7 +84,7 @@ def _condition_source(columns: tuple[str, ...]) -> ScoreSource:
         title=f"{nuggets} nuggets / {assigner} assignment",
         columns=(nuggets, assigner),
         scores=partial(nugget_scores, nuggets=nuggets, assigner=assigner),
-        leaderboard_url=f'{reverse("assignment:leaderboard")}?{urlencode({"nuggets": nuggets, "assigner": assigner})}',
+        leaderboard_url=f"{reverse('assignment:leaderboard')}?{urlencode({'nuggets': nuggets, 'assigner': assigner})}",
         leaderboard_label="runs by Vstrict",
         downloads=(
             Download("scores", reverse("collection:download_scores", args=[nuggets, assigner])),
@@ -95,22 +96,44 @@ def _condition_source(columns: tuple[str, ...]) -> ScoreSource:
 
 
 def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
-    """Each answer's labels, a row per condition, in nugget order."""
-    by_answer: dict[int, dict[tuple[str, str], list[tuple[int, str, str]]]] = defaultdict(lambda: defaultdict(list))
-    label_rows = (
+    """Each answer's labels, a row per condition, in nugget order.
+
+    The nuggets are read apart from their labels: a page of 25 answers holds about a thousand labels on
+    forty nuggets, and the same badge (nugget, number, label) recurs on most answers, so it is made once.
+    """
+    label_rows = list(
         AssignmentLabel.objects.filter(answer_id__in=answer_ids)
         .order_by()
-        .values_list("answer_id", "nugget__nugget_set__name", "assigner", "nugget__position", "nugget__text", "label")
+        .values_list("answer_id", "nugget_id", "assigner", "label")
     )
-    for answer_id, set_name, assigner, position, text, label in label_rows:
-        by_answer[answer_id][(set_name, assigner)].append((position, text, label))
+    nuggets = {
+        pk: (set_name, position, text)
+        for pk, set_name, position, text in Nugget.objects.filter(pk__in={row[1] for row in label_rows}).values_list(
+            "pk", "nugget_set__name", "position", "text"
+        )
+    }
+    by_answer: dict[int, dict[tuple[str, str], list[tuple[int, int, str]]]] = defaultdict(lambda: defaultdict(list))
+    for answer_id, nugget_id, assigner, label in label_rows:
+        set_name, position, _ = nuggets[nugget_id]
+        by_answer[answer_id][(set_name, assigner)].append((position, nugget_id, label))
+    made: dict[tuple[int, int, str], Badge] = {}
+
+    def badge(number: int, nugget_id: int, label: str) -> Badge:
+        key = (number, nugget_id, label)
+        if key not in made:
+            text = nuggets[nugget_id][2]
+            made[key] = Badge(
+                text=f"{number}{LABEL_LETTERS.get(label, 'N')}", css=label, title=f"{number}. {text}: {label}"
+            )
+        return made[key]
+
     return {
         answer_id: [
             BadgeRow(
                 caption=f"{set_name} / {assigner}",
                 badges=[
-                    Badge(text=f"{number}{LABEL_LETTERS.get(label, 'N')}", css=label, title=f"{number}. {text}: {label}")
-                    for number, (_, text, label) in enumerate(sorted(labels), start=1)
+                    badge(number, nugget_id, label)
+                    for number, (_, nugget_id, label) in enumerate(sorted(labels), start=1)
                 ],
             )
             for (set_name, assigner), labels in sorted(conditions.items())

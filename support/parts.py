@@ -75,7 +75,7 @@ def _method_source(columns: tuple[str, ...]) -> ScoreSource:
         title=f"{method} support",
         columns=(method,),
         scores=partial(support_scores, method=method),
-        leaderboard_url=f'{reverse("collection:support_leaderboard")}?{urlencode({"method": method})}',
+        leaderboard_url=f"{reverse('collection:support_leaderboard')}?{urlencode({'method': method})}",
         leaderboard_label="runs by weighted precision",
         downloads=(
             Download("scores", reverse("collection:download_support_scores", args=[method])),
@@ -92,14 +92,17 @@ def _method_columns() -> list[tuple[str, ...]]:
 def _first_citation_badges(answer_ids: Sequence[int]) -> dict[int, list[Badge]]:
     """Each sentence's labels on its first citation (the pair the metrics judge), by method."""
     badges: dict[int, list[Badge]] = defaultdict(list)
+    made: dict[tuple[str, int], Badge] = {}  # a page shows a few methods and labels on hundreds of sentences
     rows = (
         SupportLabel.objects.filter(citation__sentence__answer_id__in=answer_ids, citation__position=0)
         .order_by("method")
         .values_list("citation__sentence_id", "method", "label")
     )
     for sentence_id, method, label in rows:
-        code = SUPPORT_CODES[label]
-        badges[sentence_id].append(Badge(text=f"{method}: {code}", css=code.lower(), title=method))
+        if (method, label) not in made:
+            code = SUPPORT_CODES[label]
+            made[method, label] = Badge(text=f"{method}: {code}", css=code.lower(), title=method)
+        badges[sentence_id].append(made[method, label])
     return badges
 
 

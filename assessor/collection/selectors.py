@@ -6,9 +6,10 @@ prefetch each, and the pivoting is done in Python.
 """
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from html import escape
 from typing import NamedTuple
 
 from django.core.cache import cache
@@ -26,7 +27,7 @@ from assessor.collection.tables import (
     sentence_html,
     url_maker,
 )
-from assessor.models import Answer, Citation, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
+from assessor.models import Answer, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
 from assessor.work.lifecycle import open_included
 
@@ -176,24 +177,40 @@ class AnswerView:
     sentences: list[SentenceView]
     rows: list[BadgeRow]  # the apps' labels of the answer (a row per condition)
 
-    @property
-    def sentences_html(self) -> SafeString:
-        """The answer's sentences as list items (a page shows 25 answers of about ten sentences)."""
-        return mark_safe(  # noqa: S308 - sentence_html escapes every part
-            "".join(
-                sentence_html(
-                    view.sentence.text,
-                    [(citation.segment_id, citation.reference_rank) for citation in view.citations],
-                    view.badges,
-                )
-                for view in self.sentences
-            )
-        )
+    def html(self, run_url: Callable[[object], str]) -> str:
+        """The answer as the topic page shows it: its run, length, sentences (or text) and label rows.
 
-    @property
-    def row_badges(self) -> list[tuple[str, SafeString]]:
-        """(caption, its badges rendered) per row."""
-        return [(row.caption, badges_html(row.badges)) for row in self.rows]
+        Rendered in Python, as the large tables are: a page shows 25 answers of about ten sentences
+        and a thousand label badges, which a template loop spends most of the page's time on."""
+        run_id = self.answer.run.run_id
+        head = (
+            f'<h3><a href="{escape(run_url(run_id))}">{escape(run_id)}</a> '
+            f'<span class="muted small">L = {self.answer.words} words</span></h3>'
+        )
+        if self.sentences:
+            body = '<ol class="sentences" start="0">{}</ol>'.format(
+                "".join(
+                    sentence_html(
+                        view.sentence.text,
+                        [(citation.segment_id, citation.reference_rank) for citation in view.citations],
+                        view.badges,
+                    )
+                    for view in self.sentences
+                )
+            )
+        else:
+            body = f'<p class="small">{escape(self.answer.text)}</p>'
+        labels = "".join(
+            f'<div class="labels"><span class="condition">{escape(row.caption)}</span> {badges_html(row.badges)}</div>'
+            for row in self.rows
+        )
+        return f'<article class="answer">{head}{body}{labels}</article>'
+
+
+def answers_html(views: Sequence[AnswerView]) -> SafeString:
+    """The topic page's answers, each escaped part by part (`AnswerView.html`)."""
+    run_url = url_maker("collection:run")
+    return mark_safe("".join(view.html(run_url) for view in views))  # noqa: S308 - every part is escaped
 
 
 def answers_queryset():
@@ -203,38 +220,32 @@ def answers_queryset():
 
 def answer_views(answers: Sequence[Answer]) -> list[AnswerView]:
     """Views of answers with their sentences, citations and the labels every app shows on them,
-    in a fixed number of queries (the sentences and citations read as plain rows)."""
+    in a fixed number of queries (the sentences with their citations read as plain rows, in one query)."""
     answer_ids = [answer.pk for answer in answers]
-    sentences: dict[int, list[SentenceRow]] = defaultdict(list)
-    rows = Sentence.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "index")
-    for sentence_id, answer_id, index, text in rows.values_list("id", "answer_id", "index", "text"):
-        sentences[answer_id].append(SentenceRow(id=sentence_id, index=index, text=text))
-    citations: dict[int, list[CitationRow]] = defaultdict(list)
-    cited = Citation.objects.filter(sentence__answer_id__in=answer_ids).order_by("sentence_id", "position")
-    for sentence_id, segment_id, rank in cited.values_list("sentence_id", "segment_id", "reference_rank"):
-        citations[sentence_id].append(CitationRow(segment_id=segment_id, reference_rank=rank))
-    sentence_badges: dict[int, list[Badge]] = defaultdict(list)
+    sentences: dict[int, list[SentenceView]] = defaultdict(list)
+    by_id: dict[int, SentenceView] = {}
+    rows = Sentence.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "index", "citations__position")
+    for sentence_id, answer_id, index, text, segment_id, rank in rows.values_list(
+        "id", "answer_id", "index", "text", "citations__segment_id", "citations__reference_rank"
+    ):
+        # A sentence comes once per citation (or once, without any), its citations in order.
+        view = by_id.get(sentence_id)
+        if view is None:
+            view = by_id[sentence_id] = SentenceView(SentenceRow(id=sentence_id, index=index, text=text), [])
+            sentences[answer_id].append(view)
+        if segment_id is not None:
+            view.citations.append(CitationRow(segment_id=segment_id, reference_rank=rank))
     answer_rows: dict[int, list[BadgeRow]] = defaultdict(list)
     for provider in registry.answer_badges:
         if provider.sentence_badges is not None:
             for sentence_id, badges in provider.sentence_badges(answer_ids).items():
-                sentence_badges[sentence_id].extend(badges)
+                if sentence_id in by_id:
+                    by_id[sentence_id].badges.extend(badges)
         if provider.answer_rows is not None:
             for answer_id, badge_rows in provider.answer_rows(answer_ids).items():
                 answer_rows[answer_id].extend(badge_rows)
     return [
-        AnswerView(
-            answer=answer,
-            sentences=[
-                SentenceView(
-                    sentence=sentence,
-                    citations=citations.get(sentence.id, []),
-                    badges=sentence_badges.get(sentence.id, []),
-                )
-                for sentence in sentences.get(answer.pk, [])
-            ],
-            rows=answer_rows.get(answer.pk, []),
-        )
+        AnswerView(answer=answer, sentences=sentences.get(answer.pk, []), rows=answer_rows.get(answer.pk, []))
         for answer in answers
     ]
 

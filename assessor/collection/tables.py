@@ -8,6 +8,7 @@ with the same escaping in one pass; the templates keep the table's frame.
 
 from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from html import escape
 from urllib.parse import quote
 
@@ -17,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from assessor.registry import Badge
 
+BADGES_KEPT = 4096  # distinct badges rendered and kept (a topic page shows a few hundred)
 WORDS_METRIC = "L"  # a length in words: whole per answer, one decimal as a mean
 
 
@@ -65,14 +67,16 @@ def rows_html(rows: Iterable[Iterable[str]]) -> SafeString:
     return mark_safe("".join(f"<tr>{''.join(cells)}</tr>" for cells in rows))  # noqa: S308 - every cell is escaped
 
 
+@lru_cache(maxsize=BADGES_KEPT)
+def badge_html(badge: Badge) -> str:
+    """One label badge. Kept by value: the same badge (a nugget's label, a method's code) recurs on most
+    answers of a topic page, and its title holds the nugget's text, which is long to escape."""
+    return f'<span class="badge {escape(badge.css)}" title="{escape(badge.title)}">{escape(badge.text)}</span>'
+
+
 def badges_html(badges: Iterable[Badge]) -> SafeString:
     """Label badges (the topic page shows a row of them per condition on each answer: hundreds a page)."""
-    return mark_safe(  # noqa: S308 - every part is escaped
-        "".join(
-            f'<span class="badge {escape(badge.css)}" title="{escape(badge.title)}">{escape(badge.text)}</span>'
-            for badge in badges
-        )
-    )
+    return mark_safe("".join(map(badge_html, badges)))  # noqa: S308 - every part is escaped
 
 
 def sentence_html(text: str, citations: Iterable[tuple[str, int | None]], badges: Iterable[Badge]) -> str:

@@ -52,12 +52,14 @@ def topic_detail(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
         source = None
     answers = selectors.answers_queryset().filter(topic=topic).order_by("run__run_id")
     page = Paginator(answers, ANSWERS_PER_PAGE).get_page(request.GET.get("page"))
+    answers = selectors.answer_views(list(page.object_list))
     context = {
         "topic": topic,
         "all_sources": all_sources,
         "source": source,
         "page": page,
-        "answers": selectors.answer_views(list(page.object_list)),
+        "answers": answers,
+        "answers_html": selectors.answers_html(answers),
     }
     # The nuggets and segments are read once, on the first page; the further pages are the answers'.
     if page.number == 1:

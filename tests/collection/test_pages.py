@@ -125,6 +125,30 @@ def test_the_topic_page_shows_segments_nuggets_answers_and_labels(organizer, sma
     ) in page
 
 
+def test_the_topic_page_prints_each_answer_whole(organizer, small_collection):
+    """The answers are printed in Python (`AnswerView.html`): run link, length, sentences or text, label rows."""
+    topic = small_collection["topic"]
+    no_sentences = make_answer(make_run("a<b"), topic, sentences=[])
+    no_sentences.text, no_sentences.words = "Plain & simple <text>", 3
+    no_sentences.save()
+    # A badge is made once per nugget, number and label and shared by the answers that show it; an answer
+    # that labels only the second nugget numbers it 1, as its own first label.
+    okay = small_collection["nugget_set"].nuggets.get(position=1)
+    label(no_sentences, okay, "support")
+    page = organizer.get(reverse("collection:topic", args=["2024-1"])).content.decode()
+    run_url = reverse("collection:run", args=["a<b"])
+    assert (
+        f'<article class="answer"><h3><a href="{run_url}">a&lt;b</a> <span class="muted small">L = 3 words</span></h3>'
+        '<p class="small">Plain &amp; simple &lt;text&gt;</p>'
+        '<div class="labels"><span class="condition">auto_edit / manual</span> '
+        '<span class="badge support" title="1. three photoreceptors: support">1S</span></div></article>'
+    ) in page
+    good_url = reverse("collection:run", args=["team.good"])
+    assert f'<article class="answer"><h3><a href="{good_url}">team.good</a>' in page
+    assert page.count('title="2. three photoreceptors: partial_support">2P</span>') == 1
+    assert page.count('<article class="answer">') == 3
+
+
 def test_the_topic_page_filters_segments_by_source(organizer, small_collection):
     response = organizer.get(reverse("collection:topic", args=["2024-1"]), {"source": "umbrela"})
     assert [row.segment.docid for row in response.context["segments"]] == ["doc_a#0_0"]
