@@ -65,10 +65,15 @@ def _family(name: str) -> ScoreFamily:
 # --- reading ----------------------------------------------------------------------------
 
 
+def columns_sorted(names: Iterable[str]) -> list[Columns]:
+    """Kept sources' columns in the order every page lists them: by name, sorted in Python (a database's
+    collation would order names that differ in punctuation differently on PostgreSQL and SQLite)."""
+    return [source_columns(name) for name in sorted(names)]
+
+
 def kept_columns(family: str) -> list[Columns]:
     """The sources of a family that have kept scores, sorted (a read of the small source table)."""
-    names = KeptSource.objects.filter(family=family).order_by("name").values_list("name", flat=True)
-    return [source_columns(name) for name in names]
+    return columns_sorted(KeptSource.objects.filter(family=family).values_list("name", flat=True))
 
 
 def family_columns(family: ScoreFamily) -> list[Columns]:
@@ -102,9 +107,7 @@ def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = N
     return _kept_shaped(source, dict(_json_decoded(run_rows.order_by(), "run__run_id", "sums")), rows)
 
 
-def kept_scores_of_run(
-    run_id: str, sources: Sequence[KeptSource] | None = None
-) -> dict[tuple[str, Columns], Scores]:
+def kept_scores_of_run(run_id: str, sources: Sequence[KeptSource] | None = None) -> dict[tuple[str, Columns], Scores]:
     """Every kept source's scores of one run (or these sources'), as `kept_scores(runs=[run_id])` gives each,
     in three queries for all the sources together (the run page shows them all); keyed by (family, columns)."""
     sources = list(KeptSource.objects.all()) if sources is None else list(sources)

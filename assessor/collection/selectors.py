@@ -13,10 +13,17 @@ from html import escape
 from typing import NamedTuple
 
 from django.core.cache import cache
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils.safestring import SafeString, mark_safe
 
-from assessor.collection.kept_scores import family_columns, kept_scores_of_run, source_columns
+from assessor.collection.kept_scores import (
+    columns_sorted,
+    family_columns,
+    kept_scores_of_run,
+    source_columns,
+    source_name,
+)
 from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
 from assessor.collection.tables import (
     badges_html,
@@ -109,10 +116,10 @@ def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> tuple
     Sorted by the grade of `source` (or the best grade) then docid.
     """
     grades: dict[str, dict[str, int]] = defaultdict(dict)
-    for segment_id, source_name, grade in Qrel.objects.filter(topic=topic).values_list(
+    for segment_id, qrels_source, grade in Qrel.objects.filter(topic=topic).values_list(
         "segment_id", "source__name", "grade"
     ):
-        grades[segment_id][source_name] = grade
+        grades[segment_id][qrels_source] = grade
     sources = sorted({name for by_source in grades.values() for name in by_source})
 
     def sort_grade(by_source: dict[str, int]) -> int:
@@ -272,10 +279,15 @@ class RunAnswerRow(NamedTuple):
 
 
 def run_answers(*, run: Run) -> list[RunAnswerRow]:
+    # Each answer's sentences counted by a subquery on the sentences' answer index alone (an index-only scan on
+    # PostgreSQL), not by grouping the run's answers joined to every sentence.
+    sentence_count = (
+        Sentence.objects.filter(answer_id=OuterRef("pk")).order_by().values("answer_id").annotate(n=Count("*"))
+    )
     return [
         RunAnswerRow(*row)
         for row in Answer.objects.filter(run=run)
-        .annotate(sentence_count=Count("sentences"))
+        .annotate(sentence_count=Coalesce(Subquery(sentence_count.values("n")), 0))
         .order_by("topic_id")
         .values_list("topic_id", "topic__query", "sentence_count", "words")
     ]
@@ -374,9 +386,15 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     sections: list[ScoreSection] = []
     missing: list[str] = []
     # The kept sections of every source in one read; with open work counted, each source computes its own.
-    kept = {} if open_included() else _kept_run_sections(run)
+    included = open_included()
+    kept = {} if included else _kept_run_sections(run)
     for family in registry.score_families:
-        listed = family_columns(family)
+        # The kept sources are those just read (`family_columns` would read them again).
+        listed = (
+            family_columns(family)
+            if included
+            else columns_sorted(source_name(columns) for name, columns in kept if name == family.name)
+        )
         notes = family.notes(listed)
         for columns in listed:
             source = family.source(columns)

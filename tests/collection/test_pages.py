@@ -216,6 +216,9 @@ def test_a_run_page_section_is_kept_until_its_source_changes(organizer, small_co
     with CaptureQueriesContext(connection) as queries:
         again = organizer.get(url)
     assert not kept_row_reads()
+    # The kept sources are read once, with their stamps; the sections list what that read found.
+    source_reads = [q["sql"] for q in queries.captured_queries if KeptSource._meta.db_table in q["sql"]]
+    assert len(source_reads) == 1
     assert '<td class="num">0.7500</td>' in again.content.decode()  # A of the nuggets, as before
 
     # The okay nugget goes from partial_support to support: A = (1 + 1) / 2, with the condition's refresh.
@@ -232,6 +235,19 @@ def test_a_run_page_section_is_kept_until_its_source_changes(organizer, small_co
     assert dict(zip(sections["auto_edit nuggets / manual assignment"].metrics, values, strict=False))["A"] == 1.0
     [(_, support_values)] = sections["scratch support"].rows
     assert support_values == pytest.approx([0.75, 0.5])  # kept as it was
+
+
+def test_the_run_page_and_the_leaderboards_list_sources_in_one_order(organizer, small_collection):
+    """By name, sorted as text: "auto_edit-b/manual" before "auto_edit/manual" (a hyphen sorts before the
+    slash that joins a condition's columns), where sorting the columns would put it after."""
+    other = make_nugget_set(small_collection["topic"], nuggets=[("bees see ultraviolet", "vital")], name="auto_edit-b")
+    label(small_collection["good_answer"], other.nuggets.get(), "support")
+    names = ["auto_edit-b/manual", "auto_edit/manual"]
+    leaderboards = organizer.get(reverse("collection:leaderboards")).context["conditions"]
+    assert ["/".join(columns) for columns in leaderboards] == names
+    sections = organizer.get(reverse("collection:run", args=["team.good"])).context["sections"]
+    titles = [section.title for section in sections if section.title.endswith("assignment")]
+    assert titles == ["auto_edit-b nuggets / manual assignment", "auto_edit nuggets / manual assignment"]
 
 
 def test_a_run_id_with_dots_and_slashes_has_a_page(organizer):
