@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from html import escape
+from math import isfinite
 from urllib.parse import quote
 
 from django.urls import reverse
@@ -19,6 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from assessor.registry import Badge
 
 BADGES_KEPT = 4096  # distinct badges rendered and kept (a topic page shows a few hundred)
+FIGURES_KEPT = 65536  # distinct printed figures kept (a run page prints about 8,000, most of them repeats)
 WORDS_METRIC = "L"  # a length in words: whole per answer, one decimal as a mean
 
 
@@ -29,14 +31,30 @@ def score_text(metric: str, value: float, *, mean: bool = False) -> str:
     does, so that a figure reads the same in a template and in these rows.
     """
     places = (1 if mean else 0) if metric == WORDS_METRIC else 4
+    # A cache would not find a NaN (unequal to itself): it is printed each time. Every other figure is kept, as
+    # most recur (a topic's score is a fraction of a few nuggets); 0.0 and -0.0, one key, print alike.
+    if value != value:
+        return _figure_text(places, value)
+    return _figure_kept(places, value)
+
+
+def _figure_text(places: int, value: float) -> str:
     shortest = repr(value)
+    if not isfinite(value):
+        return shortest  # nan, inf, -inf: as floatformat prints them
     whole, _, fraction = shortest.partition(".")
     # Python's own rounding (of the exact binary value) agrees with rounding the shortest decimal half up
     # unless that decimal ends in a 5 just past the places kept: a tie, left to Decimal. Exponent forms
     # and values too large for the float's precision to reach the places also go to Decimal.
-    if "e" in shortest or "n" in shortest or len(whole) > 12 or fraction[places:] == "5":
-        return str(Decimal(shortest).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
-    return f"{value:.{places}f}"
+    if "e" in shortest or len(whole) > 12 or fraction[places:] == "5":
+        text = str(Decimal(shortest).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+    else:
+        text = f"{value:.{places}f}"
+    # floatformat signs only what rounds to something other than zero: -0.00001 reads 0.0000.
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+_figure_kept = lru_cache(maxsize=FIGURES_KEPT)(_figure_text)
 
 
 def url_maker(name: str) -> Callable[[object], str]:

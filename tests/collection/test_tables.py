@@ -30,6 +30,15 @@ def test_random_scores_and_ties_read_as_floatformat_prints_them():
         assert score_text("L", value, mean=True) == floatformat(value, 1), value
 
 
+def test_kept_figures_read_as_floatformat_prints_them_whatever_came_first():
+    """Figures are kept by value: a repeat, a signed zero, a negative that rounds to zero or a NaN after another
+    still reads as floatformat's."""
+    values = [0.5, -0.0, 0.0, -0.0, float("nan"), 1 / 3, -1 / 3, 1 / 3, 0.5, float("inf"), -0.25, -0.00001, -0.04]
+    for value in values:
+        assert score_text("Vstrict", value) == floatformat(value, 4), value
+        assert score_text("L", value, mean=True) == floatformat(value, 1), value
+
+
 def test_cells_escape_their_text_and_link():
     row = rows_html([[cell("<b>&", href='/x?a=1&b="2"'), cell(3, css="num")]])
     assert row == '<tr><td><a href="/x?a=1&amp;b=&quot;2&quot;">&lt;b&gt;&amp;</a></td><td class="num">3</td></tr>'
