@@ -5,6 +5,7 @@ in the benchmark folder for SQLite, `assessor_bench_<pid>` on PostgreSQL), made 
 dropped like a test database, so that the real data is never touched.
 """
 
+import gc
 import io
 import os
 import statistics
@@ -167,6 +168,9 @@ class Command(BaseCommand):
     def _pages(self, *, repeat: int) -> None:
         """Server time and queries of each organizer page (the kept scores), and of a label save with its refresh."""
         self._vacuumed_as_autovacuum_would()
+        # The served process has its loaded objects frozen (assessor/project/wsgi.py): so has this one.
+        gc.collect()
+        gc.freeze()
         from django.contrib.auth.models import User
         from django.test import Client
         from django.test.utils import override_settings
