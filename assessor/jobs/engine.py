@@ -63,7 +63,7 @@ def worker_name() -> str:
 
 def job_create(
     *,
-    kind: Job.Kind,
+    kind: str,
     output_name: str,
     params: dict[str, Any],
     items: Iterable[tuple[str, dict[str, Any]]],
@@ -113,7 +113,7 @@ def job_source(job: Job, family: str) -> LabelSource:
     return LabelSource.objects.get(family=family, name=job.output_name)
 
 
-def output_name_check(*, kind: Job.Kind, name: str, taken: bool, family: str) -> None:
+def output_name_check(*, kind: str, name: str, taken: bool, family: str) -> None:
     """Refuse a name already produced by another job or file: results are never written twice.
 
     A name that labels of `family` already hold is refused naming the source that owns it.
