@@ -10,7 +10,6 @@ from functools import partial
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.collection.prompts import UMBRELA_PROJECT
 from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_final_score, parse_single_label
@@ -28,6 +27,8 @@ from assessor.models import (
     Segment,
     Topic,
 )
+from relevance.kinds import UMBRELA
+from relevance.prompts import UMBRELA_PROJECT
 
 GRADES = ("0", "1", "2", "3")
 
@@ -65,7 +66,7 @@ def umbrela_job_create(
     endpoint: str | None = None,
 ) -> Job:
     output_name_check(
-        kind=Job.Kind.UMBRELA,
+        kind=UMBRELA,
         name=name,
         taken=QrelSource.objects.filter(name=name).exists(),
         family=LabelSource.Family.QRELS,
@@ -85,7 +86,7 @@ def umbrela_job_create(
     }
     with transaction.atomic():
         job = job_create(
-            kind=Job.Kind.UMBRELA,
+            kind=UMBRELA,
             output_name=name,
             params=params,
             items=items,

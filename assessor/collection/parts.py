@@ -1,17 +1,13 @@
-"""What the collection itself adds to the registry: its kinds of file and the UMBRELA job."""
+"""What the collection itself adds to the registry: its kinds of file."""
 
 from django import forms
 
-from assessor.collection import umbrela
 from assessor.collection.deleting import QRELS_DELETABLE
 from assessor.collection.importing.qrels import qrels_import
 from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
 from assessor.collection.importing.topics import topics_import
-from assessor.collection.prompts import UMBRELA
-from assessor.jobs.forms import RunsLaunchForm
-from assessor.models import Job
-from assessor.registry import Importer, JobKind, register_deletable, register_importer, register_job_kind
+from assessor.registry import Importer, register_deletable, register_importer
 
 
 def _source_field() -> forms.Field:
@@ -33,13 +29,3 @@ def register() -> None:
     )
     register_importer(Importer("run", "Run (TREC RAG 2024 run format)", run_import))
     register_deletable(QRELS_DELETABLE)
-    register_job_kind(
-        JobKind(
-            kind=Job.Kind.UMBRELA,
-            compute=umbrela.item_compute,
-            store=umbrela.item_store,
-            create=umbrela.umbrela_job_create,
-            form=RunsLaunchForm,
-            prompts=(UMBRELA,),
-        )
-    )

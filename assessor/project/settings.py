@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "nuggets",
     "assignment",
     "support",
+    "relevance",
     "metaeval",
     "bench",
 ]

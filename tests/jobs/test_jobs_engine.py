@@ -1,4 +1,4 @@
-"""The job engine and the four automatic jobs, run in-process against the local test server."""
+"""The job engine and the automatic jobs of nuggets, assignment and support, run in-process against the local test server."""
 
 import json
 from io import StringIO
@@ -6,7 +6,6 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.umbrela import umbrela_job_create
 from assessor.jobs.engine import (
     JobRequestInvalid,
     item_claim,
@@ -15,7 +14,7 @@ from assessor.jobs.engine import (
     job_reopen,
     job_run_sync,
 )
-from assessor.models import Job, JobItem, LLMCall, Qrel, QrelSource
+from assessor.models import Job, JobItem, LLMCall, Qrel
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from bench.fake_llm import first_words
@@ -256,7 +255,7 @@ def test_auto_nuggets_reads_the_chosen_qrels_source(llm_server, nugget_topic):
         auto_nuggets_job_create(name="auto", qrels="umbrela")
 
 
-# --- support and UMBRELA --------------------------------------------------------------
+# --- support --------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -291,21 +290,6 @@ def test_auto_support_judges_first_citations_only(llm_server, cited_answer):
     assert llm_server.count == 3
     assert set(SupportLabel.objects.values_list("citation__position", flat=True)) == {0}
     assert set(SupportLabel.objects.values_list("job_id", "method_kind")) == {(job.pk, "auto")}
-
-
-def test_umbrela_grades_the_pool_as_a_qrels_source(llm_server, cited_answer):
-    topic, answer = cited_answer
-    job = umbrela_job_create(name="umbrela-fake")
-    assert job.total_items == 3  # s1, s2, s3: cited and referenced
-    job_run_sync(job.pk)
-    job.refresh_from_db()
-    grades = dict(Qrel.objects.filter(source__name="umbrela-fake").values_list("segment_id", "grade"))
-    # Query words of 4+ letters present: zebra(s) no ("zebras" != "zebra"), stripes yes.
-    assert grades == {"s1#0": 1, "s2#0": 0}
-    failed = job.items.get(status="failed")
-    assert "s3#0 has no text" in failed.error
-    assert QrelSource.objects.get(name="umbrela-fake").job_id == job.pk
-    assert set(Qrel.objects.filter(source__name="umbrela-fake").values_list("job_id", flat=True)) == {job.pk}
 
 
 # --- commands -------------------------------------------------------------------------
@@ -358,18 +342,6 @@ def test_each_call_is_logged_against_the_job_and_item(llm_server, assign_setup):
     job_run_sync(job.pk)
     item = job.items.get()
     assert LLMCall.objects.filter(job=job, item=item, prompt__name="assign").count() == 3
-
-
-def test_the_fully_automatic_chain_reads_umbrela_grades(llm_server, cited_answer):
-    """Condition (2): UMBRELA grades the pool, then AutoNuggets reads the segments it grades >= 1."""
-    topic, answer = cited_answer
-    job_run_sync(umbrela_job_create(name="umbrela-auto").pk)
-    nuggets_job = auto_nuggets_job_create(name="auto-umb", qrels="umbrela-auto")
-    job_run_sync(nuggets_job.pk)
-    nugget_set = NuggetSet.objects.get(name="auto-umb")
-    # Only s1 ("Zebras have black and white stripes.") is graded >= 1 (see the UMBRELA test).
-    assert list(nugget_set.nuggets.values_list("text", flat=True)) == ["Zebras have black and white stripes"]
-    assert nuggets_job.params["qrels"] == "umbrela-auto"
 
 
 def test_a_result_that_cannot_be_stored_fails_the_item(llm_server, assign_setup):

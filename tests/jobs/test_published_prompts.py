@@ -1,11 +1,13 @@
-"""The published relevance and support prompts: stored byte for byte, versioned after the project's first ones."""
+"""The published support prompt: stored byte for byte, versioned after the project's first one.
+
+UMBRELA's relevance prompt has the same tests in tests/relevance/test_umbrela_prompt.py.
+"""
 
 import hashlib
 from pathlib import Path
 
 import pytest
 
-from assessor.collection.prompts import UMBRELA, UMBRELA_PROJECT
 from assessor.jobs.llm.parsing import AnswerUnusable, parse_final_score, parse_one_phrase
 from assessor.jobs.llm.prompts import PromptText, prompt_messages, prompt_template_get
 from assessor.models import PromptTemplate
@@ -13,9 +15,8 @@ from support.prompts import SUPPORT, SUPPORT_PROJECT
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# sha256 of the files as the track's organizers published them (docs/llm.md).
+# sha256 of the file as the track's organizers published it (docs/llm.md).
 PUBLISHED = {
-    "assessor/collection/umbrela_relevance.txt": "c92537a4f97293dfe1fd5f3dccc3f7dea44e3ace65061a74dbf8afc833441546",
     "support/support_thakur.txt": "f8b95146a73e13257b76b910a5a00ec05ab333f140942c37e2ea8cc4cb9382fc",
 }
 
@@ -25,40 +26,22 @@ def test_the_prompt_files_are_the_published_bytes(path):
     assert hashlib.sha256((ROOT / path).read_bytes()).hexdigest() == PUBLISHED[path]
 
 
-def test_the_defaults_are_the_published_texts_with_the_tracks_parameters():
-    assert UMBRELA.system == "" and UMBRELA.user == (ROOT / "assessor/collection/umbrela_relevance.txt").read_text()
-    assert dict(UMBRELA.params) == {
-        "temperature": 0,
-        "max_tokens": 100,
-        "top_p": 1,
-        "frequency_penalty": 0.5,
-        "presence_penalty": 0,
-    }
+def test_the_default_is_the_published_text_with_the_tracks_parameters():
     assert SUPPORT.system == "" and SUPPORT.user == (ROOT / "support/support_thakur.txt").read_text()
     assert dict(SUPPORT.params) == {"temperature": 0.1}
-    # Trailing spaces on some lines are part of the published text.
-    assert "nothing to do with the query, \n" in UMBRELA.user
     assert SUPPORT.user.endswith("Citation: {citation}\n\nResponse:")
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("current,first", [(UMBRELA, UMBRELA_PROJECT), (SUPPORT, SUPPORT_PROJECT)])
-def test_a_new_database_stores_the_projects_first_prompt_as_version_one(current, first):
-    stored = prompt_template_get(current.name)
+def test_a_new_database_stores_the_projects_first_prompt_as_version_one():
+    stored = prompt_template_get(SUPPORT.name)
     assert stored.version == 2
-    assert (stored.system, stored.user, stored.params) == ("", current.user, dict(current.params))
-    older = PromptTemplate.objects.get(name=current.name, version=1)
-    assert (older.system, older.user, older.params) == (first.system, first.user, {})
+    assert (stored.system, stored.user, stored.params) == ("", SUPPORT.user, dict(SUPPORT.params))
+    older = PromptTemplate.objects.get(name=SUPPORT.name, version=1)
+    assert (older.system, older.user, older.params) == (SUPPORT_PROJECT.system, SUPPORT_PROJECT.user, {})
     # Asking again stores nothing new.
-    assert prompt_template_get(current.name).pk == stored.pk
-    assert PromptTemplate.objects.filter(name=current.name).count() == 2
-
-
-@pytest.mark.django_db
-def test_a_database_that_has_the_first_prompt_keeps_its_number():
-    first = prompt_template_get("umbrela", text=PromptText(name="umbrela", system=UMBRELA_PROJECT.system, user=UMBRELA_PROJECT.user))
-    assert first.version == 1
-    assert prompt_template_get("umbrela").version == 2
+    assert prompt_template_get(SUPPORT.name).pk == stored.pk
+    assert PromptTemplate.objects.filter(name=SUPPORT.name).count() == 2
 
 
 @pytest.mark.django_db

@@ -4,17 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from assessor.collection.prompts import UMBRELA_PROJECT
-from assessor.collection.umbrela import umbrela_job_create
 from assessor.jobs.engine import job_run_sync
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, PromptTemplate, Qrel
+from relevance.prompts import UMBRELA_PROJECT
+from relevance.umbrela import umbrela_job_create
 from tests.builders import make_answer, make_run, make_segment, make_topic
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
 
-PROMPT = (Path(__file__).resolve().parents[2] / "assessor/collection/umbrela_relevance.txt").read_bytes().decode()
+PROMPT = (Path(__file__).resolve().parents[2] / "relevance/umbrela_relevance.txt").read_bytes().decode()
 
 
 @pytest.fixture

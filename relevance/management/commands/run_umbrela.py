@@ -1,6 +1,6 @@
-from assessor.collection.umbrela import umbrela_job_create
 from assessor.jobs.command import JobCommand
 from assessor.models import Job
+from relevance.umbrela import umbrela_job_create
 
 
 class Command(JobCommand):

@@ -1,0 +1,20 @@
+"""What the relevance app adds to the registry: the UMBRELA job, which writes a qrels source."""
+
+from assessor.jobs.forms import RunsLaunchForm
+from assessor.registry import JobKind, register_job_kind
+from relevance import umbrela
+from relevance.kinds import UMBRELA
+from relevance.prompts import UMBRELA as UMBRELA_PROMPT
+
+
+def register() -> None:
+    register_job_kind(
+        JobKind(
+            kind=UMBRELA,
+            compute=umbrela.item_compute,
+            store=umbrela.item_store,
+            create=umbrela.umbrela_job_create,
+            form=RunsLaunchForm,
+            prompts=(UMBRELA_PROMPT,),
+        )
+    )
