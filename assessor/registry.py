@@ -1,8 +1,8 @@
 """What each app adds to the shared shell, declared in its `AppConfig.ready()`.
 
 The foundation (`assessor`) knows the collection, the job engine and the
-assessors' work; the apps know nuggets, assignment, support and the
-meta-evaluation. The shell's pages, commands and engine find the apps' parts
+assessors' work; the apps know nuggets, assignment, support, relevance
+grades by an LLM and the meta-evaluation. The shell's pages, commands and engine find the apps' parts
 here, by kind, and never import an app: a new kind of job or file is one
 `register_*` call in the app that owns it.
 
