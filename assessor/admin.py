@@ -4,8 +4,9 @@ Provenance (what import or job made a row) is read-only: it is a record, not a s
 Big foreign keys use raw id fields, and the big tables skip the full count.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
@@ -39,6 +40,7 @@ from assessor.models import (
     WorkEvent,
     WorkOperation,
 )
+from assessor.registry import registry
 
 PROVENANCE_FIELDS = ("created_at", "created_by", "job", "imported_from", "seconds_spent")
 
@@ -64,6 +66,69 @@ def redirect_to_single_download(
         )
         return None
     return HttpResponseRedirect(reverse(url_name, args=keys[0]))
+
+
+
+# --- kinds the apps declare ------------------------------------------------------------------
+
+# Per kinded column: the values the apps declared, with their labels, and the label of any stored value.
+Declared = Callable[[], dict[str, str]]
+
+
+def _job_kinds() -> dict[str, str]:
+    return {kind: job_kind.label for kind, job_kind in registry.job_kinds.items()}
+
+
+def _work_kinds() -> dict[str, str]:
+    return {kind: page.label for kind, page in registry.work_pages.items()}
+
+
+def _import_kinds() -> dict[str, str]:
+    return {kind: importer.label for kind, importer in registry.importers.items()}
+
+
+def _label_families() -> dict[str, str]:
+    return {name: family.label for name, family in registry.label_families.items()}
+
+
+def kind_filter(field: str, title: str, declared: Declared, label: Callable[[str], str]) -> type[admin.SimpleListFilter]:
+    """A list filter on a kind column: every declared kind by its label, and stored values no app declares."""
+
+    class KindFilter(admin.SimpleListFilter):
+        parameter_name = field
+
+        def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+            known = declared()
+            stored = model_admin.get_queryset(request).order_by().values_list(field, flat=True).distinct()
+            unknown = sorted(set(stored) - set(known))
+            return [*known.items(), *((value, label(value)) for value in unknown)]
+
+        def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+            value = self.value()
+            return queryset.filter(**{field: value}) if value else queryset
+
+    KindFilter.title = title
+    return KindFilter
+
+
+def kind_choice_form(model: type, field: str, declared: Declared) -> type[forms.ModelForm]:
+    """An admin form whose kind column is a choice of the declared kinds (a stored unknown one stays listed)."""
+
+    class KindForm(forms.ModelForm):
+        class Meta:
+            # The admin narrows them to its fieldsets and read-only fields (ModelAdmin.get_form).
+            fields = "__all__"  # noqa: DJ007
+
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            choices = list(declared().items())
+            current = getattr(self.instance, field, "")
+            if current and current not in dict(choices):
+                choices.append((current, f"{current} (unknown)"))
+            self.fields[field] = forms.ChoiceField(choices=choices)
+
+    KindForm.Meta.model = model
+    return KindForm
 
 
 @admin.register(Topic)
@@ -229,9 +294,9 @@ class CitationAdmin(admin.ModelAdmin):
 @admin.register(ImportBatch)
 class ImportBatchAdmin(admin.ModelAdmin):
     list_display = (
-        "id", "kind", "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced"
+        "id", "kind_label", "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced"
     )
-    list_filter = ("kind",)
+    list_filter = (kind_filter("kind", "kind", _import_kinds, registry.import_label),)
     search_fields = ("file_name", "sha256")
     list_select_related = ("imported_by",)
     # An import batch is a record of what happened: nothing in it is edited by hand.
@@ -252,8 +317,10 @@ class ImportBatchAdmin(admin.ModelAdmin):
 
 @admin.register(Upload)
 class UploadAdmin(admin.ModelAdmin):
-    list_display = ("id", "kind", "file_name", "state", "created_at", "created_by", "lines", "created", "error_line")
-    list_filter = ("kind", "state")
+    list_display = (
+        "id", "kind_label", "file_name", "state", "created_at", "created_by", "lines", "created", "error_line"
+    )
+    list_filter = (kind_filter("kind", "kind", _import_kinds, registry.import_label), "state")
     search_fields = ("file_name", "error")
     list_select_related = ("created_by",)
     raw_id_fields = ("batch",)
@@ -282,9 +349,10 @@ class JobItemInline(admin.TabularInline):
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
+    form = kind_choice_form(Job, "kind", _job_kinds)
     list_display = (
         "id",
-        "kind",
+        "kind_label",
         "output_name",
         "status",
         "endpoint_name",
@@ -297,7 +365,7 @@ class JobAdmin(admin.ModelAdmin):
         "created_at",
         "created_by",
     )
-    list_filter = ("kind", "status", "model")
+    list_filter = (kind_filter("kind", "kind", _job_kinds, registry.job_label), "status", "model")
     search_fields = ("output_name", "model", "error")
     list_select_related = ("created_by",)
     readonly_fields = (
@@ -369,10 +437,11 @@ class WorkEventInline(admin.TabularInline):
 
 @admin.register(AssessorWork)
 class AssessorWorkAdmin(admin.ModelAdmin):
+    form = kind_choice_form(AssessorWork, "kind", _work_kinds)
     list_display = (
-        "topic", "kind", "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count"
+        "topic", "kind_label", "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count"
     )
-    list_filter = ("kind", "status", "assessor")
+    list_filter = (kind_filter("kind", "kind", _work_kinds, registry.work_label), "status", "assessor")
     search_fields = ("topic__id", "assessor__username", "nugget_set_name")
     raw_id_fields = ("topic",)
     list_select_related = ("topic", "assessor")
@@ -431,8 +500,8 @@ class LLMEndpointAdmin(admin.ModelAdmin):
 class LabelSourceAdmin(admin.ModelAdmin):
     """A source is a record of who owns a name; it is made by the first write, never edited by hand."""
 
-    list_display = ("family", "name", "kind", "endpoint_name", "model", "created_at")
-    list_filter = ("family", "kind")
+    list_display = ("family_label", "name", "kind", "endpoint_name", "model", "created_at")
+    list_filter = (kind_filter("family", "family", _label_families, registry.family_label), "kind")
     search_fields = ("name", "model")
     readonly_fields = [field.name for field in LabelSource._meta.fields]
 

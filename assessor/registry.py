@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -46,24 +47,36 @@ class ItemStore(Protocol):
 class JobKind:
     """One kind of LLM job: how it is launched, worked item by item, and stored."""
 
-    kind: str  # a Job.Kind value
+    kind: str  # the value stored in Job.kind, declared by the app that owns it
+    label: str  # what people read: "AutoNuggets"
     compute: ItemCompute  # the calls of one item, outside any transaction; returns a result or raises
     store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
     create: Callable[..., Job] | None = None  # create(user=, **form.selection()); None: not launched from a page
     form: type[LaunchForm] | None = None  # the launch form; its `selection()` feeds `create`
     prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send
+    command: str = ""  # the management command that launches the same job: "run_auto_nuggets"
+    description: str = ""  # one sentence for the jobs page: what the job makes
 
 
 # --- files --------------------------------------------------------------------------------
+
+
+class ScoreRefresh(StrEnum):
+    """What an import of a kind of file does to the kept scores, in its own transaction."""
+
+    NONE = "none"  # scores read none of its rows (topics, segments, qrels)
+    ALL = "all"  # scores read its rows: every kept score is refreshed (runs, nugget lists)
+    TOUCHED = "touched"  # its importer says which sources and topics it wrote (Writes.scores_touch)
 
 
 @dataclass(frozen=True)
 class Importer:
     """A kind of file the upload page accepts, with the service the import command calls."""
 
-    kind: str
+    kind: str  # the value stored in ImportBatch.kind and Upload.kind, declared by the app that owns it
     label: str
     function: Callable[..., Any]  # function(path=, user=, replace=, **options) -> ImportResult
+    scores: ScoreRefresh = ScoreRefresh.NONE
     # The upload form's fields this kind reads; a field two kinds share is shown once.
     fields: dict[str, Callable[[], forms.Field]] = field(default_factory=dict)
     required: tuple[str, ...] = ()  # the fields this kind cannot do without
@@ -119,7 +132,8 @@ class WorkProgress(Protocol):
 class WorkPage:
     """Where an assessor does one kind of work (the URL takes the AssessorWork id), and how it is given."""
 
-    kind: str  # an AssessorWork.Kind value
+    kind: str  # the value stored in AssessorWork.kind, declared by the app that owns it
+    label: str  # what people read: "ManualNuggets"
     url_name: str
     # How it is given with its defaults: the app's service, which claims the source its labels go into.
     give: WorkGive
@@ -128,6 +142,18 @@ class WorkPage:
     stage: int = 0
     progress: WorkProgress | None = None
     unit: str = ""  # what progress counts: "nuggets", "labels", "pairs"
+    description: str = ""  # one sentence for the organizer: what the assessor does
+
+
+# --- label families -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelFamily:
+    """A family of label sources (`LabelSource.family`): the names one kind of label is stored under."""
+
+    name: str  # the value stored in LabelSource.family: "nuggets", "qrels"
+    label: str  # what one source of it is called: "nugget set", "qrels source"
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -282,6 +308,7 @@ class Registry:
     topic_panels: list[TopicPanel] = field(default_factory=list)
     answer_badges: list[AnswerBadges] = field(default_factory=list)
     deletables: dict[str, Deletable] = field(default_factory=dict)
+    label_families: dict[str, LabelFamily] = field(default_factory=dict)
     # Per kind of upload: what other apps build on, as {upload name: reasons it must stay}.
     upload_dependents: dict[str, list[Callable[[], dict[str, list[str]]]]] = field(default_factory=dict)
     # Called after the commit of a transaction that renewed a kept source's stamp (its figures changed).
@@ -310,6 +337,29 @@ class Registry:
 
     def work_page(self, kind: str) -> WorkPage | None:
         return self.work_pages.get(kind)
+
+    # What people read for a stored kind. A value no app declares any more (its app was removed
+    # from the settings) is shown as it is stored, marked unknown, and never breaks a page.
+
+    def job_label(self, kind: str) -> str:
+        job_kind = self.job_kinds.get(kind)
+        return job_kind.label if job_kind else _unknown(kind)
+
+    def work_label(self, kind: str) -> str:
+        page = self.work_pages.get(kind)
+        return page.label if page else _unknown(kind)
+
+    def import_label(self, kind: str) -> str:
+        importer = self.importers.get(kind)
+        return importer.label if importer else _unknown(kind)
+
+    def family_label(self, family: str) -> str:
+        label_family = self.label_families.get(family)
+        return label_family.label if label_family else _unknown(family)
+
+
+def _unknown(value: str) -> str:
+    return f"{value} (unknown)"
 
 
 registry = Registry()
@@ -354,6 +404,11 @@ def register_nav_link(link: NavLink) -> None:
 def register_work_page(page: WorkPage) -> None:
     _unique("work kind", registry.work_pages, page.kind)
     registry.work_pages[page.kind] = page
+
+
+def register_label_family(family: LabelFamily) -> None:
+    _unique("label family", registry.label_families, family.name)
+    registry.label_families[family.name] = family
 
 
 def register_score_family(family: ScoreFamily) -> None:

@@ -20,7 +20,6 @@ from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.staging import Writes
 from assessor.models import AssessorWork, ImportBatch, Job, LabelSource
 
-Family = LabelSource.Family
 Kind = LabelSource.Kind
 
 
@@ -57,7 +56,7 @@ def source_owner(source: LabelSource) -> str:
 def source_refusal(source: LabelSource, doing: str) -> SourceRefused:
     """The refusal of a write by `doing` (an import, an LLM job...) into a source it does not own."""
     return SourceRefused(
-        f"The {source.get_family_display()} name {source.name!r} belongs to {source_owner(source)}: "
+        f"The {source.family_label} name {source.name!r} belongs to {source_owner(source)}: "
         f"{doing} cannot write into it. Choose another name."
     )
 
@@ -117,14 +116,14 @@ def llm_check(source: LabelSource, *, model: str, endpoint_name: str, prompt_ver
     if source.model != model or source.endpoint_name != endpoint_name:
         job = f" (job {source.job_id})" if source.job_id else ""
         raise SourceRefused(
-            f"The {source.get_family_display()} name {source.name!r} holds the labels of the LLM "
+            f"The {source.family_label} name {source.name!r} holds the labels of the LLM "
             f"{llm_described(source.model, source.endpoint_name)}{job}: a job of "
             f"{llm_described(model, endpoint_name)} cannot write into it. Choose another name."
         )
     if source.prompt_versions and dict(prompt_versions) != source.prompt_versions:
         made = ", ".join(f"{n} v{v}" for n, v in sorted(source.prompt_versions.items()))
         raise SourceRefused(
-            f"The {source.get_family_display()} name {source.name!r} was made with the prompts {made}: "
+            f"The {source.family_label} name {source.name!r} was made with the prompts {made}: "
             "a job with other prompt versions cannot write into it. Choose another name."
         )
 

@@ -15,6 +15,7 @@ from assessor.jobs.llm.prompts import as_list_text, prompt_messages
 from assessor.jobs.selection import chunks, runs_select, topics_select
 from assessor.models import Answer, Job, JobItem, LabelSource
 from assignment.dependents import stale_settle
+from assignment.kinds import AUTO_ASSIGN, LABEL_FAMILY
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from nuggets.models import Nugget, NuggetSet
 
@@ -36,10 +37,10 @@ def auto_assign_job_create(
 ) -> Job:
     """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(
-        kind=Job.Kind.AUTO_ASSIGN,
+        kind=AUTO_ASSIGN,
         name=name,
         taken=AssignmentLabel.objects.filter(assigner=name).exists(),
-        family=LabelSource.Family.ASSIGNMENT,
+        family=LABEL_FAMILY,
     )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
@@ -63,7 +64,7 @@ def auto_assign_job_create(
         "queue": queue or "",
     }
     return job_create(
-        kind=Job.Kind.AUTO_ASSIGN,
+        kind=AUTO_ASSIGN,
         output_name=name,
         params=params,
         items=items,
@@ -71,7 +72,7 @@ def auto_assign_job_create(
         user=user,
         config=config,
         endpoint=endpoint,
-        family=LabelSource.Family.ASSIGNMENT,
+        family=LABEL_FAMILY,
     )
 
 
@@ -83,7 +84,7 @@ def auto_assign_rerun_create(
     The endpoint, model and prompt versions must be the source's (its labels
     stay one judge's); calls already made are answered from the cache.
     """
-    source = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name=name).first()
+    source = LabelSource.objects.filter(family=LABEL_FAMILY, name=name).first()
     if source is None or source.kind != LabelSource.Kind.LLM:
         raise JobRequestInvalid(f"{name!r} is not an LLM assigner")
     if not source.stale:
@@ -107,7 +108,7 @@ def auto_assign_rerun_create(
             ]
     params = {"rerun": True, "stale": source.stale, "queue": queue or ""}
     return job_create(
-        kind=Job.Kind.AUTO_ASSIGN,
+        kind=AUTO_ASSIGN,
         output_name=name,
         params=params,
         items=items,
@@ -115,7 +116,7 @@ def auto_assign_rerun_create(
         user=user,
         config=config,
         endpoint=source.endpoint_name or None,
-        family=LabelSource.Family.ASSIGNMENT,
+        family=LABEL_FAMILY,
     )
 
 
@@ -137,7 +138,7 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> None:
-    source = job_source(job, LabelSource.Family.ASSIGNMENT)
+    source = job_source(job, LABEL_FAMILY)
     AssignmentLabel.objects.bulk_create(
         AssignmentLabel(
             answer_id=item.payload["answer"],

@@ -15,6 +15,7 @@ from django.db.models import Count
 from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, AssessorWork, LabelSource
 from assessor.work.services import work_reopen_mark
+from assignment.kinds import ASSIGN_MANUAL
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from assignment.selectors import FAMILY
 from nuggets.dependents import Change, Dependent
@@ -98,7 +99,7 @@ def list_changed(
         why += f" The organizer reopened it: {reason.rstrip('.')}."
     redo = {"nuggets": {str(nugget_id): change for nugget_id, change in relabel.items()}, "why": why}
     works = AssessorWork.objects.select_for_update().filter(
-        kind=AssessorWork.Kind.ASSIGN_MANUAL, topic_id=nugget_set.topic_id, nugget_set_name=nugget_set.name
+        kind=ASSIGN_MANUAL, topic_id=nugget_set.topic_id, nugget_set_name=nugget_set.name
     )
     for work in works:
         # Work still open as a whole needs no reopening: every missing label is asked for anyway.

@@ -52,9 +52,11 @@ from assessor.collection.importing.base import (
     require,
 )
 from assessor.collection.runs import run_ids_match
-from assessor.models import Answer, ImportBatch, LabelSource
+from assessor.models import Answer
 from assessor.sources import import_source_claim
+from assignment.kinds import IMPORT_ASSIGNMENTS, LABEL_FAMILY
 from assignment.models import AssignmentLabel
+from nuggets import kinds as nugget_kinds
 from nuggets.importing import replaced_nuggets_announce, replaced_nuggets_retire
 from nuggets.models import Nugget, NuggetSet
 
@@ -185,7 +187,7 @@ class NuggetSets:
         self.writes = writes
         self.batch = writes.batch
         self.source = import_source_claim(
-            writes=writes, family=LabelSource.Family.NUGGETS, name=name, user=user, path=path, option="--nuggets-name"
+            writes=writes, family=nugget_kinds.LABEL_FAMILY, name=name, user=user, path=path, option="--nuggets-name"
         )
         self.result = result
         self.path = path
@@ -334,7 +336,7 @@ class AssignmentsImport:
             result=self.result, path=path, user=user,
         )  # fmt: skip
         self.source = import_source_claim(
-            writes=writes, family=LabelSource.Family.ASSIGNMENT, name=assigner_name, user=user, path=path,
+            writes=writes, family=LABEL_FAMILY, name=assigner_name, user=user, path=path,
             option="--assigner-name",
         )  # fmt: skip
 
@@ -473,4 +475,4 @@ def assignments_import(
         importer.result.warnings_close()
         return importer.result
 
-    return import_file(prepare, kind=ImportBatch.Kind.ASSIGNMENTS, path=path, options=options, user=user)
+    return import_file(prepare, kind=IMPORT_ASSIGNMENTS, path=path, options=options, user=user)

@@ -31,6 +31,7 @@ from assessor.work.queue import next_work
 from assessor.work.roles import assessor_required, organizer_required
 from assessor.work.timing import duration_label
 from assignment import judging
+from assignment.kinds import ASSIGN_MANUAL
 
 # (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
 LABEL_CHOICES = [
@@ -172,7 +173,7 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
 def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     """One ManualAssign work: each answer (with its run) in the assessor's order, labels and time."""
     work = get_object_or_404(
-        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind=AssessorWork.Kind.ASSIGN_MANUAL
+        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind=ASSIGN_MANUAL
     )
     answers = judging.assign_work_detail(work=work)
     for row in answers:
@@ -185,5 +186,5 @@ def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 @require_POST
 @organizer_required
 def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    work = get_object_or_404(AssessorWork, pk=work_id, kind=AssessorWork.Kind.ASSIGN_MANUAL)
+    work = get_object_or_404(AssessorWork, pk=work_id, kind=ASSIGN_MANUAL)
     return reopen_response(request, work=work, back=reverse("judge:organize"))

@@ -23,7 +23,7 @@ from django.db.models import Count, QuerySet, Sum
 from django.http import Http404
 
 from assessor.collection.kept_scores import scores_refresh_label
-from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
+from assessor.models import Answer, AssessorWork, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
@@ -42,12 +42,13 @@ from assessor.work.services import (
     work_give,
     work_submit_mark,
 )
+from assignment.kinds import ASSIGN_MANUAL, LABEL_FAMILY
 from assignment.models import AssignmentLabel
 from assignment.selectors import FAMILY
 from nuggets.models import Nugget, NuggetSet
 
 MANUAL_ASSIGNER = "manual"
-ASSIGN_KINDS = (AssessorWork.Kind.ASSIGN_MANUAL,)
+ASSIGN_KINDS = (ASSIGN_MANUAL,)
 LABELS = tuple(AssignmentLabel.Label.values)
 # Nugget sets a person made: AutoNuggets and drafts are LLM output and never shown.
 HUMAN_NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT)
@@ -307,7 +308,7 @@ def assign_work_give(
     if len(sets) > 1:
         names = ", ".join(s.name for s in sets)
         raise WorkError(f"Topic {topic.pk} has several nugget lists ({names}): name the one to assign.")
-    source = person_source_claim(family=LabelSource.Family.ASSIGNMENT, name=assigner_name or MANUAL_ASSIGNER, by=by)
+    source = person_source_claim(family=LABEL_FAMILY, name=assigner_name or MANUAL_ASSIGNER, by=by)
     held = AssignmentLabel.objects.filter(source=source, nugget__nugget_set=sets[0]).exists()
     if held:
         raise WorkError(
@@ -317,7 +318,7 @@ def assign_work_give(
     return work_give(
         topic=topic,
         assessor=assessor,
-        kind=AssessorWork.Kind.ASSIGN_MANUAL,
+        kind=ASSIGN_MANUAL,
         by=by,
         nugget_set_name=sets[0].name,
         source=source,
@@ -337,8 +338,8 @@ def assign_replicate_give(
     first = (
         AssessorWork.objects.filter(
             topic=topic,
-            kind=AssessorWork.Kind.ASSIGN_MANUAL,
-            source__family=LabelSource.Family.ASSIGNMENT,
+            kind=ASSIGN_MANUAL,
+            source__family=LABEL_FAMILY,
             source__name=of_assigner,
         )
         .select_related("source")
@@ -346,11 +347,11 @@ def assign_replicate_give(
     )
     if first is None or first.source is None:
         raise WorkError(f"Topic {topic.pk} has no ManualAssign work under the assigner {of_assigner!r} to replicate.")
-    source = replicate_source_claim(family=LabelSource.Family.ASSIGNMENT, name=assigner_name, of=first.source, by=by)
+    source = replicate_source_claim(family=LABEL_FAMILY, name=assigner_name, of=first.source, by=by)
     return work_give(
         topic=topic,
         assessor=assessor,
-        kind=AssessorWork.Kind.ASSIGN_MANUAL,
+        kind=ASSIGN_MANUAL,
         by=by,
         nugget_set_name=first.nugget_set_name,
         source=source,
@@ -394,7 +395,7 @@ def assign_progress(works: Sequence[AssessorWork] | None = None) -> list[AssignP
     """Every ManualAssign work (or those given) with its labels done and seconds, in a fixed number of queries."""
     if works is None:
         works = list(
-            AssessorWork.objects.filter(kind=AssessorWork.Kind.ASSIGN_MANUAL).select_related("assessor", "topic")
+            AssessorWork.objects.filter(kind=ASSIGN_MANUAL).select_related("assessor", "topic")
         )
     topic_ids = [w.topic_id for w in works]
     answers = dict(

@@ -3,4 +3,4 @@
 AUTO_ASSIGN = "auto_assign"  # a job: an LLM assigns nuggets to answers (AutoAssign)
 ASSIGN_MANUAL = "assign_manual"  # work: a person assigns nuggets to answers (ManualAssign)
 IMPORT_ASSIGNMENTS = "assignments"  # a file: nugget assignment labels
-FAMILY = "assignment"  # the label family of assigners
+LABEL_FAMILY = "assignment"  # the label family of assigners

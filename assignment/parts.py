@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
 from assessor.collection.kept_scores import kept_topic_counts
-from assessor.models import AssessorWork, Job, Topic
+from assessor.models import AssessorWork, Topic
 from assessor.registry import (
     AnswerBadges,
     Badge,
@@ -19,8 +19,11 @@ from assessor.registry import (
     Download,
     Importer,
     JobKind,
+    LabelFamily,
+    NavLink,
     Route,
     ScoreFamily,
+    ScoreRefresh,
     ScoreSource,
     TopicCount,
     WorkPage,
@@ -28,6 +31,8 @@ from assessor.registry import (
     register_collection_routes,
     register_importer,
     register_job_kind,
+    register_label_family,
+    register_nav_link,
     register_score_family,
     register_topic_count,
     register_urls,
@@ -37,6 +42,7 @@ from assignment import auto, dependents, judging, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.judging import assign_work_give
+from assignment.kinds import ASSIGN_MANUAL, AUTO_ASSIGN, IMPORT_ASSIGNMENTS, LABEL_FAMILY
 from assignment.models import AssignmentLabel
 from assignment.prompts import ASSIGN
 from assignment.selectors import (
@@ -164,9 +170,10 @@ def register() -> None:
     register_urls("judge/", "assignment.judge_urls")
     register_importer(
         Importer(
-            "assignments",
+            IMPORT_ASSIGNMENTS,
             "Nugget assignments (JSONL)",
             assignments_import,
+            scores=ScoreRefresh.TOUCHED,
             fields={
                 "nuggets_kind": nuggets_kind_field,
                 "nuggets_name": nuggets_name_field,
@@ -181,7 +188,10 @@ def register() -> None:
     )
     register_job_kind(
         JobKind(
-            kind=Job.Kind.AUTO_ASSIGN,
+            kind=AUTO_ASSIGN,
+            label="AutoAssign",
+            command="run_auto_assign",
+            description="An LLM labels whether each answer supports each nugget of a nugget list.",
             compute=auto.item_compute,
             store=auto.item_store,
             create=auto.auto_assign_job_create,
@@ -197,7 +207,9 @@ def register() -> None:
     )
     register_work_page(
         WorkPage(
-            kind=AssessorWork.Kind.ASSIGN_MANUAL,
+            kind=ASSIGN_MANUAL,
+            label="ManualAssign",
+            description="The assessor labels whether each answer supports each nugget of the topic's list.",
             url_name="judge:assign",
             give=_work_give,
             stage=1,
@@ -205,6 +217,8 @@ def register() -> None:
             unit="labels",
         )
     )
+    register_label_family(LabelFamily(LABEL_FAMILY, "assigner"))
+    register_nav_link(NavLink("ManualAssign", "give nugget assignment to assessors, follow it", "judge:organize", 52))
     register_score_family(
         ScoreFamily(
             name="conditions",

@@ -18,7 +18,7 @@ from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.kept_scores import kept_columns, kept_scores
 from assessor.collection.scores import IN_LIST_LIMIT, Scores
-from assessor.models import Answer, AssessorWork, Job, LabelSource
+from assessor.models import Answer, AssessorWork, LabelSource
 from assessor.work.lifecycle import (
     labels_counted,
     open_included,
@@ -27,9 +27,10 @@ from assessor.work.lifecycle import (
     running_job_sentences,
     running_jobs_by,
 )
-from assessor.work.services import NUGGET_KINDS
+from assignment.kinds import ASSIGN_MANUAL, AUTO_ASSIGN, LABEL_FAMILY
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
+from nuggets.kinds import NUGGET_KINDS
 from nuggets.models import Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q
 
@@ -259,11 +260,11 @@ def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
 
 def condition_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
     """The conditions a work's submit or reopening changes: its own, or every condition over the nugget list it makes."""
-    if work.kind == AssessorWork.Kind.ASSIGN_MANUAL:
+    if work.kind == ASSIGN_MANUAL:
         return [(work.nugget_set_name, work.source.name)] if work.source is not None else []
     if work.kind in NUGGET_KINDS:
         # The assigners are read from the small source tables, never from the labels.
-        named = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT).values_list("name", flat=True)
+        named = LabelSource.objects.filter(family=LABEL_FAMILY).values_list("name", flat=True)
         kept = [assigner for nuggets, assigner in kept_columns(FAMILY) if nuggets == work.nugget_set_name]
         return [(work.nugget_set_name, assigner) for assigner in sorted({*named, *kept})]
     return []
@@ -289,14 +290,14 @@ def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, .
     )
     assigning_open = open_work_by(
         AssessorWork.objects.filter(
-            kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name__in=nugget_sets, source__name__in=assigners
+            kind=ASSIGN_MANUAL, nugget_set_name__in=nugget_sets, source__name__in=assigners
         ),
         "nugget_set_name",
         "source__name",
     )
-    jobs = running_jobs_by(kind=Job.Kind.AUTO_ASSIGN, names=assigners)
+    jobs = running_jobs_by(kind=AUTO_ASSIGN, names=assigners)
     stale_of = dict(
-        LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name__in=assigners).values_list(
+        LabelSource.objects.filter(family=LABEL_FAMILY, name__in=assigners).values_list(
             "name", "stale"
         )
     )
@@ -319,5 +320,5 @@ def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, .
 
 def assigner_is_stale(assigner: str) -> bool:
     return LabelSource.objects.filter(
-        family=LabelSource.Family.ASSIGNMENT, name=assigner, kind=LabelSource.Kind.LLM
+        family=LABEL_FAMILY, name=assigner, kind=LabelSource.Kind.LLM
     ).exclude(stale={}).exists()

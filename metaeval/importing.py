@@ -31,7 +31,7 @@ from assessor.collection.importing.base import (
     limited,
     read_lines,
 )
-from assessor.models import ImportBatch
+from metaeval.kinds import IMPORT_SCORES
 from metaeval.models import ImportedScore, ScoreTable
 
 HEADER = ("run_id", "topic_id", "metric", "value")
@@ -139,7 +139,7 @@ def scores_import(
     options = {"name": name, "replace": replace, "layout": layout, "run_id": run_id or ""}
     return import_file(
         lambda writes: _scores_prepare(writes, path=path, name=name, replace=replace, layout=layout, run_id=run_id),
-        kind=ImportBatch.Kind.SCORES,
+        kind=IMPORT_SCORES,
         path=path,
         options=options,
         user=user,

@@ -7,14 +7,23 @@ and only the labels the scores count are read (assessor.work.lifecycle).
 """
 
 from collections.abc import Collection
+from enum import StrEnum
 
-from assessor.models import LabelSource
+from assignment import kinds as assignment_kinds
 from assignment.selectors import counted_labels as counted_assignment_labels
 from metaeval.selectors import SUPPORT_LABEL_NAMES
 from metaeval.sources import ASSIGNMENT_LABELS, SUPPORT_LABELS
+from support import kinds as support_kinds
 from support.selectors import counted_labels as counted_support_labels
 
-Family = LabelSource.Family
+
+class Family(StrEnum):
+    """The label families whose judges the meta-evaluation compares item by item."""
+
+    ASSIGNMENT = assignment_kinds.LABEL_FAMILY
+    SUPPORT = support_kinds.LABEL_FAMILY
+
+
 Item = tuple[int, ...]
 TopicLabels = dict[str, dict[Item, str]]  # topic id -> item -> label
 

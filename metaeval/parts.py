@@ -15,6 +15,7 @@ from assessor.registry import (
 from metaeval.comparison_page import comparisons_warm_soon
 from metaeval.deleting import SCORES_DELETABLE
 from metaeval.importing import scores_import
+from metaeval.kinds import IMPORT_SCORES
 
 
 def _scores_name_field() -> forms.Field:
@@ -45,7 +46,7 @@ def register() -> None:
     register_urls("metaeval/", "metaeval.urls")
     register_importer(
         Importer(
-            "scores",
+            IMPORT_SCORES,
             "Score table (export_scores TSV, or the trec_eval layout)",
             scores_import,
             fields={"scores_name": _scores_name_field, "scores_layout": _scores_layout_field, "run_id": run_id_field},

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from assessor.collection.scores import Scores
 from assessor.models import AssessorWork, LabelSource
+from assessor.registry import registry
 from assignment.selectors import nugget_scores
 from metaeval.judges import LABELS_OF_FAMILY, Family, flat, labels_by_topic
 from metaeval.stats import Confusion, TauOptions, TauResult, confusion_from_pairs, shared_metrics, taus_compute_all
@@ -39,7 +40,7 @@ class ReplicateAgreement:
 
     @property
     def family_label(self) -> str:
-        return LabelSource.Family(self.family).label
+        return registry.family_label(self.family)
 
 
 def replicate_sources() -> list[LabelSource]:

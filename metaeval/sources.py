@@ -16,10 +16,12 @@ from assessor.collection.scores import Scores
 from assessor.models import KeptRunScore, KeptSource, LabelSource
 from assessor.sources import source_get, source_owner
 from assessor.work.lifecycle import open_included
+from assignment import kinds as assignment_kinds
 from assignment.selectors import FAMILY as CONDITIONS
 from assignment.selectors import condition_require, conditions_list, conditions_notes, nugget_scores
 from metaeval import selectors
 from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
+from support import kinds as support_kinds
 from support.selectors import FAMILY as METHODS
 from support.selectors import method_require, methods_notes, support_methods_list, support_scores
 
@@ -184,9 +186,9 @@ def source_describe(source: Source) -> dict[str, float | int]:
 def _label_source(source: Source) -> LabelSource | None:
     """The label source behind a condition's assigner or a support method; none behind a score table."""
     if source.kind is SourceKind.CONDITION:
-        return source_get(family=LabelSource.Family.ASSIGNMENT, name=source.assigner)
+        return source_get(family=assignment_kinds.LABEL_FAMILY, name=source.assigner)
     if source.kind is SourceKind.SUPPORT:
-        return source_get(family=LabelSource.Family.SUPPORT, name=source.name)
+        return source_get(family=support_kinds.LABEL_FAMILY, name=source.name)
     return None
 
 

@@ -24,7 +24,9 @@ from django.db import transaction
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
+from assessor.registry import registry
 from assessor.work.services import WorkError, person_source_claim, work_give
+from assignment import kinds as assignment_kinds
 from assignment.auto import auto_assign_job_create
 from assignment.judging import HUMAN_NUGGET_KINDS
 from metaeval.judges import (
@@ -40,11 +42,12 @@ from metaeval.judges import (
 from metaeval.models import Study
 from metaeval.stats import Confusion, confusion_from_pairs
 from nuggets.models import NuggetSet
+from support import kinds as support_kinds
 from support.auto import auto_support_job_create
 
 DEFAULT_K = 15
 ROLE_NAMES = {"a": "source a", "b": "source b", "assessor": "independent assessor", "llm": "LLM"}
-WORK_KIND = {Family.SUPPORT: AssessorWork.Kind.SUPPORT_SCRATCH, Family.ASSIGNMENT: AssessorWork.Kind.ASSIGN_MANUAL}
+WORK_KIND = {Family.SUPPORT: support_kinds.SUPPORT_SCRATCH, Family.ASSIGNMENT: assignment_kinds.ASSIGN_MANUAL}
 
 
 class StudyError(ValueError):
@@ -86,7 +89,7 @@ def _source(family: str, name: str) -> LabelSource:
     source = LabelSource.objects.filter(family=family, name=name).first()
     if source is None:
         known = ", ".join(LabelSource.objects.filter(family=family).values_list("name", flat=True)) or "none"
-        raise StudyError(f"No {LabelSource.Family(family).label} named {name!r}; there are: {known}.")
+        raise StudyError(f"No {registry.family_label(family)} named {name!r}; there are: {known}.")
     return source
 
 

@@ -13,14 +13,16 @@ from assessor.jobs.forms import endpoint_choices
 from assessor.models import LabelSource
 from assessor.work.pages import assessor_choices
 from assessor.work.roles import organizer_required
+from assignment import kinds as assignment_kinds
 from metaeval.models import Study
 from metaeval.plots import distribution_png
 from metaeval.replicates import replicate_agreement, replicate_sources
 from metaeval.stats import Confusion, nan_as_none
 from metaeval.studies import DEFAULT_K, StudyError, study_create, study_report
 from metaeval.study_export import study_csv, study_jsonl
+from support import kinds as support_kinds
 
-STUDY_FAMILIES = (LabelSource.Family.SUPPORT, LabelSource.Family.ASSIGNMENT)
+STUDY_FAMILIES = (support_kinds.LABEL_FAMILY, assignment_kinds.LABEL_FAMILY)
 
 
 def _source_choices() -> list[tuple[str, str]]:

@@ -26,7 +26,8 @@ from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list, parse_nugget_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
 from assessor.jobs.selection import chunks, topics_select
-from assessor.models import Job, JobItem, LabelSource, Qrel, QrelSource, Topic
+from assessor.models import Job, JobItem, Qrel, QrelSource, Topic
+from nuggets.kinds import AUTO_NUGGETS, DRAFT_NUGGETS, LABEL_FAMILY
 from nuggets.models import Nugget, NuggetSet
 
 WINDOW = 10
@@ -52,9 +53,9 @@ def auto_nuggets_job_create(
     config: LLMConfig | None = None,
     endpoint: str | None = None,
 ) -> Job:
-    kind = Job.Kind.DRAFT_NUGGETS if drafts else Job.Kind.AUTO_NUGGETS
+    kind = DRAFT_NUGGETS if drafts else AUTO_NUGGETS
     output_name_check(
-        kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists(), family=LabelSource.Family.NUGGETS
+        kind=kind, name=name, taken=NuggetSet.objects.filter(name=name).exists(), family=LABEL_FAMILY
     )
     if not QrelSource.objects.filter(name=qrels).exists():
         raise JobRequestInvalid(f"no qrels source named {qrels!r}")
@@ -78,7 +79,7 @@ def auto_nuggets_job_create(
         user=user,
         config=config,
         endpoint=endpoint,
-        family=LabelSource.Family.NUGGETS,
+        family=LABEL_FAMILY,
     )
 
 
@@ -106,7 +107,7 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[str,
             nuggetize, query=topic.query, context=context, nuggets=as_list_text(current), count=len(current)
         )
         current = llm.ask(nuggetize, messages, partial(parse_nugget_list, max_nuggets=MAX_DRAFTS))
-    if job.kind == Job.Kind.DRAFT_NUGGETS:
+    if job.kind == DRAFT_NUGGETS:
         return [(text, "") for text in current]
     scorer = job_prompt(job, "nugget_importance")
     importance: list[str] = []
@@ -119,12 +120,12 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[str,
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[str, str]]) -> None:
-    drafts = job.kind == Job.Kind.DRAFT_NUGGETS
+    drafts = job.kind == DRAFT_NUGGETS
     nugget_set = NuggetSet.objects.create(
         topic_id=item.payload["topic"],
         kind=NuggetSet.Kind.DRAFT if drafts else NuggetSet.Kind.AUTO,
         name=job.output_name,
-        source=job_source(job, LabelSource.Family.NUGGETS),
+        source=job_source(job, LABEL_FAMILY),
         job=job,
         status=NuggetSet.Status.SUBMITTED,
     )

@@ -7,6 +7,7 @@ from django.db.models import Count, Q
 from assessor.collection.deleting import counted, label_sources_release
 from assessor.models import AssessorWork
 from assessor.registry import Deletable, UploadRow
+from nuggets.kinds import NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import NIST_SOURCE
 
@@ -68,7 +69,7 @@ NUGGETS_DELETABLE = Deletable(
 
 def qrels_read_by_nugget_work() -> dict[str, list[str]]:
     """The NIST qrels are what assessors read to make nuggets: they stay while such work exists."""
-    kinds = (AssessorWork.Kind.NUGGETS_MANUAL, AssessorWork.Kind.NUGGETS_AUTO_EDIT)
+    kinds = (NUGGETS_MANUAL, NUGGETS_AUTO_EDIT)
     topics = AssessorWork.objects.filter(kind__in=kinds).values("topic").distinct().count()
     if not topics:
         return {}

@@ -33,9 +33,9 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.models import ImportBatch, LabelSource
 from assessor.sources import import_source_claim
 from nuggets.dependents import Change, nugget_list_changed, nuggets_delete, set_dependents
+from nuggets.kinds import IMPORT_NUGGETS, LABEL_FAMILY
 from nuggets.models import Nugget, NuggetSet
 
 IMPORTANCES = frozenset(Nugget.Importance.values)
@@ -172,7 +172,7 @@ def nuggets_import(
         lambda writes: _nuggets_prepare(
             writes, path=path, kind=kind, name=name, replace=replace, retire_labels=retire_labels, user=user
         ),
-        kind=ImportBatch.Kind.NUGGETS,
+        kind=IMPORT_NUGGETS,
         path=path,
         options={"kind": kind, "name": name, "replace": replace},
         user=user,
@@ -187,7 +187,7 @@ def _nuggets_prepare(
     result = JudgmentsImportResult(path=str(path))
     now = timezone.now()
     source = import_source_claim(
-        writes=writes, family=LabelSource.Family.NUGGETS, name=name, user=user, path=path, option="--name"
+        writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name"
     )
     for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
         result.lines += len(chunk)

@@ -13,4 +13,4 @@ NUGGET_KINDS = (NUGGETS_MANUAL, NUGGETS_AUTO_EDIT)  # the work that makes a nugg
 
 IMPORT_NUGGETS = "nuggets"  # a file: nuggetizer JSONL
 
-FAMILY = "nuggets"  # the label family of nugget set names
+LABEL_FAMILY = "nuggets"  # the label family of nugget set names

@@ -5,12 +5,14 @@ from collections.abc import Sequence
 from django import forms
 from django.db.models import Count
 
-from assessor.models import AssessorWork, Job
+from assessor.models import AssessorWork
 from assessor.registry import (
     Importer,
     JobKind,
+    LabelFamily,
     NavLink,
     Route,
+    ScoreRefresh,
     TopicCount,
     TopicPanel,
     WorkPage,
@@ -18,6 +20,7 @@ from assessor.registry import (
     register_deletable,
     register_importer,
     register_job_kind,
+    register_label_family,
     register_nav_link,
     register_topic_count,
     register_topic_panel,
@@ -29,6 +32,7 @@ from nuggets import auto, views
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.forms import AutoNuggetsForm
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
+from nuggets.kinds import AUTO_NUGGETS, DRAFT_NUGGETS, IMPORT_NUGGETS, LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
 from nuggets.models import NuggetSet
 from nuggets.prompts import IMPORTANCE, NUGGETIZE
 from nuggets.selectors import nugget_works, topic_nugget_sets
@@ -36,8 +40,8 @@ from nuggets.services import nugget_cap, nugget_work_give
 
 # The nugget set a kind of work opens.
 WORK_CONDITIONS = {
-    AssessorWork.Kind.NUGGETS_MANUAL: NuggetSet.Kind.MANUAL,
-    AssessorWork.Kind.NUGGETS_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
+    NUGGETS_MANUAL: NuggetSet.Kind.MANUAL,
+    NUGGETS_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
 }
 
 
@@ -64,7 +68,7 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     """The nuggets in each work's list, against what the list may hold while editing."""
     # nugget_count is an annotation of nugget_works(), which the type checker cannot see.
     counted = nugget_works().filter(pk__in=[work.pk for work in works]).values_list("pk", "kind", "nugget_count")  # type: ignore[misc]
-    return {pk: (count, nugget_cap(WORK_CONDITIONS[AssessorWork.Kind(kind)])) for pk, kind, count in counted}
+    return {pk: (count, nugget_cap(WORK_CONDITIONS[kind])) for pk, kind, count in counted}
 
 
 def _work_give(*, topic, assessor, kind, by) -> AssessorWork:
@@ -81,9 +85,10 @@ def register() -> None:
     register_urls("nuggets/", "nuggets.urls")
     register_importer(
         Importer(
-            "nuggets",
+            IMPORT_NUGGETS,
             "Nuggets (nuggetizer JSONL)",
             nuggets_import,
+            scores=ScoreRefresh.ALL,
             fields={
                 "nuggets_kind": nuggets_kind_field,
                 "nuggets_name": nuggets_name_field,
@@ -99,7 +104,10 @@ def register() -> None:
     )
     register_job_kind(
         JobKind(
-            kind=Job.Kind.AUTO_NUGGETS,
+            kind=AUTO_NUGGETS,
+            label="AutoNuggets",
+            command="run_auto_nuggets",
+            description="An LLM writes and rates the nuggets of each topic, from its relevant segments.",
             compute=auto.item_compute,
             store=auto.item_store,
             create=auto.auto_nuggets_job_create,
@@ -109,13 +117,31 @@ def register() -> None:
     )
     # Drafts are the same job stopped after creation; the AutoNuggets form launches them (its "drafts" box).
     register_job_kind(JobKind(
-            kind=Job.Kind.DRAFT_NUGGETS, compute=auto.item_compute, store=auto.item_store, prompts=(NUGGETIZE,)
+            kind=DRAFT_NUGGETS,
+            label="AutoNuggets drafts (for post-editing)",
+            command="run_auto_nuggets --drafts",
+            compute=auto.item_compute,
+            store=auto.item_store,
+            prompts=(NUGGETIZE,),
         ))
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
-    for kind in WORK_CONDITIONS:
+    for kind, label, description in (
+        (NUGGETS_MANUAL, "ManualNuggets", "The assessor writes the topic's nuggets from its relevant segments."),
+        (NUGGETS_AUTO_EDIT, "AutoNuggets+Edits", "The assessor post-edits the nuggets an LLM drafted."),
+    ):
         register_work_page(
-            WorkPage(kind=kind, url_name="nuggets:work", give=_work_give, stage=0, progress=_progress, unit="nuggets")
+            WorkPage(
+                kind=kind,
+                label=label,
+                description=description,
+                url_name="nuggets:work",
+                give=_work_give,
+                stage=0,
+                progress=_progress,
+                unit="nuggets",
+            )
         )
+    register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
     register_nav_link(NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50))
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)

@@ -8,11 +8,12 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
+from assessor.registry import registry
 from assessor.work.access import assessor_work
 from assessor.work.lifecycle import open_included, unfinished_job_ids
-from assessor.work.services import NUGGET_KINDS
 from assessor.work.timing import duration_label
 from nuggets import workspace as rules
+from nuggets.kinds import NUGGET_KINDS
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 from nuggets.services import NIST_SOURCE, nugget_cap, submit_cap
 
@@ -186,10 +187,9 @@ def condition_averages() -> list[tuple[str, int, str, float]]:
     rows = AssessorWork.objects.filter(kind__in=NUGGET_KINDS, status=AssessorWork.Status.SUBMITTED).values_list(
         "kind", "active_seconds"
     )
-    labels = dict(AssessorWork.Kind.choices)
     averages = rules.condition_average_seconds(rows)
     return [
-        (labels[kind], count, duration_label(mean), mean) for kind, (count, mean) in averages.items()
+        (registry.work_label(kind), count, duration_label(mean), mean) for kind, (count, mean) in averages.items()
     ]
 
 

@@ -26,10 +26,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from assessor.collection.kept_scores import scores_refresh_work
-from assessor.models import AssessorWork, LabelSource, Qrel, Topic
+from assessor.models import AssessorWork, Qrel, Topic
 from assessor.work.access import WorkNotFound, assessor_work
 from assessor.work.services import (
-    NUGGET_KINDS,
     WorkError,
     person_source_claim,
     work_activity_record,
@@ -39,6 +38,7 @@ from assessor.work.services import (
 )
 from nuggets import workspace as rules
 from nuggets.dependents import Change, Dependent, list_changes, nugget_list_changed, nuggets_delete, set_dependents
+from nuggets.kinds import LABEL_FAMILY, NUGGET_KINDS, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
 
 NIST_SOURCE = "nist"
@@ -48,8 +48,8 @@ Through = Nugget.derived_from.through
 UNDOABLE = ("add", "edit", "importance", "source", "delete", "move", "merge", "split")
 
 CONDITION_KINDS: dict[str, str] = {
-    NuggetSet.Kind.MANUAL: AssessorWork.Kind.NUGGETS_MANUAL,
-    NuggetSet.Kind.AUTO_EDIT: AssessorWork.Kind.NUGGETS_AUTO_EDIT,
+    NuggetSet.Kind.MANUAL: NUGGETS_MANUAL,
+    NuggetSet.Kind.AUTO_EDIT: NUGGETS_AUTO_EDIT,
 }
 
 
@@ -99,7 +99,7 @@ def nugget_work_give(
                 f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
                 "or generate them with an AutoNuggets job first."
             )
-    source = person_source_claim(family=LabelSource.Family.NUGGETS, name=name, by=by)
+    source = person_source_claim(family=LABEL_FAMILY, name=name, by=by)
     work = work_give(
         topic=topic, assessor=assessor, kind=CONDITION_KINDS[condition], by=by, nugget_set_name=name, source=source
     )

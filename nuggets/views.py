@@ -22,11 +22,12 @@ from assessor.models import AssessorWork, Topic
 from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, refused, wants_json
 from assessor.work.queue import next_work
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
-from assessor.work.services import NUGGET_KINDS, WorkError, work_heartbeat
+from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
 from nuggets.exporting import nuggets_lines
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
+from nuggets.kinds import NUGGET_KINDS
 from nuggets.services import (
     DependentsUnconfirmed,
     OpResult,
@@ -224,7 +225,7 @@ def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     except WorkError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
+        messages.success(request, f"Reopened {work.kind_label} of topic {work.topic_id}; recorded.")
     return redirect("nuggets:organize_topic", topic_id=work.topic_id)
 
 

@@ -11,6 +11,9 @@ def register() -> None:
     register_job_kind(
         JobKind(
             kind=UMBRELA,
+            label="UMBRELA relevance grades",
+            command="run_umbrela",
+            description="An LLM grades the relevance (0-3) of the segments each run cites, into a qrels source.",
             compute=umbrela.item_compute,
             store=umbrela.item_store,
             create=umbrela.umbrela_job_create,

@@ -10,6 +10,7 @@ from functools import partial
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from assessor.collection import kinds as collection_kinds
 from assessor.jobs.engine import ItemUnworkable, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_final_score, parse_single_label
@@ -20,7 +21,6 @@ from assessor.models import (
     Citation,
     Job,
     JobItem,
-    LabelSource,
     PromptTemplate,
     Qrel,
     QrelSource,
@@ -69,7 +69,7 @@ def umbrela_job_create(
         kind=UMBRELA,
         name=name,
         taken=QrelSource.objects.filter(name=name).exists(),
-        family=LabelSource.Family.QRELS,
+        family=collection_kinds.QRELS_FAMILY,
     )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
@@ -94,9 +94,9 @@ def umbrela_job_create(
             user=user,
             config=config,
             endpoint=endpoint,
-            family=LabelSource.Family.QRELS,
+            family=collection_kinds.QRELS_FAMILY,
         )
-        QrelSource.objects.create(name=name, job=job, source=job_source(job, LabelSource.Family.QRELS))
+        QrelSource.objects.create(name=name, job=job, source=job_source(job, collection_kinds.QRELS_FAMILY))
     return job
 
 

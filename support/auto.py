@@ -19,7 +19,8 @@ from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_one_phrase, parse_single_label
 from assessor.jobs.llm.prompts import prompt_messages, prompt_sha256
 from assessor.jobs.selection import runs_select, topics_select
-from assessor.models import Answer, Citation, Job, JobItem, LabelSource, PromptTemplate, Segment
+from assessor.models import Answer, Citation, Job, JobItem, PromptTemplate, Segment
+from support.kinds import AUTO_SUPPORT, LABEL_FAMILY
 from support.models import SupportLabel
 from support.prompts import SUPPORT_PROJECT
 
@@ -51,10 +52,10 @@ def auto_support_job_create(
 ) -> Job:
     """A job over the selected topics and runs (`answers`: only these answers, such as a study's sample)."""
     output_name_check(
-        kind=Job.Kind.AUTO_SUPPORT,
+        kind=AUTO_SUPPORT,
         name=name,
         taken=SupportLabel.objects.filter(method=name).exists(),
-        family=LabelSource.Family.SUPPORT,
+        family=LABEL_FAMILY,
     )
     topic_rows = topics_select(topics)
     run_rows = runs_select(runs)
@@ -73,7 +74,7 @@ def auto_support_job_create(
         "queue": queue or "",
     }
     return job_create(
-        kind=Job.Kind.AUTO_SUPPORT,
+        kind=AUTO_SUPPORT,
         output_name=name,
         params=params,
         items=items,
@@ -81,7 +82,7 @@ def auto_support_job_create(
         user=user,
         config=config,
         endpoint=endpoint,
-        family=LabelSource.Family.SUPPORT,
+        family=LABEL_FAMILY,
     )
 
 
@@ -108,7 +109,7 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, int]]) -> None:
-    source = job_source(job, LabelSource.Family.SUPPORT)
+    source = job_source(job, LABEL_FAMILY)
     SupportLabel.objects.bulk_create(
         SupportLabel(
             citation_id=citation_id,

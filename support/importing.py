@@ -50,8 +50,9 @@ from assessor.collection.importing.base import (
 )
 from assessor.collection.importing.segments import segment_placeholders_create
 from assessor.collection.importing.staging import deletion_counts
-from assessor.models import Answer, Citation, ImportBatch, LabelSource, Sentence
+from assessor.models import Answer, Citation, Sentence
 from assessor.sources import import_source_claim
+from support.kinds import IMPORT_SUPPORT, LABEL_FAMILY
 from support.models import SupportLabel
 
 SUPPORT_VALUES = {"-1": -1, "0": 0, "1": 1, "2": 2}
@@ -471,7 +472,7 @@ def support_import(
 
     def prepare(writes: Writes) -> JudgmentsImportResult:
         source = import_source_claim(
-            writes=writes, family=LabelSource.Family.SUPPORT, name=name, user=user, path=path, option="--name"
+            writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name"
         )
         importer = SupportImport(path=path, method=method, name=name, source=source, replace=replace, writes=writes)
         for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
@@ -479,4 +480,4 @@ def support_import(
         importer.result.warnings_close()
         return importer.result
 
-    return import_file(prepare, kind=ImportBatch.Kind.SUPPORT, path=path, options=options, user=user)
+    return import_file(prepare, kind=IMPORT_SUPPORT, path=path, options=options, user=user)

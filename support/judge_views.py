@@ -31,6 +31,7 @@ from assessor.work.queue import next_work
 from assessor.work.roles import assessor_required, organizer_required
 from assessor.work.timing import duration_label
 from support import judging, services
+from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 
 # (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
 LABEL_CHOICES = [("2", "f", "FS", "yes"), ("1", "p", "PS", "part"), ("0", "n", "NS", "no")]
@@ -41,8 +42,8 @@ class GiveSupportForm(forms.Form):
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
     condition = forms.ChoiceField(
         choices=[
-            (AssessorWork.Kind.SUPPORT_SCRATCH, "from scratch"),
-            (AssessorWork.Kind.SUPPORT_POSTEDIT, "post-editing LLM labels"),
+            (SUPPORT_SCRATCH, "from scratch"),
+            (SUPPORT_POSTEDIT, "post-editing LLM labels"),
         ]
     )
     llm_method = forms.SlugField(

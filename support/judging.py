@@ -22,13 +22,14 @@ from django.http import Http404
 from assessor.models import AssessorWork, Citation, LabelSource, Sentence
 from assessor.work.access import assessor_work
 from assessor.work.judging import answer_token, position_choose, shuffled
+from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
 
-SUPPORT_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
+SUPPORT_KINDS = (SUPPORT_SCRATCH, SUPPORT_POSTEDIT)
 # The method name a work's labels are stored under, by the work's kind.
 METHOD_OF_KIND: dict[str, str] = {
-    AssessorWork.Kind.SUPPORT_SCRATCH: SupportLabel.MethodKind.SCRATCH.value,
-    AssessorWork.Kind.SUPPORT_POSTEDIT: SupportLabel.MethodKind.POSTEDIT.value,
+    SUPPORT_SCRATCH: SupportLabel.MethodKind.SCRATCH.value,
+    SUPPORT_POSTEDIT: SupportLabel.MethodKind.POSTEDIT.value,
 }
 LABEL_KEYS = {SupportLabel.Label.FS: "f", SupportLabel.Label.PS: "p", SupportLabel.Label.NS: "n"}
 LABEL_SHORT: dict[int, str] = {SupportLabel.Label.FS: "FS", SupportLabel.Label.PS: "PS", SupportLabel.Label.NS: "NS"}
@@ -40,7 +41,7 @@ def method_of(work: AssessorWork) -> str:
 
 def llm_method_of(work: AssessorWork) -> str:
     """Post-editing: the automatic method whose labels are shown (kept in the work's name field)."""
-    return work.nugget_set_name if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT else ""
+    return work.nugget_set_name if work.kind == SUPPORT_POSTEDIT else ""
 
 
 def support_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
@@ -156,7 +157,7 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         )
     }
     shown: dict[int, int] = {}
-    postedit = work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT
+    postedit = work.kind == SUPPORT_POSTEDIT
     if postedit:
         shown = dict(
             SupportLabel.objects.filter(

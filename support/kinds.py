@@ -4,4 +4,4 @@ AUTO_SUPPORT = "auto_support"  # a job: an LLM judges whether cited segments sup
 SUPPORT_SCRATCH = "support_scratch"  # work: a person judges support from scratch
 SUPPORT_POSTEDIT = "support_postedit"  # work: a person post-edits an LLM's support labels
 IMPORT_SUPPORT = "support"  # a file: support labels
-FAMILY = "support"  # the label family of support methods
+LABEL_FAMILY = "support"  # the label family of support methods

@@ -10,15 +10,18 @@ from django.urls import reverse
 
 from assessor.collection.kept_scores import kept_topic_counts
 from assessor.jobs.forms import RunsLaunchForm
-from assessor.models import AssessorWork, Job
+from assessor.models import AssessorWork
 from assessor.registry import (
     AnswerBadges,
     Badge,
     Download,
     Importer,
     JobKind,
+    LabelFamily,
+    NavLink,
     Route,
     ScoreFamily,
+    ScoreRefresh,
     ScoreSource,
     TopicCount,
     WorkPage,
@@ -26,6 +29,8 @@ from assessor.registry import (
     register_collection_routes,
     register_importer,
     register_job_kind,
+    register_label_family,
+    register_nav_link,
     register_score_family,
     register_topic_count,
     register_urls,
@@ -33,6 +38,7 @@ from assessor.registry import (
 )
 from support import auto, judging, views
 from support.importing import support_import
+from support.kinds import AUTO_SUPPORT, IMPORT_SUPPORT, LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
 from support.prompts import SUPPORT
 from support.selectors import (
@@ -114,9 +120,10 @@ def register() -> None:
     register_urls("support/", "support.urls")
     register_importer(
         Importer(
-            "support",
+            IMPORT_SUPPORT,
             "Support judgments (JSONL)",
             support_import,
+            scores=ScoreRefresh.TOUCHED,
             fields={"method_kind": _method_kind_field, "method_name": _method_name_field},
             required=("method_kind",),
             options=lambda data: {"method": data["method_kind"], "method_name": data["method_name"] or None},
@@ -124,7 +131,10 @@ def register() -> None:
     )
     register_job_kind(
         JobKind(
-            kind=Job.Kind.AUTO_SUPPORT,
+            kind=AUTO_SUPPORT,
+            label="Automatic support judging",
+            command="run_auto_support",
+            description="An LLM judges whether each cited segment supports the sentence that cites it.",
             compute=auto.item_compute,
             store=auto.item_store,
             create=auto.auto_support_job_create,
@@ -137,12 +147,24 @@ def register() -> None:
         Route("download/support/<slug:method>/", views.download_labels, "download_support"),
         Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
     )
-    for kind in (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT):
+    for kind, label, description in (
+        (SUPPORT_SCRATCH, "Support from scratch", "The assessor judges each sentence's citation, without LLM labels."),
+        (SUPPORT_POSTEDIT, "Support with LLM labels", "The assessor checks and corrects an LLM's support labels."),
+    ):
         register_work_page(
             WorkPage(
-                kind=kind, url_name="support:judge", give=support_work_give, stage=2, progress=_progress, unit="pairs"
+                kind=kind,
+                label=label,
+                description=description,
+                url_name="support:judge",
+                give=support_work_give,
+                stage=2,
+                progress=_progress,
+                unit="pairs",
             )
         )
+    register_label_family(LabelFamily(LABEL_FAMILY, "support method"))
+    register_nav_link(NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54))
     register_score_family(
         ScoreFamily(
             name="methods",

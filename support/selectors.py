@@ -13,7 +13,7 @@ from django.db.models import Count, Q, QuerySet
 
 from assessor.collection.kept_scores import kept_columns, kept_scores
 from assessor.collection.scores import IN_LIST_LIMIT, NARROW_TOPICS, Scores
-from assessor.models import Answer, AssessorWork, Citation, Job, Sentence
+from assessor.models import Answer, AssessorWork, Citation, Sentence
 from assessor.work.lifecycle import (
     labels_counted,
     open_included,
@@ -22,11 +22,12 @@ from assessor.work.lifecycle import (
     running_job_sentences,
     running_jobs_by,
 )
+from support.kinds import AUTO_SUPPORT, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
 
 FAMILY = "methods"  # the registered score family of the support methods (support.parts)
-WORK_KINDS = (AssessorWork.Kind.SUPPORT_SCRATCH, AssessorWork.Kind.SUPPORT_POSTEDIT)
+WORK_KINDS = (SUPPORT_SCRATCH, SUPPORT_POSTEDIT)
 
 
 def counted_labels() -> QuerySet[SupportLabel]:
@@ -182,7 +183,7 @@ def methods_notes(methods: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], l
     """`method_notes` of many methods in two queries whatever their number."""
     names = sorted({method for (method,) in methods})
     open_work = open_work_by(AssessorWork.objects.filter(kind__in=WORK_KINDS, source__name__in=names), "source__name")
-    jobs = running_jobs_by(kind=Job.Kind.AUTO_SUPPORT, names=names)
+    jobs = running_jobs_by(kind=AUTO_SUPPORT, names=names)
     return {
         (method,): open_work_sentences(open_work.get((method,), []), what=f"Support judging into {method!r}")
         + running_job_sentences(jobs.get(method, []))

@@ -21,6 +21,7 @@ from assessor.work.services import (
     work_submit_mark,
 )
 from support.judging import LABEL_SHORT, METHOD_OF_KIND, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
+from support.kinds import LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
 from support.selectors import FAMILY
 
@@ -40,7 +41,7 @@ def support_work_give(
     """
     if kind not in SUPPORT_KINDS:
         raise WorkError(f"Unknown support condition {kind!r}.")
-    if kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
+    if kind == SUPPORT_POSTEDIT:
         # Shown labels come from an automatic method that no person made, whatever its name.
         methods = SupportLabel.objects.filter(
             method_kind=SupportLabel.MethodKind.AUTO, citation__sentence__answer__topic=topic
@@ -56,7 +57,7 @@ def support_work_give(
         llm_method = names[0]
     else:
         llm_method = ""
-    source = person_source_claim(family=LabelSource.Family.SUPPORT, name=method_name or METHOD_OF_KIND[kind], by=by)
+    source = person_source_claim(family=LABEL_FAMILY, name=method_name or METHOD_OF_KIND[kind], by=by)
     if SupportLabel.objects.filter(source=source, citation__sentence__answer__topic=topic).exists():
         raise WorkError(
             f"The support method {source.name!r} already has labels on topic {topic.pk} from other work: "
@@ -78,23 +79,23 @@ def support_replicate_give(
     """
     first = (
         AssessorWork.objects.filter(
-            topic=topic, kind__in=SUPPORT_KINDS, source__family=LabelSource.Family.SUPPORT, source__name=of_method
+            topic=topic, kind__in=SUPPORT_KINDS, source__family=LABEL_FAMILY, source__name=of_method
         )
         .select_related("source")
         .first()
     )
     if first is None or first.source is None:
         raise WorkError(f"Topic {topic.pk} has no support work under the method {of_method!r} to replicate.")
-    if first.kind != AssessorWork.Kind.SUPPORT_SCRATCH:
+    if first.kind != SUPPORT_SCRATCH:
         raise WorkError(
             f"{of_method!r} is post-editing of LLM labels: a replicate sees no LLM output, "
             "so only from-scratch judging has one."
         )
-    source = replicate_source_claim(family=LabelSource.Family.SUPPORT, name=method_name, of=first.source, by=by)
+    source = replicate_source_claim(family=LABEL_FAMILY, name=method_name, of=first.source, by=by)
     return work_give(
         topic=topic,
         assessor=assessor,
-        kind=AssessorWork.Kind.SUPPORT_SCRATCH,
+        kind=SUPPORT_SCRATCH,
         by=by,
         source=source,
         blind_to=[first.source],
@@ -149,7 +150,7 @@ def support_label_save(
 
     def create(seconds: float) -> SupportLabel:
         shown_from = None
-        if work.kind == AssessorWork.Kind.SUPPORT_POSTEDIT:
+        if work.kind == SUPPORT_POSTEDIT:
             shown_from = (
                 SupportLabel.objects.filter(
                     citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from assignment import kinds as assignment_kinds
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assessor.project.settings")
 
@@ -45,7 +47,7 @@ BULK = 5000
 def build(*, topics: int, runs: int, nuggets: int, seed: int) -> None:
     rng = random.Random(seed)
     with transaction.atomic():
-        batch = ImportBatch.objects.create(kind=ImportBatch.Kind.ASSIGNMENTS, file_name="bench", sha256="0" * 64)
+        batch = ImportBatch.objects.create(kind=assignment_kinds.IMPORT_ASSIGNMENTS, file_name="bench", sha256="0" * 64)
         topic_ids = [f"2024-{index:05d}" for index in range(topics)]
         Topic.objects.bulk_create(Topic(id=topic_id, query=f"query {topic_id}") for topic_id in topic_ids)
         segments = [Segment(docid=f"msmarco_v2.1_doc_00_{index}#0_0") for index in range(topics * 20)]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 
+from assessor.collection import kinds as collection_kinds
 from assessor.collection.kept_scores import scores_refresh
 from assessor.models import (
     Answer,
@@ -24,8 +25,10 @@ from assessor.models import (
     Topic,
 )
 from assessor.work.roles import Role, user_set_role
+from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from assignment.selectors import FAMILY as CONDITIONS
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 from support.models import SupportLabel
 from support.selectors import FAMILY as METHODS
@@ -43,7 +46,7 @@ def make_user(role: Role = Role.ASSESSOR, username: str | None = None, password:
 
 
 def make_batch(**kw) -> ImportBatch:
-    kw.setdefault("kind", ImportBatch.Kind.RUN)
+    kw.setdefault("kind", collection_kinds.RUN)
     kw.setdefault("file_name", "test.jsonl")
     kw.setdefault("sha256", "0" * 64)
     return ImportBatch.objects.create(**kw)
@@ -109,7 +112,7 @@ def make_nugget_set(
         nuggets = [(text, "vital") for text in texts]
     elif importances is not None:
         nuggets = [(f"nugget {position}", importance) for position, importance in enumerate(importances)]
-    batch = batch or make_batch(kind=ImportBatch.Kind.NUGGETS)
+    batch = batch or make_batch(kind=nugget_kinds.IMPORT_NUGGETS)
     nugget_set = NuggetSet.objects.create(
         topic=topic, kind=kind, name=name, source=source_of("nuggets", name, imported_from=batch), imported_from=batch
     )
@@ -176,7 +179,7 @@ def make_collection(size: int) -> None:
             make_qrel(topic, segment, grade=1, source="umbrela")
         nugget_set = make_nugget_set(topic, nuggets=[(f"fact {k}", "vital" if k % 2 else "okay") for k in range(size)])
         nuggets = list(nugget_set.nuggets.all())
-        AssessorWork.objects.create(topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL)
+        AssessorWork.objects.create(topic=topic, assessor=assessor, kind=assignment_kinds.ASSIGN_MANUAL)
         for run in runs:
             answer = make_answer(run, topic, [(f"sentence {k}", [segments[k]]) for k in range(size)])
             for nugget in nuggets:

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 
 from assessor.collection.kept_scores import scores_refresh
-from assessor.models import Answer, AssessorWork, Citation, ImportBatch, Topic
+from assessor.models import Answer, AssessorWork, Citation, Topic
 from assessor.work.roles import Role
 from assignment import judging
+from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 from support import services
@@ -28,7 +30,7 @@ from tests.builders import (
 
 
 def make_draft_set(topic: Topic, texts: list[str], *, name: str = "draft") -> NuggetSet:
-    batch = make_batch(kind=ImportBatch.Kind.NUGGETS, file_name=f"{name}.jsonl")
+    batch = make_batch(kind=nugget_kinds.IMPORT_NUGGETS, file_name=f"{name}.jsonl")
     drafts = NuggetSet.objects.create(
         topic=topic, kind=NuggetSet.Kind.DRAFT, name=name, source=source_of("nuggets", name), imported_from=batch
     )
@@ -144,7 +146,7 @@ def make_scenario(*, plant_llm: bool = True) -> Scenario:
 
 
 def plant_llm_output(*, topic: Topic, nuggets: list[Nugget], answers: list[Answer]) -> None:
-    batch = make_batch(kind=ImportBatch.Kind.ASSIGNMENTS, file_name=LLM_FILE)
+    batch = make_batch(kind=assignment_kinds.IMPORT_ASSIGNMENTS, file_name=LLM_FILE)
     auto_set = NuggetSet.objects.create(
         topic=topic, kind=NuggetSet.Kind.AUTO, name="llm-nuggets", source=source_of("nuggets", "llm-nuggets"),
         imported_from=batch,

@@ -7,7 +7,15 @@ from assessor.collection.importing.qrels import qrels_import
 from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
 from assessor.collection.importing.topics import topics_import
-from assessor.registry import Importer, register_deletable, register_importer
+from assessor.collection.kinds import QRELS, QRELS_FAMILY, RUN, SEGMENTS, TOPICS
+from assessor.registry import (
+    Importer,
+    LabelFamily,
+    ScoreRefresh,
+    register_deletable,
+    register_importer,
+    register_label_family,
+)
 
 
 def _source_field() -> forms.Field:
@@ -15,11 +23,11 @@ def _source_field() -> forms.Field:
 
 
 def register() -> None:
-    register_importer(Importer("topics", "Topics (topic_id<TAB>query)", topics_import))
-    register_importer(Importer("segments", "Segments (JSONL docid, segment)", segments_import))
+    register_importer(Importer(TOPICS, "Topics (topic_id<TAB>query)", topics_import))
+    register_importer(Importer(SEGMENTS, "Segments (JSONL docid, segment)", segments_import))
     register_importer(
         Importer(
-            "qrels",
+            QRELS,
             "Qrels (TREC qrels)",
             qrels_import,
             fields={"source": _source_field},
@@ -27,5 +35,6 @@ def register() -> None:
             options=lambda data: {"source": data["source"]},
         )
     )
-    register_importer(Importer("run", "Run (TREC RAG 2024 run format)", run_import))
+    register_importer(Importer(RUN, "Run (TREC RAG 2024 run format)", run_import, scores=ScoreRefresh.ALL))
+    register_label_family(LabelFamily(QRELS_FAMILY, "qrels source"))
     register_deletable(QRELS_DELETABLE)

@@ -67,7 +67,7 @@ class JobCommand(BaseCommand):
                 job = self.create_job(options)
             except (JobRequestInvalid, LLMNotConfigured) as exc:
                 raise CommandError(str(exc)) from None
-            self.stdout.write(f"job {job.pk}: {job.get_kind_display()} -> {job.output_name!r}, {job.total_items} items")
+            self.stdout.write(f"job {job.pk}: {job.kind_label} -> {job.output_name!r}, {job.total_items} items")
         if options["sync"]:
             threads = options["threads"] or endpoint_config(job.endpoint_name).concurrency
             job_run_sync(job.pk, threads=threads)

@@ -19,11 +19,6 @@ from assessor.work.roles import organizer_required
 CALLS_PER_PAGE = 50
 
 
-def _launchable_kinds() -> list[str]:
-    kinds = {job_kind.kind for job_kind in registry.launchable_kinds()}
-    return [kind for kind in Job.Kind.values if kind in kinds]
-
-
 def _llm_context() -> dict:
     endpoints = endpoints_list()
     usable = [endpoint for endpoint in endpoints if endpoint.usable]
@@ -31,7 +26,8 @@ def _llm_context() -> dict:
         # Jobs can be launched as soon as one endpoint can be used; the notice says why the default cannot.
         "llm_missing": "" if usable else endpoints[0].missing,
         "llm_endpoints": usable,
-        "launch_kinds": [(kind, Job.Kind(kind).label) for kind in _launchable_kinds()],
+        # In the order the apps registered them (INSTALLED_APPS).
+        "launch_kinds": list(registry.launchable_kinds()),
     }
 
 
@@ -81,7 +77,7 @@ def job_launch_page(request: AuthenticatedRequest, kind: str) -> HttpResponse:
         raise Http404("no such job")
     form_class = job_kind.form
     form = form_class(request.POST or None)
-    context = {"kind": kind, "kind_label": Job.Kind(kind).label, "form": form, **_llm_context()}
+    context = {"job_kind": job_kind, "form": form, **_llm_context()}
     if request.method == "POST" and not context["llm_missing"] and form.is_valid():
         try:
             job = job_launch(kind=kind, selection=form.selection(), user=request.user)
@@ -109,6 +105,10 @@ def job_cancel_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
 @organizer_required
 def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
+    if job.kind not in registry.job_kinds:
+        # Its app is no longer installed: nothing here can work its items.
+        messages.error(request, f"Job {job.pk} cannot resume: no installed app does jobs of kind {job.kind!r}.")
+        return redirect("jobs:detail", job.pk)
     if missing := endpoint_missing(job.endpoint_name):
         messages.error(request, missing)
         return redirect("jobs:detail", job.pk)

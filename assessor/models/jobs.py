@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.registry import registry
+
 
 class PromptTemplate(models.Model):
     """A versioned prompt: a changed text is a new version; results keep theirs."""
@@ -29,13 +31,6 @@ class PromptTemplate(models.Model):
 
 
 class Job(models.Model):
-    class Kind(models.TextChoices):
-        AUTO_NUGGETS = "auto_nuggets", "AutoNuggets"
-        DRAFT_NUGGETS = "draft_nuggets", "AutoNuggets drafts (for post-editing)"
-        AUTO_ASSIGN = "auto_assign", "AutoAssign"
-        AUTO_SUPPORT = "auto_support", "Automatic support judging"
-        UMBRELA = "umbrela", "UMBRELA relevance grades"
-
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
@@ -43,7 +38,8 @@ class Job(models.Model):
         FAILED = "failed"  # finished, with items that failed
         CANCELLED = "cancelled"
 
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # A kind an app declares (assessor.registry.JobKind); the foundation knows none of them.
+    kind = models.CharField(max_length=50)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
     # What was asked: topics, runs, nugget set, qrels source, options.
     params = models.JSONField(default=dict, blank=True)
@@ -75,6 +71,10 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.kind} {self.output_name}"
+
+    @property
+    def kind_label(self) -> str:
+        return registry.job_label(self.kind)
 
 
 class JobItem(models.Model):

@@ -4,21 +4,14 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.registry import registry
+
 
 class ImportBatch(models.Model):
     """One imported file: the provenance of every row it created."""
 
-    class Kind(models.TextChoices):
-        TOPICS = "topics"
-        SEGMENTS = "segments"
-        QRELS = "qrels"
-        RUN = "run"
-        NUGGETS = "nuggets"
-        ASSIGNMENTS = "assignments"
-        SUPPORT = "support"
-        SCORES = "scores"
-
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # An importer's kind (assessor.registry.Importer), declared by the app that reads such files.
+    kind = models.CharField(max_length=50)
     file_name = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64, db_index=True)
     options = models.JSONField(default=dict, blank=True)
@@ -38,6 +31,10 @@ class ImportBatch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} from {self.file_name}"
+
+    @property
+    def kind_label(self) -> str:
+        return registry.import_label(self.kind)
 
 
 class Provenance(models.Model):

@@ -12,20 +12,17 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.registry import registry
+
 
 class LabelSource(models.Model):
-    class Family(models.TextChoices):
-        NUGGETS = "nuggets", "nugget set"
-        ASSIGNMENT = "assignment", "assigner"
-        SUPPORT = "support", "support method"
-        QRELS = "qrels", "qrels source"
-
     class Kind(models.TextChoices):
         PERSON = "person", "people's work"
         LLM = "llm", "an LLM"
         FILE = "file", "imported files"
 
-    family = models.CharField(max_length=12, choices=Family.choices)
+    # A family an app declares (assessor.registry.LabelFamily): "nuggets", "qrels"...
+    family = models.CharField(max_length=50)
     name = models.SlugField(max_length=100)
     kind = models.CharField(max_length=8, choices=Kind.choices)
     # An LLM source: the model, its endpoint and the prompt versions every job writing here used.
@@ -56,7 +53,11 @@ class LabelSource(models.Model):
         constraints = [models.UniqueConstraint(fields=["family", "name"], name="one_source_per_family_and_name")]
 
     def __str__(self) -> str:
-        return f"{self.get_family_display()} {self.name!r} ({self.get_kind_display()})"
+        return f"{self.family_label} {self.name!r} ({self.get_kind_display()})"
+
+    @property
+    def family_label(self) -> str:
+        return registry.family_label(self.family)
 
     @property
     def is_human(self) -> bool:

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.registry import registry
+
 
 class Upload(models.Model):
     """One file an organizer uploaded: what was asked, how far its import got, and how it ended.
@@ -18,7 +20,7 @@ class Upload(models.Model):
         DONE = "done"
         FAILED = "failed"
 
-    kind = models.CharField(max_length=20)  # an importer's kind (assessor.registry.Importer)
+    kind = models.CharField(max_length=50)  # an importer's kind (assessor.registry.Importer)
     # The upload form's options for this kind, as chosen (replace, source, names...).
     options = models.JSONField(default=dict, blank=True)
     file_name = models.CharField(max_length=255)  # as uploaded, without a folder
@@ -54,6 +56,10 @@ class Upload(models.Model):
 
     def __str__(self) -> str:
         return f"upload {self.pk} {self.kind} {self.file_name} ({self.state})"
+
+    @property
+    def kind_label(self) -> str:
+        return registry.import_label(self.kind)
 
     @property
     def finished(self) -> bool:

@@ -4,15 +4,10 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.registry import registry
+
 
 class AssessorWork(models.Model):
-    class Kind(models.TextChoices):
-        NUGGETS_MANUAL = "nuggets_manual", "ManualNuggets"
-        NUGGETS_AUTO_EDIT = "nuggets_auto_edit", "AutoNuggets+Edits"
-        ASSIGN_MANUAL = "assign_manual", "ManualAssign"
-        SUPPORT_SCRATCH = "support_scratch", "Support from scratch"
-        SUPPORT_POSTEDIT = "support_postedit", "Support with LLM labels"
-
     class Status(models.TextChoices):
         NOT_STARTED = "not_started", "not started"
         IN_PROGRESS = "in_progress", "in progress"
@@ -20,7 +15,8 @@ class AssessorWork(models.Model):
 
     topic = models.ForeignKey("assessor.Topic", on_delete=models.PROTECT, related_name="work")
     assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="work")
-    kind = models.CharField(max_length=20, choices=Kind.choices)
+    # A kind an app declares (assessor.registry.WorkPage); the foundation knows none of them.
+    kind = models.CharField(max_length=50)
     # The nugget set this work creates or labels against, by name (see nuggets.NuggetSet.name).
     nugget_set_name = models.CharField(max_length=100, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.NOT_STARTED)
@@ -61,7 +57,11 @@ class AssessorWork(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} {self.topic_id} ({self.assessor})"
+        return f"{self.kind_label} {self.topic_id} ({self.assessor})"
+
+    @property
+    def kind_label(self) -> str:
+        return registry.work_label(self.kind)
 
 
 class WorkEvent(models.Model):

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "relevance",
     "metaeval",
     "bench",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -80,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "assessor.work.roles.role_context",
+                "assessor.project.nav.nav_context",
                 "assessor.project.open_work.open_work_switch",
             ],
         },

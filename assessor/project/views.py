@@ -9,16 +9,9 @@ from django.shortcuts import render
 from django.urls import Resolver404
 
 from assessor.collection import selectors
-from assessor.collection.pages import url_if_exists
-from assessor.registry import registry
+from assessor.project.nav import organizer_links
 from assessor.work.queue import queue_items
 from assessor.work.roles import Role, user_role
-
-
-def organizer_links() -> list[tuple[str, str, str]]:
-    """(title, description, url) of the organizer's destinations that exist."""
-    links = [(link.title, link.text, url_if_exists(link.url_name)) for link in registry.nav_links]
-    return [(title, text, url) for title, text, url in links if url]
 
 
 @login_required

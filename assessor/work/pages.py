@@ -176,7 +176,7 @@ def reopen_response(request: AuthenticatedRequest, *, work: AssessorWork, back: 
     except WorkError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, f"Reopened {work.get_kind_display()} of topic {work.topic_id}; recorded.")
+        messages.success(request, f"Reopened {work.kind_label} of topic {work.topic_id}; recorded.")
     return redirect(back)
 
 
@@ -202,7 +202,7 @@ def work_notes(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     form = NotesForm(request.POST)
     if form.is_valid():
         work_notes_set(work_id=work.pk, notes=form.cleaned_data["notes"], by=request.user)
-        messages.success(request, f"Notes of {work.get_kind_display()} of topic {work.topic_id} saved.")
+        messages.success(request, f"Notes of {work.kind_label} of topic {work.topic_id} saved.")
     else:
         messages.error(request, "The notes are too long (at most 5000 characters).")
     back = request.POST.get("next", "")

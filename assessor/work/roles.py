@@ -6,6 +6,7 @@ One place decides what a user is; views ask through `role_required`.
 from collections.abc import Callable
 from enum import StrEnum
 from functools import wraps
+from pathlib import Path
 from typing import cast
 
 from django.contrib.auth.decorators import login_required
@@ -81,14 +82,24 @@ def role_context(request: HttpRequest) -> dict:
     return {"role": role.value if role else None}
 
 
-PROJECT_APPS = ("assessor", "nuggets", "assignment", "support", "metaeval")
+def project_apps() -> list[str]:
+    """The labels of the installed apps that are part of this project (not Django's or a library's)."""
+    from django.apps import apps
+    from django.conf import settings
+
+    base = Path(settings.BASE_DIR).resolve()
+    return [
+        config.label
+        for config in apps.get_app_configs()
+        if Path(config.path).resolve().is_relative_to(base) and "site-packages" not in Path(config.path).parts
+    ]
 
 
 def roles_ensure(**_kwargs) -> None:
     """Create the role groups and their permissions (run after every migrate)."""
     from django.contrib.auth.models import Permission
 
-    project_perms = Permission.objects.filter(content_type__app_label__in=PROJECT_APPS)
+    project_perms = Permission.objects.filter(content_type__app_label__in=project_apps())
     admin, _ = Group.objects.get_or_create(name=Role.ADMIN.value)
     admin.permissions.set(Permission.objects.all())
     organizer, _ = Group.objects.get_or_create(name=Role.ORGANIZER.value)

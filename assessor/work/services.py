@@ -21,8 +21,6 @@ from assessor.work.access import assessor_work
 from assessor.work.roles import Role, user_role
 from assessor.work.timing import active_increment, idle_limit_seconds
 
-NUGGET_KINDS = (AssessorWork.Kind.NUGGETS_MANUAL, AssessorWork.Kind.NUGGETS_AUTO_EDIT)
-
 
 class WorkError(Exception):
     """A refused change to a piece of work; the message is meant for the person who asked."""
@@ -81,7 +79,7 @@ def work_give(
         existing = AssessorWork.objects.filter(topic=topic, kind=kind, independent=False).first()
     if existing is not None:
         raise WorkError(
-            f"Topic {topic.pk} already has {existing.get_kind_display()} work (given to {existing.assessor})."
+            f"Topic {topic.pk} already has {existing.kind_label} work (given to {existing.assessor})."
         )
     work = AssessorWork.objects.create(
         topic=topic,

@@ -44,7 +44,7 @@ def topic_choices() -> list[TopicChoice]:
     for item in work:
         if item.topic_id in choices:
             choices[item.topic_id].work.append(
-                (item.get_kind_display(), item.assessor.get_username(), item.get_status_display())
+                (item.kind_label, item.assessor.get_username(), item.get_status_display())
             )
     return sorted(choices.values(), key=lambda choice: choice.topic_id)
 

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from assessor.models import Citation, Job
 from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
+from support import kinds as support_kinds
 from support.models import SupportLabel
 from tests.builders import (
     make_answer,
@@ -39,7 +40,7 @@ def made():
     batch = make_batch(file_name="nist.jl")
     # A finished job: the labels of a running one are provisional and not exported.
     job = Job.objects.create(
-        kind=Job.Kind.AUTO_SUPPORT, output_name="auto", model="m", endpoint_name="local", status=Job.Status.DONE
+        kind=support_kinds.AUTO_SUPPORT, output_name="auto", model="m", endpoint_name="local", status=Job.Status.DONE
     )
     topic = make_topic("2024-1")
     segment = make_segment("doc#0_0")

@@ -26,11 +26,13 @@ from assessor.work.lifecycle import open_work_included
 from assessor.work.roles import Role
 from assessor.work.services import WorkError
 from assignment import judging
+from assignment import kinds as assignment_kinds
 from assignment.auto import auto_assign_job_create, auto_assign_rerun_create
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from assignment.selectors import conditions_from_labels, conditions_list, nugget_scores, nugget_scores_from_labels
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
+from support import kinds as support_kinds
 from support import services as support_services
 from support.importing import support_import
 from support.judging import SUPPORT_KINDS, topic_pairs
@@ -98,7 +100,7 @@ class World:
         ]
         self.support = [
             support_services.support_work_give(
-                topic=w.topic, assessor=w.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=self.organizer
+                topic=w.topic, assessor=w.assessor, kind=support_kinds.SUPPORT_SCRATCH, by=self.organizer
             )
             for w in self.nugget_works
         ]
@@ -146,7 +148,7 @@ class World:
     def assign_reopen(self) -> None:
         work = self._fresh(self.rng.choice(self.assign))
         if work.status == AssessorWork.Status.SUBMITTED:
-            judge_work_reopen(work_id=work.pk, by=self.organizer, kinds=[AssessorWork.Kind.ASSIGN_MANUAL])
+            judge_work_reopen(work_id=work.pk, by=self.organizer, kinds=[assignment_kinds.ASSIGN_MANUAL])
 
     def support_label(self) -> None:
         work = self._fresh(self.rng.choice(self.support))

@@ -8,6 +8,7 @@ from django.urls import reverse
 from assessor.models import AssessorWork, AuditEntry, Job, LabelSource, Qrel, QrelSource
 from assessor.work.roles import Role
 from metaeval.models import ImportedScore, ScoreTable
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 from tests.builders import (
     make_answer,
@@ -71,7 +72,7 @@ def test_a_qrels_source_is_deleted_after_confirmation_and_the_deletion_is_audite
 
 def test_a_qrels_source_a_job_read_is_refused_with_the_reason(organizer):
     make_qrel(make_topic(), make_segment(), grade=2, source="umbrela")
-    job = Job.objects.create(kind=Job.Kind.AUTO_NUGGETS, output_name="auto", params={"qrels": "umbrela"})
+    job = Job.objects.create(kind=nugget_kinds.AUTO_NUGGETS, output_name="auto", params={"qrels": "umbrela"})
     confirm = organizer.get(delete_url("qrels", "umbrela")).content.decode()
     reason = f"LLM jobs read it: #{job.pk} (what they made came from these grades)"
     assert reason in confirm and "<button" not in confirm.split("<main>")[1]
@@ -122,7 +123,7 @@ def test_the_nist_qrels_stay_while_assessors_make_nuggets_from_them(organizer):
     topic = make_topic()
     make_qrel(topic, make_segment(), grade=2, source="nist")
     make_qrel(topic, make_segment(), grade=2, source="other")
-    AssessorWork.objects.create(topic=topic, assessor=make_user(), kind=AssessorWork.Kind.NUGGETS_MANUAL)
+    AssessorWork.objects.create(topic=topic, assessor=make_user(), kind=nugget_kinds.NUGGETS_MANUAL)
     page = organizer.get(reverse("collection:upload")).content.decode()
     assert uploads_listed(page, "qrels") == {
         "nist": "1 grade | kept: assessors&#x27; nugget work reads its relevant segments (1 topic)",

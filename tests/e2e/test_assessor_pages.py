@@ -13,6 +13,7 @@ from assessor.models import AssessorWork, Segment
 from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
 from nuggets.models import NuggetSet
 from nuggets.services import nugget_operation_apply
+from support import kinds as support_kinds
 from support.judging import topic_pairs
 from tests.scenarios import HUMAN_NUGGETS, give_assign, give_support, make_given_topic, make_scenario, nugget_set_of
 
@@ -78,7 +79,7 @@ def centred(page, selector: str) -> bool:
 def test_h_opens_the_guidelines_on_the_judging_pages_centred(open_as, tmp_path):
     scenario = make_scenario()
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
 
     page = open_as(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
     assert not page.locator("#guidelines").is_visible()
@@ -152,7 +153,7 @@ def test_label_buttons_show_their_key_and_pressed_labels_are_green_yellow_red(op
     # An unpressed button stays light.
     assert min(rgb(page, "#rows li.jrow:nth-child(1) button.choice:not(.on)")) > 200
 
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
     page.keyboard.press("f")
     settled(page)
@@ -167,7 +168,7 @@ def test_label_buttons_show_their_key_and_pressed_labels_are_green_yellow_red(op
 def test_the_last_label_offers_the_submit_which_asks_first_then_links_to_the_next_work(open_as, tmp_path):
     scenario = make_scenario()
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     for number in (1, 2):
         label(assign, number, ["support"] * 3)
     label(assign, 3, ["support", "support"])
@@ -226,7 +227,7 @@ def marks(page, selector: str) -> list[str]:
 
 def test_shared_words_are_marked_in_the_sentence_and_its_passage(open_as, tmp_path):
     scenario = make_scenario()
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
     # "Answer N says the capital is Exampleton." against "The capital of the example country is
     # Exampleton, since 1901.": "capital" and "Exampleton" (4+ letters, not stop words); not "the", "is".
@@ -246,7 +247,7 @@ def test_a_possessive_shares_its_word(open_as, tmp_path):
     Segment.objects.filter(text__startswith="The capital of the example country").update(
         text="Exampleton’s status as the capital dates from 1901; the country's capital moved once."
     )
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
     first = "#rows li.jrow:nth-child(1)"
     # "Answer N says the capital is Exampleton.": "Exampleton’s" is Exampleton; "country's" is in no sentence.
@@ -286,7 +287,7 @@ def test_the_segment_filter_marks_and_counts_its_matches(open_as, tmp_path):
 def test_the_queue_page(open_as, tmp_path):
     scenario = make_scenario()
     assign = give_assign(scenario)
-    give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("home"))
     page.screenshot(path=str(tmp_path / "queue.png"))
     rows = page.locator("#work-queue tbody tr")
@@ -357,8 +358,8 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
     add_nuggets(manual, ["a vital fact", "an okay fact"])
     post_edit = make_given_topic(condition=NuggetSet.Kind.AUTO_EDIT, assessor=scenario.assessor)
     assign = give_assign(scenario)
-    scratch = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
-    postedit = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    scratch = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
+    postedit = give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
     nugget_terms = ["A fact a good answer must contain.", "Worth having in an answer, but not essential."]
     assign_terms = ["The answer fully states the nugget's fact.", "The fact is not in the answer."]
     support_terms = [

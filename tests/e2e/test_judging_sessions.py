@@ -6,6 +6,7 @@ from django.urls import reverse
 from assessor.models import AssessorWork
 from assignment.judging import answer_order
 from assignment.models import AssignmentLabel
+from support import kinds as support_kinds
 from support.judging import topic_pairs
 from support.models import SupportLabel
 from tests.e2e.keys import judge_every_answer_by_keyboard, press, settled, submit
@@ -64,7 +65,7 @@ def test_a_manual_assign_session_by_keyboard(open_as):
 
 def test_support_from_scratch_by_keyboard(open_as):
     scenario = make_scenario()
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
     assert page.locator(".shown-note").count() == 0
     judge_every_answer_by_keyboard(page, "f", 3)
@@ -79,7 +80,7 @@ def test_support_from_scratch_by_keyboard(open_as):
 
 def test_support_post_editing_by_keyboard(open_as):
     scenario = make_scenario()
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    work = give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
     pairs = topic_pairs(work=work)
     # An answer with two pairs (the third run's second pair cites a segment without text).
     number = next(n for n, answer_id in enumerate(pairs.order, start=1) if len(pairs.pairs_of[answer_id]) == 2)
@@ -129,7 +130,7 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
 
 def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_as):
     scenario = make_scenario()
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
     page.route("**/label/", lambda route: route.abort())
     settled(page)  # the page's script is running and has nothing queued

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from assessor.models import AuditEntry, Job, LLMCall, PromptTemplate, QrelSource
 from assessor.work.roles import Role
+from assignment import kinds as assignment_kinds
 from tests.builders import make_answer, make_nugget_set, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -147,9 +148,9 @@ def test_an_upload_made_by_mistake_is_deleted_after_a_confirmation_and_audited(o
 
 def test_a_job_shows_cancel_while_it_runs_and_resume_once_it_stopped(open_as):
     organizer = make_user(Role.ORGANIZER)
-    running = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="a", status=Job.Status.RUNNING)
-    stopped = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="b", status=Job.Status.CANCELLED)
-    done = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="c", status=Job.Status.DONE)
+    running = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="a", status=Job.Status.RUNNING)
+    stopped = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="b", status=Job.Status.CANCELLED)
+    done = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="c", status=Job.Status.DONE)
 
     def actions(job: Job) -> list[str]:
         page = open_as(organizer, reverse("jobs:detail", args=[job.pk]))
@@ -161,7 +162,7 @@ def test_a_job_shows_cancel_while_it_runs_and_resume_once_it_stopped(open_as):
 
 
 def test_an_opened_call_log_message_wraps_inside_the_page(open_as, tmp_path):
-    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="a", status=Job.Status.DONE)
+    job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="a", status=Job.Status.DONE)
     prompt = PromptTemplate.objects.create(name="assign", version=1, system="s", user="u")
     long_line = " ".join(f"word{i}" for i in range(400))
     LLMCall.objects.create(
@@ -212,7 +213,7 @@ def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_o
     topic = make_topic("2024-1", "why bees see ultraviolet")
     make_nugget_set(topic, name="nist")
     taken = Job.objects.create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE, model="m", endpoint_name="default"
+        kind=assignment_kinds.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE, model="m", endpoint_name="default"
     )
     make_user(Role.ASSESSOR, username="bob")
     organizer = make_user(Role.ORGANIZER)

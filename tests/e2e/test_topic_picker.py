@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from assessor.models import AssessorWork
 from assessor.work.roles import Role
+from nuggets import kinds as nugget_kinds
 from tests.builders import make_qrel, make_segment, make_topic, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -17,7 +18,7 @@ def make_topics() -> None:
     make_topic("2024-2", "how tides work")
     make_topic("2024-3", "what bees eat")
     AssessorWork.objects.create(
-        topic=bees, assessor=make_user(Role.ASSESSOR, username="alice"), kind=AssessorWork.Kind.NUGGETS_MANUAL
+        topic=bees, assessor=make_user(Role.ASSESSOR, username="alice"), kind=nugget_kinds.NUGGETS_MANUAL
     )
 
 

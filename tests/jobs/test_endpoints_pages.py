@@ -6,6 +6,7 @@ from django.urls import reverse
 from assessor.jobs.engine import job_run_sync
 from assessor.models import Job, LLMEndpoint
 from assessor.work.roles import Role
+from assignment import kinds as assignment_kinds
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic, make_user
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +87,7 @@ def test_a_wrong_endpoint_is_refused_on_the_form(organizer, two_llm_endpoints, f
 def test_an_endpoint_is_removed_unless_a_job_of_it_is_open(organizer, two_llm_endpoints, monkeypatch, collection):
     monkeypatch.setenv("GAMMA_KEY", "secret-of-gamma")
     organizer.post(reverse("jobs:endpoints"), NEW_ENDPOINT)
-    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="g", model="model-gamma", endpoint_name="gamma")
+    job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="g", model="model-gamma", endpoint_name="gamma")
     organizer.post(reverse("jobs:endpoint_delete", args=["gamma"]))
     assert LLMEndpoint.objects.filter(name="gamma").exists()
     Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)

@@ -1,9 +1,10 @@
 """Small hand-built conditions for the meta-evaluation tests (offered as fixtures by conftest.py)."""
 
 from assessor.collection.kept_scores import scores_refresh
-from assessor.models import ImportBatch
+from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
+from support import kinds as support_kinds
 from support.models import SupportLabel
 from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, source_of
 
@@ -26,7 +27,7 @@ AUTO = {
 
 
 def build_conditions() -> dict:
-    batch = make_batch(kind=ImportBatch.Kind.ASSIGNMENTS)
+    batch = make_batch(kind=assignment_kinds.IMPORT_ASSIGNMENTS)
     topics = {topic_id: make_topic(topic_id) for topic_id in NUGGETS}
     runs = {run_id: make_run(run_id) for run_id in ("r1", "r2", "r3")}
     nuggets = {}
@@ -56,7 +57,7 @@ def build_conditions() -> dict:
 
 
 def build_support() -> None:
-    batch = make_batch(kind=ImportBatch.Kind.SUPPORT)
+    batch = make_batch(kind=support_kinds.IMPORT_SUPPORT)
     topic = make_topic("t9")
     segment = make_segment()
     citations = []

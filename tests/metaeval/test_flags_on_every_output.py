@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from assessor.models import Job, LabelSource, Qrel, QrelSource
 from assessor.work.roles import Role
+from relevance import kinds as relevance_kinds
 from tests.builders import (
     make_answer,
     make_assignment_label,
@@ -94,7 +95,7 @@ def test_the_qrels_agreement_counts_a_running_job_only_when_asked():
     segments = [make_segment() for _ in range(2)]
     for segment in segments:
         make_qrel(topic, segment, grade=2, source="nist")
-    job = Job.objects.create(kind=Job.Kind.UMBRELA, output_name="umb", model="m", status=Job.Status.RUNNING)
+    job = Job.objects.create(kind=relevance_kinds.UMBRELA, output_name="umb", model="m", status=Job.Status.RUNNING)
     source = QrelSource.objects.create(name="umb", job=job, source=source_of("qrels", "umb", kind="llm"))
     for segment in segments:
         Qrel.objects.create(source=source, topic=topic, segment=segment, grade=2, job=job)

@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 from scipy.stats import kendalltau
 
 from assessor.models import ImportBatch
+from metaeval import kinds as metaeval_kinds
 from metaeval.models import ImportedScore, ScoreTable
 from metaeval.sources import source_parse, source_scores
 from tests.builders import make_run
@@ -82,7 +83,7 @@ def test_importing_the_same_file_twice_adds_nothing(write_file):
     call_command("import_scores", str(path), "--name", "official", stdout=StringIO())
     call_command("import_scores", str(path), "--name", "official", stdout=StringIO())
     assert ImportedScore.objects.count() == 8
-    assert ImportBatch.objects.filter(kind=ImportBatch.Kind.SCORES).count() == 1
+    assert ImportBatch.objects.filter(kind=metaeval_kinds.IMPORT_SCORES).count() == 1
 
 
 def test_a_contradicting_table_is_an_error_unless_replace(write_file):

@@ -10,8 +10,10 @@ from assessor.models import AssessorWork, Job, LabelSource
 from assessor.work.roles import Role
 from assessor.work.services import WorkError
 from assignment import judging
+from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from metaeval.replicates import replicate_agreement
+from support import kinds as support_kinds
 from support import services
 from tests.builders import make_user
 from tests.scenarios import Scenario, give_assign
@@ -74,14 +76,14 @@ def test_the_first_person_cannot_be_their_own_replicate_and_only_human_work_has_
 
 def test_a_support_replicate_is_from_scratch_and_post_editing_has_none(scenario):
     first = services.support_work_give(
-        topic=scenario.topic, assessor=scenario.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=None
+        topic=scenario.topic, assessor=scenario.assessor, kind=support_kinds.SUPPORT_SCRATCH, by=None
     )
     second = services.support_replicate_give(
         topic=scenario.topic, assessor=make_user(), by=None, of_method="scratch", method_name="scratch-2"
     )
-    assert second.kind == AssessorWork.Kind.SUPPORT_SCRATCH and second.source.replicate_of == first.source
+    assert second.kind == support_kinds.SUPPORT_SCRATCH and second.source.replicate_of == first.source
     services.support_work_give(
-        topic=scenario.topic, assessor=scenario.assessor, kind=AssessorWork.Kind.SUPPORT_POSTEDIT, by=None
+        topic=scenario.topic, assessor=scenario.assessor, kind=support_kinds.SUPPORT_POSTEDIT, by=None
     )
     with pytest.raises(WorkError, match="only from-scratch judging has one"):
         services.support_replicate_give(
@@ -107,7 +109,7 @@ def test_the_replicate_sees_none_of_the_first_persons_labels_nor_any_llm_output(
 def make_llm_labels(scenario: Scenario, labels: list[list[str]]) -> None:
     """An LLM assigner's finished job with these labels on the scenario's answers."""
     job = Job.objects.create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name="llm-judge", model="fake-llm", status=Job.Status.DONE
+        kind=assignment_kinds.AUTO_ASSIGN, output_name="llm-judge", model="fake-llm", status=Job.Status.DONE
     )
     source = LabelSource.objects.create(
         family="assignment", name="llm-judge", kind=LabelSource.Kind.LLM, model="fake-llm", job=job

@@ -11,9 +11,11 @@ from assessor.jobs.engine import job_run_sync
 from assessor.models import AssessorWork, Citation, LabelSource
 from assessor.work.roles import Role
 from assignment import judging
+from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from metaeval.models import Study
 from metaeval.studies import StudyError, disagreements, disagreements_sample, study_create, study_report
+from support import kinds as support_kinds
 from support import services
 from support.judging import support_page_load, topic_pairs
 from tests.builders import make_assignment_label, make_support_label, make_user
@@ -117,7 +119,7 @@ def test_a_study_gives_the_judgeable_disagreements_as_restricted_blind_work(scen
     study = support_study(scenario, k=3)
     work = AssessorWork.objects.get(source=study.judge)
     judgeable = {citation_of(scenario, a, s).pk for a, s in PAIRS}
-    assert work.kind == AssessorWork.Kind.SUPPORT_SCRATCH and work.independent
+    assert work.kind == support_kinds.SUPPORT_SCRATCH and work.independent
     assert len(work.items) == 3 and set(work.items) <= judgeable
     assert study.sample == {scenario.topic.pk: work.items}
     assert study.judge.kind == LabelSource.Kind.PERSON and study.created_by == scenario.organizer
@@ -151,7 +153,7 @@ def test_the_independent_assessor_sees_only_the_sample_in_its_order_and_no_earli
 def test_the_person_who_made_one_of_the_labels_is_not_the_independent_assessor(scenario):
     plant_support_sources(scenario)
     first = services.support_work_give(
-        topic=scenario.topic, assessor=scenario.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=None
+        topic=scenario.topic, assessor=scenario.assessor, kind=support_kinds.SUPPORT_SCRATCH, by=None
     )
     judge_all(first, {citation_of(scenario, a, s).pk: label for (a, s), label in zip(PAIRS, SOURCE_A, strict=True)})
     with pytest.raises(StudyError, match="independent judging needs someone else"):
@@ -215,7 +217,7 @@ def test_an_assignment_study_restricts_the_manual_assign_page_to_the_sampled_nug
     work = AssessorWork.objects.get(source=study.judge)
     first_nugget = scenario.nuggets[0].pk
     assert len(work.items) == 2 and all(nugget == first_nugget for _answer, nugget in work.items)
-    assert work.kind == AssessorWork.Kind.ASSIGN_MANUAL and work.nugget_set_name == "manual"
+    assert work.kind == assignment_kinds.ASSIGN_MANUAL and work.nugget_set_name == "manual"
     assert judging.answer_order(work=work) == [answer for answer, _nugget in work.items]
     page = judging.assign_page_load(work=work)
     assert [n.pk for n in page.nuggets] == [first_nugget] and page.labels == {} and page.labels_total == 2

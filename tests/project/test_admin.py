@@ -21,7 +21,8 @@ from assessor.models import (
     WorkEvent,
     WorkOperation,
 )
-from assessor.work.roles import PROJECT_APPS, Role
+from assessor.work.roles import Role, project_apps
+from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from metaeval.models import ImportedScore, ScoreTable
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
@@ -42,7 +43,7 @@ pytestmark = pytest.mark.django_db
 
 
 def project_models() -> list:
-    return [model for app in PROJECT_APPS for model in apps.get_app_config(app).get_models()]
+    return [model for app in project_apps() for model in apps.get_app_config(app).get_models()]
 
 
 @pytest.fixture
@@ -86,12 +87,12 @@ def one_of_everything(superuser):
         label=2,
         imported_from=batch,
     )
-    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="gpt", model="gpt-4o")
+    job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="gpt", model="gpt-4o")
     item = JobItem.objects.create(job=job, key="answer-1")
     prompt = PromptTemplate.objects.create(name="assign", version=1, system="s", user="u", sha256="0" * 64)
     LLMCall.objects.create(job=job, item=item, prompt=prompt, model="gpt-4o", messages=[], cache_key="k")
     work = AssessorWork.objects.create(
-        topic=topic, assessor=make_user(Role.ASSESSOR), kind=AssessorWork.Kind.ASSIGN_MANUAL
+        topic=topic, assessor=make_user(Role.ASSESSOR), kind=assignment_kinds.ASSIGN_MANUAL
     )
     WorkEvent.objects.create(work=work, user=superuser, action="submit")
     WorkOperation.objects.create(work=work, op_id="op-1", answer={"label": "support"})
@@ -194,3 +195,10 @@ def test_change_lists_cost_a_fixed_number_of_queries(client, superuser):
     big = change_list_query_counts(client)
     grown = {url: (small[url], big[url]) for url in small if small[url] != big[url]}
     assert grown == {}
+
+
+def test_the_project_apps_are_ours_and_no_library():
+    """The organizer's permissions cover the project's own apps, whatever they are, and no library's."""
+    labels = project_apps()
+    assert {"assessor", "nuggets", "assignment", "support", "metaeval"} <= set(labels)
+    assert not {"axes", "django_htmx", "admin", "auth"} & set(labels)

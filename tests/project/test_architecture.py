@@ -4,7 +4,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-APPS = ("nuggets", "assignment", "support", "relevance", "metaeval", "bench")
+APPS = ("nuggets", "assignment", "support", "relevance", "metaeval", "bench", "demo")
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -29,11 +29,12 @@ from assessor.models import (
 from assessor.work.roles import Role, user_role
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
+from support import kinds as support_kinds
 from support.models import SupportLabel
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(__file__).resolve().parents[2] / "assessor" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "data"
 ACCOUNTS = {
     "organizer": ("organizer-demo", Role.ORGANIZER),
     "assessor1": ("assessor-demo", Role.ASSESSOR),
@@ -180,7 +181,7 @@ def test_the_demo_work_starts_empty_beside_nist_s_labels():
     _load_demo()
     works = list(AssessorWork.objects.select_related("source"))
     assert works and all(work.source is not None and work.source.kind == "person" for work in works)
-    support_work = next(work for work in works if work.kind == AssessorWork.Kind.SUPPORT_SCRATCH)
+    support_work = next(work for work in works if work.kind == support_kinds.SUPPORT_SCRATCH)
     page = support_page_load(work=support_work)
     assert page.pairs_done == 0 and page.pairs_total > 0
     # The same topic's pairs are judged in NIST's file, under its own name.

@@ -7,6 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from assessor.models import Job
+from assignment import kinds as assignment_kinds
 from tests.builders import make_topic
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,7 @@ def test_the_home_page_cards_name_the_pages_as_the_menu_does(organizer):
 
 
 def job_buttons(organizer, status: str) -> list[str]:
-    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="auto", params={}, status=status)
+    job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="auto", params={}, status=status)
     page = organizer.get(reverse("jobs:detail", args=[job.pk])).content.decode()
     progress = page.split('id="progress"', 1)[1].split("</section>", 1)[0]
     return [re.sub(r"\s+", " ", text).strip() for text in re.findall(r"<button[^>]*>(.*?)</button>", progress, re.S)]

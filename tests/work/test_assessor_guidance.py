@@ -13,6 +13,7 @@ from assessor.work.queue import queue_items
 from assessor.work.roles import Role
 from assignment.judging import assign_submit, assign_work_give, assignment_label_save
 from nuggets.services import nugget_operation_apply, nugget_set_submit
+from support import kinds as support_kinds
 from support.services import support_work_give
 from tests.builders import make_qrel, make_segment, make_user
 from tests.scenarios import give_assign, give_support, make_given_topic, make_scenario, nugget_set_of
@@ -56,7 +57,7 @@ def label(work: AssessorWork, scenario, *, answers: int, nuggets: int = 3) -> No
 
 def test_each_page_defines_its_labels_in_the_help_dialog(scenario):
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     nuggets = make_given_topic(condition="manual")
 
     text = guidelines(page_of(scenario.assessor, reverse("judge:assign", args=[assign.pk])))
@@ -100,7 +101,7 @@ def test_an_organizer_writes_notes_the_assessor_reads_in_the_guidelines(scenario
 
 
 def test_every_organizer_work_page_has_the_notes_form(scenario):
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     nuggets = make_given_topic(condition="manual", organizer=scenario.organizer)
     organizer = client_for(scenario.organizer)
     pages = [
@@ -134,7 +135,7 @@ def test_a_page_without_notes_shows_none(scenario):
 
 def test_label_buttons_show_their_key_and_wear_their_tone(scenario):
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     html = page_of(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
     row = re.search(r'<li class="jrow.*?</li>', html, re.S).group(0)
     buttons = re.findall(
@@ -162,7 +163,7 @@ def test_label_buttons_show_their_key_and_wear_their_tone(scenario):
 
 def test_an_open_topic_asks_before_submitting_and_a_frozen_one_links_to_the_next_work(scenario):
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     html = page_of(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
     assert '<dialog id="submit-confirm"' in html
     assert 'id="all-done" hidden' in html  # no label yet
@@ -199,7 +200,7 @@ def test_the_queue_lists_work_in_dependency_order_with_what_is_left_and_one_time
     nuggets = make_given_topic(condition="manual", assessor=assessor, organizer=scenario.organizer)
     later = assign_work_give(topic=nuggets.topic, assessor=assessor, by=scenario.organizer)
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     label(assign, scenario, answers=1, nuggets=1)
     AssessorWork.objects.filter(pk=assign.pk).update(active_seconds=750)
     AssessorWork.objects.filter(pk=support.pk).update(status=AssessorWork.Status.SUBMITTED, active_seconds=45)
@@ -275,13 +276,13 @@ def test_the_queue_costs_the_same_queries_for_one_topic_or_three():
 
     one = make_scenario()
     give_assign(one)
-    give_support(one, AssessorWork.Kind.SUPPORT_SCRATCH)
+    give_support(one, support_kinds.SUPPORT_SCRATCH)
     make_given_topic(condition="manual", assessor=one.assessor, organizer=one.organizer)
     baseline = queries_for(one.assessor)
     for _ in range(2):
         more = make_given_topic(condition="manual", assessor=one.assessor, organizer=one.organizer)
         assign_work_give(topic=more.topic, assessor=one.assessor, by=one.organizer)
         support_work_give(
-            topic=more.topic, assessor=one.assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=one.organizer
+            topic=more.topic, assessor=one.assessor, kind=support_kinds.SUPPORT_SCRATCH, by=one.organizer
         )
     assert queries_for(one.assessor) == baseline

@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
 from assessor.models import AssessorWork, Citation
+from support import kinds as support_kinds
 from tests.scenarios import RUN_NAMES, give_assign, give_support
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +107,7 @@ def judge_all_pairs(browser: Recorder, work: AssessorWork, label: str) -> None:
 
 
 def test_support_from_scratch_pages_show_no_llm_label_and_no_run(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     browser = Recorder(scenario.assessor)
     browser.get("/")
     for number in (1, 2, 3):
@@ -123,7 +124,7 @@ def test_support_from_scratch_pages_show_no_llm_label_and_no_run(scenario):
 
 
 def test_post_editing_shows_the_llm_label_but_not_its_name_nor_the_runs(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    work = give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
     browser = Recorder(scenario.assessor)
     body = browser.get(reverse("support:judge", args=[work.pk])).content.decode()
     # The planted LLM label (PS = 1) is shown and pre-selected, not yet the assessor's.
@@ -134,7 +135,7 @@ def test_post_editing_shows_the_llm_label_but_not_its_name_nor_the_runs(scenario
 
 
 def test_missing_text_pairs_are_not_shown_as_empty_but_listed_for_the_organizer(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     browser = Recorder(scenario.assessor)
     bodies = [browser.get(reverse("support:answer", args=[work.pk, n])).content.decode() for n in (1, 2, 3)]
     assert scenario.missing_segment_id not in "".join(bodies)

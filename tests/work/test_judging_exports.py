@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from assessor.models import AssessorWork
 from assessor.work.lifecycle import open_work_included
 from assignment import judging
 from assignment.exporting import assignments_lines
+from support import kinds as support_kinds
 from support import services
 from support.exporting import support_lines
 from tests.scenarios import give_assign, give_support, make_scenario
@@ -41,7 +41,7 @@ def test_manual_assign_labels_are_exported_under_the_condition():
 
 def test_post_edited_support_labels_are_exported_under_their_method():
     scenario = make_scenario()
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    work = give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
     services.support_label_save(
         work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label="0",
         previous="", expected_version=work.version,

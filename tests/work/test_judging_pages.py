@@ -6,9 +6,11 @@ from django.urls import reverse
 
 from assessor.models import AssessorWork, WorkEvent
 from assessor.work.roles import Role
+from assignment import kinds as assignment_kinds
 from assignment.judging import assign_work_give
 from assignment.models import AssignmentLabel
 from nuggets.models import NuggetSet
+from support import kinds as support_kinds
 from support.models import SupportLabel
 from support.services import support_work_give
 from tests.builders import make_topic, make_user, source_of
@@ -39,7 +41,7 @@ def assessor_urls(assign: AssessorWork, support: AssessorWork) -> list[tuple[str
 
 def test_permissions_by_url(scenario):
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     other_assessor = make_user(Role.ASSESSOR)
     for method, url in assessor_urls(assign, support):
         anonymous = getattr(client_for(None), method)(url)
@@ -61,7 +63,7 @@ def test_permissions_by_url(scenario):
 
 
 def test_a_wrong_kind_of_work_is_not_found(scenario):
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     client = client_for(scenario.assessor)
     assert client.get(reverse("judge:answer", args=[support.pk, 1])).status_code == 404
     assert client.get(reverse("support:answer", args=[support.pk, 9])).status_code == 404
@@ -84,7 +86,7 @@ def test_organizer_gives_work_sees_progress_and_reopens(scenario):
         reverse("judge:organize"), {"topics": scenario.topic.pk, "assessor": scenario.assessor.pk, "nuggets": ""}
     )
     assert response.status_code == 302
-    work = AssessorWork.objects.get(kind=AssessorWork.Kind.ASSIGN_MANUAL)
+    work = AssessorWork.objects.get(kind=assignment_kinds.ASSIGN_MANUAL)
     assert (work.assessor, work.nugget_set_name) == (scenario.assessor, "manual")
     response = organizer.post(
         reverse("support:organize"),
@@ -96,7 +98,7 @@ def test_organizer_gives_work_sees_progress_and_reopens(scenario):
         },
     )
     assert response.status_code == 302
-    postedit = AssessorWork.objects.get(kind=AssessorWork.Kind.SUPPORT_POSTEDIT)
+    postedit = AssessorWork.objects.get(kind=support_kinds.SUPPORT_POSTEDIT)
     # A topic's human work belongs to one assessor: another one is refused, and nothing is given.
     other = make_user(Role.ASSESSOR)
     refused = organizer.post(
@@ -176,7 +178,7 @@ def test_a_topic_without_answers_sends_the_assessor_home_with_a_note(scenario):
 
 def test_organizer_sees_time_per_answer_and_per_pair_with_runs(scenario):
     assign = give_assign(scenario)
-    postedit = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    postedit = give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
     assessor = client_for(scenario.assessor)
     fields = {"nugget": scenario.nuggets[0].pk, "label": "support", "previous": "", "version": 0}
     assessor.post(reverse("judge:label", args=[assign.pk, 2]), fields)
@@ -194,7 +196,7 @@ def test_organizer_sees_time_per_answer_and_per_pair_with_runs(scenario):
 def test_a_replayed_save_is_applied_once_and_answered_as_the_first_time(scenario):
     """The script retries a save whose answer it lost with the same op_id: nothing is written twice."""
     assign = give_assign(scenario)
-    support = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     assessor = client_for(scenario.assessor)
     nugget = scenario.nuggets[0]
     assign_url = reverse("judge:label", args=[assign.pk, 1])

@@ -12,6 +12,7 @@ from assessor.work.services import WorkError
 from assignment import judging
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet
+from support import kinds as support_kinds
 from support import services
 from support.judging import support_page_load, support_progress, topic_pairs
 from support.models import SupportLabel
@@ -201,7 +202,7 @@ def support_save(work, number, sentence, label, previous=""):
 
 
 def test_pairs_are_first_citations_with_text_and_the_rest_is_left_out(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     pairs = topic_pairs(work=work)
     # Two pairs per answer (sentences 0 and 2), but the third run's sentence 2 cites a segment without text.
     assert pairs.total == 5
@@ -213,7 +214,7 @@ def test_pairs_are_first_citations_with_text_and_the_rest_is_left_out(scenario):
 
 
 def test_scratch_labels_are_saved_without_anything_shown(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     label = support_save(work, 1, 0, "2")
     assert (label.method, label.method_kind, label.label, label.shown_label, label.shown_from) == (
         "scratch", "scratch", 2, None, None
@@ -225,7 +226,7 @@ def test_scratch_labels_are_saved_without_anything_shown(scenario):
 
 
 def test_postedit_keeps_the_label_shown_its_source_and_whether_it_changed(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+    work = give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
     assert work.nugget_set_name == LLM_METHOD
     page = support_page_load(work=work, number=1)
     assert {row.shown for row in page.pairs} == {1}
@@ -242,11 +243,11 @@ def test_postedit_keeps_the_label_shown_its_source_and_whether_it_changed(scenar
 def test_postedit_needs_llm_labels():
     scenario = make_scenario(plant_llm=False)
     with pytest.raises(WorkError, match="no automatic support labels"):
-        give_support(scenario, AssessorWork.Kind.SUPPORT_POSTEDIT)
+        give_support(scenario, support_kinds.SUPPORT_POSTEDIT)
 
 
 def test_support_submit_needs_every_pair_and_the_conflict_check_works(scenario):
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     pairs = topic_pairs(work=work)
     for number, answer_id in enumerate(pairs.order, start=1):
         for citation in Citation.objects.filter(pk__in=pairs.pairs_of[answer_id]).select_related("sentence"):

@@ -9,12 +9,14 @@ from django.urls import reverse
 
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
-from assessor.models import AssessorWork, Job, LabelSource
+from assessor.models import Job, LabelSource
 from assessor.sources import SourceRefused, source_claim
 from assessor.work.services import WorkError
 from assignment import judging
+from assignment import kinds as assignment_kinds
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
+from support import kinds as support_kinds
 from support import services
 from support.judging import support_page_load, topic_pairs
 from support.models import SupportLabel
@@ -81,7 +83,7 @@ def test_the_command_refuses_it_too(llm_server):
 def test_imports_cannot_write_into_people_s_names(write_file):
     scenario = make_scenario(plant_llm=False)
     give_assign(scenario)
-    give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     line = {
         "qid": scenario.topic.pk,
         "run_id": "SECRETRUN-alpha",
@@ -107,11 +109,11 @@ def test_imports_cannot_write_into_people_s_names(write_file):
 
 def test_an_llm_source_takes_no_other_model():
     job = Job.objects.create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 1}
+        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 1}
     )
     source_claim(family="assignment", name="gpt", kind="llm", job=job)
     other = Job.objects.create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name="x", model="model-two", prompt_versions={"assign": 1}
+        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-two", prompt_versions={"assign": 1}
     )
     with pytest.raises(
         SourceRefused,
@@ -119,13 +121,13 @@ def test_an_llm_source_takes_no_other_model():
     ):
         source_claim(family="assignment", name="gpt", kind="llm", job=other)
     newer = Job.objects.create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 2}
+        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 2}
     )
     with pytest.raises(SourceRefused, match="made with the prompts assign v1"):
         source_claim(family="assignment", name="gpt", kind="llm", job=newer)
     # The same model and prompts may write again (a re-run of changed items).
     same = Job.objects.create(
-        kind=Job.Kind.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 1}
+        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 1}
     )
     assert source_claim(family="assignment", name="gpt", kind="llm", job=same).kind == "llm"
 
@@ -189,9 +191,9 @@ def test_support_work_beside_imported_labels_named_scratch_starts_empty():
     make_support_label(answer, 1, 1, method="scratch")
     assessor = make_user()
     with pytest.raises(WorkError, match="'scratch' belongs to the file"):
-        services.support_work_give(topic=topic, assessor=assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=None)
+        services.support_work_give(topic=topic, assessor=assessor, kind=support_kinds.SUPPORT_SCRATCH, by=None)
     work = services.support_work_give(
-        topic=topic, assessor=assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=None, method_name="scratch-people"
+        topic=topic, assessor=assessor, kind=support_kinds.SUPPORT_SCRATCH, by=None, method_name="scratch-people"
     )
     page = support_page_load(work=work)
     assert (page.pairs_done, page.pairs_total) == (0, 2)
@@ -211,7 +213,7 @@ def test_post_editing_shows_only_labels_no_person_made():
         source=LabelSource.objects.get(name="fake-auto"), created_by=person,
     )  # fmt: skip
     with pytest.raises(WorkError, match="no automatic support labels"):
-        services.support_work_give(topic=topic, assessor=make_user(), kind=AssessorWork.Kind.SUPPORT_POSTEDIT, by=None)
+        services.support_work_give(topic=topic, assessor=make_user(), kind=support_kinds.SUPPORT_POSTEDIT, by=None)
 
 
 def test_a_failed_import_claims_no_name(write_file):

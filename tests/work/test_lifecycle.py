@@ -12,8 +12,12 @@ from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
 from assessor.work.judging import judge_work_reopen
 from assessor.work.lifecycle import open_work_included, open_work_notes
 from assessor.work.roles import Role
+from assignment import kinds as assignment_kinds
 from assignment.selectors import conditions_list, conditions_notes, nugget_scores
 from metaeval.qrels_agreement import qrels_grades
+from nuggets import kinds as nugget_kinds
+from relevance import kinds as relevance_kinds
+from support import kinds as support_kinds
 from support import services
 from support.judging import SUPPORT_KINDS, topic_pairs
 from support.models import SupportLabel
@@ -51,7 +55,7 @@ def judge_all(work: AssessorWork, label: int) -> int:
 def open_scratch_work_with_one_label() -> tuple:
     """Support judging from scratch given and one pair judged FS: work that is still open."""
     scenario = make_scenario(plant_llm=False)
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     services.support_label_save(
         work_id=work.pk, user=scenario.assessor, number=1, sentence_index=0, label=2, previous="",
         expected_version=work.version,
@@ -87,7 +91,7 @@ def test_a_running_job_s_labels_count_once_it_has_finished():
     topic = make_topic()
     segment = make_segment()
     answer = make_answer(make_run(), topic, [("One cites.", [segment])])
-    job = Job.objects.create(kind=Job.Kind.AUTO_SUPPORT, output_name="gpt", model="m", status=Job.Status.RUNNING)
+    job = Job.objects.create(kind=support_kinds.AUTO_SUPPORT, output_name="gpt", model="m", status=Job.Status.RUNNING)
     SupportLabel.objects.create(
         citation=answer.sentences.get().citations.get(), method="gpt", method_kind="auto", label=1,
         source=source_of("support", "gpt", kind="llm"), job=job,
@@ -162,7 +166,7 @@ def test_downloads_leave_open_work_out_unless_the_switch_is_on(client):
 
 def test_progress_pages_mark_open_work_provisional(client):
     scenario = make_scenario(plant_llm=False)
-    work = give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     client.force_login(scenario.organizer)
     row = client.get(reverse("support:organize")).content.decode().split(f'id="support-{work.pk}"')[1].split("</tr>")[0]
     assert "provisional" in row
@@ -181,7 +185,7 @@ def test_the_run_page_and_the_meta_evaluation_flag_open_work(client):
 def test_grades_of_a_running_relevance_job_are_provisional():
     topic = make_topic()
     segment = make_segment()
-    job = Job.objects.create(kind=Job.Kind.UMBRELA, output_name="umb", model="m", status=Job.Status.RUNNING)
+    job = Job.objects.create(kind=relevance_kinds.UMBRELA, output_name="umb", model="m", status=Job.Status.RUNNING)
     source = QrelSource.objects.create(name="umb", job=job, source=source_of("qrels", "umb", kind="llm"))
     Qrel.objects.create(source=source, topic=topic, segment=segment, grade=2, job=job)
     assert qrels_grades("umb") == {}
@@ -199,7 +203,7 @@ def test_open_work_notes_name_open_and_reopened_topics_apart():
     redos = [{}, {"nuggets": {"7": "reworded"}}, {}]
     for topic, status, redo in zip(topics, statuses, redos, strict=True):
         AssessorWork.objects.create(
-            topic=topic, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, status=status, redo=redo
+            topic=topic, assessor=assessor, kind=assignment_kinds.ASSIGN_MANUAL, status=status, redo=redo
         )
     assert open_work_notes(AssessorWork.objects.all(), what="ManualAssign") == [
         "ManualAssign is still open on 2 topic(s) (2024-1, 2024-2): not counted.",
@@ -215,13 +219,13 @@ def test_the_notes_of_many_sources_are_read_together_and_each_source_gets_its_ow
     alice = source_of("assignment", "alice", kind="people")
     source_of("assignment", "llm", kind="llm", stale={"set1": {"2024-2": ["7"]}})
     AssessorWork.objects.create(
-        topic=t1, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name="set1", source=alice
+        topic=t1, assessor=assessor, kind=assignment_kinds.ASSIGN_MANUAL, nugget_set_name="set1", source=alice
     )
     AssessorWork.objects.create(
-        topic=t2, assessor=assessor, kind=AssessorWork.Kind.NUGGETS_MANUAL, nugget_set_name="set2"
+        topic=t2, assessor=assessor, kind=nugget_kinds.NUGGETS_MANUAL, nugget_set_name="set2"
     )
-    job = Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="llm", model="m", status=Job.Status.RUNNING)
-    Job.objects.create(kind=Job.Kind.AUTO_ASSIGN, output_name="alice", model="m", status=Job.Status.DONE)
+    job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="llm", model="m", status=Job.Status.RUNNING)
+    Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="alice", model="m", status=Job.Status.DONE)
     scratch = source_of("support", "scratch", kind="people")
     AssessorWork.objects.create(topic=t2, assessor=assessor, kind=SUPPORT_KINDS[0], source=scratch)
     conditions = [("set1", "alice"), ("set1", "llm"), ("set2", "alice")]

@@ -6,6 +6,9 @@ from django.urls import reverse
 
 from assessor.models import AssessorWork
 from assessor.work.roles import Role
+from assignment import kinds as assignment_kinds
+from nuggets import kinds as nugget_kinds
+from support import kinds as support_kinds
 from tests.builders import make_answer, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = pytest.mark.django_db
@@ -88,10 +91,10 @@ def test_the_assessor_home_lists_their_own_work(client):
     mine = make_topic("2024-10", query="how do bees see colour")
     theirs = make_topic("2024-11", query="a topic of someone else")
     AssessorWork.objects.create(
-        topic=mine, assessor=assessor, kind=AssessorWork.Kind.ASSIGN_MANUAL, active_seconds=600,
+        topic=mine, assessor=assessor, kind=assignment_kinds.ASSIGN_MANUAL, active_seconds=600,
         status=AssessorWork.Status.IN_PROGRESS,
     )
-    AssessorWork.objects.create(topic=theirs, assessor=other, kind=AssessorWork.Kind.NUGGETS_MANUAL)
+    AssessorWork.objects.create(topic=theirs, assessor=other, kind=nugget_kinds.NUGGETS_MANUAL)
     client.force_login(assessor)
 
     page = client.get(reverse("home")).content.decode()
@@ -102,9 +105,9 @@ def test_the_assessor_home_lists_their_own_work(client):
     assert "10 min" in page
     assert "a topic of someone else" not in page
     # Each kind of work links to the page where it is done, by the work's id.
-    assign_work = AssessorWork.objects.get(topic=mine, kind=AssessorWork.Kind.ASSIGN_MANUAL)
-    nugget_work = AssessorWork.objects.create(topic=mine, assessor=assessor, kind=AssessorWork.Kind.NUGGETS_MANUAL)
-    support_work = AssessorWork.objects.create(topic=mine, assessor=assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH)
+    assign_work = AssessorWork.objects.get(topic=mine, kind=assignment_kinds.ASSIGN_MANUAL)
+    nugget_work = AssessorWork.objects.create(topic=mine, assessor=assessor, kind=nugget_kinds.NUGGETS_MANUAL)
+    support_work = AssessorWork.objects.create(topic=mine, assessor=assessor, kind=support_kinds.SUPPORT_SCRATCH)
     page = client.get(reverse("home")).content.decode()
     assert f'href="/nuggets/work/{nugget_work.pk}/"' in page
     assert f'href="{reverse("judge:assign", args=[assign_work.pk])}"' in page

@@ -10,8 +10,10 @@ from django.urls import reverse
 
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import AssessorWork, Job, LabelSource
+from assignment import kinds as assignment_kinds
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
+from support import kinds as support_kinds
 from support.auto import auto_support_job_create
 from support.models import SupportLabel
 from tests.builders import make_answer, make_assignment_label, make_nugget_set, make_run, make_topic, nuggets_of
@@ -70,7 +72,7 @@ def test_a_job_into_a_name_people_labelled_names_their_work(llm_server, client):
 
 def test_the_launch_form_names_the_people_before_any_label(llm_server, client):
     scenario = make_scenario(plant_llm=False)
-    give_support(scenario, AssessorWork.Kind.SUPPORT_SCRATCH)
+    give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     response = logged_in(client, scenario.organizer).post(
         reverse("jobs:launch", args=["auto_support"]), {"name": "scratch"}
     )
@@ -132,7 +134,7 @@ def test_the_give_form_refuses_an_assigner_an_llm_holds_naming_it(client):
     assert response.status_code == 400
     assert "The assigner name &#x27;gpt-labels&#x27; belongs to the LLM" in page and f"job {job.pk}" in page
     assert "an assessor&#x27;s work cannot write into it" in page
-    assert not AssessorWork.objects.filter(kind=AssessorWork.Kind.ASSIGN_MANUAL).exists()
+    assert not AssessorWork.objects.filter(kind=assignment_kinds.ASSIGN_MANUAL).exists()
 
 
 def test_the_support_give_form_refuses_a_method_a_file_holds_naming_it(client):
@@ -149,4 +151,4 @@ def test_the_support_give_form_refuses_a_method_a_file_holds_naming_it(client):
     )
     page = response.content.decode()
     assert "The support method name &#x27;imported-scratch&#x27; belongs to imported files" in page
-    assert not AssessorWork.objects.filter(kind=AssessorWork.Kind.SUPPORT_SCRATCH).exists()
+    assert not AssessorWork.objects.filter(kind=support_kinds.SUPPORT_SCRATCH).exists()

@@ -8,6 +8,8 @@ from django.urls import reverse
 from assessor.models import AssessorWork
 from assessor.work.roles import Role
 from assessor.work.topic_picker import topic_choices
+from nuggets import kinds as nugget_kinds
+from support import kinds as support_kinds
 from tests.builders import make_qrel, make_segment, make_topic, make_user
 
 pytestmark = pytest.mark.django_db
@@ -22,9 +24,9 @@ def topics():
     make_qrel(busy, make_segment(), grade=2, source="umbrela")
     make_qrel(plain, make_segment(), grade=1, source="nist")
     alice = make_user(Role.ASSESSOR, username="alice")
-    AssessorWork.objects.create(topic=busy, assessor=alice, kind=AssessorWork.Kind.NUGGETS_MANUAL)
+    AssessorWork.objects.create(topic=busy, assessor=alice, kind=nugget_kinds.NUGGETS_MANUAL)
     AssessorWork.objects.create(
-        topic=busy, assessor=alice, kind=AssessorWork.Kind.SUPPORT_SCRATCH, status=AssessorWork.Status.SUBMITTED
+        topic=busy, assessor=alice, kind=support_kinds.SUPPORT_SCRATCH, status=AssessorWork.Status.SUBMITTED
     )
     return busy, bare, plain
 

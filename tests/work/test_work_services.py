@@ -9,6 +9,8 @@ from assessor.work.access import WorkNotFound
 from assessor.work.roles import Role
 from assessor.work.services import WorkError, work_activity_record, work_heartbeat
 from assessor.work.timing import active_increment, active_seconds_of
+from assignment import kinds as assignment_kinds
+from nuggets import kinds as nugget_kinds
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_work_give
 from tests.builders import make_topic, make_user
 from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of
@@ -125,7 +127,7 @@ def test_a_heartbeat_for_work_of_another_kind_is_refused_before_any_time_is_cred
     work = make_given_topic(condition="manual")
     work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[work.kind], now=at(0))
     with pytest.raises(WorkNotFound):
-        work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[AssessorWork.Kind.ASSIGN_MANUAL], now=at(30))
+        work_heartbeat(work_id=work.pk, user=work.assessor, kinds=[assignment_kinds.ASSIGN_MANUAL], now=at(30))
     work.refresh_from_db()
     assert (work.active_seconds, work.last_activity_at) == (0, at(0))
 
@@ -148,7 +150,7 @@ def test_a_topics_human_work_is_done_by_one_assessor():
     with pytest.raises(WorkError, match="already given to"):
         nugget_work_give(topic=work.topic, assessor=make_user(Role.ASSESSOR), condition="auto_edit", by=organizer)
     both = nugget_work_give(topic=work.topic, assessor=work.assessor, condition="auto_edit", by=organizer)
-    assert both.kind == AssessorWork.Kind.NUGGETS_AUTO_EDIT and both.nugget_set_name == "auto_edit"
+    assert both.kind == nugget_kinds.NUGGETS_AUTO_EDIT and both.nugget_set_name == "auto_edit"
     with pytest.raises(WorkError, match="already has"):
         nugget_work_give(topic=work.topic, assessor=work.assessor, condition="manual", by=organizer, name="manual-2")
     assert WorkEvent.objects.filter(action="given").count() == 2

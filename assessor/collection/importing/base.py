@@ -32,6 +32,7 @@ from assessor.collection.importing.staging import (
 from assessor.collection.kept_scores import scores_refresh, scores_refresh_touched
 from assessor.models import ImportBatch
 from assessor.project.busy import database_busy
+from assessor.registry import ScoreRefresh, registry
 
 T = TypeVar("T")
 R = TypeVar("R", bound="ImportResult")
@@ -237,7 +238,7 @@ def rows_insert(model: type[models.Model], fields: Sequence[str], rows: Iterable
 def import_file(
     prepare: Callable[[Writes], R],
     *,
-    kind: ImportBatch.Kind,
+    kind: str,
     path: Path,
     options: dict[str, Any] | None = None,
     user: User | None = None,
@@ -299,21 +300,19 @@ def import_file(
     )
 
 
-# The kinds of file whose rows scores read: labels, nugget lists, the answers of runs.
-SCORED_KINDS = (ImportBatch.Kind.RUN, ImportBatch.Kind.NUGGETS, ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
+def _scores_refresh_later(writes: Writes, kind: str) -> None:
+    """Refresh the kept scores the import changed after its last write, in its transaction (the switch, when staged).
 
-
-# The kinds whose importers say what they wrote (Writes.scores_touch); the others refresh every kept score.
-SCOPED_KINDS = (ImportBatch.Kind.ASSIGNMENTS, ImportBatch.Kind.SUPPORT)
-
-
-def _scores_refresh_later(writes: Writes, kind: ImportBatch.Kind) -> None:
-    """Refresh the kept scores the import changed after its last write, in its transaction (the switch, when staged)."""
-    if kind in SCORED_KINDS and not writes.staged:
+    The importer of the kind says whether scores read its rows, and whether it says what it
+    wrote (Writes.scores_touch) or every kept score is refreshed.
+    """
+    importer = registry.importers.get(kind)
+    refresh = importer.scores if importer else ScoreRefresh.NONE
+    if refresh != ScoreRefresh.NONE and not writes.staged:
         writes.later(lambda: written_tables_analyze(writes))
-    if kind in SCOPED_KINDS:
+    if refresh == ScoreRefresh.TOUCHED:
         writes.later(lambda: scores_refresh_touched(writes.scores_touched, writes.scores_everywhere))
-    elif kind in SCORED_KINDS:
+    elif refresh == ScoreRefresh.ALL:
         writes.later(scores_refresh)
 
 

@@ -20,7 +20,8 @@ from assessor.collection.importing.base import (
     read_lines,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
-from assessor.models import ImportBatch, LabelSource, Qrel, QrelSource, Topic
+from assessor.collection.kinds import QRELS, QRELS_FAMILY
+from assessor.models import Qrel, QrelSource, Topic
 from assessor.sources import import_source_claim
 
 # Column 2 is TREC's unused "iteration": "0" in NIST's files, "Q0" in many others.
@@ -97,7 +98,7 @@ def qrels_import(
     source_name = _source_checked(source)
     return import_file(
         lambda writes: _qrels_prepare(writes, path=path, source_name=source_name, replace=replace, user=user),
-        kind=ImportBatch.Kind.QRELS,
+        kind=QRELS,
         path=path,
         options={"source": source_name, "replace": replace},
         user=user,
@@ -115,7 +116,7 @@ def _qrels_prepare(
             # Made only once there is a line, so an empty file leaves no empty source behind.
             # The name's source is claimed even when it exists: an LLM's grades take no file's.
             label_source = import_source_claim(
-                writes=writes, family=LabelSource.Family.QRELS, name=source_name, user=user, path=path,
+                writes=writes, family=QRELS_FAMILY, name=source_name, user=user, path=path,
                 option="--source",
             )  # fmt: skip
             qrel_source = QrelSource.objects.filter(name=source_name).first() or writes.create_one(

@@ -34,6 +34,7 @@ from assessor.collection.importing.base import (
 )
 from assessor.collection.importing.segments import segment_placeholders_create
 from assessor.collection.importing.staging import deletion_counts
+from assessor.collection.kinds import RUN
 from assessor.collection.runs import AmbiguousRun, RunResolver
 from assessor.models import (
     Answer,
@@ -443,7 +444,7 @@ def run_import(*, path: Path, replace: bool = False, user: User | None = None) -
     path = Path(path)
     return import_file(
         lambda writes: _run_prepare(writes, path=path, replace=replace),
-        kind=ImportBatch.Kind.RUN,
+        kind=RUN,
         path=path,
         options={"replace": replace},
         user=user,

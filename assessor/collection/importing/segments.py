@@ -28,7 +28,8 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.models import ImportBatch, Segment
+from assessor.collection.kinds import SEGMENTS
+from assessor.models import Segment
 
 # The field names the text goes by in the wild: ours, pyserini's, and a plain one.
 TEXT_KEYS = ("segment", "contents", "text")
@@ -111,7 +112,7 @@ def segments_import(*, path: Path, replace: bool = False, user: User | None = No
     path = Path(path)
     return import_file(
         lambda writes: _segments_prepare(writes, path=path, replace=replace),
-        kind=ImportBatch.Kind.SEGMENTS,
+        kind=SEGMENTS,
         path=path,
         options={"replace": replace},
         user=user,

@@ -15,7 +15,8 @@ from assessor.collection.importing.base import (
     limited,
     read_lines,
 )
-from assessor.models import ImportBatch, Topic
+from assessor.collection.kinds import TOPICS
+from assessor.models import Topic
 
 
 def _parse_topics(path: Path):
@@ -40,7 +41,7 @@ def _parse_topics(path: Path):
 def topics_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     return import_file(
         lambda writes: _topics_prepare(writes, path=path, replace=replace),
-        kind=ImportBatch.Kind.TOPICS,
+        kind=TOPICS,
         path=path,
         options={"replace": replace},
         user=user,

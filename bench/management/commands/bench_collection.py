@@ -19,8 +19,10 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from assignment import kinds as assignment_kinds
 from bench.collection_data import Measure, benchmark_collection_build, measured
 from bench.throwaway import throwaway_database
+from nuggets import kinds as nugget_kinds
 
 BENCH_DATABASE = "assessor_bench"
 
@@ -272,7 +274,7 @@ class Command(BaseCommand):
         pages["meta-evaluation, first view of a large comparison"] = comparison_asked_first
         # A ManualAssign save on the collection's nugget lists: the label and its answer's kept scores.
         work = AssessorWork.objects.filter(
-            assessor=assessor, topic=topic, kind=AssessorWork.Kind.ASSIGN_MANUAL
+            assessor=assessor, topic=topic, kind=assignment_kinds.ASSIGN_MANUAL
         ).first() or assign_work_give(topic=topic, assessor=assessor, by=organizer, assigner_name="bench-person")
         nugget = work_nugget_set(work=work).nuggets.order_by("position").values_list("pk", flat=True)[0]
         assessor_client = Client()
@@ -302,11 +304,11 @@ class Command(BaseCommand):
         pages["refresh: one topic, every source"] = lambda: scores_refresh(topics=[topic.pk])
         # A submit (or reopening) refreshes what the work's labels go into, in its topic: a ManualAssign
         # work into the condition auto_edit/manual; a nugget list every condition over it.
-        manual = LabelSource.objects.filter(family=LabelSource.Family.ASSIGNMENT, name="manual").first()
+        manual = LabelSource.objects.filter(family=assignment_kinds.LABEL_FAMILY, name="manual").first()
         assign_work = AssessorWork(
-            topic=topic, kind=AssessorWork.Kind.ASSIGN_MANUAL, nugget_set_name="auto_edit", source=manual
+            topic=topic, kind=assignment_kinds.ASSIGN_MANUAL, nugget_set_name="auto_edit", source=manual
         )
-        nugget_work = AssessorWork(topic=topic, kind=AssessorWork.Kind.NUGGETS_AUTO_EDIT, nugget_set_name="auto_edit")
+        nugget_work = AssessorWork(topic=topic, kind=nugget_kinds.NUGGETS_AUTO_EDIT, nugget_set_name="auto_edit")
         pages["refresh: a ManualAssign submit"] = lambda: scores_refresh_work(assign_work)
         pages["refresh: a nugget list submit"] = lambda: scores_refresh_work(nugget_work)
         with override_settings(ALLOWED_HOSTS=["testserver"]):

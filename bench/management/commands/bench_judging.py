@@ -23,7 +23,6 @@ from django.urls import reverse
 
 from assessor.models import (
     Answer,
-    AssessorWork,
     Citation,
     ImportBatch,
     LabelSource,
@@ -42,7 +41,9 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
+from support import kinds as support_kinds
 from support.models import SupportLabel
 from support.services import support_work_give
 
@@ -153,9 +154,9 @@ class Command(BaseCommand):
         citations = Citation.objects.bulk_create(
             Citation(sentence=sentence, position=0, segment=segments[sentence.index]) for sentence in sentence_rows
         )
-        batch = ImportBatch.objects.create(kind=ImportBatch.Kind.SUPPORT, file_name="bench.jsonl", sha256="0" * 64)
+        batch = ImportBatch.objects.create(kind=support_kinds.IMPORT_SUPPORT, file_name="bench.jsonl", sha256="0" * 64)
         llm_source = source_claim(
-            family=LabelSource.Family.SUPPORT, name="bench-llm", kind=LabelSource.Kind.FILE, batch=batch
+            family=support_kinds.LABEL_FAMILY, name="bench-llm", kind=LabelSource.Kind.FILE, batch=batch
         )
         SupportLabel.objects.bulk_create(
             SupportLabel(
@@ -167,7 +168,7 @@ class Command(BaseCommand):
             topic=topic,
             kind=NuggetSet.Kind.MANUAL,
             name="manual",
-            source=source_claim(family=LabelSource.Family.NUGGETS, name="manual", kind=LabelSource.Kind.PERSON),
+            source=source_claim(family=nugget_kinds.LABEL_FAMILY, name="manual", kind=LabelSource.Kind.PERSON),
             created_by=assessor,
         )
         nugget_rows = Nugget.objects.bulk_create(
@@ -182,8 +183,8 @@ class Command(BaseCommand):
         )
         works = (
             assign_work_give(topic=topic, assessor=assessor, by=organizer),
-            support_work_give(topic=topic, assessor=assessor, kind=AssessorWork.Kind.SUPPORT_SCRATCH, by=organizer),
-            support_work_give(topic=topic, assessor=assessor, kind=AssessorWork.Kind.SUPPORT_POSTEDIT, by=organizer),
+            support_work_give(topic=topic, assessor=assessor, kind=support_kinds.SUPPORT_SCRATCH, by=organizer),
+            support_work_give(topic=topic, assessor=assessor, kind=support_kinds.SUPPORT_POSTEDIT, by=organizer),
         )
         assessor_client, organizer_client = Client(), Client()
         assessor_client.force_login(assessor)

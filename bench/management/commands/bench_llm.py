@@ -30,6 +30,7 @@ from assessor.project.celery import app as celery_app
 from assessor.sources import source_claim
 from assignment.auto import auto_assign_job_create
 from bench.serving import database_url
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 
 REPO = Path(settings.BASE_DIR)
@@ -91,14 +92,14 @@ class Command(BaseCommand):
         name = f"bench-{tag}"
         with transaction.atomic():
             batch = ImportBatch.objects.create(
-                kind=ImportBatch.Kind.NUGGETS, file_name=f"{name}.jsonl", sha256="0" * 64
+                kind=nugget_kinds.IMPORT_NUGGETS, file_name=f"{name}.jsonl", sha256="0" * 64
             )
             runs = Run.objects.bulk_create(Run(run_id=f"{name}-r{r:02d}") for r in range(per_topic))
             made = 0
             for t in range(topics):
                 topic = Topic.objects.create(id=f"{name}-t{t:03d}", query=f"benchmark query {t} about zebra stripes")
                 source = source_claim(
-                    family=LabelSource.Family.NUGGETS, name=name, kind=LabelSource.Kind.FILE, batch=batch
+                    family=nugget_kinds.LABEL_FAMILY, name=name, kind=LabelSource.Kind.FILE, batch=batch
                 )
                 nugget_set = NuggetSet.objects.create(
                     topic=topic, kind="manual", name=name, source=source, imported_from=batch

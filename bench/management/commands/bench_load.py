@@ -36,6 +36,7 @@ from assignment.models import AssignmentLabel
 from bench.http_site import Reply, SiteError, Visitor, label_forms, label_post
 from bench.serving import ServedSite
 from bench.throwaway import throwaway_database
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 
 PASSWORD = "bench-load-password"
@@ -172,7 +173,7 @@ class Command(BaseCommand):
             roles_ensure()
             organizer = User.objects.create(username="bench-load-organizer")
             user_set_role(organizer, Role.ORGANIZER)
-            source = source_claim(family=LabelSource.Family.NUGGETS, name="manual", kind=LabelSource.Kind.PERSON)
+            source = source_claim(family=nugget_kinds.LABEL_FAMILY, name="manual", kind=LabelSource.Kind.PERSON)
             runs = Run.objects.bulk_create(Run(run_id=f"bench-load-run-{r:03d}") for r in range(options["answers"]))
             password = make_password(PASSWORD)
             loads = []

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
 
+from assessor.collection import kinds as collection_kinds
 from assessor.models import AssessorWork, ImportBatch, LabelSource, Qrel, QrelSource, Segment, Topic
 from assessor.sources import source_claim
 from assessor.work.roles import Role, roles_ensure, user_set_role
@@ -29,6 +30,7 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
+from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 from nuggets.services import nugget_work_give
 
@@ -98,7 +100,7 @@ class Command(BaseCommand):
         topic = Topic.objects.create(id=f"bench-{tag}", query="how do assessors post-edit nuggets quickly")
         source, _ = QrelSource.objects.get_or_create(
             name="nist",
-            defaults={"source": source_claim(family=LabelSource.Family.QRELS, name="nist", kind=LabelSource.Kind.FILE)},
+            defaults={"source": source_claim(family=collection_kinds.QRELS_FAMILY, name="nist", kind=LabelSource.Kind.FILE)},
         )
         docs = Segment.objects.bulk_create(
             Segment(docid=f"msmarco_v2.1_doc_bench_{tag}#{i}_0", text=SEGMENT_TEXT) for i in range(segments)
@@ -106,13 +108,13 @@ class Command(BaseCommand):
         Qrel.objects.bulk_create(
             Qrel(source=source, topic=topic, segment=doc, grade=1 + i % 3) for i, doc in enumerate(docs)
         )
-        batch = ImportBatch.objects.create(kind=ImportBatch.Kind.NUGGETS, file_name="bench.jsonl", sha256="0" * 64)
+        batch = ImportBatch.objects.create(kind=nugget_kinds.IMPORT_NUGGETS, file_name="bench.jsonl", sha256="0" * 64)
         drafts = NuggetSet.objects.create(
             topic=topic,
             kind=NuggetSet.Kind.DRAFT,
             name="draft",
             source=source_claim(
-                family=LabelSource.Family.NUGGETS, name="draft", kind=LabelSource.Kind.FILE, batch=batch
+                family=nugget_kinds.LABEL_FAMILY, name="draft", kind=LabelSource.Kind.FILE, batch=batch
             ),
             imported_from=batch,
         )

@@ -1,4 +1,4 @@
-"""Load the demo dataset of assessor/demo and the demo accounts.
+"""Load the demo dataset of demo/data and the demo accounts.
 
 Every step is an ordinary import of a file, in the order the data depends on
 (topics and segments before the grades and answers that name them), so a
@@ -17,8 +17,10 @@ from assessor.collection.importing.base import statistics_refresh
 from assessor.models import AssessorWork, Topic
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
+from nuggets import kinds as nugget_kinds
+from support import kinds as support_kinds
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[2] / "data"
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,10 @@ NIST_SCRATCH = "nist-scratch"
 # of these topics (AutoNuggets+Edits with ManualAssign, and the support
 # method the topic was not judged with).
 DEMO_WORK = (
-    ("assessor1", "2024-214096", AssessorWork.Kind.NUGGETS_MANUAL),
-    ("assessor1", "2024-224701", AssessorWork.Kind.SUPPORT_SCRATCH),
-    ("assessor2", "2024-213817", AssessorWork.Kind.NUGGETS_MANUAL),
-    ("assessor2", "2024-79154", AssessorWork.Kind.SUPPORT_SCRATCH),
+    ("assessor1", "2024-214096", nugget_kinds.NUGGETS_MANUAL),
+    ("assessor1", "2024-224701", support_kinds.SUPPORT_SCRATCH),
+    ("assessor2", "2024-213817", nugget_kinds.NUGGETS_MANUAL),
+    ("assessor2", "2024-79154", support_kinds.SUPPORT_SCRATCH),
 )
 
 
