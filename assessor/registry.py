@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
     from django.http import HttpResponse
 
-    from assessor.collection.scores import Scores
     from assessor.jobs.forms import LaunchForm
     from assessor.jobs.llm.prompts import PromptText
     from assessor.models import AssessorWork, Job, JobItem, Topic
+    from assessor.scoring.scores import Scores
 
 
 class RegistryError(LookupError):
@@ -197,7 +197,7 @@ class ScoresCompute(Protocol):
 class ScoreFamily:
     """A family of score sources (the nugget conditions, the support methods), in listing order.
 
-    The foundation keeps every source's scores (assessor.collection.kept_scores)
+    The foundation keeps every source's scores (assessor.scoring.kept)
     through `compute`, and lists the kept sources; `listed` is the list read
     from the labels (a rebuild, and the organizers' open-work view).
     """

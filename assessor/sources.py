@@ -16,8 +16,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from assessor.collection.importing.base import ImportFailure
-from assessor.collection.importing.staging import Writes
+from assessor.importing.base import ImportFailure
+from assessor.importing.staging import Writes
 from assessor.models import AssessorWork, ImportBatch, Job, LabelSource
 
 Kind = LabelSource.Kind

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from django.contrib.auth.models import User
 from django.db.models import Count
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, AssessorWork, LabelSource
+from assessor.scoring.kept import scores_refresh
 from assessor.work.services import work_reopen_mark
 from assignment.kinds import ASSIGN_MANUAL
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel

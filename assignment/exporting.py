@@ -13,8 +13,8 @@ from typing import Any
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids, tsv_lines
-from assessor.collection.scores import Scores
 from assessor.models import Answer
+from assessor.scoring.scores import Scores
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_require, counted_labels
 from nuggets.models import Nugget, NuggetSet

@@ -38,7 +38,8 @@ from assessor.collection.importing.answers import (
     topics_require,
     words_count,
 )
-from assessor.collection.importing.base import (
+from assessor.collection.runs import run_ids_match
+from assessor.importing.base import (
     MAX_ANSWER_CHARS,
     MAX_ID_CHARS,
     MAX_NUGGET_CHARS,
@@ -51,7 +52,6 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.collection.runs import run_ids_match
 from assessor.models import Answer
 from assessor.sources import import_source_claim
 from assignment.kinds import IMPORT_ASSIGNMENTS, LABEL_FAMILY

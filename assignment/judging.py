@@ -22,8 +22,8 @@ from django.db import transaction
 from django.db.models import Count, QuerySet, Sum
 from django.http import Http404
 
-from assessor.collection.kept_scores import scores_refresh_label
 from assessor.models import Answer, AssessorWork, Sentence, Topic
+from assessor.scoring.kept import scores_refresh_label
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,

@@ -10,7 +10,6 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
-from assessor.collection.kept_scores import kept_topic_counts
 from assessor.models import AssessorWork, Topic
 from assessor.registry import (
     AnswerBadges,
@@ -38,6 +37,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
+from assessor.scoring.kept import kept_topic_counts
 from assignment import auto, dependents, judging, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import

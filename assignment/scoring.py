@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from assessor.collection.scores import NUGGET_METRICS, RunTopic, Scores, ratio, run_means
+from assessor.scoring.scores import NUGGET_METRICS, RunTopic, Scores, ratio, run_means
 
 SUPPORT = "support"
 PARTIAL_SUPPORT = "partial_support"

@@ -16,10 +16,9 @@ from collections.abc import Sequence
 
 from django.db.models import Count, Q, QuerySet
 
-from assessor.collection.kept_scores import kept_columns, kept_scores
-from assessor.collection.scores import IN_LIST_LIMIT, Scores
 from assessor.models import Answer, AssessorWork, LabelSource
-from assessor.work.lifecycle import (
+from assessor.scoring.kept import kept_columns, kept_scores
+from assessor.scoring.lifecycle import (
     labels_counted,
     open_included,
     open_work_by,
@@ -27,6 +26,7 @@ from assessor.work.lifecycle import (
     running_job_sentences,
     running_jobs_by,
 )
+from assessor.scoring.scores import IN_LIST_LIMIT, Scores
 from assignment.kinds import ASSIGN_MANUAL, AUTO_ASSIGN, LABEL_FAMILY
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
@@ -38,7 +38,7 @@ FAMILY = "conditions"  # the registered score family of the conditions (assignme
 
 
 def counted_labels() -> QuerySet[AssignmentLabel]:
-    """Every label the scores count (assessor.work.lifecycle): not of open work, a running job or an open list."""
+    """Every label the scores count (assessor.scoring.lifecycle): not of open work, a running job or an open list."""
     return labels_counted(AssignmentLabel.objects.filter(nugget_sets_counted_q("nugget__nugget_set__")))
 
 
@@ -151,7 +151,7 @@ def nugget_scores(
     runs: list[str] | None = None,
     per_topic: bool = True,
 ) -> Scores:
-    """The nugget metrics of a condition, per answer and per run, as kept (assessor.collection.kept_scores).
+    """The nugget metrics of a condition, per answer and per run, as kept (assessor.scoring.kept).
 
     `topics` restricts the evaluated topics (computed from the labels); `runs`
     restricts the runs shown (their means stay over all the condition's

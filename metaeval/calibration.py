@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from assessor.collection.scores import RunTopic, Scores
 from assessor.models import Answer
+from assessor.scoring.scores import RunTopic, Scores
 from assignment.scoring import NuggetCounts, condition_scores
 from assignment.selectors import assignment_label_pairs
 from metaeval.ppi import RunEstimate, Simulation, ppi_estimates, ppi_simulate, topic_sample

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assessor.collection.scores import Scores
+from assessor.scoring.scores import Scores
 from metaeval.sources import (
     Source,
     source_describe,

@@ -32,8 +32,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from assessor.collection.scores import Scores
-from assessor.jobs.engine import celery_task
+from assessor.project.celery import celery_task
+from assessor.scoring.scores import Scores
 from metaeval.comparison import Comparison, TopicsError, comparison_build, topics_resolve
 from metaeval.models import KeptComparison
 from metaeval.sources import Source, SourceError, source_answers, source_describe, source_parse, source_stamp

@@ -20,7 +20,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.utils.text import slugify
 
-from assessor.collection.importing.base import (
+from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_TOPIC_ID_CHARS,
     ImportFailure,

@@ -3,7 +3,7 @@
 An item is what one label is about, as a tuple: (first citation id,) for
 support, (answer id, nugget id) for nugget assignment. Labels are named as the
 confusion matrices name them (NS/PS/FS; not_support/partial_support/support),
-and only the labels the scores count are read (assessor.work.lifecycle).
+and only the labels the scores count are read (assessor.scoring.lifecycle).
 """
 
 from collections.abc import Collection

@@ -27,7 +27,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from assessor.collection.scores import RunTopic
+from assessor.scoring.scores import RunTopic
 from metaeval.stats import kendall_tau_b
 
 Z_95 = 1.959963984540054  # the standard normal's 97.5% quantile

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assessor.models import Qrel, QrelSource
-from assessor.work.lifecycle import open_included, unfinished_job_ids
+from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from metaeval.agreement import alpha_ordinal, kappa_weighted
 from metaeval.stats import nan_as_none
 
@@ -121,7 +121,7 @@ def qrels_grades(name: str) -> dict[tuple[str, str], int]:
     if not QrelSource.objects.filter(name=name).exists():
         known = ", ".join(QrelSource.objects.values_list("name", flat=True)) or "none yet"
         raise QrelsSourceError(f"no qrels source named {name!r}; qrels sources: {known}")
-    # Grades of a job still running are provisional, like labels (assessor.work.lifecycle).
+    # Grades of a job still running are provisional, like labels (assessor.scoring.lifecycle).
     qrels = Qrel.objects.filter(source__name=name)
     if not open_included():
         qrels = qrels.exclude(job_id__in=unfinished_job_ids())

@@ -10,9 +10,9 @@ compared by Kendall's tau over the topics the replicate covers.
 
 from dataclasses import dataclass, field
 
-from assessor.collection.scores import Scores
 from assessor.models import AssessorWork, LabelSource
 from assessor.registry import registry
+from assessor.scoring.scores import Scores
 from assignment.selectors import nugget_scores
 from metaeval.judges import LABELS_OF_FAMILY, Family, flat, labels_by_topic
 from metaeval.stats import Confusion, TauOptions, TauResult, confusion_from_pairs, shared_metrics, taus_compute_all

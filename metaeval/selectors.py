@@ -12,9 +12,9 @@ from django.db import connection
 from django.db.models import Count
 
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
-from assessor.collection.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assessor.models import Citation, Run
-from assessor.work.lifecycle import counted_sql
+from assessor.scoring.lifecycle import counted_sql
+from assessor.scoring.scores import ALL_TOPICS, NUGGET_METRICS, SUPPORT_METRICS, Scores
 from assignment.models import AssignmentLabel
 from assignment.selectors import counted_labels as counted_assignment_labels
 from metaeval.models import ImportedScore, ScoreTable

@@ -12,10 +12,10 @@ from enum import StrEnum
 
 from django.db.models import Sum
 
-from assessor.collection.scores import Scores
 from assessor.models import KeptRunScore, KeptSource, LabelSource
+from assessor.scoring.lifecycle import open_included
+from assessor.scoring.scores import Scores
 from assessor.sources import source_get, source_owner
-from assessor.work.lifecycle import open_included
 from assignment import kinds as assignment_kinds
 from assignment.selectors import FAMILY as CONDITIONS
 from assignment.selectors import condition_require, conditions_list, conditions_notes, nugget_scores

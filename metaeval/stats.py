@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from assessor.collection.scores import Scores
+from assessor.scoring.scores import Scores
 from metaeval import rankcorr
 from metaeval.agreement import alpha_ordinal, kappa_weighted
 

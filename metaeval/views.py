@@ -13,8 +13,8 @@ from django.shortcuts import render
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
-from assessor.collection.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.http import AuthenticatedRequest
+from assessor.scoring.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.work.roles import organizer_required
 from metaeval.calibration import calibration_build
 from metaeval.comparison import Comparison, confusion_csv, describe_csv, points_csv, taus_csv

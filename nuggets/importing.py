@@ -24,7 +24,7 @@ from assessor.collection.importing.answers import (
     text_field,
     topics_require,
 )
-from assessor.collection.importing.base import (
+from assessor.importing.base import (
     MAX_NUGGET_CHARS,
     ImportFailure,
     Writes,

@@ -9,8 +9,8 @@ from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
 from assessor.registry import registry
+from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from assessor.work.access import assessor_work
-from assessor.work.lifecycle import open_included, unfinished_job_ids
 from assessor.work.timing import duration_label
 from nuggets import workspace as rules
 from nuggets.kinds import NUGGET_KINDS
@@ -299,7 +299,7 @@ def nugget_sets_counted_q(prefix: str = "") -> Q:
     """Nugget sets whose nuggets scores count: submitted lists, not made by a job still running.
 
     A list reopened for editing counts for nothing until it is submitted again
-    (assessor.work.lifecycle, unless open work is included).
+    (assessor.scoring.lifecycle, unless open work is included).
     """
     if open_included():
         return Q()

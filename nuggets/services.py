@@ -25,8 +25,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from assessor.collection.kept_scores import scores_refresh_work
 from assessor.models import AssessorWork, Qrel, Topic
+from assessor.scoring.kept import scores_refresh_work
 from assessor.work.access import WorkNotFound, assessor_work
 from assessor.work.services import (
     WorkError,

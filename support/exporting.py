@@ -6,8 +6,8 @@ from collections.abc import Iterator, Mapping
 
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids
-from assessor.collection.scores import Scores
 from assessor.models import Answer, Citation, Sentence
+from assessor.scoring.scores import Scores
 from assignment.exporting import scores_lines
 from support.selectors import counted_labels, method_require
 

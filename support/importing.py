@@ -36,7 +36,8 @@ from assessor.collection.importing.answers import (
     topics_require,
     words_count,
 )
-from assessor.collection.importing.base import (
+from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.importing.base import (
     MAX_ANSWER_CHARS,
     MAX_ID_CHARS,
     ImportFailure,
@@ -48,8 +49,7 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.collection.importing.segments import segment_placeholders_create
-from assessor.collection.importing.staging import deletion_counts
+from assessor.importing.staging import deletion_counts
 from assessor.models import Answer, Citation, Sentence
 from assessor.sources import import_source_claim
 from support.kinds import IMPORT_SUPPORT, LABEL_FAMILY

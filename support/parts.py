@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 from django import forms
 from django.urls import reverse
 
-from assessor.collection.kept_scores import kept_topic_counts
 from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import AssessorWork
 from assessor.registry import (
@@ -36,6 +35,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
+from assessor.scoring.kept import kept_topic_counts
 from support import auto, judging, views
 from support.importing import support_import
 from support.kinds import AUTO_SUPPORT, IMPORT_SUPPORT, LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH

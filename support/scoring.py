@@ -10,13 +10,13 @@ A sentence with no citation is NS: it counts in recall's denominator only. A
 first citation marked unjudged (-1), or with no label of the method, removes
 its sentence from both denominators. An empty denominator gives 0. Run means
 are over the method's evaluated topics, a missing answer counting 0
-(assessor.collection.scores.run_means). See docs/scores.md.
+(assessor.scoring.scores.run_means). See docs/scores.md.
 """
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from assessor.collection.scores import SUPPORT_METRICS, RunTopic, Scores, ratio, run_means
+from assessor.scoring.scores import SUPPORT_METRICS, RunTopic, Scores, ratio, run_means
 
 UNJUDGED = -1
 SUPPORT_SCORE = {2: 1.0, 1: 0.5, 0: 0.0}

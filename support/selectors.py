@@ -11,10 +11,9 @@ from collections.abc import Sequence
 
 from django.db.models import Count, Q, QuerySet
 
-from assessor.collection.kept_scores import kept_columns, kept_scores
-from assessor.collection.scores import IN_LIST_LIMIT, NARROW_TOPICS, Scores
 from assessor.models import Answer, AssessorWork, Citation, Sentence
-from assessor.work.lifecycle import (
+from assessor.scoring.kept import kept_columns, kept_scores
+from assessor.scoring.lifecycle import (
     labels_counted,
     open_included,
     open_work_by,
@@ -22,6 +21,7 @@ from assessor.work.lifecycle import (
     running_job_sentences,
     running_jobs_by,
 )
+from assessor.scoring.scores import IN_LIST_LIMIT, NARROW_TOPICS, Scores
 from support.kinds import AUTO_SUPPORT, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
 from support.scoring import SUPPORT_SCORE, SentenceLabel, method_scores
@@ -31,7 +31,7 @@ WORK_KINDS = (SUPPORT_SCRATCH, SUPPORT_POSTEDIT)
 
 
 def counted_labels() -> QuerySet[SupportLabel]:
-    """Every label the scores count (assessor.work.lifecycle): not of open work or a running job."""
+    """Every label the scores count (assessor.scoring.lifecycle): not of open work or a running job."""
     return labels_counted(SupportLabel.objects.all())
 
 
@@ -59,7 +59,7 @@ def support_scores(
     *, method: str, topics: list[str] | None = None, runs: list[str] | None = None, per_topic: bool = True
 ) -> Scores:
     """Weighted support precision and recall of a method, per answer and per run, as kept
-    (assessor.collection.kept_scores).
+    (assessor.scoring.kept).
 
     `topics` restricts the evaluated topics (computed from the labels); `runs`
     restricts the runs shown (their means stay over all the method's evaluated

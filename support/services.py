@@ -10,8 +10,8 @@ label that was shown and the label it came from.
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.collection.kept_scores import scores_refresh_label
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
+from assessor.scoring.kept import scores_refresh_label
 from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
 from assessor.work.services import (
     WorkError,

@@ -11,8 +11,8 @@ from assessor.collection.pages import (
     url_if_exists,
 )
 from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
-from assessor.collection.scores import SUPPORT_METRICS
 from assessor.http import AuthenticatedRequest
+from assessor.scoring.scores import SUPPORT_METRICS
 from assessor.work.roles import organizer_required
 from support.exporting import support_lines
 from support.selectors import method_notes, support_methods_list, support_scores

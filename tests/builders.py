@@ -10,7 +10,6 @@ from pathlib import Path
 from django.contrib.auth.models import User
 
 from assessor.collection import kinds as collection_kinds
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import (
     Answer,
     AssessorWork,
@@ -24,6 +23,7 @@ from assessor.models import (
     Sentence,
     Topic,
 )
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role, user_set_role
 from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, AssessorWork, Citation, Topic
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
 from assignment import judging
 from assignment import kinds as assignment_kinds

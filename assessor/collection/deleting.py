@@ -10,9 +10,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, ProtectedError
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import AuditEntry, Job, LabelSource, QrelSource
 from assessor.registry import Deletable, UploadRow, registry
+from assessor.scoring.kept import scores_refresh
 
 
 def counted(number: int, noun: str) -> str:

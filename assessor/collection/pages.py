@@ -8,8 +8,8 @@ from django.http import Http404, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 
 from assessor.collection import selectors
-from assessor.collection.scores import Scores
 from assessor.http import AuthenticatedRequest
+from assessor.scoring.scores import Scores
 
 
 def url_if_exists(name: str, *args: object) -> str | None:

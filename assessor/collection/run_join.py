@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.models import Answer, Run, RunAlias
+from assessor.scoring.kept import scores_refresh
 
 
 class RunJoinRefused(ValueError):

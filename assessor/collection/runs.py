@@ -10,7 +10,7 @@ more than one run are an ambiguity, and an error.
 
 from collections.abc import Iterable, Mapping
 
-from assessor.collection.importing.staging import Writes, provisional
+from assessor.importing.staging import Writes, provisional
 from assessor.models import Run, RunAlias
 
 

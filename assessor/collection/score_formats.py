@@ -11,8 +11,8 @@ Run ids may be written as the track published them, with their team prefix
 
 from collections.abc import Iterator, Mapping
 
-from assessor.collection.scores import ALL_TOPICS, Scores
 from assessor.models import Run
+from assessor.scoring.scores import ALL_TOPICS, Scores
 
 SCORES_HEADER = "run_id\ttopic_id\tmetric\tvalue\n"
 LAYOUTS = ("tsv", "trec_eval")

@@ -17,14 +17,6 @@ from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils.safestring import SafeString, mark_safe
 
-from assessor.collection.kept_scores import (
-    columns_sorted,
-    family_columns,
-    kept_scores_of_run,
-    source_columns,
-    source_name,
-)
-from assessor.collection.scores import Scores, ranked_run_ids, shared_ranks
 from assessor.collection.tables import (
     badges_html,
     cell,
@@ -36,7 +28,15 @@ from assessor.collection.tables import (
 )
 from assessor.models import Answer, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.registry import Badge, BadgeRow, registry
-from assessor.work.lifecycle import open_included
+from assessor.scoring.kept import (
+    columns_sorted,
+    family_columns,
+    kept_scores_of_run,
+    source_columns,
+    source_name,
+)
+from assessor.scoring.lifecycle import open_included
+from assessor.scoring.scores import Scores, ranked_run_ids, shared_ranks
 
 
 def _grouped_counts(queryset, key: str) -> dict:

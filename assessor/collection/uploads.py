@@ -28,10 +28,10 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from assessor.collection.importing.base import ImportFailure, ImportResult, statistics_refresh
-from assessor.collection.importing.progress import ImportProgress, progress_watched
-from assessor.jobs.engine import celery_task, worker_name
+from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
+from assessor.importing.progress import ImportProgress, progress_watched
 from assessor.models import Upload
+from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
 
 logger = logging.getLogger(__name__)

@@ -15,12 +15,12 @@ from django.views.decorators.http import require_POST
 from assessor.collection import deleting, selectors, uploads
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
-from assessor.collection.kept_scores import family_columns
 from assessor.collection.pages import download_response
 from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
 from assessor.models import Run, RunAlias, Topic, Upload
 from assessor.registry import UploadRow, registry
+from assessor.scoring.kept import family_columns
 from assessor.work.roles import organizer_required
 
 ANSWERS_PER_PAGE = 25

@@ -13,32 +13,28 @@ and `store(job=, item=, result=)` (the writes).
 """
 
 import logging
-import os
 import re
-import socket
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from celery import Task
 from django.contrib.auth.models import User
 from django.db import DatabaseError, close_old_connections, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.collection.importing.base import statistics_refresh
-from assessor.collection.kept_scores import scores_refresh_job
+from assessor.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, PromptTemplate
-from assessor.project.celery import app as celery_app
+from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
+from assessor.scoring.kept import scores_refresh_job
+from assessor.scoring.lifecycle import FINISHED_JOB_STATUSES
 from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
-from assessor.work.lifecycle import FINISHED_JOB_STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +48,6 @@ class JobRequestInvalid(ValueError):
 
 class ItemUnworkable(Exception):
     """An item that cannot be worked without a call (a passage without text...): it fails with this reason."""
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 # --- creation ---------------------------------------------------------------------
@@ -250,10 +242,6 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
 # Celery app, so that neither module imports the other.
 ITEM_TASK = "assessor.job_item_run"
 DISPATCH_TASK = "assessor.job_dispatch"
-
-
-def celery_task(name: str) -> Task:
-    return celery_app.tasks[name]
 
 
 def pending_item_ids(job_id: int) -> list[int]:

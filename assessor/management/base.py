@@ -8,8 +8,8 @@ from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
-from assessor.collection.importing.base import ImportFailure, ImportResult, statistics_refresh
-from assessor.work.lifecycle import open_work_included
+from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
+from assessor.scoring.lifecycle import open_work_included
 
 
 class ImportCommand(BaseCommand):

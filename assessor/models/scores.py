@@ -1,9 +1,9 @@
 """Kept scores: every score source's per-answer and per-run figures, stored and kept up to date.
 
-The figures are the finished work's (assessor.work.lifecycle.labels_counted):
+The figures are the finished work's (assessor.scoring.lifecycle.labels_counted):
 each write to what a score reads (labels, nugget lists, the lifecycle of work
 and jobs, imports, run joins, deletions) refreshes, inside its own transaction,
-the kept rows of what it touched (assessor.collection.kept_scores). The pages
+the kept rows of what it touched (assessor.scoring.kept). The pages
 read these rows instead of recomputing a whole condition from its labels.
 """
 
@@ -54,7 +54,7 @@ class KeptRunScore(models.Model):
     source = models.ForeignKey(KeptSource, on_delete=models.CASCADE, related_name="runs")
     run = models.ForeignKey("assessor.Run", on_delete=models.CASCADE, related_name="+")
     sums = models.JSONField()
-    # metric -> the exact partials of its sum (assessor.collection.exact_sums), so that a refresh adds and
+    # metric -> the exact partials of its sum (assessor.scoring.exact_sums), so that a refresh adds and
     # takes away the answers it rewrites instead of reading the run's every answer; {} when not known.
     partials = models.JSONField(default=dict)
     answered = models.PositiveIntegerField()

@@ -63,12 +63,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "assessor.project.busy.DatabaseBusyMiddleware",
-    "assessor.project.open_work.IncludeOpenWorkMiddleware",
+    "assessor.site.open_work.IncludeOpenWorkMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
 
-ROOT_URLCONF = "assessor.project.urls"
+ROOT_URLCONF = "assessor.site.urls"
 
 TEMPLATES = [
     {
@@ -81,8 +81,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "assessor.work.roles.role_context",
-                "assessor.project.nav.nav_context",
-                "assessor.project.open_work.open_work_switch",
+                "assessor.site.nav.nav_context",
+                "assessor.site.open_work.open_work_switch",
             ],
         },
     },
@@ -107,7 +107,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "") or None}
 # On SQLite an import reads, checks and stages its file with no write lock, and holds the lock
-# only for a short switch at its end (assessor/collection/importing/staging.py); the staged rows
+# only for a short switch at its end (assessor/importing/staging.py); the staged rows
 # wait on disk, in IMPORT_STAGING_DIR. Off: the whole import in one transaction, as on PostgreSQL.
 IMPORT_STAGING = env_bool("IMPORT_STAGING", True)
 IMPORT_STAGING_DIR = Path(env_str("IMPORT_STAGING_DIR", str(VAR_DIR / "import-staging")))

@@ -14,8 +14,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.collection.kept_scores import scores_refresh_work
 from assessor.models import AssessorWork, LabelSource, Topic, WorkEvent
+from assessor.scoring.kept import scores_refresh_work
 from assessor.sources import SourceRefused, source_claim
 from assessor.work.access import assessor_work
 from assessor.work.roles import Role, user_role

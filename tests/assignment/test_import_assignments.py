@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.importing.base import ImportFailure
+from assessor.importing.base import ImportFailure
 from assessor.models import Answer, ImportBatch, Run, Sentence
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel

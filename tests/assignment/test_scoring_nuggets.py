@@ -7,7 +7,7 @@ from collections import defaultdict
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.scores import NUGGET_METRICS, runs_ranked
+from assessor.scoring.scores import NUGGET_METRICS, runs_ranked
 from assignment.models import AssignmentLabel
 from assignment.scoring import answer_metrics
 from assignment.selectors import assignment_label_pairs, conditions_list, nugget_scores, nugget_scores_from_labels

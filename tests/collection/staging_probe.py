@@ -16,9 +16,9 @@ from django.apps import apps  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from assessor.collection.importing.base import ImportFailure  # noqa: E402
 from assessor.collection.importing.runs import run_import  # noqa: E402
-from assessor.collection.importing.staging import staging_directory  # noqa: E402
+from assessor.importing.base import ImportFailure  # noqa: E402
+from assessor.importing.staging import staging_directory  # noqa: E402
 from assessor.models import Answer, AnswerReference, Citation, Topic  # noqa: E402
 
 

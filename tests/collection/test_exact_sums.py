@@ -3,7 +3,7 @@
 import math
 import random
 
-from assessor.collection.exact_sums import partials_add, partials_sum
+from assessor.scoring.exact_sums import partials_add, partials_sum
 
 
 def test_taking_values_away_leaves_the_sum_of_the_rest_exactly():

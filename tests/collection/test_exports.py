@@ -6,8 +6,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Answer, Citation
+from assessor.scoring.kept import scores_refresh
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel
 from tests.builders import (

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from assessor.collection.importing.base import MAX_JSON_DEPTH, json_depth
+from assessor.importing.base import MAX_JSON_DEPTH, json_depth
 from assessor.models import ImportBatch, Segment, Topic
 from assessor.work.roles import Role
 from tests.builders import make_user

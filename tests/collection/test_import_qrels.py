@@ -1,8 +1,8 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.qrels import qrels_import
+from assessor.importing.base import ImportFailure
 from assessor.models import ImportBatch, Qrel, QrelSource, Segment
 from tests.builders import FIXTURES, make_segment, make_topic
 
@@ -88,7 +88,8 @@ def test_a_bad_line_names_its_place_and_changes_nothing(write_file, topics, line
 
 
 def test_a_repetition_with_another_grade_in_a_later_chunk_is_caught(write_file, topics, monkeypatch):
-    from assessor.collection.importing import base, qrels
+    from assessor.collection.importing import qrels
+    from assessor.importing import base
 
     monkeypatch.setattr(qrels, "chunked", lambda items: base.chunked(items, 2))
     path = write_file("q.txt", "2024-1 0 d#0 1\n2024-1 0 d#1 1\n2024-1 0 d#0 2\n")

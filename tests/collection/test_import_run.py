@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.runs import run_import
+from assessor.importing.base import ImportFailure
 from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Qrel, Run, Segment, Sentence
 from support.models import SupportLabel
 from tests.builders import FIXTURES, make_batch, make_run, make_segment, make_topic, source_of

@@ -3,8 +3,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.importing.base import ImportFailure
 from assessor.collection.importing.segments import segments_import
+from assessor.importing.base import ImportFailure
 from assessor.models import ImportBatch, Segment
 from tests.builders import FIXTURES, make_segment
 
@@ -93,7 +93,8 @@ def test_a_repeated_line_with_the_same_text_is_harmless(write_file):
 
 
 def test_a_repetition_in_a_later_chunk_is_caught_too(write_file, monkeypatch):
-    from assessor.collection.importing import base, segments
+    from assessor.collection.importing import segments
+    from assessor.importing import base
 
     monkeypatch.setattr(segments, "chunked", lambda items: base.chunked(items, 2))
     path = write_file(

@@ -1,4 +1,4 @@
-"""On SQLite an import stages its writes and switches them in at its end (assessor/collection/importing/staging.py).
+"""On SQLite an import stages its writes and switches them in at its end (assessor/importing/staging.py).
 
 All or nothing still: a bad line anywhere, the last one included, leaves every
 table as it was; and an import committed by someone else during the
@@ -15,12 +15,13 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from assessor.collection.importing import base, qrels, runs, segments, topics
-from assessor.collection.importing.base import ImportFailure
+from assessor.collection.importing import qrels, runs, segments, topics
 from assessor.collection.importing.qrels import qrels_import
 from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
 from assessor.collection.importing.topics import topics_import
+from assessor.importing import base
+from assessor.importing.base import ImportFailure
 from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Run, Sentence, Topic
 from tests.builders import REPO, make_segment, make_topic
 

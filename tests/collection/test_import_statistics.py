@@ -2,8 +2,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from assessor.collection.importing import base
 from assessor.collection.importing.runs import run_import
+from assessor.importing import base
 from assessor.models import Citation, Run, Sentence
 from tests.builders import FIXTURES
 

@@ -17,12 +17,12 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from assessor.collection.kept_scores import kept_scores, kept_scores_of_run, scores_rebuild, scores_refresh
 from assessor.collection.run_join import runs_join
 from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
 from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
+from assessor.scoring.kept import kept_scores, kept_scores_of_run, scores_rebuild, scores_refresh
+from assessor.scoring.lifecycle import open_work_included
 from assessor.work.judging import JudgeError, judge_work_reopen
-from assessor.work.lifecycle import open_work_included
 from assessor.work.roles import Role
 from assessor.work.services import WorkError
 from assignment import judging

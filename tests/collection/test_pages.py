@@ -8,8 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import KeptAnswerScore, KeptSource
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from support.models import SupportLabel

@@ -7,8 +7,8 @@ from django.core.management import CommandError, call_command
 
 from assessor.collection.runs import RunResolver
 from assessor.collection.score_formats import score_table_lines, trec_eval_lines
-from assessor.collection.scores import Scores
 from assessor.models import Run
+from assessor.scoring.scores import Scores
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from metaeval.comparison import comparison_build

@@ -2,7 +2,7 @@
 that meets the import's write lock waits or is told to retry, never 500s.
 
 An import reads, checks and stages its file with no write lock, and holds the lock only for
-its switch (assessor/collection/importing/staging.py): the saves made meanwhile land at once.
+its switch (assessor/importing/staging.py): the saves made meanwhile land at once.
 """
 
 import json

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.db import OperationalError, connection
 from django.urls import reverse
 
-from assessor.collection.importing.base import ImportResult, statistics_refresh
+from assessor.importing.base import ImportResult, statistics_refresh
 from assessor.jobs.engine import job_run_sync
 from assessor.work.roles import Role
 from assignment.auto import auto_assign_job_create

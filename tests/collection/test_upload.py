@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from assessor.collection import forms
-from assessor.collection.importing.base import ImportResult
+from assessor.importing.base import ImportResult
 from assessor.models import ImportBatch, Qrel, Topic
 from assessor.registry import registry
 from assessor.work.roles import Role

@@ -10,9 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
-from assessor.collection.importing.progress import ImportProgress, progress_watched
 from assessor.collection.importing.topics import topics_import
 from assessor.collection.uploads import progress_write, upload_claim, upload_run
+from assessor.importing.progress import ImportProgress, progress_watched
 from assessor.models import ImportBatch, Qrel, Topic, Upload
 from assessor.project.celery import app as celery_app
 from tests.builders import make_topic

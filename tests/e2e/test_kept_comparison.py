@@ -5,7 +5,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from assessor.collection.kept_scores import scores_refresh
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from metaeval.comparison_page import comparison_compute

@@ -1,6 +1,6 @@
 """Small hand-built conditions for the meta-evaluation tests (offered as fixtures by conftest.py)."""
 
-from assessor.collection.kept_scores import scores_refresh
+from assessor.scoring.kept import scores_refresh
 from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget, NuggetSet

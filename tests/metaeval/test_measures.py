@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from scipy import stats
 
-from assessor.collection.scores import Scores
+from assessor.scoring.scores import Scores
 from assessor.work.roles import Role
 from metaeval.stats import TauOptions, taus_compute
 from tests.builders import make_user

@@ -13,9 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import KeptAnswerScore, KeptSource
 from assessor.project.celery import app as celery_app
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
 from assignment.models import AssignmentLabel
 from metaeval.comparison_page import WARM_VIEWED_DAYS, WORKER_PATIENCE, comparison_compute, comparisons_warm

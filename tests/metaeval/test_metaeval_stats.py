@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from assessor.collection.scores import Scores
+from assessor.scoring.scores import Scores
 from metaeval.stats import (
     NuggetRow,
     confusion_from_pairs,

@@ -1,4 +1,10 @@
-"""The foundation imports nothing above it: no module of `assessor` names an app."""
+"""The foundation imports nothing above it: no module of `assessor` names an app, and its packages are layered.
+
+The layers of `assessor/`, lowest first: a package imports packages of its own
+layer's lower layers only, so no two of them import each other and a new one
+has a place to go. Imports under `if TYPE_CHECKING:` are annotations, which
+run nothing: the registry names the parts it describes that way.
+"""
 
 import ast
 from pathlib import Path
@@ -7,10 +13,23 @@ REPO = Path(__file__).resolve().parents[2]
 APPS = ("nuggets", "assignment", "support", "relevance", "metaeval", "bench", "demo")
 
 
-def imported_modules(path: Path) -> set[str]:
+def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
+    """The statements under `if TYPE_CHECKING:`, which only the type checker reads."""
+    inside: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
+            for statement in node.body:
+                inside.update(ast.walk(statement))
+    return inside
+
+
+def imported_modules(path: Path, *, runtime_only: bool = False) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
+    skipped = _type_checking_nodes(tree) if runtime_only else set()
     names: set[str] = set()
     for node in ast.walk(tree):
+        if node in skipped:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -58,3 +77,134 @@ def test_the_check_sees_an_import_of_a_test_module(tmp_path):
     names = imported_modules(module)
     assert {"tests.test_pages", "tests.work.test_roles"} <= names
     assert [name for name in names if "test_" not in name] == ["tests.builders"]
+
+
+# Lowest first. A package may import its own modules and those of the layers below it.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"registry", "http", "project", "source_fill"}),  # declarations, request types, settings, Celery; data migrations
+    frozenset({"models"}),
+    frozenset({"scoring"}),  # what is counted (the lifecycle rule) and the kept scores
+    frozenset({"importing"}),  # atomic imports, which refresh the kept scores
+    frozenset({"sources"}),  # who owns a label name
+    frozenset({"work"}),  # people's work: roles, access, judging, queue
+    frozenset({"collection"}),  # topics, runs, qrels, leaderboards, uploads
+    frozenset({"jobs"}),  # the LLM job engine
+    frozenset({"accounts"}),
+    frozenset({"site", "management", "admin", "apps", "__init__"}),  # the site, commands, admin, start-up
+)
+
+
+def package_of(path: Path) -> str:
+    relative = path.relative_to(REPO / "assessor").parts
+    return relative[0] if len(relative) > 1 else relative[0].removesuffix(".py")
+
+
+def layer_of(package: str) -> int:
+    return next(index for index, layer in enumerate(LAYERS) if package in layer)
+
+
+def foundation_imports() -> dict[tuple[str, str], list[str]]:
+    """{(package, imported package): [modules that import it]} between packages of assessor/, at run time."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path in sorted((REPO / "assessor").rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        source = package_of(path)
+        for name in imported_modules(path, runtime_only=True):
+            parts = name.split(".")
+            if parts[0] == "assessor" and len(parts) > 1 and parts[1] != source:
+                edges.setdefault((source, parts[1]), []).append(str(path.relative_to(REPO)))
+    return edges
+
+
+def test_every_package_of_assessor_has_a_layer():
+    packages = {package_of(path) for path in (REPO / "assessor").rglob("*.py") if "migrations" not in path.parts}
+    placed = set().union(*LAYERS)
+    assert packages - placed == set(), "place the new package in LAYERS"
+
+
+def test_the_packages_of_assessor_import_only_the_layers_below():
+    upward = [
+        f"{source} imports {target} (in {', '.join(sorted(set(modules)))})"
+        for (source, target), modules in foundation_imports().items()
+        if target in set().union(*LAYERS) and layer_of(target) >= layer_of(source)
+    ]
+    assert upward == []
+
+
+def test_no_two_packages_of_assessor_import_each_other():
+    edges = foundation_imports()
+    mutual = sorted({tuple(sorted(pair)) for pair in edges if (pair[1], pair[0]) in edges})
+    assert mutual == []
+
+
+def test_the_layer_check_sees_an_upward_import(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from assessor.jobs.engine import job_create\n"
+        "if TYPE_CHECKING:\n    from assessor.site.urls import urlpatterns\n"
+    )
+    assert imported_modules(module, runtime_only=True) == {"typing", "assessor.jobs.engine"}
+    assert "assessor.site.urls" in imported_modules(module)
+    assert layer_of("jobs") > layer_of("scoring")
+
+
+def app_kinds() -> set[str]:
+    """Every kind of job, work, file and label family an app declared: the foundation declares only its own."""
+    from assessor.collection import kinds as collection_kinds
+    from assessor.registry import registry
+
+    declared = {*registry.job_kinds, *registry.work_pages, *registry.importers, *registry.label_families}
+    own = {value for name, value in vars(collection_kinds).items() if name.isupper()}
+    return declared - own
+
+
+def app_namespaces() -> set[str]:
+    """The URL namespaces of the apps' pages (`nuggets:`, `judge:`...), from the URL modules they registered."""
+    from importlib import import_module
+
+    from assessor.registry import registry
+
+    return {getattr(import_module(include.module), "app_name", "") for include in registry.url_includes} - {""}
+
+
+def named_kinds(path: Path, kinds: set[str], namespaces: set[str]) -> list[str]:
+    """The string constants of a module that are an app's kind or a URL of an app's page."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in kinds or node.value.split(":", 1)[0] in namespaces and ":" in node.value:
+                found.append(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path.name}:{node.lineno} {node.value!r}")
+    return found
+
+
+def test_no_module_of_assessor_names_an_apps_kind_or_page():
+    kinds, namespaces = app_kinds(), app_namespaces()
+    assert {"auto_nuggets", "assign_manual", "support", "umbrela"} <= kinds  # the apps have registered
+    offenders = []
+    for path in sorted((REPO / "assessor").rglob("*.py")):
+        # The settings list the installed apps by name: that is where the project chooses them.
+        if "migrations" in path.parts or path.name == "settings.py":
+            continue
+        offenders += named_kinds(path, kinds, namespaces)
+    assert offenders == []
+
+
+def test_no_template_of_the_foundation_names_an_apps_kind_or_page():
+    kinds, namespaces = app_kinds(), app_namespaces()
+    offenders = []
+    for path in sorted((REPO / "templates").rglob("*.html")):
+        text = path.read_text()
+        offenders += [f"{path.name}: {kind!r}" for kind in kinds if f'"{kind}"' in text or f"'{kind}'" in text]
+        offenders += [f"{path.name}: {ns}:" for ns in namespaces if f'"{ns}:' in text or f"'{ns}:" in text]
+    assert offenders == []
+
+
+def test_the_kinds_check_sees_a_kind_and_a_page(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('KIND = "auto_support"\nURL = "judge:organize"\nTEXT = "support the claim"\n')
+    assert [line.split(" ", 1)[1] for line in named_kinds(module, app_kinds(), app_namespaces())] == [
+        "'auto_support'",
+        "'judge:organize'",
+    ]

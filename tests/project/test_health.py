@@ -36,7 +36,7 @@ def test_it_names_the_database_when_the_database_is_down(client, monkeypatch):
         raise OSError("connection refused")
 
     # The connection's cursor is where a database that went away fails first.
-    monkeypatch.setattr("assessor.project.health.connection.cursor", refuse)
+    monkeypatch.setattr("assessor.site.health.connection.cursor", refuse)
     response = client.get(reverse("health"))
     assert response.status_code == 503
     assert response.json()["checks"] == {"database": "down", "broker": "ok"}

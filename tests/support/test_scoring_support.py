@@ -7,8 +7,8 @@ from collections import defaultdict
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.models import Citation
+from assessor.scoring.kept import scores_refresh
 from support.models import SupportLabel
 from support.scoring import answer_support_metrics
 from support.selectors import support_label_pairs, support_methods_list, support_scores

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from assessor.work.lifecycle import open_work_included
+from assessor.scoring.lifecycle import open_work_included
 from assignment import judging
 from assignment.exporting import assignments_lines
 from support import kinds as support_kinds

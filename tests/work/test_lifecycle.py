@@ -6,11 +6,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from assessor.collection.kept_scores import scores_refresh
 from assessor.jobs.engine import job_complete_if_finished
 from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
+from assessor.scoring.kept import scores_refresh
+from assessor.scoring.lifecycle import open_work_included, open_work_notes
 from assessor.work.judging import judge_work_reopen
-from assessor.work.lifecycle import open_work_included, open_work_notes
 from assessor.work.roles import Role
 from assignment import kinds as assignment_kinds
 from assignment.selectors import conditions_list, conditions_notes, nugget_scores

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 
-from assessor.collection.importing.base import (
+from assessor.collection.runs import AmbiguousRun, RunResolver
+from assessor.importing.base import (
     LOOKUP_BATCH,
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
@@ -24,7 +25,6 @@ from assessor.collection.importing.base import (
     in_batches,
     limited,
 )
-from assessor.collection.runs import AmbiguousRun, RunResolver
 from assessor.models import Answer, Run, Topic
 
 T = TypeVar("T")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 
-from assessor.collection.importing.base import (
+from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.collection.kinds import QRELS, QRELS_FAMILY
+from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
@@ -19,8 +21,6 @@ from assessor.collection.importing.base import (
     limited,
     read_lines,
 )
-from assessor.collection.importing.segments import segment_placeholders_create
-from assessor.collection.kinds import QRELS, QRELS_FAMILY
 from assessor.models import Qrel, QrelSource, Topic
 from assessor.sources import import_source_claim
 

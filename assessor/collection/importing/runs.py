@@ -17,7 +17,10 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.collection.importing.base import (
+from assessor.collection.importing.segments import segment_placeholders_create
+from assessor.collection.kinds import RUN
+from assessor.collection.runs import AmbiguousRun, RunResolver
+from assessor.importing.base import (
     MAX_ANSWER_CHARS,
     MAX_ID_CHARS,
     MAX_QUERY_CHARS,
@@ -32,10 +35,7 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.collection.importing.segments import segment_placeholders_create
-from assessor.collection.importing.staging import deletion_counts
-from assessor.collection.kinds import RUN
-from assessor.collection.runs import AmbiguousRun, RunResolver
+from assessor.importing.staging import deletion_counts
 from assessor.models import (
     Answer,
     AnswerReference,

@@ -13,7 +13,8 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.collection.importing.base import (
+from assessor.collection.kinds import SEGMENTS
+from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_SEGMENT_CHARS,
     MAX_TITLE_CHARS,
@@ -28,7 +29,6 @@ from assessor.collection.importing.base import (
     read_jsonl,
     require,
 )
-from assessor.collection.kinds import SEGMENTS
 from assessor.models import Segment
 
 # The field names the text goes by in the wild: ours, pyserini's, and a plain one.

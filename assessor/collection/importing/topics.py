@@ -4,7 +4,8 @@ from pathlib import Path
 
 from django.contrib.auth.models import User
 
-from assessor.collection.importing.base import (
+from assessor.collection.kinds import TOPICS
+from assessor.importing.base import (
     MAX_QUERY_CHARS,
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
@@ -15,7 +16,6 @@ from assessor.collection.importing.base import (
     limited,
     read_lines,
 )
-from assessor.collection.kinds import TOPICS
 from assessor.models import Topic
 
 

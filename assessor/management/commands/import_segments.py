@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from assessor.collection.importing.base import ImportResult
 from assessor.collection.importing.segments import segments_import
+from assessor.importing.base import ImportResult
 from assessor.management.base import ImportCommand
 
 

@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from assessor.collection.kept_scores import scores_rebuild
+from assessor.scoring.kept import scores_rebuild
 
 
 class Command(BaseCommand):

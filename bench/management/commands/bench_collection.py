@@ -179,8 +179,8 @@ class Command(BaseCommand):
         from django.urls import reverse
         from django.utils import timezone
 
-        from assessor.collection.kept_scores import scores_refresh, scores_refresh_work
         from assessor.models import Answer, AssessorWork, KeptSource, LabelSource, Run, Topic
+        from assessor.scoring.kept import scores_refresh, scores_refresh_work
         from assessor.work.roles import Role, user_set_role
         from assignment.judging import answer_order, assign_work_give, work_nugget_set
         from assignment.models import AssignmentLabel

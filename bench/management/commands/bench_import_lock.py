@@ -20,7 +20,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from assessor.collection.importing import staging
+from assessor.importing import staging
 from bench.collection_data import benchmark_collection_build, peak_rss_mib
 from bench.lock_watch import WriteLockWatch
 

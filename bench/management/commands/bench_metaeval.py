@@ -27,7 +27,7 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, reset_queries
 
-from assessor.collection.scores import NUGGET_METRICS
+from assessor.scoring.scores import NUGGET_METRICS
 
 if TYPE_CHECKING:
     from metaeval.comparison import Comparison

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from assessor.management.base import add_include_open_argument, notes_write
-from assessor.work.lifecycle import open_work_included
+from assessor.scoring.lifecycle import open_work_included
 from metaeval.calibration import calibration_build, simulation_on_condition
 from metaeval.sources import CONDITION_PATTERN, sources_notes
 

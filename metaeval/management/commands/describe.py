@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from assessor.management.base import add_include_open_argument, notes_write
-from assessor.work.lifecycle import open_work_included
+from assessor.scoring.lifecycle import open_work_included
 from metaeval.comparison import describe_json
 from metaeval.sources import SourceError, sources_notes
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from assessor.collection.importing.base import ImportResult
+from assessor.importing.base import ImportResult
 from assessor.management.base import ImportCommand
 from metaeval.importing import scores_import
 

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from assessor.management.base import add_include_open_argument
-from assessor.work.lifecycle import open_work_included
+from assessor.scoring.lifecycle import open_work_included
 from metaeval.qrels_agreement import FIGURES, QrelsSourceError, qrels_agreement_build, qrels_agreement_json
 
 

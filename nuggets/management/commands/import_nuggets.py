@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from assessor.collection.importing.base import ImportResult
+from assessor.importing.base import ImportResult
 from assessor.management.base import ImportCommand
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet

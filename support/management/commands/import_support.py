@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from assessor.collection.importing.base import ImportResult
+from assessor.importing.base import ImportResult
 from assessor.management.base import ImportCommand
 from support.importing import support_import
 from support.models import SupportLabel

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 
-from assessor.collection.importing.progress import progress_current
+from assessor.importing.progress import progress_current
 
 if TYPE_CHECKING:
     from assessor.models import ImportBatch
@@ -191,7 +191,7 @@ class DirectWrites(Writes):
         return created
 
     def rows(self, model, fields, rows):
-        from assessor.collection.importing.base import rows_insert
+        from assessor.importing.base import rows_insert
 
         inserted = rows_insert(model, fields, rows)
         self._written(inserted, model)

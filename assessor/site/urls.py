@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from assessor.project import health, views
 from assessor.registry import registry
+from assessor.site import health, views
 from assessor.work import pages as work_pages
 
 urlpatterns = [

@@ -21,18 +21,18 @@ from django.contrib.auth.models import User
 from django.db import OperationalError, connection, models, transaction
 from django.db.models import Max
 
-from assessor.collection.importing.progress import progress_current
-from assessor.collection.importing.staging import (
+from assessor.importing.progress import progress_current
+from assessor.importing.staging import (
     DirectWrites,
     StagedWrites,
     SwitchConflict,
     Writes,
     staging_used,
 )
-from assessor.collection.kept_scores import scores_refresh, scores_refresh_touched
 from assessor.models import ImportBatch
 from assessor.project.busy import database_busy
 from assessor.registry import ScoreRefresh, registry
+from assessor.scoring.kept import scores_refresh, scores_refresh_touched
 
 T = TypeVar("T")
 R = TypeVar("R", bound="ImportResult")

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.urls import Resolver404
 
 from assessor.collection import selectors
-from assessor.project.nav import organizer_links
+from assessor.site.nav import organizer_links
 from assessor.work.queue import queue_items
 from assessor.work.roles import Role, user_role
 

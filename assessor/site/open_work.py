@@ -2,7 +2,7 @@
 
 One switch for every page that shows scores (leaderboards, the run page, the
 meta-evaluation, downloads): the request runs inside
-`assessor.work.lifecycle.open_work_included`, so the pages need no parameter
+`assessor.scoring.lifecycle.open_work_included`, so the pages need no parameter
 of their own. Only organizers may turn it on; `request.include_open` tells the
 templates to say the figures are provisional.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from assessor.work.lifecycle import open_work_included
+from assessor.scoring.lifecycle import open_work_included
 from assessor.work.roles import Role, user_role
 
 OPEN_PARAMETER = "open"

@@ -1,6 +1,6 @@
 """Kept scores: stored per answer and per run, refreshed by the writes that change them.
 
-What is scored stays where it lives (assessor.work.lifecycle.labels_counted and
+What is scored stays where it lives (assessor.scoring.lifecycle.labels_counted and
 the apps' scoring.py): a refresh asks the source's family (the registry's
 `ScoreFamily.compute`) for the scores of the answers in scope, from their
 labels, and replaces the kept rows of that scope, then the sums of the runs
@@ -14,7 +14,7 @@ never by reading the labels (only a rebuild does).
 A run's mean is its sum divided by the number of the source's evaluated
 topics, which is kept on the source: a topic that becomes evaluated changes
 every run's mean without rewriting every run's row. Sums are kept as exact
-partials (assessor.collection.exact_sums): a refresh adds the rows it writes and
+partials (assessor.scoring.exact_sums): a refresh adds the rows it writes and
 takes away those it replaces, reading no other row, and each sum still equals
 `math.fsum` over the run's kept values, so the means equal the from-labels ones
 exactly.
@@ -25,7 +25,7 @@ under the stamp and so known stale once the source changed; the registry's stamp
 listeners hear of the change after the commit.
 
 The kept figures are the finished work's. The organizers' open-work view
-(assessor.project.open_work) is computed from the labels on request, as before.
+(assessor.site.open_work) is computed from the labels on request, as before.
 """
 
 import json
@@ -37,11 +37,11 @@ from django.db import transaction
 from django.db.models import Count, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from assessor.collection.exact_sums import partials_add, partials_sum
-from assessor.collection.scores import Scores, ratio
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.registry import ScoreFamily, registry
-from assessor.work.lifecycle import open_included, open_work_included, work_labels_counted
+from assessor.scoring.exact_sums import partials_add, partials_sum
+from assessor.scoring.lifecycle import open_included, open_work_included, work_labels_counted
+from assessor.scoring.scores import Scores, ratio
 
 Columns = tuple[str, ...]
 
