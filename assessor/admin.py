@@ -91,6 +91,16 @@ def _label_families() -> dict[str, str]:
     return {name: family.label for name, family in registry.label_families.items()}
 
 
+@admin.display(description="kind", ordering="kind")
+def kind_column(obj: Job | AssessorWork | ImportBatch | Upload) -> str:
+    return obj.kind_label
+
+
+@admin.display(description="family", ordering="family")
+def family_column(source: LabelSource) -> str:
+    return source.family_label
+
+
 def kind_filter(field: str, title: str, declared: Declared, label: Callable[[str], str]) -> type[admin.SimpleListFilter]:
     """A list filter on a kind column: every declared kind by its label, and stored values no app declares."""
 
@@ -294,7 +304,7 @@ class CitationAdmin(admin.ModelAdmin):
 @admin.register(ImportBatch)
 class ImportBatchAdmin(admin.ModelAdmin):
     list_display = (
-        "id", "kind_label", "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced"
+        "id", kind_column, "file_name", "imported_at", "imported_by", "lines", "created", "unchanged", "replaced"
     )
     list_filter = (kind_filter("kind", "kind", _import_kinds, registry.import_label),)
     search_fields = ("file_name", "sha256")
@@ -318,7 +328,7 @@ class ImportBatchAdmin(admin.ModelAdmin):
 @admin.register(Upload)
 class UploadAdmin(admin.ModelAdmin):
     list_display = (
-        "id", "kind_label", "file_name", "state", "created_at", "created_by", "lines", "created", "error_line"
+        "id", kind_column, "file_name", "state", "created_at", "created_by", "lines", "created", "error_line"
     )
     list_filter = (kind_filter("kind", "kind", _import_kinds, registry.import_label), "state")
     search_fields = ("file_name", "error")
@@ -352,7 +362,7 @@ class JobAdmin(admin.ModelAdmin):
     form = kind_choice_form(Job, "kind", _job_kinds)
     list_display = (
         "id",
-        "kind_label",
+        kind_column,
         "output_name",
         "status",
         "endpoint_name",
@@ -439,7 +449,7 @@ class WorkEventInline(admin.TabularInline):
 class AssessorWorkAdmin(admin.ModelAdmin):
     form = kind_choice_form(AssessorWork, "kind", _work_kinds)
     list_display = (
-        "topic", "kind_label", "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count"
+        "topic", kind_column, "assessor", "nugget_set_name", "status", "active_seconds", "submitted_at", "reopened_count"
     )
     list_filter = (kind_filter("kind", "kind", _work_kinds, registry.work_label), "status", "assessor")
     search_fields = ("topic__id", "assessor__username", "nugget_set_name")
@@ -500,7 +510,7 @@ class LLMEndpointAdmin(admin.ModelAdmin):
 class LabelSourceAdmin(admin.ModelAdmin):
     """A source is a record of who owns a name; it is made by the first write, never edited by hand."""
 
-    list_display = ("family_label", "name", "kind", "endpoint_name", "model", "created_at")
+    list_display = (family_column, "name", "kind", "endpoint_name", "model", "created_at")
     list_filter = (kind_filter("family", "family", _label_families, registry.family_label), "kind")
     search_fields = ("name", "model")
     readonly_fields = [field.name for field in LabelSource._meta.fields]
