@@ -8,27 +8,23 @@ reads no LLM output and no run.
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.http import AuthenticatedRequest
-from assessor.models import AssessorWork
+from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
-    ReopenForm,
     TopicsField,
     assessor_choices,
     expected_version,
-    give_all,
     int_param,
     label_fields,
     label_response,
-    reopen_response,
     submit_response,
-    totals_labelled,
 )
 from assessor.work.queue import next_work
-from assessor.work.roles import assessor_required, organizer_required
+from assessor.work.roles import assessor_required
 from assessor.work.timing import duration_label
 from assignment import judging
 from assignment.kinds import ASSIGN_MANUAL
@@ -131,60 +127,42 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 # --- Organizers ----------------------------------------------------------------------
 
 
-@organizer_required
-def organize(request: AuthenticatedRequest) -> HttpResponse:
-    form = GiveAssignForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        given = give_all(
-            form,
-            lambda topic: (
-                judging.assign_replicate_give(
-                    topic=topic,
-                    assessor=data["assessor"],
-                    by=request.user,
-                    of_assigner=data["replicate_of"],
-                    assigner_name=data["assigner"],
-                )
-                if data["replicate_of"]
-                else judging.assign_work_give(
-                    topic=topic,
-                    assessor=data["assessor"],
-                    by=request.user,
-                    nugget_set_name=data["nuggets"],
-                    assigner_name=data["assigner"],
-                )
-            ),
+def _give(topic, data: dict, organizer):
+    if data["replicate_of"]:
+        return judging.assign_replicate_give(
+            topic=topic,
+            assessor=data["assessor"],
+            by=organizer,
+            of_assigner=data["replicate_of"],
+            assigner_name=data["assigner"],
         )
-        if given:
-            topic_ids = ", ".join(topic.pk for topic in data["topics"])
-            messages.success(request, f"ManualAssign given to {data['assessor']}: {topic_ids}.")
-            return redirect("judge:organize")
-    rows = judging.assign_progress()
-    for row in rows:
-        row.time_label = duration_label(row.work.active_seconds)
-        row.per_answer_label = duration_label(row.seconds_per_answer) if row.seconds_per_answer else "—"
-    context = {"form": form, "rows": rows, "reopen_form": ReopenForm(), "totals": totals_labelled(rows)}
-    return render(request, "judge/organize.html", context, status=400 if form.errors else 200)
-
-
-@require_GET
-@organizer_required
-def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    """One ManualAssign work: each answer (with its run) in the assessor's order, labels and time."""
-    work = get_object_or_404(
-        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind=ASSIGN_MANUAL
+    return judging.assign_work_give(
+        topic=topic,
+        assessor=data["assessor"],
+        by=organizer,
+        nugget_set_name=data["nuggets"],
+        assigner_name=data["assigner"],
     )
-    answers = judging.assign_work_detail(work=work)
-    for row in answers:
-        row.time_label = duration_label(row.seconds) if row.labels_done else "—"
-    events = list(work.events.select_related("user").order_by("at"))
-    context = {"work": work, "answers": answers, "events": events, "time_label": duration_label(work.active_seconds)}
-    return render(request, "judge/organize_work.html", context)
 
 
-@require_POST
-@organizer_required
-def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    work = get_object_or_404(AssessorWork, pk=work_id, kind=ASSIGN_MANUAL)
-    return reopen_response(request, work=work, back=reverse("judge:organize"))
+def _row_labels(row) -> None:
+    row.per_answer_label = duration_label(row.seconds_per_answer) if row.seconds_per_answer else "—"
+
+
+def _answer_labels(row) -> None:
+    row.time_label = duration_label(row.seconds) if row.labels_done else "—"
+
+
+ORGANIZING = WorkOrganizing(
+    kinds=(ASSIGN_MANUAL,),
+    title="ManualAssign",
+    form=GiveAssignForm,
+    give=_give,
+    progress=judging.assign_progress,
+    detail=lambda work: judging.assign_work_detail(work=work),
+    templates=("judge/organize.html", "judge/organize_work.html"),
+    url_name="judge:organize",
+    row_labels=_row_labels,
+    item_labels=_answer_labels,
+)
+organize, organize_work, reopen = organizer_views(ORGANIZING)

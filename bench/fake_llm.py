@@ -16,11 +16,13 @@ The rules of the "model" (tests recompute them independently):
   4+ letters is, else "NS" (the published prompt: "Full Support", "Partial
   Support", "No Support", the statement against the citation);
 - umbrela: the number of distinct query words of 4+ letters in the passage, at most 3
-  (the published prompt: "##final score: N").
+  (the published prompt: "##final score: N");
+- yes/no ("You are YesNoJudgeLLM"): "yes" if the answer shares a word of 4+
+  letters with the question, else "no".
 
 A server started with `flip` (`--flip`) is a second "model" that disagrees:
 it answers by the same rules, then turns every label round (support <->
-not_support, vital <-> okay, FS <-> NS, grade g -> 3 - g; partial support and
+not_support, vital <-> okay, FS <-> NS, grade g -> 3 - g, yes <-> no; partial support and
 the nuggets themselves stay), so that two endpoints give two conditions that
 differ in a way a test can compute.
 """
@@ -109,12 +111,18 @@ def _umbrela_published(user: str) -> str:
     return f"##final score: {_grade(_line_after(user, 'Query: '), _line_after(user, 'Passage: '))}"
 
 
+def _yes_no(user: str) -> str:
+    """A yes/no judge: yes when the answer shares a word of four letters or more with the question."""
+    return "yes" if _long_words(_line_after(user, "Question: ")) & _long_words(_line_after(user, "Answer: ")) else "no"
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
     "You are NuggetizeAssignerLLM": _assign,
     "You are SupportJudgeLLM": _support,
     "You are RelevanceJudgeLLM": _umbrela,
+    "You are YesNoJudgeLLM": _yes_no,
 }
 # The published prompts with no system message, known by how the user message starts.
 USER_RULES: dict[str, Callable[[str], str]] = {
@@ -142,6 +150,7 @@ FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
     _support_thakur: lambda answer: SUPPORT_FLIPS.get(answer, answer),
     _umbrela: _flip_grade,
     _umbrela_published: _flip_grade,
+    _yes_no: lambda answer: {"yes": "no", "no": "yes"}[answer],
 }
 
 

@@ -3,7 +3,9 @@
 - `NUGGETS/ASSIGNER`: a nugget condition computed here (`auto_edit/manual`,
   `manual/auto`, any nugget set name with any assigner name);
 - `support:METHOD`: a support judging method (`support:scratch`, `support:postedit`);
-- `scores:NAME`: a score table imported with `import_scores --name NAME`.
+- `scores:NAME`: a score table imported with `import_scores --name NAME`;
+- `FAMILY:COLUMNS`: a source of any other score family an app registered
+  (assessor.registry.ScoreFamily), its columns joined by "/".
 """
 
 import re
@@ -13,6 +15,8 @@ from enum import StrEnum
 from django.db.models import Sum
 
 from assessor.models import KeptRunScore, KeptSource, LabelSource
+from assessor.registry import ScoreFamily, registry
+from assessor.scoring.kept import family_columns, source_name
 from assessor.scoring.lifecycle import open_included
 from assessor.scoring.scores import Scores
 from assessor.sources import source_get, source_owner
@@ -28,6 +32,7 @@ from support.selectors import method_require, methods_notes, support_methods_lis
 NAME = r"[-\w.]+"
 CONDITION_PATTERN = re.compile(rf"^(?P<nuggets>{NAME})/(?P<assigner>{NAME})$")
 PREFIXED_PATTERN = re.compile(rf"^(?P<prefix>support|scores):(?P<name>{NAME})$")
+FAMILY_PATTERN = re.compile(rf"^(?P<family>\w+):(?P<columns>{NAME}(?:/{NAME})*)$")
 ASSIGNMENT_LABELS = ["not_support", "partial_support", "support"]
 SUPPORT_LABELS = ["NS", "PS", "FS"]
 
@@ -40,6 +45,7 @@ class SourceKind(StrEnum):
     CONDITION = "condition"
     SUPPORT = "support"
     SCORES = "scores"
+    FAMILY = "family"  # a source of another registered score family
 
 
 @dataclass(frozen=True)
@@ -48,11 +54,24 @@ class Source:
     name: str  # the support method or score table; for a condition, "NUGGETS/ASSIGNER"
     nuggets: str = ""
     assigner: str = ""
+    family: str = ""  # FAMILY: the registered score family
+    columns: tuple[str, ...] = ()  # FAMILY: the source's columns in it
 
     def __str__(self) -> str:
         if self.kind is SourceKind.CONDITION:
             return f"{self.nuggets}/{self.assigner}"
+        if self.kind is SourceKind.FAMILY:
+            return f"{self.family}:{'/'.join(self.columns)}"
         return f"{self.kind}:{self.name}"
+
+
+def other_families() -> list[ScoreFamily]:
+    """The registered score families beyond the nugget conditions and support methods, read the same way."""
+    return [family for family in registry.score_families if family.name not in (CONDITIONS, METHODS)]
+
+
+def _other_family(name: str) -> ScoreFamily | None:
+    return next((family for family in other_families() if family.name == name), None)
 
 
 def sources_list() -> list[str]:
@@ -61,6 +80,7 @@ def sources_list() -> list[str]:
         [f"{nuggets}/{assigner}" for nuggets, assigner in conditions_list()]
         + [f"support:{method}" for method in support_methods_list()]
         + [f"scores:{name}" for name in selectors.score_tables_list()]
+        + [f"{family.name}:{'/'.join(columns)}" for family in other_families() for columns in family_columns(family)]
     )
 
 
@@ -77,7 +97,10 @@ def source_parse(text: str) -> Source:
     if match := PREFIXED_PATTERN.match(text):
         kind = SourceKind.SUPPORT if match["prefix"] == "support" else SourceKind.SCORES
         return Source(kind=kind, name=match["name"])
-    raise _unknown(text, "write NUGGETS/ASSIGNER, support:METHOD or scores:NAME")
+    if (match := FAMILY_PATTERN.match(text)) and _other_family(match["family"]) is not None:
+        columns = tuple(match["columns"].split("/"))
+        return Source(kind=SourceKind.FAMILY, name=text, family=match["family"], columns=columns)
+    raise _unknown(text, "write NUGGETS/ASSIGNER, support:METHOD, scores:NAME or FAMILY:NAME")
 
 
 def source_scores(source: Source) -> Scores:
@@ -87,6 +110,8 @@ def source_scores(source: Source) -> Scores:
             return nugget_scores(nuggets=source.nuggets, assigner=source.assigner)
         if source.kind is SourceKind.SUPPORT:
             return support_scores(method=source.name)
+        if source.kind is SourceKind.FAMILY:
+            return _family_source_scores(source)
         return selectors.score_table_scores(name=source.name)
     except SourceError:
         raise
@@ -101,16 +126,37 @@ def source_require(source: Source) -> None:
             condition_require(nuggets=source.nuggets, assigner=source.assigner)
         elif source.kind is SourceKind.SUPPORT:
             method_require(method=source.name)
+        elif source.kind is SourceKind.FAMILY:
+            _family_source_require(source)
         elif source.name not in selectors.score_tables_list():
             raise LookupError(f"no score table named {source.name!r}")
     except LookupError as exc:
         raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
 
 
+def _family_of(source: Source) -> ScoreFamily:
+    family = _other_family(source.family)
+    if family is None:
+        raise LookupError(f"no score family named {source.family!r}")
+    return family
+
+
+def _family_source_require(source: Source) -> None:
+    if source.columns not in family_columns(_family_of(source)):
+        raise LookupError(f"no scores for {'/'.join(source.columns)!r} in {source.family}")
+
+
+def _family_source_scores(source: Source) -> Scores:
+    _family_source_require(source)
+    return _family_of(source).source(source.columns).scores()
+
+
 def _kept_name(source: Source) -> tuple[str, str]:
-    """The kept source (family, name) of a condition or a support method."""
+    """The kept source (family, name) of a condition, a support method or another family's source."""
     if source.kind is SourceKind.CONDITION:
         return CONDITIONS, f"{source.nuggets}/{source.assigner}"
+    if source.kind is SourceKind.FAMILY:
+        return source.family, source_name(source.columns)
     return METHODS, source.name
 
 
@@ -178,6 +224,9 @@ def source_describe(source: Source) -> dict[str, float | int]:
         if not support_counts:
             raise _unknown(str(source), "no support labels for this method")
         return support_method_describe(support_counts, topics)
+    if source.kind is SourceKind.FAMILY:
+        scores = source_scores(source)
+        return {"topics": len(scores.topics), "runs": len(scores.runs), "rows": len(scores.per_topic)}
     if source.name not in selectors.score_tables_list():
         raise _unknown(str(source), f"no score table named {source.name!r}")
     return selectors.score_table_description_data(name=source.name)
@@ -221,12 +270,19 @@ def sources_notes(texts: list[str]) -> list[str]:
     methods = [(s.name,) for s in sources if s.kind is SourceKind.SUPPORT]
     of_condition = conditions_notes(conditions) if conditions else {}
     of_method = methods_notes(methods) if methods else {}
+    of_family = {
+        (source.family, source.columns): _family_of(source).notes([source.columns])[source.columns]
+        for source in sources
+        if source.kind is SourceKind.FAMILY
+    }
     notes: list[str] = []
     for source in sources:
         if source.kind is SourceKind.CONDITION:
             own = of_condition[(source.nuggets, source.assigner)]
         elif source.kind is SourceKind.SUPPORT:
             own = of_method[(source.name,)]
+        elif source.kind is SourceKind.FAMILY:
+            own = of_family[(source.family, source.columns)]
         else:
             own = []
         notes += [note for note in own if note not in notes]

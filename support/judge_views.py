@@ -8,27 +8,23 @@ no LLM output at all; a post-editing page shows the LLM label of each pair
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.http import AuthenticatedRequest
-from assessor.models import AssessorWork
+from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
-    ReopenForm,
     TopicsField,
     assessor_choices,
     expected_version,
-    give_all,
     int_param,
     label_fields,
     label_response,
-    reopen_response,
     submit_response,
-    totals_labelled,
 )
 from assessor.work.queue import next_work
-from assessor.work.roles import assessor_required, organizer_required
+from assessor.work.roles import assessor_required
 from assessor.work.timing import duration_label
 from support import judging, services
 from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
@@ -136,71 +132,52 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 # --- Organizers -----------------------------------------------------------------------------
 
 
-@organizer_required
-def organize(request: AuthenticatedRequest) -> HttpResponse:
-    form = GiveSupportForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        given = give_all(
-            form,
-            lambda topic: (
-                services.support_replicate_give(
-                    topic=topic,
-                    assessor=data["assessor"],
-                    by=request.user,
-                    of_method=data["replicate_of"],
-                    method_name=data["method_name"],
-                )
-                if data["replicate_of"]
-                else services.support_work_give(
-                    topic=topic,
-                    assessor=data["assessor"],
-                    kind=data["condition"],
-                    by=request.user,
-                    llm_method=data["llm_method"],
-                    method_name=data["method_name"],
-                )
-            ),
+def _give(topic, data: dict, organizer):
+    if data["replicate_of"]:
+        return services.support_replicate_give(
+            topic=topic,
+            assessor=data["assessor"],
+            by=organizer,
+            of_method=data["replicate_of"],
+            method_name=data["method_name"],
         )
-        if given:
-            topic_ids = ", ".join(topic.pk for topic in data["topics"])
-            messages.success(request, f"Support judging given to {data['assessor']}: {topic_ids}.")
-            return redirect("support:organize")
-    rows = judging.support_progress()
-    for row in rows:
-        row.time_label = duration_label(row.work.active_seconds)
-        row.per_pair_label = f"{row.seconds_per_pair:.1f} s" if row.seconds_per_pair is not None else "—"
-        row.change_label = f"{row.change_rate:.0%} ({row.changed}/{row.shown})" if row.change_rate is not None else "—"
-    context = {
-        "form": form,
-        "rows": rows,
-        "reopen_form": ReopenForm(),
-        "totals": totals_labelled(rows),
-        "missing": judging.missing_text_pairs(topic_ids=sorted({row.work.topic_id for row in rows}) or None),
-    }
-    return render(request, "support/organize.html", context, status=400 if form.errors else 200)
-
-
-@require_GET
-@organizer_required
-def organize_work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    """One support work: each pair (with its run) in the assessor's order, label, label shown, time."""
-    work = get_object_or_404(
-        AssessorWork.objects.select_related("assessor", "topic"), pk=work_id, kind__in=judging.SUPPORT_KINDS
+    return services.support_work_give(
+        topic=topic,
+        assessor=data["assessor"],
+        kind=data["condition"],
+        by=organizer,
+        llm_method=data["llm_method"],
+        method_name=data["method_name"],
     )
-    pairs = judging.support_work_detail(work=work)
-    names = {value: name for value, _key, name, _tone in LABEL_CHOICES}
-    for pair in pairs:
-        pair.label_name = names.get(str(pair.label), "—") if pair.label is not None else "—"
-        pair.shown_name = names.get(str(pair.shown), "—") if pair.shown is not None else "—"
-        pair.time_label = f"{pair.seconds:.1f} s" if pair.seconds is not None else "—"
-    events = list(work.events.select_related("user").order_by("at"))
-    context = {"work": work, "pairs": pairs, "events": events, "time_label": duration_label(work.active_seconds)}
-    return render(request, "support/organize_work.html", context)
 
 
-@require_POST
-@organizer_required
-def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=judging.SUPPORT_KINDS)
-    return reopen_response(request, work=work, back=reverse("support:organize"))
+def _row_labels(row) -> None:
+    row.per_pair_label = f"{row.seconds_per_pair:.1f} s" if row.seconds_per_pair is not None else "—"
+    row.change_label = f"{row.change_rate:.0%} ({row.changed}/{row.shown})" if row.change_rate is not None else "—"
+
+
+LABEL_NAMES = {value: name for value, _key, name, _tone in LABEL_CHOICES}
+
+
+def _pair_labels(pair) -> None:
+    pair.label_name = LABEL_NAMES.get(str(pair.label), "—") if pair.label is not None else "—"
+    pair.shown_name = LABEL_NAMES.get(str(pair.shown), "—") if pair.shown is not None else "—"
+    pair.time_label = f"{pair.seconds:.1f} s" if pair.seconds is not None else "—"
+
+
+ORGANIZING = WorkOrganizing(
+    kinds=tuple(judging.SUPPORT_KINDS),
+    title="Support judging",
+    form=GiveSupportForm,
+    give=_give,
+    progress=judging.support_progress,
+    detail=lambda work: judging.support_work_detail(work=work),
+    templates=("support/organize.html", "support/organize_work.html"),
+    url_name="support:organize",
+    row_labels=_row_labels,
+    item_labels=_pair_labels,
+    context=lambda rows: {
+        "missing": judging.missing_text_pairs(topic_ids=sorted({row.work.topic_id for row in rows}) or None)
+    },
+)
+organize, organize_work, reopen = organizer_views(ORGANIZING)

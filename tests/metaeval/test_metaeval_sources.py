@@ -141,7 +141,7 @@ def test_the_describe_command_prints_json_per_source(conditions, support_methods
         ("auto_edit/nobody", r"unknown source 'auto_edit/nobody'.*Sources with data: auto_edit/auto, auto_edit/manual"),
         ("support:nothing", r"unknown source 'support:nothing'"),
         ("scores:missing", r"no score table named 'missing'"),
-        ("just-a-word", r"write NUGGETS/ASSIGNER, support:METHOD or scores:NAME"),
+        ("just-a-word", r"write NUGGETS/ASSIGNER, support:METHOD, scores:NAME or FAMILY:NAME"),
     ],
 )
 def test_an_unknown_source_is_a_clear_error(source, expected, conditions):

@@ -8,13 +8,18 @@ from django.urls import URLPattern, URLResolver, get_resolver
 PAGES_DOC = Path(__file__).resolve().parents[2] / "docs" / "pages.md"
 
 
+def _of_the_test_settings(pattern: URLPattern) -> bool:
+    """A page of the example app only the test settings install (tests/verdicts): not the product's."""
+    return getattr(pattern.callback, "__module__", "").startswith("tests.")
+
+
 def routed_names(resolver: URLResolver, namespace: str = "") -> set[str]:
     names: set[str] = set()
     for pattern in resolver.url_patterns:
         if isinstance(pattern, URLResolver):
             inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
             names |= routed_names(pattern, inner)
-        elif isinstance(pattern, URLPattern) and pattern.name:
+        elif isinstance(pattern, URLPattern) and pattern.name and not _of_the_test_settings(pattern):
             names.add(namespace + pattern.name)
     return names
 

@@ -1,0 +1,60 @@
+"""The LLM judge: one job item per answer of the chosen runs and topics, its verdict stored under the job's name."""
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from assessor.jobs.engine import job_create, job_prompt, job_source, output_name_check
+from assessor.jobs.llm.client import LLMConfig, LLMSession
+from assessor.jobs.llm.parsing import parse_single_label
+from assessor.jobs.llm.prompts import prompt_messages
+from assessor.jobs.selection import runs_select, topics_select
+from assessor.models import Answer, Job, JobItem, LabelSource
+from tests.verdicts.kinds import LABEL_FAMILY, VERDICT_JOB
+from tests.verdicts.models import Verdict
+
+YES_NO = ("yes", "no")
+
+
+def verdict_job_create(
+    *,
+    name: str,
+    runs: list[str] | None = None,
+    topics: list[str] | None = None,
+    user: User | None = None,
+    queue: str | None = None,
+    config: LLMConfig | None = None,
+    endpoint: str | None = None,
+) -> Job:
+    """The job's `create`, for the launch page and the command alike (raises JobRequestInvalid)."""
+    taken = LabelSource.objects.filter(family=LABEL_FAMILY, name=name).exists()
+    output_name_check(kind=VERDICT_JOB, name=name, taken=taken, family=LABEL_FAMILY)
+    answers = Answer.objects.filter(run__in=runs_select(runs), topic__in=topics_select(topics)).order_by("pk")
+    items = [(str(answer_id), {"answer": answer_id}) for answer_id in answers.values_list("pk", flat=True)]
+    params = {"runs": runs or [], "topics": topics or [], "queue": queue or ""}
+    with transaction.atomic():
+        return job_create(
+            kind=VERDICT_JOB,
+            output_name=name,
+            params=params,
+            items=items,
+            prompts=["answer_verdict"],
+            user=user,
+            config=config,
+            endpoint=endpoint,
+            family=LABEL_FAMILY,
+        )
+
+
+def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> str:
+    """One call, outside any transaction: the answer's verdict."""
+    answer = Answer.objects.select_related("topic").get(pk=item.payload["answer"])
+    prompt = job_prompt(job, "answer_verdict")
+    messages = prompt_messages(prompt, query=answer.topic.query, answer=answer.text)
+    return llm.ask(prompt, messages, lambda raw: parse_single_label(raw, allowed=YES_NO))
+
+
+def item_store(*, job: Job, item: JobItem, result: str) -> None:
+    """Inside the transaction that marks the item done."""
+    Verdict.objects.create(
+        answer_id=item.payload["answer"], source=job_source(job, LABEL_FAMILY), job=job, label=result
+    )
