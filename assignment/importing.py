@@ -22,21 +22,17 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.utils import timezone
 
 from assessor.collection.importing.answers import (
     AnswerKey,
-    AnswerKeys,
+    JudgmentsImport,
     JudgmentsImportResult,
-    RunsFinder,
-    answers_stored,
     id_field,
     json_type,
+    judgments_file_import,
     same_modulo_whitespace,
     slug_check,
     text_field,
-    topics_require,
-    words_count,
 )
 from assessor.collection.runs import run_ids_match
 from assessor.importing.base import (
@@ -45,14 +41,11 @@ from assessor.importing.base import (
     MAX_NUGGET_CHARS,
     ImportFailure,
     Writes,
-    chunked,
-    import_file,
     in_batches,
     limited,
     read_jsonl,
     require,
 )
-from assessor.models import Answer
 from assessor.sources import import_source_claim
 from assignment.kinds import IMPORT_ASSIGNMENTS, LABEL_FAMILY
 from assignment.models import AssignmentLabel
@@ -313,24 +306,18 @@ def _options_check(*, path: Path, nuggets: str, assigner: str, nuggets_name: str
         )
 
 
-class AssignmentsImport:
+class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
     """One file's import, a chunk of lines at a time."""
 
     def __init__(
         self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
         retire_labels: bool, writes: Writes, user: User | None,
     ) -> None:
-        self.path = path
+        super().__init__(path=path, writes=writes)
         self.assigner = assigner
         self.assigner_name = assigner_name
         self.replace = replace
-        self.writes = writes
-        self.batch = writes.batch
-        self.result = JudgmentsImportResult(path=str(path))
-        self.now = timezone.now()
         self.created_at = connection.ops.adapt_datetimefield_value(self.now)
-        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
-        self.keys = AnswerKeys(path=path)
         self.nugget_sets = NuggetSets(
             kind=nuggets, name=nuggets_name, replace=replace, retire_labels=retire_labels, writes=writes,
             result=self.result, path=path, user=user,
@@ -341,13 +328,7 @@ class AssignmentsImport:
         )  # fmt: skip
 
     def chunk_import(self, chunk: list[AssignedAnswer]) -> None:
-        self.result.lines += len(chunk)
-        topics_require(((answer.line, answer.topic_id) for answer in chunk), path=self.path, field="qid")
-        keyed: list[tuple[AnswerKey, AssignedAnswer]] = []
-        for answer in chunk:
-            key = (self.runs.run(answer.run_id, line=answer.line).pk, answer.topic_id)
-            self.keys.claim(key, run_id=answer.run_id, line=answer.line, field="run_id")
-            keyed.append((key, answer))
+        keyed = self.keyed(chunk, topic_field="qid")
         self.nugget_sets.prepare(chunk)
         answer_ids, stored_ids = self._answers(keyed)
         self._labels(keyed, answer_ids, _labels_stored(stored_ids, assigner=self.assigner_name))
@@ -357,23 +338,9 @@ class AssignmentsImport:
 
     def _answers(self, keyed: list[tuple[AnswerKey, AssignedAnswer]]) -> tuple[dict[AnswerKey, int], list[int]]:
         """The answer id of every line, made from `answer_text` where the run has none for the topic."""
-        stored = answers_stored(key for key, _ in keyed)
-        new = {
-            key: Answer(
-                run_id=key[0],
-                topic_id=answer.topic_id,
-                text=answer.answer_text,
-                words=words_count(answer.answer_text),
-                imported_from=self.batch,
-                created_at=self.now,
-            )
-            for key, answer in keyed
-            if key not in stored
-        }
-        self.writes.create(new.values())
-        self.result.count_made("answers", len(new))
+        answers, made = self.answers_made(keyed, text=lambda line: line.answer_text)
         for key, answer in keyed:
-            old = stored.get(key)
+            old = answers[key] if key not in made else None
             if old is not None and not same_modulo_whitespace(old.text, answer.answer_text):
                 # One answer per run and topic: the labels are of this answer, whatever text the file quotes.
                 self.result.warn(
@@ -382,8 +349,8 @@ class AssignmentsImport:
                     f"{answer.run_id} for topic {answer.topic_id}; the labels are attached to the stored answer, "
                     "its text is kept",
                 )
-        ids = {key: answer.pk for key, answer in {**stored, **new}.items()}
-        return ids, [answer.pk for answer in stored.values()]
+        ids = {key: answer.pk for key, answer in answers.items()}
+        return ids, [answer.pk for key, answer in answers.items() if key not in made]
 
     def _labels(
         self,
@@ -458,8 +425,8 @@ def assignments_import(
         "run_id": run_id or "",
     }
 
-    def prepare(writes: Writes) -> JudgmentsImportResult:
-        importer = AssignmentsImport(
+    def importer(writes: Writes) -> AssignmentsImport:
+        return AssignmentsImport(
             path=path,
             nuggets=nuggets,
             assigner=assigner,
@@ -470,9 +437,13 @@ def assignments_import(
             writes=writes,
             user=user,
         )
-        for chunk in chunked(_parse_answers(path, run_id=run_id), CHUNK_ANSWERS):
-            importer.chunk_import(chunk)
-        importer.result.warnings_close()
-        return importer.result
 
-    return import_file(prepare, kind=IMPORT_ASSIGNMENTS, path=path, options=options, user=user)
+    return judgments_file_import(
+        importer,
+        lambda: _parse_answers(path, run_id=run_id),
+        chunk_size=CHUNK_ANSWERS,
+        kind=IMPORT_ASSIGNMENTS,
+        path=path,
+        options=options,
+        user=user,
+    )

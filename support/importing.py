@@ -20,20 +20,17 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.utils import timezone
 
 from assessor.collection.importing.answers import (
-    AnswerKeys,
+    JudgmentsImport,
     JudgmentsImportResult,
-    RunsFinder,
-    answers_stored,
     id_field,
     json_type,
+    judgments_file_import,
     same_modulo_whitespace,
     sentences_fit,
     slug_check,
     text_field,
-    topics_require,
     words_count,
 )
 from assessor.collection.importing.segments import segment_placeholders_create
@@ -42,8 +39,6 @@ from assessor.importing.base import (
     MAX_ID_CHARS,
     ImportFailure,
     Writes,
-    chunked,
-    import_file,
     in_batches,
     limited,
     read_jsonl,
@@ -225,29 +220,17 @@ def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) ->
     return None
 
 
-class SupportImport:
+class SupportImport(JudgmentsImport[JudgedAnswer]):
     def __init__(self, *, path: Path, method: str, name: str, source: int, replace: bool, writes: Writes) -> None:
-        self.path = path
+        super().__init__(path=path, writes=writes)
         self.method = method
         self.name = name
         self.source = source
         self.replace = replace
-        self.writes = writes
-        self.batch = writes.batch
-        self.result = JudgmentsImportResult(path=str(path))
-        self.now = timezone.now()
-        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
-        self.keys = AnswerKeys(path=path)
 
     def chunk_import(self, chunk: list[JudgedAnswer]) -> None:
         path = self.path
-        self.result.lines += len(chunk)
-        topics_require(((answer.line, answer.topic_id) for answer in chunk), path=path, field="topic_id")
-        keyed: list[tuple[tuple[int, str], JudgedAnswer]] = []
-        for judged in chunk:
-            key = (self.runs.run(judged.run_id, line=judged.line).pk, judged.topic_id)
-            self.keys.claim(key, run_id=judged.run_id, line=judged.line, field="run_id")
-            keyed.append((key, judged))
+        keyed = self.keyed(chunk, topic_field="topic_id")
         self.result.count_made(
             "placeholder segments",
             segment_placeholders_create(
@@ -255,30 +238,11 @@ class SupportImport:
                 (citation.docid for answer in chunk for sentence in answer.sentences for citation in sentence.citations),
             ),
         )
-        answers = answers_stored(key for key, _ in keyed)
-        stored = _stored_parts([answer.pk for answer in answers.values()], method=self.name)
-
-        new_answers = [
-            (
-                key,
-                Answer(
-                    run_id=key[0],
-                    topic_id=line.topic_id,
-                    text=line.text,
-                    words=words_count(line.text),
-                    imported_from=self.batch,
-                    created_at=self.now,
-                ),
-            )
-            for key, line in keyed
-            if key not in answers
-        ]
-        self.writes.create([answer for _, answer in new_answers])
-        self.result.count_made("answers", len(new_answers))
-        answers.update(new_answers)
-        for _, answer in new_answers:
+        answers, made_answers = self.answers_made(keyed, text=lambda line: line.text)
+        stored = _stored_parts([a.pk for key, a in answers.items() if key not in made_answers], method=self.name)
+        for answer in made_answers.values():
             stored.sentences[answer.pk] = []
-        new_keys = {key for key, _ in new_answers}
+        new_keys = set(made_answers)
 
         sentence_rows: list[Sentence] = []
         for key, line in keyed:
@@ -470,14 +434,18 @@ def support_import(
     _options_check(path=path, method=method, name=name)
     options = {"method": method, "name": name, "replace": replace}
 
-    def prepare(writes: Writes) -> JudgmentsImportResult:
+    def importer(writes: Writes) -> SupportImport:
         source = import_source_claim(
             writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name"
         )
-        importer = SupportImport(path=path, method=method, name=name, source=source, replace=replace, writes=writes)
-        for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
-            importer.chunk_import(chunk)
-        importer.result.warnings_close()
-        return importer.result
+        return SupportImport(path=path, method=method, name=name, source=source, replace=replace, writes=writes)
 
-    return import_file(prepare, kind=IMPORT_SUPPORT, path=path, options=options, user=user)
+    return judgments_file_import(
+        importer,
+        lambda: _parse_answers(path),
+        chunk_size=CHUNK_ANSWERS,
+        kind=IMPORT_SUPPORT,
+        path=path,
+        options=options,
+        user=user,
+    )

@@ -7,13 +7,15 @@ here do it a chunk of lines at a time, with a few queries per chunk.
 """
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
+from django.utils import timezone
 
 from assessor.collection.runs import AmbiguousRun, RunResolver
 from assessor.importing.base import (
@@ -22,6 +24,8 @@ from assessor.importing.base import (
     ImportFailure,
     ImportResult,
     Writes,
+    chunked,
+    import_file,
     in_batches,
     limited,
 )
@@ -225,3 +229,98 @@ def answers_stored(keys: Iterable[AnswerKey]) -> dict[AnswerKey, Answer]:
                 if key in keys:
                     found[key] = answer
     return found
+
+
+# --- the shape of a judgment import -----------------------------------------------------------
+
+
+class JudgedLine(Protocol):
+    """A parsed line of a judgment file: which answer it is about, and where it stands."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def topic_id(self) -> str: ...
+
+
+Line = TypeVar("Line", bound=JudgedLine)
+
+
+class JudgmentsImport(Generic[Line]):
+    """One judgment file's import, a chunk of lines at a time: what every kind of judgment file does.
+
+    A subclass imports a chunk (`chunk_import`): it keys the chunk's lines to
+    their answers (`keyed`), makes the answers the runs lack (`answers_made`),
+    writes its labels, and names the source and topics it wrote
+    (`Writes.scores_touch`).
+    """
+
+    def __init__(self, *, path: Path, writes: Writes) -> None:
+        self.path = path
+        self.writes = writes
+        self.batch = writes.batch
+        self.result = JudgmentsImportResult(path=str(path))
+        self.now = timezone.now()
+        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
+        self.keys = AnswerKeys(path=path)
+
+    def chunk_import(self, chunk: list[Line]) -> None:
+        raise NotImplementedError
+
+    def keyed(self, chunk: list[Line], *, topic_field: str) -> list[tuple[AnswerKey, Line]]:
+        """Each line with its answer's key: its topic stored, its run found or made, no answer named twice."""
+        self.result.lines += len(chunk)
+        topics_require(((line.line, line.topic_id) for line in chunk), path=self.path, field=topic_field)
+        keyed: list[tuple[AnswerKey, Line]] = []
+        for line in chunk:
+            key = (self.runs.run(line.run_id, line=line.line).pk, line.topic_id)
+            self.keys.claim(key, run_id=line.run_id, line=line.line, field="run_id")
+            keyed.append((key, line))
+        return keyed
+
+    def answers_made(
+        self, keyed: list[tuple[AnswerKey, Line]], *, text: Callable[[Line], str]
+    ) -> tuple[dict[AnswerKey, Answer], dict[AnswerKey, Answer]]:
+        """(every line's answer, those made now): an answer a run lacks is made from the line's text."""
+        stored = answers_stored(key for key, _ in keyed)
+        made = {
+            key: Answer(
+                run_id=key[0],
+                topic_id=line.topic_id,
+                text=text(line),
+                words=words_count(text(line)),
+                imported_from=self.batch,
+                created_at=self.now,
+            )
+            for key, line in keyed
+            if key not in stored
+        }
+        self.writes.create(made.values())
+        self.result.count_made("answers", len(made))
+        return {**stored, **made}, made
+
+
+def judgments_file_import(
+    importer: Callable[[Writes], JudgmentsImport[Line]],
+    lines: Callable[[], Iterator[Line]],
+    *,
+    chunk_size: int,
+    kind: str,
+    path: Path,
+    options: dict[str, Any],
+    user: User | None,
+) -> JudgmentsImportResult:
+    """Import a judgment file atomically (`import_file`), `chunk_size` parsed lines at a time."""
+
+    def prepare(writes: Writes) -> JudgmentsImportResult:
+        each = importer(writes)
+        for chunk in chunked(lines(), chunk_size):
+            each.chunk_import(chunk)
+        each.result.warnings_close()
+        return each.result
+
+    return import_file(prepare, kind=kind, path=path, options=options, user=user)
