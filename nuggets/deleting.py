@@ -7,9 +7,9 @@ from django.db.models import Count, Q
 from assessor.collection.deleting import counted, label_sources_release
 from assessor.models import AssessorWork
 from assessor.registry import Deletable, UploadRow
+from nuggets.giving import NIST_SOURCE
 from nuggets.kinds import NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
 from nuggets.models import Nugget, NuggetSet
-from nuggets.services import NIST_SOURCE
 
 
 def nugget_upload_rows() -> list[UploadRow]:

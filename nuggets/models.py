@@ -93,14 +93,8 @@ class NuggetEdit(models.Model):
     after = models.JSONField(default=dict, blank=True)
     set_version = models.PositiveIntegerField()
     undone = models.BooleanField(default=False)
-    # The browser's id for the operation: a retried request (the answer to the
-    # first one was lost) is recognised and not applied twice.
-    op_id = models.CharField(max_length=64, blank=True)
+    # The browser's id for the operation is kept with the work's operations (assessor.models.WorkOperation),
+    # whose answer names this edit: a retried request is recognised there and not applied twice.
 
     class Meta:
         ordering = ["nugget_set_id", "at", "id"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["nugget_set", "op_id"], condition=~models.Q(op_id=""), name="nugget_edit_op_once"
-            )
-        ]

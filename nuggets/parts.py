@@ -31,12 +31,12 @@ from assessor.registry import (
 from nuggets import auto, views
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.forms import AutoNuggetsForm
+from nuggets.giving import nugget_cap, nugget_work_give
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
 from nuggets.kinds import AUTO_NUGGETS, DRAFT_NUGGETS, IMPORT_NUGGETS, LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
 from nuggets.models import NuggetSet
 from nuggets.prompts import IMPORTANCE, NUGGETIZE
 from nuggets.selectors import nugget_works, topic_nugget_sets
-from nuggets.services import nugget_cap, nugget_work_give
 
 # The nugget set a kind of work opens.
 WORK_CONDITIONS = {

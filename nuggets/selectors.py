@@ -13,9 +13,9 @@ from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from assessor.work.access import assessor_work
 from assessor.work.timing import duration_label
 from nuggets import workspace as rules
+from nuggets.giving import NIST_SOURCE, nugget_cap, submit_cap
 from nuggets.kinds import NUGGET_KINDS
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
-from nuggets.services import NIST_SOURCE, nugget_cap, submit_cap
 
 EDIT_LOG_LIMIT = 500
 

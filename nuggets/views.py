@@ -25,17 +25,12 @@ from assessor.work.roles import Role, assessor_required, organizer_required, use
 from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
+from nuggets.editing import OpResult
 from nuggets.exporting import nuggets_lines
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
+from nuggets.giving import nugget_work_give
 from nuggets.kinds import NUGGET_KINDS
-from nuggets.services import (
-    DependentsUnconfirmed,
-    OpResult,
-    nugget_operation_apply,
-    nugget_set_reopen,
-    nugget_set_submit,
-    nugget_work_give,
-)
+from nuggets.services import DependentsUnconfirmed, nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from nuggets.workspace import WorkspaceError
 
 OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")

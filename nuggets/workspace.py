@@ -1,6 +1,6 @@
 """Pure rules of the nugget workspace: no ORM here, plain data in and out.
 
-The services in `nuggets/services.py` load rows, call these, and write back.
+The operations in `nuggets/editing.py` and `nuggets/undo.py` load rows, call these, and write back.
 """
 
 from collections.abc import Iterable, Sequence

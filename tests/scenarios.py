@@ -13,8 +13,8 @@ from assignment import judging
 from assignment import kinds as assignment_kinds
 from assignment.models import AssignmentLabel
 from nuggets import kinds as nugget_kinds
+from nuggets.giving import nugget_work_give
 from nuggets.models import Nugget, NuggetSet
-from nuggets.services import nugget_work_give
 from support import services
 from support.models import SupportLabel
 from tests.builders import (

@@ -133,6 +133,30 @@ class JudgedLabel(Protocol):
 Label = TypeVar("Label", bound=JudgedLabel)
 
 
+def operation_replayed(*, work: AssessorWork, op_id: str, request: list) -> dict | None:
+    """What the first attempt of an operation id answered, if this work already applied it; None if it is new.
+
+    Every save an assessor's page sends with an id goes through here (labels,
+    nugget edits): a retry whose answer was lost is applied once. The retry
+    must be the same request; an id reused for another one is refused. Call
+    inside the transaction that locked `work`.
+    """
+    if not op_id:
+        return None
+    first = WorkOperation.objects.filter(work=work, op_id=op_id).first()
+    if first is None:
+        return None
+    if first.answer.get("request") != request:
+        raise JudgeError("This operation id was already used for another save: reload the page.")
+    return first.answer
+
+
+def operation_record(*, work: AssessorWork, op_id: str, request: list, answer: dict) -> None:
+    """Record an applied operation (in its transaction), so that its retry is answered with `answer`."""
+    if op_id:
+        WorkOperation.objects.create(work=work, op_id=op_id, answer={**answer, "request": request})
+
+
 @dataclass(frozen=True)
 class Replayed:
     """A save already applied (the same operation id): what its first attempt stored."""
@@ -164,12 +188,9 @@ def label_write(
     refused (409) with the current label, which `conflict` describes. Call
     inside the transaction that locked `work` and `existing`.
     """
-    if op_id:
-        first = WorkOperation.objects.filter(work=work, op_id=op_id).first()
-        if first is not None:
-            if first.answer.get("request") != [item, value]:
-                raise JudgeError("This operation id was already used for another save: reload the page.")
-            return Replayed(label=first.answer.get("label"))
+    first = operation_replayed(work=work, op_id=op_id, request=[item, value])
+    if first is not None:
+        return Replayed(label=first.get("label"))
     current = existing.label if existing is not None else empty
     if existing is not None and current == value:
         saved = existing
@@ -182,8 +203,7 @@ def label_write(
         existing.seconds_spent = (existing.seconds_spent or 0) + work_activity_record(work=work)
         existing.save(update_fields=["label", "seconds_spent"])
         saved = existing
-    if op_id:
-        WorkOperation.objects.create(work=work, op_id=op_id, answer={"label": saved.label, "request": [item, value]})
+    operation_record(work=work, op_id=op_id, request=[item, value], answer={"label": saved.label})
     return saved
 
 

@@ -4,11 +4,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from assessor.models import AssessorWork, Qrel, WorkEvent
+from assessor.models import AssessorWork, Qrel, WorkEvent, WorkOperation
 from assessor.work.roles import Role
 from nuggets import workspace as rules
 from nuggets.models import Nugget, NuggetEdit, NuggetSet
-from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_undo
+from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
+from nuggets.undo import nugget_undo
 from tests.builders import make_user
 from tests.scenarios import make_given_topic, nugget_set_of, texts_of
 
@@ -188,7 +189,37 @@ def test_a_retried_operation_is_applied_once():
         )
     assert result.replayed
     assert texts_of(work) == ["once"]
-    assert NuggetEdit.objects.filter(op_id="op-1").count() == 1
+    # One edit, recorded where every save of an assessor's page is (the judging core's operations).
+    edit = NuggetEdit.objects.get(nugget_set=nugget_set_of(work), operation="add")
+    operation = WorkOperation.objects.get(work=work, op_id="op-1")
+    assert operation.answer == {"edit": edit.pk, "request": ["nuggets", "add", version]}
+
+
+def test_an_operation_id_reused_for_another_change_is_refused():
+    work = make_given_topic(condition="manual")
+    version = nugget_set_of(work).version
+    nugget_operation_apply(
+        work_id=work.pk, user=work.assessor, operation="add", params={"text": "a"}, expected_version=version, op_id="op-2"
+    )
+    with pytest.raises(rules.InvalidOperation, match="already used for another change"):
+        nugget_operation_apply(
+            work_id=work.pk, user=work.assessor, operation="add", params={"text": "b"}, expected_version=version + 1,
+            op_id="op-2",
+        )
+    assert texts_of(work) == ["a"]
+
+
+def test_a_label_save_and_a_nugget_edit_share_the_record_of_operations():
+    """The same id on one work is one operation, whichever page sent it: the judging core refuses the second."""
+    from assessor.work.judging import JudgeError, operation_replayed
+
+    work = make_given_topic(condition="manual")
+    version = nugget_set_of(work).version
+    nugget_operation_apply(
+        work_id=work.pk, user=work.assessor, operation="add", params={"text": "a"}, expected_version=version, op_id="op-3"
+    )
+    with pytest.raises(JudgeError):
+        operation_replayed(work=work, op_id="op-3", request=["7", "support"])
 
 
 def test_the_edit_log_has_who_when_before_and_after():

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from assessor.models import AssessorWork
 from assessor.work.roles import Role
-from nuggets.services import nugget_work_give
+from nuggets.giving import nugget_work_give
 from tests.builders import make_topic, make_user
 
 pytestmark = pytest.mark.django_db

@@ -85,3 +85,39 @@ def test_existing_labels_get_sources_of_the_kind_their_rows_show():
     assert labels["manual"].work_id == work.pk and labels["nist"].work_id is None
     assert new.get_model("assessor", "AssessorWork").objects.get(pk=work.pk).source.name == "manual"
     call_command("migrate", verbosity=0)
+
+
+BEFORE_OPERATIONS = [("nuggets", "0005_nugget_set_source_required"), ("assessor", "0018_kinds_from_the_apps")]
+AFTER_OPERATIONS = [("nuggets", "0006_nugget_edit_operations")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_nugget_edit_operation_ids_join_the_record_of_operations():
+    """An edit's operation id from before the upgrade is found where every save's is: a retry stays applied once."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_OPERATIONS)
+    old = executor.loader.project_state(BEFORE_OPERATIONS).apps
+    person = old.get_model("auth", "User").objects.create(username="legacy-assessor")
+    topic = old.get_model("assessor", "Topic").objects.create(id="t1", query="q")
+    source = old.get_model("assessor", "LabelSource").objects.create(family="nuggets", name="manual", kind="person")
+    work = old.get_model("assessor", "AssessorWork").objects.create(
+        topic=topic, assessor=person, kind="nuggets_manual", nugget_set_name="manual", source=source
+    )
+    nugget_set = old.get_model("nuggets", "NuggetSet").objects.create(
+        topic=topic, kind="manual", name="manual", source=source, created_by=person
+    )
+    Edit = old.get_model("nuggets", "NuggetEdit")
+    add = Edit.objects.create(nugget_set=nugget_set, user=person, operation="add", set_version=1, op_id="op-a")
+    Edit.objects.create(nugget_set=nugget_set, user=person, operation="move", set_version=2, op_id="")
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(AFTER_OPERATIONS)
+    new = executor.loader.project_state(AFTER_OPERATIONS).apps
+    rows = list(new.get_model("assessor", "WorkOperation").objects.values_list("work_id", "op_id", "answer"))
+    # The add was made on version 0 of the list (its edit holds the version after it).
+    assert rows == [(work.pk, "op-a", {"edit": add.pk, "request": ["nuggets", "add", 0]})]
+    call_command("migrate", verbosity=0)

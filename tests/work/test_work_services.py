@@ -11,7 +11,8 @@ from assessor.work.services import WorkError, work_activity_record, work_heartbe
 from assessor.work.timing import active_increment, active_seconds_of
 from assignment import kinds as assignment_kinds
 from nuggets import kinds as nugget_kinds
-from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit, nugget_work_give
+from nuggets.giving import nugget_work_give
+from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from tests.builders import make_topic, make_user
 from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of
 

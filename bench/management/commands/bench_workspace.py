@@ -31,8 +31,8 @@ from bench.request_bench import (
     timings_write,
 )
 from nuggets import kinds as nugget_kinds
+from nuggets.giving import nugget_work_give
 from nuggets.models import Nugget, NuggetSet
-from nuggets.services import nugget_work_give
 
 SEGMENT_TEXT = (
     "A passage of about a hundred words from the MS MARCO V2.1 segment collection, the kind an assessor reads "

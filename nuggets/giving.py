@@ -1,0 +1,101 @@
+"""Giving nugget work: a topic's ManualNuggets or AutoNuggets+Edits, with the nugget set it opens, and the caps."""
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from assessor.models import AssessorWork, Topic
+from assessor.work.services import WorkError, person_source_claim, work_give
+from nuggets.kinds import LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
+from nuggets.models import Nugget, NuggetSet
+
+NIST_SOURCE = "nist"
+Through = Nugget.derived_from.through
+
+CONDITION_KINDS: dict[str, str] = {
+    NuggetSet.Kind.MANUAL: NUGGETS_MANUAL,
+    NuggetSet.Kind.AUTO_EDIT: NUGGETS_AUTO_EDIT,
+}
+
+
+def nugget_cap(kind: str) -> int:
+    """ManualNuggets: the protocol's 20. Post-editing starts from 30 drafts, so the list may hold 30 while editing."""
+    return NuggetSet.MAX_NUGGETS if kind == NuggetSet.Kind.MANUAL else NuggetSet.MAX_DRAFTS
+
+
+def submit_cap(kind: str) -> int:
+    """A submitted list holds at most 20 nuggets in both conditions (NIST's post-edited lists have 7 to 20)."""
+    return NuggetSet.MAX_NUGGETS
+
+
+# --- Giving work ------------------------------------------------------------
+
+
+@transaction.atomic
+def nugget_work_give(
+    *,
+    topic: Topic,
+    assessor: User,
+    condition: str,
+    by: User | None,
+    name: str = "",
+    drafts_name: str = "",
+) -> AssessorWork:
+    """Give a topic to an assessor for ManualNuggets or AutoNuggets+Edits, and open its nugget set.
+
+    Post-editing starts from a copy of the drafts, each one `kept` and derived
+    from its draft; the drafts are the set named `drafts_name`, or the topic's
+    newest draft set.
+    """
+    if condition not in CONDITION_KINDS:
+        raise WorkError(f"Unknown condition {condition!r}: choose manual or auto_edit.")
+    name = name or condition
+    if NuggetSet.objects.filter(topic=topic, name=name).exists():
+        raise WorkError(f"Topic {topic.pk} already has a nugget set named {name!r}: choose another name.")
+    drafts = None
+    if condition == NuggetSet.Kind.AUTO_EDIT:
+        candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT)
+        if drafts_name:
+            candidates = candidates.filter(name=drafts_name)
+        drafts = candidates.order_by("-created_at", "-id").first()
+        if drafts is None:
+            wanted = f"named {drafts_name!r} " if drafts_name else ""
+            raise WorkError(
+                f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
+                "or generate them with an AutoNuggets job first."
+            )
+    source = person_source_claim(family=LABEL_FAMILY, name=name, by=by)
+    work = work_give(
+        topic=topic, assessor=assessor, kind=CONDITION_KINDS[condition], by=by, nugget_set_name=name, source=source
+    )
+    nugget_set = NuggetSet.objects.create(
+        topic=topic,
+        kind=condition,
+        name=name,
+        source=source,
+        drafts=drafts,
+        status=NuggetSet.Status.OPEN,
+        created_by=assessor,
+        seconds_spent=0,
+    )
+    if drafts is not None:
+        draft_nuggets = list(drafts.nuggets.order_by("position", "id"))
+        copies = Nugget.objects.bulk_create(
+            [
+                Nugget(
+                    nugget_set=nugget_set,
+                    position=index,
+                    text=draft.text,
+                    importance="",  # drafts reach the assessor without importance
+                    origin=Nugget.Origin.KEPT,
+                    created_by=assessor,
+                    seconds_spent=0,
+                )
+                for index, draft in enumerate(draft_nuggets)
+            ]
+        )
+        Through.objects.bulk_create(
+            [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets, strict=False)]
+        )
+    return work
+
+
