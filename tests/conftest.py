@@ -78,6 +78,22 @@ def llm_server(settings):
 
 
 @pytest.fixture
+def worker_inline(monkeypatch) -> list[int]:
+    """Jobs launched from the pages are worked at once, in the test, by the engine's own item processing
+    (instead of going to a broker); returns the ids of the jobs queued."""
+    from assessor.jobs.engine import job_run_sync
+
+    dispatched: list[int] = []
+
+    def queue(job) -> None:
+        dispatched.append(job.pk)
+        job_run_sync(job.pk)
+
+    monkeypatch.setattr("assessor.jobs.views.job_queue", queue)
+    return dispatched
+
+
+@pytest.fixture
 def two_llm_endpoints(settings, monkeypatch, write_file) -> dict[str, FakeLLMServer]:
     """Two named endpoints of an LLM_ENDPOINTS file, each with its own local server, model, key, limit and prices.
 

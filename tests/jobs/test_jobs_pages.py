@@ -22,18 +22,6 @@ def collection():
         make_answer(make_run(f"run{i}"), topic, [(f"Zebra stripes are black, says {i}.", [])])
 
 
-@pytest.fixture
-def worker_inline(monkeypatch):
-    """Queued items are worked at once, in the test, instead of going to a broker."""
-    dispatched = []
-
-    def queue(job):
-        dispatched.append(job.pk)
-        job_run_sync(job.pk)
-
-    monkeypatch.setattr("assessor.jobs.views.job_queue", queue)
-    return dispatched
-
 
 def test_assessors_cannot_see_jobs(client):
     client.force_login(make_user(Role.ASSESSOR))

@@ -11,7 +11,6 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from assessor.jobs.engine import job_run_sync
 from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate, Qrel, QrelSource
 from relevance.prompts import UMBRELA, UMBRELA_PROJECT
 from tests.builders import make_answer, make_run, make_segment, make_topic
@@ -24,11 +23,6 @@ STORED = {
     2: "d1598c4463f13f95920204008a1c505c9968ab62bb27427a76a2482d39ebe4bd",
 }
 
-
-@pytest.fixture
-def worker_inline(monkeypatch):
-    """Queued items are worked at once, in the test, instead of going to a broker."""
-    monkeypatch.setattr("assessor.jobs.views.job_queue", lambda job: job_run_sync(job.pk))
 
 
 @pytest.fixture
