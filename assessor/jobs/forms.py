@@ -94,6 +94,10 @@ class EndpointForm(forms.ModelForm):
             "price_input": "Input price",
             "price_output": "Output price",
         }
+        help_texts = {
+            "api_key_env": "The NAME of the environment variable holding the key (not the key): LLM_KEY_... "
+            "or one the administrator lists in LLM_KEY_VARIABLES.",
+        }
 
     def endpoint_fields(self) -> dict:
         return {field: value for field, value in self.cleaned_data.items() if field != "name"}

@@ -105,3 +105,32 @@ def endpoints_file_read(path: Path) -> dict[str, dict[str, Any]]:
             raise EndpointsFileInvalid(f"{where}: not a table ([endpoints.{name}])")
         endpoints[name] = endpoint_fields_check(where, raw)
     return endpoints
+
+
+# --- the keys an endpoint added on a page may read ----------------------------------------
+
+# An organizer names the variable of an endpoint's key on a page, and the worker sends its value to the
+# endpoint's URL: only variables an administrator set aside for LLM keys may be named there, never the
+# site's own secrets. The administrator's settings (LLM_* and the LLM_ENDPOINTS file) are not limited.
+PAGE_KEY_PREFIX = "LLM_KEY_"
+# Never sent anywhere, whatever the settings say: what the site itself runs on.
+SITE_SECRETS = frozenset(
+    {"SECRET_KEY", "DATABASE_URL", "REDIS_URL", "AMQP_URL", "CELERY_BROKER_URL", "BROKER_URL", "ASSESSOR_SECRET_KEY_FILE"}
+)
+
+
+def page_key_refusal(variable: str, *, set_aside: frozenset[str] | set[str] | list[str]) -> str:
+    """Why an endpoint added on a page may not read its key from `variable` (empty when it may).
+
+    It may read a variable named LLM_KEY_..., or one the administrator listed in
+    LLM_KEY_VARIABLES; no variable is a key (an endpoint without a key).
+    """
+    if not variable:
+        return ""
+    allowed = variable.startswith(PAGE_KEY_PREFIX) or variable in set_aside
+    if variable in SITE_SECRETS or not allowed:
+        return (
+            f"The variable {variable} is not set aside for LLM keys: an endpoint added here reads its key from a "
+            f"variable named {PAGE_KEY_PREFIX}... or one the administrator lists in LLM_KEY_VARIABLES."
+        )
+    return ""

@@ -245,6 +245,8 @@ LLM_MAX_REASKS = env_int("LLM_MAX_REASKS", 2, minimum=0)
 # US dollars per million tokens, for the cost estimate of each call.
 LLM_PRICE_INPUT = env_float("LLM_PRICE_INPUT", 0.0, minimum=0.0)
 LLM_PRICE_OUTPUT = env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0.0)
+# The variables besides LLM_KEY_* an endpoint added on a page may read its key from (assessor/project/llm_endpoints.py).
+LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES", [])
 # More endpoints, by name, from a TOML file (assessor/project/llm_endpoints.py); the LLM_* ones are "default".
 LLM_ENDPOINTS_FILE = env_str("LLM_ENDPOINTS", "")
 try:

@@ -23,7 +23,10 @@ from assessor.project.llm_endpoints import (
     ENDPOINT_NAME,
     EndpointsFileInvalid,
     endpoint_fields_check,
+    page_key_refusal,
 )
+
+ON_A_PAGE = "a page"
 
 OPEN_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
 
@@ -76,14 +79,21 @@ def _endpoint_sources() -> dict[str, tuple[str, dict[str, Any]]]:
     for name, fields in settings.LLM_ENDPOINTS.items():
         found[name] = ("the file LLM_ENDPOINTS", fields)
     for row in LLMEndpoint.objects.order_by("name"):
-        found.setdefault(row.name, ("a page", _row_fields(row)))
+        found.setdefault(row.name, (ON_A_PAGE, _row_fields(row)))
     return found
 
 
-def _missing(name: str, fields: dict[str, Any]) -> str:
+def _key_refusal(variable: str) -> str:
+    return page_key_refusal(variable, set_aside=settings.LLM_KEY_VARIABLES)
+
+
+def _missing(name: str, fields: dict[str, Any], where: str = "") -> str:
     if name == DEFAULT_ENDPOINT:
         return llm_not_configured_message() if llm_missing_settings() else ""
     variable = fields["api_key_env"]
+    # An endpoint added on a page before the rule, naming a site secret, is never used.
+    if where == ON_A_PAGE and (refusal := _key_refusal(variable)):
+        return f"The LLM endpoint {name!r} cannot be used: {refusal}"
     if variable and not os.environ.get(variable):
         return f"The LLM endpoint {name!r} reads its key from the environment variable {variable}, which is not set."
     return ""
@@ -100,7 +110,7 @@ def endpoints_list() -> list[Endpoint]:
             concurrency=fields["concurrency"],
             price_input=fields["price_input"],
             price_output=fields["price_output"],
-            missing=_missing(name, fields),
+            missing=_missing(name, fields, where),
         )
         for name, (where, fields) in _endpoint_sources().items()
     ]
@@ -116,7 +126,8 @@ def endpoint_missing(name: str | None) -> str:
     sources = _endpoint_sources()
     if name not in sources:
         return _unknown(name, sources)
-    return _missing(name, sources[name][1])
+    where, fields = sources[name]
+    return _missing(name, fields, where)
 
 
 def endpoint_config(name: str | None) -> LLMConfig:
@@ -127,8 +138,8 @@ def endpoint_config(name: str | None) -> LLMConfig:
         raise LLMNotConfigured(_unknown(name, sources))
     if name == DEFAULT_ENDPOINT:
         return LLMConfig.from_settings()
-    fields = sources[name][1]
-    missing = _missing(name, fields)
+    where, fields = sources[name]
+    missing = _missing(name, fields, where)
     if missing:
         raise LLMNotConfigured(missing)
     return LLMConfig(
@@ -158,6 +169,8 @@ def endpoint_add(*, name: str, fields: dict[str, Any], user: User | None = None)
         checked = endpoint_fields_check(f"endpoint {name!r}", fields)
     except EndpointsFileInvalid as exc:
         raise EndpointRefused(str(exc)) from None
+    if refusal := _key_refusal(checked["api_key_env"]):
+        raise EndpointRefused(refusal)
     try:
         with transaction.atomic():
             return LLMEndpoint.objects.create(
