@@ -32,6 +32,7 @@ from assessor.importing.base import ImportFailure, ImportResult, statistics_refr
 from assessor.importing.progress import ImportProgress, progress_watched
 from assessor.models import Upload
 from assessor.project.celery import celery_task, worker_name
+from assessor.project.security import owner_only_folder
 from assessor.registry import registry
 
 logger = logging.getLogger(__name__)
@@ -72,8 +73,7 @@ def upload_store(*, uploaded: UploadedFile, kind: str, options: dict[str, Any], 
         upload = Upload.objects.create(
             kind=kind, options=options, file_name=name, size=uploaded.size or 0, created_by=user
         )
-        folder = upload_folder(upload)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = owner_only_folder(upload_folder(upload))
         try:
             _file_keep(uploaded, folder / name)
         except BaseException:

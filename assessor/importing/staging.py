@@ -42,6 +42,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 
 from assessor.importing.progress import progress_current
+from assessor.project.security import owner_only_folder
 
 if TYPE_CHECKING:
     from assessor.models import ImportBatch
@@ -434,8 +435,8 @@ class StagedWrites(Writes):
 
 def staging_directory() -> Path:
     folder = Path(getattr(settings, "IMPORT_STAGING_DIR", "") or Path(settings.VAR_DIR) / "import-staging")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    # The staged copies hold the imported rows: owner-only, like the database they go into.
+    return owner_only_folder(folder)
 
 
 def staging_used() -> bool:

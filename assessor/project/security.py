@@ -22,6 +22,25 @@ def secret_key_file_read(path: Path) -> str:
     return path.read_text().strip()
 
 
+def owner_only_folder(path: Path) -> Path:
+    """A folder only its owner may enter (made if missing): uploads and staged imports hold the site's data."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)  # made by an older version, or under a lenient umask
+    return path
+
+
+def owner_only_file(path: Path) -> Path:
+    """A file only its owner may read (made empty if missing), such as the SQLite database: it holds the
+    sessions and the password hashes. SQLite gives its -wal and -shm files the database's permissions."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o600)
+    return path
+
+
 def client_address_behind_proxy(request: HttpRequest) -> str | None:
     """The address the proxy saw: the last entry of X-Forwarded-For, which the proxy appended.
 

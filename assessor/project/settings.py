@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
 from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoints_file_read
-from assessor.project.security import secret_key_file_read
+from assessor.project.security import owner_only_file, owner_only_folder, secret_key_file_read
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = Path(env_str("ASSESSOR_VAR_DIR", str(BASE_DIR / "var")))
@@ -96,6 +96,8 @@ try:
 except Exception as exc:  # dj_database_url raises several types for a bad URL
     raise ImproperlyConfigured(f"DATABASE_URL={DATABASE_URL!r} is not a database URL: {exc}") from None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    if DATABASES["default"]["NAME"] and DATABASES["default"]["NAME"] != ":memory:":
+        owner_only_file(Path(DATABASES["default"]["NAME"]))
     # The web process and the local worker share the file: WAL lets readers
     # go on during a write, IMMEDIATE makes writers queue instead of failing.
     DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -179,7 +181,8 @@ STORAGES = {
 # too (shared storage).
 UPLOAD_DIR = Path(env_str("UPLOAD_DIR", str(VAR_DIR / "uploads")))
 FILE_UPLOAD_TEMP_DIR = str(UPLOAD_DIR / "incoming")
-Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+owner_only_folder(UPLOAD_DIR)
+owner_only_folder(Path(FILE_UPLOAD_TEMP_DIR))
 # A running upload that shows no sign of life (a progress report) for this long
 # may be taken back and retried: its worker was most likely stopped mid-import.
 UPLOAD_STALL_MINUTES = env_int("UPLOAD_STALL_MINUTES", 15, minimum=1)

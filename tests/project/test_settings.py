@@ -66,3 +66,22 @@ def test_the_file_system_broker_writes_only_under_the_var_folder(tmp_path):
     assert sorted(path.name for path in cwd.iterdir()) == []
     assert (var / "broker" / "control" / "celery.exchange").is_file()
     assert len(list((var / "broker" / "queue").iterdir())) == 1
+
+
+def test_the_database_uploads_and_staged_imports_are_the_owners_alone(tmp_path):
+    """The SQLite file holds sessions and password hashes, uploads and staged imports the site's data: 0600/0700,
+    like the secret key, whatever the umask; a file left readable by an older version is closed too."""
+    (tmp_path / "uploads").mkdir(mode=0o755)
+    (tmp_path / "uploads").chmod(0o755)
+    script = "import django; django.setup(); from assessor.importing.staging import staging_directory; staging_directory()"
+    environment = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "UPLOAD_DIR"}}
+    environment.update(ASSESSOR_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="assessor.project.settings", PYTHONPATH=str(REPO))
+    result = subprocess.run(
+        ["sh", "-c", f"umask 022 && {sys.executable} -c '{script}'"], cwd=REPO, env=environment, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    modes = {name: (tmp_path / name).stat().st_mode & 0o777 for name in ("assessor.sqlite3", "uploads", "uploads/incoming", "import-staging", "secret_key")}
+    assert modes == {
+        "assessor.sqlite3": 0o600, "uploads": 0o700, "uploads/incoming": 0o700, "import-staging": 0o700, "secret_key": 0o600,
+    }
