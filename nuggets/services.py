@@ -13,6 +13,7 @@ from nuggets import workspace as rules
 from nuggets.dependents import Dependent, list_changes, nugget_list_changed, set_dependents
 from nuggets.editing import OPERATIONS, EditContext, OpResult, context_open, edit_finish
 from nuggets.giving import submit_cap
+from nuggets.kinds import NUGGET_KINDS
 from nuggets.models import NuggetEdit, NuggetSet
 from nuggets.undo import nugget_undo
 
@@ -135,8 +136,14 @@ def nugget_set_reopen(*, work_id: int, by: User, reason: str = "", confirmed: bo
     depends on it (`confirmed`). The list as it was is kept in the edit log, so
     that its resubmission can tell which nuggets changed.
     """
-    work = AssessorWork.objects.select_for_update().get(pk=work_id)
-    nugget_set = NuggetSet.objects.select_for_update().get(topic_id=work.topic_id, name=work.nugget_set_name)
+    work = AssessorWork.objects.select_for_update().filter(pk=work_id, kind__in=NUGGET_KINDS).first()
+    if work is None:
+        raise WorkError("No such nugget work.")
+    nugget_set = (
+        NuggetSet.objects.select_for_update().filter(topic_id=work.topic_id, name=work.nugget_set_name).first()
+    )
+    if nugget_set is None:
+        raise WorkError("This work has no nugget list to reopen.")
     if nugget_set.status != NuggetSet.Status.SUBMITTED:
         raise WorkError("This list is not submitted: nothing to reopen.")
     dependents = set_dependents(nugget_set)

@@ -208,7 +208,8 @@ def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse
 @require_POST
 @organizer_required
 def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    work = get_object_or_404(AssessorWork, pk=work_id)
+    # Only nugget work has a list to reopen: another kind's id is no page here.
+    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=NUGGET_KINDS)
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:

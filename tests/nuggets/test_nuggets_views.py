@@ -298,3 +298,26 @@ def test_the_organizer_overview_costs_the_same_queries_for_many_topics(client):
         make_given_topic(condition="auto_edit", drafts=["a", "b", "c"], organizer=organizer)
         make_given_topic(condition="manual", organizer=organizer)
     assert count() == one
+
+
+def test_reopening_another_kinds_work_here_is_no_page_not_an_error(client):
+    """The nugget reopening of a support work's id: 404, and the work is left as it was (it answered 500)."""
+    from support.kinds import SUPPORT_SCRATCH
+
+    work = AssessorWork.objects.create(
+        topic=make_topic(), assessor=make_user(Role.ASSESSOR), kind=SUPPORT_SCRATCH, status=AssessorWork.Status.SUBMITTED
+    )
+    logged_in(client, make_user(Role.ORGANIZER))
+    assert client.post(reverse("nuggets:reopen", args=[work.pk]), {"reason": "x"}).status_code == 404
+    work.refresh_from_db()
+    assert work.status == AssessorWork.Status.SUBMITTED
+
+
+def test_the_service_refuses_to_reopen_work_without_a_list():
+    from assessor.work.services import WorkError
+    from nuggets.services import nugget_set_reopen
+
+    work = make_given_topic(condition="manual")
+    NuggetSet.objects.filter(name=work.nugget_set_name).delete()
+    with pytest.raises(WorkError, match="no nugget list to reopen"):
+        nugget_set_reopen(work_id=work.pk, by=make_user(Role.ORGANIZER))
