@@ -15,6 +15,8 @@ The query count of an operation does not grow with the list: rows are read
 once, positions renumbered with one bulk update, lineage written in bulk.
 """
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -62,6 +64,7 @@ class EditContext:
     derived: dict[int, list[int]]
     draft_texts: dict[int, str]
     now: datetime
+    request: list  # what the operation id stands for (operation_request), recorded once the edit is made
     touched: set[int] = field(default_factory=set)
 
     @property
@@ -98,18 +101,21 @@ class EditContext:
         }
 
 
-def operation_request(operation: str, version: int) -> list:
-    """What a nugget edit's operation id stands for: the operation, on the list's version it was made on."""
-    return ["nuggets", operation, version]
+def operation_request(operation: str, version: int, params: dict) -> list:
+    """What a nugget edit's operation id stands for: the operation and what it was asked (a digest of its
+    parameters), on the list's version it was made on."""
+    asked = json.dumps(params, sort_keys=True, default=str)
+    return ["nuggets", operation, version, hashlib.sha256(asked.encode()).hexdigest()[:16]]
 
 
 def context_open(
-    *, work_id: int, user: User, expected_version: int | None, op_id: str, operation: str
+    *, work_id: int, user: User, expected_version: int | None, op_id: str, operation: str, params: dict | None = None
 ) -> tuple[EditContext | None, OpResult | None]:
     """Lock the rows and run the checks every operation shares; a replay returns its result at once.
 
-    A replay is the same operation on the same version as the first attempt; an operation id reused
-    for anything else is refused, never silently answered.
+    A replay is the same operation, asked the same, on the same version as the first attempt; an
+    operation id reused for anything else (another text on the same version too) is refused, never
+    silently answered.
     """
     try:
         work = assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS, lock=True)
@@ -122,7 +128,8 @@ def context_open(
     if expected_version is None:
         raise rules.VersionConflict(expected=None, current=nugget_set.version)
     try:
-        first = operation_replayed(work=work, op_id=op_id, request=operation_request(operation, expected_version))
+        request = operation_request(operation, expected_version, params or {})
+        first = operation_replayed(work=work, op_id=op_id, request=request)
     except JudgeError:
         raise rules.InvalidOperation("This operation id was already used for another change: reload the page.") from None
     if first is not None:
@@ -146,6 +153,7 @@ def context_open(
         derived=derived,
         draft_texts=draft_texts,
         now=timezone.now(),
+        request=request,
     )
     return context, None
 
@@ -233,9 +241,7 @@ def edit_finish(
         set_version=nugget_set.version,
     )
     # A retry of the same operation on the same version is answered as applied (context_open).
-    operation_record(
-        work=context.work, op_id=op_id, request=operation_request(operation, nugget_set.version - 1), answer={"edit": edit.pk}
-    )
+    operation_record(work=context.work, op_id=op_id, request=context.request, answer={"edit": edit.pk})
     return OpResult(work=context.work, nugget_set=nugget_set, edit=edit, focus_id=focus_id)
 
 

@@ -35,7 +35,7 @@ def nugget_operation_apply(
     if handler is None:
         raise rules.InvalidOperation(f"Unknown operation {operation!r}.")
     context, replay = context_open(
-        work_id=work_id, user=user, expected_version=expected_version, op_id=op_id, operation=operation
+        work_id=work_id, user=user, expected_version=expected_version, op_id=op_id, operation=operation, params=params
     )
     if replay is not None:
         return replay

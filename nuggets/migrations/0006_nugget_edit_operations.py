@@ -2,8 +2,9 @@
 
 A retried edit is recognised there from now on (nuggets.editing), as every
 other save of an assessor's page; the ids the edits carried are copied over
-first, so that a retry of an edit made before the upgrade is still answered as
-applied, and the edit log loses its own column.
+first, so that a retry of an edit made before the upgrade (still in a page's
+queue) is never applied twice: it is refused as an id already used, and the
+page reloads the list that holds it. Then the edit log loses its own column.
 """
 
 from django.db import migrations

@@ -192,7 +192,8 @@ def test_a_retried_operation_is_applied_once():
     # One edit, recorded where every save of an assessor's page is (the judging core's operations).
     edit = NuggetEdit.objects.get(nugget_set=nugget_set_of(work), operation="add")
     operation = WorkOperation.objects.get(work=work, op_id="op-1")
-    assert operation.answer == {"edit": edit.pk, "request": ["nuggets", "add", version]}
+    assert operation.answer["edit"] == edit.pk
+    assert operation.answer["request"][:3] == ["nuggets", "add", version]
 
 
 def test_an_operation_id_reused_for_another_change_is_refused():
@@ -207,6 +208,22 @@ def test_an_operation_id_reused_for_another_change_is_refused():
             op_id="op-2",
         )
     assert texts_of(work) == ["a"]
+
+
+def test_an_operation_id_reused_on_the_same_version_with_another_text_is_refused():
+    """Not a replay: the same id, the same operation and version, another text (it was answered as applied)."""
+    work = make_given_topic(condition="manual")
+    version = nugget_set_of(work).version
+    nugget_operation_apply(
+        work_id=work.pk, user=work.assessor, operation="add", params={"text": "first"}, expected_version=version,
+        op_id="op-4",
+    )
+    with pytest.raises(rules.InvalidOperation, match="already used for another change"):
+        nugget_operation_apply(
+            work_id=work.pk, user=work.assessor, operation="add", params={"text": "second"}, expected_version=version,
+            op_id="op-4",
+        )
+    assert texts_of(work) == ["first"]
 
 
 def test_a_label_save_and_a_nugget_edit_share_the_record_of_operations():
