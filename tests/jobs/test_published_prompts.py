@@ -112,10 +112,16 @@ def test_one_support_phrase_is_a_label(raw, phrase):
         ("FS", "none"),
         ("Supported", "none"),
         ("Full support or Partial Support", "more than one"),
-        ("Not Full Support; No Support", "more than one"),
         ("", "none"),
     ],
 )
 def test_no_phrase_or_several_is_not_a_label(raw, how):
     with pytest.raises(AnswerUnusable, match=f"names {how} of"):
+        parse_one_phrase(raw, phrases=PHRASES)
+
+
+@pytest.mark.parametrize("raw", ["not full support", "It is NOT Full Support.", "This isn't partial support", "without full support", "Not Full Support; No Support"])
+def test_a_negated_phrase_is_not_that_label(raw):
+    """"not full support" was read as full support."""
+    with pytest.raises(AnswerUnusable, match="negates"):
         parse_one_phrase(raw, phrases=PHRASES)

@@ -183,10 +183,20 @@ def parse_final_score(raw: str, *, allowed: range) -> int:
     return grades.pop()
 
 
+NEGATION = r"(?:not|never|n't|without)\s+(?:an?\s+|the\s+)?"
+
+
 def parse_one_phrase(raw: str, *, phrases: tuple[str, ...]) -> str:
-    """The one of `phrases` the answer names (up to case and spacing); none, or more than one, is not an answer."""
+    """The one of `phrases` the answer names (up to case and spacing); none, or more than one, is not an answer.
+
+    A phrase the answer negates ("not full support") is not named: that answer says what the label is not.
+    """
     text = re.sub(r"\s+", " ", raw or "").lower()
     named = [phrase for phrase in phrases if re.search(rf"\b{re.escape(phrase.lower())}\b", text)]
+    negated = [phrase for phrase in named if re.search(rf"{NEGATION}{re.escape(phrase.lower())}\b", text)]
+    if negated:
+        shown = raw.strip() if len(raw.strip()) <= 80 else raw.strip()[:77] + "..."
+        raise AnswerUnusable(f"the answer ({shown!r}) negates \"{negated[0]}\"; name exactly one label, not what it is not")
     if len(named) != 1:
         shown = raw.strip() if len(raw.strip()) <= 80 else raw.strip()[:77] + "..."
         how = "none" if not named else "more than one"
