@@ -11,11 +11,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_an_organizer_adds_an_endpoint_and_a_job_can_choose_it(open_as, two_llm_endpoints, monkeypatch):
-    monkeypatch.setenv("GAMMA_KEY", "secret-of-gamma")
+    monkeypatch.setenv("LLM_KEY_GAMMA", "secret-of-gamma")
     page = open_as(make_user(Role.ORGANIZER), reverse("jobs:endpoints"))
     page.get_by_label("Name").fill("gamma")
     page.get_by_label("Base URL").fill(two_llm_endpoints["beta"].url)
-    page.get_by_label("Key's environment variable").fill("GAMMA_KEY")
+    page.get_by_label("Key's environment variable").fill("LLM_KEY_GAMMA")
     page.get_by_label("Model").fill("model-gamma")
     page.get_by_label("Calls at once").fill("2")
     page.get_by_role("button", name="Add the endpoint").click()
@@ -25,7 +25,7 @@ def test_an_organizer_adds_an_endpoint_and_a_job_can_choose_it(open_as, two_llm_
     assert names == ["default", "alpha", "beta", "gamma"]
     gamma = rows.nth(3)
     assert gamma.locator("td").nth(1).inner_text() == "model-gamma"
-    assert gamma.locator("td").nth(3).inner_text() == "GAMMA_KEY"
+    assert gamma.locator("td").nth(3).inner_text() == "LLM_KEY_GAMMA"
     assert gamma.locator("td").nth(8).inner_text() == "ready"
     assert "secret-of-gamma" not in page.content()
     assert LLMEndpoint.objects.get(name="gamma").concurrency == 2
