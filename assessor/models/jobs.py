@@ -176,3 +176,15 @@ class LLMEndpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
+
+
+class LLMAskInFlight(models.Model):
+    """An ask being sent now, by its cache key: an identical ask waits for its answer instead of paying again.
+
+    The holder renews its lease before each request; the claim of a holder that
+    died frees itself when the lease runs out.
+    """
+
+    cache_key = models.CharField(max_length=64, unique=True)
+    holder = models.CharField(max_length=100)
+    lease_until = models.DateTimeField()

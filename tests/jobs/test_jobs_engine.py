@@ -5,6 +5,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from assessor.jobs.engine import (
     JobRequestInvalid,
@@ -364,3 +365,19 @@ def test_a_result_that_cannot_be_stored_fails_the_item(llm_server, assign_setup)
     assert AssignmentLabel.objects.filter(assigner="auto-gpt").count() == 1
     job.refresh_from_db()
     assert (job.status, job.failed_items, job.calls) == ("failed", 1, 3)
+
+
+@pytest.mark.skipif(connection.vendor == "sqlite", reason="threads writing at once need PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_runs_repeating_one_answer_pay_its_calls_once_when_worked_at_once(llm_server):
+    topic = make_topic("t1", query="capital of France")
+    make_nugget_set(topic, texts=[f"fact number {i} about zebras" for i in range(14)], kind="manual", name="manual")
+    for i in range(4):
+        make_answer(make_run(f"run{i}"), topic, [("Paris is the capital of France.", [])])
+    llm_server.latency = 0.3
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    assert job_run_sync(job.pk, threads=4) == {"done": 4, "failed": 0, "skipped": 0}
+    job.refresh_from_db()
+    # Four answers alike, 14 nuggets in batches of 10 and 4: two distinct prompts, asked once each.
+    assert llm_server.count == 2 and job.calls == 2
+    assert AssignmentLabel.objects.filter(assigner="auto-gpt").count() == 4 * 14

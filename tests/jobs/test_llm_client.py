@@ -1,10 +1,15 @@
 """The real `openai` client, our retries, re-asks, log and cache, against the local test server."""
 
+import threading
+from datetime import timedelta
 from decimal import Decimal
 from functools import partial
 
 import pytest
+from django.db import connection, connections
+from django.utils import timezone
 
+from assessor.jobs.llm.cache import cache_key
 from assessor.jobs.llm.client import (
     LLMAnswerFailed,
     LLMConfig,
@@ -17,6 +22,7 @@ from assessor.jobs.llm.client import (
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import PromptText, prompt_messages, prompt_template_get
 from assessor.models import LLMCall, PromptTemplate
+from assessor.models.jobs import LLMAskInFlight
 from tests.llm_server import Reply, llm_settings
 
 pytestmark = pytest.mark.django_db
@@ -192,3 +198,111 @@ def test_it_talks_to_azure_deployments(llm_server, settings):
     llm_settings(settings, llm_server, LLM_BASE_URL=llm_server.url.removesuffix("/v1"), LLM_API_VERSION="2024-06-01")
     assert assign_ask(llm_session()) == EXPECTED
     assert llm_server.count == 1
+
+
+# --- identical asks in flight at once ------------------------------------------------
+
+# Threads of one process writing at once: the test's shared in-memory SQLite database locks whole
+# tables between them (a served SQLite file waits instead), so these run on PostgreSQL.
+threads_writing = pytest.mark.skipif(
+    connection.vendor == "sqlite", reason="threads writing at once need PostgreSQL (set DATABASE_URL)"
+)
+
+
+def _asked_together(count: int) -> list:
+    """`count` sessions ask the same prompt from their own threads, released together."""
+    start = threading.Barrier(count)
+    answers: list = [None] * count
+
+    def ask(index: int) -> None:
+        try:
+            start.wait()
+            answers[index] = assign_ask(llm_session())
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=ask, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
+@threads_writing
+@pytest.mark.django_db(transaction=True)
+def test_identical_asks_in_flight_at_once_are_sent_once_and_shared(llm_server):
+    llm_server.latency = 0.3
+    assert _asked_together(6) == [EXPECTED] * 6
+    assert llm_server.count == 1
+    # One call paid; the five others are logged as answers served from it.
+    assert LLMCall.objects.filter(from_cache=False).count() == 1
+    assert LLMCall.objects.filter(from_cache=True, cost=0).count() == 5
+    assert not LLMAskInFlight.objects.exists()
+
+
+@threads_writing
+@pytest.mark.django_db(transaction=True)
+def test_an_ask_whose_identical_ask_ends_unanswered_sends_its_own(llm_server, settings):
+    settings.LLM_MAX_REASKS = 0
+    llm_server.latency = 0.3
+    # Whichever is sent first gets an unusable answer: the other must not wait for ever, nor use it.
+    llm_server.script(Reply.short())
+    answers = _asked_together_outcomes(2)
+    assert sorted(answers, key=str) == sorted([EXPECTED, "failed"], key=str)
+    assert llm_server.count == 2
+
+
+def _asked_together_outcomes(count: int) -> list:
+    start = threading.Barrier(count)
+    outcomes: list = [None] * count
+
+    def ask(index: int) -> None:
+        try:
+            start.wait()
+            outcomes[index] = assign_ask(llm_session())
+        except LLMAnswerFailed:
+            outcomes[index] = "failed"
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=ask, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_a_claim_whose_holder_died_is_taken_over_when_its_lease_runs_out(llm_server):
+    key = _assign_key()
+    LLMAskInFlight.objects.create(cache_key=key, holder="gone", lease_until=timezone.now() - timedelta(seconds=1))
+    assert assign_ask(llm_session()) == EXPECTED
+    assert llm_server.count == 1
+    assert not LLMAskInFlight.objects.exists()
+
+
+@threads_writing
+@pytest.mark.django_db(transaction=True)
+def test_an_ask_waits_for_the_holder_and_takes_its_answer(llm_server):
+    key = _assign_key()
+    LLMAskInFlight.objects.create(cache_key=key, holder="other", lease_until=timezone.now() + timedelta(minutes=5))
+    answers: list = []
+    waiting = threading.Thread(target=lambda: (answers.append(assign_ask(llm_session())), connections.close_all()))
+    waiting.start()
+    # The holder's answer arrives, and its claim ends.
+    prompt = prompt_template_get("assign")
+    LLMCall.objects.create(
+        prompt=prompt, model="fake-model", messages=[], raw_response='["support", "support", "support"]',
+        cache_key=key, parsed_ok=True,
+    )  # fmt: skip
+    LLMAskInFlight.objects.filter(cache_key=key).delete()
+    waiting.join()
+    assert answers == [["support", "support", "support"]]
+    assert llm_server.count == 0
+
+
+def _assign_key() -> str:
+    prompt = prompt_template_get("assign")
+    messages = prompt_messages(prompt, n=len(NUGGETS), query="capital of France", passage=PASSAGE, nuggets=str(NUGGETS).replace("'", '"'))
+    return cache_key(model="fake-model", prompt=prompt, temperature=0.0, messages=messages)

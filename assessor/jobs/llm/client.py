@@ -24,7 +24,8 @@ from django.conf import settings
 from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
-from assessor.jobs.llm.concurrency import llm_slot
+from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot
+from assessor.jobs.llm.inflight import ask_claim, ask_in_flight, ask_release, ask_renew, holder_name, wait_pause
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
@@ -257,20 +258,48 @@ class LLMSession:
     def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
         temperature = request_options(self.config, prompt)["temperature"]
         key = cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=messages)
+        holder = holder_name()
+        claimed = False
+        waited = 0
+        try:
+            while True:
+                hit = self._cached(prompt, messages, key, parse)
+                if hit is not None:
+                    return hit[0]
+                if claimed:
+                    # Nothing usable came of an identical ask before ours: send it.
+                    return self._sent(prompt, messages, key, parse, holder)
+                claimed = not ask_in_flight(key) and ask_claim(key, holder=holder, lease=self._lease())
+                if not claimed:
+                    wait_pause(waited)
+                    waited += 1
+        finally:
+            if claimed:
+                ask_release(key, holder=holder)
+
+    def _cached(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T]
+    ) -> tuple[T] | None:
+        """The cached answer, parsed and logged as a cache hit; None when there is none to use."""
         cached = cache_lookup(key)
-        if cached is not None:
-            try:
-                value = parse(cached.raw_response)
-            except AnswerUnusable:
-                pass  # a parser made stricter since: ask again
-            else:
-                self._log(prompt, messages, Completion(cached.raw_response), key=key, from_cache=True, parsed_ok=True)
-                return value
+        if cached is None:
+            return None
+        try:
+            value = parse(cached.raw_response)
+        except AnswerUnusable:
+            return None  # a parser made stricter since: ask again
+        self._log(prompt, messages, Completion(cached.raw_response), key=key, from_cache=True, parsed_ok=True)
+        return (value,)
+
+    def _sent(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T], holder: str
+    ) -> T:
+        """Ask, and re-ask a bounded number of times while the answer cannot be used."""
         conversation = list(messages)
         raw = ""
         reason = ""
         for _ask in range(self.config.max_reasks + 1):
-            completion = self._complete(prompt, conversation, key)
+            completion = self._complete(prompt, conversation, key, holder)
             raw = completion.text
             try:
                 value = parse(raw)
@@ -286,9 +315,14 @@ class LLMSession:
             return value
         raise LLMAnswerFailed(f"no usable answer after {self.config.max_reasks + 1} asks: {reason}", raw)
 
-    def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str) -> Completion:
+    def _lease(self) -> float:
+        """How long an identical ask waits on this one's claim without news: one request and its back-off."""
+        return self.config.timeout + BACKOFF_CAP_SECONDS + LEASE_MARGIN_SECONDS
+
+    def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, holder: str) -> Completion:
         """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
         for attempt in range(self.config.max_retries + 1):
+            ask_renew(key, holder=holder, lease=self._lease())
             try:
                 return _request(self.config, messages, request_options(self.config, prompt))
             except openai.APIError as exc:
