@@ -14,7 +14,7 @@ from assessor.collection.pages import (
     url_if_exists,
 )
 from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
-from assessor.http import AuthenticatedRequest
+from assessor.http import AuthenticatedRequest, back_url
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMNotConfigured
 from assessor.work.roles import organizer_required
@@ -84,7 +84,7 @@ def rerun_stale(request: AuthenticatedRequest, assigner: str) -> HttpResponse:
         job = auto_assign_rerun_create(name=assigner, user=request.user)
     except (JobRequestInvalid, LLMNotConfigured) as exc:
         messages.error(request, str(exc))
-        return redirect(request.META.get("HTTP_REFERER") or reverse("assignment:leaderboard"))
+        return redirect(back_url(request, request.META.get("HTTP_REFERER"), fallback=reverse("assignment:leaderboard")))
     job_queue(job)
     messages.success(request, f"Job {job.pk} labels {job.total_items} answer(s) again for the changed nuggets.")
     return redirect("jobs:detail", job_id=job.pk)

@@ -16,10 +16,9 @@ from django.db.models import QuerySet
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from assessor.http import AuthenticatedRequest
+from assessor.http import AuthenticatedRequest, back_url
 from assessor.models import AssessorWork, Topic
 from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
 from assessor.work.roles import Role, organizer_required
@@ -205,7 +204,4 @@ def work_notes(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
         messages.success(request, f"Notes of {work.kind_label} of topic {work.topic_id} saved.")
     else:
         messages.error(request, "The notes are too long (at most 5000 characters).")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = reverse("home")
-    return redirect(back)
+    return redirect(back_url(request, request.POST.get("next"), fallback=reverse("home")))
