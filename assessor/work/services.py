@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -67,6 +67,9 @@ def work_give(
     """
     if user_role(assessor) != Role.ASSESSOR:
         raise WorkError(f"{assessor} is not an assessor: only assessors can be given topics.")
+    # One give of a topic at a time: a second session giving it at the same moment waits here, then
+    # finds the first one's work and is told so (PostgreSQL; SQLite writes one transaction at a time anyway).
+    Topic.objects.select_for_update().filter(pk=topic.pk).exists()
     if blind_to:
         _independence_check(topic=topic, assessor=assessor, blind_to=blind_to)
         existing = AssessorWork.objects.filter(topic=topic, kind=kind, source=source).first()
@@ -78,24 +81,30 @@ def work_give(
             )
         existing = AssessorWork.objects.filter(topic=topic, kind=kind, independent=False).first()
     if existing is not None:
-        raise WorkError(
-            f"Topic {topic.pk} already has {existing.kind_label} work (given to {existing.assessor})."
-        )
-    work = AssessorWork.objects.create(
-        topic=topic,
-        assessor=assessor,
-        kind=kind,
-        nugget_set_name=nugget_set_name,
-        source=source,
-        created_by=by,
-        independent=bool(blind_to),
-        items=list(items),
-    )
+        raise _already_given(existing)
+    try:
+        with transaction.atomic():
+            work = AssessorWork.objects.create(
+                topic=topic,
+                assessor=assessor,
+                kind=kind,
+                nugget_set_name=nugget_set_name,
+                source=source,
+                created_by=by,
+                independent=bool(blind_to),
+                items=list(items),
+            )
+    except IntegrityError:  # given meanwhile by a writer that did not take the topic's lock
+        raise _already_given(AssessorWork.objects.get(topic=topic, kind=kind, source=source)) from None
     detail: dict[str, object] = {"assessor": assessor.get_username(), "kind": kind}
     if blind_to:
         detail["blind_to"] = [s.name for s in blind_to]
     WorkEvent.objects.create(work=work, user=by, action="given", detail=detail)
     return work
+
+
+def _already_given(existing: AssessorWork) -> WorkError:
+    return WorkError(f"Topic {existing.topic_id} already has {existing.kind_label} work (given to {existing.assessor}).")
 
 
 def _independence_check(*, topic: Topic, assessor: User, blind_to: Sequence[LabelSource]) -> None:
