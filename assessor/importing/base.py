@@ -264,6 +264,7 @@ def import_file(
     }
     if not staging_used():
         with transaction.atomic():
+            imports_one_at_a_time()
             batch = ImportBatch.objects.create(**fields)
             with DirectWrites(batch) as writes:
                 result = prepare(writes)
@@ -298,6 +299,24 @@ def import_file(
         f"the stored data kept changing while the file was prepared ({conflict}); nothing was imported: import it again",
         path=path,
     )
+
+
+# Any number: the key of the one advisory lock the imports take on PostgreSQL.
+IMPORT_LOCK_KEY = 73012024
+
+
+def imports_one_at_a_time() -> None:
+    """On PostgreSQL, wait until no other import is writing, for the rest of this transaction.
+
+    Two imports that each found a row missing would both insert it, and the second
+    would fail on the unique key instead of finding the row (five uploads of one file
+    at once: one imports it, four are "unchanged"). After the wait, this import's
+    reads see what the other wrote. Imports run one at a time; readers never wait.
+    On SQLite the switch of the staged rows does the same (staging.py).
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [IMPORT_LOCK_KEY])
 
 
 def _scores_refresh_later(writes: Writes, kind: str) -> None:
