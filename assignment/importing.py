@@ -41,6 +41,7 @@ from assessor.importing.base import (
     MAX_NUGGET_CHARS,
     ImportFailure,
     Writes,
+    id_checked,
     in_batches,
     limited,
     read_jsonl,
@@ -106,7 +107,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str 
                 line=line,
                 field="run_id",
             )
-        run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line)
+        run_id = id_checked(
+            text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line), MAX_ID_CHARS, path=path, line=line, field="run_id"
+        )
     elif record.get("run_id") is not None and not run_ids_match(str(record["run_id"]), run_id):
         raise ImportFailure(
             f"run {record['run_id']!r} in a file imported as run {run_id!r}", path=path, line=line, field="run_id"

@@ -27,6 +27,7 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
+    id_checked,
     import_file,
     limited,
     read_lines,
@@ -94,9 +95,8 @@ def _parse_scores(path: Path, *, layout: str = "tsv", run_id: str | None = None)
         run_id_, topic_id, metric, raw_value = parts
         run_id_ = run_id_ if run_id is None else run_id
         for name, text, limit in (("run_id", run_id_, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
-            if not text:
-                raise ImportFailure("empty", path=path, line=number, field=name)
-            limited(text, limit, path=path, line=number, field=name)
+            if text != "all":  # a run's mean over its topics
+                id_checked(text, limit, path=path, line=number, field=name)
         if not METRIC_NAME.match(metric):
             raise ImportFailure(f"not a metric name: {metric!r}", path=path, line=number, field="metric")
         limited(metric, MAX_METRIC_CHARS, path=path, line=number, field="metric")

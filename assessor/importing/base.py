@@ -142,6 +142,10 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
                 line = raw.rstrip("\r\n")
                 if len(line) > MAX_LINE_CHARS:
                     raise ImportFailure(f"the line is longer than {MAX_LINE_CHARS:,} characters", path=path, line=number)
+                if "\x00" in line:
+                    # No database stores it in text (PostgreSQL refuses it), and no text file holds one.
+                    column = line.index("\x00") + 1
+                    raise ImportFailure(f"a NUL byte at character {column}: not a text file", path=path, line=number)
                 if line.strip():
                     empty = False
                     yield number, line
@@ -177,7 +181,27 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise ImportFailure(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from None
         if not isinstance(record, dict):
             raise ImportFailure("a line must hold a JSON object", path=path, line=number)
+        if "\\u0000" in line and (where := nul_field(record)) is not None:
+            raise ImportFailure("holds a NUL character (\\u0000), which no text may hold", path=path, line=number, field=where)
         yield number, record
+
+
+def nul_field(value: Any, where: str = "") -> str | None:
+    """The field of a parsed JSON value whose string (or key) holds a NUL character, or None."""
+    if isinstance(value, str):
+        return where or "(the line)" if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            if "\x00" in key:
+                return name
+            if (found := nul_field(inner, name)) is not None:
+                return found
+    if isinstance(value, list):
+        for index, inner in enumerate(value):
+            if (found := nul_field(inner, f"{where}[{index}]")) is not None:
+                return found
+    return None
 
 
 def require(record: dict[str, Any], key: str, kind: type | tuple[type, ...], *, path: Path, line: int) -> Any:
@@ -188,6 +212,26 @@ def require(record: dict[str, Any], key: str, kind: type | tuple[type, ...], *, 
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         raise ImportFailure(f"expected {expected}, got {type(value).__name__}", path=path, line=line, field=key)
+    return value
+
+
+# The one rule for ids from files (topics, runs, documents and segments): the characters TREC files use,
+# letters and digits of any script and . _ - # + : @ ( ) ~ =. Never whitespace, a control character or
+# '/': ids go into URLs, into tab- and space-separated files and into file names.
+ID_CHARACTERS = re.compile(r"[\w.#+:@()~=-]+")
+ID_RULE = "letters, digits and . _ - # + : @ ( ) ~ = only"
+CHARACTER_NAMES = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", " ": "a space", "\x00": "a NUL byte"}
+
+
+def id_checked(value: str, limit: int, *, path: Path, line: int, field: str) -> str:
+    """`value`, if it is a non-empty id of at most `limit` characters, made of the id characters."""
+    if not value:
+        raise ImportFailure("empty", path=path, line=line, field=field)
+    limited(value, limit, path=path, line=line, field=field)
+    if not ID_CHARACTERS.fullmatch(value):
+        char = next(char for char in value if not ID_CHARACTERS.fullmatch(char))
+        name = CHARACTER_NAMES.get(char) or (repr(char) if char.isprintable() else f"the character U+{ord(char):04X}")
+        raise ImportFailure(f"{value!r} holds {name}: an id is {ID_RULE}", path=path, line=line, field=field)
     return value
 
 

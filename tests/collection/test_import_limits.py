@@ -1,4 +1,4 @@
-"""Nesting and size limits: a line or field past its limit is refused by file, line and field.
+"""Nesting, size, id and text limits: a line or field past its limit is refused by file, line and field.
 
 Every importer is driven through its command and through the upload page; no
 traceback, no 500, nothing stored.
@@ -199,3 +199,85 @@ def test_the_real_files_stay_under_the_limits(write_file):
     call_command("import_segments", "tests/fixtures/collection/segments.jsonl")
     call_command("import_run", "tests/fixtures/collection/run_l31_70b.jsonl")
     assert Segment.objects.exclude(text="").exists()
+
+
+# --- ids: one rule for every importer ---------------------------------------------------
+
+# (kind, content, the field the error names, the character it names)
+BAD_IDS = [
+    ("topics", "2024/1\tq\n", "topic_id", "'/'"),
+    ("topics", "2024 1\tq\n", "topic_id", "a space"),
+    ("segments", jsonl({"docid": "d\n1", "segment": "t"}), "docid", "a newline"),
+    ("qrels", "2024-1 Q0 d/1 1\n", "docid", "'/'"),
+    ("qrels", "2024/1 Q0 d#1 1\n", "topic_id", "'/'"),
+    ("run", jsonl(run_line(run_id="team\trun")), "run_id", "a tab"),
+    ("run", jsonl(run_line(run_id="team\nrun")), "run_id", "a newline"),
+    ("run", jsonl(run_line(topic_id="2024/1")), "topic_id", "'/'"),
+    ("run", jsonl(run_line(references=["d\n#1"])), "references[0]", "a newline"),
+    ("nuggets", jsonl({"qid": "2024/1", "nuggets": [{"text": "n", "importance": "vital"}]}), "qid", "'/'"),
+    ("assignments", jsonl(assignment_line(run_id="team/run")), "run_id", "'/'"),
+    ("support", jsonl(support_line(run_id="team run")), "run_id", "a space"),
+    (
+        "support",
+        jsonl(support_line(sentences=[{"text": "s", "citations": [{"reference": "d\t1", "support": "2"}]}])),
+        "sentences[0].citations[0].reference",
+        "a tab",
+    ),
+    ("scores", "te/am\t2024-1\tV\t0.5\n", "run_id", "'/'"),
+]
+BAD_ID_NAMES = [f"{kind}-{field}-{index}" for index, (kind, _, field, _) in enumerate(BAD_IDS)]
+
+
+@pytest.mark.parametrize(("kind", "content", "field", "character"), BAD_IDS, ids=BAD_ID_NAMES)
+def test_a_command_refuses_an_id_outside_the_id_characters(write_file, kind, content, field, character):
+    message = command_error(kind, write_file("bad.txt", "\n" + content))
+    assert f"bad.txt, line 2, field '{field}': " in message
+    assert f"holds {character}: an id is letters, digits and . _ - # + : @ ( ) ~ = only" in message
+    assert nothing_stored()
+
+
+@pytest.mark.parametrize(("kind", "content", "field", "character"), BAD_IDS[:3], ids=BAD_ID_NAMES[:3])
+def test_the_upload_page_refuses_an_id_outside_the_id_characters(client, upload_worker, kind, content, field, character):
+    page = upload_page(client, kind, "bad.txt", content)
+    assert all(part in page for part in page_failure("bad.txt", 1, field))
+    assert nothing_stored()
+
+
+def test_the_ids_of_the_real_files_follow_the_rule(write_file):
+    # Team prefixes, '+' (KML.cohere+post_processing), '#' and '_' in segment ids, dates with '-'.
+    topics = write_file("topics.tsv", "2024-145979\ta query\n")
+    call_command("import_topics", str(topics))
+    run = write_file("run.jsonl", jsonl(run_line(run_id="KML.cohere+post_processing", topic_id="2024-145979",
+                                                 references=["msmarco_v2.1_doc_29_677149#3_1597452"])))  # fmt: skip
+    call_command("import_run", str(run))
+    assert Segment.objects.filter(docid="msmarco_v2.1_doc_29_677149#3_1597452").exists()
+
+
+# --- NUL bytes ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", list(COMMANDS))
+def test_a_nul_byte_is_refused_by_line_before_anything_is_stored(write_file, client, upload_worker, kind):
+    content = "\n2024\x00-1\tq\n"
+    message = command_error(kind, write_file("nul.txt", content))
+    assert "nul.txt, line 2: a NUL byte at character 5: not a text file" in message
+    page = upload_page(client, kind, "nul.txt", content)
+    assert all(part in page for part in page_failure("nul.txt", 2))
+    assert nothing_stored()
+
+
+ESCAPED_NUL = [
+    ("segments", jsonl({"docid": "d#1", "segment": "te\u0000xt"}), "segment"),
+    ("run", jsonl(run_line(answer=[{"text": "An\u0000answer.", "citations": [0]}])), "answer[0].text"),
+    ("nuggets", jsonl({"qid": "2024-1", "nuggets": [{"text": "a\u0000b", "importance": "vital"}]}), "nuggets[0].text"),
+    ("assignments", jsonl(assignment_line(answer_text="An\u0000answer.")), "answer_text"),
+    ("support", jsonl(support_line(sentences=[{"text": "s\u0000", "citations": []}])), "sentences[0].text"),
+]
+
+
+@pytest.mark.parametrize(("kind", "content", "field"), ESCAPED_NUL, ids=[kind for kind, _, _ in ESCAPED_NUL])
+def test_a_nul_character_written_as_a_json_escape_is_refused_by_field(write_file, kind, content, field):
+    assert "\\u0000" in content  # the file holds the escape, not the byte
+    message = command_error(kind, write_file("nul.jsonl", "\n" + content))
+    assert f"nul.jsonl, line 2, field '{field}': holds a NUL character (\\u0000), which no text may hold" in message
+    assert nothing_stored()

@@ -25,6 +25,7 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
+    id_checked,
     import_file,
     in_batches,
     limited,
@@ -140,7 +141,7 @@ def id_field(record: dict[str, Any], keys: Sequence[str], *, path: Path, line: i
         raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=key)
     if not value.strip():
         raise ImportFailure("empty", path=path, line=line, field=key)
-    return limited(value.strip(), MAX_TOPIC_ID_CHARS, path=path, line=line, field=key)
+    return id_checked(value.strip(), MAX_TOPIC_ID_CHARS, path=path, line=line, field=key)
 
 
 def json_type(value: Any) -> str:

@@ -16,9 +16,9 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
+    id_checked,
     import_file,
     in_batches,
-    limited,
     read_lines,
 )
 from assessor.models import Qrel, QrelSource, Topic
@@ -45,8 +45,8 @@ def _parse_qrel(text: str, *, path: Path, line: int) -> QrelLine:
             f"expected 4 whitespace-separated fields (topic_id Q0 docid grade), found {len(parts)}", path=path, line=line
         )
     topic_id, iteration, docid, grade_text = parts
-    limited(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
-    limited(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
+    id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
+    id_checked(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     if iteration not in ITERATION_VALUES:
         raise ImportFailure(
             f"expected {' or '.join(ITERATION_VALUES)} in column 2, found {iteration!r}", path=path, line=line, field="Q0"

@@ -29,6 +29,7 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
+    id_checked,
     import_file,
     in_batches,
     limited,
@@ -140,11 +141,9 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
 
 def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLine:
     run_id = require(record, "run_id", str, path=path, line=line).strip()
-    if not run_id:
-        raise ImportFailure("empty", path=path, line=line, field="run_id")
-    limited(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
+    id_checked(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
     topic_id = require(record, "topic_id", str, path=path, line=line).strip()
-    limited(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
+    id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
     topic = limited(require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic")
     references = require(record, "references", list, path=path, line=line)
     if len(references) > MAX_REFERENCES:
@@ -157,7 +156,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
     for rank, docid in enumerate(references):
         if not isinstance(docid, str) or not docid.strip():
             raise ImportFailure(f"expected a segment id, got {docid!r}", path=path, line=line, field=f"references[{rank}]")
-        limited(docid.strip(), MAX_ID_CHARS, path=path, line=line, field=f"references[{rank}]")
+        id_checked(docid.strip(), MAX_ID_CHARS, path=path, line=line, field=f"references[{rank}]")
     answer = require(record, "answer", list, path=path, line=line)
     sentences = tuple(
         _parse_sentence(raw, index, len(references), path=path, line=line) for index, raw in enumerate(answer)

@@ -23,6 +23,7 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
+    id_checked,
     import_file,
     in_batches,
     limited,
@@ -55,7 +56,7 @@ def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentL
     docid = require(record, "docid", str, path=path, line=line).strip()
     if not docid:
         raise ImportFailure("empty", path=path, line=line, field="docid")
-    limited(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
+    id_checked(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     text_key = next((key for key in TEXT_KEYS if key in record), None)
     if text_key is None:
         raise ImportFailure(f"missing (the text goes in one of {', '.join(TEXT_KEYS)})", path=path, line=line, field="segment")

@@ -12,6 +12,7 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
+    id_checked,
     import_file,
     limited,
     read_lines,
@@ -26,11 +27,9 @@ def _parse_topics(path: Path):
         if len(parts) != 2:
             raise ImportFailure(f"expected 2 tab-separated fields, found {len(parts)}", path=path, line=number)
         topic_id, query = parts[0].strip(), parts[1].strip()
-        if not topic_id:
-            raise ImportFailure("empty", path=path, line=number, field="topic_id")
+        id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=number, field="topic_id")
         if not query:
             raise ImportFailure("empty", path=path, line=number, field="query")
-        limited(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=number, field="topic_id")
         limited(query, MAX_QUERY_CHARS, path=path, line=number, field="query")
         if topic_id in seen:
             raise ImportFailure(f"topic repeated (first on line {seen[topic_id]})", path=path, line=number, field="topic_id")
