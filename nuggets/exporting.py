@@ -1,10 +1,18 @@
-"""Nugget sets, written in the nuggetizer's format that `import_nuggets` reads."""
+"""Nugget sets, written in the nuggetizer's format that `import_nuggets` reads.
+
+Like every export, it holds final work only (assessor.scoring.lifecycle): a list
+still being edited (never submitted, or reopened) or drafted by a job still
+running is left out, and said so, unless open work is included (`--include-open`,
+the pages' `?open=1`), when it is written and said to be provisional.
+"""
 
 import json
 from collections.abc import Iterator
 from itertools import groupby
 
+from assessor.scoring.lifecycle import open_included
 from nuggets.models import Nugget, NuggetSet
+from nuggets.selectors import nugget_sets_counted_q
 
 FETCH_CHUNK = 5000
 
@@ -28,8 +36,13 @@ def nuggets_lines(*, name: str) -> Iterator[str]:
     format has no empty list). Raises LookupError for an unknown name.
     """
     nugget_set_require(name=name)
+    if not NuggetSet.objects.filter(nugget_sets_counted_q(), name=name).exists():
+        raise LookupError(
+            f"the nugget sets named {name!r} are all still open (being edited, or drafted by a running job): "
+            "nothing final to export; include open work to export them as they stand"
+        )
     rows = (
-        Nugget.objects.filter(nugget_set__name=name)
+        Nugget.objects.filter(nugget_sets_counted_q("nugget_set__"), nugget_set__name=name)
         .order_by("nugget_set__topic_id", "position", "id")
         .values_list("nugget_set__topic_id", "nugget_set__topic__query", "text", "importance")
         .iterator(chunk_size=FETCH_CHUNK)
@@ -44,3 +57,18 @@ def nuggets_lines(*, name: str) -> Iterator[str]:
             ],
         }
         yield json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def nuggets_notes(*, name: str) -> list[str]:
+    """What keeps the export of the sets named `name` from being final: its open lists, by topic."""
+    open_topics = sorted(
+        NuggetSet.objects.filter(name=name)
+        .exclude(status=NuggetSet.Status.SUBMITTED)
+        .values_list("topic_id", flat=True)
+    )
+    if not open_topics:
+        return []
+    shown = ", ".join(open_topics[:5]) + (", ..." if len(open_topics) > 5 else "")
+    if open_included():
+        return [f"{len(open_topics)} list(s) named {name!r} are still open ({shown}): exported as they stand, provisional."]
+    return [f"{len(open_topics)} list(s) named {name!r} are still open ({shown}): left out of the export."]

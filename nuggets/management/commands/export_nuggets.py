@@ -1,7 +1,7 @@
 from collections.abc import Iterator
 
 from assessor.management.base import ExportCommand
-from nuggets.exporting import nugget_set_names, nuggets_lines
+from nuggets.exporting import nugget_set_names, nuggets_lines, nuggets_notes
 
 
 class Command(ExportCommand):
@@ -11,6 +11,10 @@ class Command(ExportCommand):
         parser.add_argument(
             "--nuggets", default=None, help="the nugget set name (may be left out when the collection has one)"
         )
+
+    def notes(self, options: dict) -> list[str]:
+        names = [options["nuggets"]] if options["nuggets"] else nugget_set_names()
+        return nuggets_notes(name=names[0]) if len(names) == 1 else []
 
     def lines(self, options: dict) -> Iterator[str]:
         name = options["nuggets"]
