@@ -114,7 +114,8 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
         try:
             shown = page_shown(request.GET, here=bool(request.GET.get("here")))
         except BadQuery as exc:
-            context["error"] = str(exc)
+            # Nothing compared: no metric to offer (two sources with none in common offer none either).
+            context.update(error=str(exc), metric_choices=[])
         else:
             if shown.page is None:  # a large comparison's first computation, under way in a worker
                 context.update(shown=shown, here_query=_with(request, here="1"))

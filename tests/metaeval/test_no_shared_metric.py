@@ -27,5 +27,8 @@ def test_sources_without_a_shared_metric_are_explained_not_a_server_error(client
         page = response.content.decode()
         assert response.status_code == 200
         assert "share no metric" in page and "Vstrict" in page and "weighted_precision" in page
+        # The metric selector offers nothing to choose, not every metric there is.
+        selector = page.split('id="metaeval-metric"')[1].split("</select>")[0]
+        assert selector.count("<option") == 1 and "no metric in common" in selector and "disabled" in selector
     with pytest.raises(CommandError, match="share no metric"):
         call_command("metaeval", "--a", "scores:nuggets", "--b", "scores:support")
