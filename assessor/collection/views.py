@@ -21,6 +21,7 @@ from assessor.http import AuthenticatedRequest
 from assessor.models import Run, RunAlias, Topic, Upload
 from assessor.registry import UploadRow, registry
 from assessor.scoring.kept import family_columns
+from assessor.scoring.lifecycle import open_work_overview
 from assessor.work.roles import organizer_required
 
 ANSWERS_PER_PAGE = 25
@@ -138,7 +139,8 @@ def leaderboards(request: AuthenticatedRequest) -> HttpResponse:
         listed = family_columns(family)
         notes = family.notes(listed)  # every source's at once: a fixed number of queries
         families.append((family, [(family.source(columns), notes[columns]) for columns in listed]))
-    context: dict = {"families": families}
+    # What counts nowhere yet, so that a condition whose lists are all open again does not vanish unexplained.
+    context: dict = {"families": families, "open_work": open_work_overview()}
     # Each family's source keys by name too ("conditions", "methods"), for the tests and templates that want one.
     context.update({family.name: [source.key for source, _ in sources] for family, sources in families})
     return render(request, "collection/leaderboards.html", context)

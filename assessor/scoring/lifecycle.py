@@ -20,6 +20,7 @@ from django.db import connection, models
 from django.db.models import Q, QuerySet
 
 from assessor.models import AssessorWork, Job
+from assessor.registry import registry
 
 # A job that has finished: its labels count (a failed item has no label; the others stand).
 FINISHED_JOB_STATUSES = (Job.Status.DONE, Job.Status.FAILED)
@@ -143,3 +144,28 @@ def running_job_sentences(jobs: list[int]) -> list[str]:
     return [f"Job {', '.join(map(str, jobs))} still writes into it: its labels are {counted}."]
 
 
+def open_work_overview() -> list[str]:
+    """Every piece of human work not counted yet, by kind and source, in sentences (one read of the open work).
+
+    A leaderboard lists only what counts: a condition whose every list is being edited again
+    (reopened) or was never submitted is on none, and this says where it went.
+    """
+    rows = (
+        _open_work()
+        .order_by("kind", "source__name", "topic_id")
+        .values_list("kind", "source__name", "topic_id", "reopened_count")
+    )
+    grouped: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+    for kind, source, topic, reopened in rows:
+        reopened_topics, new_topics = grouped.setdefault((kind, source or ""), ([], []))
+        (reopened_topics if reopened else new_topics).append(topic)
+    sentences = []
+    for (kind, source), (reopened_topics, new_topics) in grouped.items():
+        parts = [
+            f"{state} on {len(topics)} topic(s) ({', '.join(topics[:5])}{', ...' if len(topics) > 5 else ''})"
+            for state, topics in (("reopened", reopened_topics), ("not submitted yet", new_topics))
+            if topics
+        ]
+        name = f" into {source!r}" if source else ""
+        sentences.append(f"{registry.work_label(kind)}{name}: {'; '.join(parts)}.")
+    return sentences

@@ -121,6 +121,26 @@ def test_an_open_nugget_list_counts_for_nothing():
     assert conditions_list() == []
 
 
+def test_a_condition_whose_only_list_is_reopened_is_named_on_the_leaderboards_index(client):
+    topic, run = make_topic("2024-7"), make_run()
+    nugget_set = make_nugget_set(topic, texts=["one fact"], kind="manual", name="manual")
+    make_assignment_label(make_answer(run, topic), nuggets_of(nugget_set)[0], "support", assigner="nist")
+    client.force_login(make_user(Role.ORGANIZER))
+    assert "Work still open" not in client.get(reverse("collection:leaderboards")).content.decode()
+    # The list's assessor reopens it: its one condition has nothing final, and leaves every leaderboard.
+    assessor = make_user(Role.ASSESSOR)
+    AssessorWork.objects.create(
+        topic=topic, assessor=assessor, kind=nugget_kinds.NUGGETS_MANUAL, nugget_set_name="manual",
+        source=source_of("nuggets", "manual", kind="person"), status=AssessorWork.Status.IN_PROGRESS, reopened_count=1,
+    )  # fmt: skip
+    topic.nugget_sets.update(status="open")
+    scores_refresh(topics=[topic.pk])
+    assert conditions_list() == []
+    index = client.get(reverse("collection:leaderboards")).content.decode()
+    assert "Work still open" in index
+    assert "ManualNuggets into &#x27;manual&#x27;: reopened on 1 topic(s) (2024-7)." in index
+
+
 def test_the_leaderboard_switch_shows_open_work_as_provisional(client):
     scenario, work = open_scratch_work_with_one_label()
     client.force_login(make_user(Role.ORGANIZER))
@@ -221,9 +241,7 @@ def test_the_notes_of_many_sources_are_read_together_and_each_source_gets_its_ow
     AssessorWork.objects.create(
         topic=t1, assessor=assessor, kind=assignment_kinds.ASSIGN_MANUAL, nugget_set_name="set1", source=alice
     )
-    AssessorWork.objects.create(
-        topic=t2, assessor=assessor, kind=nugget_kinds.NUGGETS_MANUAL, nugget_set_name="set2"
-    )
+    AssessorWork.objects.create(topic=t2, assessor=assessor, kind=nugget_kinds.NUGGETS_MANUAL, nugget_set_name="set2")
     job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="llm", model="m", status=Job.Status.RUNNING)
     Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="alice", model="m", status=Job.Status.DONE)
     scratch = source_of("support", "scratch", kind="people")
