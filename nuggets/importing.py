@@ -142,8 +142,50 @@ def replaced_nuggets_retire(
         )
 
 
+def drafts_set_aside(
+    nugget_set: NuggetSet, edited: list[str], *, writes: Writes, confirmed: bool, path: Path, line: int
+) -> None:
+    """Under --replace, drafts that post-editing started from keep their nuggets under another name.
+
+    A post-edited nugget names the drafts it came from (`Nugget.derived_from`) and its
+    edit log names them for Undo: deleting them would cut that lineage. So the stored set is
+    renamed `NAME-replaced-N` (the post-edited lists still name it as their drafts, the
+    upload page lists it, and nothing can delete it while they do) and the file's drafts
+    become a new set under NAME, which new post-editing starts from.
+    """
+    aside = _aside_name(nugget_set)
+    if not confirmed:
+        raise ImportFailure(
+            f"the drafts {nugget_set.name!r} of topic {nugget_set.topic_id} are being post-edited "
+            f"({', '.join(edited)}); replacing them keeps them, renamed {aside!r}, as what those lists started "
+            f"from, and makes the file's drafts the topic's drafts for new post-editing: confirm it "
+            f"(--retire-labels on the command line, '{RETIRE_LABELS_LABEL}' on the upload page), "
+            "or import the new drafts under another --name",
+            path=path,
+            line=line,
+            field="nuggets",
+        )
+    nugget_set.name = aside
+    writes.update([nugget_set], ["name"])
+
+
+def _aside_name(nugget_set: NuggetSet) -> str:
+    taken = set(NuggetSet.objects.filter(topic_id=nugget_set.topic_id).values_list("name", flat=True))
+    number = 1
+    while (name := _suffixed(nugget_set.name, f"-replaced-{number}")) in taken:
+        number += 1
+    return name
+
+
+def _suffixed(name: str, suffix: str) -> str:
+    limit = NuggetSet._meta.get_field("name").max_length or len(name + suffix)
+    return name[: limit - len(suffix)] + suffix
+
+
 def _set_nuggets_delete(nugget_set_id: int) -> None:
-    nuggets_delete(list(Nugget.objects.filter(nugget_set_id=nugget_set_id).values_list("pk", flat=True)), reason=Change.REPLACED)
+    nuggets_delete(
+        list(Nugget.objects.filter(nugget_set_id=nugget_set_id).values_list("pk", flat=True)), reason=Change.REPLACED
+    )
 
 
 def replaced_nuggets_announce(nugget_set_id: int, *, user: User | None) -> None:
@@ -186,9 +228,7 @@ def _nuggets_prepare(
     batch = writes.batch
     result = JudgmentsImportResult(path=str(path))
     now = timezone.now()
-    source = import_source_claim(
-        writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name"
-    )
+    source = import_source_claim(writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name")
     for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
         result.lines += len(chunk)
         topics_require(((topic.line, topic.topic_id) for topic in chunk), path=path, field="qid")
@@ -208,7 +248,12 @@ def _nuggets_prepare(
             if nugget_set is None:
                 nugget_set = writes.create_one(
                     NuggetSet(
-                        topic_id=topic.topic_id, kind=kind, name=name, source_id=source, imported_from=batch, created_at=now
+                        topic_id=topic.topic_id,
+                        kind=kind,
+                        name=name,
+                        source_id=source,
+                        imported_from=batch,
+                        created_at=now,
                     )
                 )
                 result.count_made("nugget sets")
@@ -230,16 +275,31 @@ def _nuggets_prepare(
                     line=topic.line,
                     field=where,
                 )
+            edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
+            if edited:
+                drafts_set_aside(nugget_set, edited, writes=writes, confirmed=retire_labels, path=path, line=topic.line)
+                result.warn(
+                    "replaced nugget sets",
+                    f"{path}, line {topic.line}: the drafts of topic {topic.topic_id} that {', '.join(edited)} "
+                    f"started from are kept as {nugget_set.name!r}; the file's drafts are {name!r}",
+                )
+                nugget_set = writes.create_one(
+                    NuggetSet(
+                        topic_id=topic.topic_id,
+                        kind=kind,
+                        name=name,
+                        source_id=source,
+                        imported_from=batch,
+                        created_at=now,
+                    )
+                )
+                result.replaced += 1
+                to_fill.append((nugget_set, topic))
+                continue
             replaced_nuggets_retire(
                 nugget_set, writes=writes, retire=retire_labels, result=result, path=path, line=topic.line,
                 option="--retire-labels",
             )  # fmt: skip
-            if nugget_set.edited_sets.exists():
-                result.warn(
-                    "replaced nugget sets",
-                    f"{path}, line {topic.line}: the drafts of topic {topic.topic_id} were post-edited; "
-                    "the edited nuggets lose their links to the replaced drafts",
-                )
             nugget_set.kind = kind
             nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
             # Tabs showing the old list are told it changed.

@@ -17,6 +17,7 @@ from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel
 from nuggets.importing import nuggets_import
 from nuggets.models import NuggetSet
+from nuggets.services import nugget_operation_apply
 from tests.builders import make_answer, make_run, make_topic, make_user
 from tests.scenarios import label_everything, make_given_topic, nugget_set_of
 
@@ -105,3 +106,60 @@ def test_a_list_people_are_making_is_not_replaced_by_a_file(write_file, client, 
     assert "The nugget set name &#x27;manual&#x27; belongs to people&#x27;s work" in page
     nugget_set.refresh_from_db()
     assert (nugget_set.version, nugget_set.status, nugget_set.nuggets.count()) == (version, "open", 0)
+
+
+def drafts_file(write_file, topic_id: str, texts: list[str]):
+    record = {"qid": topic_id, "query": QUERY, "nuggets": [{"text": text} for text in texts]}
+    return write_file("drafts_v2.jsonl", json.dumps(record) + "\n")
+
+
+def post_edit(work, operation, **params):
+    version = nugget_set_of(work).version
+    nugget_operation_apply(
+        work_id=work.pk, user=work.assessor, operation=operation, params=params, expected_version=version
+    )
+
+
+def lineage_of(work) -> list[tuple[str, list[str]]]:
+    nuggets = nugget_set_of(work).nuggets.order_by("position").prefetch_related("derived_from")
+    return [(n.text, sorted(d.text for d in n.derived_from.all())) for n in nuggets]
+
+
+def test_drafts_being_post_edited_are_replaced_only_when_confirmed_and_keep_their_lineage(write_file):
+    work = make_given_topic(condition="auto_edit", drafts=["draft a", "draft b", "draft c"], query=QUERY)
+    first, second, third = nugget_set_of(work).nuggets.order_by("position").values_list("pk", flat=True)
+    post_edit(work, "merge", nuggets=[first, second])
+    post_edit(work, "edit", nugget=third, text="draft c, reworded")
+    started = [("draft a; draft b", ["draft a", "draft b"]), ("draft c, reworded", ["draft c"])]
+    assert lineage_of(work) == started
+    edited_version = nugget_set_of(work).version
+    path = drafts_file(write_file, work.topic_id, ["new draft x", "new draft y"])
+
+    with pytest.raises(
+        CommandError, match=r"line 1, field 'nuggets': the drafts 'draft' of topic .* are being post-edited"
+    ):
+        call_command("import_nuggets", str(path), "--drafts", "--replace")
+    assert list(NuggetSet.objects.get(topic_id=work.topic_id, name="draft").nuggets.values_list("text", flat=True)) == [
+        "draft a", "draft b", "draft c",
+    ]  # fmt: skip
+
+    call_command("import_nuggets", str(path), "--drafts", "--replace", "--retire-labels")
+    # The file's drafts are the topic's drafts now; the old ones stay, renamed, as what the started list came from.
+    new = NuggetSet.objects.get(topic_id=work.topic_id, name="draft")
+    assert list(new.nuggets.order_by("position").values_list("text", flat=True)) == ["new draft x", "new draft y"]
+    old = NuggetSet.objects.get(topic_id=work.topic_id, name="draft-replaced-1")
+    assert list(old.nuggets.order_by("position").values_list("text", flat=True)) == ["draft a", "draft b", "draft c"]
+    edited = nugget_set_of(work)
+    assert edited.drafts_id == old.pk and edited.version == edited_version
+    assert lineage_of(work) == started
+    # Undo walks back to the copy of the old drafts, every link restored.
+    post_edit(work, "undo")
+    post_edit(work, "undo")
+    assert lineage_of(work) == [("draft a", ["draft a"]), ("draft b", ["draft b"]), ("draft c", ["draft c"])]
+    # New post-editing starts from the new drafts; a second replacement sets the second drafts aside beside the first.
+    path = drafts_file(write_file, work.topic_id, ["newer draft z"])
+    call_command("import_nuggets", str(path), "--drafts", "--replace", "--retire-labels")
+    assert not NuggetSet.objects.filter(topic_id=work.topic_id, name="draft-replaced-2").exists()  # nothing edits it
+    assert list(NuggetSet.objects.get(topic_id=work.topic_id, name="draft").nuggets.values_list("text", flat=True)) == [
+        "newer draft z",
+    ]  # fmt: skip

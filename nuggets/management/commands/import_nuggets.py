@@ -25,7 +25,10 @@ class Command(ImportCommand):
         parser.add_argument(
             "--retire-labels",
             action="store_true",
-            help="with --replace: replace lists that have labels on them, retiring those labels (kept, not scored)",
+            help=(
+                "with --replace: replace lists that have labels on them, retiring those labels (kept, not scored), "
+                "and drafts being post-edited, keeping them as NAME-replaced-N"
+            ),
         )
 
     def run_import(self, path: Path, options: dict) -> ImportResult:
@@ -33,5 +36,9 @@ class Command(ImportCommand):
             raise CommandError("give either --kind KIND or --drafts")
         kind = NuggetSet.Kind.DRAFT if options["drafts"] else options["kind"]
         return nuggets_import(
-            path=path, kind=kind, name=options["name"], replace=options["replace"], retire_labels=options["retire_labels"]
+            path=path,
+            kind=kind,
+            name=options["name"],
+            replace=options["replace"],
+            retire_labels=options["retire_labels"],
         )
