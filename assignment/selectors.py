@@ -19,12 +19,12 @@ from django.db.models import Count, Q, QuerySet
 from assessor.models import Answer, AssessorWork, LabelSource
 from assessor.scoring.kept import kept_columns, kept_scores
 from assessor.scoring.lifecycle import (
+    job_sentences,
+    jobs_not_final_by,
     labels_counted,
     open_included,
     open_work_by,
     open_work_sentences,
-    running_job_sentences,
-    running_jobs_by,
 )
 from assessor.scoring.scores import IN_LIST_LIMIT, Scores
 from assignment.kinds import ASSIGN_MANUAL, AUTO_ASSIGN, LABEL_FAMILY
@@ -277,7 +277,7 @@ def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, in
 
 
 def condition_notes(*, nuggets: str, assigner: str) -> list[str]:
-    """What keeps a condition's scores from being final: open work, running jobs, stale LLM labels."""
+    """What keeps a condition's scores from being final: open work, running or partial jobs, stale LLM labels."""
     return conditions_notes([(nuggets, assigner)])[(nuggets, assigner)]
 
 
@@ -295,7 +295,7 @@ def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, .
         "nugget_set_name",
         "source__name",
     )
-    jobs = running_jobs_by(kind=AUTO_ASSIGN, names=assigners)
+    jobs = jobs_not_final_by(kind=AUTO_ASSIGN, names=assigners)
     stale_of = dict(
         LabelSource.objects.filter(family=LABEL_FAMILY, name__in=assigners).values_list(
             "name", "stale"
@@ -307,7 +307,7 @@ def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, .
         notes += open_work_sentences(
             assigning_open.get((nuggets, assigner), []), what=f"ManualAssign into {assigner!r}"
         )
-        notes += running_job_sentences(jobs.get(assigner, []))
+        notes += job_sentences(jobs.get(assigner, []))
         stale = sorted((stale_of.get(assigner) or {}).get(nuggets, {}))
         if stale:
             notes.append(

@@ -14,12 +14,12 @@ from django.db.models import Count, Q, QuerySet
 from assessor.models import Answer, AssessorWork, Citation, Sentence
 from assessor.scoring.kept import kept_columns, kept_scores
 from assessor.scoring.lifecycle import (
+    job_sentences,
+    jobs_not_final_by,
     labels_counted,
     open_included,
     open_work_by,
     open_work_sentences,
-    running_job_sentences,
-    running_jobs_by,
 )
 from assessor.scoring.scores import IN_LIST_LIMIT, NARROW_TOPICS, Scores
 from support.kinds import AUTO_SUPPORT, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
@@ -175,7 +175,7 @@ def support_label_pairs(*, method: str) -> dict[int, int]:
 
 
 def method_notes(*, method: str) -> list[str]:
-    """What keeps a method's scores from being final: open work and running jobs."""
+    """What keeps a method's scores from being final: open work and running or partial jobs."""
     return methods_notes([(method,)])[(method,)]
 
 
@@ -183,9 +183,9 @@ def methods_notes(methods: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], l
     """`method_notes` of many methods in two queries whatever their number."""
     names = sorted({method for (method,) in methods})
     open_work = open_work_by(AssessorWork.objects.filter(kind__in=WORK_KINDS, source__name__in=names), "source__name")
-    jobs = running_jobs_by(kind=AUTO_SUPPORT, names=names)
+    jobs = jobs_not_final_by(kind=AUTO_SUPPORT, names=names)
     return {
         (method,): open_work_sentences(open_work.get((method,), []), what=f"Support judging into {method!r}")
-        + running_job_sentences(jobs.get(method, []))
+        + job_sentences(jobs.get(method, []))
         for (method,) in methods
     }

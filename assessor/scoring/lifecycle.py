@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TypeVar
 
 from django.db import connection, models
@@ -22,7 +23,8 @@ from django.db.models import Q, QuerySet
 from assessor.models import AssessorWork, Job
 from assessor.registry import registry
 
-# A job that has finished: its labels count (a failed item has no label; the others stand).
+# A job that has finished: its labels count (a failed item has no label; the others stand, and the
+# source is partial until the job is resumed: `jobs_not_final_by`).
 FINISHED_JOB_STATUSES = (Job.Status.DONE, Job.Status.FAILED)
 
 _include_open: ContextVar[bool] = ContextVar("include_open", default=False)
@@ -124,24 +126,53 @@ def open_work_sentences(open_work: list[tuple[str, bool]], *, what: str) -> list
     return notes
 
 
-def running_job_notes(*, kind: str, name: str) -> list[str]:
-    return running_job_sentences(running_jobs_by(kind=kind, names=[name]).get(name, []))
+@dataclass(frozen=True)
+class JobNotFinal:
+    """A job that keeps a source's scores from being final: still running, cancelled, or finished with failures."""
+
+    pk: int
+    status: str
+    failed_items: int
+    total_items: int
 
 
-def running_jobs_by(*, kind: str, names: Sequence[str]) -> dict[str, list[int]]:
-    """The unfinished jobs of a kind writing into each of these sources (by output name), in one read."""
-    jobs: dict[str, list[int]] = defaultdict(list)
-    running = _unfinished_jobs().filter(kind=kind, output_name__in=names).order_by("-created_at")
-    for pk, name in running.values_list("pk", "output_name"):
-        jobs[name].append(pk)
+def jobs_not_final_by(*, kind: str, names: Sequence[str]) -> dict[str, list[JobNotFinal]]:
+    """The jobs of a kind that keep each source (by output name) from being final, in one read.
+
+    A running job's labels are provisional. A job that finished with failed items counts
+    what it labelled, but that is part of what was asked: its source is partial until the
+    job is resumed (`job_reopen`), which makes it running again.
+    """
+    jobs: dict[str, list[JobNotFinal]] = defaultdict(list)
+    rows = (
+        Job.objects.filter(kind=kind, output_name__in=names)
+        .filter(~Q(status__in=FINISHED_JOB_STATUSES) | Q(status=Job.Status.FAILED, failed_items__gt=0))
+        .order_by("-created_at", "-pk")
+        .values_list("output_name", "pk", "status", "failed_items", "total_items")
+    )
+    for name, pk, status, failed, total in rows:
+        jobs[name].append(JobNotFinal(pk=pk, status=status, failed_items=failed, total_items=total))
     return jobs
 
 
-def running_job_sentences(jobs: list[int]) -> list[str]:
-    if not jobs:
-        return []
-    counted = "counted as provisional" if _include_open.get() else "not counted until it finishes"
-    return [f"Job {', '.join(map(str, jobs))} still writes into it: its labels are {counted}."]
+def job_sentences(jobs: list[JobNotFinal]) -> list[str]:
+    """The notes of one source's jobs that are not final (`jobs_not_final_by`)."""
+    sentences = []
+    running = [str(job.pk) for job in jobs if job.status in (Job.Status.QUEUED, Job.Status.RUNNING)]
+    if running:
+        counted = "counted as provisional" if _include_open.get() else "not counted until it finishes"
+        sentences.append(f"Job {', '.join(running)} still writes into it: its labels are {counted}.")
+    cancelled = [str(job.pk) for job in jobs if job.status == Job.Status.CANCELLED]
+    if cancelled:
+        counted = "counted as provisional" if _include_open.get() else "not counted"
+        sentences.append(f"Job {', '.join(cancelled)} was cancelled: its labels are {counted}.")
+    for job in jobs:
+        if job.status == Job.Status.FAILED:
+            sentences.append(
+                f"Partial: job {job.pk} failed on {job.failed_items} of {job.total_items} items; "
+                "its scores count only what it labelled until it is resumed."
+            )
+    return sentences
 
 
 def open_work_overview() -> list[str]:

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from assessor.models import Answer, AssessorWork
 from assessor.scoring.kept import kept_scores
 from assessor.scoring.lifecycle import (
+    job_sentences,
+    jobs_not_final_by,
     labels_counted,
     open_included,
     open_work_by,
     open_work_sentences,
-    running_job_sentences,
-    running_jobs_by,
 )
 from assessor.scoring.scores import Scores, run_means
 from tests.verdicts.kinds import LABEL_FAMILY, SCORE_FAMILY, VERDICT_JOB, VERDICT_WORK
@@ -83,12 +83,12 @@ def work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
 
 
 def notes(sources: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
-    """What keeps each source's scores from being final: open work and running jobs (two queries)."""
+    """What keeps each source's scores from being final: open work and running or partial jobs (two queries)."""
     names = sorted({name for (name,) in sources})
     open_work = open_work_by(AssessorWork.objects.filter(kind=VERDICT_WORK, source__name__in=names), "source__name")
-    jobs = running_jobs_by(kind=VERDICT_JOB, names=names)
+    jobs = jobs_not_final_by(kind=VERDICT_JOB, names=names)
     return {
         (name,): open_work_sentences(open_work.get((name,), []), what=f"Verdicts into {name!r}")
-        + running_job_sentences(jobs.get(name, []))
+        + job_sentences(jobs.get(name, []))
         for (name,) in sources
     }

@@ -1,18 +1,21 @@
 """The lifecycle: scores count submitted human work, imported labels and finished LLM work, nothing open."""
 
+import html
 import io
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from assessor.jobs.engine import job_complete_if_finished
+from assessor.jobs.engine import job_complete_if_finished, job_reopen, job_run_sync
 from assessor.models import AssessorWork, Citation, Job, Qrel, QrelSource
 from assessor.scoring.kept import scores_refresh
 from assessor.scoring.lifecycle import open_work_included, open_work_notes
 from assessor.work.judging import judge_work_reopen
 from assessor.work.roles import Role
 from assignment import kinds as assignment_kinds
+from assignment.auto import auto_assign_job_create
+from assignment.models import AssignmentLabel
 from assignment.selectors import conditions_list, conditions_notes, nugget_scores
 from metaeval.qrels_agreement import qrels_grades
 from nuggets import kinds as nugget_kinds
@@ -33,6 +36,7 @@ from tests.builders import (
     nuggets_of,
     source_of,
 )
+from tests.llm_server import Reply
 from tests.scenarios import give_support, make_scenario
 
 pytestmark = pytest.mark.django_db
@@ -271,3 +275,40 @@ def test_the_notes_of_many_sources_are_read_together_and_each_source_gets_its_ow
         ("scratch",): ["Support judging into 'scratch' is still open on 1 topic(s) (2024-2): not counted."],
         ("auto",): [],
     }
+
+
+def test_a_job_with_failed_items_is_partial_wherever_its_scores_are_until_it_is_resumed(client, llm_server, settings):
+    """Of three answers the LLM labels two and fails one: its labels count, and every page that shows them says
+    they are partial, until the job is resumed and finishes."""
+    settings.LLM_MAX_REASKS = 0
+    topic = make_topic("2024-1", query="capital of France")
+    nugget_set = make_nugget_set(topic, texts=["Paris is the capital", "It has a tower"], kind="manual", name="manual")
+    for index in range(3):
+        answer = make_answer(make_run(f"run{index}"), topic, [(f"Paris is the capital, answer {index}.", [])])
+        for nugget in nuggets_of(nugget_set):
+            make_assignment_label(answer, nugget, "support", assigner="nist")
+    job = auto_assign_job_create(nuggets="manual", name="gpt")
+    llm_server.script(Reply.unknown_label())
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done_items, job.failed_items, job.total_items) == ("failed", 2, 1, 3)
+    assert AssignmentLabel.objects.filter(assigner="gpt").count() == 4  # two answers of two nuggets count
+    partial = f"Partial: job {job.pk} failed on 1 of 3 items; its scores count only what it labelled until it is resumed."
+    client.force_login(make_user(Role.ORGANIZER))
+    pages = {
+        "leaderboards": reverse("collection:leaderboards"),
+        "leaderboard": reverse("assignment:leaderboard") + "?nuggets=manual&assigner=gpt",
+        "run": reverse("collection:run", args=["run0"]),
+        "metaeval": reverse("metaeval:index") + "?a=manual/nist&b=manual/gpt&metric=Vstrict",
+    }
+    for page, url in pages.items():
+        assert partial in html.unescape(client.get(url).content.decode()), page
+    # The nist condition is not the job's: its own notes say nothing of it.
+    assert conditions_notes([("manual", "nist")]) == {("manual", "nist"): []}
+
+    assert job_reopen(job.pk) == 1
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.failed_items) == ("done", 0)
+    for page, url in pages.items():
+        assert "Partial: job" not in html.unescape(client.get(url).content.decode()), page
