@@ -242,11 +242,19 @@ class TopicPanel:
     anchor: str = ""
 
 
+# What a label badge on the topic page is, besides its label: counted (""), provisional (made in open
+# work or by a job that has not finished: `assessor.scoring.lifecycle`), or stale (its nugget changed
+# since an LLM labelled it). The topic page draws and explains each (assessor.collection.tables).
+BADGE_PROVISIONAL = "provisional"
+BADGE_STALE = "stale"
+
+
 @dataclass(frozen=True)
 class Badge:
     text: str
     css: str  # the label's colour class: support, fs, ps...
     title: str = ""
+    state: str = ""  # "", BADGE_PROVISIONAL or BADGE_STALE
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from django.urls import reverse
 from assessor.collection.forms import run_id_field
 from assessor.models import AssessorWork, Topic
 from assessor.registry import (
+    BADGE_PROVISIONAL,
+    BADGE_STALE,
     AnswerBadges,
     Badge,
     BadgeRow,
@@ -38,6 +40,7 @@ from assessor.registry import (
     register_work_page,
 )
 from assessor.scoring.kept import kept_topic_counts
+from assessor.scoring.lifecycle import provisional_flag
 from assignment import auto, dependents, judging, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
@@ -54,6 +57,7 @@ from assignment.selectors import (
     conditions_from_labels,
     conditions_notes,
     nugget_scores,
+    stale_nuggets,
 )
 from nuggets.dependents import NuggetDependents, register_nugget_dependents
 from nuggets.models import Nugget
@@ -104,32 +108,52 @@ def _condition_source(columns: tuple[str, ...]) -> ScoreSource:
 def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
     """Each answer's labels, a row per condition, in nugget order.
 
+    A label of open work or of a running job is marked provisional. Where a nugget list changed since an
+    LLM labelled it (its assigner is stale there), the changed nuggets it has not labelled again show in
+    its row as stale, so that the row does not look complete.
+
     The nuggets are read apart from their labels: a page of 25 answers holds about a thousand labels on
     forty nuggets, and the same badge (nugget, number, label) recurs on most answers, so it is made once.
     """
     label_rows = list(
         AssignmentLabel.objects.filter(answer_id__in=answer_ids)
         .order_by()
-        .values_list("answer_id", "nugget_id", "assigner", "label")
+        .annotate(provisional=provisional_flag())
+        .values_list("answer_id", "nugget_id", "assigner", "label", "provisional")
     )
+    stale = stale_nuggets({row[2] for row in label_rows})
     nuggets = {
-        pk: (set_name, position, text)
-        for pk, set_name, position, text in Nugget.objects.filter(pk__in={row[1] for row in label_rows}).values_list(
-            "pk", "nugget_set__name", "position", "text"
-        )
+        pk: (set_name, topic_id, position, text)
+        for pk, set_name, topic_id, position, text in Nugget.objects.filter(
+            pk__in={row[1] for row in label_rows} | {pk for ids in stale.values() for pk in ids}
+        ).values_list("pk", "nugget_set__name", "nugget_set__topic_id", "position", "text")
     }
-    by_answer: dict[int, dict[tuple[str, str], list[tuple[int, int, str]]]] = defaultdict(lambda: defaultdict(list))
-    for answer_id, nugget_id, assigner, label in label_rows:
-        set_name, position, _ = nuggets[nugget_id]
-        by_answer[answer_id][(set_name, assigner)].append((position, nugget_id, label))
-    made: dict[tuple[int, int, str], Badge] = {}
+    # answer -> (set name, assigner) -> (position, nugget, label, state); label "" for a stale nugget not labelled
+    by_answer: dict[int, dict[tuple[str, str], dict[int, tuple[int, int, str, str]]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for answer_id, nugget_id, assigner, label, provisional in label_rows:
+        set_name, _, position, _ = nuggets[nugget_id]
+        state = BADGE_STALE if nugget_id in stale.get(assigner, ()) else BADGE_PROVISIONAL if provisional else ""
+        by_answer[answer_id][(set_name, assigner)][nugget_id] = (position, nugget_id, label, state)
+    for conditions in by_answer.values():
+        for (set_name, assigner), labels in conditions.items():
+            topics = {nuggets[nugget_id][1] for nugget_id in labels}
+            for nugget_id in stale.get(assigner, ()):
+                stale_set, topic_id, position, _ = nuggets.get(nugget_id, ("", "", 0, ""))
+                if stale_set == set_name and topic_id in topics and nugget_id not in labels:
+                    labels[nugget_id] = (position, nugget_id, "", BADGE_STALE)
+    made: dict[tuple[int, int, str, str], Badge] = {}
 
-    def badge(number: int, nugget_id: int, label: str) -> Badge:
-        key = (number, nugget_id, label)
+    def badge(number: int, nugget_id: int, label: str, state: str) -> Badge:
+        key = (number, nugget_id, label, state)
         if key not in made:
-            text = nuggets[nugget_id][2]
+            text = nuggets[nugget_id][3]
             made[key] = Badge(
-                text=f"{number}{LABEL_LETTERS.get(label, 'N')}", css=label, title=f"{number}. {text}: {label}"
+                text=f"{number}{LABEL_LETTERS.get(label, 'N') if label else '-'}",
+                css=label,
+                title=f"{number}. {text}: {label or 'changed since, not labelled again'}",
+                state=state,
             )
         return made[key]
 
@@ -138,8 +162,9 @@ def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
             BadgeRow(
                 caption=f"{set_name} / {assigner}",
                 badges=[
-                    badge(number, nugget_id, label)
-                    for number, (_, nugget_id, label) in enumerate(sorted(labels), start=1)
+                    # Numbered as the list numbers its nuggets, whatever is labelled yet.
+                    badge(position + 1, nugget_id, label, state)
+                    for position, nugget_id, label, state in sorted(labels.values())
                 ],
             )
             for (set_name, assigner), labels in sorted(conditions.items())

@@ -12,7 +12,7 @@ the results are held in memory whole anyway.
 """
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from django.db.models import Count, Q, QuerySet
 
@@ -316,6 +316,15 @@ def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, .
             )
         notes_of[(nuggets, assigner)] = notes
     return notes_of
+
+
+def stale_nuggets(assigners: Iterable[str]) -> dict[str, set[int]]:
+    """The nuggets each LLM assigner is stale on (changed since it labelled their list), in one read."""
+    rows = LabelSource.objects.filter(family=LABEL_FAMILY, name__in=list(assigners), kind=LabelSource.Kind.LLM)
+    return {
+        name: {int(nugget) for topics in stale.values() for nuggets in topics.values() for nugget in nuggets}
+        for name, stale in rows.exclude(stale={}).values_list("name", "stale")
+    }
 
 
 def assigner_is_stale(assigner: str) -> bool:

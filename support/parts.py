@@ -11,6 +11,7 @@ from django.urls import reverse
 from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import AssessorWork
 from assessor.registry import (
+    BADGE_PROVISIONAL,
     AnswerBadges,
     Badge,
     Download,
@@ -36,6 +37,7 @@ from assessor.registry import (
     register_work_page,
 )
 from assessor.scoring.kept import kept_topic_counts
+from assessor.scoring.lifecycle import provisional_flag
 from support import auto, judging, views
 from support.importing import support_import
 from support.kinds import AUTO_SUPPORT, IMPORT_SUPPORT, LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
@@ -98,17 +100,20 @@ def _method_columns() -> list[tuple[str, ...]]:
 def _first_citation_badges(answer_ids: Sequence[int]) -> dict[int, list[Badge]]:
     """Each sentence's labels on its first citation (the pair the metrics judge), by method."""
     badges: dict[int, list[Badge]] = defaultdict(list)
-    made: dict[tuple[str, int], Badge] = {}  # a page shows a few methods and labels on hundreds of sentences
+    made: dict[tuple[str, int, bool], Badge] = {}  # a page shows a few methods and labels on hundreds of sentences
     rows = (
         SupportLabel.objects.filter(citation__sentence__answer_id__in=answer_ids, citation__position=0)
         .order_by("method")
-        .values_list("citation__sentence_id", "method", "label")
+        .annotate(provisional=provisional_flag())
+        .values_list("citation__sentence_id", "method", "label", "provisional")
     )
-    for sentence_id, method, label in rows:
-        if (method, label) not in made:
+    for sentence_id, method, label, provisional in rows:
+        key = (method, label, provisional)
+        if key not in made:
             code = SUPPORT_CODES[label]
-            made[method, label] = Badge(text=f"{method}: {code}", css=code.lower(), title=method)
-        badges[sentence_id].append(made[method, label])
+            state = BADGE_PROVISIONAL if provisional else ""
+            made[key] = Badge(text=f"{method}: {code}", css=code.lower(), title=method, state=state)
+        badges[sentence_id].append(made[key])
     return badges
 
 
@@ -164,7 +169,9 @@ def register() -> None:
             )
         )
     register_label_family(LabelFamily(LABEL_FAMILY, "support method"))
-    register_nav_link(NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54))
+    register_nav_link(
+        NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54)
+    )
     register_score_family(
         ScoreFamily(
             name="methods",

@@ -13,11 +13,12 @@ from html import escape
 from typing import NamedTuple
 
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils.safestring import SafeString, mark_safe
 
 from assessor.collection.tables import (
+    BADGE_STATE_NOTES,
     badges_html,
     cell,
     rows_html,
@@ -35,7 +36,7 @@ from assessor.scoring.kept import (
     source_columns,
     source_name,
 )
-from assessor.scoring.lifecycle import open_included
+from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from assessor.scoring.scores import Scores, ranked_run_ids, shared_ranks
 
 
@@ -110,16 +111,28 @@ class SegmentRow:
     grades: list[int | None]  # per source, in the order of the page's sources; None = not judged
 
 
-def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> tuple[list[str], list[SegmentRow]]:
+class RelevantSegments(NamedTuple):
+    sources: list[str]  # the qrels sources that graded the topic's segments
+    rows: list[SegmentRow]
+    provisional: set[str]  # sources whose grades here a job still writes (not counted yet)
+
+
+def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> RelevantSegments:
     """The segments judged relevant for the topic (by `source`, or by any source), with every source's grade.
 
     Sorted by the grade of `source` (or the best grade) then docid.
     """
     grades: dict[str, dict[str, int]] = defaultdict(dict)
-    for segment_id, qrels_source, grade in Qrel.objects.filter(topic=topic).values_list(
-        "segment_id", "source__name", "grade"
+    provisional: set[str] = set()
+    rows = Qrel.objects.filter(topic=topic).annotate(
+        provisional=ExpressionWrapper(Q(job_id__in=unfinished_job_ids()), output_field=BooleanField())
+    )
+    for segment_id, qrels_source, grade, made_by_running_job in rows.values_list(
+        "segment_id", "source__name", "grade", "provisional"
     ):
         grades[segment_id][qrels_source] = grade
+        if made_by_running_job:
+            provisional.add(qrels_source)
     sources = sorted({name for by_source in grades.values() for name in by_source})
 
     def sort_grade(by_source: dict[str, int]) -> int:
@@ -130,11 +143,14 @@ def topic_relevant_segments(*, topic: Topic, source: str | None = None) -> tuple
     ]
     relevant_ids.sort(key=lambda segment_id: (-sort_grade(grades[segment_id]), segment_id))
     segments = Segment.objects.in_bulk(relevant_ids)
-    rows = [
-        SegmentRow(segment=segments[segment_id], grades=[grades[segment_id].get(name) for name in sources])
-        for segment_id in relevant_ids
-    ]
-    return sources, rows
+    return RelevantSegments(
+        sources=sources,
+        rows=[
+            SegmentRow(segment=segments[segment_id], grades=[grades[segment_id].get(name) for name in sources])
+            for segment_id in relevant_ids
+        ],
+        provisional=provisional,
+    )
 
 
 @dataclass
@@ -184,6 +200,11 @@ class AnswerView:
     sentences: list[SentenceView]
     rows: list[BadgeRow]  # the apps' labels of the answer (a row per condition)
 
+    def badge_states(self) -> set[str]:
+        """The states (provisional, stale) of the answer's badges, for the page's legend."""
+        badges = [b for view in self.sentences for b in view.badges] + [b for row in self.rows for b in row.badges]
+        return {badge.state for badge in badges if badge.state}
+
     def html(self, run_url: Callable[[object], str]) -> str:
         """The answer as the topic page shows it: its run, length, sentences (or text) and label rows.
 
@@ -212,6 +233,12 @@ class AnswerView:
             for row in self.rows
         )
         return f'<article class="answer">{head}{body}{labels}</article>'
+
+
+def badge_legend(views: Sequence[AnswerView]) -> list[tuple[str, str]]:
+    """(state, what it means) for the badge states on these answers (`BADGE_STATE_NOTES`)."""
+    states: set[str] = set().union(*(view.badge_states() for view in views))
+    return [(state, BADGE_STATE_NOTES[state]) for state in sorted(states)]
 
 
 def answers_html(views: Sequence[AnswerView]) -> SafeString:

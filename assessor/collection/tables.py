@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
-from assessor.registry import Badge
+from assessor.registry import BADGE_PROVISIONAL, BADGE_STALE, Badge
 
 BADGES_KEPT = 4096  # distinct badges rendered and kept (a topic page shows a few hundred)
 FIGURES_KEPT = 65536  # distinct printed figures kept (a run page prints about 8,000, most of them repeats)
@@ -85,11 +85,23 @@ def rows_html(rows: Iterable[Iterable[str]]) -> SafeString:
     return mark_safe("".join(f"<tr>{''.join(cells)}</tr>" for cells in rows))  # noqa: S308 - every cell is escaped
 
 
+# How the topic page says what a badge's state means: in its hover text, and in the legend above the answers.
+BADGE_STATE_NOTES = {
+    BADGE_PROVISIONAL: "made in open work or by a job still running: not counted yet",
+    BADGE_STALE: "its nugget changed since the LLM labelled it: re-run the affected items",
+}
+
+
 @lru_cache(maxsize=BADGES_KEPT)
 def badge_html(badge: Badge) -> str:
     """One label badge. Kept by value: the same badge (a nugget's label, a method's code) recurs on most
     answers of a topic page, and its title holds the nugget's text, which is long to escape."""
-    return f'<span class="badge {escape(badge.css)}" title="{escape(badge.title)}">{escape(badge.text)}</span>'
+    if badge.state:
+        css = f"{badge.css} {badge.state}" if badge.css else badge.state
+        title = f"{badge.title} ({badge.state}: {BADGE_STATE_NOTES[badge.state]})"
+    else:
+        css, title = badge.css, badge.title
+    return f'<span class="badge {escape(css)}" title="{escape(title)}">{escape(badge.text)}</span>'
 
 
 def badges_html(badges: Iterable[Badge]) -> SafeString:

@@ -61,12 +61,14 @@ def topic_detail(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
         "page": page,
         "answers": answers,
         "answers_html": selectors.answers_html(answers),
+        "badge_legend": selectors.badge_legend(answers),
     }
     # The nuggets and segments are read once, on the first page; the further pages are the answers'.
     if page.number == 1:
-        sources, segments = selectors.topic_relevant_segments(topic=topic, source=source)
+        sources, segments, provisional_sources = selectors.topic_relevant_segments(topic=topic, source=source)
         context.update(
             sources=sources,
+            provisional_sources=provisional_sources,
             segments=segments,
             texted=[row for row in segments if row.segment.text],
             untexted=[row for row in segments if not row.segment.text],

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from django.db import connection, models
-from django.db.models import Q, QuerySet
+from django.db.models import ExpressionWrapper, Q, QuerySet
 
 from assessor.models import AssessorWork, Job
 from assessor.registry import registry
@@ -73,6 +73,12 @@ def provisional_q(prefix: str = "") -> Q:
     return Q(**{f"{prefix}work_id__in": _open_work().values("pk")}) | Q(
         **{f"{prefix}job_id__in": _unfinished_jobs().values("pk")}
     )
+
+
+def provisional_flag(prefix: str = "") -> ExpressionWrapper:
+    """`provisional_q` as a value to annotate rows with (`provisional=provisional_flag()`): pages that show
+    every label, counted or not, mark the provisional ones."""
+    return ExpressionWrapper(provisional_q(prefix), output_field=models.BooleanField())
 
 
 def labels_counted(labels: QuerySet[M]) -> QuerySet[M]:

@@ -132,7 +132,7 @@ def test_the_topic_page_prints_each_answer_whole(organizer, small_collection):
     no_sentences.text, no_sentences.words = "Plain & simple <text>", 3
     no_sentences.save()
     # A badge is made once per nugget, number and label and shared by the answers that show it; an answer
-    # that labels only the second nugget numbers it 1, as its own first label.
+    # that labels only the second nugget numbers it 2, as the nugget list does.
     okay = small_collection["nugget_set"].nuggets.get(position=1)
     label(no_sentences, okay, "support")
     page = organizer.get(reverse("collection:topic", args=["2024-1"])).content.decode()
@@ -141,7 +141,7 @@ def test_the_topic_page_prints_each_answer_whole(organizer, small_collection):
         f'<article class="answer"><h3><a href="{run_url}">a&lt;b</a> <span class="muted small">L = 3 words</span></h3>'
         '<p class="small">Plain &amp; simple &lt;text&gt;</p>'
         '<div class="labels"><span class="condition">auto_edit / manual</span> '
-        '<span class="badge support" title="1. three photoreceptors: support">1S</span></div></article>'
+        '<span class="badge support" title="2. three photoreceptors: support">2S</span></div></article>'
     ) in page
     good_url = reverse("collection:run", args=["team.good"])
     assert f'<article class="answer"><h3><a href="{good_url}">team.good</a>' in page

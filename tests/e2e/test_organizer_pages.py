@@ -7,11 +7,21 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from assessor.models import AuditEntry, Job, LLMCall, PromptTemplate, QrelSource
+from assessor.models import AssessorWork, AuditEntry, Job, LabelSource, LLMCall, PromptTemplate, QrelSource
 from assessor.site.nav import organizer_links
 from assessor.work.roles import Role
 from assignment import kinds as assignment_kinds
-from tests.builders import make_answer, make_nugget_set, make_qrel, make_run, make_segment, make_topic, make_user
+from assignment.models import AssignmentLabel
+from tests.builders import (
+    make_answer,
+    make_assignment_label,
+    make_nugget_set,
+    make_qrel,
+    make_run,
+    make_segment,
+    make_topic,
+    make_user,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -215,7 +225,11 @@ def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_o
     topic = make_topic("2024-1", "why bees see ultraviolet")
     make_nugget_set(topic, name="nist")
     taken = Job.objects.create(
-        kind=assignment_kinds.AUTO_ASSIGN, output_name="taken", status=Job.Status.DONE, model="m", endpoint_name="default"
+        kind=assignment_kinds.AUTO_ASSIGN,
+        output_name="taken",
+        status=Job.Status.DONE,
+        model="m",
+        endpoint_name="default",
     )
     make_user(Role.ASSESSOR, username="bob")
     organizer = make_user(Role.ORGANIZER)
@@ -237,3 +251,38 @@ def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_o
     refusal = page.get_by_text("has no draft nuggets").inner_text()
     assert "import draft nuggets for it or generate them with an AutoNuggets job first" in refusal
     assert "import_nuggets" not in refusal and "--" not in refusal
+
+
+def test_the_topic_page_draws_provisional_and_stale_labels_apart_and_says_what_they_mean(open_as, tmp_path):
+    topic = make_topic("2024-8", query="why is the sky blue")
+    nugget_set = make_nugget_set(topic, nuggets=[("light scatters", "vital"), ("blue scatters most", "okay")])
+    first, second = nugget_set.nuggets.order_by("position")
+    answer = make_answer(make_run("run01"), topic, [("Light scatters; blue most of all.", [])])
+    make_assignment_label(answer, first, "support", assigner="nist")
+    make_assignment_label(answer, second, "partial_support", assigner="nist")
+    # An LLM assigner labelled the first nugget; the second changed since it labelled the list.
+    make_assignment_label(answer, first, "support", assigner="gpt", kind="auto")
+    LabelSource.objects.filter(family="assignment", name="gpt").update(
+        kind=LabelSource.Kind.LLM, stale={nugget_set.name: {topic.pk: [second.pk]}}
+    )
+    # A person's label in work still open.
+    work = AssessorWork.objects.create(
+        topic=topic, assessor=make_user(), kind=assignment_kinds.ASSIGN_MANUAL, nugget_set_name="manual"
+    )
+    AssignmentLabel.objects.filter(pk=make_assignment_label(answer, first, "not_support", assigner="alice").pk).update(
+        work=work
+    )
+    page = open_as(make_user(Role.ORGANIZER), reverse("collection:topic", args=[topic.pk]) + "#answers")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    legend = page.locator("p.badge-legend")
+    assert legend.is_visible() and legend.bounding_box()["y"] < 800
+    stale = page.locator("span.badge.stale", has_text="2-")
+    provisional = page.locator("span.badge.provisional", has_text="1N")
+    for badge in (stale, provisional):
+        badge.scroll_into_view_if_needed()
+        box = badge.bounding_box()
+        assert box and 0 <= box["y"] < 800
+    assert stale.evaluate("e => getComputedStyle(e).textDecorationLine") == "line-through"
+    assert provisional.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+    assert page.locator("span.badge.support:not(.provisional):not(.stale)", has_text="1S").count() == 2
+    page.screenshot(path=str(tmp_path / "topic-states.png"), full_page=True, timeout=30_000)

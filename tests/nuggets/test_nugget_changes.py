@@ -1,6 +1,10 @@
 """A labelled nugget list reopened and changed: what depends on it is retired, reopened or marked stale."""
 
+import html
+import re
+
 import pytest
+from django.urls import reverse
 
 from assessor.jobs.engine import job_run_sync
 from assessor.models import AssessorWork, LabelSource, WorkEvent
@@ -148,3 +152,56 @@ def test_a_changed_list_retires_reopens_and_marks_stale(labelled, llm_server):
     # One call per answer for the two changed nuggets, none for the unchanged one.
     assert llm_server.count - calls_before == 2
     assert AssignmentLabel.objects.filter(source=source).count() == 2 * 3
+
+
+def answer_labels(page: str, run_id: str) -> dict[str, list[tuple[str, str]]]:
+    """An answer's label rows on the topic page: caption -> [(badge text, its classes)]."""
+    article = re.search(rf'<article class="answer"><h3><a href="[^"]*">{run_id}</a>.*?</article>', page, re.S)
+    assert article, run_id
+    rows = re.findall(r'<div class="labels"><span class="condition">([^<]*)</span> (.*?)</div>', article.group(0))
+    return {
+        html.unescape(caption): re.findall(r'<span class="badge ([^"]*)" title="[^"]*">([^<]*)</span>', badges)
+        for caption, badges in rows
+    }
+
+
+def test_the_topic_page_marks_labels_of_open_work_provisional_and_an_llm_row_stale(labelled, client):
+    nuggets_work, assign, organizer = labelled
+    client.force_login(organizer)
+    url = reverse("collection:topic", args=[nuggets_work.topic_id])
+    page = client.get(url).content.decode()
+    # Everything submitted and finished: plain badges (the test server supports the first fact only), no legend.
+    assert answer_labels(page, "run0") == {
+        "manual / gpt": [("support", "1S"), ("not_support", "2N"), ("not_support", "3N")],
+        "manual / manual": [("support", "1S"), ("support", "2S"), ("support", "3S")],
+    }
+    assert "badge-legend" not in page
+
+    second = nugget_set_of(nuggets_work).nuggets.get(position=1)
+    nugget_set_reopen(work_id=nuggets_work.pk, by=organizer, confirmed=True)
+    apply(nuggets_work, "edit", nugget=second.pk, text="The Seine flows through it")
+    submit_list(nuggets_work)
+    page = client.get(url).content.decode()
+    # ManualAssign is reopened for the reworded nugget: what it holds is provisional until submitted again.
+    # The LLM lost its label on the reworded nugget and has not labelled it again: its row shows the gap as stale.
+    assert answer_labels(page, "run0") == {
+        "manual / gpt": [("support", "1S"), ("stale", "2-"), ("not_support", "3N")],
+        "manual / manual": [("support provisional", "1S"), ("support provisional", "3S")],
+    }
+    assert "(stale: its nugget changed since the LLM labelled it: re-run the affected items)" in html.unescape(page)
+    legend = re.search(r'<p class="small badge-legend">(.*?)</p>', page, re.S)
+    assert legend and html.unescape(legend.group(1)) == (
+        'Not every label here counts: <span class="badge provisional">provisional</span> made in open work or by a '
+        'job still running: not counted yet; <span class="badge stale">stale</span> its nugget changed since the '
+        "LLM labelled it: re-run the affected items."
+    )
+
+    label_everything(assign)
+    judging.assign_submit(work_id=assign.pk, user=assign.assessor, expected_version=assign.version)
+    job_run_sync(auto_assign_rerun_create(name="gpt").pk)
+    page = client.get(url).content.decode()
+    assert answer_labels(page, "run0") == {
+        "manual / gpt": [("support", "1S"), ("not_support", "2N"), ("not_support", "3N")],
+        "manual / manual": [("support", "1S"), ("support", "2S"), ("support", "3S")],
+    }
+    assert "badge-legend" not in page

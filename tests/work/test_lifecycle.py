@@ -29,6 +29,7 @@ from tests.builders import (
     make_answer,
     make_assignment_label,
     make_nugget_set,
+    make_qrel,
     make_run,
     make_segment,
     make_topic,
@@ -293,7 +294,9 @@ def test_a_job_with_failed_items_is_partial_wherever_its_scores_are_until_it_is_
     job.refresh_from_db()
     assert (job.status, job.done_items, job.failed_items, job.total_items) == ("failed", 2, 1, 3)
     assert AssignmentLabel.objects.filter(assigner="gpt").count() == 4  # two answers of two nuggets count
-    partial = f"Partial: job {job.pk} failed on 1 of 3 items; its scores count only what it labelled until it is resumed."
+    partial = (
+        f"Partial: job {job.pk} failed on 1 of 3 items; its scores count only what it labelled until it is resumed."
+    )
     client.force_login(make_user(Role.ORGANIZER))
     pages = {
         "leaderboards": reverse("collection:leaderboards"),
@@ -312,3 +315,29 @@ def test_a_job_with_failed_items_is_partial_wherever_its_scores_are_until_it_is_
     assert (job.status, job.failed_items) == ("done", 0)
     for page, url in pages.items():
         assert "Partial: job" not in html.unescape(client.get(url).content.decode()), page
+
+
+def test_the_topic_page_marks_a_support_label_of_open_work_and_grades_a_running_job_writes(client):
+    scenario, work = open_scratch_work_with_one_label()
+    client.force_login(make_user(Role.ORGANIZER))
+    url = reverse("collection:topic", args=[scenario.topic.pk])
+    page = html.unescape(client.get(url).content.decode())
+    assert 'class="badge fs provisional" title="scratch (provisional: made in open work' in page
+    assert "Not every label here counts:" in page
+    # A relevance job still grading: its qrels source is marked in the segments' table.
+    job = Job.objects.create(
+        kind=relevance_kinds.UMBRELA, output_name="llm-grades", model="m", status=Job.Status.RUNNING
+    )
+    Qrel.objects.filter(
+        pk=make_qrel(scenario.topic, make_segment(text="A graded passage."), source="llm-grades").pk
+    ).update(job=job)
+    running = client.get(url).content.decode()
+    assert (
+        '<th class="num">llm-grades <span class="badge provisional" title="a job still writes these grades' in running
+    )
+
+    # Submitted work and a finished job: nothing is marked.
+    AssessorWork.objects.filter(pk=work.pk).update(status=AssessorWork.Status.SUBMITTED)
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.DONE)
+    page = html.unescape(client.get(url).content.decode())
+    assert "provisional" not in page
