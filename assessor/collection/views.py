@@ -105,30 +105,31 @@ def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
 
 @organizer_required
 def run_join(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
-    """Join another run into this one: GET shows what would move, POST (the confirmation) joins."""
+    """Join another run into this one: GET shows what would move and asks the choices, POST joins."""
     run = get_object_or_404(Run, run_id=run_id)
-    merge = (request.POST.get("merge") if request.method == "POST" else request.GET.get("merge")) or ""
-    context: dict = {"run": run, "merge": merge.strip(), "plan": None, "refusal": None}
-    if not merge.strip():
+    data = request.POST if request.method == "POST" else request.GET
+    merge = (data.get("merge") or "").strip()
+    context: dict = {"run": run, "merge": merge, "plan": None, "refusal": None}
+    if not merge:
         context["refusal"] = "Name the run to join into this one."
         return render(request, "collection/run_join.html", context, status=400)
+    # A choice per topic both runs answer differently: answer-TOPIC = the run whose answer stays.
+    choices = {key.removeprefix("answer-"): value for key, value in data.items() if key.startswith("answer-")}
+    try:
+        plan = join_plan(keep=run.run_id, merge=merge)
+    except RunJoinRefused as refusal:
+        context["refusal"] = str(refusal)
+        return render(request, "collection/run_join.html", context, status=409)
+    context.update(plan=plan, choices=choices)
     if request.method == "POST":
         try:
-            result = runs_join(keep=run.run_id, merge=merge, by=request.user)
+            result = runs_join(keep=run.run_id, merge=merge, by=request.user, choices=choices)
         except RunJoinRefused as refusal:
             context["refusal"] = str(refusal)
-        else:
-            messages.success(request, result.summary())
-            return redirect("collection:run", result.keep)
-    else:
-        try:
-            context["plan"] = join_plan(keep=run.run_id, merge=merge)
-        except RunJoinRefused as refusal:
-            context["refusal"] = str(refusal)
-        else:
-            context["refusal"] = context["plan"].refusal if context["plan"].conflicts else None
-    status = 409 if context["refusal"] else 200
-    return render(request, "collection/run_join.html", context, status=status)
+            return render(request, "collection/run_join.html", context, status=409)
+        messages.success(request, result.summary())
+        return redirect("collection:run", result.keep)
+    return render(request, "collection/run_join.html", context)
 
 
 # --- Leaderboards --------------------------------------------------------------------

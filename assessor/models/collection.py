@@ -132,6 +132,9 @@ class RunAlias(models.Model):
     # The id of the run whose answers a join moved into `run` (that run is deleted, so kept as text).
     joined_from = models.CharField(max_length=200, blank=True, default="")
     answers_moved = models.PositiveIntegerField(default=0)
+    # The answers the join set aside where both runs answered a topic differently (the organizer chose the
+    # other): per answer its topic, run, text and every row that hung on it, as `dumpdata` writes them.
+    set_aside = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

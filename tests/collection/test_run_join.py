@@ -1,5 +1,6 @@
 """Joining two runs into one: answers move with their labels, the old id stays as an alias."""
 
+import html
 import json
 
 import pytest
@@ -9,12 +10,13 @@ from django.urls import reverse
 from assessor.collection.importing.runs import run_import
 from assessor.collection.run_join import RunJoinRefused, runs_join
 from assessor.collection.runs import RunResolver
-from assessor.models import Answer, Run, RunAlias
+from assessor.models import Answer, Run, RunAlias, Topic
 from assessor.work.roles import Role
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from metaeval.importing import scores_import
 from metaeval.selectors import score_table_scores
+from support.importing import support_import
 from support.models import SupportLabel
 from tests.builders import (
     make_answer,
@@ -213,14 +215,21 @@ def test_the_page_shows_what_will_move_then_joins_and_lists_the_alias(split_run,
     assert RunAlias.objects.get().created_by.groups.get().name == Role.ORGANIZER
 
 
-def test_the_page_refuses_a_conflict_naming_the_topic(split_run, organizer):
-    make_answer(Run.objects.get(run_id=MERGE), Answer.objects.get(run__run_id=KEEP).topic)
+def test_the_page_asks_whose_answer_a_topic_both_answer_keeps_and_refuses_without_a_choice(split_run, organizer):
+    make_answer(Run.objects.get(run_id=MERGE), Answer.objects.get(run__run_id=KEEP).topic, [("Another.", [])])
     review = organizer.get(join_url(), {"merge": MERGE})
-    assert review.status_code == 409
-    assert "2024-1" in review.content.decode() and "Join webis" not in review.content.decode()
+    assert review.status_code == 200
+    text = html.unescape(review.content.decode())
+    assert "Topics both runs answer differently" in text and "their texts differ" in text
+    assert f'name="answer-2024-1" value="{KEEP}" required' in text and f'name="answer-2024-1" value="{MERGE}"' in text
     refused = organizer.post(join_url(), {"merge": MERGE})
-    assert refused.status_code == 409 and "2024-1" in refused.content.decode()
+    assert refused.status_code == 409 and "both answer topic(s) 2024-1 with different answers" in html.unescape(
+        refused.content.decode()
+    )
     assert Run.objects.count() == 2
+    done = organizer.post(join_url(), {"merge": MERGE, "answer-2024-1": MERGE}, follow=True)
+    assert f"answers set aside in the history (2024-1: {KEEP}&#x27;s)" in done.content.decode()
+    assert Answer.objects.get(topic_id="2024-1").text == "Another."
 
 
 def test_the_old_id_opens_the_joined_run_page(split_run, organizer):
@@ -234,3 +243,110 @@ def test_an_assessor_may_not_join_runs(split_run, client):
     assert client.get(join_url(), {"merge": MERGE}).status_code == 403
     assert client.post(join_url(), {"merge": MERGE}).status_code == 403
     assert Run.objects.count() == 2
+
+
+# --- topics both runs answer -----------------------------------------------------------------
+
+
+def test_one_answer_imported_twice_is_combined_with_the_labels_of_both(split_run):
+    """The real case: the nugget file gave the answer's text (with nugget labels), a support file its
+    sentences (with support labels); both halves answer topic 2024-4 with that one answer."""
+    keep, merge = split_run
+    topic, segment = make_topic("2024-4"), make_segment("doc_b#0_0")
+    with_sentences = make_answer(keep, topic, [("First sentence.", [segment]), ("Second  one.", [])])
+    make_support_label(with_sentences, 0, 1)
+    text_only = Answer.objects.create(run=merge, topic=topic, text="First sentence. Second one.", words=4)
+    nugget = nuggets_of(make_nugget_set(topic))[0]
+    make_assignment_label(text_only, nugget, "partial_support")
+
+    result = runs_join(keep=KEEP, merge=MERGE, by=None)
+    assert result.combined == ["2024-4"] and result.set_aside == {}
+    answer = Answer.objects.get(topic=topic)
+    assert (answer.pk, answer.run.run_id) == (with_sentences.pk, KEEP)
+    assert list(answer.sentences.values_list("text", flat=True)) == ["First sentence.", "Second  one."]
+    assert AssignmentLabel.objects.get(nugget=nugget).answer_id == answer.pk
+    assert SupportLabel.objects.get(citation__sentence__answer=answer).label == 1
+    assert not Answer.objects.filter(pk=text_only.pk).exists()
+
+
+def test_the_answer_with_sentences_stays_when_it_is_the_merged_runs(split_run):
+    keep, merge = split_run
+    topic = make_topic("2024-4")
+    text_only = Answer.objects.create(run=keep, topic=topic, text="One sentence.", words=2)
+    make_assignment_label(text_only, nuggets_of(make_nugget_set(topic))[0], "support")
+    with_sentences = make_answer(merge, topic, [("One sentence.", [])])
+    runs_join(keep=KEEP, merge=MERGE, by=None)
+    answer = Answer.objects.get(topic=topic)
+    assert (answer.pk, answer.run.run_id, answer.assignment_labels.count()) == (with_sentences.pk, KEEP, 1)
+
+
+def test_different_answers_need_a_choice_and_the_other_is_set_aside_with_its_labels(split_run, capsys):
+    keep, merge = split_run
+    topic, segment = make_topic("2024-4"), make_segment("doc_b#0_0")
+    kept = make_answer(keep, topic, [("The kept answer.", [segment])])
+    make_support_label(kept, 0, 2)
+    other = make_answer(merge, topic, [("The other answer.", [segment])])
+    make_support_label(other, 0, 0, method="llm", kind="auto")
+    # Same text, but sentences on both sides: not one answer imported twice either.
+    same_text = make_topic("2024-5")
+    make_answer(keep, same_text, [("Same.", [])])
+    make_answer(merge, same_text, [("Same.", [])])
+
+    with pytest.raises(CommandError, match=r"both answer topic\(s\) 2024-4, 2024-5 with different answers"):
+        call_command("join_runs", KEEP, MERGE)
+    make_run("third")
+    with pytest.raises(CommandError, match="no run 'nobody'"):
+        call_command("join_runs", KEEP, MERGE, "--answer", "2024-4=nobody", "--answer", "2024-5=" + KEEP)
+    with pytest.raises(CommandError, match=r"2024-4 must be webis.webis-manual's or webis-manual-manual's"):
+        call_command("join_runs", KEEP, MERGE, "--answer", "2024-4=third", "--answer", "2024-5=" + KEEP)
+    assert Run.objects.count() == 3 and not RunAlias.objects.exists()
+
+    call_command("join_runs", KEEP, MERGE, "--answer", f"2024-4={KEEP}", "--answer", f"2024-5={MERGE}")
+    out = capsys.readouterr().out
+    assert f"topic 2024-4: {MERGE}'s answer set aside in the join's history" in out
+    assert f"topic 2024-5: {KEEP}'s answer set aside in the join's history" in out
+    assert Answer.objects.get(topic=topic).pk == kept.pk
+    assert SupportLabel.objects.get(citation__sentence__answer__topic=topic).label == 2
+    history = {entry["topic"]: entry for entry in RunAlias.objects.get().set_aside}
+    assert (history["2024-4"]["run"], history["2024-4"]["text"]) == (MERGE, "The other answer.")
+    rows = {row["model"] for row in history["2024-4"]["rows"]}
+    assert rows == {"assessor.answer", "assessor.sentence", "assessor.citation", "assessor.answerreference",
+                    "support.supportlabel"}  # fmt: skip
+    label = next(row for row in history["2024-4"]["rows"] if row["model"] == "support.supportlabel")
+    assert (label["fields"]["method"], label["fields"]["label"]) == ("llm", 0)
+
+
+def test_the_real_split_run_joins_combining_the_three_topics_both_files_answer(write_file, shared_data):
+    """In TREC 2024 the support files name the run webis.webis-manual (topics 2024-32912, 2024-41849,
+    2024-153051, 2024-224701, 2024-79154), the nugget file webis-manual-manual (2024-153051, 2024-224701,
+    2024-27366, 2024-79154): the three topics of both carry the same answer text."""
+    shared = shared_data
+    lines = {}
+    for name in ("final.citation_judgments_without_prediction.20241025.jsonl",
+                 "final.citation_judgments_with_prediction.20241025.jsonl", "nugget_assignment.20241108.jl"):  # fmt: skip
+        with open(shared / name) as f:
+            lines[name] = [line for line in f if '"webis.webis-manual"' in line or '"webis-manual-manual"' in line]
+    for line in [line for chunk in lines.values() for line in chunk]:
+        record = json.loads(line)
+        topic_id = record.get("topic_id") or record.get("qid")
+        if not Topic.objects.filter(pk=topic_id).exists():
+            make_topic(topic_id, query=record.get("query", "q"))
+    support_lines = lines["final.citation_judgments_without_prediction.20241025.jsonl"] + lines[
+        "final.citation_judgments_with_prediction.20241025.jsonl"
+    ]
+    support_import(path=write_file("support.jsonl", "".join(support_lines)), method="scratch", method_name="nist-support")
+    assignments_import(
+        path=write_file("assign.jsonl", "".join(lines["nugget_assignment.20241108.jl"])), nuggets="auto_edit",
+        nuggets_name="nist", assigner="manual", assigner_name="nist",
+    )  # fmt: skip
+    assert set(Run.objects.values_list("run_id", flat=True)) == {"webis.webis-manual", "webis-manual-manual"}
+
+    result = runs_join(keep="webis.webis-manual", merge="webis-manual-manual", by=None)
+    assert result.combined == ["2024-153051", "2024-224701", "2024-79154"]
+    assert (result.topics, result.set_aside) == (["2024-27366"], {})
+    answers = Answer.objects.filter(run__run_id="webis.webis-manual")
+    assert answers.count() == 6
+    # Every combined answer has its sentences (support file) and its nugget labels (nugget file).
+    for topic in result.combined:
+        answer = answers.get(topic_id=topic)
+        assert answer.sentences.exists() and answer.assignment_labels.exists(), topic

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from assessor.models import AssessorWork, AuditEntry, Job, LabelSource, LLMCall, PromptTemplate, QrelSource
+from assessor.models import Answer, AssessorWork, AuditEntry, Job, LabelSource, LLMCall, PromptTemplate, QrelSource, Run
 from assessor.site.nav import organizer_links
 from assessor.work.roles import Role
 from assignment import kinds as assignment_kinds
@@ -286,3 +286,22 @@ def test_the_topic_page_draws_provisional_and_stale_labels_apart_and_says_what_t
     assert provisional.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
     assert page.locator("span.badge.support:not(.provisional):not(.stale)", has_text="1S").count() == 2
     page.screenshot(path=str(tmp_path / "topic-states.png"), full_page=True, timeout=30_000)
+
+
+def test_joining_runs_that_answer_a_topic_differently_asks_whose_answer_stays(open_as, tmp_path):
+    topic, other = make_topic("2024-9"), make_topic("2024-10")
+    make_answer(make_run("team.split"), topic, [("One answer.", [])])
+    make_answer(make_run("split-other"), topic, [("A different answer.", [])])
+    make_answer(Run.objects.get(run_id="split-other"), other, [("Only here.", [])])
+    page = open_as(
+        make_user(Role.ORGANIZER), reverse("collection:run_join", args=["team.split"]) + "?merge=split-other"
+    )
+    page.set_viewport_size({"width": 1280, "height": 800})
+    choice = page.get_by_role("radio", name=re.compile(r"split-other \(3 words; sentences: 1"))
+    assert choice.is_visible() and choice.bounding_box()["y"] < 800
+    page.screenshot(path=str(tmp_path / "join.png"), full_page=True)
+    choice.check()
+    page.get_by_role("button", name="Join split-other into team.split").click()
+    page.wait_for_url("**" + reverse("collection:run", args=["team.split"]))
+    assert "answers set aside in the history (2024-9: team.split's)" in page.locator("main").inner_text()
+    assert Answer.objects.get(topic=topic).text == "A different answer."
