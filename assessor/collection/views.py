@@ -114,7 +114,7 @@ def run_join(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
         context["refusal"] = "Name the run to join into this one."
         return render(request, "collection/run_join.html", context, status=400)
     # A choice per topic both runs answer differently: answer-TOPIC = the run whose answer stays.
-    choices = {key.removeprefix("answer-"): value for key, value in data.items() if key.startswith("answer-")}
+    choices = {key.removeprefix("answer-"): str(data[key]) for key in data if key.startswith("answer-")}
     try:
         plan = join_plan(keep=run.run_id, merge=merge)
     except RunJoinRefused as refusal:
