@@ -28,8 +28,12 @@ def test_an_edit_confirmed_with_enter_is_sent_once(open_as, opening):
     page.keyboard.press("Control+a")
     page.keyboard.type("a reworded draft")
     page.keyboard.press("Enter")
-    settled(page)
-    page.wait_for_timeout(500)
+    # Done when the field is closed and the list shows the new text: a second save (from the field's blur as
+    # it hides) would be queued by then, and `settled` waits for it too.
+    page.wait_for_function(
+        "!document.querySelector('li.nugget.editing') && "
+        "document.querySelector('#nugget-list li.nugget .nugget-text').textContent.includes('a reworded draft')"
+    )
     settled(page)
     assert texts_of(work) == ["a reworded draft", "second draft"]
     assert NuggetEdit.objects.filter(operation="edit").count() == 1
