@@ -10,7 +10,9 @@ FAMILIES = ["Access", "Blinding", "Injection", "Bad input", "Concurrency", "Jobs
 def sections() -> dict[str, list[str]]:
     text = (REPO / "docs" / "trust.md").read_text()
     parts = re.split(r"^## (.+)$", text, flags=re.M)
-    return {title: re.findall(r"`(tests/[\w/]+\.py)`", body) for title, body in zip(parts[1::2], parts[2::2])}
+    return {
+        title: re.findall(r"`(tests/[\w/]+\.py)`", body) for title, body in zip(parts[1::2], parts[2::2], strict=True)
+    }
 
 
 def test_every_family_keeps_tests_and_every_named_test_file_exists():
