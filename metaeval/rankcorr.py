@@ -14,13 +14,14 @@ undefined (a constant leaderboard, fewer than two runs) is NaN.
   tau_ap_b(y|x), where tau_ap_b(x|y) takes each run i that some run beats in
   y, counts the runs j that beat it in both y and x, divides by the runs that
   beat it in y, and scales the mean of those shares from [0, 1] to [-1, 1].
-- tau_GAP (Gao and Oard, SIGIR 2015): head-weighted like tau_AP and
-  gap-sensitive; the first leaderboard (x, the reference) supplies the gaps.
-  For each run i, every run j above it in x weighs its gap x_j - x_i, and the
-  pair counts +1 if y orders it the same way, -1 if the other way, 0 if y ties
-  it; run i's term is that weighted mean, and tau_GAP is the mean of the terms
-  of the runs that have a run above them. With no ties and equal weights it is
-  tau_AP.
+- tau_GAP (Gao and Oard, SIGIR 2015), as autojudge-evaluate 1.1.0 computes it
+  (the tool the AutoJudge tables were made with): the first leaderboard (x, the
+  truth) supplies the gaps, the second (y) the order. The runs are taken in y's
+  order, ties broken by position (run-id order); for each run i, the runs j
+  ahead of it in that order weigh |x_j - x_i|, and its term is the share of that
+  weight on the pairs x orders the same way (x_j > x_i). A run with no weight
+  ahead of it (the first, or tied in x with all above it) has no term; tau_GAP
+  is 2 x the mean term - 1.
 - tau over the top k: Kendall's tau-b over the k runs ranked first by x
   (ties at the boundary broken by position).
 """
@@ -69,7 +70,7 @@ class _Pairs:
     """
 
     def __init__(self, x: np.ndarray, y: np.ndarray):
-        self.x = x
+        self.x, self.y = x, y
         above_x, above_y = _above(x), _above(y)
         self.concordant = above_x & above_y
         self.discordant = above_x & above_y.transpose(0, 2, 1)
@@ -88,17 +89,23 @@ class _Pairs:
         return (_tau_ap_given(self.both, self.beaten_y) + _tau_ap_given(self.both, self.beaten_x)) / 2
 
     def tau_gap(self) -> np.ndarray:
-        x = self.x
+        x, y = self.x, self.y
+        runs = x.shape[1]
+        # [s, i, j]: run j precedes run i in y's order, ties broken by position (run-id order).
+        earlier = np.tri(runs, k=-1, dtype=bool)[None, :, :]
+        ahead = (y[:, None, :] > y[:, :, None]) | ((y[:, None, :] == y[:, :, None]) & earlier)
+        gains = ahead & self.above_x  # ahead in y, above in x: the pair is ordered as x orders it
+        losses = ahead & self.above_x.transpose(0, 2, 1)  # ahead in y, below in x
 
-        def gap_sum(mask: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        def gap_sum(mask: np.ndarray) -> np.ndarray:
             # The sum over the runs j in mask[s, i] of x_j - x_i.
-            return np.einsum("sij,sj->si", mask, x) - x * counts
+            return np.einsum("sij,sj->si", mask, x) - x * np.count_nonzero(mask, axis=2)
 
-        weighted = gap_sum(self.concordant, self.both) - gap_sum(self.discordant, self.reversed)
-        weights = gap_sum(self.above_x, self.beaten_x)
-        counted = self.beaten_x > 0  # a run with a run above it in x has a positive gap
-        terms = np.where(counted, weighted / np.where(counted, weights, 1), 0.0).sum(axis=1)
-        return _ratio(terms, counted.sum(axis=1).astype(float))
+        correct = gap_sum(gains)
+        gaps = correct - gap_sum(losses)  # every |x_j - x_i| of the runs ahead
+        counted = gaps > 0
+        terms = np.where(counted, correct / np.where(counted, gaps, 1), 0.0).sum(axis=1)
+        return 2 * _ratio(terms, counted.sum(axis=1).astype(float)) - 1
 
 
 def _tau_ap_given(both: np.ndarray, beaten: np.ndarray) -> np.ndarray:

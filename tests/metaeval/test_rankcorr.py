@@ -48,15 +48,24 @@ def test_tau_ap_b_with_ties_averages_both_directions():
     assert one(tau_ap_b, [3, 2, 2, 1], [3, 3, 2, 1]) == pytest.approx(5 / 12, abs=1e-15)
 
 
-def test_tau_gap_weighs_pairs_by_the_first_leaderboards_gaps():
+def test_tau_gap_takes_the_gaps_from_the_first_leaderboard_and_the_order_from_the_second():
+    """Worked by hand with autojudge-evaluate 1.1.0's definition (tau_gap.py: truth gaps, predicted order)."""
+    # The example of its direction: truth 4, 3, 2, 1; predicted order runs 1, 2, 3, 0. Run 2: gap 1 above,
+    # right (1/1); run 3: gaps 2 + 1, right (3/3); run 0: gaps 1 + 2 + 3, all wrong (0/6). 2 x 2/3 - 1.
+    assert one(tau_gap, [4, 3, 2, 1], [1, 4, 3, 2]) == pytest.approx(1 / 3, abs=1e-15)
     x = [1.0, 0.9, 0.5, 0.0]
-    # The bottom two swapped in y. Run 3's term: gaps 1.0 and 0.9 agree, gap 0.5 reversed:
-    # (1.0 + 0.9 - 0.5) / 2.4 = 7/12; runs 1 and 2 agree fully. (1 + 1 + 7/12) / 3 = 31/36.
-    assert one(tau_gap, x, [1.0, 0.9, 0.0, 0.5]) == pytest.approx(31 / 36, abs=1e-15)
-    # A tie in y counts 0: run 1 ties run 0 (0 / 0.1), the rest agree: (0 + 1 + 1) / 3.
-    assert one(tau_gap, x, [0.9, 0.9, 0.5, 0.0]) == pytest.approx(2 / 3, abs=1e-15)
-    # Equal gaps and no ties: tau_AP. x = 3, 2, 1, 0 with the top pair swapped: (-1 + 1 + 1) / 3.
-    assert one(tau_gap, [3, 2, 1, 0], [2, 3, 1, 0]) == pytest.approx(1 / 3, abs=1e-15)
+    # The bottom two swapped in y (order 0, 1, 3, 2). Run 1: 0.1 of 0.1; run 3: 1.9 of 1.9; run 2: gaps
+    # 0.5, 0.4 (right) and 0.5 (wrong): 0.9 / 1.4. (1 + 1 + 9/14) x 2 / 3 - 1 = 16/21.
+    assert one(tau_gap, x, [1.0, 0.9, 0.0, 0.5]) == pytest.approx(16 / 21, abs=1e-15)
+    # A tie in y is broken by position: runs 0 and 1 tied, run 0 first, as x has them: 1.
+    assert one(tau_gap, x, [0.9, 0.9, 0.5, 0.0]) == pytest.approx(1.0, abs=1e-15)
+    # ... and against x when x has them the other way: run 1 (0/0.1); run 2 (0.9/0.9); run 3 (2.4/2.4): 1/3.
+    assert one(tau_gap, [0.9, 1.0, 0.5, 0.0], [0.9, 0.9, 0.5, 0.0]) == pytest.approx(1 / 3, abs=1e-15)
+    # A tie in x carries no weight: y's order 2, 1, 0; run 1: gap 1 wrong (0/1); run 0: gaps 1 and 0,
+    # wrong (0/1). 2 x 0 - 1.
+    assert one(tau_gap, [1, 1, 0], [0, 1, 2]) == -1.0
+    # Every pair tied in x: no weight anywhere, no coefficient.
+    assert math.isnan(one(tau_gap, [1, 1, 1], [1, 2, 3]))
 
 
 def test_tau_over_the_top_k_of_the_first_leaderboard():
@@ -115,12 +124,16 @@ def ircor_tau_ap_b(x, y):
 
 
 def loop_tau_gap(x, y):
-    terms = []
-    for i in range(len(x)):
-        weights = [(x[j] - x[i], np.sign(y[j] - y[i])) for j in range(len(x)) if x[j] > x[i]]
-        if weights:
-            terms.append(sum(g * s for g, s in weights) / sum(g for g, _ in weights))
-    return sum(terms) / len(terms)
+    """tau_GAP as autojudge-evaluate 1.1.0 writes it: positions of the predicted order, one loop each."""
+    order = sorted(range(len(x)), key=lambda k: (-y[k], k))
+    total, positions = 0.0, 0
+    for i in range(1, len(x)):
+        gaps = sum(abs(x[order[j]] - x[order[i]]) for j in range(i))
+        right = sum(x[order[j]] - x[order[i]] for j in range(i) if x[order[j]] > x[order[i]])
+        if gaps > 0:
+            total += right / gaps
+            positions += 1
+    return 2 * total / positions - 1 if positions else float("nan")
 
 
 def loop_top_k(x, y, k):
@@ -181,3 +194,13 @@ def test_identical_leaderboards_have_intervals_at_one():
     a = np.random.default_rng(2).random((10, 6))
     intervals = bootstrap_intervals(a, a.copy(), missing="zero", samples=100, seed=1, top_k=5)
     assert all(interval == pytest.approx((1.0, 1.0)) for interval in intervals.values())
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tau_gap_with_ties_on_both_sides_matches_the_position_loop(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 25))
+    x, y = rng.integers(0, 4, n).astype(float), rng.integers(0, 4, n).astype(float)
+    expected = loop_tau_gap(list(x), list(y))
+    got = one(tau_gap, x, y)
+    assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, abs=1e-12)
