@@ -9,9 +9,11 @@ nugget set of the given name (made once), and the answers' labels become
 AssignmentLabels of the given assigner. Topics are joined on `qid` only: the
 `query` of these files is normalized and differs from the topics file.
 
-A file of one run's answers (the nuggetizer writes one per run, often without
-`run_id`) is imported with `run_id=`: its records then need no `run_id`, and
-one naming another run is an error. The run is never taken from the file name.
+A file of one run's answers is imported with `run_id=`, the run it belongs to.
+nuggetizer's batch assigner writes one such file per run, with `run_id` in every
+record set to its *answer file's* name (`answers`): with `run_id=` the records'
+own `run_id` is only the file's name for its run (said in a warning when it is
+another), and every record must carry the same one.
 """
 
 from collections.abc import Iterator
@@ -74,6 +76,9 @@ class AssignedAnswer:
     answer_text: str
     nuggets: NuggetList
     labels: tuple[str, ...]
+    # With --run-id: the run id the record itself carries, where it names the run otherwise (nuggetizer's
+    # batch assigner writes its answer file's name there); "" when it agrees or is absent.
+    named_as: str = ""
 
 
 def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, str, str]:
@@ -99,21 +104,22 @@ def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, 
 
 def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str | None = None) -> AssignedAnswer:
     topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
-    if run_id is None:
+    named = ""
+    if record.get("run_id") is not None or run_id is None:
         if record.get("run_id") is None:
             raise ImportFailure(
-                "missing: a file without run ids (as the nuggetizer writes one run's answers) needs --run-id",
+                "missing: a file without run ids needs --run-id, the run its answers belong to",
                 path=path,
                 line=line,
                 field="run_id",
             )
-        run_id = id_checked(
+        named = id_checked(
             text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line), MAX_ID_CHARS, path=path, line=line, field="run_id"
         )
-    elif record.get("run_id") is not None and not run_ids_match(str(record["run_id"]), run_id):
-        raise ImportFailure(
-            f"run {record['run_id']!r} in a file imported as run {run_id!r}", path=path, line=line, field="run_id"
-        )
+    if run_id is None:
+        run_id, named = named, ""
+    elif run_ids_match(named, run_id):
+        named = ""
     answer_text = require(record, "answer_text", str, path=path, line=line)
     limited(answer_text, MAX_ANSWER_CHARS, path=path, line=line, field="answer_text")
     raw_nuggets = require(record, "nuggets", list, path=path, line=line)
@@ -127,6 +133,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str 
         answer_text=answer_text,
         nuggets=tuple((text, importance) for text, importance, _ in parsed),
         labels=tuple(label for _, _, label in parsed),
+        named_as=named,
     )
 
 
@@ -143,8 +150,20 @@ def nugget_list_difference(first: NuggetList, other: NuggetList) -> str:
 def _parse_answers(path: Path, *, run_id: str | None = None) -> Iterator[AssignedAnswer]:
     """The file's answers, checked to repeat one nugget list per topic."""
     lists: dict[str, tuple[NuggetList, int]] = {}
+    named_first: tuple[str, int] | None = None  # with --run-id: what the file calls its run, and where
     for number, record in read_jsonl(path):
         answer = _parse_answer(record, path=path, line=number, run_id=run_id)
+        if run_id is not None:
+            named = answer.named_as or run_id
+            named_first = named_first or (named, number)
+            if not run_ids_match(named, named_first[0]):
+                raise ImportFailure(
+                    f"run {named!r} in a file whose line {named_first[1]} names run {named_first[0]!r}: "
+                    f"--run-id imports one run's file, here as run {run_id!r}",
+                    path=path,
+                    line=number,
+                    field="run_id",
+                )
         first, first_line = lists.setdefault(answer.topic_id, (answer.nuggets, number))
         if answer.nuggets != first:
             where = nugget_list_difference(first, answer.nuggets)
@@ -314,9 +333,11 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
 
     def __init__(
         self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
-        retire_labels: bool, writes: Writes, user: User | None,
+        retire_labels: bool, writes: Writes, user: User | None, run_named: bool = False,
     ) -> None:
         super().__init__(path=path, writes=writes)
+        self.run_named = run_named  # --run-id named the file's run
+        self.renamed_told = False
         self.assigner = assigner
         self.assigner_name = assigner_name
         self.replace = replace
@@ -331,6 +352,15 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
         )  # fmt: skip
 
     def chunk_import(self, chunk: list[AssignedAnswer]) -> None:
+        renamed = next((answer for answer in chunk if answer.named_as), None)
+        if renamed is not None and not self.renamed_told:
+            self.renamed_told = True
+            self.result.warn(
+                "run ids",
+                f"{self.path}, line {renamed.line}: the records name the run {renamed.named_as!r} (nuggetizer writes "
+                f"its answer file's name there); imported as run {renamed.run_id!r}, as --run-id says",
+            )
+        made_before = len(self.runs.made)
         keyed = self.keyed(chunk, topic_field="qid")
         self.nugget_sets.prepare(chunk)
         answer_ids, stored_ids = self._answers(keyed)
@@ -338,6 +368,16 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
         self.writes.scores_touch(
             family=SCORE_FAMILY, columns=(self.nugget_sets.name, self.assigner_name), topics=(a.topic_id for a in chunk)
         )
+        # One run's file that made its run: nuggetizer's batch assigner writes one such file and names the run
+        # after its answer file ("answers"), which nothing here can tell from a real run id: say so.
+        made = self.runs.made[made_before:]
+        if not self.run_named and len(made) == 1 and len({answer.run_id for answer in chunk}) == 1:
+            run_id, line = made[0]
+            self.result.warn(
+                "new runs",
+                f"{self.path}, line {line}: run {run_id!r} was not in the collection and was made from this file "
+                "(a nuggetizer file names its answer file there: if so, import it again with --run-id, the run's id)",
+            )
 
     def _answers(self, keyed: list[tuple[AnswerKey, AssignedAnswer]]) -> tuple[dict[AnswerKey, int], list[int]]:
         """The answer id of every line, made from `answer_text` where the run has none for the topic."""
@@ -430,6 +470,7 @@ def assignments_import(
 
     def importer(writes: Writes) -> AssignmentsImport:
         return AssignmentsImport(
+            run_named=run_id is not None,
             path=path,
             nuggets=nuggets,
             assigner=assigner,

@@ -1,5 +1,6 @@
 """Score tables in the trec_eval / ir_measures layout, out and in; team-prefixed run ids; one run's files in."""
 
+import io
 import json
 
 import pytest
@@ -7,6 +8,7 @@ from django.core.management import CommandError, call_command
 
 from assessor.collection.runs import RunResolver
 from assessor.collection.score_formats import score_table_lines, trec_eval_lines
+from assessor.importing.base import ImportFailure
 from assessor.models import Run
 from assessor.scoring.scores import Scores
 from assignment.importing import assignments_import
@@ -96,7 +98,17 @@ def test_a_condition_exported_as_trec_eval_compares_as_a_score_table(tmp_path):
 
     build_conditions()
     path = tmp_path / "manual.txt"
-    call_command("export_scores", "--nuggets", "auto_edit", "--assigner", "manual", "--format", "trec_eval", "--output", str(path))
+    call_command(
+        "export_scores",
+        "--nuggets",
+        "auto_edit",
+        "--assigner",
+        "manual",
+        "--format",
+        "trec_eval",
+        "--output",
+        str(path),
+    )
     call_command("import_scores", str(path), "--name", "manual-te", "--format", "trec_eval")
     comparison = comparison_build("auto_edit/manual", "scores:manual-te", metrics=["Vstrict"])
     (tau,) = comparison.taus
@@ -105,34 +117,66 @@ def test_a_condition_exported_as_trec_eval_compares_as_a_score_table(tmp_path):
 
 def nuggetizer_line(qid: str, text: str, **extra) -> str:
     return json.dumps(
-        {"qid": qid, "query": "q", "answer_text": text, "nuggets": [{"text": "Sky is blue", "importance": "vital", "assignment": "support"}], **extra}
+        {
+            "qid": qid,
+            "query": "q",
+            "answer_text": text,
+            "nuggets": [{"text": "Sky is blue", "importance": "vital", "assignment": "support"}],
+            **extra,
+        }
     )
 
 
 @pytest.mark.django_db
-def test_one_runs_nuggetizer_output_needs_the_run_id_flag_not_the_file_name(tmp_path):
-    make_topic("2024-1")
-    path = tmp_path / "answers.jsonl"
-    path.write_text(nuggetizer_line("2024-1", "The sky is blue.") + "\n")
-    with pytest.raises(CommandError, match="needs --run-id"):
-        call_command("import_assignments", str(path), "--nuggets", "auto", "--assigner", "auto")
-    assert not Run.objects.exists()
-    call_command("import_assignments", str(path), "--nuggets", "auto", "--assigner", "auto", "--run-id", "myteam.run1")
+def test_nuggetizers_assign_output_is_one_runs_file_that_the_run_id_flag_names(tmp_path):
+    """nuggetizer's batch assigner writes run_id = the answer file's stem into every record (cli/io.py
+    get_run_id, cli/adapters.py): `--run-id` names the run the records belong to, whatever they call it."""
+    make_topic("2024-1"), make_topic("2024-2")
+    path = tmp_path / "assigned.jsonl"
+    path.write_text(
+        nuggetizer_line("2024-1", "The sky is blue.", run_id="answers") + "\n"
+        + nuggetizer_line("2024-2", "Blue, the sky.", run_id="answers") + "\n"
+    )  # fmt: skip
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "import_assignments", str(path), "--nuggets", "auto", "--assigner", "auto", "--run-id", "myteam.run1",
+        stdout=out, stderr=err,
+    )  # fmt: skip
     assert list(Run.objects.values_list("run_id", flat=True)) == ["myteam.run1"]
-    assert AssignmentLabel.objects.get().answer.run.run_id == "myteam.run1"
+    assert {label.answer.topic_id for label in AssignmentLabel.objects.all()} == {"2024-1", "2024-2"}
+    assert "the records name the run 'answers' (nuggetizer writes its answer file's name there); imported as " \
+        "run 'myteam.run1'" in err.getvalue()  # fmt: skip
 
 
 @pytest.mark.django_db
-def test_a_record_naming_another_run_than_the_flag_is_refused(tmp_path):
+def test_without_the_flag_a_one_run_file_that_makes_its_run_is_told_apart(tmp_path):
     make_topic("2024-1")
+    path = tmp_path / "assigned.jsonl"
+    path.write_text(nuggetizer_line("2024-1", "The sky is blue.", run_id="answers") + "\n")
+    result = assignments_import(path=path, nuggets="auto", assigner="auto")
+    assert list(Run.objects.values_list("run_id", flat=True)) == ["answers"]
+    assert any("run 'answers' was not in the collection and was made from this file" in w for w in result.warnings)
+    # A file of records without run ids still needs the flag.
+    path.write_text(nuggetizer_line("2024-1", "The sky is blue.") + "\n")
+    with pytest.raises(CommandError, match="needs --run-id"):
+        call_command("import_assignments", str(path), "--nuggets", "auto", "--assigner", "auto")
+
+
+@pytest.mark.django_db
+def test_a_file_naming_two_runs_is_not_one_runs_file(tmp_path):
+    make_topic("2024-1"), make_topic("2024-2")
     path = tmp_path / "answers.jsonl"
-    path.write_text(nuggetizer_line("2024-1", "The sky is blue.", run_id="other") + "\n")
-    with pytest.raises(Exception, match="run 'other' in a file imported as run 'run1'"):
+    path.write_text(
+        nuggetizer_line("2024-1", "The sky is blue.", run_id="answers") + "\n"
+        + nuggetizer_line("2024-2", "Blue, the sky.", run_id="other") + "\n"
+    )  # fmt: skip
+    with pytest.raises(ImportFailure, match=r"line 2, field 'run_id': run 'other' in a file whose line 1 names run "):
         assignments_import(path=path, nuggets="auto", assigner="auto", run_id="run1")
-    # The team-prefixed form of the same run is the same run.
+    assert not Run.objects.exists()
+    # The team-prefixed form of the flag's run is that run, and asks for no warning.
     path.write_text(nuggetizer_line("2024-1", "The sky is blue.", run_id="team.run1") + "\n")
-    assignments_import(path=path, nuggets="auto", assigner="auto", run_id="run1")
-    assert list(Run.objects.values_list("run_id", flat=True)) == ["run1"]
+    result = assignments_import(path=path, nuggets="auto", assigner="auto", run_id="run1")
+    assert list(Run.objects.values_list("run_id", flat=True)) == ["run1"] and not result.warnings
 
 
 @pytest.mark.django_db

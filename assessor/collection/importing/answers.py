@@ -180,6 +180,7 @@ class RunsFinder:
         self.batch = writes.batch
         self.result = result
         self.path = path
+        self.made: list[tuple[str, int]] = []  # (run id, line) of each run the file made
 
     def run(self, run_id: str, *, line: int) -> Run:
         try:
@@ -188,6 +189,7 @@ class RunsFinder:
             raise ImportFailure(str(exc), path=self.path, line=line, field="run_id") from None
         if created:
             self.result.count_made("runs")
+            self.made.append((run.run_id, line))
         return run
 
 
