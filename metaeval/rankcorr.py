@@ -26,6 +26,8 @@ undefined (a constant leaderboard, fewer than two runs) is NaN.
   (ties at the boundary broken by position).
 """
 
+import math
+
 import numpy as np
 from scipy.stats import rankdata  # type: ignore[import-untyped]  # SciPy ships no type information
 
@@ -169,6 +171,23 @@ def run_means(matrix: np.ndarray, weights: np.ndarray, *, missing: str) -> np.nd
     if missing == "skip":
         counts = weights @ answered.T.astype(float)
         return np.where(counts > 0, totals / np.where(counts > 0, counts, 1), 0.0)
+    raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
+
+
+def exact_run_means(matrix: np.ndarray, *, missing: str) -> np.ndarray:
+    """Each run's mean over every topic (a row of `matrix`), its sum correctly rounded (`math.fsum`).
+
+    The point estimate: two runs whose scores are the same values in another order are tied exactly
+    (a matrix product's summation order would split them: 0.1, 0.2, 0.3 and 0.3, 0.2, 0.1 sum to
+    0.6000000000000001 and 0.6), and the means equal the leaderboards' (`assessor.scoring.scores`).
+    """
+    answered = ~np.isnan(matrix)
+    sums = np.array([math.fsum(row[mask].tolist()) for row, mask in zip(matrix, answered, strict=True)])
+    if missing == "zero":
+        return sums / matrix.shape[1] if matrix.shape[1] else np.zeros(len(matrix))
+    if missing == "skip":
+        counts = answered.sum(axis=1)
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), 0.0)
     raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
 
 

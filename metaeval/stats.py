@@ -297,11 +297,10 @@ def _paired_run_means(
     runs, a, b = _paired_run_matrices(paired, metric, options)
     if not runs:
         return [], np.empty(0), np.empty(0)
-    everything = np.ones((1, a.shape[1]))
     return (
         runs,
-        rankcorr.run_means(a, everything, missing=options.missing)[0],
-        rankcorr.run_means(b, everything, missing=options.missing)[0],
+        rankcorr.exact_run_means(a, missing=options.missing),
+        rankcorr.exact_run_means(b, missing=options.missing),
     )
 
 
@@ -386,9 +385,8 @@ def _paired_taus(
     intervals: dict[str, tuple[float, float]] = {}
     if a.per_topic and b.per_topic:
         _, run_a, run_b = _paired_run_matrices(paired, metric, options)
-        everything = np.ones((1, run_a.shape[1]))
-        run_xs = rankcorr.run_means(run_a, everything, missing=options.missing)[0] if len(run_a) else np.empty(0)
-        run_ys = rankcorr.run_means(run_b, everything, missing=options.missing)[0] if len(run_b) else np.empty(0)
+        run_xs = rankcorr.exact_run_means(run_a, missing=options.missing) if len(run_a) else np.empty(0)
+        run_ys = rankcorr.exact_run_means(run_b, missing=options.missing) if len(run_b) else np.empty(0)
         if draws is not None and len(run_a):
             found = rankcorr.bootstrap_intervals(
                 run_a, run_b, missing=options.missing, samples=len(draws), seed=None, top_k=options.top_k, draws=draws

@@ -185,3 +185,19 @@ def test_descriptive_statistics_of_a_hand_built_condition():
     assert support_method_describe({2: 5, 1: 2, 0: 3, -1: 4}, topics=1) == {
         "topics": 1, "pairs": 10, "FS": 5, "PS": 2, "NS": 3,
     }  # fmt: skip
+
+
+def test_runs_with_the_same_scores_in_another_order_are_tied_exactly_at_run_level():
+    """A matrix product sums 0.1 + 0.2 + 0.3 and 0.3 + 0.2 + 0.1 to two floats (0.6000000000000001 and 0.6):
+    the runs were ranked apart and tau-b came out 1.0. Their means are one number, as on the leaderboard."""
+    topics = ["t1", "t2", "t3"]
+    values_a = {"r1": (0.1, 0.2, 0.3), "r2": (0.3, 0.2, 0.1), "r3": (0.0, 0.1, 0.1), "r4": (0.5, 0.5, 0.6)}
+    values_b = {"r1": (0.6, 0.6, 0.6), "r2": (0.5, 0.5, 0.5), "r3": (0.1, 0.1, 0.1), "r4": (0.9, 0.9, 0.9)}
+    assert sum(values_a["r1"]) != sum(values_a["r2"])  # the trap, in Python's own left-to-right sum
+    a = _scores({(run, t): v for run, vs in values_a.items() for t, v in zip(topics, vs, strict=True)}, topics=topics)
+    b = _scores({(run, t): v for run, vs in values_b.items() for t, v in zip(topics, vs, strict=True)}, topics=topics)
+    result = taus_compute(a, b, "V")
+    # By hand: a ranks r4 > r1 = r2 > r3, b ranks r4 > r1 > r2 > r3. Of the 6 pairs, 5 concordant and one
+    # (r1, r2) tied in a only: tau-b = 5 / sqrt(5 * 6).
+    assert result.tau_run == pytest.approx(5 / math.sqrt(30), abs=1e-15)
+    assert result.tau_run == pytest.approx(kendalltau([0.2, 0.2, 0.2 / 3, 1.6 / 3], [0.6, 0.5, 0.1, 0.9]).statistic)
