@@ -85,7 +85,7 @@ def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, 
     where = f"nuggets[{index}]"
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
-    text = text_field(raw, "text", limit=MAX_NUGGET_CHARS, path=path, line=line, where=where)
+    text = text_field(raw, "text", limit=MAX_NUGGET_CHARS, path=path, line=line, where=where, strip=False)
     importance = raw.get("importance")
     if importance not in IMPORTANCES:
         raise ImportFailure(

@@ -57,7 +57,7 @@ def _parse_nugget(raw: Any, index: int, *, drafts: bool, path: Path, line: int) 
     where = f"nuggets[{index}]"
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
-    text = text_field(raw, "text", limit=MAX_NUGGET_CHARS, path=path, line=line, where=where)
+    text = text_field(raw, "text", limit=MAX_NUGGET_CHARS, path=path, line=line, where=where, strip=False)
     if drafts:
         return text, ""
     importance = raw.get("importance")

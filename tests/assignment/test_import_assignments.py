@@ -337,6 +337,10 @@ def test_the_full_nist_file_imports_as_the_file_says(shared_data):
     assert Answer.objects.count() == 927
     assert NuggetSet.objects.count() == 21
     assert_matches_file(path)
+    # Nugget texts as the file has them: six NIST texts end with a space, and keep it.
+    texts = {nugget["text"] for line in path.read_text().splitlines() for nugget in json.loads(line)["nuggets"]}
+    assert len([text for text in texts if text != text.strip()]) == 6
+    assert set(Nugget.objects.values_list("text", flat=True)) == texts
     before = table_counts()
     call_command("import_assignments", str(path), "--nuggets", "auto_edit", "--assigner", "manual")
     assert table_counts() == before
@@ -369,3 +373,17 @@ def test_benchmark_scale_import_time(tmp_path, capsys):
             f"\nimport_assignments, 878,920 labels: {first:.1f} s ({first_cpu:.1f} s CPU in this process); "
             f"the same file again: {again:.1f} s ({again_cpu:.1f} s CPU)"
         )
+
+
+def test_a_nugget_text_is_kept_as_the_file_writes_it(write_file, topics):
+    nuggets = [("Sky is blue ", "vital", "support"), ("  Rayleigh scattering", "okay", "not_support")]
+    path = write_file("spaced.jsonl", assigned_line("2024-1", "runA", "The sky is blue.", nuggets) + "\n")
+    assignments_import(path=path, nuggets="auto", assigner="auto")
+    assert list(Nugget.objects.order_by("position").values_list("text", flat=True)) == [
+        "Sky is blue ", "  Rayleigh scattering",
+    ]  # fmt: skip
+    # The same file again changes nothing: the texts compare as stored.
+    assert assignments_import(path=path, nuggets="auto", assigner="auto").created == 0
+    blank = write_file("blank.jsonl", assigned_line("2024-1", "runA", "x", [("   ", "vital", "support")]) + "\n")
+    with pytest.raises(ImportFailure, match=r"field 'nuggets\[0\]\.text': empty"):
+        assignments_import(path=blank, nuggets="auto", assigner="auto")

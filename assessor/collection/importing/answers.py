@@ -116,8 +116,11 @@ def words_count(text: str) -> int:
     return len(text.split())
 
 
-def text_field(record: dict[str, Any], key: str, *, limit: int, path: Path, line: int, where: str = "") -> str:
-    """A required, non-empty string field of at most `limit` characters."""
+def text_field(
+    record: dict[str, Any], key: str, *, limit: int, path: Path, line: int, where: str = "", strip: bool = True
+) -> str:
+    """A required, non-empty string field of at most `limit` characters, stripped unless `strip` is False
+    (a text kept as the file has it, such as a nugget's: NIST's carry trailing spaces that exports give back)."""
     name = f"{where}.{key}" if where else key
     if key not in record:
         raise ImportFailure("missing", path=path, line=line, field=name)
@@ -126,7 +129,7 @@ def text_field(record: dict[str, Any], key: str, *, limit: int, path: Path, line
         raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=name)
     if not value.strip():
         raise ImportFailure("empty", path=path, line=line, field=name)
-    return limited(value.strip(), limit, path=path, line=line, field=name)
+    return limited(value.strip() if strip else value, limit, path=path, line=line, field=name)
 
 
 def id_field(record: dict[str, Any], keys: Sequence[str], *, path: Path, line: int) -> str:
