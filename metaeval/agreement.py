@@ -6,6 +6,7 @@ grades 0 < 1 < 2 < 3). Undefined values (no items, one label throughout) are NaN
 """
 
 import math
+from typing import Literal
 
 import krippendorff
 import numpy as np
@@ -40,11 +41,16 @@ def kappa_weighted(counts, *, weights: str) -> float:
     return float(1 - (weight * table).sum() / disagreement_expected)
 
 
-def alpha_ordinal(counts) -> float:
-    """Krippendorff's alpha, ordinal, of two judges over the items both labelled (the `krippendorff` package)."""
+def alpha(counts, *, level: Literal["ordinal", "nominal"]) -> float:
+    """Krippendorff's alpha (`level`: "ordinal" or "nominal") of two judges over the items both labelled,
+    as the `krippendorff` package computes it.
+
+    One item the judges label differently has alpha 0 (the package's and autojudge-evaluate's figure: the
+    disagreement observed is the disagreement expected); no item, or one label throughout, has none (NaN).
+    """
     table = np.asarray(counts, dtype=np.int64)
     k = table.shape[0]
-    if table.sum() < 2:
+    if table.sum() < 1:
         return NAN
     # One unit per item, holding how many of its two labels took each value.
     rows, columns = np.nonzero(table)
@@ -55,5 +61,15 @@ def alpha_ordinal(counts) -> float:
     value_counts = np.repeat(units, repeats, axis=0)
     if np.count_nonzero(value_counts.sum(axis=0)) < 2:
         return NAN  # one label throughout: no disagreement to expect
-    value = krippendorff.alpha(value_counts=value_counts, level_of_measurement="ordinal")
+    value = krippendorff.alpha(value_counts=value_counts, level_of_measurement=level)
     return NAN if value is None or math.isnan(value) else float(value)
+
+
+def alpha_ordinal(counts) -> float:
+    """Krippendorff's alpha, ordinal: a disagreement weighs by how many labels lie between the two."""
+    return alpha(counts, level="ordinal")
+
+
+def alpha_nominal(counts) -> float:
+    """Krippendorff's alpha, nominal: every disagreement weighs the same."""
+    return alpha(counts, level="nominal")

@@ -136,6 +136,7 @@ def confusion_json(confusion: Confusion | None) -> dict | None:
         "kappa_linear": nan_as_none(confusion.kappa_linear),
         "kappa_quadratic": nan_as_none(confusion.kappa_quadratic),
         "alpha_ordinal": nan_as_none(confusion.alpha_ordinal),
+        "alpha_nominal": nan_as_none(confusion.alpha_nominal),
         "pairs": confusion.total,
         "only_in_a": confusion.missing_b,
         "only_in_b": confusion.missing_a,
@@ -237,6 +238,7 @@ def confusion_csv(comparison: Comparison) -> Iterator[str]:
         yield ["kappa_linear", confusion.kappa_linear]
         yield ["kappa_quadratic", confusion.kappa_quadratic]
         yield ["alpha_ordinal", confusion.alpha_ordinal]
+        yield ["alpha_nominal", confusion.alpha_nominal]
 
     return _csv_lines(rows())
 

@@ -186,6 +186,7 @@ def page_compute(params: Params) -> ComparisonPage:
     if comparison.confusion is not None:
         # Krippendorff's alpha is computed on first use (a fifth of a second): now, so that it is kept too.
         comparison.confusion.alpha_ordinal  # noqa: B018
+        comparison.confusion.alpha_nominal  # noqa: B018
     no_scores = Scores(metrics=())
     return ComparisonPage(
         comparison=replace(comparison, scores_a=no_scores, scores_b=no_scores),

@@ -17,11 +17,11 @@ import numpy as np
 
 from assessor.models import Qrel, QrelSource
 from assessor.scoring.lifecycle import open_included, unfinished_job_ids
-from metaeval.agreement import alpha_ordinal, kappa_weighted
+from metaeval.agreement import alpha_nominal, alpha_ordinal, kappa_weighted
 from metaeval.stats import nan_as_none
 
 NAN = float("nan")
-FIGURES = ("precision", "recall", "f1", "jaccard", "kappa", "alpha_ordinal")
+FIGURES = ("precision", "recall", "f1", "jaccard", "kappa", "alpha_ordinal", "alpha_nominal")
 
 Grades = Mapping[tuple[str, str], int]  # (topic, docid) -> grade
 
@@ -39,6 +39,7 @@ class TopicAgreement:
     jaccard: float
     kappa: float
     alpha_ordinal: float
+    alpha_nominal: float
 
     def figure(self, name: str) -> float:
         return getattr(self, name)
@@ -70,6 +71,7 @@ def _agreement(topic: str, pairs: list[tuple[int, int]], threshold: int, grades:
         jaccard=_ratio(both, relevant_a + relevant_b - both),
         kappa=kappa_weighted(table, weights="none"),
         alpha_ordinal=alpha_ordinal(table),
+        alpha_nominal=alpha_nominal(table),
     )
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from assessor.scoring.scores import Scores
 from metaeval import rankcorr
-from metaeval.agreement import alpha_ordinal, kappa_weighted
+from metaeval.agreement import alpha_nominal, alpha_ordinal, kappa_weighted
 
 NAN = float("nan")
 
@@ -487,6 +487,10 @@ class Confusion:
     def alpha_ordinal(self) -> float:
         # One unit per labelled pair: worth computing once for a matrix of a million pairs.
         return alpha_ordinal(self.counts)
+
+    @cached_property
+    def alpha_nominal(self) -> float:
+        return alpha_nominal(self.counts)
 
     def row_totals(self) -> list[int]:
         return [sum(row) for row in self.counts]

@@ -180,6 +180,7 @@ def _comparison_context(request: AuthenticatedRequest, shown: Shown, page: Compa
             ("weighted kappa, linear", nan_as_none(comparison.confusion.kappa_linear)),
             ("weighted kappa, quadratic", nan_as_none(comparison.confusion.kappa_quadratic)),
             ("Krippendorff's alpha, ordinal", nan_as_none(comparison.confusion.alpha_ordinal)),
+            ("Krippendorff's alpha, nominal", nan_as_none(comparison.confusion.alpha_nominal)),
         ]
         if comparison.confusion
         else [],
@@ -202,7 +203,15 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
             "qrels_b", "umbrela" if "umbrela" in sources else (sources[1] if len(sources) > 1 else "")
         ),
         "qrels_threshold": request.GET.get("threshold", "1"),
-        "qrels_headings": ["precision", "recall", "F1", "Jaccard", "Cohen's kappa", "Krippendorff's alpha"],
+        "qrels_headings": [
+            "precision",
+            "recall",
+            "F1",
+            "Jaccard",
+            "Cohen's kappa",
+            "Krippendorff's alpha, ordinal",
+            "Krippendorff's alpha, nominal",
+        ],
         "qrels": None,
         "qrels_error": "",
     }

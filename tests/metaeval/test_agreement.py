@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from metaeval.agreement import alpha_ordinal, kappa_weighted
+from metaeval.agreement import alpha_nominal, alpha_ordinal, kappa_weighted
 from metaeval.stats import confusion_from_pairs
 from tests.metaeval.reference import coincidence_alpha_ordinal, linear, pairs_of, pairwise_kappa, quadratic
 
@@ -69,3 +69,21 @@ def test_a_confusion_matrix_reports_them_in_the_labels_order():
     assert confusion.kappa_linear == pytest.approx(pairwise_kappa(pairs_of(table), 3, linear))
     assert confusion.kappa_quadratic == pytest.approx(pairwise_kappa(pairs_of(table), 3, quadratic))
     assert confusion.alpha_ordinal == pytest.approx(coincidence_alpha_ordinal(table))
+
+
+def test_one_item_labelled_differently_has_alpha_zero_as_the_package_says():
+    # One unit with values 0 and 1: observed disagreement equals expected, alpha 0 (krippendorff 0.9 and
+    # autojudge-evaluate say 0.0). One unit labelled alike: no variation, no alpha.
+    assert alpha_ordinal([[0, 1], [0, 0]]) == 0.0 and alpha_nominal([[0, 1], [0, 0]]) == 0.0
+    assert math.isnan(alpha_ordinal([[1, 0], [0, 0]]))
+
+
+def test_nominal_alpha_weighs_every_disagreement_alike():
+    # Three labels; 6 items: (0,0) (1,1) (2,2) (0,2) (2,0) (0,1). Coincidences (each item both ways):
+    # o_00 = 2, o_11 = 2, o_22 = 2, o_02 = o_20 = 2, o_01 = o_10 = 1; n_0 = 5, n_1 = 3, n_2 = 4, n = 12.
+    # Nominal: D_o = sum_{c != k} o_ck = 6; D_e = sum_{c != k} n_c n_k / (n - 1) = (2 * (15 + 20 + 12)) / 11.
+    # alpha = 1 - D_o / D_e = 1 - 6 * 11 / 94 = 14/47.
+    table = [[1, 1, 1], [0, 1, 0], [1, 0, 1]]
+    assert alpha_nominal(table) == pytest.approx(14 / 47, abs=1e-12)
+    # Ordinal weighs the 0-2 disagreements more than the 0-1 one: not the same figure.
+    assert alpha_ordinal(table) != pytest.approx(alpha_nominal(table))

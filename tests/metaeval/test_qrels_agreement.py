@@ -64,7 +64,7 @@ def test_the_command_prints_json(two_qrels):
     assert [row["topic"] for row in data["topics"]] == ["t1", "t2"]
     assert data["topics"][0]["f1"] == pytest.approx(0.8)
     assert data["mean"]["precision"] == pytest.approx(0.75)
-    assert set(data["mean"]) == {"precision", "recall", "f1", "jaccard", "kappa", "alpha_ordinal"}
+    assert set(data["mean"]) == {"precision", "recall", "f1", "jaccard", "kappa", "alpha_ordinal", "alpha_nominal"}
     assert data["only_in_a"] == 1
     text = StringIO()
     call_command("qrels_agreement", "--a", "nist", "--b", "umbrela", "--threshold", "2", stdout=text)

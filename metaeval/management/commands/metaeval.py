@@ -107,6 +107,7 @@ class Command(BaseCommand):
         out.write(
             f"weighted kappa linear {_tau(confusion.kappa_linear)}    quadratic {_tau(confusion.kappa_quadratic)}"
             f"    Krippendorff's alpha (ordinal) {_tau(confusion.alpha_ordinal)}"
+            f"    (nominal) {_tau(confusion.alpha_nominal)}"
         )
         if confusion.missing_a or confusion.missing_b:
             out.write(f"labelled only in a: {confusion.missing_b}; only in b: {confusion.missing_a}")
