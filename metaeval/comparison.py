@@ -2,6 +2,7 @@
 
 import csv
 import io
+import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -196,6 +197,16 @@ def _csv_lines(rows: Iterator[Sequence]) -> Iterator[str]:
         buffer.truncate()
 
 
+# Who made each source's labels, last in taus.csv (`source_judge`): for an LLM its endpoint, model and job.
+JUDGE_FIELDS = ("kind", "made_by", "endpoint", "model", "prompt_versions", "job")
+
+
+def _judge_value(value: object) -> object:
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return "" if value is None else value
+
+
 def taus_csv(comparison: Comparison) -> Iterator[str]:
     """One row per metric: the three taus and counts first (the columns scripts already read), then the
     other coefficients, each run-level one followed by its 95% interval's ends, then the options."""
@@ -204,14 +215,20 @@ def taus_csv(comparison: Comparison) -> Iterator[str]:
 
     def rows():
         interval_columns = [column for name in RUN_COEFFICIENTS for column in (f"{name}_ci_low", f"{name}_ci_high")]
-        yield ["a", "b", "metric", *older, *COUNTS, *newer, *interval_columns, "top_k", "bootstrap", "seed", "missing"]
+        judge_columns = [f"{side}_{field}" for side in ("a", "b") for field in JUDGE_FIELDS]
+        yield [
+            "a", "b", "metric", *older, *COUNTS, *newer, *interval_columns, "top_k", "bootstrap", "seed", "missing",
+            *judge_columns,
+        ]  # fmt: skip
         options = comparison.options
+        judges = [source_judge(comparison.a) or {}, source_judge(comparison.b) or {}]
+        judge_values = [_judge_value(judge.get(field)) for judge in judges for field in JUDGE_FIELDS]
         for tau in comparison.taus:
             interval_values = [end for name in RUN_COEFFICIENTS for end in tau.ci95.get(name, (math.nan, math.nan))]
             yield [
                 str(comparison.a), str(comparison.b), tau.metric,
                 *(getattr(tau, name) for name in (*older, *COUNTS, *newer)),
-                *interval_values, options.top_k, options.bootstrap, options.seed, options.missing,
+                *interval_values, options.top_k, options.bootstrap, options.seed, options.missing, *judge_values,
             ]  # fmt: skip
 
     return _csv_lines(rows())

@@ -28,6 +28,9 @@ class ExportRow:
     source: str
     label: str
     made_by: str
+    # For an LLM's label: the endpoint and model of the job (made_by names the job): two models stay apart.
+    endpoint: str
+    model: str
     at: str
     seconds: float | None
 
@@ -85,6 +88,8 @@ def study_rows(study: Study) -> Iterator[ExportRow]:
                     source=judge.name,
                     label=record["label"],
                     made_by=record["made_by"],
+                    endpoint=record.get("endpoint") or "",
+                    model=record.get("model") or "",
                     at=record["at"],
                     seconds=record.get("seconds"),
                 )

@@ -141,5 +141,9 @@ def test_the_page_and_the_csv_show_the_coefficients_with_intervals(client):
         assert column in header
     vstrict = dict(zip(header, next(row for row in rows if row[2] == "Vstrict"), strict=True))
     assert vstrict["bootstrap"] == "40" and vstrict["tau_run_ci_low"] != ""
+    # Who made each source's labels, last: the kind and maker of each (an LLM's endpoint and model too).
+    assert header[-12:] == [f"{side}_{field}" for side in "ab" for field in
+                            ("kind", "made_by", "endpoint", "model", "prompt_versions", "job")]  # fmt: skip
+    assert (vstrict["a_kind"], vstrict["a_made_by"], vstrict["a_endpoint"]) == ("file", "imported files", "")
     bad = client.get(reverse("metaeval:index"), {**query, "missing": "sometimes"}).content.decode()
     assert "missing must be zero or skip" in bad

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import AssessorWork
+from assessor.models import AssessorWork, Job, LabelSource
 from assessor.work.roles import Role
 from metaeval.models import Study
 from support.models import SupportLabel
@@ -130,3 +130,24 @@ def test_an_organizer_gives_a_replicate_on_the_manual_assign_page_and_sees_it_am
 def test_the_study_pages_are_the_organizers(client, name):
     client.force_login(make_user(Role.ASSESSOR))
     assert client.get(reverse(name)).status_code == 403
+
+
+def test_an_llm_judges_labels_in_the_export_name_its_endpoint_and_model(scenario):
+    plant_sources(scenario)
+    job = Job.objects.create(
+        kind="auto_support", output_name="nist-b", endpoint_name="local-vllm", model="llama-3.1-70b", status="done"
+    )
+    # The second source is an LLM's: its labels made by the job (one maker each), its source an LLM's.
+    SupportLabel.objects.filter(method="nist-b").update(job=job, imported_from=None)
+    LabelSource.objects.filter(family="support", name="nist-b").update(kind=LabelSource.Kind.LLM, job=job)
+    client = organizer_of(scenario)
+    create_study(client, scenario)
+    lines = b"".join(client.get(reverse("metaeval:study_jsonl", args=["s1"])).streaming_content).decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    by_judge = {record["judge"]: record for record in records}
+    assert (by_judge["b"]["made_by"], by_judge["b"]["endpoint"], by_judge["b"]["model"]) == (
+        f"job:{job.pk}", "local-vllm", "llama-3.1-70b",
+    )  # fmt: skip
+    assert (by_judge["a"]["made_by"], by_judge["a"]["endpoint"], by_judge["a"]["model"]) == ("file:test.jsonl", "", "")
+    header = b"".join(client.get(reverse("metaeval:study_csv", args=["s1"])).streaming_content).decode().splitlines()[0]
+    assert header.split(",")[-5:] == ["made_by", "endpoint", "model", "at", "seconds"]
