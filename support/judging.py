@@ -111,6 +111,9 @@ class SentenceRow:
     citation: Citation | None  # the judged pair's first citation, if judged
     label: int | None  # the assessor's label
     shown: int | None  # post-editing: the LLM label shown and pre-selected
+    # Why a sentence without a pair here is not judged: it cites nothing, its passage has no text, or this
+    # work (a study's sample) leaves its pair out. "" for a sentence judged here.
+    not_judged: str = ""
 
     @property
     def selected(self) -> int | None:
@@ -136,6 +139,15 @@ class SupportPage:
     @property
     def pairs(self) -> list[SentenceRow]:
         return [row for row in self.rows if row.citation is not None]
+
+
+def _why_not_judged(textless: bool | None) -> str:
+    """`SentenceRow.not_judged` from the sentence's first citation: None when it cites nothing."""
+    if textless is None:
+        return "cites nothing: counts as no support"
+    if textless:
+        return "its cited passage has no text in the collection: not judged"
+    return "its citation is outside the pairs of this work (a study's sample): judged elsewhere, not here"
 
 
 def support_page_load(*, work: AssessorWork, number: int | None = None) -> SupportPage:
@@ -166,6 +178,12 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
             .exclude(source__kind=LabelSource.Kind.PERSON)
             .values_list("citation_id", "label")
         )
+    # Each sentence's first citation, judged here or not, with whether its passage has text: why one is not.
+    first_cited = dict(
+        Citation.objects.filter(sentence__answer_id=answer_id, position=0)
+        .annotate(textless=Q(segment__text=""))
+        .values_list("sentence_id", "textless")
+    )
     rows = []
     for sentence in sentences:
         citation = citations.get(sentence.pk)
@@ -175,6 +193,7 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
                 citation=citation,
                 label=pairs.done.get(citation.pk) if citation else None,
                 shown=shown.get(citation.pk) if citation else None,
+                not_judged="" if citation else _why_not_judged(first_cited.get(sentence.pk)),
             )
         )
     focus = next((r.sentence.index for r in rows if r.citation is not None and r.label is None), None)

@@ -8,9 +8,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Job, LabelSource
+from assessor.models import AssessorWork, Citation, Job, LabelSource
 from assessor.work.roles import Role
 from metaeval.models import Study
+from support.judging import support_page_load, topic_pairs
 from support.models import SupportLabel
 from tests.builders import make_support_label, make_user
 from tests.scenarios import Scenario, give_assign
@@ -151,3 +152,33 @@ def test_an_llm_judges_labels_in_the_export_name_its_endpoint_and_model(scenario
     assert (by_judge["a"]["made_by"], by_judge["a"]["endpoint"], by_judge["a"]["model"]) == ("file:test.jsonl", "", "")
     header = b"".join(client.get(reverse("metaeval:study_csv", args=["s1"])).streaming_content).decode().splitlines()[0]
     assert header.split(",")[-5:] == ["made_by", "endpoint", "model", "at", "seconds"]
+
+
+def test_a_study_works_sentences_outside_its_sample_say_so_not_that_they_cite_nothing(scenario):
+    plant_sources(scenario)
+    create_study(organizer_of(scenario), scenario, k=2)  # two of the five pairs both sources labelled
+    work = AssessorWork.objects.get(source__name="s1")
+    # Independently: every answer's sentences whose first citation has a passage with text, and the sample's.
+    answers = {answer.pk: number for number, answer in enumerate(scenario.answers)}
+    cited = {
+        (answers[answer_id], index): (pk, bool(text))
+        for pk, answer_id, index, text in Citation.objects.filter(position=0, sentence__answer_id__in=answers)
+        .values_list("pk", "sentence__answer_id", "sentence__index", "segment__text")
+    }
+    sampled = {key for key, (pk, _) in cited.items() if pk in work.items}
+    outside = {key for key, (_, has_text) in cited.items() if has_text and key not in sampled}
+    assert len(sampled) == 2 and len(outside) == 3
+    reasons = {}
+    for number in range(1, len(topic_pairs(work=work).order) + 1):
+        page = support_page_load(work=work, number=number)
+        for row in page.rows:
+            reasons[(answers[row.sentence.answer_id], row.sentence.index)] = row.not_judged
+    # The work shows only the answers of sampled pairs: on those, the other cited sentences say why they wait.
+    shown = [key for key in outside if key in reasons]
+    assert shown, "a sampled answer should hold a cited sentence outside the sample"
+    for key in shown:
+        assert reasons[key].startswith("its citation is outside the pairs of this work"), key
+    for key in sampled:
+        assert reasons[key] == "", key
+    uncited = [key for key in reasons if key not in cited]
+    assert uncited and all(reasons[key] == "cites nothing: counts as no support" for key in uncited)
