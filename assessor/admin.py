@@ -26,6 +26,7 @@ from assessor.models import (
     KeptRunScore,
     KeptSource,
     LabelSource,
+    LLMAskInFlight,
     LLMCall,
     LLMEndpoint,
     PromptTemplate,
@@ -434,6 +435,16 @@ class LLMCallAdmin(admin.ModelAdmin):
         "error",
         "created_at",
     )
+
+
+@admin.register(LLMAskInFlight)
+class LLMAskInFlightAdmin(admin.ModelAdmin):
+    """The asks being sent now (a few rows, each freed when its answer is cached or its lease runs out)."""
+
+    list_display = ("cache_key", "holder", "lease_until")
+    search_fields = ("cache_key", "holder")
+    # A claim is the workers' coordination, not data to edit: an edit could let two workers pay for one ask.
+    readonly_fields = ("cache_key", "holder", "lease_until")
 
 
 class WorkEventInline(admin.TabularInline):

@@ -11,7 +11,7 @@ from assessor.models.collection import (
     Sentence,
     Topic,
 )
-from assessor.models.jobs import Job, JobItem, LLMCall, LLMEndpoint, PromptTemplate
+from assessor.models.jobs import Job, JobItem, LLMAskInFlight, LLMCall, LLMEndpoint, PromptTemplate
 from assessor.models.provenance import ImportBatch, Provenance
 from assessor.models.scores import KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.models.sources import LabelSource
@@ -31,6 +31,7 @@ __all__ = [
     "KeptRunScore",
     "KeptSource",
     "LabelSource",
+    "LLMAskInFlight",
     "LLMCall",
     "LLMEndpoint",
     "PromptTemplate",
