@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Count, QuerySet, Sum
 from django.http import Http404
 
-from assessor.models import Answer, AssessorWork, Sentence, Topic
+from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
 from assessor.scoring.kept import scores_refresh_label
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
@@ -166,7 +166,9 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
         nuggets = [nugget for nugget in nuggets if nugget.pk in allowed[answer_id]]
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
     unsplit_text = "" if sentences else Answer.objects.values_list("text", flat=True).get(pk=answer_id)
-    labels = dict(own_labels(work=work, nugget_set=nugget_set).filter(answer_id=answer_id).values_list("nugget_id", "label"))
+    labels = dict(
+        own_labels(work=work, nugget_set=nugget_set).filter(answer_id=answer_id).values_list("nugget_id", "label")
+    )
     redo = redo_nuggets(work)
     focus = next((n.pk for n in nuggets if n.pk not in labels and (not redo or n.pk in redo)), None)
     focus = focus or next((n.pk for n in nuggets if n.pk not in labels), None)
@@ -346,7 +348,9 @@ def assign_replicate_give(
         .first()
     )
     if first is None or first.source is None:
-        raise WorkError(f"Topic {topic.pk} has no ManualAssign work under the assigner {of_assigner!r} to replicate.")
+        return _imported_replicate_give(
+            topic=topic, assessor=assessor, by=by, of_assigner=of_assigner, name=assigner_name
+        )
     source = replicate_source_claim(family=LABEL_FAMILY, name=assigner_name, of=first.source, by=by)
     return work_give(
         topic=topic,
@@ -357,6 +361,36 @@ def assign_replicate_give(
         source=source,
         blind_to=[first.source],
     )
+
+
+def _imported_replicate_give(
+    *, topic: Topic, assessor: User, by: User | None, of_assigner: str, name: str
+) -> AssessorWork:
+    """A replicate of people's nugget assignment imported from a file (NIST's ManualAssign): the same nugget
+    list and answers, assigned again by a second assessor, blind to the file's labels."""
+    imported = AssignmentLabel.objects.filter(
+        assigner=of_assigner, answer__topic=topic, source__kind=LabelSource.Kind.FILE
+    )
+    kinds = set(imported.values_list("assigner_kind", flat=True))
+    if not kinds:
+        raise WorkError(f"Topic {topic.pk} has no ManualAssign work under the assigner {of_assigner!r} to replicate.")
+    if kinds != {AssignmentLabel.AssignerKind.MANUAL}:
+        raise WorkError(
+            f"The imported {of_assigner!r} labels are not people's assignment ({', '.join(sorted(kinds))}): "
+            "only a human condition has a second assessor."
+        )
+    nugget_sets = sorted(set(imported.values_list("nugget__nugget_set__name", flat=True)))
+    if len(nugget_sets) != 1:
+        raise WorkError(
+            f"The imported {of_assigner!r} labels of topic {topic.pk} are on {len(nugget_sets)} nugget lists "
+            f"({', '.join(nugget_sets)}): a replicate assigns one."
+        )
+    first_source = LabelSource.objects.get(family=LABEL_FAMILY, name=of_assigner)
+    source = replicate_source_claim(family=LABEL_FAMILY, name=name, of=first_source, by=by, imported_people=True)
+    return work_give(
+        topic=topic, assessor=assessor, kind=ASSIGN_MANUAL, by=by, nugget_set_name=nugget_sets[0], source=source,
+        blind_to=[first_source],
+    )  # fmt: skip
 
 
 # --- The organizer's view --------------------------------------------------------------
@@ -394,9 +428,7 @@ class AssignProgress:
 def assign_progress(works: Sequence[AssessorWork] | None = None) -> list[AssignProgress]:
     """Every ManualAssign work (or those given) with its labels done and seconds, in a fixed number of queries."""
     if works is None:
-        works = list(
-            AssessorWork.objects.filter(kind=ASSIGN_MANUAL).select_related("assessor", "topic")
-        )
+        works = list(AssessorWork.objects.filter(kind=ASSIGN_MANUAL).select_related("assessor", "topic"))
     topic_ids = [w.topic_id for w in works]
     answers = dict(
         Answer.objects.filter(topic_id__in=topic_ids)

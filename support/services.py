@@ -12,7 +12,7 @@ from django.db import transaction
 
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.scoring.kept import scores_refresh_label
-from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work
+from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work, shuffled
 from assessor.work.services import (
     WorkError,
     person_source_claim,
@@ -20,7 +20,15 @@ from assessor.work.services import (
     work_give,
     work_submit_mark,
 )
-from support.judging import LABEL_SHORT, METHOD_OF_KIND, SUPPORT_KINDS, llm_method_of, method_of, topic_pairs
+from support.judging import (
+    LABEL_SHORT,
+    METHOD_OF_KIND,
+    SUPPORT_KINDS,
+    judgeable_pairs,
+    llm_method_of,
+    method_of,
+    topic_pairs,
+)
 from support.kinds import LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
 from support.selectors import FAMILY
@@ -85,7 +93,7 @@ def support_replicate_give(
         .first()
     )
     if first is None or first.source is None:
-        raise WorkError(f"Topic {topic.pk} has no support work under the method {of_method!r} to replicate.")
+        return _imported_replicate_give(topic=topic, assessor=assessor, by=by, of_method=of_method, name=method_name)
     if first.kind != SUPPORT_SCRATCH:
         raise WorkError(
             f"{of_method!r} is post-editing of LLM labels: a replicate sees no LLM output, "
@@ -100,6 +108,38 @@ def support_replicate_give(
         source=source,
         blind_to=[first.source],
     )
+
+
+def _imported_replicate_give(
+    *, topic: Topic, assessor: User, by: User | None, of_method: str, name: str
+) -> AssessorWork:
+    """A replicate of people's support labels imported from a file (NIST's from-scratch judgments): the pairs
+    they judged on the topic that an assessor can read, from scratch, blind to the file's labels."""
+    imported = SupportLabel.objects.filter(
+        method=of_method,
+        citation__sentence__answer__topic=topic,
+        citation__position=0,
+        source__kind=LabelSource.Kind.FILE,
+    )
+    kinds = set(imported.values_list("method_kind", flat=True))
+    if not kinds:
+        raise WorkError(f"Topic {topic.pk} has no support work under the method {of_method!r} to replicate.")
+    if kinds != {SupportLabel.MethodKind.SCRATCH}:
+        raise WorkError(
+            f"The imported {of_method!r} labels are not people's judging from scratch ({', '.join(sorted(kinds))}): "
+            "a replicate sees no LLM output, so only from-scratch judging has one."
+        )
+    first_source = LabelSource.objects.get(family=LABEL_FAMILY, name=of_method)
+    readable = {citation_id for _, citation_id in judgeable_pairs(topic_id=topic.pk)}
+    pairs = sorted(set(imported.values_list("citation_id", flat=True)) & readable)
+    if not pairs:
+        raise WorkError(f"The {of_method!r} pairs of topic {topic.pk} cite passages with no text here: none to judge.")
+    source = replicate_source_claim(family=LABEL_FAMILY, name=name, of=first_source, by=by, imported_people=True)
+    # In the assessor's own shuffled order (a restricted work keeps the order of its items), never the file's.
+    return work_give(
+        topic=topic, assessor=assessor, kind=SUPPORT_SCRATCH, by=by, source=source, blind_to=[first_source],
+        items=shuffled(pairs, assessor_id=assessor.pk, topic_id=topic.pk),
+    )  # fmt: skip
 
 
 def _label_clean(label) -> int:

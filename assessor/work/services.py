@@ -120,9 +120,12 @@ def _independence_check(*, topic: Topic, assessor: User, blind_to: Sequence[Labe
         )
 
 
-def replicate_source_claim(*, family: str, name: str, of: LabelSource, by: User | None) -> LabelSource:
-    """The people's source of a second assessor's replicate of `of` (a people's source of the same family)."""
-    if not of.is_human:
+def replicate_source_claim(
+    *, family: str, name: str, of: LabelSource, by: User | None, imported_people: bool = False
+) -> LabelSource:
+    """The people's source of a second assessor's replicate of `of`: a people's source of the same family, or
+    an imported file's when the caller found its labels made by people (`imported_people`: NIST's judgments)."""
+    if not (of.is_human or (imported_people and of.kind == LabelSource.Kind.FILE)):
         raise WorkError(f"{of.name!r} is not people's work: only a human condition has a second assessor.")
     if name == of.name:
         raise WorkError(f"A replicate needs a name of its own, not {of.name!r}.")

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Job, LabelSource
+from assessor.models import AssessorWork, Citation, Job, LabelSource
 from assessor.work.roles import Role
 from assessor.work.services import WorkError
 from assignment import judging
@@ -15,7 +15,8 @@ from assignment.models import AssignmentLabel
 from metaeval.replicates import replicate_agreement
 from support import kinds as support_kinds
 from support import services
-from tests.builders import make_user
+from support.judging import topic_pairs
+from tests.builders import make_assignment_label, make_support_label, make_user
 from tests.scenarios import Scenario, give_assign
 
 pytestmark = pytest.mark.django_db
@@ -64,7 +65,8 @@ def test_the_first_person_cannot_be_their_own_replicate_and_only_human_work_has_
     give_assign(scenario)
     with pytest.raises(WorkError, match="independent judging needs someone else"):
         give_replicate(scenario, assessor=scenario.assessor)
-    with pytest.raises(WorkError, match="no ManualAssign work under the assigner"):
+    # The planted LLM labels came from a file: an LLM's labels, whoever imported them, have no second assessor.
+    with pytest.raises(WorkError, match="only a human condition has a second assessor"):
         judging.assign_replicate_give(
             topic=scenario.topic, assessor=make_user(), by=None, of_assigner="gpt-secret-assigner", assigner_name="x"
         )
@@ -152,3 +154,67 @@ def test_human_human_agreement_stands_beside_human_llm_agreement_as_computed_by_
     assert taus["A"] == pytest.approx(-1.0)
     # Astrict: first 1, 0, 0 against 0, 1/3, 1: C = 0, D = 2, one tie in the first: -2 / sqrt(2 * 3).
     assert taus["Astrict"] == pytest.approx(-2 / math.sqrt(6))
+
+
+# --- A second assessor beside imported people's labels (NIST's) ----------------------------------
+
+
+def import_nist_assignment(scenario: Scenario, labels: list[list[str]]) -> None:
+    """NIST's ManualAssign labels as an import leaves them: a file's people's labels, no work."""
+    for answer, row in zip(scenario.answers, labels, strict=True):
+        for nugget, value in zip(scenario.nuggets, row, strict=True):
+            make_assignment_label(answer, nugget, value, assigner="nist", kind="manual")
+
+
+def test_a_replicate_of_imported_people_s_assignment_is_blind_to_it_and_agreement_is_computed(scenario):
+    import_nist_assignment(scenario, FIRST)
+    second = judging.assign_replicate_give(
+        topic=scenario.topic, assessor=make_user(), by=scenario.organizer, of_assigner="nist", assigner_name="second"
+    )
+    nist = LabelSource.objects.get(family="assignment", name="nist")
+    assert nist.kind == LabelSource.Kind.FILE and second.source.replicate_of == nist
+    assert second.nugget_set_name == scenario.nugget_set.name and second.independent
+    for number in (1, 2, 3):  # blind to the file's labels
+        assert judging.assign_page_load(work=second, number=number).labels == {}
+    label_all(second, scenario, SECOND)
+    agreement = replicate_agreement(second.source)
+    # The same table as between two people (above): NIST's labels in rows, the replicate's in columns.
+    assert agreement.first == "nist" and agreement.human.counts == [[0, 0, 3], [0, 2, 1], [3, 0, 0]]
+    assert agreement.human.kappa == pytest.approx(-1 / 6)
+
+
+def test_imported_llm_assignment_has_no_second_assessor(scenario):
+    for answer in scenario.answers:
+        make_assignment_label(answer, scenario.nuggets[0], S, assigner="gpt-file", kind="auto")
+    with pytest.raises(WorkError, match="not people's assignment"):
+        judging.assign_replicate_give(
+            topic=scenario.topic, assessor=make_user(), by=None, of_assigner="gpt-file", assigner_name="second"
+        )
+    with pytest.raises(WorkError, match="no ManualAssign work under the assigner 'nobody'"):
+        judging.assign_replicate_give(
+            topic=scenario.topic, assessor=make_user(), by=None, of_assigner="nobody", assigner_name="second"
+        )
+
+
+def test_a_support_replicate_of_imported_from_scratch_labels_judges_their_pairs_blind(scenario):
+    # NIST judged two pairs from scratch; one more sentence of the scenario cites a passage nobody judged.
+    judged = [(0, 0, 2), (1, 0, 0)]
+    for answer, sentence, value in judged:
+        make_support_label(scenario.answers[answer], sentence, value, method="nist-scratch", kind="scratch")
+    second = services.support_replicate_give(
+        topic=scenario.topic, assessor=make_user(), by=None, of_method="nist-scratch", method_name="second"
+    )
+    expected = set(
+        Citation.objects.filter(
+            position=0, sentence__index=0, sentence__answer__in=[scenario.answers[0], scenario.answers[1]]
+        ).values_list("pk", flat=True)
+    )
+    assert set(second.items) == expected and second.source.replicate_of.name == "nist-scratch"
+    pairs = topic_pairs(work=second)
+    assert pairs.total == 2 and pairs.done == {}
+    # Post-editing imported labels have no replicate, as post-editing work has none.
+    make_support_label(scenario.answers[2], 0, 1, method="nist-postedit", kind="postedit")
+    with pytest.raises(WorkError, match="only from-scratch judging has one"):
+        services.support_replicate_give(
+            topic=scenario.topic, assessor=make_user(), by=None, of_method="nist-postedit", method_name="second-pe"
+        )
