@@ -7,10 +7,14 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from assessor.jobs.engine import job_run_sync
-from assessor.models import AssessorWork, Citation
+from assessor.models import AssessorWork, Citation, Topic
+from assignment.judging import assign_replicate_give
+from assignment.models import AssignmentLabel
 from metaeval.studies import study_create
 from support.auto import auto_support_job_create
 from support.judging import support_page_load
+from support.models import SupportLabel
+from support.services import support_replicate_give
 
 pytestmark = pytest.mark.django_db
 
@@ -33,3 +37,28 @@ def test_a_study_of_nist_from_scratch_against_an_llm_on_the_demo(llm_server):
         page = support_page_load(work=work)
         assert page.pairs_total == 15 and all(row.label is None and row.shown is None for row in page.rows)
         assert not Citation.objects.filter(pk__in=work.items, segment__text="").exists()
+
+
+def test_a_second_assessor_beside_nist_on_the_demo():
+    """The refusal the demo met ("no support work under the method 'nist-scratch' to replicate"): NIST's
+    from-scratch pairs and its ManualAssign are given to a second assessor, blind to NIST's labels."""
+    call_command("load_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    organizer, assessor = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
+    topic = Topic.objects.get(pk="2024-213817")
+    work = support_replicate_give(topic=topic, assessor=assessor, by=organizer, of_method="nist-scratch",
+                                  method_name="second-scratch")  # fmt: skip
+    # Exactly NIST's judged pairs with passage text, read independently.
+    nist = set(
+        SupportLabel.objects.filter(
+            method="nist-scratch", citation__position=0, citation__sentence__answer__topic=topic
+        )
+        .exclude(citation__segment__text="")
+        .values_list("citation_id", flat=True)
+    )
+    assert nist and set(work.items) == nist
+    page = support_page_load(work=work)
+    assert page.pairs_total == len(nist) and all(row.label is None and row.shown is None for row in page.rows)
+    nist_topic = AssignmentLabel.objects.filter(assigner="nist").values_list("answer__topic_id", flat=True).first()
+    assigned = assign_replicate_give(topic=Topic.objects.get(pk=nist_topic), assessor=assessor, by=organizer,
+                                     of_assigner="nist", assigner_name="second-assign")  # fmt: skip
+    assert assigned.nugget_set_name == "nist" and assigned.source.replicate_of.name == "nist"
