@@ -1,10 +1,20 @@
 """Background jobs that call an LLM, their work items, and the log of every call."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from assessor.registry import registry
+
+PICODOLLARS = 10**12
+MICRODOLLAR = Decimal("0.000001")
+
+
+def dollars(picodollars: int) -> Decimal:
+    """A cost in US dollars to the micro-dollar: the one rounding, made where a cost is shown."""
+    return (Decimal(picodollars) / PICODOLLARS).quantize(MICRODOLLAR)
 
 
 class PromptTemplate(models.Model):
@@ -57,7 +67,9 @@ class Job(models.Model):
     calls = models.PositiveIntegerField(default=0)
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    # In pico-dollars (10^-12 $): a call's cost is exact at any price of six decimals per million tokens, so the
+    # job's sum is exact on every database and rounded once, when shown.
+    cost_picodollars = models.PositiveBigIntegerField(default=0)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -75,6 +87,10 @@ class Job(models.Model):
     @property
     def kind_label(self) -> str:
         return registry.job_label(self.kind)
+
+    @property
+    def cost(self) -> Decimal:
+        return dollars(self.cost_picodollars)
 
 
 class JobItem(models.Model):
@@ -116,7 +132,7 @@ class LLMCall(models.Model):
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
-    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    cost_picodollars = models.PositiveBigIntegerField(default=0)  # exact, as the job's
     # Model, prompt version and messages: a cached answer is reused instead of a new call.
     cache_key = models.CharField(max_length=64, db_index=True)
     from_cache = models.BooleanField(default=False)
@@ -126,6 +142,10 @@ class LLMCall(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    @property
+    def cost(self) -> Decimal:
+        return dollars(self.cost_picodollars)
 
 
 class LLMSlot(models.Model):

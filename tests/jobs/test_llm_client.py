@@ -237,7 +237,7 @@ def test_identical_asks_in_flight_at_once_are_sent_once_and_shared(llm_server):
     assert llm_server.count == 1
     # One call paid; the five others are logged as answers served from it.
     assert LLMCall.objects.filter(from_cache=False).count() == 1
-    assert LLMCall.objects.filter(from_cache=True, cost=0).count() == 5
+    assert LLMCall.objects.filter(from_cache=True, cost_picodollars=0).count() == 5
     assert not LLMAskInFlight.objects.exists()
 
 

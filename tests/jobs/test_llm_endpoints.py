@@ -86,6 +86,29 @@ def test_the_cost_is_counted_at_the_endpoints_prices(two_llm_endpoints, answers)
     assert job_b.cost == Decimal(job_b.tokens_in * 3 + job_b.tokens_out * 5) / 1_000_000
 
 
+def test_a_jobs_cost_is_the_exact_sum_of_its_calls_rounded_once(two_llm_endpoints, answers, settings):
+    # Prices with which each call costs a fraction of a micro-dollar: rounding every call would lose it all.
+    settings.LLM_PRICE_INPUT, settings.LLM_PRICE_OUTPUT = 0.002, 0.1
+    job = auto_assign_job_create(nuggets="manual", name="by-default")
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    server = two_llm_endpoints["alpha"]  # the default endpoint's server
+    calls = [
+        (sum(len(str(m["content"]).split()) for m in body["messages"]), 3)  # the server answers three words
+        for body in server.requests
+    ]
+    assert (job.tokens_in, job.tokens_out) == (sum(n for n, _ in calls), sum(n for _, n in calls))
+    # In thousandths of a micro-dollar: 2 per token in, 100 per token out.
+    exact = Decimal(sum(2 * tokens_in + 100 * tokens_out for tokens_in, tokens_out in calls)) / 10**9
+    assert job.cost == exact.quantize(Decimal("0.000001"))
+    assert job.cost_picodollars == int(exact * 10**12)
+    rounded_each = sum(
+        (Decimal(2 * tokens_in + 100 * tokens_out) / 10**9).quantize(Decimal("0.000001"))
+        for tokens_in, tokens_out in calls
+    )
+    assert rounded_each != job.cost  # the figure the per-call rounding gave
+
+
 def test_without_an_endpoint_a_job_uses_the_llm_variables(two_llm_endpoints, answers):
     job = auto_assign_job_create(nuggets="manual", name="by-default")
     job_run_sync(job.pk)

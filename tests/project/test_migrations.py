@@ -121,3 +121,36 @@ def test_nugget_edit_operation_ids_join_the_record_of_operations():
     # The add was made on version 0 of the list (its edit holds the version after it).
     assert rows == [(work.pk, "op-a", {"edit": add.pk, "request": ["nuggets", "add", 0]})]
     call_command("migrate", verbosity=0)
+
+
+BEFORE_PICODOLLARS = [("assessor", "0020_run_alias_set_aside")]
+AFTER_PICODOLLARS = [("assessor", "0021_cost_in_picodollars")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_costs_in_dollars_become_the_same_costs_in_picodollars():
+    from decimal import Decimal
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_PICODOLLARS)
+    old = executor.loader.project_state(BEFORE_PICODOLLARS).apps
+    job = old.get_model("assessor", "Job").objects.create(
+        kind="auto_assign", output_name="gpt", model="m", status="done", cost=Decimal("12.345678")
+    )
+    prompt = old.get_model("assessor", "PromptTemplate").objects.create(
+        name="assign", version=1, system="s", user="u", sha256="0"
+    )
+    call = old.get_model("assessor", "LLMCall").objects.create(
+        job=job, prompt=prompt, model="m", messages=[], cost=Decimal("0.000007")
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(AFTER_PICODOLLARS)
+    new = executor.loader.project_state(AFTER_PICODOLLARS).apps
+    assert new.get_model("assessor", "Job").objects.get(pk=job.pk).cost_picodollars == 12_345_678_000_000
+    assert new.get_model("assessor", "LLMCall").objects.get(pk=call.pk).cost_picodollars == 7_000_000
+    call_command("migrate", verbosity=0)

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TypeVar
 
 import openai
@@ -28,6 +28,7 @@ from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot
 from assessor.jobs.llm.inflight import ask_claim, ask_in_flight, ask_release, ask_renew, holder_name, wait_pause
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
+from assessor.models.jobs import PICODOLLARS
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 
 T = TypeVar("T")
@@ -110,9 +111,10 @@ class LLMConfig:
             backoff=getattr(settings, "LLM_BACKOFF_SECONDS", 0.5),
         )
 
-    def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
-        dollars = (tokens_in * self.price_input + tokens_out * self.price_output) / 1_000_000
-        return Decimal(str(round(dollars, 6)))
+    def cost_picodollars(self, tokens_in: int, tokens_out: int) -> int:
+        """A call's cost, exact for prices of up to six decimals per million tokens (rounded beyond)."""
+        per_million = tokens_in * Decimal(repr(self.price_input)) + tokens_out * Decimal(repr(self.price_output))
+        return int((per_million * PICODOLLARS / 1_000_000).to_integral_value(ROUND_HALF_EVEN))
 
     @property
     def endpoint(self) -> str:
@@ -228,20 +230,20 @@ class Usage:
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    cost: Decimal = Decimal(0)
+    cost_picodollars: int = 0
 
-    def add(self, *, tokens_in: int, tokens_out: int, cost: Decimal) -> None:
+    def add(self, *, tokens_in: int, tokens_out: int, cost_picodollars: int) -> None:
         self.calls += 1
         self.tokens_in += tokens_in
         self.tokens_out += tokens_out
-        self.cost += cost
+        self.cost_picodollars += cost_picodollars
 
     def job_increments(self) -> dict:
         return {
             "calls": F("calls") + self.calls,
             "tokens_in": F("tokens_in") + self.tokens_in,
             "tokens_out": F("tokens_out") + self.tokens_out,
-            "cost": F("cost") + self.cost,
+            "cost_picodollars": F("cost_picodollars") + self.cost_picodollars,
         }
 
 
@@ -347,7 +349,7 @@ class LLMSession:
         parsed_ok: bool = False,
         error: str = "",
     ) -> None:
-        cost = Decimal(0) if from_cache else self.config.cost(completion.tokens_in, completion.tokens_out)
+        cost = 0 if from_cache else self.config.cost_picodollars(completion.tokens_in, completion.tokens_out)
         LLMCall.objects.create(
             job_id=self.job_id,
             item_id=self.item_id,
@@ -358,7 +360,7 @@ class LLMSession:
             tokens_in=completion.tokens_in,
             tokens_out=completion.tokens_out,
             latency_ms=completion.latency_ms,
-            cost=cost,
+            cost_picodollars=cost,
             cache_key=key,
             from_cache=from_cache,
             parsed_ok=parsed_ok,
@@ -367,7 +369,7 @@ class LLMSession:
         if from_cache:
             return
         self.calls_made += 1
-        self.usage.add(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost=cost)
+        self.usage.add(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost_picodollars=cost)
 
     def usage_take(self) -> "Usage":
         """The calls, tokens and cost not yet added to the job; the job engine adds them with the item's result."""
@@ -380,7 +382,9 @@ class LLMSession:
             Job.objects.filter(pk=self.job_id).update(**usage.job_increments())
 
 
-def llm_session(*, job_id: int | None = None, item_id: int | None = None, config: LLMConfig | None = None) -> LLMSession:
+def llm_session(
+    *, job_id: int | None = None, item_id: int | None = None, config: LLMConfig | None = None
+) -> LLMSession:
     return LLMSession(config=config or LLMConfig.from_settings(), job_id=job_id, item_id=item_id)
 
 
