@@ -9,11 +9,11 @@ from django.views.decorators.http import require_POST
 from assessor.collection.pages import (
     download_response,
     leaderboard_context,
-    scores_or_404,
+    scores_download,
     table_or_page,
     url_if_exists,
 )
-from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
+from assessor.collection.score_formats import team_prefix_query
 from assessor.http import AuthenticatedRequest, back_url
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMNotConfigured
@@ -69,11 +69,10 @@ def download_assignments(request: AuthenticatedRequest, nuggets: str, assigner: 
 
 
 @organizer_required
-def download_scores(request: AuthenticatedRequest, nuggets: str, assigner: str) -> StreamingHttpResponse:
-    scores = scores_or_404(lambda: nugget_scores(nuggets=nuggets, assigner=assigner))
-    layout, team_prefix = score_layout_query(request)
-    lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)
-    return download_response(lines, f"scores.{nuggets}.{assigner}.{'trec_eval.txt' if layout == 'trec_eval' else 'tsv'}")
+def download_scores(request: AuthenticatedRequest, nuggets: str, assigner: str) -> HttpResponse | StreamingHttpResponse:
+    return scores_download(
+        request, lambda: nugget_scores(nuggets=nuggets, assigner=assigner), f"scores.{nuggets}.{assigner}"
+    )
 
 
 @require_POST

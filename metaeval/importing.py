@@ -1,12 +1,15 @@
-"""Score tables, in two layouts.
+"""Score tables, in the layouts of assessor/collection/score_formats.py (autojudge-evaluate's names).
 
-- `tsv`: what `export_scores` writes, `run_id<TAB>topic_id<TAB>metric<TAB>value`;
-  a header line (`run_id topic_id metric value`) is allowed.
-- `trec_eval`: `run measure topic value` (trec_eval -q rows with the run id in
-  front, as the TREC AutoJudge tools and ir_measures users write them), or
-  trec_eval's own three columns `measure topic value`, whose run is named by its
-  `runid all NAME` row or by `run_id`. `run_id`, when given, names the run of
-  every row (a file with another run id in it is an error, not a new run).
+- `tsv`: what `export_scores` writes, `run_id topic_id metric value`; a header
+  line (`run_id topic_id metric value`) is allowed.
+- `tot`: `run measure topic value` (trec_eval -q rows with the run id in front).
+- `ir_measures`: `run topic measure value`, or ir_measures' own per-query output of
+  one run, `query measure value`, whose run is named by `run_id`.
+- `trec_eval`: trec_eval's own `measure topic value` of one run, named by its
+  `runid all NAME` row (wherever it stands: trec_eval prints it after the topics)
+  or by `run_id`.
+`run_id`, when given, names the run of every row (a file with another run id in it
+is an error, not a new run).
 
 A row whose topic is `all` is a run's mean; a table may hold only those. Fields
 split on tabs, or on runs of spaces in a file with no tab.
@@ -20,6 +23,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.utils.text import slugify
 
+from assessor.collection.score_formats import LAYOUTS
 from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_TOPIC_ID_CHARS,
@@ -36,7 +40,6 @@ from metaeval.kinds import IMPORT_SCORES
 from metaeval.models import ImportedScore, ScoreTable
 
 HEADER = ("run_id", "topic_id", "metric", "value")
-LAYOUTS = ("tsv", "trec_eval")
 METRIC_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.@-]*$")
 MAX_METRIC_CHARS = 40  # ImportedScore.metric
 Cell = tuple[str, str, str]
@@ -46,44 +49,70 @@ def _fields(line: str) -> list[str]:
     return [part.strip() for part in line.split("\t")] if "\t" in line else line.split()
 
 
+def _trec_eval_run(path: Path, run_id: str | None) -> str | None:
+    """The run a trec_eval file names in its `runid all NAME` row (one run a file), checked against `run_id`."""
+    named: tuple[int, str] | None = None
+    for number, line in read_lines(path):
+        parts = _fields(line)
+        if len(parts) != 3 or parts[0] != "runid":
+            continue
+        name = parts[2]
+        if run_id is not None and name != run_id:
+            raise ImportFailure(f"the file is run {name!r}, not {run_id!r}", path=path, line=number, field="runid")
+        if named is not None and named[1] != name:
+            raise ImportFailure(
+                f"run {name!r} after run {named[1]!r} (line {named[0]}): a trec_eval file holds one run; "
+                "import each run's file, or write them all in the tot layout",
+                path=path,
+                line=number,
+                field="runid",
+            )
+        named = named or (number, name)
+    return run_id if named is None else named[1]
+
+
+def _row(parts: list[str], *, layout: str, run: str | None, path: Path, number: int) -> list[str]:
+    """The row's [run_id, topic_id, metric, value] as `layout` orders its fields."""
+    count = len(parts)
+    if layout in ("tsv", "tot") or (layout == "ir_measures" and count == 4):
+        if count != 4:
+            columns = "run measure topic value" if layout == "tot" else "run_id topic_id metric value"
+            hint = " (three: --format trec_eval or ir_measures)" if count == 3 else ""
+            raise ImportFailure(f"expected 4 fields ({columns}), found {count}{hint}", path=path, line=number)
+        if layout == "tot":
+            return [parts[0], parts[2], parts[1], parts[3]]
+        return parts
+    if count != 3:
+        expected = "measure topic value" if layout == "trec_eval" else "run topic measure value, or query measure value"
+        hint = " (four: --format tot, run measure topic value)" if layout == "trec_eval" and count == 4 else ""
+        raise ImportFailure(f"expected {expected}, found {count} fields{hint}", path=path, line=number)
+    if run is None:
+        raise ImportFailure(
+            f"a {layout} row without a run id ({'measure topic value' if layout == 'trec_eval' else 'query measure value'}"
+            "): name the run with --run-id",
+            path=path,
+            line=number,
+        )
+    if layout == "trec_eval":
+        measure, topic, value = parts
+    else:
+        topic, measure, value = parts
+    return [run, topic, measure, value]
+
+
 def _cells(path: Path, *, layout: str, run_id: str | None) -> Iterator[tuple[int, list[str]]]:
     """(line number, [run_id, topic_id, metric, value]) of each data row, in the project's order."""
-    named_run = run_id
+    run = _trec_eval_run(path, run_id) if layout == "trec_eval" else run_id
     first = True
     for number, line in read_lines(path):
         parts = _fields(line)
-        if layout == "tsv":
-            if len(parts) != 4:
-                raise ImportFailure(
-                    f"expected 4 fields (run_id topic_id metric value), found {len(parts)}", path=path, line=number
-                )
-            if first and tuple(part.lower() for part in parts) == HEADER:
-                first = False
-                continue
+        if first and layout == "tsv" and tuple(part.lower() for part in parts) == HEADER:
             first = False
-            row = parts
-        elif len(parts) == 4:
-            row = [parts[0], parts[2], parts[1], parts[3]]
-        elif len(parts) == 3:
-            measure, topic, value = parts
-            if measure == "runid":
-                if run_id is not None and value != run_id:
-                    raise ImportFailure(f"the file is run {value!r}, not {run_id!r}", path=path, line=number)
-                named_run = value
-                continue
-            if named_run is None:
-                raise ImportFailure(
-                    "a trec_eval row without a run id (measure topic value): name the run with --run-id",
-                    path=path,
-                    line=number,
-                )
-            row = [named_run, topic, measure, value]
-        else:
-            raise ImportFailure(
-                f"expected 4 fields (run measure topic value) or 3 (measure topic value), found {len(parts)}",
-                path=path,
-                line=number,
-            )
+            continue
+        first = False
+        if layout == "trec_eval" and len(parts) == 3 and parts[0] == "runid":
+            continue
+        row = _row(parts, layout=layout, run=run, path=path, number=number)
         if run_id is not None and row[0] != run_id:
             raise ImportFailure(f"run {row[0]!r} in a file imported as run {run_id!r}", path=path, line=number)
         yield number, row

@@ -3,6 +3,7 @@
 from django import forms
 
 from assessor.collection.forms import run_id_field
+from assessor.collection.score_formats import LAYOUTS
 from assessor.registry import (
     Importer,
     NavLink,
@@ -24,10 +25,7 @@ def _scores_name_field() -> forms.Field:
 
 def _scores_layout_field() -> forms.Field:
     return forms.ChoiceField(
-        choices=[
-            ("tsv", "run_id topic_id metric value (export_scores)"),
-            ("trec_eval", "trec_eval: run measure topic value"),
-        ],
+        choices=[(name, f"{name}: {columns}") for name, columns in LAYOUTS.items()],
         initial="tsv",
         required=False,
         label="Score table layout",
@@ -47,7 +45,7 @@ def register() -> None:
     register_importer(
         Importer(
             IMPORT_SCORES,
-            "Score table (export_scores TSV, or the trec_eval layout)",
+            "Score table (export_scores TSV, tot, ir_measures or trec_eval)",
             scores_import,
             fields={"scores_name": _scores_name_field, "scores_layout": _scores_layout_field, "run_id": run_id_field},
             required=("scores_name",),

@@ -6,11 +6,11 @@ from django.shortcuts import render
 from assessor.collection.pages import (
     download_response,
     leaderboard_context,
-    scores_or_404,
+    scores_download,
     table_or_page,
     url_if_exists,
 )
-from assessor.collection.score_formats import score_layout_query, score_table_lines, team_prefix_query
+from assessor.collection.score_formats import team_prefix_query
 from assessor.http import AuthenticatedRequest
 from assessor.scoring.scores import SUPPORT_METRICS
 from assessor.work.roles import organizer_required
@@ -47,8 +47,5 @@ def download_labels(request: AuthenticatedRequest, method: str) -> StreamingHttp
 
 
 @organizer_required
-def download_scores(request: AuthenticatedRequest, method: str) -> StreamingHttpResponse:
-    scores = scores_or_404(lambda: support_scores(method=method))
-    layout, team_prefix = score_layout_query(request)
-    lines = score_table_lines(scores, layout=layout, team_prefix=team_prefix)
-    return download_response(lines, f"support_scores.{method}.{'trec_eval.txt' if layout == 'trec_eval' else 'tsv'}")
+def download_scores(request: AuthenticatedRequest, method: str) -> HttpResponse | StreamingHttpResponse:
+    return scores_download(request, lambda: support_scores(method=method), f"support_scores.{method}")

@@ -4,10 +4,17 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from urllib.parse import urlencode
 
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.urls import NoReverseMatch, reverse
 
 from assessor.collection import selectors
+from assessor.collection.score_formats import (
+    LAYOUTS,
+    ScoreFileRefused,
+    rows_policy,
+    score_file_query,
+    score_table_lines,
+)
 from assessor.http import AuthenticatedRequest
 from assessor.scoring.scores import Scores
 
@@ -46,6 +53,9 @@ def leaderboard_context(
         "sort": sort,
         "descending": descending,
         "topic_count": len(scores.topics),
+        # What the score download form offers (collection/score_download.html).
+        "score_layouts": list(LAYOUTS.items()),
+        "score_runs": scores.runs,
     }
 
 
@@ -93,6 +103,21 @@ def chunked_text(lines: Iterable[str], size: int = DOWNLOAD_CHUNK_CHARS) -> Iter
 def download_response(lines: Iterator[str], file_name: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(chunked_text(_primed(lines)), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    return response
+
+
+def scores_download(
+    request: AuthenticatedRequest, scores: Callable[[], Scores], base_name: str
+) -> HttpResponse | StreamingHttpResponse:
+    """A score table as the download's query asks (score_file_query); its rows' policy in `X-Score-Rows`."""
+    table = scores_or_404(scores)
+    file = score_file_query(request)
+    try:
+        lines = score_table_lines(table, file)
+    except ScoreFileRefused as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    response = download_response(lines, file.file_name(base_name))
+    response["X-Score-Rows"] = rows_policy(table, file)
     return response
 
 

@@ -8,8 +8,10 @@ from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.collection.score_formats import LAYOUTS, ScoreFile, ScoreFileRefused, rows_policy, score_table_lines
 from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
 from assessor.scoring.lifecycle import open_work_included
+from assessor.scoring.scores import Scores
 
 
 class ImportCommand(BaseCommand):
@@ -97,13 +99,44 @@ def add_include_open_argument(parser) -> None:
 
 
 def add_score_layout_arguments(parser) -> None:
-    """The options of a score table export: its layout and the run ids' form."""
+    """The options of a score table export: its layout, the run ids' form, zero rows, the run of a one-run layout."""
     parser.add_argument(
-        "--format", choices=("tsv", "trec_eval"), default="tsv",
-        help="tsv: run_id topic_id metric value, with a header (default); "
-        "trec_eval: run measure topic value, no header, as trec_eval -q and ir_measures users read",
+        "--format", choices=tuple(LAYOUTS), default="tsv",
+        help="; ".join(f"{name}: {columns}" for name, columns in LAYOUTS.items()) + " (default tsv)",
     )  # fmt: skip
+    parser.add_argument(
+        "--zero-rows", action="store_true",
+        help="write a 0 row for each evaluated topic a run did not answer (its mean counts it 0 either way)",
+    )  # fmt: skip
+    parser.add_argument("--run", default="", help="the run of a one-run layout (trec_eval)")
     add_team_prefix_argument(parser)
+
+
+class ScoresExportCommand(ExportCommand):
+    """An export of a score table in the layout asked; says on standard error what its rows hold."""
+
+    def scores(self, options: dict) -> Scores:
+        raise NotImplementedError
+
+    def add_export_arguments(self, parser) -> None:
+        self.add_source_arguments(parser)
+        add_score_layout_arguments(parser)
+
+    def add_source_arguments(self, parser) -> None:
+        pass
+
+    def lines(self, options: dict) -> Iterator[str]:
+        scores = self.scores(options)
+        file = ScoreFile(
+            layout=options["format"], team_prefix=options["team_prefix"], zero_rows=options["zero_rows"],
+            run=options["run"],
+        )  # fmt: skip
+        try:
+            lines = score_table_lines(scores, file)
+        except ScoreFileRefused as exc:
+            raise CommandError(str(exc)) from None
+        self.stderr.write(f"rows: {rows_policy(scores, file)}")
+        return lines
 
 
 def add_team_prefix_argument(parser) -> None:

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from assessor.collection.runs import RunResolver
-from assessor.collection.score_formats import score_table_lines, trec_eval_lines
+from assessor.collection.score_formats import ScoreFile, ScoreFileRefused, rows_policy, score_table_lines
 from assessor.importing.base import ImportFailure
 from assessor.models import Run
 from assessor.scoring.scores import Scores
@@ -27,8 +27,13 @@ SCORES = Scores(
 )
 
 
-def test_the_trec_eval_layout_is_run_measure_topic_value_with_all_for_the_mean():
-    assert "".join(trec_eval_lines(SCORES)) == (
+# The column orders of autojudge-evaluate 1.1.0 (eval_results/io.py): trec_eval `measure topic_id value` (one run),
+# tot `run_id measure topic_id value`, ir_measures `run_id topic_id measure value`; `all` is the topic of a mean.
+# r1 and r2 did not answer t2: their means count it 0 (V 0.5/2, L 10/2 and 1.0/2, 20/2).
+
+
+def test_the_tot_layout_is_run_measure_topic_value_with_all_for_the_mean():
+    assert "".join(score_table_lines(SCORES, ScoreFile(layout="tot"))) == (
         "r1\tV\tt1\t0.5\n"
         "r1\tV\tall\t0.25\n"
         "r1\tL\tt1\t10.0\n"
@@ -40,24 +45,89 @@ def test_the_trec_eval_layout_is_run_measure_topic_value_with_all_for_the_mean()
     )
 
 
+def test_the_ir_measures_layout_is_run_topic_measure_value():
+    assert "".join(score_table_lines(SCORES, ScoreFile(layout="ir_measures"))) == (
+        "r1\tt1\tV\t0.5\n"
+        "r1\tt1\tL\t10.0\n"
+        "r1\tall\tV\t0.25\n"
+        "r1\tall\tL\t5.0\n"
+        "r2\tt1\tV\t1.0\n"
+        "r2\tt1\tL\t20.0\n"
+        "r2\tall\tV\t0.5\n"
+        "r2\tall\tL\t10.0\n"
+    )
+
+
 @pytest.mark.django_db
-def test_a_trec_eval_file_reads_back_as_the_same_table(tmp_path):
-    path = tmp_path / "scores.trec_eval.txt"
-    path.write_text("".join(trec_eval_lines(SCORES)))
-    scores_import(path=path, name="back", layout="trec_eval")
+def test_the_trec_eval_layout_is_one_runs_measure_topic_value_as_trec_eval_prints_it():
+    assert "".join(score_table_lines(SCORES, ScoreFile(layout="trec_eval", run="r2"))) == (
+        "V\tt1\t1.0\nL\tt1\t20.0\nrunid\tall\tr2\nV\tall\t0.5\nL\tall\t10.0\n"
+    )
+    with pytest.raises(ScoreFileRefused, match="holds one run and these scores have 2: name one"):
+        score_table_lines(SCORES, ScoreFile(layout="trec_eval"))
+    with pytest.raises(ScoreFileRefused, match="no run 'r9' in these scores; runs: r1, r2"):
+        score_table_lines(SCORES, ScoreFile(layout="trec_eval", run="r9"))
+
+
+def test_zero_rows_make_the_means_recomputed_from_the_rows_the_tables():
+    rows = [line.split("\t") for line in score_table_lines(SCORES, ScoreFile(layout="tot", zero_rows=True))]
+    assert ["r1", "V", "t2", "0.0\n"] in rows and ["r2", "L", "t2", "0.0\n"] in rows
+    for run in ("r1", "r2"):
+        for metric in ("V", "L"):
+            topics = [float(v) for r, m, t, v in rows if (r, m) == (run, metric) and t != "all"]
+            (mean,) = [float(v) for r, m, t, v in rows if (r, m, t) == (run, metric, "all")]
+            assert len(topics) == 2 and sum(topics) / len(topics) == mean
+    # Without them, the mean of the rows is another figure: r1's V would be 0.5, not 0.25.
+    assert "t2" not in "".join(score_table_lines(SCORES, ScoreFile(layout="tot")))
+    assert rows_policy(SCORES, ScoreFile()) == (
+        "2 topic rows of runs that did not answer them are left out; they count 0 in the `all` means "
+        "(--zero-rows, or zeros=1 on a download, writes them, so that means recomputed from the rows agree)"
+    )
+    assert rows_policy(SCORES, ScoreFile(zero_rows=True)).startswith(
+        "2 topic rows of runs that did not answer them are written as 0"
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("layout", ["tsv", "tot", "ir_measures"])
+def test_each_layout_reads_back_as_the_same_table(tmp_path, layout):
+    path = tmp_path / f"scores.{layout}.txt"
+    path.write_text("".join(score_table_lines(SCORES, ScoreFile(layout=layout, zero_rows=True))))
+    scores_import(path=path, name="back", layout=layout)
     stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
-    assert stored[("r1", "t1", "V")] == 0.5 and stored[("r2", "all", "L")] == 10.0
-    assert len(stored) == 8
+    assert stored[("r1", "t1", "V")] == 0.5 and stored[("r2", "all", "L")] == 10.0 and stored[("r1", "t2", "L")] == 0.0
+    assert len(stored) == 12
 
 
 @pytest.mark.django_db
-def test_trec_evals_own_three_columns_name_the_run_by_runid_or_by_flag(tmp_path):
-    with_runid = tmp_path / "q.txt"
-    with_runid.write_text("runid\tall\tsys1\nndcg_cut_10\t2024-1\t0.5\nndcg_cut_10\tall\t0.5\n")
-    scores_import(path=with_runid, name="te", layout="trec_eval")
-    assert set(ImportedScore.objects.values_list("run_id", "topic_id", "metric")) == {
-        ("sys1", "2024-1", "ndcg_cut_10"),
-        ("sys1", "all", "ndcg_cut_10"),
+def test_a_layouts_rows_in_another_layout_are_refused_with_the_layout_they_look_like(tmp_path):
+    four = tmp_path / "four.txt"
+    four.write_text("sys1\tP_10\t2024-1\t0.3\n")
+    with pytest.raises(
+        ImportFailure, match=r"line 1: expected measure topic value, found 4 fields \(four: --format tot"
+    ):
+        scores_import(path=four, name="x", layout="trec_eval")
+    three = tmp_path / "three.txt"
+    three.write_text("P_10\t2024-1\t0.3\n")
+    with pytest.raises(ImportFailure, match=r"expected 4 fields \(run measure topic value\), found 3 \(three: "):
+        scores_import(path=three, name="x", layout="tot")
+
+
+@pytest.mark.django_db
+def test_trec_evals_own_output_names_its_run_in_the_runid_row_after_the_topics(tmp_path):
+    # trec_eval -q pads the measure and prints the topics first, then the summary that starts with runid.
+    output = tmp_path / "sys1.trec_eval"
+    output.write_text(
+        "ndcg_cut_10           \t2024-1\t0.5000\n"
+        "num_q                 \tall\t1\n"  # not a topic row: a count of the summary
+        "runid                 \tall\tsys1\n"
+        "ndcg_cut_10           \tall\t0.5000\n"
+    )
+    scores_import(path=output, name="te", layout="trec_eval")
+    assert set(ImportedScore.objects.values_list("run_id", "topic_id", "metric", "value")) == {
+        ("sys1", "2024-1", "ndcg_cut_10", 0.5),
+        ("sys1", "all", "num_q", 1.0),
+        ("sys1", "all", "ndcg_cut_10", 0.5),
     }
     bare = tmp_path / "bare.txt"
     bare.write_text("P_10\t2024-1\t0.3\n")
@@ -65,10 +135,68 @@ def test_trec_evals_own_three_columns_name_the_run_by_runid_or_by_flag(tmp_path)
         call_command("import_scores", str(bare), "--name", "bare", "--format", "trec_eval")
     call_command("import_scores", str(bare), "--name", "bare", "--format", "trec_eval", "--run-id", "sys2")
     assert ImportedScore.objects.filter(table__name="bare", run_id="sys2").count() == 1
+    with pytest.raises(CommandError, match="the file is run 'sys1', not 'sys2'"):
+        call_command("import_scores", str(output), "--name", "other", "--format", "trec_eval", "--run-id", "sys2")
+    two = tmp_path / "two.txt"
+    two.write_text("runid\tall\tsys1\nP_10\tall\t0.3\nrunid\tall\tsys3\nP_10\tall\t0.2\n")
+    with pytest.raises(ImportFailure, match=r"line 3, field 'runid': run 'sys3' after run 'sys1' \(line 1\)"):
+        scores_import(path=two, name="two", layout="trec_eval")
     other = tmp_path / "other.txt"
     other.write_text("sys3\tP_10\t2024-1\t0.3\n")
     with pytest.raises(CommandError, match="run 'sys3' in a file imported as run 'sys2'"):
-        call_command("import_scores", str(other), "--name", "other", "--format", "trec_eval", "--run-id", "sys2")
+        call_command("import_scores", str(other), "--name", "other", "--format", "tot", "--run-id", "sys2")
+
+
+QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 2\n"
+RUN = (
+    "q1 Q0 d3 1 9.0 sys\nq1 Q0 d2 2 8.0 sys\nq1 Q0 d1 3 7.0 sys\n"
+    "q2 Q0 d4 1 9.0 sys\nq2 Q0 d5 2 8.0 sys\nq2 Q0 d1 3 7.0 sys\n"
+)
+
+
+@pytest.mark.django_db
+def test_ir_measures_per_query_output_reads_as_ir_measures_computes_it(tmp_path):
+    """`ir_measures QRELS RUN MEASURES -q` prints `query measure value` and `all` rows: imported with the run's id,
+    each value is the one ir_measures' own API gives."""
+    import subprocess
+    import sys
+
+    import ir_measures
+
+    (tmp_path / "qrels").write_text(QRELS)
+    (tmp_path / "run").write_text(RUN)
+    printed = subprocess.run(
+        [sys.executable, "-m", "ir_measures", str(tmp_path / "qrels"), str(tmp_path / "run"), "nDCG@10 P@2", "-q",
+         "-p", "-1"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    (tmp_path / "sys.ir_measures").write_text(printed)
+    call_command(
+        "import_scores",
+        str(tmp_path / "sys.ir_measures"),
+        "--name",
+        "irm",
+        "--format",
+        "ir_measures",
+        "--run-id",
+        "sys",
+    )
+    stored = {
+        (topic, metric): value
+        for topic, metric, value in ImportedScore.objects.values_list("topic_id", "metric", "value")
+    }
+    qrels = list(ir_measures.read_trec_qrels(str(tmp_path / "qrels")))
+    run = list(ir_measures.read_trec_run(str(tmp_path / "run")))
+    expected = {
+        (m.query_id, str(m.measure)): m.value
+        for m in ir_measures.iter_calc([ir_measures.nDCG @ 10, ir_measures.P @ 2], qrels, run)
+    }
+    assert {key: value for key, value in stored.items() if key[0] != "all"} == expected
+    aggregate = ir_measures.calc_aggregate([ir_measures.nDCG @ 10, ir_measures.P @ 2], qrels, run)
+    assert {metric: value for (topic, metric), value in stored.items() if topic == "all"} == {
+        str(measure): value for measure, value in aggregate.items()
+    }
+    assert stored[("q1", "P@2")] == 0.5 and stored[("q2", "P@2")] == 0.5  # by hand: one relevant of the first two
 
 
 @pytest.mark.django_db
@@ -84,35 +212,60 @@ def test_exports_write_run_ids_with_their_team_prefix_when_a_file_named_them_so(
         topics=["t1"],
         runs=["BEST_cot_gpt3.5", "baseline"],
     )
-    prefixed = "".join(score_table_lines(scores, layout="trec_eval", team_prefix=True))
+    prefixed = "".join(score_table_lines(scores, ScoreFile(layout="tot", team_prefix=True)))
     assert prefixed.splitlines()[0] == "citi.BEST_cot_gpt3.5\tV\tt1\t1.0"
     assert "baseline\tV\tall\t0.0" in prefixed
-    plain = "".join(score_table_lines(scores, layout="tsv"))
+    plain = "".join(score_table_lines(scores, ScoreFile()))
     assert plain.splitlines()[1] == "BEST_cot_gpt3.5\tt1\tV\t1.0"
-    assert "".join(score_table_lines(scores, layout="tsv", team_prefix=True)).splitlines()[1].startswith("citi.")
+    assert "".join(score_table_lines(scores, ScoreFile(team_prefix=True))).splitlines()[1].startswith("citi.")
+    # A one-run file is asked for by either form of the run's id, and written in the form asked.
+    one = "".join(
+        score_table_lines(scores, ScoreFile(layout="trec_eval", run="citi.BEST_cot_gpt3.5", team_prefix=True))
+    )
+    assert one == "V\tt1\t1.0\nrunid\tall\tciti.BEST_cot_gpt3.5\nV\tall\t1.0\n"
 
 
 @pytest.mark.django_db
-def test_a_condition_exported_as_trec_eval_compares_as_a_score_table(tmp_path):
+def test_a_condition_exported_in_each_layout_compares_as_a_score_table(tmp_path):
     from tests.metaeval.builders import build_conditions
 
     build_conditions()
-    path = tmp_path / "manual.txt"
-    call_command(
-        "export_scores",
-        "--nuggets",
-        "auto_edit",
-        "--assigner",
-        "manual",
-        "--format",
-        "trec_eval",
-        "--output",
-        str(path),
+    condition = ("--nuggets", "auto_edit", "--assigner", "manual")
+    for layout in ("tot", "ir_measures"):
+        path = tmp_path / f"manual.{layout}"
+        err = io.StringIO()
+        call_command("export_scores", *condition, "--format", layout, "--output", str(path), stderr=err)
+        assert "rows: " in err.getvalue()
+        call_command("import_scores", str(path), "--name", f"manual-{layout}", "--format", layout)
+        comparison = comparison_build("auto_edit/manual", f"scores:manual-{layout}", metrics=["Vstrict"])
+        (tau,) = comparison.taus
+        assert tau.tau_run == pytest.approx(1.0) and tau.pearson_all == pytest.approx(1.0)
+    with pytest.raises(CommandError, match="the trec_eval layout holds one run"):
+        call_command("export_scores", *condition, "--format", "trec_eval", stdout=io.StringIO())
+    out = io.StringIO()
+    call_command("export_scores", *condition, "--format", "trec_eval", "--run", "r1", stdout=out, stderr=io.StringIO())
+    assert "runid\tall\tr1\n" in out.getvalue() and all(
+        len(line.split("\t")) == 3 for line in out.getvalue().splitlines()
     )
-    call_command("import_scores", str(path), "--name", "manual-te", "--format", "trec_eval")
-    comparison = comparison_build("auto_edit/manual", "scores:manual-te", metrics=["Vstrict"])
-    (tau,) = comparison.taus
-    assert tau.tau_run == pytest.approx(1.0) and tau.pearson_all == pytest.approx(1.0)
+
+
+@pytest.mark.django_db
+def test_a_download_names_its_layout_and_rows_and_refuses_a_one_run_layout_of_many(organizer):
+    from django.urls import reverse
+
+    from tests.metaeval.builders import build_conditions
+
+    build_conditions()
+    url = reverse("collection:download_scores", args=["auto_edit", "manual"])
+    response = organizer.get(url, {"format": "tot", "zeros": "1"})
+    assert response.status_code == 200
+    assert 'filename="scores.auto_edit.manual.tot.zeros.txt"' in response["Content-Disposition"]
+    assert response["X-Score-Rows"] == "every run has a row for each of the 2 evaluated topics"
+    refused = organizer.get(url, {"format": "trec_eval"})
+    assert refused.status_code == 400 and "holds one run" in refused.content.decode()
+    one = organizer.get(url, {"format": "trec_eval", "run": "r1"})
+    assert 'filename="scores.auto_edit.manual.r1.trec_eval.txt"' in one["Content-Disposition"]
+    assert b"runid\tall\tr1\n" in b"".join(one.streaming_content)
 
 
 def nuggetizer_line(qid: str, text: str, **extra) -> str:

@@ -7,8 +7,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from assessor.collection.pages import download_response, leaderboard_context, scores_or_404
-from assessor.collection.score_formats import score_layout_query, score_table_lines
+from assessor.collection.pages import download_response, leaderboard_context, scores_download, scores_or_404
 from assessor.http import AuthenticatedRequest
 from assessor.work.pages import (
     TopicsField,
@@ -95,7 +94,5 @@ def download_verdicts(request: AuthenticatedRequest, name: str) -> StreamingHttp
 
 
 @organizer_required
-def download_scores(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
-    scores = scores_or_404(lambda: verdict_scores(name=name))
-    layout, team_prefix = score_layout_query(request)
-    return download_response(score_table_lines(scores, layout=layout, team_prefix=team_prefix), f"verdict_scores.{name}.tsv")
+def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | StreamingHttpResponse:
+    return scores_download(request, lambda: verdict_scores(name=name), f"verdict_scores.{name}")
