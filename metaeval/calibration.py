@@ -16,7 +16,7 @@ from assessor.models import Answer
 from assessor.scoring.scores import RunTopic, Scores
 from assignment.scoring import NuggetCounts, condition_scores
 from assignment.selectors import assignment_label_pairs
-from metaeval.ppi import RunEstimate, Simulation, ppi_estimates, ppi_simulate, topic_sample
+from metaeval.ppi import RunEstimate, Simulation, answer_sample, ppi_estimates, ppi_simulate, run_means_over
 from metaeval.sources import source_load
 from nuggets.models import Nugget
 
@@ -39,10 +39,23 @@ def metric_values(scores: Scores, metric: str) -> dict[RunTopic, float]:
 class Calibration:
     metric: str
     topics: list[str]  # every topic the LLM condition scores
-    sample: list[str]  # the topics the human scores are taken from
+    sample: dict[str, list[str]]  # run -> the topics of its answers whose human scores are used
     estimates: list[RunEstimate]
-    # The human run means over every topic, where the human condition has them all (a check of the intervals).
-    human_means: dict[str, float] | None
+    # Runs no person scored (in the sample): left out, as nothing corrects their LLM mean.
+    unjudged: list[str]
+    # The human means of the runs people scored on every answer (a check of their intervals).
+    human_means: dict[str, float]
+
+    @property
+    def sample_answers(self) -> int:
+        return sum(len(topics) for topics in self.sample.values())
+
+    @property
+    def covered(self) -> int:
+        """The intervals that hold the human mean, of the runs that have one."""
+        return sum(
+            1 for e in self.estimates if e.run_id in self.human_means and e.low <= self.human_means[e.run_id] <= e.high
+        )
 
 
 def calibration_build(
@@ -50,25 +63,33 @@ def calibration_build(
 ) -> Calibration:
     """Estimates from the sources named as the meta-evaluation names them.
 
-    The sample is the human condition's own topics; with `fraction`, a seeded
-    sample of that share of them (to see what a smaller campaign would get).
+    The sample is every answer the human condition scores; with `fraction`, a
+    seeded sample of that share of each run's (to see what a smaller campaign
+    would get).
     """
     _, llm_scores = source_load(llm)
     _, human_scores = source_load(human)
     topics = sorted(llm_scores.topics)
-    judged = sorted(set(human_scores.topics) & set(topics))
-    if len(judged) < 2:
-        raise LookupError(f"{human} scores {len(judged)} of the {llm} topics: at least two are needed")
-    sample = topic_sample(judged, fraction=fraction, seed=seed) if fraction is not None else judged
-    human_values = metric_values(human_scores, metric)
-    estimates = ppi_estimates(
-        llm=metric_values(llm_scores, metric), human=human_values, runs=llm_scores.runs, topics=topics, sample=sample
+    llm_values = metric_values(llm_scores, metric)
+    human_values = {key: value for key, value in metric_values(human_scores, metric).items() if key[1] in set(topics)}
+    judged = {run: [topic for topic in topics if (run, topic) in human_values] for run in llm_scores.runs}
+    if sum(len(chosen) for chosen in judged.values()) < 2:
+        raise LookupError(f"{human} scores fewer than two of the answers {llm} scores: at least two are needed")
+    sample = answer_sample(judged, fraction=fraction, seed=seed) if fraction is not None else judged
+    sample = {run: chosen for run, chosen in sample.items() if chosen}
+    estimates = ppi_estimates(llm=llm_values, human=human_values, runs=llm_scores.runs, topics=topics, sample=sample)
+    answered: dict[str, set[str]] = defaultdict(set)
+    for run, topic in llm_values:
+        answered[run].add(topic)
+    complete = [run for run in llm_scores.runs if judged[run] and answered[run] <= set(judged[run])]
+    return Calibration(
+        metric=metric,
+        topics=topics,
+        sample=sample,
+        estimates=estimates,
+        unjudged=[run for run in llm_scores.runs if run not in sample],
+        human_means=run_means_over(human_values, runs=complete, topics=topics),
     )
-    complete = judged == topics
-    human_means = (
-        {run: human_scores.run_means.get(run, {}).get(metric, 0.0) for run in llm_scores.runs} if complete else None
-    )
-    return Calibration(metric=metric, topics=topics, sample=sample, estimates=estimates, human_means=human_means)
 
 
 def _draw(rng: random.Random, row: Mapping[str, float]) -> str:
@@ -84,8 +105,12 @@ def llm_like_scores(
     if not pairs:
         raise LookupError(f"no assignment labels for {nuggets}/{assigner}")
     rng = random.Random(seed)
-    importance = dict(Nugget.objects.filter(nugget_set__name=nuggets).values_list("id", "importance"))
-    topic_of = dict(Nugget.objects.filter(nugget_set__name=nuggets).values_list("id", "nugget_set__topic_id"))
+    nugget_rows = Nugget.objects.filter(nugget_set__name=nuggets).values_list(
+        "id", "importance", "nugget_set__topic_id", "position"
+    )
+    importance = {nugget_id: value for nugget_id, value, _, _ in nugget_rows}
+    topic_of = {nugget_id: topic for nugget_id, _, topic, _ in nugget_rows}
+    position = {nugget_id: place for nugget_id, _, _, place in nugget_rows}
     answers = {
         answer_id: ((run, topic), words)
         for answer_id, run, topic, words in Answer.objects.filter(id__in={a for a, _ in pairs}).values_list(
@@ -93,7 +118,11 @@ def llm_like_scores(
         )
     }
     tallies: dict[RunTopic, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
-    for (answer_id, nugget_id), label in sorted(pairs.items()):
+    # Drawn in the labels' natural order (run, topic, the nugget's place in its list), not their database ids:
+    # the same seed gives the same copy whatever order the files were imported in.
+    for (answer_id, nugget_id), label in sorted(
+        pairs.items(), key=lambda item: (answers[item[0][0]][0], position[item[0][1]])
+    ):
         tallies[answers[answer_id][0]][(importance[nugget_id], _draw(rng, confusion[label]))] += 1
     counts: dict[str, list[str]] = defaultdict(list)
     for nugget_id, topic in topic_of.items():
@@ -118,4 +147,32 @@ def simulation_on_condition(
         topics=human_scores.topics,
         fractions=fractions,
         seeds=seeds,
+    )
+
+
+def calibration_summary(result: Calibration) -> str:
+    """What the estimates rest on, and what they leave out: the line above their table."""
+    runs = len(result.estimates) + len(result.unjudged)
+    text = (
+        f"{result.metric}: people's scores on {result.sample_answers} answers of {len(result.estimates)} of the "
+        f"{runs} runs, over {len(result.topics)} topics; 95% intervals"
+    )
+    if result.unjudged:
+        text += (
+            f". Left out, as no person scored any of their answers: {len(result.unjudged)} runs "
+            f"({', '.join(result.unjudged)})"
+        )
+    if result.human_means:
+        text += (
+            f". {result.covered} of the {len(result.human_means)} intervals of runs people scored on every answer "
+            "hold their human means"
+        )
+    return text
+
+
+def simulation_summary(simulation: Simulation) -> str:
+    return (
+        f"{simulation.runs} runs x {simulation.topics} topics, {simulation.answers} answers scored by people; "
+        f"the LLM-like copy alone ranks the runs at tau {simulation.tau_llm_only:.3f}, "
+        f"its run means off by {simulation.error_llm_only:.4f} on average"
     )

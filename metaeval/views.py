@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 from assessor.http import AuthenticatedRequest
 from assessor.scoring.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.work.roles import organizer_required
-from metaeval.calibration import calibration_build
+from metaeval.calibration import calibration_build, calibration_summary, simulation_on_condition, simulation_summary
 from metaeval.comparison import Comparison, confusion_csv, describe_csv, points_csv, taus_csv
 from metaeval.comparison_page import (
     DEFAULT_METRIC,
@@ -39,7 +39,7 @@ from metaeval.comparison_page import (
 from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import source_judge, sources_list, sources_notes
+from metaeval.sources import CONDITION_PATTERN, source_judge, sources_list, sources_notes
 from metaeval.stats import Confusion, nan_as_none
 
 DESCRIBE_HEADINGS = {
@@ -337,6 +337,59 @@ def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
     return response
 
 
+SIMULATION_FRACTIONS = (0.05, 0.10, 0.25)
+
+
+def _shares(text: str) -> list[float]:
+    """Percentages typed as `5 10 25` (or with commas and %), as fractions."""
+    parts = text.replace(",", " ").replace("%", " ").split()
+    try:
+        shares = [float(part) / 100 for part in parts]
+    except ValueError:
+        raise ValueError(f"the shares are percentages, such as 5 10 25, not {text!r}") from None
+    if not shares or len(shares) > 10 or not all(0 < share <= 1 for share in shares):
+        raise ValueError("give one to ten shares, each a percentage above 0 and at most 100")
+    return shares
+
+
+def _simulation_context(request: AuthenticatedRequest, sources: list[str]) -> dict:
+    """The check of the method on a human condition (its labels the truth, an LLM-like copy the cheap source)."""
+    condition = request.GET.get("sim_human", "")
+    context: dict = {
+        "sim_conditions": [source for source in sources if CONDITION_PATTERN.match(source)],
+        "sim_human": condition,
+        "sim_metric": request.GET.get("sim_metric", DEFAULT_METRIC),
+        "sim_metrics": NUGGET_METRICS,
+        "sim_seeds": request.GET.get("sim_seeds", "20"),
+        "sim_shares": request.GET.get("sim_shares", " ".join(f"{f:.0%}".rstrip("%") for f in SIMULATION_FRACTIONS)),
+    }
+    match = CONDITION_PATTERN.match(condition)
+    if not condition:
+        return context
+    try:
+        seeds = int(context["sim_seeds"] or 20)
+        if match is None:
+            raise ValueError(f"{condition} is not a nugget condition (NUGGETS/ASSIGNER)")
+        if not 1 <= seeds <= 500:
+            raise ValueError("the samples per share are between 1 and 500")
+        fractions = _shares(context["sim_shares"])
+        simulation = simulation_on_condition(
+            nuggets=match["nuggets"], assigner=match["assigner"], metric=context["sim_metric"],
+            fractions=fractions, seeds=range(seeds),
+        )  # fmt: skip
+    except (LookupError, ValueError) as exc:
+        context["sim_error"] = str(exc.args[0] if exc.args else exc)
+    else:
+        context["simulation"] = simulation
+        context["sim_summary"] = simulation_summary(simulation)
+        sizes = [row.sample_answers for row in simulation.rows]
+        if len(set(sizes)) < len(sizes):
+            context["sim_same_sizes"] = ", ".join(
+                f"{row.fraction_text}: {row.sample_answers}" for row in simulation.rows
+            )
+    return context
+
+
 @require_GET
 @organizer_required
 def calibrate(request: AuthenticatedRequest) -> HttpResponse:
@@ -369,12 +422,11 @@ def calibrate(request: AuthenticatedRequest) -> HttpResponse:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:
             context["result"] = result
+            context["summary"] = calibration_summary(result)
             context["notes"] = sources_notes([context["llm"], context["human"]])
             context["rows"] = [
-                (rank, estimate, result.human_means.get(estimate.run_id) if result.human_means else None)
+                (rank, estimate, result.human_means.get(estimate.run_id))
                 for rank, estimate in enumerate(result.estimates, start=1)
             ]
-            if result.human_means:
-                covered = sum(1 for e in result.estimates if e.low <= result.human_means[e.run_id] <= e.high)
-                context["covered"] = covered
+    context.update(_simulation_context(request, sources))
     return render(request, "metaeval/calibrate.html", context)

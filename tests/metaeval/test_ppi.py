@@ -7,18 +7,25 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
+from assignment.kinds import IMPORT_ASSIGNMENTS
+from assignment.models import AssignmentLabel
 from metaeval.calibration import LLM_LIKE_CONFUSION, calibration_build, llm_like_scores
-from metaeval.ppi import Z_95, ppi_estimates, ppi_simulate, topic_sample
-from tests.builders import make_user
+from metaeval.ppi import Z_95, answer_sample, ppi_estimates, ppi_simulate
+from nuggets.models import Nugget
+from tests.builders import make_answer, make_batch, make_run, make_user, source_of
 
 
 def test_an_estimate_and_its_interval_by_hand():
     llm = {("r", "t1"): 0.5, ("r", "t2"): 0.5, ("r", "t3"): 1.0, ("r", "t4"): 0.0}
     human = {("r", "t1"): 1.0, ("r", "t3"): 0.5}
-    (estimate,) = ppi_estimates(llm=llm, human=human, runs=["r"], topics=["t1", "t2", "t3", "t4"], sample=["t1", "t3"])
+    (estimate,) = ppi_estimates(
+        llm=llm, human=human, runs=["r"], topics=["t1", "t2", "t3", "t4"], sample={"r": ["t1", "t3"]}
+    )
     # LLM mean 0.5; differences on the sample +0.5 and -0.5: no correction.
     assert (estimate.llm_mean, estimate.correction, estimate.estimate) == (0.5, 0.0, 0.5)
+    assert (estimate.sampled, estimate.answered) == (2, 4)
     # var(x) = 0.5 / 3 over N = 4, var(d) = 0.5 over n = 2.
     half = Z_95 * math.sqrt((0.5 / 3) / 4 + 0.5 / 2)
     assert estimate.low == pytest.approx(0.5 - half) and estimate.high == pytest.approx(0.5 + half)
@@ -30,19 +37,60 @@ def test_a_topic_a_run_did_not_answer_counts_zero_on_both_sides():
     human = {("a", "t1"): 0.5, ("b", "t1"): 0.5, ("b", "t2"): 0.5}
     estimates = {
         e.run_id: e
-        for e in ppi_estimates(llm=llm, human=human, runs=["a", "b"], topics=["t1", "t2"], sample=["t1", "t2"])
+        for e in ppi_estimates(
+            llm=llm, human=human, runs=["a", "b"], topics=["t1", "t2"], sample={"a": ["t1"], "b": ["t1", "t2"]}
+        )
     }
-    # Run a: x = [1, 0], d = [-0.5, 0]: 0.5 - 0.25. Run b: x = [1, 1], d = [-0.5, -0.5]: 0.5.
+    # Run a answered one topic of two: x = [1, 0], d = [-0.5] on it, so 0.5 + 1/2 * -0.5. Run b: 1 - 0.5.
     assert estimates["a"].estimate == pytest.approx(0.25) and estimates["b"].estimate == pytest.approx(0.5)
 
 
-def test_the_sample_comes_from_the_topics():
-    with pytest.raises(ValueError, match="drawn from the topics"):
-        ppi_estimates(llm={}, human={}, runs=["r"], topics=["t1"], sample=["t9"])
-    assert topic_sample([f"t{i}" for i in range(20)], fraction=0.1, seed=3) == topic_sample(
-        [f"t{i}" for i in range(20)], fraction=0.1, seed=3
-    )
-    assert len(topic_sample(["a", "b", "c"], fraction=0.01, seed=0)) == 2  # a variance needs two
+def test_a_run_with_one_sampled_answer_takes_the_variance_pooled_over_every_runs_answers():
+    llm = {("a", "t1"): 1.0, ("b", "t1"): 0.5, ("b", "t2"): 1.0}
+    human = {("a", "t1"): 0.5, ("b", "t1"): 1.0, ("b", "t2"): 0.5}
+    estimates = {
+        e.run_id: e
+        for e in ppi_estimates(
+            llm=llm, human=human, runs=["a", "b"], topics=["t1", "t2"], sample={"a": ["t1"], "b": ["t1", "t2"]}
+        )
+    }
+    # d over every sampled answer: -0.5, +0.5, -0.5, mean -1/6, variance (1/9 + 4/9 + 1/9) / 2 = 1/3.
+    # Run a: x = [1, 0], var(x) = 0.5 over N = 2; |A|/N = 1/2; n = 1.
+    a = estimates["a"]
+    assert a.estimate == pytest.approx(0.5 + 0.5 * -0.5)
+    assert a.half_width == pytest.approx(Z_95 * math.sqrt(0.5 / 2 + 0.25 * (1 / 3) / 1))
+    # Run b has two: its own variance, 0.5 (d = +0.5, -0.5).
+    assert estimates["b"].half_width == pytest.approx(Z_95 * math.sqrt(0.125 / 2 + 0.5 / 2))
+
+
+def test_a_run_no_person_scored_has_no_estimate():
+    llm = {("a", "t1"): 1.0, ("a", "t2"): 0.0, ("b", "t1"): 0.5, ("b", "t2"): 0.5}
+    human = {("a", "t1"): 1.0, ("a", "t2"): 0.5}
+    estimates = ppi_estimates(llm=llm, human=human, runs=["a", "b"], topics=["t1", "t2"], sample={"a": ["t1", "t2"]})
+    assert [e.run_id for e in estimates] == ["a"]
+
+
+def test_the_sample_is_of_answers_people_scored():
+    with pytest.raises(ValueError, match="on topic t9 is not on one of the topics"):
+        ppi_estimates(llm={}, human={("r", "t9"): 1.0}, runs=["r"], topics=["t1"], sample={"r": ["t9"]})
+    with pytest.raises(ValueError, match="on topic t1 has no human score"):
+        ppi_estimates(llm={}, human={}, runs=["r"], topics=["t1"], sample={"r": ["t1"]})
+    with pytest.raises(ValueError, match="a variance needs two"):
+        ppi_estimates(llm={}, human={("r", "t1"): 1.0}, runs=["r"], topics=["t1"], sample={"r": ["t1"]})
+
+
+def test_a_share_of_each_runs_answers_is_drawn_the_same_for_a_seed():
+    answers = {f"r{r}": [f"t{t:02d}" for t in range(21)] for r in range(3)}
+    # On 21 answers a run, 5%, 10% and 25% are 1, 2 and 5 answers: each share its own sample size.
+    for fraction, size in ((0.05, 1), (0.10, 2), (0.25, 5)):
+        sample = answer_sample(answers, fraction=fraction, seed=3)
+        assert {run: len(topics) for run, topics in sample.items()} == {"r0": size, "r1": size, "r2": size}
+        assert sample == answer_sample(answers, fraction=fraction, seed=3)
+    # Each run's answers are drawn apart: the runs' samples are not one set of topics.
+    quarter = answer_sample(answers, fraction=0.25, seed=3)
+    assert len({tuple(topics) for topics in quarter.values()}) > 1
+    small = answer_sample({"r": ["t1", "t2"], "s": []}, fraction=0.01, seed=0)
+    assert list(small) == ["r"] and len(small["r"]) == 1  # at least one answer a run that has any
 
 
 def test_an_llm_that_agrees_with_people_is_recovered_exactly():
@@ -74,10 +122,60 @@ def test_the_page_shows_estimates_and_intervals(client, conditions):
         reverse("metaeval:calibrate"), {"llm": "auto_edit/auto", "human": "auto_edit/manual", "metric": "A"}
     ).content.decode()
     row = page.split('<td class="mono">r2</td>')[1].split("</tr>")[0]
-    assert "0.4167" in row and "0.1584 – 0.6749" in row and "0.6250" in row
-    assert "3 of 3 intervals hold them" in page
+    assert "0.4167" in row and "0.1584 – 0.6749" in row and "0.6250" in row and "2 / 2" in row
+    assert "3 of the 3 intervals of runs people scored on every answer hold their human means" in page
     bad = client.get(reverse("metaeval:calibrate"), {"llm": "auto_edit/auto", "human": "nope/nope", "metric": "A"})
     assert "unknown source" in bad.content.decode()
+
+
+@pytest.mark.django_db
+def test_runs_no_person_scored_are_left_out_and_named(client, conditions):
+    """An LLM condition over a run people never judged: no estimate, no 'human mean 0', not counted as covered."""
+    topic = conditions["topics"]["t1"]
+    answer = make_answer(make_run("r4"), topic)
+    nuggets = Nugget.objects.filter(nugget_set__name="auto_edit", nugget_set__topic=topic).order_by("position")
+    batch = make_batch(kind=IMPORT_ASSIGNMENTS)
+    AssignmentLabel.objects.bulk_create(
+        AssignmentLabel(
+            answer=answer, nugget=nugget, assigner="auto", assigner_kind="auto", label="support",
+            source=source_of("assignment", "auto"), imported_from=batch,
+        )
+        for nugget in nuggets
+    )  # fmt: skip
+    scores_refresh(discover=True)
+    result = calibration_build(llm="auto_edit/auto", human="auto_edit/manual", metric="A")
+    assert result.unjudged == ["r4"] and "r4" not in {e.run_id for e in result.estimates}
+    assert set(result.human_means) == {"r1", "r2", "r3"}
+    client.force_login(make_user(Role.ORGANIZER))
+    page = client.get(
+        reverse("metaeval:calibrate"), {"llm": "auto_edit/auto", "human": "auto_edit/manual", "metric": "A"}
+    ).content.decode()
+    assert "Left out, as no person scored any of their answers: 1 runs (r4)" in page
+    assert '<td class="mono">r4</td>' not in page
+
+
+@pytest.mark.django_db
+def test_the_page_checks_the_method_on_a_human_condition(client, conditions):
+    client.force_login(make_user(Role.ORGANIZER))
+    page = client.get(
+        reverse("metaeval:calibrate"), {"sim_human": "auto_edit/manual", "sim_metric": "A", "sim_seeds": "4"}
+    ).content.decode()
+    table = page.split('<table id="simulation">')[1].split("</table>")[0]
+    # 3 runs x 2 topics: 5%, 10% and 25% of each run's two answers are one answer a run.
+    assert table.count("3 of 6") == 3 and ">5%<" in table and ">25%<" in table
+    assert "3 runs x 2 topics, 6 answers scored by people" in page
+    assert "Some shares draw the same number of answers on this condition (5%: 3, 10%: 3, 25%: 3)" in page
+    # Larger shares, typed as percentages: 100% is both answers of each run.
+    page = client.get(
+        reverse("metaeval:calibrate"), {"sim_human": "auto_edit/manual", "sim_shares": "50, 100%", "sim_seeds": "2"}
+    ).content.decode()
+    table = page.split('<table id="simulation">')[1].split("</table>")[0]
+    assert "3 of 6" in table and "6 of 6" in table and "Some shares draw" not in page
+    refused = client.get(reverse("metaeval:calibrate"), {"sim_human": "support:scratch"}).content.decode()
+    assert "is not a nugget condition" in refused
+    for shares in ("half", "0 10", "150"):
+        page = client.get(reverse("metaeval:calibrate"), {"sim_human": "auto_edit/manual", "sim_shares": shares})
+        assert "percentage" in page.content.decode()
 
 
 @pytest.mark.django_db
@@ -92,15 +190,36 @@ def test_an_llm_like_copy_follows_the_confusion_pattern(conditions):
 
 
 @pytest.mark.django_db
+def test_an_llm_like_copy_is_the_same_whatever_order_its_labels_were_stored_in(monkeypatch):
+    from assessor.models import Answer, Run, Topic
+    from nuggets.models import NuggetSet
+    from tests.metaeval import builders
+
+    builders.build_conditions()
+    first = llm_like_scores(nuggets="auto_edit", assigner="manual", seed=7).per_topic
+    for model in (AssignmentLabel, Nugget, NuggetSet, Answer, Run, Topic):
+        model.objects.all().delete()
+    # The same labels stored again, their answers and nuggets made in the reverse order (other database ids).
+    monkeypatch.setattr(builders, "MANUAL", dict(reversed(builders.MANUAL.items())))
+    monkeypatch.setattr(builders, "NUGGETS", dict(reversed(builders.NUGGETS.items())))
+    builders.build_conditions()
+    assert llm_like_scores(nuggets="auto_edit", assigner="manual", seed=7).per_topic == first
+
+
+@pytest.mark.django_db
 def test_the_command_prints_the_estimates_and_the_simulation(conditions):
     out = io.StringIO()
     call_command("calibrate", "--llm", "auto_edit/auto", "--human", "auto_edit/manual", "--metric", "A", stdout=out)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "A: 2 human topics of 2; 95% intervals"
-    assert lines[3].split()[:3] == ["2", "r2", "0.4167"]
+    assert lines[0] == (
+        "A: people's scores on 6 answers of 3 of the 3 runs, over 2 topics; 95% intervals. "
+        "3 of the 3 intervals of runs people scored on every answer hold their human means"
+    )
+    assert lines[3].split() == ["2", "r2", "0.4167", "0.1584", "0.6749", "0.6250", "2/2", "0.4167"]
     out = io.StringIO()
     call_command("calibrate", "--simulate", "--human", "auto_edit/manual", "--metric", "A", "--seeds", "3", stdout=out)
-    assert "3 runs x 2 topics" in out.getvalue()
+    assert "3 runs x 2 topics, 6 answers scored by people" in out.getvalue()
+    assert [line.split()[:2] for line in out.getvalue().splitlines()[2:]] == [["5%", "3"], ["10%", "3"], ["25%", "3"]]
 
 
 @pytest.mark.shared_data
@@ -115,11 +234,14 @@ def test_calibration_on_nist_s_labels_covers_the_human_means(shared_data):
     from metaeval.calibration import simulation_on_condition
 
     simulation = simulation_on_condition(
-        nuggets="nist", assigner="nist", metric="Vstrict", fractions=[0.25, 0.5], seeds=range(50)
+        nuggets="nist", assigner="nist", metric="Vstrict", fractions=[0.05, 0.10, 0.25, 0.5], seeds=range(50)
     )
-    assert (simulation.runs, simulation.topics) == (45, 21)
-    quarter, half = simulation.rows
+    assert (simulation.runs, simulation.topics, simulation.answers) == (45, 21, 927)
+    five, ten, quarter, half = simulation.rows
+    # One answer a run at 5%, more at 10%: the shares are samples of answers, not of whole topics.
+    assert five.sample_answers == 45 and ten.sample_answers > five.sample_answers
     # The intervals hold the human means at least about as often as their nominal 95% ...
     assert quarter.coverage >= 0.9 and half.coverage >= 0.9
     # ... and a larger sample ranks the runs closer to people and misses their means by less.
-    assert half.tau_mean > quarter.tau_mean and half.error < quarter.error < simulation.error_llm_only
+    assert half.tau_mean > quarter.tau_mean > ten.tau_mean
+    assert half.error < quarter.error < ten.error < simulation.error_llm_only

@@ -4,14 +4,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessor.management.base import add_include_open_argument, notes_write
 from assessor.scoring.lifecycle import open_work_included
-from metaeval.calibration import calibration_build, simulation_on_condition
+from metaeval.calibration import calibration_build, calibration_summary, simulation_on_condition, simulation_summary
 from metaeval.sources import CONDITION_PATTERN, sources_notes
 
 
 class Command(BaseCommand):
     help = (
         "Estimate each run's human-equivalent score with a 95%% interval from an LLM condition on every topic and a "
-        "human condition on a sample of them (--llm, --human); or, with --simulate, check the method on a human "
+        "human condition on a sample of its answers (--llm, --human); or, with --simulate, check the method on a human "
         "condition (the truth) against an LLM-like copy of its labels, for several sample sizes and seeds."
     )
 
@@ -22,7 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("--llm", default="", metavar="SRC", help="the LLM source, on every topic")
         parser.add_argument("--metric", default="Vstrict", help="the metric (default Vstrict)")
         parser.add_argument(
-            "--fraction", type=float, default=None, help="use a seeded sample of this share of the human topics"
+            "--fraction",
+            type=float,
+            default=None,
+            help="use a seeded sample of this share of each run's human-scored answers",
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--simulate", action="store_true", help="check the method on --human (a nugget condition)")
@@ -48,16 +51,16 @@ class Command(BaseCommand):
             fraction=options["fraction"], seed=options["seed"],
         )  # fmt: skip
         notes_write(self, sources_notes([options["llm"], options["human"]]))
+        self.stdout.write(calibration_summary(result))
         self.stdout.write(
-            f"{result.metric}: {len(result.sample)} human topics of {len(result.topics)}; 95% intervals\n"
-            f"{'rank':>4}  {'run':<40} {'estimate':>9} {'low':>9} {'high':>9} {'LLM mean':>9}"
-            + (f" {'human':>9}" if result.human_means else "")
+            f"{'rank':>4}  {'run':<40} {'estimate':>9} {'low':>9} {'high':>9} {'LLM mean':>9} {'answers':>8} {'human':>9}"
         )
         for rank, estimate in enumerate(result.estimates, start=1):
-            human = f" {result.human_means[estimate.run_id]:9.4f}" if result.human_means else ""
+            human = result.human_means.get(estimate.run_id)
             self.stdout.write(
                 f"{rank:>4}  {estimate.run_id:<40} {estimate.estimate:9.4f} {estimate.low:9.4f} {estimate.high:9.4f}"
-                f" {estimate.llm_mean:9.4f}{human}"
+                f" {estimate.llm_mean:9.4f} {f'{estimate.sampled}/{estimate.answered}':>8}"
+                f" {'' if human is None else f'{human:.4f}':>9}"
             )
 
     def _simulate(self, options: dict) -> None:
@@ -70,14 +73,12 @@ class Command(BaseCommand):
         )  # fmt: skip
         notes_write(self, sources_notes([options["human"]]))
         self.stdout.write(
-            f"{options['human']} {options['metric']}: {simulation.runs} runs x {simulation.topics} topics; "
-            f"the LLM-like copy alone ranks the runs at tau {simulation.tau_llm_only:.3f}, "
-            f"its run means off by {simulation.error_llm_only:.4f} on average\n"
-            f"{'sample':>7} {'topics':>6} {'tau mean':>9} {'tau min':>8} {'coverage':>9} {'half width':>11} "
+            f"{options['human']} {options['metric']}: {simulation_summary(simulation)}\n"
+            f"{'sample':>7} {'answers':>8} {'tau mean':>9} {'tau min':>8} {'coverage':>9} {'half width':>11} "
             f"{'error':>7} {'tau sample only':>16}"
         )
         for row in simulation.rows:
             self.stdout.write(
-                f"{row.fraction:7.0%} {row.sample_topics:>6} {row.tau_mean:9.3f} {row.tau_min:8.3f} "
+                f"{row.fraction:7.0%} {row.sample_answers:>8} {row.tau_mean:9.3f} {row.tau_min:8.3f} "
                 f"{row.coverage:9.1%} {row.half_width:11.4f} {row.error:7.4f} {row.tau_sample_only:16.3f}"
             )
