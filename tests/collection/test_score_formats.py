@@ -353,3 +353,34 @@ def test_label_exports_write_run_ids_with_their_team_prefix_when_asked(tmp_path)
     support = ("export_support", "--method", "scratch")
     assert sorted(set(run_ids(*support))) == ["s1", "s2"]
     assert sorted(set(run_ids(*support, "--team-prefix"))) == ["other.s1", "s2"]
+
+
+@pytest.mark.shared_data
+@pytest.mark.django_db
+def test_on_nists_labels_zero_rows_give_the_mean_a_tool_recomputes(shared_data, tmp_path):
+    """webis-manual-manual answered 4 of the 21 topics NIST judged: the mean of its rows is 0.336, the
+    track's mean (a missing topic counts 0) 0.064; with the zero rows the two agree."""
+    call_command("import_topics", str(shared_data / "topics.rag24.test.txt"), stdout=io.StringIO())
+    call_command(
+        "import_assignments", str(shared_data / "nugget_assignment.20241108.jl"), "--nuggets", "auto_edit",
+        "--nuggets-name", "nist", "--assigner", "manual", "--assigner-name", "nist", stdout=io.StringIO(),
+    )  # fmt: skip
+
+    def webis_vstrict(*flags: str) -> tuple[list[float], float]:
+        path = tmp_path / "scores.txt"
+        call_command(
+            "export_scores", "--nuggets", "nist", "--assigner", "nist", "--format", "tot", *flags,
+            "--output", str(path), stderr=io.StringIO(),
+        )  # fmt: skip
+        rows = [line.split("\t") for line in path.read_text().splitlines()]
+        mine = [
+            (topic, float(value))
+            for run, metric, topic, value in rows
+            if (run, metric) == ("webis-manual-manual", "Vstrict")
+        ]
+        return [value for topic, value in mine if topic != "all"], dict(mine)["all"]
+
+    topics, mean = webis_vstrict()
+    assert len(topics) == 4 and round(sum(topics) / len(topics), 3) == 0.336 and round(mean, 3) == 0.064
+    topics, mean = webis_vstrict("--zero-rows")
+    assert len(topics) == 21 and sum(topics) / len(topics) == pytest.approx(mean, abs=1e-15)
