@@ -1,5 +1,7 @@
 """What the browser tests of the judging pages share: pressing label keys until saved, and submitting."""
 
+from playwright.sync_api import expect
+
 
 def settled(page) -> None:
     """Wait until every queued label is saved."""
@@ -17,7 +19,7 @@ def press(page, *keys: str) -> None:
 def submit(page) -> None:
     """Submit the topic: the button asks for a confirmation first, in a dialog."""
     page.get_by_role("button", name="Submit topic").click()
-    assert page.locator("#submit-confirm").is_visible()
+    expect(page.locator("#submit-confirm")).to_be_visible()
     page.get_by_role("button", name="Submit and freeze").click()
     page.wait_for_selector("#judge[data-frozen='1']")
 

@@ -17,6 +17,8 @@ from support import kinds as support_kinds
 from support.judging import topic_pairs
 from tests.scenarios import HUMAN_NUGGETS, give_assign, give_support, make_given_topic, make_scenario, nugget_set_of
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -82,21 +84,21 @@ def test_h_opens_the_guidelines_on_the_judging_pages_centred(open_as, tmp_path):
     support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
 
     page = open_as(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
-    assert not page.locator("#guidelines").is_visible()
+    expect(page.locator("#guidelines")).to_be_hidden()
     page.keyboard.press("h")
     guide = page.locator("#guidelines")
-    assert guide.is_visible()
+    expect(guide).to_be_visible()
     assert "The answer fully states the nugget's fact." in guide.inner_text()
     assert "The answer states part of the fact, or only implies it." in guide.inner_text()
     assert centred(page, "#help")
     page.screenshot(path=str(tmp_path / "assign-guidelines.png"))
     page.keyboard.press("h")
-    assert not page.locator("#help").is_visible()
+    expect(page.locator("#help")).to_be_hidden()
     page.keyboard.press("?")
-    assert page.locator("#help-keys").is_visible()
+    expect(page.locator("#help-keys")).to_be_visible()
     assert centred(page, "#help")
     page.keyboard.press("Escape")
-    assert not page.locator("#help").is_visible()
+    expect(page.locator("#help")).to_be_hidden()
 
     page = open_as(scenario.assessor, reverse("support:judge", args=[support.pk]))
     page.get_by_role("button", name="Guidelines").click()
@@ -112,14 +114,14 @@ def test_h_opens_the_guidelines_and_the_notes_in_the_workspace(open_as, tmp_path
     page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
     page.keyboard.press("h")
     guide = page.locator("#guidelines")
-    assert guide.is_visible()
+    expect(guide).to_be_visible()
     assert "A fact a good answer must contain." in guide.inner_text()
     assert "Worth having in an answer, but not essential." in guide.inner_text()
     assert page.locator("#campaign-notes").inner_text().endswith("Dates count as vital for this topic.")
     assert centred(page, "#help")
     page.screenshot(path=str(tmp_path / "workspace-guidelines.png"))
     page.keyboard.press("Escape")
-    assert not guide.is_visible()
+    expect(guide).to_be_hidden()
     # No version counter for the assessor.
     assert page.locator("#set-status").inner_text() == "open"
 
@@ -139,7 +141,7 @@ def test_label_buttons_show_their_key_and_pressed_labels_are_green_yellow_red(op
         ["partial", "p"],
         ["not", "support", "n"],
     ]
-    assert first.locator("button.choice kbd").first.is_visible()
+    expect(first.locator("button.choice kbd").first).to_be_visible()
 
     green = rgb(page, "#rows li.jrow:nth-child(1) button.choice.on")
     yellow = rgb(page, "#rows li.jrow:nth-child(2) button.choice.on")
@@ -174,7 +176,7 @@ def test_the_last_label_offers_the_submit_which_asks_first_then_links_to_the_nex
     label(assign, 3, ["support", "support"])
     page = open_as(scenario.assessor, reverse("judge:assign", args=[assign.pk]))
     page.wait_for_url("**/answer/3/")
-    assert page.locator("#all-done").is_hidden()
+    expect(page.locator("#all-done")).to_be_hidden()
     page.keyboard.press("n")
     settled(page)
     # Nothing left anywhere: no move, an offer to submit instead.
@@ -182,18 +184,18 @@ def test_the_last_label_offers_the_submit_which_asks_first_then_links_to_the_nex
     assert page.url.endswith("/answer/3/")
     page.get_by_role("button", name="Submit the topic…").click()
     dialog = page.locator("#submit-confirm")
-    assert dialog.is_visible()
+    expect(dialog).to_be_visible()
     assert "9 of 9 labels" in dialog.inner_text()
     assert centred(page, "#submit-confirm")
     page.screenshot(path=str(tmp_path / "submit-confirm.png"))
     page.get_by_role("button", name="Keep working").click()
-    assert not dialog.is_visible()
+    expect(dialog).to_be_hidden()
     assign.refresh_from_db()
     assert assign.status == AssessorWork.Status.IN_PROGRESS
     # Esc closes it too; the topic stays open.
     page.get_by_role("button", name="Submit topic").click()
     page.keyboard.press("Escape")
-    assert not dialog.is_visible()
+    expect(dialog).to_be_hidden()
     page.get_by_role("button", name="Submit topic").click()
     page.get_by_role("button", name="Submit and freeze").click()
     page.wait_for_selector("#judge[data-frozen='1']")
@@ -314,16 +316,16 @@ def test_submitting_a_nugget_list_asks_first_then_links_to_the_labelling_that_de
     assign = assign_work_give(topic=work.topic, assessor=work.assessor, by=work.created_by)
     page.get_by_role("button", name="Submit", exact=True).click()
     dialog = page.locator("#submit-confirm")
-    assert dialog.is_visible()
+    expect(dialog).to_be_visible()
     assert "holds 1 nuggets" in dialog.inner_text()
     page.get_by_role("button", name="Keep working").click()
-    assert not dialog.is_visible()
+    expect(dialog).to_be_hidden()
     assert page.locator("#nugget-panel").get_attribute("data-frozen") == "0"
     page.get_by_role("button", name="Submit", exact=True).click()
     page.get_by_role("button", name="Submit and freeze").click()
     page.wait_for_selector("#nugget-panel[data-frozen='1']")
     # A frozen list takes no sources; the next work in the queue is the ManualAssign on this list.
-    assert page.locator(".source-form").first.is_hidden()
+    expect(page.locator(".source-form").first).to_be_hidden()
     link = page.locator("#next-work")
     assert link.inner_text() == f"ManualAssign of topic {work.topic_id}"
     page.screenshot(path=str(tmp_path / "workspace-submitted.png"))
@@ -383,13 +385,13 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
         assert page.locator("#guide-open kbd").inner_text() == "h"
         page.keyboard.press("h")
         guide = page.locator("#guidelines")
-        assert guide.is_visible(), name
+        expect(guide).to_be_visible()  # a condition, not a moment: the dialog opens when the key is handled
         for term in terms:
             assert term in guide.inner_text(), (name, term)
         assert centred(page, "#help"), name
         page.screenshot(path=str(tmp_path / f"{name}-guidelines.png"))
         page.keyboard.press("Escape")
-        assert not guide.is_visible()
+        expect(guide).to_be_hidden()
 
         if keys is None:
             choices = page.locator("#nugget-list li.nugget").first.locator("button.imp")
@@ -433,7 +435,7 @@ def test_the_workspace_delete_action_is_a_readable_red_word(open_as, tmp_path):
     page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
     page.locator("#nugget-list li.nugget .nugget-text").first.click()
     delete = page.locator("#nugget-list li.nugget button.danger").first
-    assert delete.is_visible()
+    expect(delete).to_be_visible()
     page.screenshot(path=str(tmp_path / "workspace-selected.png"))
     background = page.eval_on_selector(
         "#nugget-list li.nugget button.danger", "el => getComputedStyle(el).backgroundColor"

@@ -6,6 +6,8 @@ from django.urls import reverse
 from nuggets.models import NuggetEdit
 from tests.scenarios import make_given_topic, texts_of
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -38,4 +40,4 @@ def test_an_edit_confirmed_with_enter_is_sent_once(open_as, opening):
     assert texts_of(work) == ["a reworded draft", "second draft"]
     assert NuggetEdit.objects.filter(operation="edit").count() == 1
     assert [url.rsplit("/op/", 1)[1] for url in posts] == ["edit/"]
-    assert page.locator("#ws-alert").is_hidden()
+    expect(page.locator("#ws-alert")).to_be_hidden()

@@ -12,6 +12,8 @@ from support.models import SupportLabel
 from tests.e2e.keys import judge_every_answer_by_keyboard, press, settled, submit
 from tests.scenarios import give_assign, give_support, make_scenario
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -49,11 +51,11 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     page.wait_for_url("**/answer/2/")
     page.keyboard.press("g")
     page.wait_for_url("**/answer/3/")
-    assert page.locator("#all-done").is_hidden()
+    expect(page.locator("#all-done")).to_be_hidden()
     press(page, "s", "s", "s")
     assert page.locator("#answers-done").inner_text() == "3"
     # Every label is in: the page offers the submit, and asks before freezing the topic.
-    assert page.locator("#all-done").is_visible()
+    expect(page.locator("#all-done")).to_be_visible()
     assert page.url.endswith("/answer/3/")
     submit(page)
     work.refresh_from_db()

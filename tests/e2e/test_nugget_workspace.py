@@ -9,6 +9,8 @@ from nuggets.models import NuggetEdit, NuggetSet
 from tests.builders import make_user
 from tests.scenarios import make_given_topic, nugget_set_of, texts_of
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -32,7 +34,7 @@ def press(page, *keys: str) -> None:
 def submit(page) -> None:
     """Submit the list: the button asks for a confirmation first, in a dialog."""
     page.get_by_role("button", name="Submit", exact=True).click()
-    assert page.locator("#submit-confirm").is_visible()
+    expect(page.locator("#submit-confirm")).to_be_visible()
     page.get_by_role("button", name="Submit and freeze").click()
     page.wait_for_selector("#nugget-panel[data-frozen='1']")
     settled(page)
@@ -58,10 +60,10 @@ def test_a_full_manual_nuggets_session_by_keyboard(open_as):
     work = make_given_topic(condition="manual")
     page = open_as(work.assessor, workspace_url(work))
     page.keyboard.press("?")
-    assert page.locator("#help").is_visible()
+    expect(page.locator("#help")).to_be_visible()
     assert "merge the marked nuggets" in page.locator("#help").inner_text()
     page.keyboard.press("Escape")
-    assert not page.locator("#help").is_visible()
+    expect(page.locator("#help")).to_be_hidden()
 
     for text in ["Nuggets are atomic facts", "Assessors write at most twenty", "A typo nuget"]:
         add_by_keyboard(page, text)
@@ -160,7 +162,7 @@ def test_two_tabs_never_overwrite_each_other_silently(open_as):
     add_by_keyboard(first, "written in the first tab")
     add_by_keyboard(second, "written in the second tab")
     alert = second.locator("#ws-alert")
-    assert alert.is_visible()
+    expect(alert).to_be_visible()
     assert "changed elsewhere" in alert.inner_text() and "written in the second tab" in alert.inner_text()
     assert second.locator("#connection").inner_text() == "Not saved"
     assert texts_of(work) == ["written in the first tab"]

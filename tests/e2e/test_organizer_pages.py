@@ -23,6 +23,8 @@ from tests.builders import (
     make_user,
 )
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -46,7 +48,7 @@ def test_an_organizer_adds_an_assessor_and_deactivates_them(open_as):
     assert page.locator(".messages li.success").inner_text() == "newcomer deactivated: it can no longer log in."
     row = page.locator('tr[data-user="newcomer"]')
     assert row.locator("td").nth(2).inner_text() == "deactivated"
-    assert row.get_by_role("button", name="Reactivate").is_visible()
+    expect(row.get_by_role("button", name="Reactivate")).to_be_visible()
     # The audit trail on the page, newest first.
     trail = page.locator("table.audit tbody tr")
     assert [trail.nth(i).locator("td").nth(2).inner_text() for i in range(trail.count())] == [
@@ -106,14 +108,14 @@ def test_the_topic_page_opens_with_its_nugget_sets_and_folds_the_segments_withou
         "Answers (1)",
     ]
     # The nuggets are the first thing under the heading, in the first screen.
-    assert page.get_by_text("light scatters").is_visible()
+    expect(page.get_by_text("light scatters")).to_be_visible()
     assert page.get_by_text("light scatters").bounding_box()["y"] < 900
     untexted = page.locator("details.untexted")
     assert untexted.locator("summary").inner_text() == "2 relevant segments with no text in the collection"
-    assert not page.get_by_text("doc_c#1").is_visible()
+    expect(page.get_by_text("doc_c#1")).to_be_hidden()
     page.screenshot(path=str(tmp_path / "topic.png"), full_page=True, timeout=30_000)
     untexted.locator("summary").click()
-    assert page.get_by_text("doc_c#1").is_visible()
+    expect(page.get_by_text("doc_c#1")).to_be_visible()
     sections.nth(1).click()
     page.wait_for_url("**#segments")
 
@@ -133,7 +135,7 @@ def test_an_error_page_says_why_in_the_sites_frame_with_a_way_home(open_as, tmp_
 
     page = open_as(make_user(Role.ASSESSOR), reverse("collection:upload"))
     assert page.locator("h1").inner_text() == "This page is not for you"
-    assert page.get_by_role("link", name="Back to the home page").is_visible()
+    expect(page.get_by_role("link", name="Back to the home page")).to_be_visible()
     page.screenshot(path=str(tmp_path / "403.png"))
 
 
@@ -184,7 +186,7 @@ def test_an_opened_call_log_message_wraps_inside_the_page(open_as, tmp_path):
     page.set_viewport_size({"width": 1400, "height": 900})
     page.get_by_text("show").click()
     message = page.locator("table.call-log pre").first
-    assert message.is_visible()
+    expect(message).to_be_visible()
     box = message.bounding_box()
     assert box["x"] + box["width"] <= 1400
     # Every word shows: the text wraps instead of running out of its box.

@@ -52,5 +52,5 @@ def test_an_upload_page_follows_the_import_to_its_end_and_keeps_the_result(open_
 
     page.reload()
     assert page.locator("#upload-state").inner_text() == "done"
-    assert page.get_by_text("1500 lines: 1500 created, 0 unchanged, 0 replaced.").is_visible()
+    expect(page.get_by_text("1500 lines: 1500 created, 0 unchanged, 0 replaced.")).to_be_visible()
     assert Upload.objects.get().state == "done"

@@ -13,6 +13,8 @@ from tests.builders import make_user
 from tests.verdicts.collection import make_verdict_collection
 from tests.verdicts.models import Verdict
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -39,7 +41,7 @@ def test_an_assessor_judges_answers_given_through_the_apps_page(open_as):
     assert row.locator("td").nth(2).inner_text() == "Answer verdicts"
     assert row.locator("td").nth(4).inner_text() == "0 / 3 answers"
     row.get_by_role("link", name="Start").click()
-    assert queue.get_by_role("heading", name="Does each answer answer the question?").is_visible()
+    expect(queue.get_by_role("heading", name="Does each answer answer the question?")).to_be_visible()
 
     answers = queue.locator("#verdicts li")
     assert answers.count() == 3
