@@ -128,6 +128,13 @@ class WorkProgress(Protocol):
     def __call__(self, works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]: ...
 
 
+class WorkWaiting(Protocol):
+    """Why a work cannot be done yet (say, the list it labels against is still open), per waiting work id, in a
+    fixed number of queries; a work that is not waiting is absent."""
+
+    def __call__(self, works: Sequence[AssessorWork]) -> dict[int, str]: ...
+
+
 @dataclass(frozen=True)
 class WorkPage:
     """Where an assessor does one kind of work (the URL takes the AssessorWork id), and how it is given."""
@@ -141,6 +148,7 @@ class WorkPage:
     # (the nugget list before the ManualAssign that labels against it).
     stage: int = 0
     progress: WorkProgress | None = None
+    waiting: WorkWaiting | None = None
     unit: str = ""  # what progress counts: "nuggets", "labels", "pairs"
     description: str = ""  # one sentence for the organizer: what the assessor does
 

@@ -52,6 +52,7 @@ ASSIGN_KINDS = (ASSIGN_MANUAL,)
 LABELS = tuple(AssignmentLabel.Label.values)
 # Nugget sets a person made: AutoNuggets and drafts are LLM output and never shown.
 HUMAN_NUGGET_KINDS = (NuggetSet.Kind.MANUAL, NuggetSet.Kind.AUTO_EDIT)
+NUGGETS_OPEN_WAIT = "waiting for the topic's nugget list to be submitted"
 
 
 # --- Reads ------------------------------------------------------------------------
@@ -122,7 +123,12 @@ class AssignPage:
 
     @property
     def answer_complete(self) -> bool:
-        return len(self.labels) >= len(self.nuggets)
+        return bool(self.nuggets) and len(self.labels) >= len(self.nuggets)
+
+    @property
+    def waiting(self) -> str:
+        """Why nothing can be labelled yet (the frame's waiting state); empty when the work can be done."""
+        return NUGGETS_OPEN_WAIT if self.nuggets_open else ""
 
 
 def own_labels(*, work: AssessorWork, nugget_set: NuggetSet) -> QuerySet[AssignmentLabel]:
@@ -423,6 +429,18 @@ class AssignProgress:
     @property
     def total(self) -> int:
         return self.labels_total
+
+
+def assign_waiting(works: Sequence[AssessorWork]) -> dict[int, str]:
+    """The ManualAssign works whose nugget list is still open (or not made yet): nothing to label until it is
+    submitted. One query."""
+    topic_ids = {work.topic_id for work in works}
+    submitted = set(
+        NuggetSet.objects.filter(topic_id__in=topic_ids)
+        .exclude(status=NuggetSet.Status.OPEN)
+        .values_list("topic_id", "name")
+    )
+    return {work.pk: NUGGETS_OPEN_WAIT for work in works if (work.topic_id, work.nugget_set_name) not in submitted}
 
 
 def assign_progress(works: Sequence[AssessorWork] | None = None) -> list[AssignProgress]:

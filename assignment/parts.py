@@ -239,6 +239,7 @@ def register() -> None:
             give=_work_give,
             stage=1,
             progress=_progress,
+            waiting=judging.assign_waiting,
             unit="labels",
         )
     )

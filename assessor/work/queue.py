@@ -24,6 +24,7 @@ class QueueItem:
     total: int | None
     unit: str
     time_label: str
+    waiting: str = ""  # why the work cannot be done yet (its kind's WorkPage.waiting); empty: it can
 
     @property
     def progress_label(self) -> str:
@@ -59,10 +60,13 @@ def queue_items(*, user: User) -> list[QueueItem]:
     for work in works:
         by_kind[work.kind].append(work)
     counts: dict[int, tuple[int, int]] = {}
+    waiting: dict[int, str] = {}
     for kind, group in by_kind.items():
         page = registry.work_page(kind)
         if page and page.progress:
             counts.update(page.progress(group))
+        if page and page.waiting:
+            waiting.update(page.waiting([work for work in group if work.status != AssessorWork.Status.SUBMITTED]))
     items = []
     for work in works:
         page = registry.work_page(work.kind)
@@ -75,6 +79,7 @@ def queue_items(*, user: User) -> list[QueueItem]:
                 total=total,
                 unit=page.unit if page else "",
                 time_label=duration_label(work.active_seconds),
+                waiting=waiting.get(work.pk, ""),
             )
         )
     return items

@@ -74,6 +74,7 @@
     progressShow();
   }
   function progressShow() {
+    if (!document.getElementById("labels-done")) return; // waiting: nothing counts yet
     const list = rows();
     const labelled = list.filter((r) => r.dataset.current !== "").length;
     if (root.dataset.initialLabelled === undefined) {

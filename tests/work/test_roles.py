@@ -9,7 +9,7 @@ from assessor.work.roles import Role
 from assignment import kinds as assignment_kinds
 from nuggets import kinds as nugget_kinds
 from support import kinds as support_kinds
-from tests.builders import make_answer, make_qrel, make_run, make_segment, make_topic, make_user
+from tests.builders import make_answer, make_nugget_set, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -90,9 +90,10 @@ def test_the_assessor_home_lists_their_own_work(client):
     other = make_user(Role.ASSESSOR, username="bob")
     mine = make_topic("2024-10", query="how do bees see colour")
     theirs = make_topic("2024-11", query="a topic of someone else")
+    make_nugget_set(mine, texts=["Bees see ultraviolet"], kind="manual", name="manual")  # submitted: not waiting
     AssessorWork.objects.create(
         topic=mine, assessor=assessor, kind=assignment_kinds.ASSIGN_MANUAL, active_seconds=600,
-        status=AssessorWork.Status.IN_PROGRESS,
+        status=AssessorWork.Status.IN_PROGRESS, nugget_set_name="manual",
     )
     AssessorWork.objects.create(topic=theirs, assessor=other, kind=nugget_kinds.NUGGETS_MANUAL)
     client.force_login(assessor)
