@@ -83,11 +83,15 @@ def work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     panel = selectors.panel_load(work=work)
     if wants_json(request):
         return _panel_response(request, panel)
+    segments = selectors.relevant_segments(topic_id=work.topic_id, panel=panel)
     context = {
         **_panel_context(request, panel),
         "work": work,
         "topic": work.topic,
-        "segments": selectors.relevant_segments(topic_id=work.topic_id, panel=panel),
+        "segments": segments,
+        # Segments the collection has no text for are listed apart, collapsed: they would push the texts down.
+        "texted": [segment for segment in segments if segment.text],
+        "untexted": [segment for segment in segments if not segment.text],
     }
     return render(request, "nuggets/workspace.html", context)
 
@@ -213,7 +217,9 @@ def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
-        nugget_set_reopen(work_id=work.pk, by=request.user, reason=reason, confirmed=request.POST.get("confirmed") == "1")
+        nugget_set_reopen(
+            work_id=work.pk, by=request.user, reason=reason, confirmed=request.POST.get("confirmed") == "1"
+        )
     except DependentsUnconfirmed as unconfirmed:
         # Labels hang on the list: show what depends on it, and ask again.
         context = {"work": work, "reason": reason, "dependents": unconfirmed.dependents, "message": unconfirmed.message}

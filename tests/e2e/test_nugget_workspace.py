@@ -327,3 +327,24 @@ def test_a_submitted_list_ignores_editing_keys(open_as):
     assert "submitted and frozen" in page.locator("#ws-alert").inner_text()
     assert rows(work) == [("the only nugget", "vital", "", [])]
     assert NuggetEdit.objects.filter(operation="undo").count() == 0
+
+
+def test_segments_without_text_are_collapsed_below_the_texts(open_as):
+    """2024-214096 has 163 of 183 relevant segments without text in the collection: the texts come first."""
+    from tests.builders import make_qrel, make_segment
+
+    work = make_given_topic(grades=[1, 2])  # two segments with text
+    for index in range(40):
+        make_qrel(work.topic, make_segment(docid=f"msmarco_v2.1_doc_99_{index}#0_0", text=""), grade=3, source="nist")
+    page = open_as(work.assessor, workspace_url(work))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    texts = page.locator("#segments li.segment")
+    expect(texts).to_have_count(2)
+    expect(texts.first.locator(".seg-text")).to_contain_text("passage about nuggets")
+    expect(texts.first).to_be_in_viewport()
+    untexted = page.locator("#untexted-segments")
+    expect(untexted.locator("summary")).to_have_text("40 relevant segments with no text in the collection")
+    expect(untexted.locator(".untexted-list")).to_be_hidden()  # collapsed until asked for
+    expect(page.get_by_text("(the collection has no text for this segment)")).to_have_count(0)
+    untexted.locator("summary").click()
+    expect(untexted.locator(".untexted-list li")).to_have_count(40)
