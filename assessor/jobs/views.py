@@ -12,7 +12,7 @@ from assessor.jobs.forms import EndpointForm, job_launch
 from assessor.jobs.llm.client import LLMNotConfigured
 from assessor.jobs.llm.endpoints import EndpointRefused, endpoint_add, endpoint_delete, endpoint_missing, endpoints_list
 from assessor.jobs.selectors import job_calls, job_failures, job_params_shown, job_percent, jobs_list
-from assessor.models import Job
+from assessor.models import Job, JobItem
 from assessor.registry import registry
 from assessor.work.roles import organizer_required
 
@@ -53,10 +53,20 @@ def job_list(request: AuthenticatedRequest) -> HttpResponse:
     return render(request, template, {"rows": jobs, "polling": polling, **_llm_context()})
 
 
+def _in_flight(job: Job) -> int:
+    """Items a worker still holds: a cancelled job's claimed items finish (and write) on their own."""
+    if job.status != Job.Status.CANCELLED:
+        return 0
+    return JobItem.objects.filter(job=job, status=JobItem.Status.CLAIMED).count()
+
+
 @organizer_required
 def job_detail(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     context = {**_job_context(job), "failures": job_failures(job), "asked": job_params_shown(job), **_llm_context()}
+    context["in_flight"] = _in_flight(job)
+    if context["in_flight"]:
+        context["finished"] = False  # the page follows them until they land
     template = "jobs/job_detail.html"
     if request.htmx:
         template += "#progress_panel"

@@ -59,14 +59,35 @@ def test_an_organizer_adds_an_assessor_and_deactivates_them(open_as):
     assert AuditEntry.objects.count() == 2
 
 
-def test_the_organizer_menu_fits_one_row_at_1400_pixels(open_as):
-    organizer = make_user(Role.ORGANIZER)
+@pytest.mark.parametrize("width", [1400, 1366])
+def test_the_organizer_menu_fits_one_row(open_as, width):
+    """1366 px is a common laptop's width: "Admin" wrapped alone onto a second row there."""
+    organizer = make_user(Role.ORGANIZER, username="organizer-alice")
     page = open_as(organizer, "/")
-    page.set_viewport_size({"width": 1400, "height": 900})
+    page.set_viewport_size({"width": width, "height": 800})
     tops = {round(box["y"]) for box in (link.bounding_box() for link in page.locator("nav.nav a").all()) if box}
     # Every destination the apps registered: the project's eleven.
     assert page.locator("nav.nav a").count() == len(organizer_links()) == 11
     assert len(tops) == 1
+    expect(page.locator("#who-am-i")).to_have_text("organizer-alice")
+    expect(page.locator("#who-am-i")).to_have_attribute("title", "organizer-alice, signed in as organizer")
+
+
+def test_the_pages_load_without_a_missing_file_and_link_the_endpoints_once(open_as, settings):
+    """No favicon was a 404 on every session; the jobs page linked to the LLM endpoints twice."""
+    settings.LLM_MODEL = ""
+    settings.LLM_API_KEY = ""
+    settings.LLM_BASE_URL = ""
+    organizer = make_user(Role.ORGANIZER)
+    page = open_as(organizer, "/")
+    missing: list[str] = []
+    page.on("response", lambda response: missing.append(response.url) if response.status >= 400 else None)
+    page.goto(page.url.rstrip("/") + reverse("jobs:list"))
+    page.wait_for_load_state("networkidle")
+    assert missing == []
+    icon = page.locator("link[rel=icon]")
+    assert page.evaluate("(href) => fetch(href).then((r) => r.status)", icon.get_attribute("href")) == 200
+    expect(page.locator(f"a[href='{reverse('jobs:endpoints')}']")).to_have_count(1)
 
 
 def test_a_disabled_button_does_not_look_like_an_enabled_one(open_as, settings):
