@@ -5,6 +5,8 @@ Everything the assessor's pages show comes from assignment.judging, which
 reads no LLM output and no run.
 """
 
+from typing import cast
+
 from django import forms
 from django.contrib import messages
 from django.http import HttpResponse
@@ -40,8 +42,11 @@ LABEL_CHOICES = [
 class GiveAssignForm(forms.Form):
     topics = TopicsField(help_text="One or more topic ids.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
-    nuggets = forms.SlugField(
-        required=False, max_length=100, help_text="The nugget list to assign; defaults to the topic's only one."
+    nuggets = forms.ChoiceField(
+        label="Nugget list",
+        required=False,
+        help_text="The list of people's nuggets each answer is labelled against; every topic given needs one of "
+        "that name.",
     )
     assigner = forms.SlugField(
         label="Assigner name",
@@ -56,6 +61,18 @@ class GiveAssignForm(forms.Form):
         help_text="A second assessor: the assigner whose ManualAssign this work repeats, blind to its labels "
         "(the assigner name above is then required).",
     )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # A choice of the lists people made, each with the number of topics that have it; a topic with two lists
+        # (the demo's all have) was refused when the name was left to be guessed.
+        cast(forms.ChoiceField, self.fields["nuggets"]).choices = [
+            ("", "the topic's only list"),
+            *(
+                (name, f"{name} (on {topics} topic{'s' if topics != 1 else ''})")
+                for name, topics in judging.human_lists()
+            ),
+        ]
 
     def clean(self) -> dict:
         data = super().clean() or {}

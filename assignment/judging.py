@@ -431,6 +431,17 @@ class AssignProgress:
         return self.labels_total
 
 
+def human_lists() -> list[tuple[str, int]]:
+    """The names of the nugget lists people made (or post-edited), each with the number of topics that have one."""
+    rows = (
+        NuggetSet.objects.filter(kind__in=HUMAN_NUGGET_KINDS)
+        .values("name")
+        .annotate(topics=Count("topic", distinct=True))
+        .order_by("name")
+    )
+    return [(row["name"], row["topics"]) for row in rows]
+
+
 def assign_waiting(works: Sequence[AssessorWork]) -> dict[int, str]:
     """The ManualAssign works whose nugget list is still open (or not made yet): nothing to label until it is
     submitted. One query."""

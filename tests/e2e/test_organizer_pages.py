@@ -328,3 +328,22 @@ def test_joining_runs_that_answer_a_topic_differently_asks_whose_answer_stays(op
     page.wait_for_url("**" + reverse("collection:run", args=["team.split"]))
     assert "answers set aside in the history (2024-9: team.split's)" in page.locator("main").inner_text()
     assert Answer.objects.get(topic=topic).text == "A different answer."
+
+
+def test_manual_assign_is_given_on_a_list_chosen_among_the_topics_lists(open_as):
+    """Every demo topic has two lists: the name typed as free text was refused at the first try."""
+    topic = make_topic("2024-1", query="how do bees see")
+    make_answer(make_run("r1"), topic)
+    make_nugget_set(topic, texts=["Bees see ultraviolet"], kind="manual", name="manual")
+    make_nugget_set(topic, texts=["Bees see colours"], kind="auto_edit", name="nist")
+    bob = make_user(Role.ASSESSOR, username="bob")
+    page = open_as(make_user(Role.ORGANIZER), reverse("judge:organize"))
+    page.get_by_role("checkbox", name="2024-1").check()
+    page.get_by_label("Assessor").select_option(label="bob")
+    lists = page.get_by_label("Nugget list")
+    expect(lists.locator("option")).to_have_text(["the topic's only list", "manual (on 1 topic)", "nist (on 1 topic)"])
+    lists.select_option("nist")
+    page.get_by_role("button", name="Give").click()
+    page.wait_for_load_state()
+    work = AssessorWork.objects.get(assessor=bob)
+    assert (work.kind, work.topic_id, work.nugget_set_name) == (assignment_kinds.ASSIGN_MANUAL, "2024-1", "nist")
