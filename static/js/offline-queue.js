@@ -72,7 +72,8 @@
     }
   }
 
-  // options: storeKey, noun ("label" or "change"), applied(op, data), refused(op, data, status),
+  // options: storeKey, noun ("label" or "change"), applied(op, data), refused(op, data, status) (which returns
+  // true when the refusal lost nothing the person made, as a refused submit of a saved list),
   // and optionally beforeSend(op) (called before every attempt) and unsaved() (other unsaved input).
   function create(options) {
     const csrf = csrfToken();
@@ -145,15 +146,16 @@
       const data = await json(response);
       saves.queue.shift();
       save();
+      let nothingLost = response.ok;
       if (response.ok) await options.applied(op, data);
-      else options.refused(op, data, response.status);
+      else nothingLost = options.refused(op, data, response.status) === true;
       saves.sending = false;
       if (saves.queue.length) {
         connectionShow("Saving…", "busy");
         pump();
       } else {
         // A refused change is not saved: the pill must not say otherwise while the alert says why.
-        connectionShow(response.ok ? "Saved" : "Not saved", response.ok ? "ok" : "lost");
+        connectionShow(nothingLost ? "Saved" : "Not saved", nothingLost ? "ok" : "lost");
       }
     }
 

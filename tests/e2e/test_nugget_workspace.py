@@ -348,3 +348,24 @@ def test_segments_without_text_are_collapsed_below_the_texts(open_as):
     expect(page.get_by_text("(the collection has no text for this segment)")).to_have_count(0)
     untexted.locator("summary").click()
     expect(untexted.locator(".untexted-list li")).to_have_count(40)
+
+
+def test_submitting_with_nuggets_without_importance_is_told_before_and_nothing_is_called_unsaved(open_as):
+    work = make_given_topic(condition="auto_edit", drafts=["draft zero", "draft one", "draft two"], grades=[2])
+    page = open_as(work.assessor, workspace_url(work))
+    press(page, "v")  # the first draft is vital; two are left without importance
+    page.get_by_role("button", name="Submit", exact=True).click()
+    dialog = page.locator("#submit-confirm")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("#confirm-missing")).to_be_visible()
+    expect(dialog.locator("#confirm-missing")).to_contain_text("2 of them have no importance yet")
+    expect(dialog.get_by_role("button", name="Submit and freeze")).to_be_disabled()
+    dialog.get_by_role("button", name="Keep working").click()
+    # Sent anyway (another tab, a stale page): the server refuses, and the edits already saved stay "Saved".
+    page.evaluate(
+        "window.nuggetWorkspace.saves.push(document.getElementById('submit-form').action, {}, {label: 'submit'})"
+    )
+    settled(page)
+    expect(page.locator("#ws-alert")).to_be_visible()
+    expect(page.locator("#connection")).to_have_text("Saved")
+    assert nugget_set_of(work).status == NuggetSet.Status.OPEN

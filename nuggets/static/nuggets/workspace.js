@@ -95,7 +95,10 @@
       root.dataset.conflict = "1";
     } else {
       alertShow(message, false);
+      // A refused submit leaves the list as it was: every edit before it is saved.
+      return op.url.endsWith("/submit/");
     }
+    return false;
   }
 
   const saves = OfflineQueue.create({
@@ -468,7 +471,14 @@
 
   const confirmDialog = document.getElementById("submit-confirm");
   function confirmOpen() {
-    confirmDialog.querySelector(".confirm-count").textContent = String(items().length);
+    const list = items();
+    confirmDialog.querySelector(".confirm-count").textContent = String(list.length);
+    // Nuggets still without importance keep the list from being submitted: say so before, not after.
+    const missing = list.filter((li) => !li.classList.contains("vital") && !li.classList.contains("okay")).length;
+    const warning = document.getElementById("confirm-missing");
+    warning.hidden = missing === 0;
+    warning.querySelector(".confirm-missing-count").textContent = String(missing);
+    document.getElementById("submit-confirm-yes").disabled = missing > 0;
     confirmDialog.showModal();
   }
   document.getElementById("submit-confirm-no").addEventListener("click", () => confirmDialog.close());
