@@ -268,6 +268,8 @@
   }
   document.getElementById("help-open").addEventListener("click", () => helpOpen("keys"));
   document.getElementById("guide-open").addEventListener("click", () => helpOpen("guide"));
+  const notesOpen = document.getElementById("notes-open");
+  if (notesOpen) notesOpen.addEventListener("click", () => helpOpen("guide"));
   document.getElementById("help-close").addEventListener("click", () => help.close());
   document.getElementById("ws-reload").addEventListener("click", () => window.location.reload());
   document.getElementById("ws-alert-close").addEventListener("click", () => {

@@ -444,3 +444,21 @@ def test_the_workspace_delete_action_is_a_readable_red_word(open_as, tmp_path):
     word = text_rgb(page, "#nugget-list li.nugget button.danger")
     assert hue(word) < 15 or hue(word) > 345, word
     assert contrast(word, rgb(page, "#nugget-list li.nugget")) >= 4.5
+
+
+def test_organizer_notes_are_announced_on_the_page_itself(open_as):
+    """They were only inside the help dialog: nothing on the page said they existed."""
+    scenario = make_scenario()
+    work = give_assign(scenario)
+    AssessorWork.objects.filter(pk=work.pk).update(notes="Count a date as support only when the day is right.")
+    page = open_as(scenario.assessor, reverse("judge:answer", args=[work.pk, 1]))
+    notice = page.locator("#notes-notice")
+    expect(notice).to_be_in_viewport()
+    expect(notice).to_contain_text("The organizers left notes for this topic: Count a date as support only")
+    notice.get_by_role("button", name="read them").click()
+    expect(page.locator("#campaign-notes")).to_be_visible()
+    # Without notes, no notice.
+    plain = make_given_topic(condition="manual", assessor=scenario.assessor)
+    page = open_as(scenario.assessor, reverse("nuggets:work", args=[plain.pk]))
+    expect(page.locator("#nugget-list")).to_be_visible()
+    expect(page.locator("#notes-notice")).to_have_count(0)

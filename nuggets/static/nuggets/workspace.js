@@ -502,6 +502,8 @@
 
   document.getElementById("help-open").addEventListener("click", () => helpOpen("keys"));
   document.getElementById("guide-open").addEventListener("click", () => helpOpen("guide"));
+  const notesOpen = document.getElementById("notes-open");
+  if (notesOpen) notesOpen.addEventListener("click", () => helpOpen("guide"));
 
   // --- segments filter -------------------------------------------------------------
 
