@@ -40,7 +40,7 @@ OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "seg
 def index(request: AuthenticatedRequest) -> HttpResponse:
     if user_role(request.user) in (Role.ORGANIZER, Role.ADMIN):
         return redirect("nuggets:organize")
-    return redirect("nuggets:queue")
+    return redirect("home")
 
 
 # --- Assessors --------------------------------------------------------------
@@ -49,10 +49,8 @@ def index(request: AuthenticatedRequest) -> HttpResponse:
 @require_GET
 @assessor_required
 def queue(request: AuthenticatedRequest) -> HttpResponse:
-    works = list(selectors.nugget_works(assessor=request.user))
-    for work in works:
-        work.time_label = duration_label(work.active_seconds)
-    return render(request, "nuggets/queue.html", {"works": works})
+    """The assessor's one queue is their home page (every kind of work); this address stays for old links."""
+    return redirect("home")
 
 
 def _panel_context(request: AuthenticatedRequest, panel: selectors.Panel) -> dict:

@@ -69,22 +69,27 @@ def test_anonymous_visitors_are_sent_to_log_in(client):
 
 def test_the_index_sends_each_role_to_its_page(client):
     work = make_given_topic(condition="manual")
-    assert logged_in(client, work.assessor).get(reverse("nuggets:index")).url == reverse("nuggets:queue")
+    assert logged_in(client, work.assessor).get(reverse("nuggets:index")).url == reverse("home")
     assert logged_in(client, make_user(Role.ORGANIZER)).get(reverse("nuggets:index")).url == reverse("nuggets:organize")
 
 
 # --- The assessor's pages ----------------------------------------------------
 
 
-def test_the_queue_lists_condition_status_count_and_time(client):
+def test_the_one_queue_lists_nugget_work_with_condition_status_count_and_time(client):
+    """The workspace's own queue ("My topics", nugget work only) is gone: its address leads to the one queue."""
     work = make_given_topic(condition="auto_edit", drafts=["a", "b", "c"])
     AssessorWork.objects.filter(pk=work.pk).update(active_seconds=3725)
     make_given_topic(condition="manual")  # someone else's
-    page = logged_in(client, work.assessor).get(reverse("nuggets:queue")).content.decode()
+    assessor = logged_in(client, work.assessor)
+    assert assessor.get(reverse("nuggets:queue")).url == reverse("home")
+    page = assessor.get(reverse("home")).content.decode()
     assert work.topic_id in page and "AutoNuggets+Edits" in page and "not started" in page
     assert "1 h 02 min" in page
     assert page.count('href="/nuggets/work/') == 1
-    assert ">3</td>" in page  # nuggets
+    assert "3 / 30 nuggets" in page  # three drafts, of the 30 a post-edited list may hold while editing
+    workspace = assessor.get(reverse("nuggets:work", args=[work.pk])).content.decode()
+    assert '<a href="/">My work</a>' in workspace and "My topics" not in workspace
 
 
 def test_the_workspace_shows_the_query_and_only_relevant_segments(client):

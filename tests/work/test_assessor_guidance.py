@@ -241,11 +241,11 @@ def test_the_workspace_shows_no_version_and_no_source_button_where_it_cannot_app
     status = re.search(r'id="set-status">([^<]*)<', html).group(1)
     assert status == "open"
     segments = re.findall(r'<li class="segment".*?</li>', html, re.S)
-    assert len(segments) == 2
-    with_text = [s for s in segments if "grade 2 passage" in s]
-    without = [s for s in segments if blank.docid in s]
-    assert "source of the selected nugget" in with_text[0]
-    assert "source of the selected nugget" not in without[0]
+    assert len(segments) == 1 and "grade 2 passage" in segments[0]
+    assert "source of the selected nugget" in segments[0]
+    # The segment without text is listed apart, collapsed, with no source button.
+    untexted = re.search(r'<details class="untexted" id="untexted-segments">.*?</details>', html, re.S).group(0)
+    assert blank.docid in untexted and "source of the selected nugget" not in untexted
 
 
 def test_a_frozen_list_offers_no_source_button(db):
