@@ -1,7 +1,8 @@
 // Reading help on the assessors' pages: mark the words two texts share.
 //
-// A word counts when it has 4 letters or more and is not a stop word, compared
-// without case and without a possessive 's: short and function words match everywhere and would only add noise.
+// A word counts when it has 4 letters or more and is not a stop word: short and function words match everywhere
+// and would only add noise. Words are compared by their stems (the Porter stemmer, static/js/stemmer.js), without
+// case and without a possessive 's, so that "eclipses" shares "eclipse" and "effects" "effect".
 // The marks are <mark class="shared"> around the words in the page's text nodes.
 (function () {
   "use strict";
@@ -18,14 +19,19 @@
     ).split(" ")
   );
   const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
+  const SHARED_TITLE = "a word both sides use, in some form (eclipse, eclipses)";
 
   // A possessive is its word ("Winkle’s" shares "Winkle"), as is a word with a trailing apostrophe or dash.
-  function key(word) {
+  function base(word) {
     return word.toLowerCase().replace(/['’]s$/, "").replace(/['’-]+$/, "");
   }
+  // What two words are compared by: the stem of their base.
+  function key(word) {
+    return window.stemmer(base(word));
+  }
   function counts(word) {
-    const k = key(word);
-    return k.length >= 4 && !STOP.has(k);
+    const b = base(word);
+    return b.length >= 4 && !STOP.has(b);
   }
 
   // The content words of a text, lowercased.
@@ -47,8 +53,9 @@
     return nodes;
   }
 
-  // Wrap the matches of `pattern` that `keep` accepts in element's text; returns how many were marked.
-  function wrap(element, pattern, keep) {
+  // Wrap the matches of `pattern` that `keep` accepts in element's text, each mark titled with what it means;
+  // returns how many were marked.
+  function wrap(element, pattern, keep, title) {
     let marked = 0;
     textNodes(element).forEach((node) => {
       const text = node.nodeValue;
@@ -59,6 +66,7 @@
         parts.push(document.createTextNode(text.slice(last, match.index)));
         const m = document.createElement("mark");
         m.className = "shared";
+        m.title = title;
         m.textContent = match[0];
         parts.push(m);
         last = match.index + match[0].length;
@@ -74,14 +82,14 @@
   // Each occurrence of the given content words (whole words).
   function mark(element, wanted) {
     if (!wanted.size) return 0;
-    return wrap(element, WORD, (word) => wanted.has(key(word)));
+    return wrap(element, WORD, (word) => counts(word) && wanted.has(key(word)), SHARED_TITLE);
   }
 
   // Each occurrence of the given strings, inside words too (what a filter box matches).
   function markText(element, needles) {
     const escaped = needles.filter(Boolean).map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
     if (!escaped.length) return 0;
-    return wrap(element, new RegExp(escaped.join("|"), "giu"), () => true);
+    return wrap(element, new RegExp(escaped.join("|"), "giu"), () => true, "what the filter matched");
   }
 
   function clear(element) {

@@ -9,7 +9,7 @@ import colorsys
 import pytest
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Segment
+from assessor.models import AssessorWork, Segment, Sentence
 from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
 from nuggets.models import NuggetSet
 from nuggets.services import nugget_operation_apply
@@ -462,3 +462,25 @@ def test_organizer_notes_are_announced_on_the_page_itself(open_as):
     page = open_as(scenario.assessor, reverse("nuggets:work", args=[plain.pk]))
     expect(page.locator("#nugget-list")).to_be_visible()
     expect(page.locator("#notes-notice")).to_have_count(0)
+
+
+def test_words_are_marked_by_their_stems_and_the_marks_say_what_they_mean(open_as):
+    """"eclipses" / "eclipse", "effects" / "effect" were left unmarked: words are compared by their stems."""
+    scenario = make_scenario()
+    Segment.objects.filter(text__startswith="The capital of the example country").update(
+        text="The eclipse had visible effects on the capitals of the region."
+    )
+    # Every answer's first sentence (the page's order of answers is its own).
+    Sentence.objects.filter(answer__in=scenario.answers, index=0).update(text="Eclipses have an effect on the capital.")
+    support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
+    page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
+    first = "#rows li.jrow:nth-child(1)"
+    # Stems: eclips, effect, capit on both sides; "have", "visible", "region" on one only.
+    assert marks(page, first + " .pair-sentence") == ["Eclipses", "effect", "capital"]
+    assert marks(page, first + " .segment-box") == ["eclipse", "effects", "capitals"]
+    expect(page.locator(first + " .pair-sentence mark.shared").first).to_have_attribute(
+        "title", "a word both sides use, in some form (eclipse, eclipses)"
+    )
+    page.keyboard.press("h")
+    expect(page.locator("#marks-meaning")).to_be_visible()
+    expect(page.locator("#marks-meaning")).to_contain_text("words both sides use, in some form")
