@@ -29,7 +29,6 @@ undefined (a constant leaderboard, fewer than two runs) is NaN.
 import math
 
 import numpy as np
-from scipy.stats import rankdata  # type: ignore[import-untyped]  # SciPy ships no type information
 
 COEFFICIENTS = ("tau", "spearman", "pearson", "tau_ap", "tau_gap", "tau_top_k")
 
@@ -55,6 +54,9 @@ def pearson(x, y) -> np.ndarray:
 
 def spearman(x, y) -> np.ndarray:
     x, y = _rows(x), _rows(y)
+    # Imported here: scipy.stats costs every command a second and a half to import, and only this needs it.
+    from scipy.stats import rankdata  # type: ignore[import-untyped]  # SciPy ships no type information
+
     return pearson(rankdata(x, axis=1), rankdata(y, axis=1))
 
 

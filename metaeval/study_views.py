@@ -15,7 +15,6 @@ from assessor.work.pages import assessor_choices
 from assessor.work.roles import organizer_required
 from assignment import kinds as assignment_kinds
 from metaeval.models import Study
-from metaeval.plots import distribution_png
 from metaeval.replicates import replicate_agreement, replicate_sources
 from metaeval.stats import Confusion, nan_as_none
 from metaeval.studies import DEFAULT_K, StudyError, study_create, study_report
@@ -129,6 +128,8 @@ def study_plot(request: AuthenticatedRequest, name: str) -> HttpResponse:
     found = get_object_or_404(Study, name=name)
     report = study_report(found)
     counts = [(f"{j.role_name}: {j.name}", j.distribution(report.labels)) for j in report.judges]
+    from metaeval.plots import distribution_png  # matplotlib, imported by the pages that draw (0.4 s)
+
     png = distribution_png(counts, labels=report.labels, title=f"Labels on the {report.items} sampled items")
     return HttpResponse(png, content_type="image/png")
 

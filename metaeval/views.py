@@ -36,7 +36,6 @@ from metaeval.comparison_page import (
     plot_cache_key,
     plot_data,
 )
-from metaeval.plots import scatter_png
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
 from metaeval.sources import CONDITION_PATTERN, source_judge, sources_list, sources_notes
@@ -329,6 +328,8 @@ def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
         cache.set(plot_cache_key(a, b, metric, options), data, PLOT_CACHE_SECONDS)
     points, tau = data[level]
     title = f"{metric}: run means" if level == "run" else f"{metric}: topic/run pairs"
+    from metaeval.plots import scatter_png  # matplotlib, imported by the pages that draw (0.4 s)
+
     png = scatter_png(points, x_label=a, y_label=b, title=title, tau=tau)
     response = HttpResponse(png, content_type="image/png")
     if request.GET.get("download"):

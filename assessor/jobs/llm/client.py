@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import openai
 from django.conf import settings
 from django.db.models import F
 
@@ -30,6 +29,9 @@ from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
+
+if TYPE_CHECKING:
+    import openai
 
 T = TypeVar("T")
 
@@ -122,11 +124,13 @@ class LLMConfig:
         return f"{self.name} {self.base_url or 'https://api.openai.com/v1'} {self.model}"
 
 
-_clients: dict[tuple, openai.OpenAI] = {}
+_clients: dict[tuple, "openai.OpenAI"] = {}
 _clients_lock = threading.Lock()
 
 
-def _openai_client(config: LLMConfig) -> openai.OpenAI:
+def _openai_client(config: LLMConfig) -> "openai.OpenAI":
+    import openai  # the client library is imported by what calls an LLM, not by every command (1 s)
+
     key = (config.base_url, config.api_key, config.api_version, config.timeout)
     with _clients_lock:
         client = _clients.get(key)
@@ -190,6 +194,8 @@ def retry_after_seconds(headers) -> float | None:
 
 
 def _is_transient(exc: Exception) -> bool:
+    import openai
+
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
@@ -323,6 +329,8 @@ class LLMSession:
 
     def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, holder: str) -> Completion:
         """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
+        import openai
+
         for attempt in range(self.config.max_retries + 1):
             ask_renew(key, holder=holder, lease=self._lease())
             try:
