@@ -9,7 +9,7 @@ import colorsys
 import pytest
 from django.urls import reverse
 
-from assessor.models import AssessorWork, Segment, Sentence
+from assessor.models import AssessorWork, Citation, Segment, Sentence
 from assignment.judging import assign_work_give, assignment_label_save, work_nugget_set
 from nuggets.models import NuggetSet
 from nuggets.services import nugget_operation_apply
@@ -357,6 +357,12 @@ def two_pairs(work: AssessorWork) -> int:
 
 def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme(open_as, tmp_path):
     scenario = make_scenario()
+    # A third pair in every answer: the two labels pressed below leave one to do, so the page does not move on to
+    # the next answer (0.6 s after an answer's last label) while the test reads the colours.
+    passage = Segment.objects.get(text__startswith="The capital of the example country")
+    for answer in scenario.answers:
+        sentence = Sentence.objects.create(answer=answer, index=3, text="It adds that Exampleton is the capital.")
+        Citation.objects.create(sentence=sentence, position=0, segment=passage, reference_rank=0)
     manual = make_given_topic(condition="manual", assessor=scenario.assessor)
     add_nuggets(manual, ["a vital fact", "an okay fact"])
     post_edit = make_given_topic(condition=NuggetSet.Kind.AUTO_EDIT, assessor=scenario.assessor)
