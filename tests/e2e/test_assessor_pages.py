@@ -490,3 +490,17 @@ def test_words_are_marked_by_their_stems_and_the_marks_say_what_they_mean(open_a
     page.keyboard.press("h")
     expect(page.locator("#marks-meaning")).to_be_visible()
     expect(page.locator("#marks-meaning")).to_contain_text("words both sides use, in some form")
+
+
+def test_the_workspace_leads_to_the_one_queue_of_every_kind_of_work(open_as):
+    """The workspace's "My topics" listed nugget work only, the judging pages' "My work" everything."""
+    scenario = make_scenario()
+    nuggets = make_given_topic(condition="manual", assessor=scenario.assessor)
+    assign = give_assign(scenario)
+    page = open_as(scenario.assessor, reverse("nuggets:work", args=[nuggets.pk]))
+    page.get_by_role("link", name="My work", exact=True).first.click()
+    queue = page.locator("#work-queue")
+    expect(queue).to_be_in_viewport()
+    expect(queue.locator(f"tr[data-work='{nuggets.pk}']")).to_contain_text("ManualNuggets")
+    expect(queue.locator(f"tr[data-work='{assign.pk}']")).to_contain_text("ManualAssign")
+    expect(page.get_by_text("My topics")).to_have_count(0)

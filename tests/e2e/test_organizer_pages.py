@@ -347,3 +347,22 @@ def test_manual_assign_is_given_on_a_list_chosen_among_the_topics_lists(open_as)
     page.wait_for_load_state()
     work = AssessorWork.objects.get(assessor=bob)
     assert (work.kind, work.topic_id, work.nugget_set_name) == (assignment_kinds.ASSIGN_MANUAL, "2024-1", "nist")
+
+
+def test_a_cancelled_job_with_items_in_flight_says_so_where_its_figures_are(open_as):
+    from assessor.jobs.engine import job_cancel
+    from assessor.models import JobItem
+
+    job = Job.objects.create(kind=assignment_kinds.AUTO_ASSIGN, output_name="auto", status=Job.Status.RUNNING)
+    for index, status in enumerate([JobItem.Status.CLAIMED] * 8 + [JobItem.Status.DONE] * 2):
+        JobItem.objects.create(job=job, key=f"item-{index}", status=status)
+    job_cancel(job.pk)
+    page = open_as(make_user(Role.ORGANIZER), reverse("jobs:detail", args=[job.pk]))
+    progress = page.locator("#progress")
+    expect(progress).to_be_in_viewport()
+    expect(progress).to_contain_text("cancelled")
+    expect(progress).not_to_contain_text("finished")
+    expect(page.locator("#in-flight")).to_have_text("8 items still in flight: they finish on their own")
+    # The worker writes them: the panel, which kept asking, says so without a reload.
+    JobItem.objects.filter(job=job, status=JobItem.Status.CLAIMED).update(status=JobItem.Status.DONE)
+    expect(page.locator("#in-flight")).to_have_count(0, timeout=10_000)
