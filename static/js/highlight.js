@@ -19,7 +19,7 @@
     ).split(" ")
   );
   const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
-  const SHARED_TITLE = "a word both sides use, in some form (eclipse, eclipses)";
+  const SHARED_TITLE = "a word both sides use, in some form (effect, effects)";
 
   // A possessive is its word ("Winkle’s" shares "Winkle"), as is a word with a trailing apostrophe or dash.
   function base(word) {
