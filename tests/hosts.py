@@ -176,6 +176,12 @@ class TcpForwarder:
         self._listener.close()
         with self._lock:
             for sock in self._sockets:
+                # Shut down, not only closed: a pipe thread blocked in recv() keeps a merely closed socket open,
+                # and with it a database session the test database's teardown then finds still connected.
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
                 sock.close()
             self._sockets.clear()
 
