@@ -193,6 +193,44 @@ def exact_run_means(matrix: np.ndarray, *, missing: str) -> np.ndarray:
     raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
 
 
+# A matrix product's sum of n terms is within n ulps of the exact one: means closer than this share of
+# the largest may be tied exactly, and are computed again exactly before they are ranked.
+_TIE_SHARE = 1e-11
+
+
+def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) -> np.ndarray:
+    """Each run's mean on each resample (`run_means`), its sum correctly rounded wherever it may tie another run.
+
+    A resample's means come from one matrix product, whose summation order would split runs that tie
+    exactly (as `exact_run_means` explains for the point estimate). Only the runs whose means lie within
+    a few ulps of another run's on the same resample can be ranked wrongly by that, so only those are
+    summed again with `math.fsum` over their drawn topics: the ranks, and so every coefficient, are the
+    exact means' at the cost of one product.
+    """
+    means = run_means(matrix, draws, missing=missing)
+    if means.shape[1] < 2:
+        return means
+    order = np.argsort(means, axis=1, kind="stable")
+    ranked = np.take_along_axis(means, order, axis=1)
+    scale = np.maximum(np.abs(ranked).max(axis=1, keepdims=True), np.finfo(float).tiny)
+    close = np.diff(ranked, axis=1) <= _TIE_SHARE * scale
+    marked = np.zeros_like(means, dtype=bool)
+    rows, positions = np.nonzero(close)
+    marked[rows, order[rows, positions]] = True
+    marked[rows, order[rows, positions + 1]] = True
+    answered = ~np.isnan(matrix)
+    for sample, run in zip(*np.nonzero(marked), strict=True):
+        counts = draws[sample].astype(int)
+        mask = answered[run]
+        total = math.fsum(np.repeat(matrix[run, mask], counts[mask]).tolist())
+        if missing == "zero":
+            means[sample, run] = total / counts.sum()
+        else:
+            drawn = int(counts[mask].sum())
+            means[sample, run] = total / drawn if drawn else 0.0
+    return means
+
+
 def topic_draws(topics: int, *, samples: int, seed: int | None) -> np.ndarray:
     """(samples, topics) counts of how often each topic is drawn, resampling topics with replacement."""
     rng = np.random.default_rng(seed)
@@ -221,8 +259,8 @@ def bootstrap_intervals(
         return {name: (np.nan, np.nan) for name in COEFFICIENTS}
     if draws is None:
         draws = topic_draws(a.shape[1], samples=samples, seed=seed)
-    means_a = run_means(a, draws, missing=missing)
-    means_b = run_means(b, draws, missing=missing)
+    means_a = resampled_run_means(a, draws, missing=missing)
+    means_b = resampled_run_means(b, draws, missing=missing)
     values: dict[str, list[np.ndarray]] = {name: [] for name in COEFFICIENTS}
     # In chunks, so that the runs x runs comparisons of a chunk stay in the cache.
     for start in range(0, len(draws), chunk):

@@ -5,6 +5,8 @@ label pairs are counted in the database (one row per label pair), never
 fetched label by label, so a matrix over a million labels stays fast.
 """
 
+import math
+
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
@@ -80,7 +82,7 @@ def score_table_scores(*, name: str) -> Scores:
     for run in runs:
         for metric in metrics:
             if metric not in run_means[run] and per_topic:
-                total = sum(per_topic.get((run, topic), {}).get(metric, 0.0) for topic in topics)
+                total = math.fsum(per_topic.get((run, topic), {}).get(metric, 0.0) for topic in topics)
                 run_means[run][metric] = total / len(topics)
     return Scores(
         metrics=_metric_order(metrics),

@@ -10,6 +10,7 @@ from metaeval.rankcorr import (
     bootstrap_intervals,
     coefficients,
     pearson,
+    resampled_run_means,
     run_means,
     spearman,
     tau_ap_b,
@@ -190,6 +191,57 @@ def test_bootstrap_intervals_match_a_plain_loop_over_the_same_resamples():
     assert got["tau_gap"] == pytest.approx((np.percentile(gaps, 2.5), np.percentile(gaps, 97.5)), abs=1e-12)
 
 
+# Runs r1 and r2 score the same values in another order: on a resample drawing each topic as often, their
+# means are one number, which a matrix product splits (0.1 + 0.2 + 0.3 against 0.3 + 0.2 + 0.1).
+TIED_A = np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [0.0, 0.1, 0.1], [0.5, 0.5, 0.6]])
+TIED_B = np.array([[0.6, 0.6, 0.6], [0.5, 0.5, 0.5], [0.1, 0.1, 0.1], [0.9, 0.9, 0.9]])
+
+
+def fsum_means(matrix, counts):
+    """Each run's mean over the drawn topics, summed by math.fsum over the topics repeated as drawn."""
+    return [math.fsum(np.repeat(row, counts.astype(int)).tolist()) / counts.sum() for row in matrix]
+
+
+def test_resampled_means_tie_where_the_exact_sums_tie():
+    draws = topic_draws(3, samples=300, seed=4)
+    product = run_means(TIED_A, draws, missing="zero")
+    means = resampled_run_means(TIED_A, draws, missing="zero")
+    tied_resamples = split_by_the_product = 0
+    for sample, counts in enumerate(draws):
+        exact = fsum_means(TIED_A, counts)
+        assert means[sample].tolist() == pytest.approx(exact, abs=1e-15)
+        if exact[0] == exact[1]:
+            tied_resamples += 1
+            assert means[sample, 0] == means[sample, 1]
+            split_by_the_product += product[sample, 0] != product[sample, 1]
+    # The case can fail: the product alone splits the tied runs on resamples that tie them.
+    assert tied_resamples > 0 and split_by_the_product > 0
+
+
+def test_bootstrap_intervals_rank_tied_runs_as_their_exact_means_do():
+    draws = topic_draws(3, samples=400, seed=4)
+    got = bootstrap_intervals(TIED_A, TIED_B, missing="zero", samples=400, seed=None, top_k=2, draws=draws)
+    taus, spearmans = [], []
+    for counts in draws:
+        mean_a, mean_b = fsum_means(TIED_A, counts), fsum_means(TIED_B, counts)
+        taus.append(stats.kendalltau(mean_a, mean_b).statistic)
+        spearmans.append(stats.spearmanr(mean_a, mean_b).statistic)
+    assert got["tau"] == pytest.approx((np.percentile(taus, 2.5), np.percentile(taus, 97.5)), abs=1e-15)
+    assert got["spearman"] == pytest.approx((np.percentile(spearmans, 2.5), np.percentile(spearmans, 97.5)), abs=1e-15)
+
+
+def test_resampled_means_skip_unanswered_topics_exactly():
+    matrix = TIED_A.copy()
+    matrix[0, 2] = np.nan
+    draws = topic_draws(3, samples=50, seed=2)
+    means = resampled_run_means(matrix, draws, missing="skip")
+    for sample, counts in enumerate(draws):
+        drawn = counts.astype(int)
+        answered = drawn[:2].sum()
+        expected = math.fsum(np.repeat(matrix[0, :2], drawn[:2]).tolist()) / answered if answered else 0.0
+        assert means[sample, 0] == pytest.approx(expected, abs=1e-15)
+
+
 def test_identical_leaderboards_have_intervals_at_one():
     a = np.random.default_rng(2).random((10, 6))
     intervals = bootstrap_intervals(a, a.copy(), missing="zero", samples=100, seed=1, top_k=5)
@@ -204,3 +256,37 @@ def test_tau_gap_with_ties_on_both_sides_matches_the_position_loop(seed):
     expected = loop_tau_gap(list(x), list(y))
     got = one(tau_gap, x, y)
     assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, abs=1e-12)
+
+
+def autojudge_tau_gap():
+    """autojudge-evaluate 1.1.0's tau_gap, its module loaded by path (requirements-reference.txt installs the
+    package without dependencies; its package import reaches for data on the network)."""
+    import importlib.util
+    from pathlib import Path
+
+    package = importlib.util.find_spec("autojudge_evaluate")
+    assert package is not None and package.submodule_search_locations, "bin/venv-ready installs autojudge-evaluate"
+    path = Path(next(iter(package.submodule_search_locations))) / "tau_gap.py"
+    spec = importlib.util.spec_from_file_location("autojudge_evaluate_tau_gap", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.tau_gap
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_tau_gap_equals_autojudge_evaluate_on_tied_and_untied_leaderboards(seed):
+    reference = autojudge_tau_gap()
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 40))
+    if seed % 2:  # ties on both sides
+        x, y = rng.integers(0, 5, n).astype(float), rng.integers(0, 5, n).astype(float)
+    else:
+        x, y = rng.random(n), rng.random(n)
+    expected = reference(list(x), list(y))
+    got = one(tau_gap, x, y)
+    assert (math.isnan(got) and math.isnan(expected)) or got == pytest.approx(expected, abs=1e-15)
+
+
+def test_tau_gap_of_the_issue_s_example_is_autojudge_evaluate_s():
+    assert autojudge_tau_gap()([4, 3, 2, 1], [1, 4, 3, 2]) == pytest.approx(one(tau_gap, [4, 3, 2, 1], [1, 4, 3, 2]))

@@ -140,7 +140,9 @@ def test_an_llm_judges_labels_in_the_export_name_its_endpoint_and_model(scenario
     )
     # The second source is an LLM's: its labels made by the job (one maker each), its source an LLM's.
     SupportLabel.objects.filter(method="nist-b").update(job=job, imported_from=None)
-    LabelSource.objects.filter(family="support", name="nist-b").update(kind=LabelSource.Kind.LLM, job=job)
+    LabelSource.objects.filter(family="support", name="nist-b").update(
+        kind=LabelSource.Kind.LLM, job=job, endpoint_name=job.endpoint_name, model=job.model
+    )  # as assessor.sources records a job's source
     client = organizer_of(scenario)
     create_study(client, scenario)
     lines = b"".join(client.get(reverse("metaeval:study_jsonl", args=["s1"])).streaming_content).decode().splitlines()
@@ -152,6 +154,13 @@ def test_an_llm_judges_labels_in_the_export_name_its_endpoint_and_model(scenario
     assert (by_judge["a"]["made_by"], by_judge["a"]["endpoint"], by_judge["a"]["model"]) == ("file:test.jsonl", "", "")
     header = b"".join(client.get(reverse("metaeval:study_csv", args=["s1"])).streaming_content).decode().splitlines()[0]
     assert header.split(",")[-5:] == ["made_by", "endpoint", "model", "at", "seconds"]
+    # The comparison of the two sources names the LLM's endpoint and model in taus.csv too.
+    taus = client.get(reverse("metaeval:taus_csv"), {"a": "support:nist-a", "b": "support:nist-b", "bootstrap": "0"})
+    rows = list(csv.DictReader(io.StringIO(b"".join(taus.streaming_content).decode())))
+    assert rows and {(row["b_kind"], row["b_endpoint"], row["b_model"], row["b_job"]) for row in rows} == {
+        ("llm", "local-vllm", "llama-3.1-70b", str(job.pk))
+    }
+    assert {(row["a_kind"], row["a_endpoint"], row["a_model"]) for row in rows} == {("file", "", "")}
 
 
 def test_a_study_works_sentences_outside_its_sample_say_so_not_that_they_cite_nothing(scenario):
