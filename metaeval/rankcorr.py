@@ -194,8 +194,35 @@ def exact_run_means(matrix: np.ndarray, *, missing: str) -> np.ndarray:
 
 
 # A matrix product's sum of n terms is within n ulps of the exact one: means closer than this share of
-# the largest may be tied exactly, and are computed again exactly before they are ranked.
+# the largest may be tied exactly, and are taken again from their exact sums before they are ranked.
 _TIE_SHARE = 1e-11
+_LIMB_BITS = 26
+
+
+def _exact_limbs(matrix: np.ndarray) -> tuple[list[np.ndarray], int] | None:
+    """The values (NaN as 0) as integers in limbs of 26 bits, value = sum_k limb_k 2^(26k + shift), exactly.
+
+    Each limb of a weighted sum of a resample (draw counts, which add up to the number of topics, times
+    limbs) stays an integer below 2^53, so one matrix product per limb gives it exactly, in any order.
+    None when the values span too many bits for that (or are not finite).
+    """
+    values = np.where(np.isnan(matrix), 0.0, matrix)
+    if not np.all(np.isfinite(values)) or not np.any(values):
+        return None
+    mantissas, exponents = np.frexp(np.abs(values))
+    nonzero = mantissas != 0
+    shift = int(exponents[nonzero].min()) - 53  # every value is an integer multiple of 2^shift
+    bits = int(exponents[nonzero].max()) - shift
+    topics = max(matrix.shape[1], 1)
+    # A resample draws `topics` topics in all, so a limb's weighted sum stays below topics x 2^26.
+    if _LIMB_BITS + math.log2(topics) >= 53 or bits > 8 * _LIMB_BITS:
+        return None
+    scaled = np.ldexp(np.abs(values), -shift)  # integers, exact: scaling by a power of two
+    sign = np.sign(values)
+    limbs = []
+    for k in range(math.ceil(bits / _LIMB_BITS)):
+        limbs.append(sign * np.fmod(np.floor(np.ldexp(scaled, -_LIMB_BITS * k)), 2.0**_LIMB_BITS))
+    return limbs, shift
 
 
 def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) -> np.ndarray:
@@ -203,9 +230,9 @@ def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) 
 
     A resample's means come from one matrix product, whose summation order would split runs that tie
     exactly (as `exact_run_means` explains for the point estimate). Only the runs whose means lie within
-    a few ulps of another run's on the same resample can be ranked wrongly by that, so only those are
-    summed again with `math.fsum` over their drawn topics: the ranks, and so every coefficient, are the
-    exact means' at the cost of one product.
+    a few ulps of another run's on the same resample can be ranked wrongly by that; their sums are taken
+    again exactly (from integer limbs, `_exact_limbs`, correctly rounded once), so the ranks, and every
+    coefficient, are those of the exact means.
     """
     means = run_means(matrix, draws, missing=missing)
     if means.shape[1] < 2:
@@ -214,21 +241,43 @@ def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) 
     ranked = np.take_along_axis(means, order, axis=1)
     scale = np.maximum(np.abs(ranked).max(axis=1, keepdims=True), np.finfo(float).tiny)
     close = np.diff(ranked, axis=1) <= _TIE_SHARE * scale
+    samples, positions = np.nonzero(close)
+    if not len(samples):
+        return means
     marked = np.zeros_like(means, dtype=bool)
-    rows, positions = np.nonzero(close)
-    marked[rows, order[rows, positions]] = True
-    marked[rows, order[rows, positions + 1]] = True
+    marked[samples, order[samples, positions]] = True
+    marked[samples, order[samples, positions + 1]] = True
     answered = ~np.isnan(matrix)
-    for sample, run in zip(*np.nonzero(marked), strict=True):
-        counts = draws[sample].astype(int)
-        mask = answered[run]
-        total = math.fsum(np.repeat(matrix[run, mask], counts[mask]).tolist())
-        if missing == "zero":
-            means[sample, run] = total / counts.sum()
-        else:
-            drawn = int(counts[mask].sum())
-            means[sample, run] = total / drawn if drawn else 0.0
+    denominators = draws.sum(axis=1, keepdims=True) if missing == "zero" else draws @ answered.T.astype(float)
+    sums = _exact_sums(matrix, draws, marked)
+    for (sample, run), total in sums.items():
+        drawn = denominators[sample, 0] if missing == "zero" else denominators[sample, run]
+        means[sample, run] = total / drawn if drawn else 0.0
     return means
+
+
+def _exact_sums(matrix: np.ndarray, draws: np.ndarray, marked: np.ndarray) -> dict[tuple[int, int], float]:
+    """(sample, run) -> the correctly rounded sum of the run's values drawn on the sample, for the marked ones."""
+    where = list(zip(*(index.tolist() for index in np.nonzero(marked)), strict=True))
+    found = _exact_limbs(matrix)
+    if found is None:  # values of too many bits for the limbs: math.fsum over the drawn topics
+        answered = ~np.isnan(matrix)
+        return {
+            (sample, run): math.fsum(
+                np.repeat(matrix[run, answered[run]], draws[sample, answered[run]].astype(int)).tolist()
+            )
+            for sample, run in where
+        }
+    limbs, shift = found
+    rows, columns = np.nonzero(marked)
+    # Exact integers (see _exact_limbs), read as Python ints: their sum is exact too, and its float correctly rounded.
+    limb_sums = [(draws @ limb.T)[rows, columns].astype(np.int64).tolist() for limb in limbs]
+    unit = 2.0**shift
+    totals = [0] * len(where)
+    for k, column in enumerate(limb_sums):
+        place = _LIMB_BITS * k
+        totals = [total + (value << place) for total, value in zip(totals, column, strict=True)]
+    return {key: float(total) * unit for key, total in zip(where, totals, strict=True)}
 
 
 def topic_draws(topics: int, *, samples: int, seed: int | None) -> np.ndarray:

@@ -6,7 +6,6 @@ fetched label by label, so a matrix over a million labels stays fast.
 """
 
 import math
-
 from collections import Counter, defaultdict
 from collections.abc import Callable
 

@@ -230,6 +230,21 @@ def test_bootstrap_intervals_rank_tied_runs_as_their_exact_means_do():
     assert got["spearman"] == pytest.approx((np.percentile(spearmans, 2.5), np.percentile(spearmans, 97.5)), abs=1e-15)
 
 
+@pytest.mark.parametrize("levels", [3, 7, 20])
+def test_resampled_means_order_every_pair_of_runs_as_their_fsum_means_do(levels):
+    """Scores that are fractions of a few nuggets tie often: on every resample, each pair of runs compares
+    (<, =, >) as the means from math.fsum over the drawn topics compare."""
+    rng = np.random.default_rng(levels)
+    matrix = rng.integers(0, levels + 1, (30, 25)) / levels
+    draws = topic_draws(25, samples=80, seed=levels)
+    means = resampled_run_means(matrix, draws, missing="zero")
+    for sample, counts in enumerate(draws):
+        exact = np.array(fsum_means(matrix, counts))
+        assert (
+            np.sign(means[sample][:, None] - means[sample][None, :]) == np.sign(exact[:, None] - exact[None, :])
+        ).all()
+
+
 def test_resampled_means_skip_unanswered_topics_exactly():
     matrix = TIED_A.copy()
     matrix[0, 2] = np.nan

@@ -171,8 +171,9 @@ def test_a_study_works_sentences_outside_its_sample_say_so_not_that_they_cite_no
     answers = {answer.pk: number for number, answer in enumerate(scenario.answers)}
     cited = {
         (answers[answer_id], index): (pk, bool(text))
-        for pk, answer_id, index, text in Citation.objects.filter(position=0, sentence__answer_id__in=answers)
-        .values_list("pk", "sentence__answer_id", "sentence__index", "segment__text")
+        for pk, answer_id, index, text in Citation.objects.filter(
+            position=0, sentence__answer_id__in=answers
+        ).values_list("pk", "sentence__answer_id", "sentence__index", "segment__text")
     }
     sampled = {key for key, (pk, _) in cited.items() if pk in work.items}
     outside = {key for key, (_, has_text) in cited.items() if has_text and key not in sampled}
