@@ -30,6 +30,7 @@ from assessor.work.roles import assessor_required
 from assessor.work.timing import duration_label
 from assignment import judging
 from assignment.kinds import ASSIGN_MANUAL
+from nuggets.models import NuggetSet
 
 # (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
 LABEL_CHOICES = [
@@ -65,14 +66,20 @@ class GiveAssignForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # A choice of the lists people made, each with the number of topics that have it; a topic with two lists
-        # (the demo's all have) was refused when the name was left to be guessed.
-        cast(forms.ChoiceField, self.fields["nuggets"]).choices = [
-            ("", "the topic's only list"),
-            *(
-                (name, f"{name} (on {topics} topic{'s' if topics != 1 else ''})")
-                for name, topics in judging.human_lists()
-            ),
-        ]
+        # (the demo's all have) was refused when the name was left to be guessed. "The topic's only list" is
+        # offered only while no topic has several; otherwise the list on the most topics is chosen at first, so
+        # that the form as it opens gives work that is accepted.
+        field = cast(forms.ChoiceField, self.fields["nuggets"])
+        lists = judging.human_lists()
+        named = [(name, f"{name} (on {topics} topic{'s' if topics != 1 else ''})") for name, topics in lists]
+        topics_with_lists = (
+            NuggetSet.objects.filter(kind__in=judging.HUMAN_NUGGET_KINDS).values("topic").distinct().count()
+        )
+        if sum(topics for _, topics in lists) > topics_with_lists:
+            field.choices = named
+            field.initial = max(lists, key=lambda row: row[1])[0]
+        else:
+            field.choices = [("", "the topic's only list"), *named]
 
     def clean(self) -> dict:
         data = super().clean() or {}

@@ -331,22 +331,63 @@ def test_joining_runs_that_answer_a_topic_differently_asks_whose_answer_stays(op
 
 
 def test_manual_assign_is_given_on_a_list_chosen_among_the_topics_lists(open_as):
-    """Every demo topic has two lists: the name typed as free text was refused at the first try."""
+    """Every demo topic has two lists: the name typed as free text was refused at the first try, and so was the
+    form's default ("the topic's only list") when it was offered on topics with several."""
+    topic = make_topic("2024-1", query="how do bees see")
+    other = make_topic("2024-2", query="how do ants see")
+    make_answer(make_run("r1"), topic)
+    make_answer(make_run("r2"), other)
+    make_nugget_set(topic, texts=["Bees see ultraviolet"], kind="manual", name="manual")
+    make_nugget_set(topic, texts=["Bees see colours"], kind="auto_edit", name="nist")
+    make_nugget_set(other, texts=["Ants see polarised light"], kind="auto_edit", name="nist")
+    third = make_topic("2024-3", query="how do flies see")
+    make_answer(make_run("r3"), third)
+    make_nugget_set(third, texts=["Flies see fast"], kind="manual", name="manual")
+    make_nugget_set(third, texts=["Flies see motion"], kind="auto_edit", name="nist")
+    bob = make_user(Role.ASSESSOR, username="bob")
+    carol = make_user(Role.ASSESSOR, username="carol")
+    page = open_as(make_user(Role.ORGANIZER), reverse("judge:organize"))
+    lists = page.get_by_label("Nugget list")
+    # No "only list" to guess on topics with two: the list on the most topics is chosen when the form opens.
+    expect(lists.locator("option")).to_have_text(["manual (on 2 topics)", "nist (on 3 topics)"])
+    expect(lists).to_have_value("nist")
+    lists.scroll_into_view_if_needed()
+    expect(lists).to_be_in_viewport()
+    # The defaults, as the form opens, give work that is accepted.
+    page.get_by_role("checkbox", name="2024-1").check()
+    page.get_by_label("Assessor").select_option(label="carol")
+    page.get_by_role("button", name="Give").click()
+    expect(page.locator("body")).not_to_contain_text("several nugget lists")
+    expect(page.get_by_text("ManualAssign given to carol: 2024-1.")).to_be_visible()
+    given = AssessorWork.objects.get(assessor=carol)
+    assert (given.kind, given.topic_id, given.nugget_set_name) == (assignment_kinds.ASSIGN_MANUAL, "2024-1", "nist")
+    # Another list is chosen among the topic's.
+    page.get_by_role("checkbox", name="2024-3").check()
+    page.get_by_label("Assessor").select_option(label="bob")
+    lists.select_option("manual")
+    page.get_by_role("button", name="Give").click()
+    expect(page.locator("body")).not_to_contain_text("several nugget lists")
+    expect(page.get_by_text("ManualAssign given to bob: 2024-3.")).to_be_visible()
+    work = AssessorWork.objects.get(assessor=bob)
+    assert (work.kind, work.topic_id, work.nugget_set_name) == (assignment_kinds.ASSIGN_MANUAL, "2024-3", "manual")
+
+
+def test_manual_assign_offers_the_topics_only_list_while_no_topic_has_two(open_as):
     topic = make_topic("2024-1", query="how do bees see")
     make_answer(make_run("r1"), topic)
     make_nugget_set(topic, texts=["Bees see ultraviolet"], kind="manual", name="manual")
-    make_nugget_set(topic, texts=["Bees see colours"], kind="auto_edit", name="nist")
+    make_nugget_set(make_topic("2024-2", query="how do ants see"), texts=["Ants see"], kind="auto_edit", name="nist")
     bob = make_user(Role.ASSESSOR, username="bob")
     page = open_as(make_user(Role.ORGANIZER), reverse("judge:organize"))
-    page.get_by_role("checkbox", name="2024-1").check()
-    page.get_by_label("Assessor").select_option(label="bob")
     lists = page.get_by_label("Nugget list")
     expect(lists.locator("option")).to_have_text(["the topic's only list", "manual (on 1 topic)", "nist (on 1 topic)"])
-    lists.select_option("nist")
+    expect(lists).to_have_value("")
+    page.get_by_role("checkbox", name="2024-1").check()
+    page.get_by_label("Assessor").select_option(label="bob")
     page.get_by_role("button", name="Give").click()
-    page.wait_for_load_state()
+    expect(page.get_by_text("ManualAssign given to bob: 2024-1.")).to_be_visible()
     work = AssessorWork.objects.get(assessor=bob)
-    assert (work.kind, work.topic_id, work.nugget_set_name) == (assignment_kinds.ASSIGN_MANUAL, "2024-1", "nist")
+    assert (work.topic_id, work.nugget_set_name) == ("2024-1", "manual")
 
 
 def test_a_cancelled_job_with_items_in_flight_says_so_where_its_figures_are(open_as):
