@@ -46,6 +46,7 @@ from assessor.importing.base import (
     id_checked,
     in_batches,
     limited,
+    option_id_checked,
     read_jsonl,
     require,
 )
@@ -114,7 +115,11 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str 
                 field="run_id",
             )
         named = id_checked(
-            text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line), MAX_ID_CHARS, path=path, line=line, field="run_id"
+            text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line),
+            MAX_ID_CHARS,
+            path=path,
+            line=line,
+            field="run_id",
         )
     if run_id is None:
         run_id, named = named, ""
@@ -229,7 +234,11 @@ class NuggetSets:
             if nugget_set is None:
                 nugget_set = self.writes.create_one(
                     NuggetSet(
-                        topic_id=topic_id, kind=self.kind, name=self.name, source_id=self.source, imported_from=self.batch
+                        topic_id=topic_id,
+                        kind=self.kind,
+                        name=self.name,
+                        source_id=self.source,
+                        imported_from=self.batch,
                     )
                 )
                 self.result.count_made("nugget sets")
@@ -244,7 +253,10 @@ class NuggetSets:
                 if nugget_set.kind != self.kind:
                     problem, where = f"is stored as {nugget_set.kind} nuggets, not {self.kind}", "nuggets"
                 else:
-                    problem, where = "is stored with another nugget list", nugget_list_difference(stored_list, answer.nuggets)
+                    problem, where = (
+                        "is stored with another nugget list",
+                        nugget_list_difference(stored_list, answer.nuggets),
+                    )
                 raise ImportFailure(
                     f"the nugget set {self.name!r} of topic {topic_id} {problem}; use --replace to change it "
                     "(or --nuggets-name for another set)",
@@ -332,8 +344,18 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
     """One file's import, a chunk of lines at a time."""
 
     def __init__(
-        self, *, path: Path, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, replace: bool,
-        retire_labels: bool, writes: Writes, user: User | None, run_named: bool = False,
+        self,
+        *,
+        path: Path,
+        nuggets: str,
+        assigner: str,
+        nuggets_name: str,
+        assigner_name: str,
+        replace: bool,
+        retire_labels: bool,
+        writes: Writes,
+        user: User | None,
+        run_named: bool = False,
     ) -> None:
         super().__init__(path=path, writes=writes)
         self.run_named = run_named  # --run-id named the file's run
@@ -405,11 +427,22 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
         changed: list[AssignmentLabel] = []
         for key, answer in keyed:
             answer_id = answer_ids[key]
-            for index, (nugget_id, label) in enumerate(zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels, strict=False)):
+            for index, (nugget_id, label) in enumerate(
+                zip(self.nugget_sets.nugget_ids[answer.topic_id], answer.labels, strict=False)
+            ):
                 old = stored.get((answer_id, nugget_id))
                 if old is None:
                     new_rows.append(
-                        (answer_id, nugget_id, self.assigner_name, self.assigner, self.source, label, self.batch.pk, self.created_at)
+                        (
+                            answer_id,
+                            nugget_id,
+                            self.assigner_name,
+                            self.assigner,
+                            self.source,
+                            label,
+                            self.batch.pk,
+                            self.created_at,
+                        )
                     )
                 elif old[1] == label:
                     self.result.unchanged += 1
@@ -456,9 +489,13 @@ def assignments_import(
     path = Path(path)
     nuggets, assigner = str(nuggets), str(assigner)
     run_id = run_id.strip() if run_id else None
+    if run_id is not None:
+        option_id_checked(run_id, MAX_ID_CHARS, path=path, option="--run-id")
     nuggets_name = str(nuggets_name or nuggets)
     assigner_name = str(assigner_name or assigner)
-    _options_check(path=path, nuggets=nuggets, assigner=assigner, nuggets_name=nuggets_name, assigner_name=assigner_name)
+    _options_check(
+        path=path, nuggets=nuggets, assigner=assigner, nuggets_name=nuggets_name, assigner_name=assigner_name
+    )
     options = {
         "nuggets": nuggets,
         "assigner": assigner,

@@ -34,6 +34,7 @@ from assessor.importing.base import (
     id_checked,
     import_file,
     limited,
+    option_id_checked,
     read_lines,
 )
 from metaeval.kinds import IMPORT_SCORES
@@ -165,6 +166,8 @@ def scores_import(
         raise ImportFailure(f"unknown layout {layout!r}: {', '.join(LAYOUTS)}", path=path)
     if not name or slugify(name) != name:
         raise ImportFailure(f"a table name must be a slug (letters, digits, - and _), not {name!r}", path=path)
+    if run_id is not None:
+        option_id_checked(run_id, MAX_ID_CHARS, path=path, option="--run-id")
     options = {"name": name, "replace": replace, "layout": layout, "run_id": run_id or ""}
     return import_file(
         lambda writes: _scores_prepare(writes, path=path, name=name, replace=replace, layout=layout, run_id=run_id),

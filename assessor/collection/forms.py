@@ -9,17 +9,26 @@ from collections import defaultdict
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 
+from assessor.importing.base import MAX_ID_CHARS, id_problem
 from assessor.registry import Importer, registry
+
+
+def run_id_check(value: str) -> None:
+    """A run id typed on the form, under the rule of the ids read from files."""
+    if problem := id_problem(value, MAX_ID_CHARS):
+        raise ValidationError(problem)
 
 
 def run_id_field() -> forms.Field:
     """The run of a file of one run's rows that does not name it (several kinds of file share this field)."""
     return forms.CharField(
         required=False,
-        max_length=200,
+        max_length=MAX_ID_CHARS,
         label="Run id",
         help_text="For a file of one run's rows without run ids (trec_eval -q output, a nuggetizer file).",
+        validators=[run_id_check],
     )
 
 

@@ -141,7 +141,9 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
                     progress.line_read(number)
                 line = raw.rstrip("\r\n")
                 if len(line) > MAX_LINE_CHARS:
-                    raise ImportFailure(f"the line is longer than {MAX_LINE_CHARS:,} characters", path=path, line=number)
+                    raise ImportFailure(
+                        f"the line is longer than {MAX_LINE_CHARS:,} characters", path=path, line=number
+                    )
                 if "\x00" in line:
                     # No database stores it in text (PostgreSQL refuses it), and no text file holds one.
                     column = line.index("\x00") + 1
@@ -172,9 +174,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in read_lines(path):
         # Checked before parsing: the parser recurses once per level.
         if json_depth(line) > MAX_JSON_DEPTH:
-            raise ImportFailure(
-                f"lists and objects nest deeper than {MAX_JSON_DEPTH} levels", path=path, line=number
-            )
+            raise ImportFailure(f"lists and objects nest deeper than {MAX_JSON_DEPTH} levels", path=path, line=number)
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -182,7 +182,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(record, dict):
             raise ImportFailure("a line must hold a JSON object", path=path, line=number)
         if "\\u0000" in line and (where := nul_field(record)) is not None:
-            raise ImportFailure("holds a NUL character (\\u0000), which no text may hold", path=path, line=number, field=where)
+            raise ImportFailure(
+                "holds a NUL character (\\u0000), which no text may hold", path=path, line=number, field=where
+            )
         yield number, record
 
 
@@ -223,22 +225,39 @@ ID_RULE = "letters, digits and . _ - # + : @ ( ) ~ = only"
 CHARACTER_NAMES = {"\n": "a newline", "\r": "a carriage return", "\t": "a tab", " ": "a space", "\x00": "a NUL byte"}
 
 
-def id_checked(value: str, limit: int, *, path: Path, line: int, field: str) -> str:
-    """`value`, if it is a non-empty id of at most `limit` characters, made of the id characters."""
+def id_problem(value: str, limit: int) -> str:
+    """What keeps `value` from being an id of at most `limit` characters ("" if nothing): the rule of every importer."""
     if not value:
-        raise ImportFailure("empty", path=path, line=line, field=field)
-    limited(value, limit, path=path, line=line, field=field)
+        return "empty"
+    if len(value) > limit:
+        return f"{len(value):,} characters, over the limit of {limit:,}"
     if not ID_CHARACTERS.fullmatch(value):
         char = next(char for char in value if not ID_CHARACTERS.fullmatch(char))
         name = CHARACTER_NAMES.get(char) or (repr(char) if char.isprintable() else f"the character U+{ord(char):04X}")
-        raise ImportFailure(f"{value!r} holds {name}: an id is {ID_RULE}", path=path, line=line, field=field)
+        return f"{value!r} holds {name}: an id is {ID_RULE}"
+    return ""
+
+
+def id_checked(value: str, limit: int, *, path: Path, line: int, field: str) -> str:
+    """`value`, if it is a non-empty id of at most `limit` characters, made of the id characters."""
+    if problem := id_problem(value, limit):
+        raise ImportFailure(problem, path=path, line=line, field=field)
+    return value
+
+
+def option_id_checked(value: str, limit: int, *, path: Path, option: str) -> str:
+    """An id given as an option (`--run-id`) rather than read from the file, under the files' rule."""
+    if problem := id_problem(value, limit):
+        raise ImportFailure(f"{option}: {problem}", path=path)
     return value
 
 
 def limited(value: str, limit: int, *, path: Path, line: int, field: str) -> str:
     """`value`, if it is at most `limit` characters long."""
     if len(value) > limit:
-        raise ImportFailure(f"{len(value):,} characters, over the limit of {limit:,}", path=path, line=line, field=field)
+        raise ImportFailure(
+            f"{len(value):,} characters, over the limit of {limit:,}", path=path, line=line, field=field
+        )
     return value
 
 

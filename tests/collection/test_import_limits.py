@@ -10,10 +10,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils.html import escape
 
 from assessor.importing.base import MAX_JSON_DEPTH, json_depth
-from assessor.models import ImportBatch, Segment, Topic
+from assessor.models import ImportBatch, Run, Segment, Topic, Upload
 from assessor.work.roles import Role
+from metaeval.models import ImportedScore
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +59,14 @@ def run_line(**changes) -> dict:
 
 def assignment_line(**changes) -> dict:
     nugget = {"text": "a nugget", "importance": "vital", "assignment": "support"}
-    return {"qid": "2024-1", "query": "q", "run_id": "team-run", "answer_text": "An answer.", "nuggets": [nugget], **changes}
+    return {
+        "qid": "2024-1",
+        "query": "q",
+        "run_id": "team-run",
+        "answer_text": "An answer.",
+        "nuggets": [nugget],
+        **changes,
+    }
 
 
 def support_line(**changes) -> dict:
@@ -237,7 +246,9 @@ def test_a_command_refuses_an_id_outside_the_id_characters(write_file, kind, con
 
 
 @pytest.mark.parametrize(("kind", "content", "field", "character"), BAD_IDS[:3], ids=BAD_ID_NAMES[:3])
-def test_the_upload_page_refuses_an_id_outside_the_id_characters(client, upload_worker, kind, content, field, character):
+def test_the_upload_page_refuses_an_id_outside_the_id_characters(
+    client, upload_worker, kind, content, field, character
+):
     page = upload_page(client, kind, "bad.txt", content)
     assert all(part in page for part in page_failure("bad.txt", 1, field))
     assert nothing_stored()
@@ -281,3 +292,66 @@ def test_a_nul_character_written_as_a_json_escape_is_refused_by_field(write_file
     message = command_error(kind, write_file("nul.jsonl", "\n" + content))
     assert f"nul.jsonl, line 2, field '{field}': holds a NUL character (\\u0000), which no text may hold" in message
     assert nothing_stored()
+
+
+# --- ids given as options: the same rule ---------------------------------------------------
+
+# A run id given with --run-id (or the upload page's "Run id") for a file that does not name its run.
+BAD_OPTION_RUN_IDS = [("team/run", "'/'"), ("team run", "a space"), ("team\trun", "a tab"), ("team\nrun", "a newline")]
+# kind -> (a file of one run's rows without run ids, the command's options)
+ONE_RUN_FILES = {
+    "assignments": (jsonl({k: v for k, v in assignment_line().items() if k != "run_id"}), COMMANDS["assignments"][1]),
+    "scores": ("V\t2024-1\t0.5\nV\tall\t0.5\n", ["--name", "table", "--format", "trec_eval"]),
+}
+
+
+def nothing_imported() -> bool:
+    """Nothing but the topic the files answer."""
+    return not (ImportBatch.objects.exclude(kind="topics").exists() or Run.objects.exists() or Upload.objects.exists())
+
+
+@pytest.fixture
+def topic(write_file):
+    call_command("import_topics", str(write_file("topics.tsv", "2024-1\ta query\n")))
+
+
+@pytest.mark.parametrize("kind", list(ONE_RUN_FILES))
+@pytest.mark.parametrize(("run_id", "character"), BAD_OPTION_RUN_IDS, ids=["slash", "space", "tab", "newline"])
+def test_a_command_refuses_a_run_id_option_outside_the_id_characters(write_file, topic, kind, run_id, character):
+    content, options = ONE_RUN_FILES[kind]
+    path = write_file("one-run.txt", content)
+    with pytest.raises(CommandError) as failure:
+        call_command(COMMANDS[kind][0], str(path), *options, "--run-id", run_id)
+    expected = (
+        f"one-run.txt: --run-id: {run_id!r} holds {character}: an id is letters, digits and . _ - # + : @ ( ) ~ = only"
+    )
+    assert expected in str(failure.value)
+    assert nothing_imported()
+
+
+@pytest.mark.parametrize("kind", list(ONE_RUN_FILES))
+def test_a_good_run_id_option_names_the_run(write_file, topic, kind):
+    content, options = ONE_RUN_FILES[kind]
+    call_command(COMMANDS[kind][0], str(write_file("one-run.txt", content)), *options, "--run-id", "team.run-1")
+    if kind == "assignments":
+        assert list(Run.objects.values_list("run_id", flat=True)) == ["team.run-1"]
+    else:
+        assert list(ImportedScore.objects.values_list("run_id", flat=True).distinct()) == ["team.run-1"]
+
+
+@pytest.mark.parametrize("kind", list(ONE_RUN_FILES))
+@pytest.mark.parametrize(("run_id", "character"), BAD_OPTION_RUN_IDS[:3], ids=["slash", "space", "tab"])
+def test_the_upload_page_refuses_a_run_id_outside_the_id_characters(
+    client, upload_worker, topic, kind, run_id, character
+):
+    client.force_login(make_user(Role.ORGANIZER))
+    content, _ = ONE_RUN_FILES[kind]
+    options = {**UPLOAD_OPTIONS, "scores_layout": "trec_eval", "run_id": run_id}
+    file = SimpleUploadedFile("one-run.txt", content.encode())
+    response = client.post(reverse("collection:upload"), {"kind": kind, "file": file, **options})
+    assert response.status_code == 200  # the form again, not a queued upload
+    page = response.content.decode()
+    assert "Run id" in page
+    assert escape(f"{run_id!r} holds {character}: an id is letters, digits and . _ - # + : @ ( ) ~ = only") in page
+    assert upload_worker == []
+    assert nothing_imported()
