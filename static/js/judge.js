@@ -37,9 +37,30 @@
     document.querySelectorAll("#answer-sentences li.current").forEach((li) => li.classList.remove("current"));
     const sentence = document.getElementById("sentence-" + row.dataset.row);
     if (sentence) sentence.classList.add("current");
-    row.scrollIntoView({ block: "nearest" });
+    reveal(row);
     row.focus({ preventScroll: true });
     marksShow(row);
+  }
+  // The bar stays at the top of the window (.judge-sticky): its height, as --judge-bar-height, is the rows'
+  // scroll-margin-top (and the support answer's sticky top), so that a row scrolled to is never under it.
+  const sticky = document.getElementById("judge-sticky");
+  function barMeasure() {
+    const height = sticky ? sticky.getBoundingClientRect().height : 0;
+    document.documentElement.style.setProperty("--judge-bar-height", height + "px");
+    return height;
+  }
+  barMeasure();
+  if (sticky && window.ResizeObserver) new ResizeObserver(barMeasure).observe(sticky);
+  // The selected row comes wholly into view below the bar; one taller than the room there shows its top.
+  function reveal(row) {
+    const barHeight = barMeasure();
+    const barBottom = sticky ? Math.max(0, sticky.getBoundingClientRect().bottom) : 0;
+    const box = row.getBoundingClientRect();
+    if (box.height <= window.innerHeight - barHeight) {
+      row.scrollIntoView({ block: "nearest" });
+    } else if (box.top < barBottom || box.top > window.innerHeight * 0.75) {
+      row.scrollIntoView({ block: "start" });
+    }
   }
   function selectedRow() {
     return rows().find((r) => r.dataset.row === state.selected) || null;

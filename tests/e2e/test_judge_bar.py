@@ -1,6 +1,8 @@
 """What an assessor looks at while judging, in view: the waiting state of a ManualAssign whose list is open, and
 the bar (progress, save state, the all-done prompt, the submit) that stays at the top over long passages."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -24,6 +26,16 @@ def in_viewport(page, selector: str) -> bool:
         }""",
         selector,
     )
+
+
+def row_below_bar(page, row) -> None:
+    """The row's top lies below the sticky bar's bottom, inside the window; all of it when it fits there."""
+    bar, box = page.locator("#judge-sticky").bounding_box(), row.bounding_box()
+    window = page.evaluate("window.innerHeight")
+    bar_bottom = bar["y"] + bar["height"]
+    assert bar_bottom <= box["y"] < window, (bar, box, window)
+    if box["height"] <= window - bar["height"]:
+        assert box["y"] + box["height"] <= window, (bar, box, window)
 
 
 def test_a_manual_assign_waiting_for_its_nugget_list_says_so_and_nothing_else(open_as):
@@ -66,6 +78,28 @@ def test_the_bar_stays_in_view_over_long_passages(open_as):
     assert page.evaluate("window.scrollY") > 0
     expect(page.locator("#all-done")).to_be_visible()
     assert in_viewport(page, "#all-done") and in_viewport(page, "#labels-done") and in_viewport(page, "#connection")
+    # The submit is in the bar, in view.
+    submit_button = page.locator("#submit-form button")
+    expect(submit_button).to_be_in_viewport()
+    bar, button = page.locator("#judge-sticky").bounding_box(), submit_button.bounding_box()
+    assert bar["y"] <= button["y"] and button["y"] + button["height"] <= bar["y"] + bar["height"]
+    # Moving up and down the rows (k, j): the selected row is never under the bar, its top below the bar's
+    # bottom; a row that fits below the bar is seen whole.
+    rows = page.locator("#rows li.jrow")
+    last = rows.count() - 1
+    assert last >= 1
+    expect(rows.nth(last)).to_have_class(re.compile(r"\bselected\b"))
+    moves = [("k", i) for i in range(last - 1, -1, -1)] + [("j", i) for i in range(1, last + 1)]
+    # Rows taller than the room below the bar (their top is shown), then rows that fit in a taller window.
+    for height in (768, 2000):
+        page.set_viewport_size({"width": 1024, "height": height})
+        for key, index in moves:
+            page.keyboard.press(key)
+            expect(rows.nth(index)).to_have_class(re.compile(r"\bselected\b"))
+            row_below_bar(page, rows.nth(index))
+        # The answer, beside the rows, stays in view below the bar too.
+        bar, panel = page.locator("#judge-sticky").bounding_box(), page.locator(".answer-panel").bounding_box()
+        assert page.evaluate("window.scrollY") > 0 and bar["y"] + bar["height"] <= panel["y"], (bar, panel)
     # A save that cannot reach the server: the lost connection is told where the assessor looks.
     page.route("**/label/", lambda route: route.abort())
     # A row's edge wears its label's colour (it was green whatever the label): full support's green, then
