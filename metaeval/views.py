@@ -14,6 +14,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from assessor.http import AuthenticatedRequest
+from assessor.scoring.lifecycle import qrels_notes
 from assessor.scoring.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.work.roles import organizer_required
 from metaeval.calibration import calibration_build, calibration_summary, simulation_on_condition, simulation_summary
@@ -212,6 +213,7 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
             "Krippendorff's alpha, nominal",
         ],
         "qrels": None,
+        "qrels_notes": [],
         "qrels_error": "",
     }
     if "qrels_a" not in request.GET:
@@ -229,6 +231,7 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
     def row(topic, values) -> dict:
         return {"topic": topic, "values": [nan_as_none(value) for value in values]}
 
+    context["qrels_notes"] = qrels_notes([result.a, result.b])
     context["qrels"] = {
         "result": result,
         "rows": [

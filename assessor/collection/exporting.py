@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from assessor.models import Answer, AnswerReference, Citation, Qrel, QrelSource, Run, Sentence
+from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 
 FETCH_CHUNK = 20_000
 # Answers per round of queries in a run export: bounded memory, short IN lists.
@@ -63,9 +64,11 @@ def qrels_lines(*, source: str) -> Iterator[str]:
     if not QrelSource.objects.filter(name=source).exists():
         known = ", ".join(qrel_sources_list()) or "none"
         raise LookupError(f"no qrels source named {source!r}; sources: {known}")
+    qrels = Qrel.objects.filter(source__name=source)
+    if not open_included():  # the grades of a job still running are provisional, like labels
+        qrels = qrels.exclude(job_id__in=unfinished_job_ids())
     rows = (
-        Qrel.objects.filter(source__name=source)
-        .order_by("topic_id", "segment_id")
+        qrels.order_by("topic_id", "segment_id")
         .values_list("topic_id", "segment_id", "grade")
         .iterator(chunk_size=FETCH_CHUNK)
     )
@@ -97,17 +100,17 @@ def run_lines(*, run_id: str) -> Iterator[str]:
         answer_ids = [answer_id for answer_id, *_ in chunk]
         references: dict[int, list[str]] = defaultdict(list)
         for answer_id, docid in (
-            AnswerReference.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "rank").values_list(
-                "answer_id", "segment_id"
-            )
+            AnswerReference.objects.filter(answer_id__in=answer_ids)
+            .order_by("answer_id", "rank")
+            .values_list("answer_id", "segment_id")
         ):
             references[answer_id].append(docid)
         sentences: dict[int, list[dict]] = defaultdict(list)
         by_id: dict[int, tuple[int, dict]] = {}
         for sentence_id, answer_id, text in (
-            Sentence.objects.filter(answer_id__in=answer_ids).order_by("answer_id", "index").values_list(
-                "id", "answer_id", "text"
-            )
+            Sentence.objects.filter(answer_id__in=answer_ids)
+            .order_by("answer_id", "index")
+            .values_list("id", "answer_id", "text")
         ):
             sentence: dict[str, Any] = {"text": text, "citations": []}
             sentences[answer_id].append(sentence)

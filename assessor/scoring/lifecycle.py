@@ -20,7 +20,7 @@ from typing import TypeVar
 from django.db import connection, models
 from django.db.models import ExpressionWrapper, Q, QuerySet
 
-from assessor.models import AssessorWork, Job
+from assessor.models import AssessorWork, Job, QrelSource
 from assessor.registry import registry
 
 # A job that has finished: its labels count (a failed item has no label; the others stand, and the
@@ -161,24 +161,56 @@ def jobs_not_final_by(*, kind: str, names: Sequence[str]) -> dict[str, list[JobN
     return jobs
 
 
-def job_sentences(jobs: list[JobNotFinal]) -> list[str]:
-    """The notes of one source's jobs that are not final (`jobs_not_final_by`)."""
+def job_sentences(
+    jobs: list[JobNotFinal],
+    *,
+    into: str = "it",
+    labels: str = "labels",
+    partial: str = "its scores count only what it labelled",
+) -> list[str]:
+    """The notes of one source's jobs that are not final (`jobs_not_final_by`); `into`, `labels` and `partial`
+    name the source, what the job makes and what a partial source holds, where scores are not the point."""
     sentences = []
     running = [str(job.pk) for job in jobs if job.status in (Job.Status.QUEUED, Job.Status.RUNNING)]
     if running:
         counted = "counted as provisional" if _include_open.get() else "not counted until it finishes"
-        sentences.append(f"Job {', '.join(running)} still writes into it: its labels are {counted}.")
+        sentences.append(f"Job {', '.join(running)} still writes into {into}: its {labels} are {counted}.")
     cancelled = [str(job.pk) for job in jobs if job.status == Job.Status.CANCELLED]
     if cancelled:
         counted = "counted as provisional" if _include_open.get() else "not counted"
-        sentences.append(f"Job {', '.join(cancelled)} was cancelled: its labels are {counted}.")
+        sentences.append(f"Job {', '.join(cancelled)} was cancelled: its {labels} are {counted}.")
     for job in jobs:
         if job.status == Job.Status.FAILED:
             sentences.append(
                 f"Partial: job {job.pk} failed on {job.failed_items} of {job.total_items} items; "
-                "its scores count only what it labelled until it is resumed."
+                f"{partial} until it is resumed."
             )
     return sentences
+
+
+def qrels_notes(names: Sequence[str]) -> list[str]:
+    """What keeps the named qrels sources from being final, in one read: the LLM job that writes a source
+    (`QrelSource.job`, UMBRELA's) while it runs, once it was cancelled, or once it finished with failed items
+    until it is resumed. Sources of files have none; each note once, in the order of `names`."""
+    rows = (
+        QrelSource.objects.filter(name__in=names, job__isnull=False)
+        .filter(~Q(job__status__in=FINISHED_JOB_STATUSES) | Q(job__status=Job.Status.FAILED, job__failed_items__gt=0))
+        .values_list("name", "job_id", "job__status", "job__failed_items", "job__total_items")
+    )
+    jobs = {
+        name: JobNotFinal(pk=pk, status=status, failed_items=failed, total_items=total)
+        for name, pk, status, failed, total in rows
+    }
+    notes: list[str] = []
+    for name in dict.fromkeys(names):
+        if name in jobs:
+            notes += job_sentences(
+                [jobs[name]],
+                into=f"the qrels {name!r}",
+                labels="grades",
+                partial=f"the qrels {name!r} hold only the grades it made",
+            )
+    return notes
 
 
 def open_work_overview() -> list[str]:
