@@ -471,7 +471,7 @@ def test_organizer_notes_are_announced_on_the_page_itself(open_as):
 
 
 def test_words_are_marked_by_their_stems_and_the_marks_say_what_they_mean(open_as):
-    """"eclipses" / "eclipse", "effects" / "effect" were left unmarked: words are compared by their stems."""
+    """ "eclipses" / "eclipse", "effects" / "effect" were left unmarked: words are compared by their stems."""
     scenario = make_scenario()
     Segment.objects.filter(text__startswith="The capital of the example country").update(
         text="The eclipse had visible effects on the capitals of the region."
@@ -484,12 +484,14 @@ def test_words_are_marked_by_their_stems_and_the_marks_say_what_they_mean(open_a
     # Stems: eclips, effect, capit on both sides; "have", "visible", "region" on one only.
     assert marks(page, first + " .pair-sentence") == ["Eclipses", "effect", "capital"]
     assert marks(page, first + " .segment-box") == ["eclipse", "effects", "capitals"]
-    expect(page.locator(first + " .pair-sentence mark.shared").first).to_have_attribute(
-        "title", "a word both sides use, in some form (effect, effects)"
-    )
+    first_mark = page.locator(first + " .pair-sentence mark.shared").first
+    expect(first_mark).to_have_attribute("title", "a word both sides use, in some form (effect, effects)")
+    expect(first_mark).to_be_in_viewport(ratio=1)
     page.keyboard.press("h")
+    expect(page.locator("#help")).to_be_visible()
     expect(page.locator("#marks-meaning")).to_be_visible()
     expect(page.locator("#marks-meaning")).to_contain_text("words both sides use, in some form")
+    expect(page.locator("#marks-meaning")).to_be_in_viewport(ratio=1)
 
 
 def test_the_workspace_leads_to_the_one_queue_of_every_kind_of_work(open_as):

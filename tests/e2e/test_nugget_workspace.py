@@ -52,7 +52,9 @@ def add_by_keyboard(page, text: str) -> None:
 def rows(work) -> list[tuple[str, str, str, list[str]]]:
     result = []
     for nugget in nugget_set_of(work).nuggets.order_by("position").prefetch_related("derived_from"):
-        result.append((nugget.text, nugget.importance, nugget.origin, sorted(d.text for d in nugget.derived_from.all())))
+        result.append(
+            (nugget.text, nugget.importance, nugget.origin, sorted(d.text for d in nugget.derived_from.all()))
+        )
     return result
 
 
@@ -96,7 +98,19 @@ def test_a_full_manual_nuggets_session_by_keyboard(open_as):
     assert work.status == AssessorWork.Status.SUBMITTED
     assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
     operations = list(NuggetEdit.objects.order_by("id").values_list("operation", flat=True))
-    assert operations == ["add", "add", "add", "edit", "importance", "importance", "importance", "move", "delete", "undo", "submit"]
+    assert operations == [
+        "add",
+        "add",
+        "add",
+        "edit",
+        "importance",
+        "importance",
+        "importance",
+        "move",
+        "delete",
+        "undo",
+        "submit",
+    ]
 
 
 def test_a_full_post_editing_session_by_keyboard(open_as):
@@ -236,7 +250,10 @@ def test_an_assessor_cannot_open_someone_elses_topic_or_organizer_pages(open_as)
     response = page.goto(page.url)
     assert response.status == 404
     assert page.goto(page.url.split("/nuggets/")[0] + reverse("nuggets:organize")).status == 403
-    assert page.goto(page.url.split("/nuggets/")[0] + reverse("nuggets:organize_topic", args=[work.topic_id])).status == 403
+    assert (
+        page.goto(page.url.split("/nuggets/")[0] + reverse("nuggets:organize_topic", args=[work.topic_id])).status
+        == 403
+    )
 
 
 def test_the_organizer_sees_the_time_and_reopens(open_as):
@@ -283,7 +300,9 @@ def test_active_time_skips_an_idle_gap_and_is_shown(open_as):
     page = open_as(work.assessor, workspace_url(work))
 
     def beat_after(seconds_away: int) -> None:
-        AssessorWork.objects.filter(pk=work.pk).update(last_activity_at=timezone.now() - timedelta(seconds=seconds_away))
+        AssessorWork.objects.filter(pk=work.pk).update(
+            last_activity_at=timezone.now() - timedelta(seconds=seconds_away)
+        )
         page.mouse.move(10, 10)
         page.mouse.move(20, 30)
         page.evaluate("window.nuggetWorkspace.state.lastBeat = 0; window.nuggetWorkspace.heartbeat()")
@@ -359,6 +378,7 @@ def test_submitting_with_nuggets_without_importance_is_told_before_and_nothing_i
     expect(dialog).to_be_visible()
     expect(dialog.locator("#confirm-missing")).to_be_visible()
     expect(dialog.locator("#confirm-missing")).to_contain_text("2 of them have no importance yet")
+    expect(dialog.locator("#confirm-missing")).to_be_in_viewport(ratio=1)
     expect(dialog.get_by_role("button", name="Submit and freeze")).to_be_disabled()
     dialog.get_by_role("button", name="Keep working").click()
     # Sent anyway (another tab, a stale page): the server refuses, and the edits already saved stay "Saved".
@@ -368,4 +388,5 @@ def test_submitting_with_nuggets_without_importance_is_told_before_and_nothing_i
     settled(page)
     expect(page.locator("#ws-alert")).to_be_visible()
     expect(page.locator("#connection")).to_have_text("Saved")
+    expect(page.locator("#connection")).to_be_in_viewport(ratio=1)
     assert nugget_set_of(work).status == NuggetSet.Status.OPEN
