@@ -2,7 +2,9 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from assessor.registry import registry
 from assessor.site import health, views
@@ -11,6 +13,8 @@ from assessor.work import pages as work_pages
 urlpatterns = [
     path("", views.home, name="home"),
     path("health/", health.health, name="health"),
+    # Browsers, and pages without the site's frame, ask for /favicon.ico: the site's icon is an SVG.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
