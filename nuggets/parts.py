@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from django import forms
 from django.db.models import Count
 
-from assessor.models import AssessorWork
+from assessor.models import AssessorWork, Topic
 from assessor.registry import (
     Importer,
     JobKind,
@@ -30,6 +30,7 @@ from assessor.registry import (
 )
 from nuggets import auto, views
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
+from nuggets.exporting import nuggets_notes
 from nuggets.forms import AutoNuggetsForm
 from nuggets.giving import nugget_cap, nugget_work_give
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
@@ -76,6 +77,12 @@ def _work_give(*, topic, assessor, kind, by) -> AssessorWork:
     return nugget_work_give(topic=topic, assessor=assessor, condition=WORK_CONDITIONS[kind], by=by)
 
 
+def _nugget_sets_panel(topic: Topic) -> dict:
+    """The topic's nugget sets, each with what its download leaves out or marks provisional (`nuggets_notes`)."""
+    nugget_sets = topic_nugget_sets(topic=topic)
+    return {"nugget_sets": [(nugget_set, nuggets_notes(name=nugget_set.name)) for nugget_set in nugget_sets]}
+
+
 def _nugget_sets_per_topic() -> dict[str, int]:
     rows = NuggetSet.objects.order_by().values("topic_id").annotate(n=Count("pk"))
     return {row["topic_id"]: row["n"] for row in rows}
@@ -116,14 +123,16 @@ def register() -> None:
         )
     )
     # Drafts are the same job stopped after creation; the AutoNuggets form launches them (its "drafts" box).
-    register_job_kind(JobKind(
+    register_job_kind(
+        JobKind(
             kind=DRAFT_NUGGETS,
             label="AutoNuggets drafts (for post-editing)",
             command="run_auto_nuggets --drafts",
             compute=auto.item_compute,
             store=auto.item_store,
             prompts=(NUGGETIZE,),
-        ))
+        )
+    )
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
     for kind, label, description in (
         (NUGGETS_MANUAL, "ManualNuggets", "The assessor writes the topic's nuggets from its relevant segments."),
@@ -142,14 +151,16 @@ def register() -> None:
             )
         )
     register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
-    register_nav_link(NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50))
+    register_nav_link(
+        NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50)
+    )
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)
     register_upload_dependents("qrels", qrels_read_by_nugget_work)
     register_topic_panel(
         TopicPanel(
             template="nuggets/topic_nugget_sets_panel.html",
-            context=lambda topic: {"nugget_sets": topic_nugget_sets(topic=topic)},
+            context=_nugget_sets_panel,
             order=10,
             title="Nugget sets",
             anchor="nuggets",

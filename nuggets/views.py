@@ -26,7 +26,7 @@ from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
 from nuggets.editing import OpResult
-from nuggets.exporting import nuggets_lines
+from nuggets.exporting import nuggets_lines, nuggets_notes
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
 from nuggets.giving import nugget_work_give
 from nuggets.kinds import NUGGET_KINDS
@@ -229,6 +229,15 @@ def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     return redirect("nuggets:organize_topic", topic_id=work.topic_id)
 
 
+OPEN_LISTS_HEADER = "X-Open-Lists"
+
+
 @organizer_required
 def download_nuggets(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
-    return download_response(nuggets_lines(name=name), f"nuggets.{name}.jsonl")
+    """The sets named `name` as export_nuggets writes them; its warnings (the open lists it left out, or wrote as
+    provisional with `?open=1`) in `X-Open-Lists`, absent when every list is final."""
+    response = download_response(nuggets_lines(name=name), f"nuggets.{name}.jsonl")
+    notes = nuggets_notes(name=name)
+    if notes:
+        response[OPEN_LISTS_HEADER] = " ".join(notes)
+    return response

@@ -19,7 +19,9 @@ pytestmark = pytest.mark.django_db
 def three_lists():
     """Topic 1's list is submitted, topic 2's was never submitted, topic 3's was reopened."""
     for number, status in ((1, NuggetSet.Status.SUBMITTED), (2, NuggetSet.Status.OPEN), (3, NuggetSet.Status.OPEN)):
-        nugget_set = make_nugget_set(make_topic(f"2024-{number}"), texts=[f"fact of topic {number}"], kind="manual", name="manual")
+        nugget_set = make_nugget_set(
+            make_topic(f"2024-{number}"), texts=[f"fact of topic {number}"], kind="manual", name="manual"
+        )
         NuggetSet.objects.filter(pk=nugget_set.pk).update(status=status)
 
 
@@ -54,5 +56,35 @@ def test_the_download_follows_the_open_work_switch(client, three_lists):
     def qids(response) -> list[str]:
         return [json.loads(line)["qid"] for line in b"".join(response.streaming_content).decode().splitlines()]
 
-    assert qids(client.get(url)) == ["2024-1"]
-    assert qids(client.get(url, {"open": "1"})) == ["2024-1", "2024-2", "2024-3"]
+    final = client.get(url)
+    assert qids(final) == ["2024-1"]
+    # What it left out, as export_nuggets warns of it.
+    assert final["X-Open-Lists"] == "2 list(s) named 'manual' are still open (2024-2, 2024-3): left out of the export."
+    provisional = client.get(url, {"open": "1"})
+    assert qids(provisional) == ["2024-1", "2024-2", "2024-3"]
+    assert (
+        provisional["X-Open-Lists"]
+        == "2 list(s) named 'manual' are still open (2024-2, 2024-3): exported as they stand, provisional."
+    )
+    NuggetSet.objects.update(status=NuggetSet.Status.SUBMITTED)
+    every = client.get(url)
+    assert qids(every) == ["2024-1", "2024-2", "2024-3"]
+    assert "X-Open-Lists" not in every  # every list is final: nothing to say
+
+
+def test_the_topic_page_says_what_the_nugget_download_leaves_out(client, three_lists):
+    client.force_login(make_user(Role.ORGANIZER))
+    download = reverse("collection:download_nuggets", args=["manual"])
+    page = client.get(reverse("collection:topic", args=["2024-1"])).content.decode()
+    assert (
+        f'<a href="{download}">download all “manual” nuggets</a> <span class="download-note">(2 list(s) named '
+        "&#x27;manual&#x27; are still open (2024-2, 2024-3): left out of the export.)</span>"
+    ) in page
+    page = client.get(reverse("collection:topic", args=["2024-1"]), {"open": "1"}).content.decode()
+    assert (
+        f'<a href="{download}?open=1">download all “manual” nuggets</a> <span class="download-note">(2 list(s) '
+        "named &#x27;manual&#x27; are still open (2024-2, 2024-3): exported as they stand, provisional.)</span>"
+    ) in page
+    NuggetSet.objects.update(status=NuggetSet.Status.SUBMITTED)
+    page = client.get(reverse("collection:topic", args=["2024-1"])).content.decode()
+    assert f'<a href="{download}">download all “manual” nuggets</a></p>' in page
