@@ -31,10 +31,16 @@ def test_the_menu_names_the_work_pages_as_their_headings_do(organizer):
 
 
 def test_the_home_page_cards_name_the_pages_as_the_menu_does(organizer):
+    """docs/pages.md: the collection's size and a card for each of the menu's destinations, in its order."""
+    make_topic("2024-1")
     page = organizer.get("/").content.decode()
-    cards = re.findall(r'<a class="card" href="([^"]+)">\s*<strong>([^<]+)</strong>', page)
-    assert (reverse("nuggets:organize"), "Nugget work") in cards
-    assert set(menu(page)) >= {title for _, title in cards}
+    cards = re.findall(r'<a class="card" href="([^"]+)">\s*<strong>([^<]+)</strong>\s*<span>([^<]+)</span>', page)
+    assert (reverse("nuggets:organize"), "Nugget work") in [(url, title) for url, title, _ in cards]
+    assert (reverse("judge:organize"), "ManualAssign") in [(url, title) for url, title, _ in cards]
+    assert (reverse("support:organize"), "Support judging") in [(url, title) for url, title, _ in cards]
+    assert [title for _, title, _ in cards] == menu(page)
+    assert all(text.strip() for _, _, text in cards)
+    assert "1 topic, 0 runs, 0 answers." in page
 
 
 def job_buttons(organizer, status: str) -> list[str]:
