@@ -1,5 +1,7 @@
 """ManualAssign and support judging sessions in a real Chromium, driven by the keyboard."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -30,15 +32,15 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     work = give_assign(scenario)
     order = answer_order(work=work)
     page = open_as(scenario.assessor, reverse("judge:assign", args=[work.pk]))
-    assert page.url.endswith(reverse("judge:answer", args=[work.pk, 1]))
-    assert page.locator("#work-status").inner_text() == "not started"
+    expect(page).to_have_url(re.compile(re.escape(reverse("judge:answer", args=[work.pk, 1])) + "$"))
+    expect(page.locator("#work-status")).to_have_text("not started")
     # Each key labels the selected nugget and selects the next unlabelled one.
     press(page, "s", "p", "n")
     # The work's status follows the saves without a reload.
-    assert page.locator("#work-status").inner_text() == "in progress"
+    expect(page.locator("#work-status")).to_have_text("in progress")
     assert manual_labels(order[0]) == ["support", "partial_support", "not_support"]
-    assert page.locator("#labels-done").inner_text() == "3"
-    assert page.locator("#answers-done").inner_text() == "1"
+    expect(page.locator("#labels-done")).to_have_text("3")
+    expect(page.locator("#answers-done")).to_have_text("1")
     # The answer's last label takes the page to the next answer with labels missing.
     page.wait_for_url("**/answer/2/")
     # Back up one row and change it before the last label.
@@ -53,10 +55,10 @@ def test_a_manual_assign_session_by_keyboard(open_as):
     page.wait_for_url("**/answer/3/")
     expect(page.locator("#all-done")).to_be_hidden()
     press(page, "s", "s", "s")
-    assert page.locator("#answers-done").inner_text() == "3"
+    expect(page.locator("#answers-done")).to_have_text("3")
     # Every label is in: the page offers the submit, and asks before freezing the topic.
     expect(page.locator("#all-done")).to_be_visible()
-    assert page.url.endswith("/answer/3/")
+    expect(page).to_have_url(re.compile(r"/answer/3/$"))
     submit(page)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
@@ -69,9 +71,9 @@ def test_support_from_scratch_by_keyboard(open_as):
     scenario = make_scenario()
     work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
-    assert page.locator(".shown-note").count() == 0
+    expect(page.locator(".shown-note")).to_have_count(0)
     judge_every_answer_by_keyboard(page, "f", 3)
-    assert page.locator("#labels-done").inner_text() == "5"
+    expect(page.locator("#labels-done")).to_have_text("5")
     labels = SupportLabel.objects.filter(method="scratch")
     assert sorted(labels.values_list("label", flat=True)) == [2] * 5
     assert not labels.filter(shown_label__isnull=False).exists()
@@ -88,15 +90,15 @@ def test_support_post_editing_by_keyboard(open_as):
     number = next(n for n, answer_id in enumerate(pairs.order, start=1) if len(pairs.pairs_of[answer_id]) == 2)
     page = open_as(scenario.assessor, reverse("support:answer", args=[work.pk, number]))
     first = page.locator("#rows li.jrow").first
-    assert first.get_attribute("data-shown") == "1"
-    assert first.locator("button.choice.shown .choice-name").inner_text() == "PS"
-    assert first.locator("button.choice.on").count() == 0  # shown, not yet the assessor's
+    expect(first).to_have_attribute("data-shown", "1")
+    expect(first.locator("button.choice.shown .choice-name")).to_have_text("PS")
+    expect(first.locator("button.choice.on")).to_have_count(0)  # shown, not yet the assessor's
     # Enter confirms the pre-selected LLM label; n changes the next one.
     press(page, "Enter", "n")
     labels = list(SupportLabel.objects.filter(method="postedit").order_by("citation__sentence__index"))
     assert [(label.shown_label, label.label, label.changed) for label in labels] == [(1, 1, False), (1, 0, True)]
     assert all(label.shown_from.method == "llm-secret-judge" for label in labels)
-    assert page.locator("#labels-done").inner_text() == "2"
+    expect(page.locator("#labels-done")).to_have_text("2")
 
 
 def test_a_label_survives_a_reload_and_a_second_tab(open_as):
@@ -107,11 +109,11 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     press(first_tab, "s")
     first_tab.reload()
     row = first_tab.locator("#rows li.jrow").first
-    assert row.locator("button.choice.on .choice-name").inner_text() == "support"
+    expect(row.locator("button.choice.on .choice-name")).to_have_text("support")
 
     second_tab = open_as(scenario.assessor, url, context=first_tab.context)
     second_row = second_tab.locator("#rows li.jrow").first
-    assert second_row.locator("button.choice.on .choice-name").inner_text() == "support"
+    expect(second_row.locator("button.choice.on .choice-name")).to_have_text("support")
     # The second tab changes it; the first, stale, tries another change: refused, it shows the stored label.
     # A click on the row's number selects it (the label buttons sit in the row too).
     second_row.locator(".num").click()
@@ -119,14 +121,14 @@ def test_a_label_survives_a_reload_and_a_second_tab(open_as):
     row.locator(".num").click()
     press(first_tab, "p")
     first_tab.wait_for_selector("#ws-alert:not([hidden])")
-    assert "another tab" in first_tab.locator("#ws-alert-text").inner_text()
-    assert first_tab.locator("#connection").inner_text() == "Not saved"
-    assert row.locator("button.choice.on .choice-name").inner_text() == "not support"
+    expect(first_tab.locator("#ws-alert-text")).to_contain_text("another tab")
+    expect(first_tab.locator("#connection")).to_have_text("Not saved")
+    expect(row.locator("button.choice.on .choice-name")).to_have_text("not support")
     order = answer_order(work=work)
     assert manual_labels(order[0])[0] == "not_support"
     first_tab.reload()
-    assert (
-        first_tab.locator("#rows li.jrow").first.locator("button.choice.on .choice-name").inner_text() == "not support"
+    expect(first_tab.locator("#rows li.jrow").first.locator("button.choice.on .choice-name")).to_have_text(
+        "not support"
     )
 
 
@@ -138,18 +140,16 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     settled(page)  # the page's script is running and has nothing queued
     page.keyboard.press("f")
     page.wait_for_function("window.judgePage.saves.queue.length === 1")
-    page.wait_for_function(
-        "document.getElementById('connection').classList.contains('lost')", timeout=30_000
-    )
+    page.wait_for_function("document.getElementById('connection').classList.contains('lost')", timeout=30_000)
     assert not SupportLabel.objects.filter(method="scratch").exists()
     # The unsent label is kept in the browser: a reload shows it and sends it once the server answers.
     assert page.evaluate(f"JSON.parse(localStorage.getItem('judge-ops:support-{work.pk}-1')).length") == 1
     page.unroute("**/label/")
     page.reload()
     settled(page)
-    assert page.locator("#connection").inner_text() == "Saved"
+    expect(page.locator("#connection")).to_have_text("Saved")
     assert list(SupportLabel.objects.filter(method="scratch").values_list("label", flat=True)) == [2]
-    assert page.locator("#rows li.jrow").first.locator("button.choice.on .choice-name").inner_text() == "FS"
+    expect(page.locator("#rows li.jrow").first.locator("button.choice.on .choice-name")).to_have_text("FS")
 
 
 def test_a_save_whose_answer_is_lost_is_retried_with_its_operation_id_and_applied_once(open_as):
@@ -177,4 +177,4 @@ def test_a_save_whose_answer_is_lost_is_retried_with_its_operation_id_and_applie
     assert len(op_ids) == 2 and op_ids[0] == op_ids[1] and op_ids[0]
     assert WorkOperation.objects.filter(work=work).count() == 1
     assert manual_labels(answer_order(work=work)[0]) == ["support"]
-    assert page.locator("#connection").inner_text() == "Saved"
+    expect(page.locator("#connection")).to_have_text("Saved")
