@@ -185,7 +185,7 @@ def test_the_last_label_offers_the_submit_which_asks_first_then_links_to_the_nex
     page.get_by_role("button", name="Submit the topic…").click()
     dialog = page.locator("#submit-confirm")
     expect(dialog).to_be_visible()
-    assert "9 of 9 labels" in dialog.inner_text()
+    expect(dialog).to_contain_text("9 of 9 labels")
     assert centred(page, "#submit-confirm")
     page.screenshot(path=str(tmp_path / "submit-confirm.png"))
     page.get_by_role("button", name="Keep working").click()
@@ -203,7 +203,7 @@ def test_the_last_label_offers_the_submit_which_asks_first_then_links_to_the_nex
     assert assign.status == AssessorWork.Status.SUBMITTED
     page.screenshot(path=str(tmp_path / "after-submit.png"))
     next_link = page.locator("#next-work")
-    assert next_link.inner_text() == f"Support from scratch of topic {scenario.topic.pk}"
+    expect(next_link).to_have_text(f"Support from scratch of topic {scenario.topic.pk}")
     next_link.click()
     page.wait_for_url(f"**/judge/{support.pk}/answer/*/")
 
@@ -278,12 +278,12 @@ def test_the_segment_filter_marks_and_counts_its_matches(open_as, tmp_path):
     page = open_as(work.assessor, reverse("nuggets:work", args=[work.pk]))
     page.locator("#segment-filter").fill("passage about")
     # Three segments of grade >= 1, each "... passage about nuggets.": two matches each.
-    assert page.locator("#segments li.segment:not([hidden])").count() == 3
-    assert page.locator("#segment-count").inner_text() == "3 segments, 6 matches"
+    expect(page.locator("#segments li.segment:not([hidden])")).to_have_count(3)
+    expect(page.locator("#segment-count")).to_have_text("3 segments, 6 matches")
     assert marks(page, "#segments li.segment:not([hidden]) .seg-text") == ["passage", "about"] * 3
     page.screenshot(path=str(tmp_path / "workspace-filter.png"))
     page.locator("#segment-filter").fill("")
-    assert page.locator("#segment-count").inner_text() == ""
+    expect(page.locator("#segment-count")).to_have_text("")
     assert marks(page, "#segments") == []
 
 
@@ -294,10 +294,10 @@ def test_the_queue_page(open_as, tmp_path):
     page = open_as(scenario.assessor, reverse("home"))
     page.screenshot(path=str(tmp_path / "queue.png"))
     rows = page.locator("#work-queue tbody tr")
-    assert rows.count() == 2
-    assert rows.nth(0).get_attribute("data-work") == str(assign.pk)
-    assert rows.nth(0).locator(".progress-left").inner_text() == "0 / 9 labels"
-    assert rows.nth(1).locator(".progress-left").inner_text() == "0 / 5 pairs"
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_have_attribute("data-work", str(assign.pk))
+    expect(rows.nth(0).locator(".progress-left")).to_have_text("0 / 9 labels")
+    expect(rows.nth(1).locator(".progress-left")).to_have_text("0 / 5 pairs")
 
 
 def test_submitting_a_nugget_list_asks_first_then_links_to_the_labelling_that_depends_on_it(open_as, tmp_path):
@@ -317,19 +317,19 @@ def test_submitting_a_nugget_list_asks_first_then_links_to_the_labelling_that_de
     page.get_by_role("button", name="Submit", exact=True).click()
     dialog = page.locator("#submit-confirm")
     expect(dialog).to_be_visible()
-    assert "holds 1 nuggets" in dialog.inner_text()
+    expect(dialog).to_contain_text("holds 1 nuggets")
     page.get_by_role("button", name="Keep working").click()
     expect(dialog).to_be_hidden()
-    assert page.locator("#nugget-panel").get_attribute("data-frozen") == "0"
+    expect(page.locator("#nugget-panel")).to_have_attribute("data-frozen", "0")
     page.get_by_role("button", name="Submit", exact=True).click()
     page.get_by_role("button", name="Submit and freeze").click()
     page.wait_for_selector("#nugget-panel[data-frozen='1']")
     # A frozen list takes no sources; the next work in the queue is the ManualAssign on this list.
     expect(page.locator(".source-form").first).to_be_hidden()
     link = page.locator("#next-work")
-    assert link.inner_text() == f"ManualAssign of topic {work.topic_id}"
+    expect(link).to_have_text(f"ManualAssign of topic {work.topic_id}")
     page.screenshot(path=str(tmp_path / "workspace-submitted.png"))
-    assert link.get_attribute("href") == reverse("judge:assign", args=[assign.pk])
+    expect(link).to_have_attribute("href", reverse("judge:assign", args=[assign.pk]))
 
 
 # --- every assessor page: guidelines, keys and colours -------------------------------------------
@@ -388,7 +388,7 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
     for name, url, terms, buttons, keys in pages:
         page = open_as(scenario.assessor, url)
         # The guidelines are one key away, and the header says which.
-        assert page.locator("#guide-open kbd").inner_text() == "h"
+        expect(page.locator("#guide-open kbd")).to_have_text("h")
         page.keyboard.press("h")
         guide = page.locator("#guidelines")
         expect(guide).to_be_visible()  # a condition, not a moment: the dialog opens when the key is handled
@@ -414,7 +414,7 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
             page.wait_for_selector("#rows li.jrow:nth-child(2) button.choice.on")
             pressed = ["#rows li.jrow:nth-child(1) .choice.on", "#rows li.jrow:nth-child(2) .choice.on"]
         # Each label button shows its key, visibly.
-        assert [" ".join(b.inner_text().split()) for b in choices.all()] == buttons, name
+        expect(choices).to_have_text(buttons)
         assert all(kbd.is_visible() for kbd in choices.locator("kbd").all()), name
         greens[name], yellows[name] = rgb(page, pressed[0]), rgb(page, pressed[1])
         for selector, colour in zip(pressed, [greens[name], yellows[name]], strict=True):
