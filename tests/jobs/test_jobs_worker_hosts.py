@@ -23,8 +23,11 @@ from typing import IO
 from urllib.parse import urlsplit
 
 import pytest
+import redis
 from django.db import connection
 from django.db.models import Count
+from kombu.transport.redis import PRIORITY_STEPS as REDIS_PRIORITY_STEPS
+from kombu.transport.redis import Channel as RedisChannel
 
 from assessor.models import Job, JobItem, LLMCall
 from assignment.models import AssignmentLabel
@@ -48,6 +51,8 @@ THREADS_PER_WORKER = 2
 # Below the two workers' 4 threads: the cap on calls in flight is one for every machine (held in Redis).
 LLM_CONCURRENCY = 3
 SECRET_KEY = "worker-hosts-test-" + "k" * 40
+REDIS_PRIORITY_SEP = RedisChannel.sep
+REDIS_UNACKED_INDEX = RedisChannel.unacked_index_key
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -74,6 +79,7 @@ class Campaign:
         self.network = network
         self.server = server
         self.queue = f"test-{uuid.uuid4().hex[:10]}"
+        self.redis_url = redis_url
         self.var_dir = var_dir
         db = connection.settings_dict
         broker = urlsplit(redis_url)
@@ -129,6 +135,24 @@ class Campaign:
         self.workers[host.name] = subprocess.Popen(
             host.command(command), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
+
+    def queue_length(self) -> int:
+        """The messages waiting in the test's queue: the broker's list of it, one per priority (kombu's Redis)."""
+        broker = redis.Redis.from_url(self.redis_url)
+        try:
+            keys = [self.queue] + [f"{self.queue}{REDIS_PRIORITY_SEP}{step}" for step in REDIS_PRIORITY_STEPS[1:]]
+            return sum(broker.llen(key) for key in keys)
+        finally:
+            broker.close()
+
+    def taken_unacked(self, *, since: float) -> int:
+        """The messages a worker took after `since` and has not acknowledged: kombu's Redis keeps each taken
+        message in `unacked_index`, scored with the time it was taken, until the worker acks it."""
+        broker = redis.Redis.from_url(self.redis_url)
+        try:
+            return broker.zcount(REDIS_UNACKED_INDEX, f"({since!r}", "+inf")
+        finally:
+            broker.close()
 
     def worker_logs(self) -> str:
         return "\n".join(
@@ -257,14 +281,23 @@ def test_two_worker_hosts_share_a_job_and_one_killed_loses_nothing(campaign):
         ),
     )
     campaign.kill(host_a)
+    killed_at = time.time()  # host-a, dead, took no message later
 
     # host-b works through what the broker still holds; what host-a held stays claimed by the dead worker.
-    def host_b_idle() -> bool:
-        before = items.filter(status="done").count()
-        time.sleep(1.5)
-        return not busy_on(host_b) and items.filter(status="done").count() == before
+    def host_b_finished() -> bool:
+        # Nothing waits in the queue, host-b holds no item, and every message taken since host-a died has been
+        # acknowledged (a worker acks once the item is stored): only what host-a took stays unacknowledged.
+        return campaign.queue_length() == 0 and campaign.taken_unacked(since=killed_at) == 0 and not busy_on(host_b)
 
-    wait_for(host_b_idle, timeout=120, failure=campaign.worker_logs)
+    wait_for(
+        host_b_finished,
+        timeout=120,
+        failure=lambda: (
+            f"host-b did not finish: {campaign.queue_length()} message(s) queued, "
+            f"{campaign.taken_unacked(since=killed_at)} taken and unacknowledged, "
+            f"{list(items.exclude(status='done').values_list('status', 'claimed_by'))}" + campaign.worker_logs()
+        ),
+    )
     # Read after host-b settled: a commit host-a sent just before it died may have landed since.
     done_by_a = done_on(host_a)
     assert items.filter(status="done").count() < ANSWERS, "the job finished before host-a was killed"
