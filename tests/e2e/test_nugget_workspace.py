@@ -1,5 +1,7 @@
 """Full assessor sessions in a real Chromium, driven by the keyboard."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -90,10 +92,10 @@ def test_a_full_manual_nuggets_session_by_keyboard(open_as):
     assert len(texts_of(work)) == 2
     press(page, "u")
     assert texts_of(work) == ["Assessors write at most twenty", "Nuggets are atomic facts", "A fixed nugget"]
-    assert page.locator("#nugget-list li.nugget").count() == 3
+    expect(page.locator("#nugget-list li.nugget")).to_have_count(3)
 
     submit(page)
-    assert page.locator("#nugget-panel").get_attribute("data-frozen") == "1"
+    expect(page.locator("#nugget-panel")).to_have_attribute("data-frozen", "1")
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
     assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
@@ -117,12 +119,12 @@ def test_a_full_post_editing_session_by_keyboard(open_as):
     drafts = ["draft zero", "draft one", "draft two", "draft three and four", "draft five", "draft six"]
     work = make_given_topic(condition="auto_edit", drafts=drafts, grades=[2, 1])
     page = open_as(work.assessor, workspace_url(work))
-    assert page.locator("#nugget-list li.nugget").count() == 6
+    expect(page.locator("#nugget-list li.nugget")).to_have_count(6)
 
     # Merge the first two: mark d0, go down, m merges the marked one with the selected one.
     press(page, "x", "j")
     page.keyboard.press("m")
-    assert page.locator("#merge-text").input_value() == "draft zero; draft one"
+    expect(page.locator("#merge-text")).to_have_value("draft zero; draft one")
     page.keyboard.press("Control+a")
     page.keyboard.type("drafts zero and one")
     press(page, "Enter")
@@ -177,15 +179,16 @@ def test_two_tabs_never_overwrite_each_other_silently(open_as):
     add_by_keyboard(second, "written in the second tab")
     alert = second.locator("#ws-alert")
     expect(alert).to_be_visible()
-    assert "changed elsewhere" in alert.inner_text() and "written in the second tab" in alert.inner_text()
-    assert second.locator("#connection").inner_text() == "Not saved"
+    expect(alert).to_contain_text("changed elsewhere")
+    expect(alert).to_contain_text("written in the second tab")
+    expect(second.locator("#connection")).to_have_text("Not saved")
     assert texts_of(work) == ["written in the first tab"]
     second.get_by_role("button", name="Load the latest list").click()
     second.wait_for_selector("#nugget-list li.nugget")
     assert second.locator("#nugget-list").inner_text().count("written in the first tab") == 1
     add_by_keyboard(second, "now on the latest list")
     assert texts_of(work) == ["written in the first tab", "now on the latest list"]
-    assert second.locator("#connection").inner_text() == "Saved"
+    expect(second.locator("#connection")).to_have_text("Saved")
 
 
 def test_a_lost_connection_is_shown_and_the_change_retried(open_as):
@@ -196,12 +199,12 @@ def test_a_lost_connection_is_shown_and_the_change_retried(open_as):
     page.keyboard.type("typed while offline")
     page.keyboard.press("Enter")
     page.wait_for_function("document.getElementById('connection').textContent.startsWith('Connection lost')")
-    assert "conn lost" in page.locator("#connection").get_attribute("class")
+    expect(page.locator("#connection")).to_have_class(re.compile(r"(^|\s)lost(\s|$)"))
     assert texts_of(work) == []
     page.context.set_offline(False)
     settled(page)
     assert texts_of(work) == ["typed while offline"]
-    assert page.locator("#connection").inner_text() == "Saved"
+    expect(page.locator("#connection")).to_have_text("Saved")
 
 
 def test_a_change_whose_answer_was_lost_is_applied_once(open_as):
@@ -222,7 +225,7 @@ def test_a_change_whose_answer_was_lost_is_applied_once(open_as):
     add_by_keyboard(page, "applied exactly once")
     assert lost["count"] == 1
     assert texts_of(work) == ["applied exactly once"]
-    assert page.locator("#nugget-list li.nugget").count() == 1
+    expect(page.locator("#nugget-list li.nugget")).to_have_count(1)
 
 
 def test_changes_kept_before_a_reload_are_sent_after_it(open_as):
@@ -327,10 +330,10 @@ def test_the_heartbeat_notices_a_change_made_in_another_tab(open_as):
     second.mouse.move(50, 60)
     second.evaluate("window.nuggetWorkspace.state.lastBeat = 0; window.nuggetWorkspace.heartbeat()")
     second.wait_for_selector("#ws-alert:not([hidden])")
-    assert "changed in another tab" in second.locator("#ws-alert").inner_text()
+    expect(second.locator("#ws-alert")).to_contain_text("changed in another tab")
     second.get_by_role("button", name="Load the latest list").click()
     second.wait_for_selector("#nugget-list li.nugget")
-    assert "made in the first tab" in second.locator("#nugget-list").inner_text()
+    expect(second.locator("#nugget-list")).to_contain_text("made in the first tab")
 
 
 def test_a_submitted_list_ignores_editing_keys(open_as):
@@ -343,7 +346,7 @@ def test_a_submitted_list_ignores_editing_keys(open_as):
     for key in ["d", "o", "u", "x", "m", "s", "e"]:
         press(page, key)
     page.keyboard.press("n")
-    assert "submitted and frozen" in page.locator("#ws-alert").inner_text()
+    expect(page.locator("#ws-alert")).to_contain_text("submitted and frozen")
     assert rows(work) == [("the only nugget", "vital", "", [])]
     assert NuggetEdit.objects.filter(operation="undo").count() == 0
 
