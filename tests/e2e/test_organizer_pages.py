@@ -34,20 +34,20 @@ def test_an_organizer_adds_an_assessor_and_deactivates_them(open_as):
     page.get_by_label("User name").fill("newcomer")
     page.get_by_role("button", name="Add the assessor").click()
     notice = page.locator(".messages li.success")
-    assert re.fullmatch(
-        r"Assessor newcomer added\. Its password is \w{14} \(shown once: pass it on now\)\.", notice.inner_text()
+    expect(notice).to_have_text(
+        re.compile(r"^Assessor newcomer added\. Its password is \w{14} \(shown once: pass it on now\)\.$")
     )
     row = page.locator('tr[data-user="newcomer"]')
-    assert row.locator("td").nth(1).inner_text() == "assessor"
-    assert row.locator("td").nth(2).inner_text() == "active"
+    expect(row.locator("td").nth(1)).to_have_text("assessor")
+    expect(row.locator("td").nth(2)).to_have_text("active")
     # Last logins in the site's one date format.
-    assert row.locator("td").nth(3).inner_text() == "never"
+    expect(row.locator("td").nth(3)).to_have_text("never")
     boss_login = page.locator('tr[data-user="boss"] td').nth(3).inner_text()
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", boss_login), boss_login
     row.get_by_role("button", name="Deactivate").click()
-    assert page.locator(".messages li.success").inner_text() == "newcomer deactivated: it can no longer log in."
+    expect(page.locator(".messages li.success")).to_have_text("newcomer deactivated: it can no longer log in.")
     row = page.locator('tr[data-user="newcomer"]')
-    assert row.locator("td").nth(2).inner_text() == "deactivated"
+    expect(row.locator("td").nth(2)).to_have_text("deactivated")
     expect(row.get_by_role("button", name="Reactivate")).to_be_visible()
     # The audit trail on the page, newest first.
     trail = page.locator("table.audit tbody tr")
@@ -144,7 +144,7 @@ def test_the_topic_page_opens_with_its_nugget_sets_and_folds_the_segments_withou
 def test_an_error_page_says_why_in_the_sites_frame_with_a_way_home(open_as, tmp_path):
     organizer = make_user(Role.ORGANIZER)
     page = open_as(organizer, "/no/such/page/")
-    assert page.locator("h1").inner_text() == "Not found"
+    expect(page.locator("h1")).to_have_text("Not found")
     assert page.locator("nav.nav a").count() == len(organizer_links())  # the organizer's menu: the site's frame
     page.get_by_role("link", name="Back to the home page").click()
     page.wait_for_url("**/")
@@ -155,7 +155,7 @@ def test_an_error_page_says_why_in_the_sites_frame_with_a_way_home(open_as, tmp_
     page.screenshot(path=str(tmp_path / "download-404.png"))
 
     page = open_as(make_user(Role.ASSESSOR), reverse("collection:upload"))
-    assert page.locator("h1").inner_text() == "This page is not for you"
+    expect(page.locator("h1")).to_have_text("This page is not for you")
     expect(page.get_by_role("link", name="Back to the home page")).to_be_visible()
     page.screenshot(path=str(tmp_path / "403.png"))
 
@@ -167,18 +167,19 @@ def test_an_upload_made_by_mistake_is_deleted_after_a_confirmation_and_audited(o
     organizer = make_user(Role.ORGANIZER, username="boss")
     page = open_as(organizer, reverse("collection:upload"))
     page.locator('table.uploads[data-kind="qrels"] tr[data-name="mistake"]').get_by_role("link", name="Delete…").click()
-    assert "all it holds: 1 grade" in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text("all it holds: 1 grade")
     page.screenshot(path=str(tmp_path / "confirm.png"))
     page.get_by_role("link", name="Keep it").click()
     assert QrelSource.objects.filter(name="mistake").exists()
     page.locator('tr[data-name="mistake"]').get_by_role("link", name="Delete…").click()
     page.get_by_role("button", name="Delete mistake").click()
-    assert page.locator(".messages li").inner_text() == "Deleted the qrels source mistake (1 grade)."
-    assert page.locator('tr[data-name="mistake"]').count() == 0
+    expect(page.locator(".messages li")).to_have_text("Deleted the qrels source mistake (1 grade).")
+    expect(page.locator('tr[data-name="mistake"]')).to_have_count(0)
     assert list(QrelSource.objects.values_list("name", flat=True)) == ["nist"]
     page.goto(page.url.split("/collection/")[0] + reverse("accounts:list"))
     first = page.locator("table.audit tbody tr").first
-    assert "qrels source mistake" in first.inner_text() and "boss" in first.inner_text()
+    expect(first).to_contain_text("qrels source mistake")
+    expect(first).to_contain_text("boss")
 
 
 def test_a_job_shows_cancel_while_it_runs_and_resume_once_it_stopped(open_as):
@@ -223,12 +224,12 @@ def test_a_failed_upload_names_the_line_and_keeps_the_kind_and_options(open_as, 
     page = open_as(make_user(Role.ORGANIZER), reverse("collection:upload"))
     page.get_by_label("Kind of file").select_option("qrels")
     options = page.locator("fieldset.options:visible")
-    assert [legend.inner_text() for legend in options.locator("legend").all()] == ["Options for qrels"]
+    expect(options.locator("legend")).to_have_text(["Options for qrels"])
     options.locator("input[type=text]").first.fill("mine")
     page.locator("input[type=file]").set_input_files(str(bad))
     page.get_by_role("button", name="Import").click()
     alert = page.get_by_role("alert")
-    assert "Nothing was imported." in alert.inner_text()
+    expect(alert).to_contain_text("Nothing was imported.")
     assert [dd.inner_text() for dd in alert.locator("dd").all()] == [
         "grades.txt",
         "2",
