@@ -24,31 +24,33 @@ def make_topics() -> None:
     )
 
 
-def shown_topics(page) -> list[str]:
-    return [row.locator("span.mono").inner_text() for row in page.locator(".topic-list li").all() if row.is_visible()]
+def expect_shown_topics(page, topics: list[str]) -> None:
+    """The list shows these topics, and only these (waiting for the filter to apply)."""
+    expect(page.locator(".topic-list li:visible span.mono")).to_have_text(topics)
 
 
 def test_the_filter_narrows_the_list_and_the_ticked_topics_are_given(open_as):
     make_topics()
     bob = make_user(Role.ASSESSOR, username="bob")
     page = open_as(make_user(Role.ORGANIZER), reverse("nuggets:organize"))
-    assert shown_topics(page) == ["2024-1", "2024-2", "2024-3"]
+    expect_shown_topics(page, ["2024-1", "2024-2", "2024-3"])
     row = page.locator(".topic-list li").first
-    assert "nist: 1 relevant" in row.inner_text() and "ManualNuggets: alice, not started" in row.inner_text()
+    expect(row).to_contain_text("nist: 1 relevant")
+    expect(row).to_contain_text("ManualNuggets: alice, not started")
     page.get_by_label("Filter topics").fill("bees")
-    assert shown_topics(page) == ["2024-1", "2024-3"]
+    expect_shown_topics(page, ["2024-1", "2024-3"])
     page.get_by_label("Filter topics").fill("bees eat")
-    assert shown_topics(page) == ["2024-3"]
+    expect_shown_topics(page, ["2024-3"])
     page.get_by_label("Filter topics").fill("alice")
-    assert shown_topics(page) == ["2024-1"]
+    expect_shown_topics(page, ["2024-1"])
     page.get_by_label("Filter topics").press("Enter")  # does not send the form
     page.get_by_label("Filter topics").fill("")
     page.get_by_role("checkbox", name="2024-2").check()
     page.get_by_role("checkbox", name="2024-3").check()
-    assert page.locator(".topic-count").inner_text() == "3 topics · 2 chosen"
+    expect(page.locator(".topic-count")).to_have_text("3 topics · 2 chosen")
     page.get_by_label("Assessor").select_option(label="bob")
     page.get_by_role("button", name="Give").click()
-    page.wait_for_load_state()
+    expect(page.locator(".messages li.success")).to_have_text("Given to bob (ManualNuggets): 2024-2, 2024-3.")
     given = sorted(AssessorWork.objects.filter(assessor=bob).values_list("topic_id", flat=True))
     assert given == ["2024-2", "2024-3"]
 
@@ -63,6 +65,6 @@ def test_without_javascript_the_whole_list_shows_and_no_filter(browser, live_ser
         page = context.new_page()
         page.goto(live_server.url + reverse("nuggets:organize"))
         expect(page.locator(".topic-filter")).to_be_hidden()
-        assert shown_topics(page) == ["2024-1", "2024-2", "2024-3"]
+        expect_shown_topics(page, ["2024-1", "2024-2", "2024-3"])
     finally:
         context.close()
