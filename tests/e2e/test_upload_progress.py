@@ -23,8 +23,8 @@ def test_an_upload_page_follows_the_import_to_its_end_and_keeps_the_result(open_
     page.get_by_role("button", name="Import").click()
     page.wait_for_url("**/collection/uploads/*/")
     state = page.locator("#upload-state")
-    assert state.inner_text() == "queued"
-    assert page.get_by_text("Waiting for a worker.").is_visible()
+    expect(state).to_have_text("queued")
+    expect(page.get_by_text("Waiting for a worker.")).to_be_visible()
     [upload_id] = upload_queued
     assert page.url.endswith(reverse("collection:upload_detail", args=[upload_id]))
 
@@ -44,13 +44,13 @@ def test_an_upload_page_follows_the_import_to_its_end_and_keeps_the_result(open_
     [percent] = watched
     assert 50 <= int(percent or 0) <= 99
     page.get_by_text("Imported topics.tsv.").wait_for(timeout=10_000)
-    assert state.inner_text() == "done"
-    assert page.locator("#lines-read").inner_text() == "1500"
-    assert page.locator("#rows-written").inner_text() == "1500"
-    assert page.locator("progress").get_attribute("value") == "100"
+    expect(state).to_have_text("done")
+    expect(page.locator("#lines-read")).to_have_text("1500")
+    expect(page.locator("#rows-written")).to_have_text("1500")
+    expect(page.locator("progress")).to_have_attribute("value", "100")
     assert Topic.objects.count() == 1500
 
     page.reload()
-    assert page.locator("#upload-state").inner_text() == "done"
+    expect(page.locator("#upload-state")).to_have_text("done")
     expect(page.get_by_text("1500 lines: 1500 created, 0 unchanged, 0 replaced.")).to_be_visible()
     assert Upload.objects.get().state == "done"
