@@ -4,6 +4,7 @@ until the job is resumed and finishes."""
 
 import html
 import io
+import json
 
 import pytest
 from django.core.management import call_command
@@ -62,6 +63,9 @@ def test_a_failed_umbrela_job_is_partial_on_the_qrels_agreement_and_export_until
     assert lines == "t3 Q0 s1#0 1\nt3 Q0 s2#0 0\n"  # what it graded counts
     assert warnings == f"warning: {partial}\n"
     assert export("nist") == ("t3 Q0 s1#0 2\nt3 Q0 s2#0 0\nt3 Q0 s3#0 1\n", "")  # a file's qrels: no note
+    out, err = io.StringIO(), io.StringIO()
+    call_command("qrels_agreement", "--a", "nist", "--b", "umbrela-fake", "--json", stdout=out, stderr=err)
+    assert err.getvalue() == f"warning: {partial}\n" and json.loads(out.getvalue())["notes"] == [partial]
 
     # Resumed: running again, its grades are provisional until it finishes.
     Segment.objects.filter(docid="s3#0").update(text="Zebra stripes differ on every zebra.")
