@@ -13,6 +13,8 @@ from tests.builders import make_support_label, make_user
 from tests.e2e.keys import judge_every_answer_by_keyboard, press, submit
 from tests.scenarios import give_assign, make_scenario
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -41,7 +43,7 @@ def test_a_second_assessor_repeats_manual_assign_and_the_organizer_sees_their_ag
 
     page = open_as(second, reverse("judge:assign", args=[work.pk]))
     page.wait_for_url("**/answer/1/")
-    assert page.locator("button.choice.on").count() == 0  # none of the first person's labels is shown
+    expect(page.locator("button.choice.on")).to_have_count(0)  # none of the first person's labels is shown
     for number in (1, 2, 3):
         page.wait_for_url(f"**/answer/{number}/")
         press(page, "s", "p", "n")
@@ -49,10 +51,10 @@ def test_a_second_assessor_repeats_manual_assign_and_the_organizer_sees_their_ag
 
     organizer.goto(reverse("metaeval:replicates"))
     section = organizer.locator("section.replicate")
-    assert "manual-2" in section.locator("h2").inner_text()
+    expect(section.locator("h2")).to_contain_text("manual-2")
     people = section.locator("table.agreement tbody tr").first
-    assert people.locator("td").nth(3).inner_text() == "9"
-    assert people.locator("td").nth(4).inner_text() == "1.000"  # the same labels as the first person
+    expect(people.locator("td").nth(3)).to_have_text("9")
+    expect(people.locator("td").nth(4)).to_have_text("1.000")  # the same labels as the first person
 
 
 def test_an_organizer_makes_a_study_the_assessor_judges_it_and_the_organizer_reads_the_table(open_as):
@@ -83,7 +85,7 @@ def test_an_organizer_makes_a_study_the_assessor_judges_it_and_the_organizer_rea
     organizer.reload()
     sided = organizer.locator("#study-sided tbody tr").first.locator("td")
     # Full support everywhere: a said FS on three of the five pairs, b on the other two.
-    assert [sided.nth(i).inner_text() for i in range(1, 5)] == ["5", "3", "2", "0"]
-    kappa_rows = organizer.locator("#study-kappa tbody tr")
-    assert kappa_rows.count() == 3
-    assert organizer.locator("#study-distribution tbody tr").nth(2).locator("td").nth(3).inner_text() == "5"
+    for i, count in enumerate(["5", "3", "2", "0"], start=1):
+        expect(sided.nth(i)).to_have_text(count)
+    expect(organizer.locator("#study-kappa tbody tr")).to_have_count(3)
+    expect(organizer.locator("#study-distribution tbody tr").nth(2).locator("td").nth(3)).to_have_text("5")

@@ -12,6 +12,8 @@ from nuggets.services import nugget_operation_apply, nugget_set_submit
 from tests.builders import make_answer, make_run, make_user
 from tests.scenarios import make_given_topic, nugget_set_of
 
+expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
@@ -74,11 +76,11 @@ def test_reopen_change_and_relabel_only_the_changed_nugget(open_as, tmp_path):
     # ManualAssign is open again for that nugget only: the page says why, the other nugget is locked.
     page = open_as(assign.assessor, reverse("judge:assign", args=[assign.pk]))
     page.wait_for_url("**/answer/1/")
-    banner = page.locator("#nuggets-changed").inner_text()
-    assert "The nugget list changed: nugget 2 reworded." in banner
-    assert "The organizer reopened it: the second nugget is vague." in banner
-    assert page.locator(f"#row-{first.pk} button.choice").first.is_disabled()
-    assert "reworded" in page.locator(f"#row-{second.pk}").inner_text()
+    banner = page.locator("#nuggets-changed")
+    expect(banner).to_contain_text("The nugget list changed: nugget 2 reworded.")
+    expect(banner).to_contain_text("The organizer reopened it: the second nugget is vague.")
+    expect(page.locator(f"#row-{first.pk} button.choice").first).to_be_disabled()
+    expect(page.locator(f"#row-{second.pk}")).to_contain_text("reworded")
     page.screenshot(path=str(tmp_path / "relabel.png"))
     page.keyboard.press("p")
     settled(page)
