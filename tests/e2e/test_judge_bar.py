@@ -9,7 +9,7 @@ from django.urls import reverse
 from assessor.models import Segment
 from nuggets.models import NuggetSet
 from support import kinds as support_kinds
-from tests.e2e.keys import press, settled
+from tests.e2e.keys import answer_rows, press, settled
 from tests.scenarios import give_assign, give_support, make_scenario
 
 expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
@@ -68,10 +68,10 @@ def test_the_bar_stays_in_view_over_long_passages(open_as):
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
     page.set_viewport_size({"width": 1024, "height": 768})
     settled(page)
+    rows = page.locator("#rows li.jrow")
     for number in range(1, 4):
         page.wait_for_url(f"**/answer/{number}/")
-        rows = page.locator("#rows li.jrow")
-        for index in range(rows.count()):
+        for index in range(answer_rows(page, number)):
             rows.nth(index).scroll_into_view_if_needed()
             press(page, "f")
     # The last label of the topic is in, the window scrolled down to it: the prompt and the bar are in view.
@@ -85,8 +85,7 @@ def test_the_bar_stays_in_view_over_long_passages(open_as):
     assert bar["y"] <= button["y"] and button["y"] + button["height"] <= bar["y"] + bar["height"]
     # Moving up and down the rows (k, j): the selected row is never under the bar, its top below the bar's
     # bottom; a row that fits below the bar is seen whole.
-    rows = page.locator("#rows li.jrow")
-    last = rows.count() - 1
+    last = answer_rows(page, 3) - 1  # the page shown and loaded: every row is in
     assert last >= 1
     expect(rows.nth(last)).to_have_class(re.compile(r"\bselected\b"))
     moves = [("k", i) for i in range(last - 1, -1, -1)] + [("j", i) for i in range(1, last + 1)]
