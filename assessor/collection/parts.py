@@ -35,6 +35,6 @@ def register() -> None:
             options=lambda data: {"source": data["source"]},
         )
     )
-    register_importer(Importer(RUN, "Run (TREC RAG 2024 run format)", run_import, scores=ScoreRefresh.ALL))
+    register_importer(Importer(RUN, "Run (TREC RAG 2024 run format)", run_import, scores=ScoreRefresh.TOUCHED))
     register_label_family(LabelFamily(QRELS_FAMILY, "qrels source"))
     register_deletable(QRELS_DELETABLE)

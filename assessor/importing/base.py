@@ -386,14 +386,17 @@ def _scores_refresh_later(writes: Writes, kind: str) -> None:
     """Refresh the kept scores the import changed after its last write, in its transaction (the switch, when staged).
 
     The importer of the kind says whether scores read its rows, and whether it says what it
-    wrote (Writes.scores_touch) or every kept score is refreshed.
+    wrote (Writes.scores_touch, scores_touch_everywhere, scores_touch_answers) or every kept
+    score is refreshed.
     """
     importer = registry.importers.get(kind)
     refresh = importer.scores if importer else ScoreRefresh.NONE
     if refresh != ScoreRefresh.NONE and not writes.staged:
         writes.later(lambda: written_tables_analyze(writes))
     if refresh == ScoreRefresh.TOUCHED:
-        writes.later(lambda: scores_refresh_touched(writes.scores_touched, writes.scores_everywhere))
+        writes.later(
+            lambda: scores_refresh_touched(writes.scores_touched, writes.scores_everywhere, writes.scores_answers)
+        )
     elif refresh == ScoreRefresh.ALL:
         writes.later(scores_refresh)
 

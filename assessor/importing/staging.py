@@ -92,6 +92,8 @@ class Writes:
         # sources' labels stand on (a replaced nugget list, replaced sentences, new citations).
         self.scores_touched: dict[tuple[str, tuple[str, ...]], set[str]] = {}
         self.scores_everywhere: set[str] = set()
+        # Stored answers whose text or parts it rewrote (a run's import): every source's scores of those alone.
+        self.scores_answers: set[int] = set()
         # Rows written per table, for the statistics the score refresh plans its reads on.
         self.rows_by_table: Counter[str] = Counter()
         handle, name = tempfile.mkstemp(prefix="import-", suffix=".sqlite3", dir=staging_directory())
@@ -153,6 +155,11 @@ class Writes:
         A new answer is not such a change: a source scores only the answers it has labels on.
         """
         self.scores_everywhere.update(topics)
+
+    def scores_touch_answers(self, answers: Iterable[int]) -> None:
+        """The import rewrote these stored answers (their text, sentences or citations): the scores any source
+        keeps of them may change, and no other answer's (a new answer has no labels, so no scores yet)."""
+        self.scores_answers.update(answers)
 
     def create(self, objects: Iterable[M], *, ignore_conflicts: bool = False) -> list[M]:
         """bulk_create: the objects get their primary keys (provisional ones when staged)."""

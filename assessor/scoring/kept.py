@@ -218,18 +218,22 @@ def scores_refresh_work(work: AssessorWork) -> None:
             scores_refresh(family=family.name, columns=columns, topics=[work.topic_id])
 
 
-def scores_refresh_touched(touched: dict[tuple[str, Columns], set[str]], everywhere: set[str]) -> None:
+def scores_refresh_touched(
+    touched: dict[tuple[str, Columns], set[str]], everywhere: set[str], answers: set[int] | None = None
+) -> None:
     """After an import: each source it wrote labels into, over the topics of its lines, in one pass a source;
-    then every other kept source over the topics where it changed what their labels stand on."""
+    then every other kept source over the topics where it changed what their labels stand on; then every kept
+    source over the stored answers it rewrote (a run's import: those answers' rows and their runs' sums only)."""
     for (family, columns), topics in sorted(touched.items()):
         scores_refresh(family=family, columns=columns, topics=topics | everywhere)
-    if not everywhere:
-        return
-    with open_work_included(False):
-        for each in registry.score_families:
-            for columns in kept_columns(each.name):
-                if (each.name, columns) not in touched:
-                    scores_refresh(family=each.name, columns=columns, topics=everywhere)
+    if everywhere:
+        with open_work_included(False):
+            for each in registry.score_families:
+                for columns in kept_columns(each.name):
+                    if (each.name, columns) not in touched:
+                        scores_refresh(family=each.name, columns=columns, topics=everywhere)
+    if answers:
+        scores_refresh(answers=answers)
 
 
 def scores_refresh_job(job_id: int) -> None:

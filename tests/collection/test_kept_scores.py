@@ -17,6 +17,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from assessor.collection.importing.runs import run_import
 from assessor.collection.run_join import runs_join
 from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
 from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
@@ -272,6 +273,54 @@ class World:
             path = self.write_file(f"support-{self.rng.random():.6f}.jsonl", "\n".join(lines) + "\n")
             support_import(path=path, method="scratch", method_name="nist-support", replace=True)
 
+    def run_import(self, new: bool | None = None) -> None:
+        """A run file: a new run's answers (no labels: nothing kept changes), or a stored run's answers again with
+        replace, a sentence's citations cut or its text changed (the labels of its citations go)."""
+        lines = []
+        if new if new is not None else self.rng.random() < 0.4:
+            run_id = f"runF{self.rng.randrange(3)}"
+            for topic in self.rng.sample(self.topics, self.rng.randrange(1, len(self.topics) + 1)):
+                cited = Citation.objects.filter(sentence__answer__topic=topic).values_list("segment_id", flat=True)[0]
+                answer = [{"text": f"Run {run_id} on {topic.pk}.", "citations": [0]}]
+                lines.append(
+                    {
+                        "run_id": run_id,
+                        "topic_id": topic.pk,
+                        "topic": topic.query,
+                        "references": [cited],
+                        "answer": answer,
+                    }
+                )
+        else:
+            run_id = self.rng.choice(RUNS)
+            for answer in Answer.objects.filter(run__run_id=run_id).select_related("topic"):
+                references = list(answer.references.order_by("rank").values_list("segment_id", flat=True))
+                sentences = [
+                    {
+                        "text": sentence.text,
+                        "citations": [c.reference_rank for c in sentence.citations.order_by("position")],
+                    }
+                    for sentence in answer.sentences.order_by("index")
+                ]
+                changed = self.rng.choice(sentences)
+                if changed["citations"] and self.rng.random() < 0.5:
+                    changed["citations"] = changed["citations"][:-1]
+                else:
+                    changed["text"] += f" Said again {self.rng.random():.3f}."
+                lines.append(
+                    {
+                        "run_id": run_id,
+                        "topic_id": answer.topic_id,
+                        "topic": answer.topic.query,
+                        "references": references,
+                        "answer": sentences,
+                    }
+                )
+        path = self.write_file(
+            f"run-{self.rng.random():.6f}.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n"
+        )
+        run_import(path=path, replace=True)
+
     def job_step(self) -> None:
         """An AutoAssign job worked one item at a time: its labels count once it has finished."""
         if self.job is None or self.job.status in (Job.Status.DONE, Job.Status.FAILED):
@@ -299,6 +348,7 @@ class World:
         "nugget_change",
         "labels_import",
         "support_import",
+        "run_import",
         "job_step",
         "job_step",
     )
@@ -334,6 +384,35 @@ def test_kept_scores_equal_a_rebuild_after_every_step(seed, llm_server, write_fi
         world.assign_finish(work)
         assert_kept_equal_rebuild()
     assert {assigner for _, assigner in conditions_list()} >= {"nist", "gpt", "manual"}
+
+
+def test_a_runs_import_refreshes_the_answers_it_rewrote_and_nothing_else(llm_server, write_file):
+    world = World(random.Random(3), write_file)
+    world.labels_import()
+    world.support_import()
+    assert_kept_equal_rebuild()
+
+    def kept_rows() -> dict[str, dict[int, tuple]]:
+        rows: dict[str, dict[int, tuple]] = {}
+        for pk, run_id, source, values in KeptAnswerScore.objects.values_list(
+            "pk", "run__run_id", "source__name", "values"
+        ):
+            rows.setdefault(run_id, {})[pk] = (source, json.dumps(values, sort_keys=True))
+        return rows
+
+    stamps = dict(KeptSource.objects.values_list("name", "stamp"))
+    before = kept_rows()
+    # A new run: no labels on its answers, so no kept figure changes and no source is stamped anew.
+    world.run_import(new=True)
+    assert Answer.objects.filter(run__run_id__startswith="runF").exists()
+    assert dict(KeptSource.objects.values_list("name", "stamp")) == stamps and kept_rows() == before
+    # A stored run again with replace: its answers' rows are written anew, the other runs' rows are untouched.
+    world.run_import(new=False)
+    after = kept_rows()
+    replaced = {run for run in RUNS if after.get(run, {}).keys() != before.get(run, {}).keys()}
+    assert len(replaced) == 1
+    assert all(after[run] == before[run] for run in RUNS if run not in replaced)
+    assert_kept_equal_rebuild()
 
 
 def test_a_run_join_moves_the_kept_scores(llm_server, write_file):

@@ -500,6 +500,8 @@ def _run_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
         for answer, _ in replaced:
             answer.imported_from = batch
         writes.update([answer for answer, _ in rewritten], ["text", "words", "imported_from"])
+        # Kept scores read the labels of these answers' sentences and citations: theirs alone may change.
+        writes.scores_touch_answers(answer.pk for answer, _ in rewritten)
         _parts_create(writes, new + filled + replaced)
         _parts_complete(writes, todo["complete"], result, path=path)
         result.unchanged += len(todo["unchanged"])

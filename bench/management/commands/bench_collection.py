@@ -7,6 +7,7 @@ dropped like a test database, so that the real data is never touched.
 
 import gc
 import io
+import json
 import os
 import statistics
 import tempfile
@@ -87,6 +88,8 @@ class Command(BaseCommand):
             self._say(step.line())
         for step in self._scoring_steps():
             self._say(step.line())
+        for step in self._run_import_steps(Path(paths["runs"][0])):
+            self._say(step.line())
         self._pages(repeat=self.repeat)
         self._say(self._database_size())
 
@@ -126,6 +129,23 @@ class Command(BaseCommand):
             )
         yield self._import("import_support", str(paths["support_scratch"]), "--method", "scratch", label="(scratch)")
         yield self._import("import_support", str(paths["support_auto"]), "--method", "auto", label="(auto)")
+
+    def _run_import_steps(self, run_file: Path):
+        """One run imported into the collection whose labels and kept scores are in: a new run (its answers have
+        no labels, so no kept figure changes), then a stored run again with --replace, every answer's last
+        sentence reworded (each answer rewritten: every kept source's rows of those answers refreshed)."""
+        records = [json.loads(line) for line in run_file.read_text().splitlines() if line.strip()]
+        new = run_file.with_name("bench-new-run.jsonl")
+        new.write_text("".join(json.dumps({**record, "run_id": "bench-new-run"}) + "\n" for record in records))
+        yield self._import("import_run", str(new), label=f"(a new run, {len(records)} answers, kept scores in)")
+        revised = run_file.with_name("bench-revised-run.jsonl")
+        for record in records:
+            if record["answer"]:
+                record["answer"][-1]["text"] += " Revised."
+        revised.write_text("".join(json.dumps(record) + "\n" for record in records))
+        yield self._import(
+            "import_run", str(revised), "--replace", label=f"(a stored run replaced, {len(records)} answers rewritten)"
+        )
 
     def _scoring_steps(self):
         from assignment.selectors import nugget_scores
