@@ -27,6 +27,7 @@ the nuggets themselves stay), so that two endpoints give two conditions that
 differ in a way a test can compute.
 """
 
+import ast
 import json
 import re
 import threading
@@ -46,6 +47,19 @@ def _line_after(text: str, prefix: str) -> str:
     return ""
 
 
+def _list_after(text: str, prefix: str) -> list:
+    """The list written on the line after `prefix`: JSON, as the project writes it, or a Python literal, as
+    nuggetizer writes its nugget lists (`str(list)`: single quotes)."""
+    written = _line_after(text, prefix) or "[]"
+    try:
+        value = json.loads(written)
+    except json.JSONDecodeError:
+        value = ast.literal_eval(written)
+    if not isinstance(value, list):
+        raise ValueError(f"{prefix.strip()} is not a list: {written[:80]!r}")
+    return value
+
+
 def _long_words(text: str) -> set[str]:
     return {word.lower() for word in WORD.findall(text) if len(word) >= 4}
 
@@ -57,7 +71,7 @@ def first_words(text: str, count: int = 6) -> str:
 def _nuggetize(user: str) -> str:
     context = user.split("Context:\n", 1)[1].split("\nSearch Query:", 1)[0]
     passages = [re.sub(r"^\[\d+\] ", "", line) for line in context.splitlines() if re.match(r"^\[\d+\] ", line)]
-    nuggets = json.loads(_line_after(user, "Initial Nugget List: ") or "[]")
+    nuggets = _list_after(user, "Initial Nugget List: ")
     for passage in passages:
         nugget = first_words(passage)
         if nugget and nugget not in nuggets:
@@ -66,13 +80,13 @@ def _nuggetize(user: str) -> str:
 
 
 def _importance(user: str) -> str:
-    nuggets = json.loads(_line_after(user, "Nugget List: "))
+    nuggets = _list_after(user, "Nugget List: ")
     return json.dumps(["vital" if len(n.split()) % 2 == 0 else "okay" for n in nuggets])
 
 
 def _assign(user: str) -> str:
     passage = _line_after(user, "Passage: ").lower()
-    nuggets = json.loads(_line_after(user, "Nugget List: "))
+    nuggets = _list_after(user, "Nugget List: ")
     labels = []
     for nugget in nuggets:
         if nugget.lower() in passage:
@@ -326,7 +340,12 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     self._send(reply.status, error, reply.headers)
                     return
                 messages = body.get("messages", [])
-                text = reply.text if reply.text is not None else model_answer(messages, flip=fake.flip)
+                try:
+                    text = reply.text if reply.text is not None else model_answer(messages, flip=fake.flip)
+                except (ValueError, SyntaxError, IndexError, KeyError) as exc:  # a prompt its rules cannot read
+                    error = {"error": {"message": f"unreadable prompt: {exc}", "type": "invalid_request_error"}}
+                    self._send(400, error, reply.headers)
+                    return
                 if reply.transform is not None:
                     text = reply.transform(text)
                 prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
