@@ -65,7 +65,7 @@ class ScoreRefresh(StrEnum):
     """What an import of a kind of file does to the kept scores, in its own transaction."""
 
     NONE = "none"  # scores read none of its rows (topics, segments, qrels)
-    ALL = "all"  # scores read its rows: every kept score is refreshed (nugget lists)
+    ALL = "all"  # scores read its rows: every kept score is refreshed
     TOUCHED = "touched"  # its importer says what it wrote (Writes.scores_touch...): sources, topics, answers
 
 

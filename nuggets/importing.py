@@ -278,6 +278,8 @@ def _nuggets_prepare(
             edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
             if edited:
                 drafts_set_aside(nugget_set, edited, writes=writes, confirmed=retire_labels, path=path, line=topic.line)
+                # The stored set keeps its labels under another name: the topic's kept scores are refreshed.
+                writes.scores_touch_everywhere([topic.topic_id])
                 result.warn(
                     "replaced nugget sets",
                     f"{path}, line {topic.line}: the drafts of topic {topic.topic_id} that {', '.join(edited)} "
@@ -296,6 +298,8 @@ def _nuggets_prepare(
                 result.replaced += 1
                 to_fill.append((nugget_set, topic))
                 continue
+            # Its labels are retired with its old nuggets, and the retirement refreshes the kept scores they
+            # counted in (the dependents of nuggets.dependents); a new set has no labels, so no scores yet.
             replaced_nuggets_retire(
                 nugget_set, writes=writes, retire=retire_labels, result=result, path=path, line=topic.line,
                 option="--retire-labels",

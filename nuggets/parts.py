@@ -95,7 +95,7 @@ def register() -> None:
             IMPORT_NUGGETS,
             "Nuggets (nuggetizer JSONL)",
             nuggets_import,
-            scores=ScoreRefresh.ALL,
+            scores=ScoreRefresh.TOUCHED,
             fields={
                 "nuggets_kind": nuggets_kind_field,
                 "nuggets_name": nuggets_name_field,

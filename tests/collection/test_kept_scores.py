@@ -32,6 +32,7 @@ from assignment.auto import auto_assign_job_create, auto_assign_rerun_create
 from assignment.importing import assignments_import
 from assignment.models import AssignmentLabel
 from assignment.selectors import conditions_from_labels, conditions_list, nugget_scores, nugget_scores_from_labels
+from nuggets.importing import nuggets_import
 from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from support import kinds as support_kinds
 from support import services as support_services
@@ -273,6 +274,26 @@ class World:
             path = self.write_file(f"support-{self.rng.random():.6f}.jsonl", "\n".join(lines) + "\n")
             support_import(path=path, method="scratch", method_name="nist-support", replace=True)
 
+    def nuggets_import(self) -> None:
+        """A nugget list file with replace over the imported lists: a topic's list reworded, shortened or its
+        importance changed (the labels on old nuggets retired), or a new list name (no labels: nothing changes)."""
+        name = "auto_edit" if self.rng.random() < 0.7 else f"other{self.rng.randrange(2)}"
+        lines = []
+        for topic in self.rng.sample(self.topics, self.rng.randrange(1, len(self.topics) + 1)):
+            nuggets = [("imported fact one", "vital"), ("imported fact two", "okay")]
+            change = self.rng.choice(["importance", "reword", "shorter", "same"])
+            if change == "importance":
+                nuggets = [(text, "okay" if importance == "vital" else "vital") for text, importance in nuggets]
+            elif change == "reword":
+                nuggets[1] = (f"imported fact two, said again {self.rng.randrange(3)}", "okay")
+            elif change == "shorter":
+                nuggets = nuggets[:1]
+            lines.append({"qid": topic.pk, "nuggets": [{"text": t, "importance": i} for t, i in nuggets]})
+        path = self.write_file(
+            f"nuggets-{self.rng.random():.6f}.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n"
+        )
+        nuggets_import(path=path, kind="auto_edit", name=name, replace=True, retire_labels=True)
+
     def run_import(self, new: bool | None = None) -> None:
         """A run file: a new run's answers (no labels: nothing kept changes), or a stored run's answers again with
         replace, a sentence's citations cut or its text changed (the labels of its citations go)."""
@@ -349,6 +370,7 @@ class World:
         "labels_import",
         "support_import",
         "run_import",
+        "nuggets_import",
         "job_step",
         "job_step",
     )
