@@ -11,6 +11,7 @@ Needs root, `ip`, `unshare`, PostgreSQL as the test database and REDIS_URL;
 skips, saying which is missing, otherwise.
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -53,6 +54,7 @@ LLM_CONCURRENCY = 3
 SECRET_KEY = "worker-hosts-test-" + "k" * 40
 REDIS_PRIORITY_SEP = RedisChannel.sep
 REDIS_UNACKED_INDEX = RedisChannel.unacked_index_key
+REDIS_UNACKED_KEY = RedisChannel.unacked_key
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
@@ -146,11 +148,15 @@ class Campaign:
             broker.close()
 
     def taken_unacked(self, *, since: float) -> int:
-        """The messages a worker took after `since` and has not acknowledged: kombu's Redis keeps each taken
-        message in `unacked_index`, scored with the time it was taken, until the worker acks it."""
+        """The messages of the test's queue a worker took after `since` and has not acknowledged: kombu's Redis
+        keeps each taken message in `unacked_index`, scored with the time it was taken, and in `unacked` as
+        [message, exchange, routing key], until the worker acks it. Both are shared by every queue of the
+        database: another test's worker on the same Redis (a suite run beside this one) is not counted."""
         broker = redis.Redis.from_url(self.redis_url)
         try:
-            return broker.zcount(REDIS_UNACKED_INDEX, f"({since!r}", "+inf")
+            tags = broker.zrangebyscore(REDIS_UNACKED_INDEX, f"({since!r}", "+inf")
+            held = broker.hmget(REDIS_UNACKED_KEY, tags) if tags else []
+            return sum(1 for raw in held if raw is not None and json.loads(raw)[2] == self.queue)
         finally:
             broker.close()
 
