@@ -24,7 +24,6 @@ STORED = {
 }
 
 
-
 @pytest.fixture
 def stored_job(llm_server) -> Job:
     """A failed UMBRELA job of one item, with its prompt versions and qrels source, as stored earlier."""

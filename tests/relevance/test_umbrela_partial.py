@@ -14,7 +14,7 @@ from assessor.jobs.engine import job_reopen, job_run_sync
 from assessor.models import Segment
 from assessor.work.roles import Role
 from relevance.umbrela import umbrela_job_create
-from tests.builders import make_answer, make_qrel, make_run, make_segment, make_topic, make_user
+from tests.builders import make_qrel, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -22,16 +22,11 @@ AGREEMENT = reverse("metaeval:index") + "?qrels_a=nist&qrels_b=umbrela-fake&thre
 
 
 @pytest.fixture
-def pool():
-    """Topic t3's pool: s1 and s2 with text, s3 cited but without text (UMBRELA fails on it); NIST graded all."""
-    topic = make_topic("t3", query="zebra stripes pattern")
-    full = make_segment("s1#0", text="Zebras have black and white stripes.")
-    other = make_segment("s2#0", text="Lions live in prides.")
-    blank = make_segment("s3#0", text="")
-    make_answer(make_run("r1"), topic, [("Zebras have stripes.", [full, other]), ("A passage we lack.", [blank])])
-    for segment, grade in ((full, 2), (other, 0), (blank, 1)):
-        make_qrel(topic, segment, grade, source="nist")
-    return topic
+def judged(pool):
+    """The pool (tests/relevance/conftest.py), every segment graded by NIST; UMBRELA fails on s3, without text."""
+    for docid, grade in (("s1#0", 2), ("s2#0", 0), ("s3#0", 1)):
+        make_qrel(pool, Segment.objects.get(docid=docid), grade, source="nist")
+    return pool
 
 
 def agreement_page(client) -> str:
@@ -47,7 +42,7 @@ def export(source: str, *options: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def test_a_failed_umbrela_job_is_partial_on_the_qrels_agreement_and_export_until_resumed(client, llm_server, pool):
+def test_a_failed_umbrela_job_is_partial_on_the_qrels_agreement_and_export_until_resumed(client, llm_server, judged):
     job = umbrela_job_create(name="umbrela-fake")
     job_run_sync(job.pk)
     job.refresh_from_db()
