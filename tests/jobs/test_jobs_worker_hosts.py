@@ -229,7 +229,13 @@ def test_a_host_has_its_own_name_and_reaches_this_machine_only_at_the_bridge(net
     try:
         reached = run_on(host, f"import socket; socket.create_connection(('{network.gateway}', {forwarder.port}))")
         assert reached.returncode == 0, reached.stderr
-        assert dict(forwarder.peers) == {host.address: 1}
+        # The forwarder counts a connection once its thread has accepted it and reached the target, which may be
+        # after the host's connect returned: waited for, not read at once.
+        wait_for(
+            lambda: dict(forwarder.peers) == {host.address: 1},
+            timeout=10,
+            failure=lambda: f"the forwarder counted {dict(forwarder.peers)}, not one connection from {host.address}",
+        )
     finally:
         forwarder.stop()
 
