@@ -69,6 +69,9 @@ class Services:
         command = [
             str(REPO / ".venv" / "bin" / "celery"), "-A", "assessor", "worker", "-P", "threads", "-c", str(threads),
             "-Q", self.queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING",
+            # A node name of its own: RabbitMQ gives a node's control queue to one connection at a time, so two
+            # suites running at once on this machine would refuse each other's worker under one name.
+            "-n", f"{self.queue}-{len(self.workers)}@%h",
         ]  # fmt: skip
         worker = subprocess.Popen(command, cwd=REPO, env=self.env, start_new_session=True)
         self.workers.append(worker)
