@@ -10,7 +10,7 @@ real data to evaluate, so they are imported with a warning.
 """
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -451,15 +451,46 @@ def run_import(*, path: Path, replace: bool = False, user: User | None = None) -
 
 
 def _run_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
-    batch = writes.batch
     result = ImportResult(path=str(path))
-    resolver = RunResolver(writes)
-    # One entry per (run, topic): bounded by runs x topics, not by the size of the texts.
-    seen: dict[tuple[int, str], int] = {}
+    store = AnswerLinesStore(writes, result=result, replace=replace, path=path)
     for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
         _topics_check(chunk, path=path)
-        runs = _runs_resolve(chunk, resolver, batch, path=path)
-        keyed = _keyed(chunk, runs, seen, path=path)
+        store.chunk_store(chunk)
+    return result
+
+
+class AnswerLinesStore:
+    """Stores parsed answers, chunk by chunk, into one import: new answers made, stored ones left, completed or replaced.
+
+    Any file layout of answers with sentences and citations (a TREC RAG run, a report file) parses into
+    `AnswerLine`s and is stored here, so that one rule decides what an answer already stored becomes.
+    """
+
+    def __init__(
+        self,
+        writes: Writes,
+        *,
+        result: ImportResult,
+        replace: bool,
+        path: Path,
+        warnings: Callable[[AnswerLine], list[str]] | None = None,
+    ) -> None:
+        self.writes = writes
+        self.result = result
+        self.replace = replace
+        self.path = path
+        # What a line's length is warned of: the TREC RAG track's 400 words unless the layout has its own rule.
+        self.warnings = warnings or (lambda line: _length_warnings(line, path=path))
+        self.resolver = RunResolver(writes)
+        # One entry per (run, topic): bounded by runs x topics, not by the size of the texts.
+        self.seen: dict[tuple[int, str], int] = {}
+
+    def chunk_store(self, chunk: list[AnswerLine]) -> list[tuple[Answer, AnswerLine]]:
+        """Store a chunk of answers of known topics; returns each line's answer, in the chunk's order."""
+        writes, result, path = self.writes, self.result, self.path
+        batch = writes.batch
+        runs = _runs_resolve(chunk, self.resolver, batch, path=path)
+        keyed = _keyed(chunk, runs, self.seen, path=path)
         segment_placeholders_create(writes, (docid for line in chunk for docid in line.references))
         stored = _stored_answers({key for key, _ in keyed})
 
@@ -469,12 +500,13 @@ def _run_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
         }
         for key, line in keyed:
             result.lines += 1
-            result.warnings += _length_warnings(line, path=path)
+            result.warnings += self.warnings(line)
             old = stored.get(key)
             if old is None:
                 new_lines.append(line)
             else:
-                todo[_answer_action(old, line, run=runs[line.run_id], replace=replace, path=path)].append((old, line))
+                action = _answer_action(old, line, run=runs[line.run_id], replace=self.replace, path=path)
+                todo[action].append((old, line))
 
         new = [
             (
@@ -507,4 +539,6 @@ def _run_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
         result.unchanged += len(todo["unchanged"])
         result.created += len(new) + len(filled) + len(todo["complete"])
         result.replaced += len(replaced)
-    return result
+        answers = {id(line): answer for answer, line in new + rewritten}
+        answers.update({id(line): old.answer for old, line in todo["unchanged"]})
+        return [(answers[id(line)], line) for line in chunk]
