@@ -12,6 +12,7 @@ from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
+from assessor.jobs.rows import rows_insert
 from assessor.jobs.selection import chunks, runs_select, topics_select
 from assessor.models import Answer, Job, JobItem, LabelSource
 from assignment.dependents import stale_settle
@@ -94,10 +95,14 @@ def auto_assign_rerun_create(
         for nugget_set in NuggetSet.objects.filter(name=set_name, topic_id__in=list(topics)).order_by("topic_id"):
             nuggets = sorted(topics[nugget_set.topic_id])
             answers = set(
-                AssignmentLabel.objects.filter(source=source, nugget__nugget_set=nugget_set).values_list("answer_id", flat=True)
+                AssignmentLabel.objects.filter(source=source, nugget__nugget_set=nugget_set).values_list(
+                    "answer_id", flat=True
+                )
             )
             answers |= set(
-                RetiredAssignmentLabel.objects.filter(source=source, nugget_set=nugget_set).values_list("answer_id", flat=True)
+                RetiredAssignmentLabel.objects.filter(source=source, nugget_set=nugget_set).values_list(
+                    "answer_id", flat=True
+                )
             )
             items += [
                 (
@@ -139,17 +144,20 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> None:
     source = job_source(job, LABEL_FAMILY)
-    AssignmentLabel.objects.bulk_create(
-        AssignmentLabel(
-            answer_id=item.payload["answer"],
-            nugget_id=nugget_id,
-            assigner=job.output_name,
-            assigner_kind=AssignmentLabel.AssignerKind.AUTO,
-            source=source,
-            label=label,
-            job=job,
-        )
-        for nugget_id, label in result
+    rows_insert(
+        AssignmentLabel,
+        [
+            {
+                "answer_id": item.payload["answer"],
+                "nugget_id": nugget_id,
+                "assigner": job.output_name,
+                "assigner_kind": AssignmentLabel.AssignerKind.AUTO,
+                "source_id": source.pk,
+                "label": label,
+                "job_id": job.pk,
+            }
+            for nugget_id, label in result
+        ],
     )
     if "nuggets" in item.payload:
         stale_settle(source, NuggetSet.objects.get(pk=item.payload["nugget_set"]))

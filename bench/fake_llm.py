@@ -32,7 +32,7 @@ import json
 import re
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -252,6 +252,11 @@ class FakeLLMServer:
         self.request_times: list[float] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # Per model named in the requests, so that two clients sharing the server (a benchmark's app and its
+        # reference) are counted apart: requests received, and the most in flight at once.
+        self.requests_by_model: Counter[str] = Counter()
+        self.in_flight_by_model: Counter[str] = Counter()
+        self.max_in_flight_by_model: Counter[str] = Counter()
         self._server: ThreadingHTTPServer | None = None
 
     # --- control -----------------------------------------------------------
@@ -289,20 +294,37 @@ class FakeLLMServer:
             self.api_keys.clear()
             self.request_times.clear()
             self.max_in_flight = 0
+            self.requests_by_model.clear()
+            self.max_in_flight_by_model.clear()
 
     # --- serving -------------------------------------------------------------
     def _next_reply(self, body: dict, api_key: str) -> Reply:
+        model = str(body.get("model", ""))
         with self._lock:
             self.requests.append(body)
             self.api_keys.append(api_key)
             self.request_times.append(time.monotonic())
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.requests_by_model[model] += 1
+            self.in_flight_by_model[model] += 1
+            self.max_in_flight_by_model[model] = max(self.max_in_flight_by_model[model], self.in_flight_by_model[model])
             return self._script.popleft() if self._script else Reply()
 
-    def _done(self) -> None:
+    def _done(self, body: dict) -> None:
         with self._lock:
             self.in_flight -= 1
+            self.in_flight_by_model[str(body.get("model", ""))] -= 1
+
+    def stats(self) -> dict:
+        """What `GET /stats` answers: the requests received and the most in flight, in all and per model."""
+        with self._lock:
+            return {
+                "requests": len(self.requests),
+                "max_in_flight": self.max_in_flight,
+                "requests_by_model": dict(self.requests_by_model),
+                "max_in_flight_by_model": dict(self.max_in_flight_by_model),
+            }
 
 
 def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
@@ -324,6 +346,12 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.split("?", 1)[0].rstrip("/").endswith("/stats"):
+                self._send(200, fake.stats(), {})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -365,7 +393,7 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 }
                 self._send(200, payload, reply.headers)
             finally:
-                fake._done()
+                fake._done(body)
 
     return Handler
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import DatabaseError, close_old_connections, connections, transaction
+from django.db import DatabaseError, close_old_connections, connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -143,17 +143,37 @@ def item_claim(item_id: int, *, worker: str) -> bool:
     return claimed == 1
 
 
-def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str, usage: Usage) -> None:
+def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> bool:
+    """Add finished items and their calls' usage to the job in one write; True once every item is finished.
+
+    Plain SQL for its RETURNING: the worker learns from the same write whether this was the job's last item, so
+    that only then does it look for open items (a look per item cost a query per item).
+    """
+    connection = connections[router.db_for_write(Job)]
+    table = connection.ops.quote_name(Job._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET done_items = done_items + %s, failed_items = failed_items + %s, "
+            "calls = calls + %s, tokens_in = tokens_in + %s, tokens_out = tokens_out + %s, "
+            "cost_picodollars = cost_picodollars + %s WHERE id = %s "
+            "RETURNING done_items + failed_items >= total_items",
+            [done, failed, usage.calls, usage.tokens_in, usage.tokens_out, usage.cost_picodollars, job_id],
+        )
+        row = cursor.fetchone()
+    return row is not None and bool(row[0])
+
+
+def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str, usage: Usage) -> bool:
+    """Mark the item failed (if the claim is still this worker's); True when the job has no unfinished item left."""
     with transaction.atomic():
         failed = JobItem.objects.filter(pk=item.pk, status=JobItem.Status.CLAIMED, claimed_by=worker).update(
             status=JobItem.Status.FAILED, error=reason[:5000], raw_response=raw, finished_at=timezone.now()
         )
-        counts = {"failed_items": F("failed_items") + 1} if failed else {}
-        if counts or usage.calls:
-            Job.objects.filter(pk=item.job_id).update(**counts, **usage.job_increments())
+        return _job_count(item.job_id, failed=1 if failed else 0, usage=usage)
 
 
-def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage: Usage) -> bool:
+def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage: Usage) -> tuple[bool, bool]:
+    """Store the result and mark the item done, if the claim is still this worker's: (stored, job's last item)."""
     # The calls' usage is added to the job in the same write as the item's count (one write, not one per call).
     with transaction.atomic():
         finished = JobItem.objects.filter(pk=item.pk, status=JobItem.Status.CLAIMED, claimed_by=worker).update(
@@ -161,12 +181,9 @@ def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage
         )
         if not finished:
             # The claim was taken back (a resume): another worker owns this item now.
-            if usage.calls:
-                Job.objects.filter(pk=item.job_id).update(**usage.job_increments())
-            return False
+            return False, _job_count(item.job_id, usage=usage) if usage.calls else False
         store()
-        Job.objects.filter(pk=item.job_id).update(done_items=F("done_items") + 1, **usage.job_increments())
-    return True
+        return True, _job_count(item.job_id, done=1, usage=usage)
 
 
 def job_complete_if_finished(job_id: int) -> None:
@@ -219,20 +236,21 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
         else:  # a bug must not leave the item claimed for ever
             logger.exception("job %s item %s", job.pk, item.key)
             reason, raw = f"{type(exc).__name__}: {exc}", ""
-        _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
+        last = _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
     else:
         usage = llm.usage_take()
         try:
-            stored = _item_finish(
+            stored, last = _item_finish(
                 item, worker=worker, store=lambda: work.store(job=job, item=item, result=result), usage=usage
             )
         except DatabaseError as exc:
             # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
             logger.exception("job %s item %s: storing the result", job.pk, item.key)
-            _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
+            last = _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
         else:
             outcome = "done" if stored else "skipped"
-    job_complete_if_finished(job.pk)
+    if last:
+        job_complete_if_finished(job.pk)
     return outcome
 
 

@@ -1,5 +1,6 @@
 """The real `openai` client, our retries, re-asks, log and cache, against the local test server."""
 
+import socket
 import threading
 from datetime import timedelta
 from decimal import Decimal
@@ -37,7 +38,9 @@ EXPECTED = ["support", "partial_support", "not_support"]
 
 def assign_ask(session, nuggets=NUGGETS):
     prompt = prompt_template_get("assign")
-    messages = prompt_messages(prompt, n=len(nuggets), query="capital of France", passage=PASSAGE, nuggets=str(nuggets).replace("'", '"'))
+    messages = prompt_messages(
+        prompt, n=len(nuggets), query="capital of France", passage=PASSAGE, nuggets=str(nuggets).replace("'", '"')
+    )
     return session.ask(prompt, messages, partial(parse_label_list, expected=len(nuggets), allowed=LABELS))
 
 
@@ -119,9 +122,24 @@ def test_it_does_not_retry_a_refused_request(llm_server):
 def test_it_retries_a_slow_answer_that_times_out(llm_server, settings):
     settings.LLM_TIMEOUT = 0.3
     llm_server.script(Reply.slow(1.0))
-    assert assign_ask(llm_session()) == EXPECTED
+    session = llm_session()
+    assert assign_ask(session) == EXPECTED
     assert llm_server.count == 2
     assert "Timeout" in LLMCall.objects.order_by("id").first().error
+    # The request that timed out reached the server: it is a call, as the server counts it.
+    assert session.usage_take().calls == 2
+
+
+def test_a_request_that_could_not_be_sent_is_logged_but_not_counted_as_a_call():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = LLMConfig(model="fake-model", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff=0.01)
+    session = llm_session(config=config)
+    with pytest.raises(LLMUnavailable, match="failed 2 times"):
+        assign_ask(session)
+    assert session.usage_take().calls == 0
+    assert [call.error.split(":")[0] for call in LLMCall.objects.order_by("id")] == ["APIConnectionError"] * 2
 
 
 def test_it_waits_for_a_slow_answer_within_the_timeout(llm_server):
@@ -304,5 +322,7 @@ def test_an_ask_waits_for_the_holder_and_takes_its_answer(llm_server):
 
 def _assign_key() -> str:
     prompt = prompt_template_get("assign")
-    messages = prompt_messages(prompt, n=len(NUGGETS), query="capital of France", passage=PASSAGE, nuggets=str(NUGGETS).replace("'", '"'))
+    messages = prompt_messages(
+        prompt, n=len(NUGGETS), query="capital of France", passage=PASSAGE, nuggets=str(NUGGETS).replace("'", '"')
+    )
     return cache_key(model="fake-model", prompt=prompt, temperature=0.0, messages=messages)

@@ -10,6 +10,8 @@ never served from the cache, so failed items are really tried again.
 import hashlib
 import json
 
+from django.db import connections, router
+
 from assessor.models import LLMCall, PromptTemplate
 
 
@@ -20,7 +22,18 @@ def cache_key(*, model: str, prompt: PromptTemplate, temperature: float, message
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def cache_lookup(key: str) -> LLMCall | None:
-    return (
-        LLMCall.objects.filter(cache_key=key, parsed_ok=True, from_cache=False).order_by("id").only("raw_response").first()
-    )
+def cache_lookup(key: str) -> str | None:
+    """The first usable answer logged under `key`, or None.
+
+    Plain SQL on the (cache_key) index: every ask looks here once or twice, and building the query through the ORM
+    cost more CPU than the look itself.
+    """
+    connection = connections[router.db_for_read(LLMCall)]
+    table = connection.ops.quote_name(LLMCall._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT raw_response FROM {table} WHERE cache_key = %s AND parsed_ok AND NOT from_cache ORDER BY id LIMIT 1",
+            [key],
+        )
+        row = cursor.fetchone()
+    return None if row is None else row[0]

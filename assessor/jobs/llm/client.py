@@ -11,6 +11,8 @@ the concurrency limit (assessor.jobs.llm.concurrency) across processes.
 """
 
 import email.utils
+import json
+import logging
 import random
 import threading
 import time
@@ -24,8 +26,9 @@ from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
 from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot
-from assessor.jobs.llm.inflight import ask_claim, ask_in_flight, ask_release, ask_renew, holder_name, wait_pause
+from assessor.jobs.llm.inflight import ask_claim, ask_release, ask_renew, holder_name, wait_pause
 from assessor.jobs.llm.parsing import AnswerUnusable
+from assessor.jobs.rows import rows_insert
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
@@ -128,8 +131,17 @@ _clients: dict[tuple, "openai.OpenAI"] = {}
 _clients_lock = threading.Lock()
 
 
+# The HTTP library under the client logs every request at INFO, which a worker started with `-l INFO` formats and
+# writes: CPU per call for a line that says less than the call log.
+HTTP_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
+
+
 def _openai_client(config: LLMConfig) -> "openai.OpenAI":
     import openai  # the client library is imported by what calls an LLM, not by every command (1 s)
+
+    for name in HTTP_LOGGERS:
+        if logging.getLogger(name).level < logging.WARNING:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
     key = (config.base_url, config.api_key, config.api_version, config.timeout)
     with _clients_lock:
@@ -161,14 +173,6 @@ class Completion:
     tokens_in: int = 0
     tokens_out: int = 0
     latency_ms: int = 0
-
-
-@dataclass
-class Attempt:
-    """One HTTP request, for the call log."""
-
-    completion: Completion | None
-    error: str = ""
 
 
 def retry_after_seconds(headers) -> float | None:
@@ -216,19 +220,32 @@ def request_options(config: LLMConfig, prompt: PromptTemplate) -> dict:
 
 def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict) -> Completion:
     client = _openai_client(config)
+    body = {"model": config.model, "messages": messages, **options}
     started = time.monotonic()
     with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout):
-        # Plain {role, content} dicts are the messages the API takes; its TypedDicts are stricter.
-        response = client.chat.completions.create(model=config.model, messages=messages, **options)  # type: ignore[arg-type]
+        # The client's own POST to the chat completions path: the same request, headers, Azure deployment URL and
+        # errors as chat.completions.create, without checking the plain messages against the API's types and
+        # building a response model, which cost as much CPU again as the rest of the request.
+        raw = client.post("/chat/completions", body=body, cast_to=bytes)
     latency_ms = int((time.monotonic() - started) * 1000)
-    text = response.choices[0].message.content or "" if response.choices else ""
-    usage = response.usage
-    return Completion(
-        text=text,
-        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
-        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
-        latency_ms=latency_ms,
-    )
+    return _completion_read(raw, latency_ms=latency_ms)
+
+
+def _completion_read(raw: bytes, *, latency_ms: int) -> Completion:
+    """The text and token counts of a chat completion's JSON body."""
+    try:
+        response = json.loads(raw)
+        choices = response.get("choices") or []
+        text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
+        usage = response.get("usage") or {}
+        return Completion(
+            text=text,
+            tokens_in=usage.get("prompt_tokens") or 0,
+            tokens_out=usage.get("completion_tokens") or 0,
+            latency_ms=latency_ms,
+        )
+    except (ValueError, AttributeError, IndexError) as exc:
+        raise LLMUnavailable(f"the LLM endpoint answered with no chat completion: {raw[:300]!r}") from exc
 
 
 @dataclass
@@ -266,24 +283,28 @@ class LLMSession:
     def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
         temperature = request_options(self.config, prompt)["temperature"]
         key = cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=messages)
-        holder = holder_name()
-        claimed = False
+        # The cache first: a re-run reads its answers and writes nothing but their log.
+        hit = self._cached(prompt, messages, key, parse)
+        if hit is not None:
+            return hit[0]
+        lease = _Lease(key=key, holder=holder_name(), seconds=self._lease())
         waited = 0
-        try:
-            while True:
-                hit = self._cached(prompt, messages, key, parse)
-                if hit is not None:
-                    return hit[0]
-                if claimed:
-                    # Nothing usable came of an identical ask before ours: send it.
-                    return self._sent(prompt, messages, key, parse, holder)
-                claimed = not ask_in_flight(key) and ask_claim(key, holder=holder, lease=self._lease())
-                if not claimed:
-                    wait_pause(waited)
-                    waited += 1
-        finally:
-            if claimed:
-                ask_release(key, holder=holder)
+        while True:
+            if lease.claim():
+                try:
+                    # An identical ask may have been answered between the look and the claim.
+                    hit = self._cached(prompt, messages, key, parse)
+                    if hit is not None:
+                        return hit[0]
+                    return self._sent(prompt, messages, key, parse, lease)
+                finally:
+                    ask_release(key, holder=lease.holder)
+            # An identical ask is in flight: wait for its answer, or for it to end without one.
+            wait_pause(waited)
+            waited += 1
+            hit = self._cached(prompt, messages, key, parse)
+            if hit is not None:
+                return hit[0]
 
     def _cached(
         self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T]
@@ -293,21 +314,26 @@ class LLMSession:
         if cached is None:
             return None
         try:
-            value = parse(cached.raw_response)
+            value = parse(cached)
         except AnswerUnusable:
             return None  # a parser made stricter since: ask again
-        self._log(prompt, messages, Completion(cached.raw_response), key=key, from_cache=True, parsed_ok=True)
+        self._log(prompt, messages, Completion(cached), key=key, from_cache=True, parsed_ok=True)
         return (value,)
 
     def _sent(
-        self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T], holder: str
+        self,
+        prompt: PromptTemplate,
+        messages: list[dict[str, str]],
+        key: str,
+        parse: Callable[[str], T],
+        lease: "_Lease",
     ) -> T:
         """Ask, and re-ask a bounded number of times while the answer cannot be used."""
         conversation = list(messages)
         raw = ""
         reason = ""
         for _ask in range(self.config.max_reasks + 1):
-            completion = self._complete(prompt, conversation, key, holder)
+            completion = self._complete(prompt, conversation, key, lease)
             raw = completion.text
             try:
                 value = parse(raw)
@@ -327,16 +353,23 @@ class LLMSession:
         """How long an identical ask waits on this one's claim without news: one request and its back-off."""
         return self.config.timeout + BACKOFF_CAP_SECONDS + LEASE_MARGIN_SECONDS
 
-    def _complete(self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, holder: str) -> Completion:
+    def _complete(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, lease: "_Lease"
+    ) -> Completion:
         """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
         import openai
 
         for attempt in range(self.config.max_retries + 1):
-            ask_renew(key, holder=holder, lease=self._lease())
+            lease.renew_if_old()
             try:
                 return _request(self.config, messages, request_options(self.config, prompt))
             except openai.APIError as exc:
-                self._log(prompt, messages, Completion(""), key=key, error=f"{type(exc).__name__}: {exc}")
+                # A request that reached the endpoint is a call: answered with any status, or timed out waiting for
+                # the answer. One that could not be sent at all (no connection) is logged with its error but not
+                # counted, so that a job's calls are the requests its endpoint received.
+                answered = not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError)
+                error = f"{type(exc).__name__}: {exc}"
+                self._log(prompt, messages, Completion(""), key=key, error=error, answered=answered)
                 if not _is_transient(exc):
                     raise LLMUnavailable(f"the LLM endpoint refused the request: {exc}") from exc
                 if attempt == self.config.max_retries:
@@ -356,25 +389,27 @@ class LLMSession:
         from_cache: bool = False,
         parsed_ok: bool = False,
         error: str = "",
+        answered: bool = True,
     ) -> None:
         cost = 0 if from_cache else self.config.cost_picodollars(completion.tokens_in, completion.tokens_out)
-        LLMCall.objects.create(
-            job_id=self.job_id,
-            item_id=self.item_id,
-            prompt=prompt,
-            model=self.config.model,
-            messages=messages,
-            raw_response=completion.text,
-            tokens_in=completion.tokens_in,
-            tokens_out=completion.tokens_out,
-            latency_ms=completion.latency_ms,
-            cost_picodollars=cost,
-            cache_key=key,
-            from_cache=from_cache,
-            parsed_ok=parsed_ok,
-            error=error,
-        )
-        if from_cache:
+        row = {
+            "job_id": self.job_id,
+            "item_id": self.item_id,
+            "prompt_id": prompt.pk,
+            "model": self.config.model,
+            "messages": messages,
+            "raw_response": completion.text,
+            "tokens_in": completion.tokens_in,
+            "tokens_out": completion.tokens_out,
+            "latency_ms": completion.latency_ms,
+            "cost_picodollars": cost,
+            "cache_key": key,
+            "from_cache": from_cache,
+            "parsed_ok": parsed_ok,
+            "error": error,
+        }
+        rows_insert(LLMCall, [row])
+        if from_cache or not answered:
             return
         self.calls_made += 1
         self.usage.add(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost_picodollars=cost)
@@ -388,6 +423,31 @@ class LLMSession:
         usage = self.usage_take()
         if self.job_id is not None and usage.calls:
             Job.objects.filter(pk=self.job_id).update(**usage.job_increments())
+
+
+# Renew an ask's claim before a request only once it is this old: the claim itself set the lease, and a request
+# right after it (the common case) needs no second write; a retry after a back-off or a re-ask does.
+LEASE_RENEW_AFTER_SECONDS = 5.0
+
+
+@dataclass
+class _Lease:
+    """An ask's claim on its cache key (assessor.jobs.llm.inflight), renewed while its requests go on."""
+
+    key: str
+    holder: str
+    seconds: float
+    renewed_at: float = 0.0
+
+    def claim(self) -> bool:
+        claimed = ask_claim(self.key, holder=self.holder, lease=self.seconds)
+        self.renewed_at = time.monotonic()
+        return claimed
+
+    def renew_if_old(self) -> None:
+        if time.monotonic() - self.renewed_at >= LEASE_RENEW_AFTER_SECONDS:
+            ask_renew(self.key, holder=self.holder, lease=self.seconds)
+            self.renewed_at = time.monotonic()
 
 
 def llm_session(

