@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "assignment",
     "support",
     "relevance",
+    "reports",
     "metaeval",
     "bench",
     "demo",

@@ -1,0 +1,311 @@
+"""Imports of report requests and reports: each file atomic, every error named by file, line and field."""
+
+import re
+from collections import defaultdict
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from assessor.collection.importing.runs import CHUNK_ANSWERS, AnswerLine, AnswerLinesStore
+from assessor.importing.base import ImportFailure, ImportResult, Writes, chunked, import_file, in_batches
+from assessor.models import Answer, Segment, Topic
+from reports.kinds import IMPORT_REPORTS, IMPORT_REQUESTS
+from reports.layout import DocumentLine, ReportLine, RequestLine, length_nfkc, reports_parse, requests_parse
+from reports.models import ReportDocument, ReportLayout, ReportRequest
+
+REQUEST_FIELDS = ("title", "background", "problem_statement", "limit", "word_limit", "collection_ids")
+
+
+# --- requests ---------------------------------------------------------------------------------------------
+
+
+def requests_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
+    """Topics with their requests; a topic already stored (a TREC topic, say) gains the request if its query is the title."""
+    path = Path(path)
+    return import_file(
+        lambda writes: _requests_prepare(writes, path=path, replace=replace),
+        kind=IMPORT_REQUESTS,
+        path=path,
+        options={"replace": replace},
+        user=user,
+    )
+
+
+def _request_values(line: RequestLine) -> dict:
+    return {
+        "title": line.title,
+        "background": line.background,
+        "problem_statement": line.problem_statement,
+        "limit": line.limit,
+        "word_limit": line.word_limit,
+        "collection_ids": list(line.collection_ids),
+    }
+
+
+def _request_differing(stored: ReportRequest, line: RequestLine) -> str | None:
+    values = _request_values(line)
+    return next((name for name in REQUEST_FIELDS if getattr(stored, name) != values[name]), None)
+
+
+def _requests_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
+    result = ImportResult(path=str(path))
+    for chunk in chunked(requests_parse(path)):
+        ids = [line.request_id for line in chunk]
+        topics = Topic.objects.in_bulk(ids)
+        requests = ReportRequest.objects.in_bulk(ids)
+        new_topics: list[Topic] = []
+        changed_topics: list[Topic] = []
+        new_requests: list[ReportRequest] = []
+        changed_requests: list[ReportRequest] = []
+        for line in chunk:
+            result.lines += 1
+            topic = topics.get(line.request_id)
+            request = requests.get(line.request_id)
+            if topic is None:
+                new_topics.append(Topic(id=line.request_id, query=line.title, imported_from=writes.batch))
+            elif topic.query != line.title:
+                if not replace:
+                    raise ImportFailure(
+                        f"topic {line.request_id} is stored with the query {topic.query!r}; a request's title is its "
+                        "topic's query: use --replace to change it",
+                        path=path,
+                        line=line.line,
+                        field="title",
+                    )
+                topic.query = line.title
+                topic.imported_from = writes.batch
+                changed_topics.append(topic)
+            if request is None:
+                new_requests.append(
+                    ReportRequest(topic_id=line.request_id, imported_from=writes.batch, **_request_values(line))
+                )
+                result.created += 1
+                continue
+            differing = _request_differing(request, line)
+            if differing is None and topic is not None and topic not in changed_topics:
+                result.unchanged += 1
+                continue
+            if differing is not None and not replace:
+                raise ImportFailure(
+                    f"request {line.request_id} is stored with another {differing}; use --replace to change it",
+                    path=path,
+                    line=line.line,
+                    field=differing,
+                )
+            for name, value in _request_values(line).items():
+                setattr(request, name, value)
+            request.imported_from = writes.batch
+            changed_requests.append(request)
+            result.replaced += 1
+        writes.create(new_topics)
+        writes.update(changed_topics, ["query", "imported_from"])
+        writes.create(new_requests)
+        writes.update(changed_requests, [*REQUEST_FIELDS, "imported_from"])
+    return result
+
+
+# --- reports ----------------------------------------------------------------------------------------------
+
+
+def reports_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
+    """Reports as runs' answers (sentences, citations, references), with the file's layout and cited documents."""
+    path = Path(path)
+    return import_file(
+        lambda writes: _reports_prepare(writes, path=path, replace=replace),
+        kind=IMPORT_REPORTS,
+        path=path,
+        options={"replace": replace},
+        user=user,
+    )
+
+
+def _topics_known(chunk: list[ReportLine], *, path: Path) -> dict[str, ReportRequest | None]:
+    """Each report's topic, which must be stored; its request where it has one (for the length rule)."""
+    ids = {report.answer.topic_id for report in chunk}
+    known = set(Topic.objects.filter(id__in=ids).values_list("id", flat=True))
+    for report in chunk:
+        if report.answer.topic_id not in known:
+            raise ImportFailure(
+                f"unknown topic {report.answer.topic_id} (import the requests first)",
+                path=path,
+                line=report.answer.line,
+                field="metadata.topic_id",
+            )
+    requests = ReportRequest.objects.in_bulk(ids)
+    return {topic_id: requests.get(topic_id) for topic_id in ids}
+
+
+def _length_warnings(report: ReportLine, request: ReportRequest | None, *, path: Path) -> list[str]:
+    """An empty report, or one over its request's limit (cut there when judged), is imported with a warning."""
+    where = f"{path}, line {report.answer.line}: the report of run {report.answer.run_id} for topic {report.answer.topic_id}"
+    if not report.answer.sentences:
+        return [f"{where} is empty"]
+    limit = request.length_limit if request is not None else None
+    if limit is None:
+        return []
+    allowed, unit = limit
+    length = length_nfkc(report.answer.text, unit)
+    if length <= allowed:
+        return []
+    return [f"{where} has {length:,} {unit}, over the request's {allowed:,}; it is cut there when judged"]
+
+
+def _warnings_of_line(warnings: dict[int, list[str]], line: AnswerLine) -> list[str]:
+    return warnings[line.line]
+
+
+def _field_in_report(failure: ImportFailure, sentences_key: str) -> ImportFailure:
+    """A failure the answers' store names in the TREC run's fields, named in the report's."""
+    renamed = {"run_id": "metadata.run_id", "topic_id": "metadata.topic_id"}
+    field = renamed.get(failure.field) or re.sub(r"^answer(?=\[|$)", sentences_key, failure.field)
+    return ImportFailure(failure.message, path=failure.path, line=failure.line, field=field)
+
+
+def _segments_fill(writes: Writes, documents: list[DocumentLine]) -> int:
+    """Cited documents the collection lacks, or has without text, take the first text a report gives.
+
+    Returns how many stored documents have another text than a report's (they keep theirs: each report keeps
+    its own in `ReportDocument`).
+    """
+    by_docid: dict[str, DocumentLine] = {}
+    for document in documents:
+        by_docid.setdefault(document.docid, document)
+    stored: dict[str, Segment] = {}
+    for ids in in_batches(list(by_docid)):
+        stored.update(Segment.objects.in_bulk(ids))
+    new: list[Segment] = []
+    filled: list[Segment] = []
+    for docid, document in by_docid.items():
+        segment = stored.get(docid)
+        if segment is None:
+            new.append(
+                Segment(
+                    docid=docid, text=document.text, title=document.title, url=document.url, imported_from=writes.batch
+                )
+            )
+        elif not segment.text and document.text:
+            segment.text, segment.title, segment.url = document.text, document.title, document.url
+            segment.imported_from = writes.batch
+            filled.append(segment)
+    # ignore_conflicts: another import may add the same docid at the same time.
+    writes.create(new, ignore_conflicts=True)
+    writes.update(filled, ["text", "title", "url", "imported_from"])
+    return sum(
+        1
+        for document in documents
+        if document.text
+        and (segment := stored.get(document.docid)) is not None
+        and segment.text
+        and segment.text != document.text
+    )
+
+
+def _layout_values(report: ReportLine) -> dict[str, Any]:
+    return {
+        "team_id": report.team_id,
+        "shape": report.shape,
+        "sentences_key": report.sentences_key,
+        "references_given": report.references_given,
+        "confidences": list(report.confidences),
+        "metadata": report.metadata,
+    }
+
+
+def _documents_values(documents) -> list[tuple[str, str, str, str]]:
+    return sorted((document.docid, document.text, document.title, document.url) for document in documents)
+
+
+def _layout_differing(layout: ReportLayout | None, documents: list[ReportDocument], report: ReportLine) -> str | None:
+    """The field of the file a stored report's layout or documents disagree with; None if they agree."""
+    if layout is None:
+        return "metadata"
+    values = _layout_values(report)
+    differing = next((name for name in values if getattr(layout, name) != values[name]), None)
+    if differing is not None:
+        return {"shape": "citations", "confidences": "citations", "references_given": "references"}.get(
+            differing, "metadata"
+        )
+    documents_stored = [(d.segment_id, d.text, d.title, d.url) for d in documents]
+    return None if sorted(documents_stored) == _documents_values(report.documents) else "documents"
+
+
+def _layouts_store(
+    writes: Writes, stored: list[tuple[Answer, ReportLine]], result: ImportResult, *, replace: bool, path: Path
+) -> None:
+    """Each report's layout and own documents: made for a new or rewritten report, checked for a stored one.
+
+    A report whose sentences and citations are stored as the file has them, but whose layout or documents
+    differ (another team, other confidences, other document texts), is another report: refused without
+    `replace`, replaced with it. One stored without a layout (from a TREC RAG run file) gains it.
+    """
+    ids = [answer.pk for answer, _ in stored]
+    layouts = {layout.answer_id: layout for layout in ReportLayout.objects.filter(answer_id__in=ids)}
+    documents: dict[int, list[ReportDocument]] = defaultdict(list)
+    for document in ReportDocument.objects.filter(answer_id__in=ids):
+        documents[document.answer_id].append(document)
+    rewrite: list[tuple[Answer, ReportLine]] = []
+    for answer, report in stored:
+        layout = layouts.get(answer.pk)
+        if answer.imported_from_id == writes.batch.pk:
+            rewrite.append((answer, report))
+            continue
+        differing = _layout_differing(layout, documents[answer.pk], report)
+        if differing is None:
+            continue
+        if layout is not None and not replace:
+            raise ImportFailure(
+                f"the stored report of run {report.answer.run_id} for topic {report.answer.topic_id} has another "
+                f"{differing}; use --replace to change it",
+                path=path,
+                line=report.answer.line,
+                field=differing,
+            )
+        rewrite.append((answer, report))
+        result.unchanged -= 1
+        if layout is None:
+            result.created += 1
+        else:
+            result.replaced += 1
+    rewritten = {answer.pk for answer, _ in rewrite}
+    writes.delete(ReportLayout, [layouts[pk].pk for pk in rewritten if pk in layouts])
+    writes.delete(ReportDocument, [document.pk for pk in rewritten for document in documents[pk]])
+    writes.create(
+        ReportLayout(answer_id=answer.pk, imported_from=writes.batch, **_layout_values(report))
+        for answer, report in rewrite
+    )
+    writes.create(
+        ReportDocument(
+            answer_id=answer.pk, segment_id=document.docid, text=document.text, title=document.title, url=document.url
+        )
+        for answer, report in rewrite
+        for document in report.documents
+    )
+
+
+def _reports_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
+    result = ImportResult(path=str(path))
+    store = AnswerLinesStore(writes, result=result, replace=replace, path=path)
+    for chunk in chunked(reports_parse(path), CHUNK_ANSWERS):
+        requests = _topics_known(chunk, path=path)
+        warnings = {
+            report.answer.line: _length_warnings(report, requests[report.answer.topic_id], path=path)
+            for report in chunk
+        }
+        # Before the answers: their citations name these documents, whose placeholders the store would make.
+        differing = _segments_fill(writes, [document for report in chunk for document in report.documents])
+        if differing:
+            result.warnings.append(
+                f"{path}: {differing} cited documents have another text in the collection; each report keeps the "
+                "text it gave, and the collection keeps its own"
+            )
+        store.warnings = partial(_warnings_of_line, warnings)
+        keys = {report.answer.line: report.sentences_key for report in chunk}
+        try:
+            answers = store.chunk_store([report.answer for report in chunk])
+        except ImportFailure as failure:
+            raise _field_in_report(failure, keys.get(failure.line or 0, "responses")) from None
+        reports = [(answer, report) for (answer, _), report in zip(answers, chunk, strict=True)]
+        _layouts_store(writes, reports, result, replace=replace, path=path)
+    return result
