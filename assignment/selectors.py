@@ -129,10 +129,19 @@ def _tallies_of_runs(
 ) -> dict[int, dict[tuple[str, str], int]]:
     """The label tallies of some runs' answers, read through the answers' label index."""
     answers = Answer.objects.filter(run__run_id__in=runs, topic_id__in=topics).values("id")
+    return _tallies_of_answers(assigner=assigner, answers=answers, set_nuggets=set_nuggets)
+
+
+def _tallies_of_answers(
+    *, assigner: str, answers: QuerySet | list[int], set_nuggets: dict[int, tuple[str, str]]
+) -> dict[int, dict[tuple[str, str], int]]:
+    """The label tallies of these answers, read through the answers' label index."""
     # Filtered on the answers only: with the assigner in the WHERE clause, SQLite
     # walks every label of the assigner instead of the answers' few.
-    rows = labels_counted(AssignmentLabel.objects.filter(answer_id__in=answers)).order_by().values_list(
-        "answer_id", "nugget_id", "assigner", "label"
+    rows = (
+        labels_counted(AssignmentLabel.objects.filter(answer_id__in=answers))
+        .order_by()
+        .values_list("answer_id", "nugget_id", "assigner", "label")
     )
     tallies: dict[int, dict[tuple[str, str], int]] = {}
     for answer_id, nugget_id, label_assigner, label in rows:
@@ -184,7 +193,11 @@ def nugget_scores_from_labels(
     Three queries for the whole condition, four with `runs`.
     """
     set_nuggets = _set_nuggets(nuggets=nuggets, topics=topics)
-    if runs is None:
+    if runs is None and answer_ids is not None:
+        # Some answers' refresh (a label save, a run's import): their labels only, and their rows only.
+        tallies = _tallies_of_answers(assigner=assigner, answers=answer_ids, set_nuggets=set_nuggets)
+        evaluated_topics = None
+    elif runs is None:
         labels = condition_labels(nuggets=nuggets, assigner=assigner)
         if topics is not None and len(set_nuggets) <= IN_LIST_LIMIT:
             # The topics' nuggets, read through the (assigner, nugget) index: through the answers'
@@ -192,8 +205,6 @@ def nugget_scores_from_labels(
             labels = labels.filter(nugget_id__in=list(set_nuggets))
         elif topics is not None:
             labels = labels.filter(answer__topic_id__in=topics)
-        if answer_ids is not None:
-            labels = labels.filter(answer_id__in=answer_ids)
         tallies = _tallies_per_answer(labels)
         evaluated_topics = None
     else:
@@ -203,11 +214,12 @@ def nugget_scores_from_labels(
         raise _missing_condition(nuggets=nuggets, assigner=assigner)
 
     set_topics = sorted({topic for topic, _ in set_nuggets.values()})
+    read = Answer.objects.filter(topic_id__in=set_topics)
+    if answer_ids is not None and len(tallies) <= IN_LIST_LIMIT:
+        read = Answer.objects.filter(id__in=list(tallies), topic_id__in=set_topics)
     answers = {
         answer_id: ((run, topic), words)
-        for answer_id, run, topic, words in Answer.objects.filter(topic_id__in=set_topics)
-        .order_by()
-        .values_list("id", "run__run_id", "topic_id", "words")
+        for answer_id, run, topic, words in read.order_by().values_list("id", "run__run_id", "topic_id", "words")
         if answer_id in tallies
     }
     importances: dict[str, list[str]] = defaultdict(list)
@@ -272,7 +284,9 @@ def condition_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
 
 def assignment_label_pairs(*, nuggets: str, assigner: str) -> dict[tuple[int, int], str]:
     """(answer id, nugget id) -> label, for every label of the condition."""
-    rows = condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")
+    rows = (
+        condition_labels(nuggets=nuggets, assigner=assigner).order_by().values_list("answer_id", "nugget_id", "label")
+    )
     return {(answer_id, nugget_id): label for answer_id, nugget_id, label in rows}
 
 
@@ -289,18 +303,12 @@ def conditions_notes(conditions: Sequence[tuple[str, ...]]) -> dict[tuple[str, .
         AssessorWork.objects.filter(kind__in=NUGGET_KINDS, nugget_set_name__in=nugget_sets), "nugget_set_name"
     )
     assigning_open = open_work_by(
-        AssessorWork.objects.filter(
-            kind=ASSIGN_MANUAL, nugget_set_name__in=nugget_sets, source__name__in=assigners
-        ),
+        AssessorWork.objects.filter(kind=ASSIGN_MANUAL, nugget_set_name__in=nugget_sets, source__name__in=assigners),
         "nugget_set_name",
         "source__name",
     )
     jobs = jobs_not_final_by(kind=AUTO_ASSIGN, names=assigners)
-    stale_of = dict(
-        LabelSource.objects.filter(family=LABEL_FAMILY, name__in=assigners).values_list(
-            "name", "stale"
-        )
-    )
+    stale_of = dict(LabelSource.objects.filter(family=LABEL_FAMILY, name__in=assigners).values_list("name", "stale"))
     notes_of: dict[tuple[str, ...], list[str]] = {}
     for nuggets, assigner in conditions:
         notes = open_work_sentences(lists_open.get((nuggets,), []), what=f"The nugget list {nuggets!r}")
@@ -328,6 +336,8 @@ def stale_nuggets(assigners: Iterable[str]) -> dict[str, set[int]]:
 
 
 def assigner_is_stale(assigner: str) -> bool:
-    return LabelSource.objects.filter(
-        family=LABEL_FAMILY, name=assigner, kind=LabelSource.Kind.LLM
-    ).exclude(stale={}).exists()
+    return (
+        LabelSource.objects.filter(family=LABEL_FAMILY, name=assigner, kind=LabelSource.Kind.LLM)
+        .exclude(stale={})
+        .exists()
+    )

@@ -91,14 +91,15 @@ def support_scores_from_labels(
     if topics is not None and len(topics) <= NARROW_TOPICS:
         # The topics' citations first, then their labels through the (method, citation) index: through
         # the join on the answers' topic, SQLite walks every label of the method instead.
-        labels = labels.filter(citation_id__in=Citation.objects.filter(sentence__answer__topic_id__in=topics).values("id"))
+        labels = labels.filter(
+            citation_id__in=Citation.objects.filter(sentence__answer__topic_id__in=topics).values("id")
+        )
     elif topics is not None:
         labels = labels.filter(citation__sentence__answer__topic_id__in=topics)
     if answer_ids is not None:
-        labels = labels.filter(citation__sentence__answer_id__in=answer_ids)
-    counts = {
-        str(value): Count("id", filter=Q(citation__position=0, label=value)) for value in SUPPORT_SCORE
-    }
+        # The answers' citations first, then their labels through the (method, citation) index, as above.
+        labels = labels.filter(citation_id__in=Citation.objects.filter(sentence__answer_id__in=answer_ids).values("id"))
+    counts = {str(value): Count("id", filter=Q(citation__position=0, label=value)) for value in SUPPORT_SCORE}
     # Every answer with a label of the method, with the labels of its first citations counted by value.
     judged = {
         answer_id: dict(zip(SUPPORT_SCORE, ns, strict=False))
@@ -120,9 +121,12 @@ def support_scores_from_labels(
     if runs is not None:
         shown = set(runs)
         answer_keys = {answer_id: key for answer_id, key in answer_keys.items() if key[0] in shown}
-    # Sentences without any citation, per answer, read by topic: a short IN list.
+    # Sentences without any citation, per answer, read by topic (a short IN list), or by answer for some answers.
+    sentences_read = Sentence.objects.filter(answer__topic_id__in=evaluated_topics)
+    if answer_ids is not None and len(answer_keys) <= IN_LIST_LIMIT:
+        sentences_read = Sentence.objects.filter(answer_id__in=list(answer_keys))
     uncited = dict(
-        Sentence.objects.filter(answer__topic_id__in=evaluated_topics, citations__isnull=True)
+        sentences_read.filter(citations__isnull=True)
         .order_by()
         .values("answer_id")
         .annotate(n=Count("id"))

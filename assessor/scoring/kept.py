@@ -34,10 +34,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from django.db import transaction
-from django.db.models import Count, QuerySet, TextField
+from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource
+from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact_sums import partials_add, partials_sum
 from assessor.scoring.lifecycle import open_included, open_work_included, work_labels_counted
@@ -279,14 +279,18 @@ def _source_refresh(
         removed[run_pk].append(values)
     in_scope.delete()
     added: dict[int, list[dict[str, float]]] = defaultdict(list)
-
-    if scores is not None and scores.per_topic:
+    added_topics: set[str] = set()
+    # The answers in scope: read when there are scores to key, or when the scope is some answers (their topics).
+    keys: dict[tuple[str, str], tuple[int, int]] = {}
+    if (scores is not None and scores.per_topic) or answers is not None:
         keys = {
             (run_id, topic_id): (answer_id, run_pk)
             for answer_id, run_pk, run_id, topic_id in scope_answers.order_by().values_list(
                 "id", "run_id", "run__run_id", "topic_id"
             )
         }
+
+    if scores is not None and scores.per_topic:
         rows = [
             KeptAnswerScore(source=source, answer_id=answer_id, run_id=run_pk, topic_id=key[1], values=values)
             for key, values in scores.per_topic.items()
@@ -296,9 +300,11 @@ def _source_refresh(
         KeptAnswerScore.objects.bulk_create(rows, batch_size=1000)
         for row in rows:
             added[row.run_id].append(row.values)
+            added_topics.add(row.topic_id)
 
     _runs_refresh(source, removed=removed, added=added)
-    evaluated = _topics_evaluated(source, topics=topics, answers=answers)
+    answers_topics = {topic_id for _, topic_id in keys} if answers is not None else None
+    evaluated = _topics_evaluated(source, topics=topics, answers_topics=answers_topics, added=added_topics)
     if not evaluated:
         source.delete()
     else:
@@ -310,20 +316,29 @@ def _source_refresh(
             transaction.on_commit(listener, robust=True)
 
 
-def _topics_evaluated(source: KeptSource, *, topics: list[str] | None, answers: list[int] | None) -> list[str]:
-    """The source's evaluated topics after a refresh: its kept topics outside the scope stay as they were,
-    and those inside it are read again (a label save reads its answer's topic, not the whole source)."""
-    kept = KeptAnswerScore.objects.filter(source=source).order_by()
-    if answers is not None:
-        scope = set(Answer.objects.filter(id__in=answers).values_list("topic_id", flat=True))
-    elif topics is not None:
-        scope = set(topics)
-    else:
-        return sorted(kept.values_list("topic_id", flat=True).distinct())
-    if topics is not None:
-        scope &= set(topics)
-    present = set(kept.filter(topic_id__in=scope).values_list("topic_id", flat=True).distinct())
-    return sorted((set(source.topics) - scope) | present)
+def _topics_evaluated(
+    source: KeptSource, *, topics: list[str] | None, answers_topics: set[str] | None, added: set[str]
+) -> list[str]:
+    """The source's evaluated topics after a refresh: its kept topics outside the scope stay as they were, and
+    those inside it are known from the rows the refresh wrote, reading no kept row but where it must.
+
+    A refresh of whole topics replaced every row of its scope: a topic in it is evaluated if a row was written
+    in it. A refresh of some answers (`answers_topics`: their topics) left the other answers of their topics as
+    they were: a topic is also evaluated if it was and a row of another answer is left in it, which one EXISTS
+    a topic tells on the (source, topic) index (a topic where a row was written needs none).
+    """
+    if topics is None and answers_topics is None:
+        return sorted(added)
+    scope = set(topics) if topics is not None else set()
+    if answers_topics is not None:
+        scope = answers_topics & scope if topics is not None else answers_topics
+    before = set(source.topics)
+    left: set[str] = set()
+    unsure = sorted((scope & before) - added) if answers_topics is not None else []
+    if unsure:
+        rows_left = KeptAnswerScore.objects.filter(source=source, topic_id=OuterRef("pk"))
+        left = set(Topic.objects.filter(pk__in=unsure).filter(Exists(rows_left)).values_list("pk", flat=True))
+    return sorted((before - scope) | added | left)
 
 
 def _runs_refresh(

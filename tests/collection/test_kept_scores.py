@@ -564,3 +564,46 @@ def test_a_runs_kept_scores_of_every_source_read_at_once_equal_each_sources_own(
         assert len(every) >= 3  # two conditions and a method at least
         for (family, columns), scores in every.items():
             assert scores == kept_scores(family=family, columns=columns, runs=[run]), (run, family, columns)
+
+
+def test_a_refresh_of_some_answers_reads_their_kept_rows_only(llm_server, write_file):
+    """Some answers' refresh (a run's import, a label save) reads and writes their kept rows only: a topic whose
+    answers it refreshed is known evaluated from the rows it wrote, or by whether another answer's row is left."""
+    world = World(random.Random(5), write_file)
+    world.labels_import()
+    source = KeptSource.objects.get(name="auto_edit/nist")
+    kept = KeptAnswerScore.objects.filter(source=source).order_by("answer_id")
+    by_topic: dict[str, list[int]] = {}
+    for topic_id, answer_id in kept.values_list("topic_id", "answer_id"):
+        by_topic.setdefault(topic_id, []).append(answer_id)
+    # A topic with two kept answers or more (one's labels taken away, then the others'), and another topic.
+    topic_id = next(pk for pk, ids in sorted(by_topic.items()) if len(ids) >= 2)
+    topic, other = Topic.objects.get(pk=topic_id), Topic.objects.get(pk=min(set(by_topic) - {topic_id}))
+    answers = by_topic[topic_id]
+    labels = AssignmentLabel.objects.filter(assigner="nist", nugget__nugget_set__name="auto_edit")
+    table = KeptAnswerScore._meta.db_table
+
+    def refreshed(ids: list[int]) -> list[str]:
+        with CaptureQueriesContext(connection) as queries:
+            scores_refresh(family="conditions", columns=("auto_edit", "nist"), answers=ids)
+        return [q["sql"] for q in queries.captured_queries if table in q["sql"]]
+
+    # One answer's labels gone: the topic is still evaluated (its other answers' rows are left).
+    labels.filter(answer_id=answers[0]).delete()
+    touched = refreshed(answers[:1])
+    source.refresh_from_db()
+    assert topic.pk in source.topics and other.pk in source.topics
+    assert not KeptAnswerScore.objects.filter(source=source, answer_id=answers[0]).exists()
+    # Every read of the kept rows names the answers, or their runs (a count), or the topic (one EXISTS).
+    reads = [sql for sql in touched if sql.startswith("SELECT")]
+    assert reads and all(
+        "answer_id" in sql or ("COUNT" in sql and "run_id" in sql) or "EXISTS" in sql for sql in reads
+    ), reads
+    assert not any("DISTINCT" in sql for sql in reads), reads
+    assert_kept_equal_rebuild()
+    # Every answer's labels gone: the topic is no longer evaluated, and the run means are over one topic less.
+    labels.filter(answer__topic=topic).delete()
+    refreshed(answers)
+    source.refresh_from_db()
+    assert topic.pk not in source.topics and other.pk in source.topics
+    assert_kept_equal_rebuild()
