@@ -28,6 +28,18 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
+# How long a test waits for a page, an element or a condition before it fails. Every wait ends as soon as its
+# condition holds, so a generous limit costs nothing when the test passes; it keeps a test green on a machine
+# whose CPUs are busy many times over (a page that loads in 100 ms alone took over 10 s at a load of 16).
+WAIT_LIMIT_MS = 30_000
+
+
+@pytest.fixture(scope="session", autouse=True)
+def waits_long_enough():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package")
+    sync_api.expect.set_options(timeout=WAIT_LIMIT_MS)
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not CHROMIUM.exists():
@@ -59,7 +71,7 @@ def open_as(browser, live_server):
             context.add_cookies(
                 [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
             )
-            context.set_default_timeout(10_000)
+            context.set_default_timeout(WAIT_LIMIT_MS)
             contexts.append(context)
         page = context.new_page()
         page.goto(live_server.url + path)

@@ -58,6 +58,6 @@ def test_a_stale_comparison_gives_way_to_the_new_figures_when_the_worker_is_done
     [key] = KeptComparison.objects.values_list("key", flat=True)
     assert (key,) in queued.sent
     assert comparison_compute(key)
-    expect(stale).to_have_count(0, timeout=10_000)
+    expect(stale).to_have_count(0)
     assert support_pairs() == "5"
     expect(page.locator("#computed")).to_be_visible()

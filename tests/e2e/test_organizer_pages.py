@@ -407,4 +407,4 @@ def test_a_cancelled_job_with_items_in_flight_says_so_where_its_figures_are(open
     expect(page.locator("#in-flight")).to_have_text("8 items still in flight: they finish on their own")
     # The worker writes them: the panel, which kept asking, says so without a reload.
     JobItem.objects.filter(job=job, status=JobItem.Status.CLAIMED).update(status=JobItem.Status.DONE)
-    expect(page.locator("#in-flight")).to_have_count(0, timeout=10_000)
+    expect(page.locator("#in-flight")).to_have_count(0)

@@ -43,7 +43,7 @@ def test_an_upload_page_follows_the_import_to_its_end_and_keeps_the_result(open_
     # Two thirds of the file's bytes read, give or take the reader's buffer (its lines are 15 to 21 bytes).
     [percent] = watched
     assert 50 <= int(percent or 0) <= 99
-    page.get_by_text("Imported topics.tsv.").wait_for(timeout=10_000)
+    page.get_by_text("Imported topics.tsv.").wait_for()
     expect(state).to_have_text("done")
     expect(page.locator("#lines-read")).to_have_text("1500")
     expect(page.locator("#rows-written")).to_have_text("1500")
