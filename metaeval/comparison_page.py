@@ -20,9 +20,11 @@ Not kept: open work counted (`?open=1`: the labels of the moment), score tables
 (no stamps) and topics taken from a third source.
 """
 
+import gc
 import hashlib
 import json
 import pickle
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -356,8 +358,27 @@ def kept_plots(key: str, metric: str) -> PlotData | None:
 # --- bringing kept pages up to date in a worker ---------------------------------------------------
 
 
+# One comparison computed at a time in a process. A worker runs its tasks in threads (bin/serve): each
+# computation holds both sources' per-answer scores and the bootstrap's resamples (a few hundred MB at TREC
+# scale), and three at once, which a run's import followed by views of three comparisons asks for, tripled the
+# worker's peak memory for no gain in time (the threads share one interpreter lock).
+_one_at_a_time = threading.Lock()
+
+
 def comparison_compute(key: str) -> bool:
-    """Compute a kept comparison again if its sources changed (or it was never computed); True if it was."""
+    """Compute a kept comparison again if its sources changed (or it was never computed); True if it was.
+
+    One at a time in a process: a comparison asked for while another is computed waits, then is looked at
+    again (the warm-up may have brought it up to date meanwhile)."""
+    with _one_at_a_time:
+        try:
+            return _comparison_compute(key)
+        finally:
+            # What the computation held goes before the next one starts, cycles included.
+            gc.collect()
+
+
+def _comparison_compute(key: str) -> bool:
     row = KeptComparison.objects.filter(key=key).defer("page", "plots").first()
     if row is None:
         return False

@@ -297,7 +297,7 @@ def bootstrap_intervals(
     seed: int | None,
     top_k: int,
     draws: np.ndarray | None = None,
-    chunk: int = 100,
+    chunk: int = 25,
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of every run-level coefficient, resampling the topics (columns) of a and b.
 
@@ -311,7 +311,8 @@ def bootstrap_intervals(
     means_a = resampled_run_means(a, draws, missing=missing)
     means_b = resampled_run_means(b, draws, missing=missing)
     values: dict[str, list[np.ndarray]] = {name: [] for name in COEFFICIENTS}
-    # In chunks, so that the runs x runs comparisons of a chunk stay in the cache.
+    # In chunks, so that the runs x runs comparisons of a chunk stay in the cache, and its arrays stay small (at
+    # 146 runs, a chunk of 100 resamples held 54 MB of them at its peak, of 25 44 MB, in less time).
     for start in range(0, len(draws), chunk):
         part = coefficients(means_a[start : start + chunk], means_b[start : start + chunk], top_k=top_k)
         for name in COEFFICIENTS:

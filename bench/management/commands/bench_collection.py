@@ -10,22 +10,105 @@ import io
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from assessor.project.celery import celery_task
 from assignment import kinds as assignment_kinds
 from bench.collection_data import Measure, benchmark_collection_build, measured
 from bench.throwaway import throwaway_database
 from nuggets import kinds as nugget_kinds
 
 BENCH_DATABASE = "assessor_bench"
+# The comparisons the worker computes at once after a run's import: both conditions on two metrics, both
+# support methods (each reads its two sources' kept scores and labels).
+WORKER_COMPARISONS = (
+    {"a": "auto_edit/manual", "b": "auto_edit/auto", "metric": "Vstrict"},
+    {"a": "auto_edit/manual", "b": "auto_edit/auto", "metric": "A"},
+    {"a": "support:scratch", "b": "support:auto", "metric": "precision"},
+)
+WORKER_PATIENCE_SECONDS = 900
+
+
+def _database_url() -> str:
+    """The URL of the database this process uses (a throw-away one's too), for a worker started from here."""
+    settings_dict = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings_dict['NAME']}"
+    password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
+    return (
+        f"postgres://{settings_dict['USER']}{password}@{settings_dict['HOST'] or 'localhost'}:"
+        f"{settings_dict['PORT'] or 5432}/{settings_dict['NAME']}"
+    )
+
+
+def _memory_of(pid: int) -> dict[str, str]:
+    """A process's peak (VmHWM) and current (VmRSS) resident memory, as /proc says them, in MiB."""
+    figures = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmHWM", "VmRSS"):
+            figures[name] = f"{int(value.split()[0]) / 1024:.0f} MiB"
+    return figures
+
+
+def _waited(done: Callable[[], str | None], *, what: str, worker: subprocess.Popen) -> str:
+    """Poll until `done` says how it ended; fails if the worker stops or takes too long."""
+    deadline = time.monotonic() + WORKER_PATIENCE_SECONDS
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            raise CommandError(f"the worker stopped (exit {worker.returncode}) before {what} ended")
+        ended = done()
+        if ended is not None:
+            return ended
+        time.sleep(0.5)
+    raise CommandError(f"{what} did not end in {WORKER_PATIENCE_SECONDS} s")
+
+
+def _upload_finished(upload_pk: int) -> str | None:
+    from assessor.models import Upload
+
+    upload = Upload.objects.get(pk=upload_pk)
+    if upload.state in (Upload.State.DONE, Upload.State.FAILED):
+        return f"{upload.state}{': ' + upload.error if upload.error else ''}"
+    return None
+
+
+def _comparisons_stale(queries: Sequence[dict[str, str]]) -> list[str]:
+    """Each query's kept comparison, made anew as asked for and never computed (as a view asks a worker)."""
+    from django.utils import timezone
+
+    from metaeval.comparison_page import kept_query
+    from metaeval.models import KeptComparison
+
+    keys = []
+    for query in queries:
+        kept = kept_query(query)
+        if kept is None:
+            raise CommandError(f"the comparison {query} is not kept: the collection lacks a source")
+        KeptComparison.objects.filter(key=kept.key).delete()
+        KeptComparison.objects.create(
+            key=kept.key, query=kept.query, viewed_at=timezone.now(), queued_at=timezone.now()
+        )
+        keys.append(kept.key)
+    return keys
+
+
+def _comparisons_current(keys: list[str]) -> str | None:
+    from metaeval.models import KeptComparison
+
+    rows = KeptComparison.objects.filter(key__in=keys, computed_at__isnull=False).count()
+    return "computed" if rows == len(keys) else None
 
 
 class Command(BaseCommand):
@@ -46,6 +129,12 @@ class Command(BaseCommand):
             help="time the pages and refreshes of the collection already in the configured database, importing nothing",
         )
         parser.add_argument(
+            "--worker-only",
+            action="store_true",
+            help="measure only a real worker's peak memory (a run's upload, then three comparisons at once) on the "
+            "collection already in the configured database",
+        )
+        parser.add_argument(
             "--in-place",
             action="store_true",
             help="import into the configured database itself (it must hold no topics) instead of a throw-away one",
@@ -53,6 +142,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.repeat = options["repeat"]
+        if options["worker_only"]:
+            self._say(f"database: {connection.vendor}; load average {self._load()} on {os.cpu_count()} CPUs")
+            runs = sorted((options["folder"] or Path(".")).glob("runs/*.jsonl"))
+            if not runs:
+                raise CommandError("--worker-only needs --folder: the benchmark's files, whose first run is stored")
+            self._worker_memory(runs[0])
+            return
         if options["pages_only"]:
             load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
             self._say(f"database: {connection.vendor}; load average {load} on {os.cpu_count()} CPUs")
@@ -91,6 +187,7 @@ class Command(BaseCommand):
         for step in self._run_import_steps(Path(paths["runs"][0])):
             self._say(step.line())
         self._pages(repeat=self.repeat)
+        self._worker_memory(Path(paths["runs"][0]))
         self._say(self._database_size())
 
     def _import(self, command: str, *arguments: str, label: str = "") -> Measure:
@@ -338,6 +435,97 @@ class Command(BaseCommand):
         self._say(f"{'request':<60}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
         for name, timing in timings.items():
             self._say(f"{name:<60}{timing.median_ms:>10.1f}{timing.cpu_ms:>8.1f}{timing.queries:>9}")
+
+    def _load(self) -> str:
+        return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+    def _worker_memory(self, run_file: Path) -> None:
+        """A real worker's peak memory: `celery -A assessor worker` as bin/serve runs it (threads, LLM_CONCURRENCY
+        of them), on this database, given a stored run's upload with --replace (its kept scores refreshed, every
+        comparison stale), then three comparisons asked for at once. Its own queue, so that no other worker
+        takes the tasks."""
+        from metaeval.comparison_page import COMPUTE_TASK
+
+        queue = f"bench-worker-{os.getpid()}"
+        worker = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("celery")),
+                "-A",
+                "assessor",
+                "worker",
+                "--pool",
+                "threads",
+                "--concurrency",
+                str(settings.LLM_CONCURRENCY),
+                "--hostname",
+                f"{queue}@%h",
+                "--queues",
+                queue,
+                "--without-gossip",
+                "--without-mingle",
+                "-l",
+                "warning",
+            ],
+            env={**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue},
+        )
+        try:
+            started = time.perf_counter()
+            upload = self._upload_queued(self._run_file_revised(run_file, run_file.parent), queue=queue)
+            state = _waited(lambda: _upload_finished(upload), what="the upload", worker=worker)
+            imported = time.perf_counter() - started
+            after_import = _memory_of(worker.pid)
+            keys = _comparisons_stale(WORKER_COMPARISONS)
+            started = time.perf_counter()
+            for key in keys:
+                celery_task(COMPUTE_TASK).apply_async(args=[key], queue=queue)
+            _waited(lambda: _comparisons_current(keys), what="the comparisons", worker=worker)
+            computed = time.perf_counter() - started
+            peak = _memory_of(worker.pid)
+            self._say(f"worker (celery, {settings.LLM_CONCURRENCY} threads; load average {self._load()}):")
+            self._say(
+                f"  a stored run uploaded with --replace: {state} in {imported:.1f} s, peak {after_import['VmHWM']}"
+            )
+            self._say(
+                f"  then {len(keys)} comparisons asked for at once: computed in {computed:.1f} s, "
+                f"peak {peak['VmHWM']} (resident at the end {peak['VmRSS']})"
+            )
+        finally:
+            # A warm shutdown waits for the tasks under way (the warm-up the import asked for): not for long.
+            worker.terminate()
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+
+    def _run_file_revised(self, run_file: Path, folder: Path) -> Path:
+        """The run file with every answer's last sentence reworded anew (a stored run replaced)."""
+        path = folder / f"worker-{run_file.name}"
+        revision = uuid.uuid4().hex[:8]
+        with path.open("w") as handle:
+            for line in run_file.read_text().splitlines():
+                if line.strip():
+                    record = json.loads(line)
+                    if record["answer"]:
+                        record["answer"][-1]["text"] += f" Revised {revision}."
+                    handle.write(json.dumps(record) + "\n")
+        return path
+
+    def _upload_queued(self, path: Path, *, queue: str) -> int:
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        from assessor.collection.uploads import UPLOAD_TASK, upload_store
+        from assessor.models import Upload
+
+        upload = upload_store(
+            uploaded=SimpleUploadedFile(path.name, path.read_bytes()),
+            kind="run",
+            options={"replace": True},
+            user=None,
+        )
+        assert isinstance(upload, Upload)
+        celery_task(UPLOAD_TASK).apply_async(args=[upload.pk], queue=queue)
+        return upload.pk
 
     def _database_size(self) -> str:
         with connection.cursor() as cursor:
