@@ -35,6 +35,7 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
+from assessor.work.prepared import Prepared, instance_from_row
 from assessor.work.services import (
     WorkError,
     person_source_claim,
@@ -62,8 +63,12 @@ def answer_order(*, work: AssessorWork) -> list[int]:
     if work.items:
         # A work restricted to some items shows their answers in the order the items were given.
         return list(dict.fromkeys(answer_id for answer_id, _nugget_id in work.items))
-    ids = Answer.objects.filter(topic_id=work.topic_id).values_list("pk", flat=True)
-    return shuffled(list(ids), assessor_id=work.assessor_id, topic_id=work.topic_id)
+    ids = [row[0] for row in _TOPIC_ANSWERS.rows(work.topic_id)]
+    return shuffled(ids, assessor_id=work.assessor_id, topic_id=work.topic_id)
+
+
+# Unsorted (order_by()): shuffled() sorts them itself.
+_TOPIC_ANSWERS = Prepared(lambda topic_id: Answer.objects.filter(topic_id=topic_id).order_by().values_list("pk"), str)
 
 
 def item_nuggets(work: AssessorWork) -> dict[int, set[int]] | None:
@@ -229,14 +234,13 @@ def assignment_label_save(
     retry of a save whose answer was lost (the same `op_id`) is answered as
     the first time and applied once.
     """
-    work = locked_open_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version)
+    # The label source comes with the work (one query): a new label is stored under its name.
+    work = locked_open_work(
+        work_id=work_id, user=user, kinds=ASSIGN_KINDS, expected_version=expected_version, related=("source",)
+    )
     if label not in LABELS:
         raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
-    nugget_set = work_nugget_set(work=work)
-    if nugget_set.status == NuggetSet.Status.OPEN:
-        raise JudgeError("The nugget list of this topic is not submitted yet: submit it first.", status=409)
-    if not nugget_set.nuggets.filter(pk=nugget_id).exists():
-        raise JudgeError("No such nugget in this topic's list.")
+    nugget_list_check(work=work, nugget_id=nugget_id)
     redo = redo_nuggets(work)
     if redo and nugget_id not in redo:
         raise JudgeError("Only the nuggets that changed are reopened: this label stays as it was submitted.")
@@ -247,9 +251,8 @@ def assignment_label_save(
     allowed = item_nuggets(work)
     if allowed is not None and nugget_id not in allowed[answer_id]:
         raise JudgeError("This nugget is not to be labelled on this answer in this work.")
-    existing = (
-        AssignmentLabel.objects.select_for_update().filter(answer_id=answer_id, nugget_id=nugget_id, work=work).first()
-    )
+    row = _OWN_LABEL.first(answer_id, nugget_id, work.pk)
+    existing = instance_from_row(AssignmentLabel, _OWN_LABEL_FIELDS, row) if row else None
     saved = label_write(
         work=work,
         existing=existing,
@@ -273,10 +276,53 @@ def assignment_label_save(
             seconds_spent=seconds,
         ),
     )
+    # The nugget list checked above is the work's: its name and topic are the work's.
     scores_refresh_label(
-        work, family=FAMILY, columns=(nugget_set.name, source.name), topic=nugget_set.topic_id, answer=answer_id
+        work, family=FAMILY, columns=(work.nugget_set_name, source.name), topic=work.topic_id, answer=answer_id
     )
     return saved
+
+
+def nugget_list_check(*, work: AssessorWork, nugget_id: int) -> None:
+    """Refuse a label on a nugget that is not in the work's submitted nugget list.
+
+    One query when the nugget is there (every save of a working page); the
+    refusals read the list again to say what is wrong: no list (404), a list
+    still open (409), a nugget not in it.
+    """
+    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name)
+    found = row[0] if row else None
+    status = found if found is not None else work_nugget_set(work=work).status
+    if status == NuggetSet.Status.OPEN:
+        raise JudgeError("The nugget list of this topic is not submitted yet: submit it first.", status=409)
+    if found is None:
+        raise JudgeError("No such nugget in this topic's list.")
+
+
+_NUGGET_LIST_STATUS = Prepared(
+    lambda nugget_id, topic_id, name: (
+        Nugget.objects.filter(
+            pk=nugget_id, nugget_set__topic_id=topic_id, nugget_set__name=name, nugget_set__kind__in=HUMAN_NUGGET_KINDS
+        )
+        .order_by()
+        .values_list("nugget_set__status")[:1]
+    ),
+    int,
+    str,
+    str,
+)
+_OWN_LABEL_FIELDS = ["id", "label", "seconds_spent"]
+_OWN_LABEL = Prepared(
+    lambda answer_id, nugget_id, work_id: (
+        AssignmentLabel.objects.select_for_update()
+        .filter(answer_id=answer_id, nugget_id=nugget_id, work_id=work_id)
+        .order_by()
+        .values_list(*_OWN_LABEL_FIELDS)[:1]
+    ),
+    int,
+    int,
+    int,
+)
 
 
 @transaction.atomic

@@ -9,10 +9,19 @@ label that was shown and the label it came from.
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import QuerySet
 
 from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.scoring.kept import scores_refresh_label
-from assessor.work.judging import JudgeError, Replayed, answer_at, label_write, locked_open_work, shuffled
+from assessor.work.judging import (
+    JudgeError,
+    Replayed,
+    answer_at,
+    label_write,
+    locked_open_work,
+    shuffled,
+)
+from assessor.work.prepared import Prepared, instance_from_row
 from assessor.work.services import (
     WorkError,
     person_source_claim,
@@ -175,31 +184,34 @@ def support_label_save(
     op_id: str = "",
 ) -> SupportLabel | Replayed:
     """Save the label of the pair at sentence `sentence_index` of the answer at `number`."""
-    work = locked_open_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version)
+    # The label source comes with the work (one query): a new label is stored under its name.
+    work = locked_open_work(
+        work_id=work_id, user=user, kinds=SUPPORT_KINDS, expected_version=expected_version, related=("source",)
+    )
     value = _label_clean(label)
     previous_value = _previous_clean(previous)
-    pairs = topic_pairs(work=work)
-    answer_id = answer_at(order=pairs.order, number=number, token=token)
-    citation = Citation.objects.filter(pk__in=pairs.pairs_of[answer_id], sentence__index=sentence_index).first()
-    if citation is None:
+    answer_id = answer_at(order=pair_answer_order(work=work), number=number, token=token)
+    citation_id = pair_citation(work=work, answer_id=answer_id, sentence_index=sentence_index)
+    if citation_id is None:
         raise JudgeError("This sentence has no pair to judge.")
     source = work.source
     if source is None:
         raise JudgeError("This work has no label source: an organizer has to give it again.")
-    existing = SupportLabel.objects.select_for_update().filter(citation=citation, work=work).first()
+    row = _OWN_LABEL.first(citation_id, work.pk)
+    existing = instance_from_row(SupportLabel, _OWN_LABEL_FIELDS, row) if row else None
 
     def create(seconds: float) -> SupportLabel:
         shown_from = None
         if work.kind == SUPPORT_POSTEDIT:
             shown_from = (
                 SupportLabel.objects.filter(
-                    citation=citation, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
+                    citation_id=citation_id, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
                 )
                 .exclude(source__kind=LabelSource.Kind.PERSON)
                 .first()
             )
         return SupportLabel.objects.create(
-            citation=citation,
+            citation_id=citation_id,
             method=source.name,
             method_kind=method_of(work),
             source=source,
@@ -221,11 +233,73 @@ def support_label_save(
             f"This pair was judged in another tab (now {LABEL_SHORT.get(current, 'unjudged')}): the page shows it now."
         ),
         create=create,
-        item=f"citation {citation.pk}",
+        item=f"citation {citation_id}",
         op_id=op_id,
     )
     scores_refresh_label(work, family=FAMILY, columns=(source.name,), topic=work.topic_id, answer=answer_id)
     return saved
+
+
+def judgeable(citations: QuerySet[Citation]) -> QuerySet[Citation]:
+    """The citations that are pairs to judge: a sentence's first, its passage with text (as
+    `support.judging.judgeable_pairs` reads them)."""
+    return citations.filter(position=0).exclude(segment__text="")
+
+
+def judgeable_citations(*, topic_id: str) -> QuerySet[Citation]:
+    return judgeable(Citation.objects.filter(sentence__answer__topic_id=topic_id))
+
+
+def pair_answer_order(*, work: AssessorWork) -> list[int]:
+    """The answers with pairs to judge in the work, in the assessor's order: `topic_pairs(work).order`, read
+    without the topic's pairs and the work's labels (a save needs only the answer at its position)."""
+    if work.items:
+        # A work restricted to some pairs shows their answers in the order the pairs were given.
+        answer_of = dict(
+            judgeable_citations(topic_id=work.topic_id)
+            .filter(pk__in=work.items)
+            .values_list("pk", "sentence__answer_id")
+        )
+        return list(dict.fromkeys(answer_of[c] for c in work.items if c in answer_of))
+    answers = [row[0] for row in _PAIR_ANSWERS.rows(work.topic_id)]
+    return shuffled(answers, assessor_id=work.assessor_id, topic_id=work.topic_id)
+
+
+def pair_citation(*, work: AssessorWork, answer_id: int, sentence_index: int) -> int | None:
+    """The citation id of the pair to judge at a sentence of an answer in the work (None if it has none there):
+    the sentence's first citation, its passage with text, and in a restricted work one of its items; as
+    `topic_pairs` has it."""
+    row = _PAIR_CITATION.first(answer_id, sentence_index)
+    if row is None or (work.items and row[0] not in set(work.items)):
+        return None
+    return row[0]
+
+
+# Prepared (assessor.work.judging.Prepared): written once, run on every save.
+_PAIR_ANSWERS = Prepared(
+    lambda topic_id: judgeable_citations(topic_id=topic_id).order_by().values_list("sentence__answer_id").distinct(),
+    str,
+)
+_PAIR_CITATION = Prepared(
+    lambda answer_id, index: (
+        judgeable(Citation.objects.filter(sentence__answer_id=answer_id, sentence__index=index))
+        .order_by()
+        .values_list("id")[:1]
+    ),
+    int,
+    int,
+)
+_OWN_LABEL_FIELDS = ["id", "label", "seconds_spent"]
+_OWN_LABEL = Prepared(
+    lambda citation_id, work_id: (
+        SupportLabel.objects.select_for_update()
+        .filter(citation_id=citation_id, work_id=work_id)
+        .order_by()
+        .values_list(*_OWN_LABEL_FIELDS)[:1]
+    ),
+    int,
+    int,
+)
 
 
 @transaction.atomic

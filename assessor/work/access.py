@@ -18,12 +18,14 @@ class WorkNotFound(Http404):
 
 
 def assessor_work(
-    *, work_id: int, user: User, kinds: Sequence[str], lock: bool = False
+    *, work_id: int, user: User, kinds: Sequence[str], lock: bool = False, related: Sequence[str] = ("topic",)
 ) -> AssessorWork:
-    """The assessor's own work `work_id` of one of `kinds`, with its topic; locked for update with `lock`."""
-    works = AssessorWork.objects.select_related("topic")
+    """The assessor's own work `work_id` of one of `kinds`, with `related` (its topic) read in the same query;
+    locked for update with `lock`."""
+    # No names is no join (select_related() without them would follow every relation).
+    works = AssessorWork.objects.select_related(*related) if related else AssessorWork.objects.all()
     if lock:
-        # "of=self": lock the work's row only, not the topic joined for reading.
+        # "of=self": lock the work's row only, not the rows joined for reading.
         works = works.select_for_update(of=("self",))
     try:
         return works.get(pk=work_id, assessor_id=user.pk, kind__in=list(kinds))

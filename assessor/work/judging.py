@@ -11,14 +11,17 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Model
+from django.utils import timezone
 
-from assessor.models import AssessorWork, WorkOperation
-from assessor.work.access import assessor_work
+from assessor.models import AssessorWork, LabelSource, WorkOperation
+from assessor.work.access import WorkNotFound, assessor_work
+from assessor.work.prepared import Prepared, instance_from_row, row_insert, row_update
 from assessor.work.services import work_activity_record, work_reopen_mark
 
 
@@ -102,19 +105,65 @@ def position_choose(*, done_counts: Sequence[int], needed: Sequence[int], number
     return Position(number=number, next_incomplete=following + 1 if following is not None else None)
 
 
+# --- Queries written once -------------------------------------------------------------
+
+_WORK_FIELDS = [field.attname for field in AssessorWork._meta.concrete_fields]
+_LOCKED_WORK: dict[tuple[str, ...], Prepared] = {}
+
+
+def _locked_work_query(kinds: tuple[str, ...]) -> Prepared:
+    """The access rule of `assessor_work` (this assessor's work, of these kinds), locked, with its source's
+    name, in one prepared query."""
+    if kinds not in _LOCKED_WORK:
+        _LOCKED_WORK[kinds] = Prepared(
+            lambda work_id, assessor_id: (
+                AssessorWork.objects.filter(pk=work_id, assessor_id=assessor_id, kind__in=list(kinds))
+                .select_for_update(of=("self",))
+                .values_list(*_WORK_FIELDS, "source__name")
+            ),
+            int,
+            int,
+        )
+    return _LOCKED_WORK[kinds]
+
+
+def locked_work_with_source(*, work_id: int, user: User, kinds: Sequence[str]) -> AssessorWork:
+    """`assessor_work(..., lock=True, related=("source",))` for a label save: the work with its source's id
+    and name only (`work.source` is None without one)."""
+    row = _locked_work_query(tuple(kinds)).first(work_id, user.pk)
+    if row is None:
+        raise WorkNotFound("No such work of yours.")
+    *values, source_name = row
+    work = instance_from_row(AssessorWork, _WORK_FIELDS, values)
+    if work.source_id is not None:
+        work.source = instance_from_row(LabelSource, ["id", "name"], [work.source_id, source_name])
+    return work
+
+
 # --- Writes ------------------------------------------------------------------------
 
 
 def locked_open_work(
-    *, work_id: int, user: User, kinds: Sequence[str], expected_version: int | None
+    *,
+    work_id: int,
+    user: User,
+    kinds: Sequence[str],
+    expected_version: int | None,
+    related: Sequence[str] = ("topic",),
 ) -> AssessorWork:
-    """The assessor's work, locked, checked open and at the version the page was loaded at."""
-    work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True)
+    """The assessor's work (with `related` read in the same query), locked, checked open and at the version
+    the page was loaded at."""
+    if tuple(related) == ("source",):
+        work = locked_work_with_source(work_id=work_id, user=user, kinds=kinds)
+    else:
+        work = assessor_work(work_id=work_id, user=user, kinds=kinds, lock=True, related=related)
     if work.status == AssessorWork.Status.SUBMITTED:
         raise JudgeError("This topic is submitted and frozen: an organizer can reopen it.", status=409)
     if expected_version is None:
         # A save that does not say which version of the work it was made on could land after a reopening.
-        raise JudgeError("This save does not say which version of the work it was made on: reload the page.", status=409)
+        raise JudgeError(
+            "This save does not say which version of the work it was made on: reload the page.", status=409
+        )
     if expected_version != work.version:
         raise JudgeError("This topic was submitted or reopened since the page was loaded: reload it.", status=409)
     return work
@@ -124,13 +173,20 @@ class JudgedLabel(Protocol):
     """A label row both apps store: its value and the seconds the person spent on it."""
 
     # Any: each app's label field has its own type (a string, a small integer).
+    pk: Any
     label: Any
     seconds_spent: Any
-
-    def save(self, *args: Any, **kwargs: Any) -> None: ...
+    work: Any
 
 
 Label = TypeVar("Label", bound=JudgedLabel)
+
+
+_OPERATION_ANSWER = Prepared(
+    lambda work_id, op_id: WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values_list("answer")[:1],
+    int,
+    str,
+)
 
 
 def operation_replayed(*, work: AssessorWork, op_id: str, request: list) -> dict | None:
@@ -143,18 +199,22 @@ def operation_replayed(*, work: AssessorWork, op_id: str, request: list) -> dict
     """
     if not op_id:
         return None
-    first = WorkOperation.objects.filter(work=work, op_id=op_id).first()
-    if first is None:
+    row = _OPERATION_ANSWER.first(work.pk, op_id)
+    if row is None:
         return None
-    if first.answer.get("request") != request:
+    answer = row[0]
+    if answer.get("request") != request:
         raise JudgeError("This operation id was already used for another save: reload the page.")
-    return first.answer
+    return answer
 
 
 def operation_record(*, work: AssessorWork, op_id: str, request: list, answer: dict) -> None:
     """Record an applied operation (in its transaction), so that its retry is answered with `answer`."""
     if op_id:
-        WorkOperation.objects.create(work=work, op_id=op_id, answer={**answer, "request": request})
+        row_insert(
+            WorkOperation,
+            {"work": work.pk, "op_id": op_id, "answer": {**answer, "request": request}, "at": timezone.now()},
+        )
 
 
 @dataclass(frozen=True)
@@ -162,6 +222,7 @@ class Replayed:
     """A save already applied (the same operation id): what its first attempt stored."""
 
     label: object
+    work: AssessorWork | None = None  # the work, locked, as the replay found it
 
 
 def label_write(
@@ -190,7 +251,7 @@ def label_write(
     """
     first = operation_replayed(work=work, op_id=op_id, request=[item, value])
     if first is not None:
-        return Replayed(label=first.get("label"))
+        return Replayed(label=first.get("label"), work=work)
     current = existing.label if existing is not None else empty
     if existing is not None and current == value:
         saved = existing
@@ -201,9 +262,11 @@ def label_write(
     else:
         existing.label = value
         existing.seconds_spent = (existing.seconds_spent or 0) + work_activity_record(work=work)
-        existing.save(update_fields=["label", "seconds_spent"])
+        row_update(cast(Model, existing), ["label", "seconds_spent"])
         saved = existing
     operation_record(work=work, op_id=op_id, request=[item, value], answer={"label": saved.label})
+    # The locked work, its time credited: the answer reports its state without reading it again.
+    saved.work = work
     return saved
 
 

@@ -82,19 +82,25 @@ def refused(
     return redirect(back)
 
 
-def label_response(
-    request: AuthenticatedRequest, *, work_id: int, save: Callable[[], Any], back: str
-) -> HttpResponse:
+def label_response(request: AuthenticatedRequest, *, work_id: int, save: Callable[[], Any], back: str) -> HttpResponse:
     """Run a label save; answer with the stored label and the work's state (JSON) or a redirect back,
     or the refusal."""
     try:
         saved = save()
     except JudgeError as error:
         return refused(
-            request, error.message, status=error.status, back=back, current=error.current, state=work_state(work_id, request.user)
+            request,
+            error.message,
+            status=error.status,
+            back=back,
+            current=error.current,
+            state=work_state(work_id, request.user),
         )
     if wants_json(request):
-        return JsonResponse({"label": saved.label, **work_state(work_id, request.user)})
+        # The save's own locked work, as it stored it, when the save hands it back: no second read.
+        work = getattr(saved, "work", None)
+        state = work_state_shown(work) if isinstance(work, AssessorWork) else work_state(work_id, request.user)
+        return JsonResponse({"label": saved.label, **state})
     return redirect(back)
 
 
@@ -103,6 +109,10 @@ def work_state(work_id: int, user: User) -> dict[str, str]:
     work = AssessorWork.objects.only("status", "active_seconds").filter(pk=work_id, assessor=user).first()
     if work is None:
         return {}
+    return work_state_shown(work)
+
+
+def work_state_shown(work: AssessorWork) -> dict[str, str]:
     return {"status": work.get_status_display(), "time": duration_label(work.active_seconds)}
 
 

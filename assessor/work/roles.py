@@ -14,6 +14,8 @@ from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
+from assessor.work.prepared import Prepared
+
 
 class Role(StrEnum):
     ASSESSOR = "assessor"
@@ -29,6 +31,10 @@ ROLE_CACHE = "_assessor_role"
 ROLE_RANK = {Role.ASSESSOR: 0, Role.ORGANIZER: 1, Role.ADMIN: 2}
 
 
+# Every request of a signed-in person asks (a label save too): written by the ORM once, not on each.
+_GROUP_NAMES = Prepared(lambda user_id: Group.objects.filter(user__id=user_id).values_list("name"), int)
+
+
 def user_role(user: User | AnonymousUser) -> Role | None:
     if not user.is_authenticated:
         return None
@@ -37,7 +43,7 @@ def user_role(user: User | AnonymousUser) -> Role | None:
     cached = getattr(user, ROLE_CACHE, False)
     if cached is not False:
         return cast(Role | None, cached)
-    names = set(user.groups.values_list("name", flat=True))
+    names = {row[0] for row in _GROUP_NAMES.rows(user.pk)}
     role = next((r for r in (Role.ADMIN, Role.ORGANIZER, Role.ASSESSOR) if r.value in names), None)
     setattr(user, ROLE_CACHE, role)
     return role

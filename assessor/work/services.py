@@ -18,6 +18,7 @@ from assessor.models import AssessorWork, LabelSource, Topic, WorkEvent
 from assessor.scoring.kept import scores_refresh_work
 from assessor.sources import SourceRefused, source_claim
 from assessor.work.access import assessor_work
+from assessor.work.prepared import row_update
 from assessor.work.roles import Role, user_role
 from assessor.work.timing import active_increment, idle_limit_seconds
 
@@ -166,7 +167,8 @@ def work_activity_record(*, work: AssessorWork, now: datetime | None = None) -> 
     if work.status == AssessorWork.Status.NOT_STARTED:
         work.status = AssessorWork.Status.IN_PROGRESS
         fields.append("status")
-    AssessorWork.objects.filter(pk=work.pk).update(**{name: getattr(work, name) for name in fields})
+    # One UPDATE written without the ORM's query building: every label save makes it.
+    row_update(work, fields)
     return added
 
 

@@ -10,15 +10,28 @@ answer page and a label save, a support page in both conditions and a
 support label save, and the organizer's two progress pages. The same
 requests on a small topic show whether the number of queries depends on the
 topic's size.
+
+The label saves are posted as the page's script posts them (a urlencoded form,
+an operation id, asking for JSON) twice: through the test client, and straight
+to the WSGI application as gunicorn calls it (the session cookie, the CSRF
+cookie and header, every middleware), without the test client's own work. The
+second is the cost of a save in the web process; "cpu ms" is this process's
+CPU time (the median), which the machine's load barely changes, unlike the
+wall clock.
 """
 
+import io
 import uuid
 from collections.abc import Callable
+from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
+from django.core.handlers.wsgi import WSGIHandler
 from django.core.management.base import BaseCommand
-from django.db import connection, transaction
-from django.test import Client
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections, connection, transaction
+from django.middleware.csrf import get_token
+from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from assessor.models import (
@@ -53,6 +66,59 @@ SEGMENT_TEXT = (
 ) * 3
 SENTENCE_TEXT = "An answer sentence of about twenty words that states a fact and cites one of the retrieved passages"
 SCRIPT = {"HTTP_ACCEPT": "application/json"}  # as the judging page's script asks
+FORM = "application/x-www-form-urlencoded"  # as the script posts (URLSearchParams)
+
+
+class ServedPost:
+    """POSTs straight to the WSGI application, with a logged-in client's session and a CSRF token, as
+    gunicorn hands a request to it: what the web process spends on a save, without the test client."""
+
+    def __init__(self, client: Client):
+        self.handler = WSGIHandler()
+        self.csrf = get_token(RequestFactory().get("/"))
+        self.cookie = f"sessionid={client.cookies['sessionid'].value}; csrftoken={self.csrf}"
+
+    def __call__(self, path: str, fields: dict) -> tuple[int, bytes]:
+        body = urlencode(fields).encode()
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": "127.0.0.1",
+            "HTTP_COOKIE": self.cookie,
+            "HTTP_ACCEPT": "application/json",
+            "HTTP_X_CSRFTOKEN": self.csrf,
+            "CONTENT_TYPE": FORM,
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": io.StringIO(),
+            "wsgi.version": (1, 0),
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        status: list[str] = []
+
+        def start_response(code: str, headers: list[tuple[str, str]], *rest: object) -> Callable[[bytes], object]:
+            status.append(code)
+            return lambda data: None
+
+        # As the test client does: the benchmark's transaction must outlive the request's end.
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
+        try:
+            response = self.handler(environ, start_response)
+            content = b"".join(response)
+            response.close()
+        finally:
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
+        return int(status[0].split()[0]), content
 
 
 class Command(BaseCommand):
@@ -84,10 +150,15 @@ class Command(BaseCommand):
         )
         assign, scratch, postedit = works
         state = {"assign": "", "support": ""}
+        served = ServedPost(assessor_client)
 
-        def assign_save() -> None:
+        def client_post(path: str, fields: dict) -> tuple[int, bytes]:
+            response = assessor_client.post(path, urlencode(fields), content_type=FORM, **SCRIPT)
+            return response.status_code, response.content
+
+        def assign_save(post: Callable[[str, dict], tuple[int, bytes]]) -> None:
             label = "support" if state["assign"] != "support" else "not_support"
-            response = assessor_client.post(
+            status, content = post(
                 reverse("judge:label", args=[assign.pk, 1]),
                 {
                     "nugget": nugget_id,
@@ -96,14 +167,13 @@ class Command(BaseCommand):
                     "version": assign.version,
                     "op_id": str(uuid.uuid4()),  # as the page's script sends
                 },
-                **SCRIPT,
             )
-            assert response.status_code == 200, response.content[:300]
+            assert status == 200, content[:300]
             state["assign"] = label
 
-        def support_save() -> None:
+        def support_save(post: Callable[[str, dict], tuple[int, bytes]]) -> None:
             label = "2" if state["support"] != "2" else "0"
-            response = assessor_client.post(
+            status, content = post(
                 reverse("support:label", args=[scratch.pk, 1]),
                 {
                     "sentence": 0,
@@ -112,21 +182,22 @@ class Command(BaseCommand):
                     "version": scratch.version,
                     "op_id": str(uuid.uuid4()),
                 },
-                **SCRIPT,
             )
-            assert response.status_code == 200, response.content[:300]
+            assert status == 200, content[:300]
             state["support"] = label
 
         requests: dict[str, Callable[[], None]] = {
             "assign page": lambda: response_ok(assessor_client.get(reverse("judge:answer", args=[assign.pk, 1]))),
-            "assign label save": assign_save,
+            "assign label save": lambda: assign_save(client_post),
+            "assign label save (WSGI)": lambda: assign_save(served),
             "support page (scratch)": lambda: response_ok(
                 assessor_client.get(reverse("support:answer", args=[scratch.pk, 1]))
             ),
             "support page (postedit)": lambda: response_ok(
                 assessor_client.get(reverse("support:answer", args=[postedit.pk, 1]))
             ),
-            "support label save": support_save,
+            "support label save": lambda: support_save(client_post),
+            "support label save (WSGI)": lambda: support_save(served),
             "organizer: assign": lambda: response_ok(organizer_client.get(reverse("judge:organize"))),
             "organizer: support": lambda: response_ok(organizer_client.get(reverse("support:organize"))),
         }

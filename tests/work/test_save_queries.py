@@ -1,0 +1,116 @@
+"""A label save makes a fixed, hand-counted number of queries, and its lean reads agree with the page's.
+
+The counts are what a save needs, one query each (through the test client,
+signed in, inside the test's transaction):
+
+    1  the session row                      (SessionMiddleware, read when the user is asked for)
+    2  the user row                         (AuthenticationMiddleware)
+    3  the user's groups                    (the assessor role check)
+    4  SAVEPOINT                            (the save's transaction, nested in the test's one)
+    5  the work, locked, with its source    (the access check, before any write)
+    6  the pair or nugget is the work's     (ManualAssign: the nugget in the submitted list;
+                                              support: the answers with pairs, in the order)
+    7  the answer order / the pair          (ManualAssign: the topic's answer ids; support: the citation)
+    8  the stored label, locked
+    9  the operation id, for a replay
+    10 UPDATE the work's active time
+    11 INSERT (or UPDATE) the label
+    12 INSERT the operation id
+    13 RELEASE SAVEPOINT
+
+A replay stops after 9 (and releases the savepoint): 10 queries. A regression
+that reads the topic's pairs, the work again or the label source on its own
+adds a query and fails here.
+"""
+
+import uuid
+from urllib.parse import urlencode
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from assessor.models import WorkOperation
+from assessor.work.roles import roles_ensure
+from assignment.models import AssignmentLabel
+from bench.management.commands.bench_judging import Command
+from support.judging import topic_pairs
+from support.models import SupportLabel
+from support.services import pair_answer_order, pair_citation
+
+pytestmark = pytest.mark.django_db
+
+SAVE_QUERIES = 13
+REPLAY_QUERIES = 10
+
+
+@pytest.fixture
+def judged():
+    roles_ensure()
+    client, _organizer, works, nugget_id = Command().scenario(answers=4, sentences=3, nuggets=3, tag="queries")
+    return client, works, nugget_id
+
+
+def script_post(client, path: str, fields: dict):
+    """As the page's script posts: a urlencoded form asking for JSON."""
+    return client.post(
+        path, urlencode(fields), content_type="application/x-www-form-urlencoded", HTTP_ACCEPT="application/json"
+    )
+
+
+def counted(post) -> tuple[int, object]:
+    with CaptureQueriesContext(connection) as queries:
+        response = post()
+    assert response.status_code == 200, response.content
+    return len(queries), response
+
+
+def test_a_manual_assign_save_makes_the_counted_queries(judged):
+    client, (assign, _scratch, _postedit), nugget_id = judged
+    path = reverse("judge:label", args=[assign.pk, 1])
+    op_id = str(uuid.uuid4())
+    fields = {"nugget": nugget_id, "label": "support", "previous": "", "version": assign.version, "op_id": op_id}
+
+    queries, response = counted(lambda: script_post(client, path, fields))
+    assert queries == SAVE_QUERIES
+    assert response.json()["label"] == "support" and response.json()["status"] == "in progress"
+    assert AssignmentLabel.objects.get(work=assign).label == "support"
+    assert WorkOperation.objects.filter(work=assign, op_id=op_id).exists()
+
+    queries, response = counted(lambda: script_post(client, path, fields))  # the same operation again
+    assert queries == REPLAY_QUERIES
+    assert response.json()["label"] == "support"
+    assert AssignmentLabel.objects.filter(work=assign).count() == 1
+
+    changed = {**fields, "label": "not_support", "previous": "support", "op_id": str(uuid.uuid4())}
+    queries, response = counted(lambda: script_post(client, path, changed))
+    assert queries == SAVE_QUERIES
+    assert AssignmentLabel.objects.get(work=assign).label == "not_support"
+
+
+def test_a_support_save_makes_the_counted_queries(judged):
+    client, (_assign, scratch, _postedit), _nugget_id = judged
+    path = reverse("support:label", args=[scratch.pk, 1])
+    fields = {"sentence": 0, "label": 2, "previous": "", "version": scratch.version, "op_id": str(uuid.uuid4())}
+
+    queries, response = counted(lambda: script_post(client, path, fields))
+    assert queries == SAVE_QUERIES
+    assert response.json()["label"] == 2
+    assert SupportLabel.objects.get(work=scratch).label == 2
+
+    changed = {**fields, "label": 0, "previous": 2, "op_id": str(uuid.uuid4())}
+    queries, _response = counted(lambda: script_post(client, path, changed))
+    assert queries == SAVE_QUERIES
+    assert SupportLabel.objects.get(work=scratch).label == 0
+
+
+def test_the_save_finds_the_pairs_the_page_shows(judged):
+    """The save reads only the answer order and one pair; both agree with the page's `topic_pairs`."""
+    _client, (_assign, scratch, _postedit), _nugget_id = judged
+    pairs = topic_pairs(work=scratch)
+    assert pair_answer_order(work=scratch) == pairs.order
+    for answer_id in pairs.order:
+        found = [pair_citation(work=scratch, answer_id=answer_id, sentence_index=index) for index in range(4)]
+        assert [c for c in found if c is not None] == sorted(pairs.pairs_of[answer_id])
+        assert found[3] is None  # no fourth sentence
