@@ -12,7 +12,9 @@
 is an error, not a new run).
 
 A row whose topic is `all` is a run's mean; a table may hold only those. Fields
-split on tabs, or on runs of spaces in a file with no tab.
+split on tabs, or on runs of spaces in a file with no tab. In any layout, a first line
+whose last field is `value` names the columns (`run_id query_id measure value`, as the
+AutoJudge tools' leaderboards may begin) and is skipped.
 """
 
 import math
@@ -107,7 +109,8 @@ def _cells(path: Path, *, layout: str, run_id: str | None) -> Iterator[tuple[int
     first = True
     for number, line in read_lines(path):
         parts = _fields(line)
-        if first and layout == "tsv" and tuple(part.lower() for part in parts) == HEADER:
+        if first and (tuple(part.lower() for part in parts) == HEADER or (parts and parts[-1].lower() == "value")):
+            # A header: "value" is never a number, so the line can be nothing else.
             first = False
             continue
         first = False

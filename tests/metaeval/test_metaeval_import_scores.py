@@ -139,3 +139,15 @@ def test_a_table_written_by_export_scores_reads_back_as_the_same_scores(tmp_path
     data = json.loads(out.getvalue())
     assert data["confusion"] is None
     assert data["metrics"]["Vstrict"]["pairs"] == 6 and data["metrics"]["Vstrict"]["tau_all"] == pytest.approx(1.0)
+
+
+def test_the_kiddie_truth_leaderboard_with_its_column_names_imports(write_file):
+    """The AutoJudge tools' ir_measures leaderboards may begin with a line naming the columns."""
+    from tests.builders import REPO
+
+    path = REPO / "demo" / "data" / "kiddie" / "eval" / "kiddie_fake.eval.ir_measures.txt"
+    call_command("import_scores", str(path), "--name", "kiddie-truth", "--format", "ir_measures", stdout=StringIO())
+    # 4 runs x (5 topics + all), from the file by hand.
+    assert ImportedScore.objects.count() == 24
+    assert ImportedScore.objects.get(run_id="run3", topic_id="all", metric="RELEVANCE").value == pytest.approx(0.316)
+    assert ImportedScore.objects.get(run_id="run1", topic_id="leaf", metric="RELEVANCE").value == pytest.approx(0.85)
