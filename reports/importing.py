@@ -12,7 +12,7 @@ from assessor.collection.importing.runs import CHUNK_ANSWERS, AnswerLine, Answer
 from assessor.importing.base import ImportFailure, ImportResult, Writes, chunked, import_file, in_batches
 from assessor.models import Answer, Segment, Topic
 from reports.kinds import IMPORT_REPORTS, IMPORT_REQUESTS
-from reports.layout import DocumentLine, ReportLine, RequestLine, length_nfkc, reports_parse, requests_parse
+from reports.layout import DocumentLine, ReportLine, RequestLine, report_length, reports_parse, requests_parse
 from reports.models import ReportDocument, ReportLayout, ReportRequest
 
 REQUEST_FIELDS = ("title", "background", "problem_statement", "limit", "word_limit", "collection_ids")
@@ -146,7 +146,7 @@ def _length_warnings(report: ReportLine, request: ReportRequest | None, *, path:
     if limit is None:
         return []
     allowed, unit = limit
-    length = length_nfkc(report.answer.text, unit)
+    length = report_length([sentence.text for sentence in report.answer.sentences], unit)
     if length <= allowed:
         return []
     return [f"{where} has {length:,} {unit}, over the request's {allowed:,}; it is cut there when judged"]

@@ -18,7 +18,7 @@ order first cited, and each citation is an index into them.
 """
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,10 +79,23 @@ class ReportLine:
     documents: tuple[DocumentLine, ...] = field(default=())
 
 
-def length_nfkc(text: str, unit: str) -> int:
-    """A report's length as the track counts it: characters or whitespace words, after NFKC normalization."""
-    normalized = unicodedata.normalize("NFKC", text)
-    return len(normalized) if unit == LengthUnit.CHARACTERS else len(normalized.split())
+def report_length(texts: Sequence[str], unit: str) -> int:
+    """A report's length as the track's validator counts it: its sentences joined by one space, then characters
+    after NFKC normalization, or whitespace words (as written: NFKC does not change where words split)."""
+    joined = " ".join(texts)
+    return len(unicodedata.normalize("NFKC", joined)) if unit == LengthUnit.CHARACTERS else len(joined.split())
+
+
+def report_cut(texts: Sequence[str], limit: int, unit: str) -> int:
+    """How many sentences, from the first, a report keeps when cut to `limit` at a sentence boundary.
+
+    The kept sentences are the longest run from the first whose length fits; a first sentence longer than the
+    limit leaves nothing.
+    """
+    kept = 0
+    while kept < len(texts) and report_length(texts[: kept + 1], unit) <= limit:
+        kept += 1
+    return kept
 
 
 # --- requests ---------------------------------------------------------------------------------------------

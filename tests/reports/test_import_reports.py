@@ -364,12 +364,33 @@ def test_export_reports_command_writes_a_file(kiddie_requests, tmp_path: Path):
         call_command("export_reports", "--run", "nope")
 
 
-def test_length_counts_after_nfkc():
-    from reports.layout import length_nfkc
+def test_length_counts_characters_after_nfkc_and_words_as_written():
+    from reports.layout import report_length
 
-    # The ligature "ﬁ" (one character) is "fi" (two) after NFKC; "①" is "1".
-    assert length_nfkc("ﬁne ①", "characters") == len("fine 1") == 6
-    assert length_nfkc("ﬁne ①", "words") == 2
+    # The ligature "ﬁ" (one character) is "fi" (two) after NFKC; "①" is "1"; sentences join with one space.
+    assert report_length(["ﬁne", "①"], "characters") == len("fine 1") == 6
+    assert report_length(["ﬁne ①", "two  words"], "words") == 4
+
+
+@pytest.mark.parametrize(
+    ("limit", "unit", "kept"),
+    [
+        # "One two." is 8 characters; "One two. Three four five." 25; all three 36 (hand count).
+        (36, "characters", 3),
+        (35, "characters", 2),
+        (25, "characters", 2),
+        (24, "characters", 1),
+        (8, "characters", 1),
+        (7, "characters", 0),
+        (7, "words", 3),
+        (6, "words", 2),
+        (1, "words", 0),
+    ],
+)
+def test_a_report_is_cut_at_a_sentence_boundary(limit, unit, kept):
+    from reports.layout import report_cut
+
+    assert report_cut(["One two.", "Three four five.", "Six seven."], limit, unit) == kept
 
 
 def test_the_upload_page_offers_both_files(organizer):
