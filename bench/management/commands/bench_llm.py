@@ -142,7 +142,9 @@ class Command(BaseCommand):
                         reference_python, url, f"nuggetizer-{tag}-{calls}", nuggets_name, chosen, options
                     )
                 self._report(app, reference, url, model, f"nuggetizer-{tag}-{calls}", client_ms, per_answer, options)
-            self._second_run(tag, nuggets_name, url, first_model, options)
+            self._second_run(
+                tag, nuggets_name, url, first_model, answer_ids[: options["calls"][0] // per_answer], options
+            )
         finally:
             server.terminate()
             assert server.stdout is not None
@@ -371,9 +373,9 @@ class Command(BaseCommand):
             )
         self.stdout.write(f"  load average: {load_average()}")
 
-    def _second_run(self, tag, nuggets_name, url, model, options) -> None:
+    def _second_run(self, tag, nuggets_name, url, model, answers, options) -> None:
         job = auto_assign_job_create(
-            nuggets=nuggets_name, name=f"bench-{tag}-again", config=self._config(url, model, options)
+            nuggets=nuggets_name, name=f"bench-{tag}-again", config=self._config(url, model, options), answers=answers
         )
         job_run_sync(job.pk, threads=options["concurrency"], config=self._config(url, model, options))
         job.refresh_from_db()
