@@ -129,7 +129,8 @@ def test_it_takes_the_real_topics_when_they_are_there(tmp_path, shared_data):
 @pytest.mark.django_db
 def test_bench_collection_imports_and_scores_a_tiny_collection(tmp_path):
     out = io.StringIO()
-    arguments = ["--topics", "3", "--runs", "2", "--nuggets", "4", "--folder", str(tmp_path), "--in-place"]
+    # No worker: it could not see the test's uncommitted collection.
+    arguments = ["--topics", "3", "--runs", "2", "--nuggets", "4", "--folder", str(tmp_path), "--in-place", "--no-worker"]
     call_command("bench_collection", *arguments, stdout=out)
     printed = out.getvalue()
     steps = (

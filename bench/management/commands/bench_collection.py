@@ -135,6 +135,12 @@ class Command(BaseCommand):
             "collection already in the configured database",
         )
         parser.add_argument(
+            "--no-worker",
+            action="store_true",
+            help="leave out the worker's memory (it needs a database and a broker another process can reach, "
+            "with the collection committed: not a test's)",
+        )
+        parser.add_argument(
             "--in-place",
             action="store_true",
             help="import into the configured database itself (it must hold no topics) instead of a throw-away one",
@@ -142,6 +148,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.repeat = options["repeat"]
+        self.worker = not options["no_worker"]
         if options["worker_only"]:
             self._say(f"database: {connection.vendor}; load average {self._load()} on {os.cpu_count()} CPUs")
             runs = sorted((options["folder"] or Path(".")).glob("runs/*.jsonl"))
@@ -187,7 +194,10 @@ class Command(BaseCommand):
         for step in self._run_import_steps(Path(paths["runs"][0])):
             self._say(step.line())
         self._pages(repeat=self.repeat)
-        self._worker_memory(Path(paths["runs"][0]))
+        if self.worker:
+            self._worker_memory(Path(paths["runs"][0]))
+        else:
+            self._say("worker memory: not measured (--no-worker)")
         self._say(self._database_size())
 
     def _import(self, command: str, *arguments: str, label: str = "") -> Measure:
