@@ -170,7 +170,11 @@ def test_a_save_whose_answer_is_lost_is_retried_with_its_operation_id_and_applie
             route.continue_()
 
     page.route("**/label/", reach_the_server_then_lose_the_answer)
-    page.keyboard.press("s")
+    # The first row's "support" choice is waited for, and the key's save is awaited as a request, so that a
+    # key pressed before the page could take it fails here, saying so, not later as an empty list.
+    expect(page.locator("#rows li.jrow").first.locator('button.choice[data-key="s"]')).to_be_visible()
+    with page.expect_request("**/label/"):
+        page.keyboard.press("s")
     settled(page)
     page.unroute("**/label/")
     op_ids = [dict(part.split("=", 1) for part in body.split("&"))["op_id"] for body in sent]

@@ -6,18 +6,17 @@ import pytest
 
 from assessor.work.roles import Role
 from reports.importing import reports_import, requests_import
-from tests.builders import REPO, make_user
+from tests.builders import make_user
+from tests.reports.kiddie import KIDDIE_RUNS, KIDDIE_TOPICS
 
 expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-KIDDIE = REPO / "demo" / "data" / "kiddie"
-
 
 def test_the_topic_page_opens_on_the_request_and_lists_the_reports(open_as, tmp_path):
-    requests_import(path=KIDDIE / "topics" / "kiddie-topics.jsonl")
-    for path in sorted((KIDDIE / "runs" / "repgen").glob("run*.jsonl")):
+    requests_import(path=KIDDIE_TOPICS)
+    for path in KIDDIE_RUNS:
         reports_import(path=path)
     page = open_as(make_user(Role.ORGANIZER), "/collection/topics/bee/")
     panel = page.locator("section.report-request")

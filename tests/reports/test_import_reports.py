@@ -11,13 +11,10 @@ from assessor.models import Answer, AnswerReference, Citation, ImportBatch, Run,
 from reports.exporting import reports_lines, requests_lines
 from reports.importing import reports_import, requests_import
 from reports.models import ReportDocument, ReportLayout, ReportRequest
-from tests.builders import REPO, make_topic
+from tests.builders import make_topic
+from tests.reports.kiddie import KIDDIE_RUNS, KIDDIE_TOPICS
 
 pytestmark = pytest.mark.django_db
-
-KIDDIE = REPO / "demo" / "data" / "kiddie"
-KIDDIE_TOPICS = KIDDIE / "topics" / "kiddie-topics.jsonl"
-KIDDIE_RUNS = sorted((KIDDIE / "runs" / "repgen").glob("run*.jsonl"))
 
 
 def jsonl(*records: dict) -> str:

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from assessor.models import Answer, ImportBatch
 from reports.models import ReportRequest
-from tests.reports.test_import_reports import KIDDIE_RUNS, KIDDIE_TOPICS
+from tests.reports.kiddie import KIDDIE_RUNS, KIDDIE_TOPICS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("upload_worker")]
 
