@@ -35,6 +35,7 @@ from assessor.importing.base import (
     ImportFailure,
     id_checked,
     limited,
+    optional_str,
     read_jsonl,
     require,
 )
@@ -101,13 +102,9 @@ def report_cut(texts: Sequence[str], limit: int, unit: str) -> int:
 # --- requests ---------------------------------------------------------------------------------------------
 
 
-def _optional_text(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
-    value = record.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ImportFailure(f"expected str, got {type(value).__name__}", path=path, line=line, field=key)
-    return limited(value.strip(), limit, path=path, line=line, field=key)
+def _optional_text(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int, field: str = "") -> str:
+    """An optional text field, stripped of the whitespace around it."""
+    return optional_str(record, key, limit, path=path, line=line, field=field).strip()
 
 
 def _optional_limit(record: dict[str, Any], key: str, *, path: Path, line: int) -> int | None:
@@ -360,9 +357,9 @@ def _documents(record: dict[str, Any], *, path: Path, line: int) -> tuple[Docume
         documents.append(
             DocumentLine(
                 docid=docid,
-                text=_optional_text(document, "text", MAX_SEGMENT_CHARS, path=path, line=line),
-                title=_optional_text(document, "title", MAX_TITLE_CHARS, path=path, line=line),
-                url=_optional_text(document, "url", MAX_URL_CHARS, path=path, line=line),
+                text=_optional_text(document, "text", MAX_SEGMENT_CHARS, path=path, line=line, field=f"{where}.text"),
+                title=_optional_text(document, "title", MAX_TITLE_CHARS, path=path, line=line, field=f"{where}.title"),
+                url=_optional_text(document, "url", MAX_URL_CHARS, path=path, line=line, field=f"{where}.url"),
             )
         )
     return tuple(documents)

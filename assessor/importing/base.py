@@ -217,6 +217,19 @@ def require(record: dict[str, Any], key: str, kind: type | tuple[type, ...], *, 
     return value
 
 
+def optional_str(
+    record: dict[str, Any], key: str, limit: int, *, path: Path, line: int, field: str = ""
+) -> str:
+    """The value of an optional text field ("" when absent or null), of at most `limit` characters; `field` names
+    it in errors where it lies deeper than the record's top level."""
+    value = record.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ImportFailure(f"expected str, got {type(value).__name__}", path=path, line=line, field=field or key)
+    return limited(value, limit, path=path, line=line, field=field or key)
+
+
 # The one rule for ids from files (topics, runs, documents and segments): the characters TREC files use,
 # letters and digits of any script and . _ - # + : @ ( ) ~ =. Never whitespace, a control character or
 # '/': ids go into URLs, into tab- and space-separated files and into file names.

@@ -273,6 +273,7 @@ def test_the_three_citation_shapes(write_file):
         (report(references=["d1", "d1"]), "references[1]", "twice"),
         (report(documents={"d1": {"id": "d2", "text": "x"}}), "documents.d1.id", "differs"),
         (report(documents=["d1"]), "documents", "expected a map"),
+        (report(documents={"d1": {"id": "d1", "text": 5}}), "documents.d1.text", "expected str"),
         (report(run_id="r1"), "metadata.topic_id", "a second answer"),
     ],
 )

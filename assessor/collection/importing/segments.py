@@ -27,6 +27,7 @@ from assessor.importing.base import (
     import_file,
     in_batches,
     limited,
+    optional_str,
     read_jsonl,
     require,
 )
@@ -46,12 +47,6 @@ class SegmentLine:
     text_key: str  # which key held the text, for error messages
 
 
-def _optional_text(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
-    if record.get(key) is None:
-        return ""
-    return limited(require(record, key, str, path=path, line=line), limit, path=path, line=line, field=key)
-
-
 def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentLine:
     docid = require(record, "docid", str, path=path, line=line).strip()
     if not docid:
@@ -68,8 +63,8 @@ def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentL
         line=line,
         docid=docid,
         text=text,
-        title=_optional_text(record, "title", MAX_TITLE_CHARS, path=path, line=line),
-        url=_optional_text(record, "url", MAX_URL_CHARS, path=path, line=line),
+        title=optional_str(record, "title", MAX_TITLE_CHARS, path=path, line=line),
+        url=optional_str(record, "url", MAX_URL_CHARS, path=path, line=line),
         text_key=text_key,
     )
 
