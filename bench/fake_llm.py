@@ -18,11 +18,14 @@ The rules of the "model" (tests recompute them independently):
 - umbrela: the number of distinct query words of 4+ letters in the passage, at most 3
   (the published prompt: "##final score: N");
 - yes/no ("You are YesNoJudgeLLM"): "yes" if the answer shares a word of 4+
-  letters with the question, else "no".
+  letters with the question, else "no";
+- preference (PrefNugget's prompt, in DSPy's `[[ ## name ## ]]` layout): the passage
+  with more distinct words of 4+ letters of the title and problem statement is
+  better; equal counts are a tie ("0"), or "1" for the must-decide prompt.
 
 A server started with `flip` (`--flip`) is a second "model" that disagrees:
 it answers by the same rules, then turns every label round (support <->
-not_support, vital <-> okay, FS <-> NS, grade g -> 3 - g, yes <-> no; partial support and
+not_support, vital <-> okay, FS <-> NS, grade g -> 3 - g, yes <-> no, preference 1 <-> 2; partial support and
 the nuggets themselves stay), so that two endpoints give two conditions that
 differ in a way a test can compute.
 """
@@ -130,6 +133,40 @@ def _yes_no(user: str) -> str:
     return "yes" if _long_words(_line_after(user, "Question: ")) & _long_words(_line_after(user, "Answer: ")) else "no"
 
 
+SECTION = re.compile(r"^\[\[ ## (\w+) ## \]\]\n(.*?)(?=^\[\[ ## |^Respond with|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def _sections(user: str) -> dict[str, str]:
+    return {name: text.strip() for name, text in SECTION.findall(user)}
+
+
+def _dspy_answer(reasoning: str, **fields: str) -> str:
+    parts = [f"[[ ## reasoning ## ]]\n{reasoning}"] + [f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items()]
+    return "\n\n".join(parts + ["[[ ## completed ## ]]"])
+
+
+def _preference(user: str, *, must_decide: bool) -> str:
+    fields = _sections(user)
+    asked = _long_words(fields.get("query_title", "") + " " + fields.get("query_problem", ""))
+    first, second = (len(asked & _long_words(fields.get(f"passage_{n}", ""))) for n in (1, 2))
+    better = "1" if first > second else "2" if second > first else ("1" if must_decide else "0")
+    reasoning = f"Passage 1 shares {first} of the request's words, passage 2 {second}."
+    return _dspy_answer(reasoning, better_passage=better, confidence="0.8")
+
+
+def _preference_ties(user: str) -> str:
+    return _preference(user, must_decide=False)
+
+
+def _preference_must_decide(user: str) -> str:
+    return _preference(user, must_decide=True)
+
+
+def _flip_preference(answer: str) -> str:
+    swap = {"1": "2", "2": "1"}
+    return re.sub(r"(\[\[ ## better_passage ## \]\]\n)([12])", lambda m: m.group(1) + swap[m.group(2)], answer)
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
@@ -142,6 +179,11 @@ RULES: dict[str, Callable[[str], str]] = {
 USER_RULES: dict[str, Callable[[str], str]] = {
     "Given a query and a passage, you must provide a score": _umbrela_published,
     "In this task, you will evaluate whether each statement": _support_thakur,
+}
+# DSPy's layout starts every system message alike ("Your input fields are:"): known by its objective.
+OBJECTIVE_RULES: dict[str, Callable[[str], str]] = {
+    "If both passages are similar, answer with 0.": _preference_ties,
+    "If both passages are similar, select the simplest and clearest.": _preference_must_decide,
 }
 
 LABEL_FLIPS = {"support": "not_support", "not_support": "support", "vital": "okay", "okay": "vital"}
@@ -165,12 +207,17 @@ FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
     _umbrela: _flip_grade,
     _umbrela_published: _flip_grade,
     _yes_no: lambda answer: {"yes": "no", "no": "yes"}[answer],
+    _preference_ties: _flip_preference,
+    _preference_must_decide: _flip_preference,
 }
 
 
 def _rule_for(system: str, user: str) -> Callable[[str], str] | None:
     for start, rule in RULES.items():
         if system.startswith(start):
+            return rule
+    for objective, rule in OBJECTIVE_RULES.items():
+        if system.endswith(objective):
             return rule
     if not system:
         for start, rule in USER_RULES.items():

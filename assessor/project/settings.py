@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "support",
     "relevance",
     "reports",
+    "preferences",
     "metaeval",
     "bench",
     "demo",

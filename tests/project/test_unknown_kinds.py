@@ -132,5 +132,5 @@ def test_a_kind_no_app_declares_has_no_launch_page(admin_client):
 
 def test_label_source_family_is_a_free_string(db):
     """A new family needs no migration: the column takes any value an app declares."""
-    LabelSource.objects.create(family="preferences", name="x", kind=LabelSource.Kind.FILE)
-    assert LabelSource.objects.get(family="preferences").family_label == "preferences (unknown)"
+    LabelSource.objects.create(family="rankings", name="x", kind=LabelSource.Kind.FILE)
+    assert LabelSource.objects.get(family="rankings").family_label == "rankings (unknown)"

@@ -1,0 +1,4 @@
+"""The preferences app's job kind and label family, as stored in `Job.kind` and `LabelSource.family`."""
+
+PREFERENCES = "preferences"  # the LLM job
+PREFERENCES_FAMILY = "preferences"  # the sources preference labels are kept under
