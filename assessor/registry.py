@@ -202,6 +202,17 @@ class ScoresCompute(Protocol):
 
 
 @dataclass(frozen=True)
+class Crosstab:
+    """Two sources' labels of the items both labelled, counted by pair of labels (the meta-evaluation's
+    confusion matrix and kappa)."""
+
+    labels: tuple[str, ...]  # every label, in its ordinal order
+    counts: dict[tuple[str, str], int]  # (the first source's label, the second's) -> items
+    total_a: int  # items the first source labelled
+    total_b: int
+
+
+@dataclass(frozen=True)
 class ScoreFamily:
     """A family of score sources (the nugget conditions, the support methods), in listing order.
 
@@ -224,6 +235,9 @@ class ScoreFamily:
     order: int
     # The notes (ScoreSource.notes) of many of its sources in a fixed number of queries: the pages listing them.
     notes: Callable[[Sequence[tuple[str, ...]]], dict[tuple[str, ...], list[str]]]
+    # The labels two of its sources share (columns a, columns b), where its labels pair up item by item; None:
+    # its sources are compared by their scores only.
+    crosstab: Callable[[tuple[str, ...], tuple[str, ...]], Crosstab] | None = None
 
 
 # --- the collection pages ------------------------------------------------------------------------

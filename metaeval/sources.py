@@ -186,9 +186,13 @@ def source_load(text: str) -> tuple[Source, Scores]:
 
 
 def labels_comparable(a: Source, b: Source) -> bool:
-    """Labels pair up for two conditions on one nugget set (same nugget rows), or two support methods."""
+    """Labels pair up for two conditions on one nugget set (same nugget rows), two support methods, or two
+    sources of a family whose labels pair up (its `crosstab`)."""
     if a.kind is SourceKind.CONDITION and b.kind is SourceKind.CONDITION:
         return a.nuggets == b.nuggets
+    if a.kind is SourceKind.FAMILY and b.kind is SourceKind.FAMILY and a.family == b.family:
+        family = _other_family(a.family)
+        return family is not None and family.crosstab is not None
     return a.kind is SourceKind.SUPPORT and b.kind is SourceKind.SUPPORT
 
 
@@ -201,6 +205,11 @@ def sources_confusion(a: Source, b: Source) -> Confusion | None:
             nuggets=a.nuggets, assigner_a=a.assigner, assigner_b=b.assigner
         )
         labels = ASSIGNMENT_LABELS
+    elif a.kind is SourceKind.FAMILY:
+        family = _other_family(a.family)
+        assert family is not None and family.crosstab is not None  # labels_comparable said so
+        crosstab = family.crosstab(a.columns, b.columns)
+        counts, total_a, total_b, labels = crosstab.counts, crosstab.total_a, crosstab.total_b, list(crosstab.labels)
     else:
         counts, total_a, total_b = selectors.support_crosstab(method_a=a.name, method_b=b.name)
         labels = SUPPORT_LABELS

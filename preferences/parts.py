@@ -1,21 +1,46 @@
 """What the preferences app adds to the registry: its label family, PrefNugget's preference job, and the
 people's preference judging (its pages, how it is given, its progress)."""
 
+from functools import partial
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
 from assessor.registry import (
+    Download,
     JobKind,
     LabelFamily,
     NavLink,
+    Route,
+    ScoreFamily,
+    ScoreSource,
     WorkPage,
+    register_collection_routes,
     register_job_kind,
     register_label_family,
     register_nav_link,
+    register_score_family,
     register_urls,
     register_work_page,
 )
-from preferences import judging, llm
+from preferences import judging, llm, scoring, views
 from preferences.forms import PreferencesLaunchForm
 from preferences.kinds import PREFERENCE_WORK, PREFERENCES, PREFERENCES_FAMILY
 from preferences.prompts import PREFERENCE_MUST_DECIDE, PREFERENCE_TIES
+
+
+def _score_source(columns: tuple[str, ...]) -> ScoreSource:
+    (name,) = columns
+    return ScoreSource(
+        key=name,
+        title=f"{name} preferences",
+        columns=columns,
+        scores=partial(scoring.borda_scores, name=name),
+        leaderboard_url=f"{reverse('collection:borda_leaderboard')}?{urlencode({'source': name})}",
+        leaderboard_label="runs by Borda count",
+        downloads=(Download("scores", reverse("collection:download_borda_scores", args=[name])),),
+        notes=lambda: scoring.notes([columns])[columns],
+    )
 
 
 def register() -> None:
@@ -49,5 +74,25 @@ def register() -> None:
     register_nav_link(
         NavLink(
             "Preference judging", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58
+        )
+    )
+    register_collection_routes(
+        Route("leaderboards/borda/", views.leaderboard, "borda_leaderboard"),
+        Route("download/borda-scores/<slug:name>/", views.download_scores, "download_borda_scores"),
+    )
+    register_score_family(
+        ScoreFamily(
+            name=scoring.SCORE_FAMILY,
+            title="Preferences (Borda)",
+            headers=("Preference source",),
+            source=_score_source,
+            listed=scoring.listed,
+            compute=scoring.compute,
+            job_scope=scoring.job_scope,
+            work_scope=scoring.work_scope,
+            empty="No preference source has preferences yet.",
+            order=80,
+            notes=scoring.notes,
+            crosstab=scoring.crosstab,
         )
     )

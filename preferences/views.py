@@ -5,11 +5,12 @@ Everything the assessor's pages show comes from preferences.judging, which reads
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from assessor.collection.pages import leaderboard_context, scores_download, scores_or_404
 from assessor.http import AuthenticatedRequest
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
@@ -21,9 +22,9 @@ from assessor.work.pages import (
     submit_response,
 )
 from assessor.work.queue import next_work
-from assessor.work.roles import assessor_required
+from assessor.work.roles import assessor_required, organizer_required
 from assessor.work.timing import duration_label
-from preferences import judging
+from preferences import judging, scoring
 from preferences.kinds import PREFERENCE_WORK
 from reports.texts import request_texts
 
@@ -122,3 +123,20 @@ ORGANIZING = WorkOrganizing(
     item_labels=_time_label,
 )
 organize, organize_work, reopen = organizer_views(ORGANIZING)
+
+
+@organizer_required
+def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
+    """Runs ranked by a preference source's Borda counts (a run's mean over the source's topics)."""
+    names = [name for (name,) in scoring.listed()]
+    name = request.GET.get("source") or (names[0] if names else "")
+    context: dict = {"names": names, "name": name}
+    if name:
+        scores = scores_or_404(lambda: scoring.borda_scores(name=name, per_topic=False))
+        context.update(leaderboard_context(request, scores=scores, default_sort="borda", base_query={"source": name}))
+    return render(request, "preferences/leaderboard.html", context)
+
+
+@organizer_required
+def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | StreamingHttpResponse:
+    return scores_download(request, lambda: scoring.borda_scores(name=name), f"borda.{name}")
