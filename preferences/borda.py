@@ -21,6 +21,7 @@ class Standing:
     wins: int = 0
     losses: int = 0
     beat: list[str] = field(default_factory=list)  # run ids, in the order of the labels
+    lost_to: list[str] = field(default_factory=list)
 
     @property
     def borda(self) -> int:
@@ -43,6 +44,7 @@ def standings(labels: Iterable[tuple[str, str, str, int | None]]) -> dict[Key, S
             table[(topic_id, run_id)].beat.append(other)
         elif label == 2:
             table[(topic_id, run_id)].losses += 1
+            table[(topic_id, run_id)].lost_to.append(other)
     return dict(table)
 
 

@@ -3,3 +3,4 @@
 PREFERENCES = "preferences"  # the LLM job
 PREFERENCES_FAMILY = "preferences"  # the sources preference labels are kept under
 PREFERENCE_WORK = "preference_judging"  # a person's preferences on a topic's pairs
+IMPORT_PREFERENCES = "preference_checkpoint"  # a file: PrefNugget's preference checkpoint (JSONL)

@@ -4,18 +4,22 @@ people's preference judging (its pages, how it is given, its progress)."""
 from functools import partial
 from urllib.parse import urlencode
 
+from django import forms
 from django.urls import reverse
 
 from assessor.registry import (
     Download,
+    Importer,
     JobKind,
     LabelFamily,
     NavLink,
     Route,
     ScoreFamily,
+    ScoreRefresh,
     ScoreSource,
     WorkPage,
     register_collection_routes,
+    register_importer,
     register_job_kind,
     register_label_family,
     register_nav_link,
@@ -24,8 +28,9 @@ from assessor.registry import (
     register_work_page,
 )
 from preferences import judging, llm, scoring, views
+from preferences.checkpoint import preferences_import
 from preferences.forms import PreferencesLaunchForm
-from preferences.kinds import PREFERENCE_WORK, PREFERENCES, PREFERENCES_FAMILY
+from preferences.kinds import IMPORT_PREFERENCES, PREFERENCE_WORK, PREFERENCES, PREFERENCES_FAMILY
 from preferences.prompts import PREFERENCE_MUST_DECIDE, PREFERENCE_TIES
 
 
@@ -40,6 +45,12 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
         leaderboard_label="runs by Borda count",
         downloads=(Download("scores", reverse("collection:download_borda_scores", args=[name])),),
         notes=lambda: scoring.notes([columns])[columns],
+    )
+
+
+def _source_name_field() -> forms.Field:
+    return forms.SlugField(
+        required=False, label="Preference source", help_text="The name the file's preferences are kept under."
     )
 
 
@@ -74,6 +85,17 @@ def register() -> None:
     register_nav_link(
         NavLink(
             "Preference judging", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58
+        )
+    )
+    register_importer(
+        Importer(
+            IMPORT_PREFERENCES,
+            "Preferences (PrefNugget checkpoint JSONL)",
+            preferences_import,
+            scores=ScoreRefresh.TOUCHED,
+            fields={"preference_source": _source_name_field},
+            required=("preference_source",),
+            options=lambda data: {"name": data["preference_source"]},
         )
     )
     register_collection_routes(

@@ -12,7 +12,7 @@ from preferences.llm import preferences_job_create
 from preferences.models import PreferenceLabel
 from preferences.scoring import borda_scores
 from tests.builders import make_user
-from tests.preferences.test_preferences_job import PAIRS, expected_labels
+from tests.preferences.expected import expected_labels
 
 pytestmark = pytest.mark.django_db
 RUNS = ["run1", "run2", "run3", "run4"]
@@ -110,5 +110,3 @@ def stored(name: str) -> dict[tuple[str, str, str], int]:
     )
     return {(topic, first, second): label for topic, first, second, label in rows}
 
-
-assert PAIRS  # the pairs of four reports, shared with the job's tests

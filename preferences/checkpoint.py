@@ -1,0 +1,259 @@
+"""PrefNugget's preference checkpoint (`<name>.preferences.jsonl`), both ways.
+
+The reference writes its first phase as JSONL: one `"_type": "comparison"` record per judged pair and its
+flipped copy (`run_id`, `run_id2`, `query_id`, the request's texts, `passage_1`, `passage_2`,
+`better_passage` 1 or 2, `confidence`, `reasoning`), ties and unreadable answers left out, then one
+`"_type": "aggregate"` record per report (`run_id`, `topic_id`, `borda_score`, `win_frac`, `better_than`,
+`worse_than`). A checkpoint this app writes the reference loads to go on with its banks; one the
+reference wrote imports here as a file's preference source: a pair and its flipped copy are one
+preference, in the orientation first written; aggregates are read back from the preferences, not imported.
+"""
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
+from assessor.importing.base import ImportFailure, ImportResult, Writes, import_file, read_lines
+from assessor.models import Answer
+from assessor.scoring.lifecycle import labels_counted
+from assessor.sources import import_source_claim
+from preferences.borda import standings
+from preferences.kinds import IMPORT_PREFERENCES, PREFERENCES_FAMILY
+from preferences.models import PreferenceLabel
+from preferences.scoring import SCORE_FAMILY
+from reports.texts import request_texts
+
+FLIPPED = {1: 2, 2: 1}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    line: int
+    topic_id: str
+    run_id: str  # passage 1
+    run_id2: str
+    label: int
+    confidence: float | None
+    reasoning: str
+
+
+def _text(record: dict[str, Any], key: str, *, path: Path, line: int) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ImportFailure("missing, or not a non-empty string", path=path, line=line, field=key)
+    return value.strip()
+
+
+def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
+    label = record.get("better_passage")
+    # The reference writes ints; a checkpoint that kept ties or strings is read as strictly as it allows.
+    if isinstance(label, str) and label.strip() in {"0", "1", "2"}:
+        label = int(label.strip())
+    if isinstance(label, bool) or label not in (0, 1, 2):
+        raise ImportFailure(f"must be 1, 2 or 0, not {label!r}", path=path, line=line, field="better_passage")
+    confidence = record.get("confidence")
+    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)):
+        raise ImportFailure(f"must be a number, not {confidence!r}", path=path, line=line, field="confidence")
+    reasoning = record.get("reasoning") or ""
+    if not isinstance(reasoning, str):
+        raise ImportFailure("must be a string", path=path, line=line, field="reasoning")
+    return Comparison(
+        line=line,
+        topic_id=_text(record, "query_id", path=path, line=line),
+        run_id=_text(record, "run_id", path=path, line=line),
+        run_id2=_text(record, "run_id2", path=path, line=line),
+        label=label,
+        confidence=float(confidence) if confidence is not None else None,
+        reasoning=reasoning,
+    )
+
+
+def checkpoint_parse(path: Path) -> Iterator[Comparison]:
+    """The comparison records of a checkpoint, checked; aggregate records are skipped, other types refused."""
+    for line, text in read_lines(path):
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ImportFailure(f"not JSON ({exc.msg})", path=path, line=line) from None
+        if not isinstance(record, dict):
+            raise ImportFailure("expected a JSON object", path=path, line=line)
+        kind = record.get("_type")
+        if kind == "aggregate":
+            continue
+        if kind != "comparison":
+            raise ImportFailure(f"expected comparison or aggregate, not {kind!r}", path=path, line=line, field="_type")
+        comparison = _comparison(record, path=path, line=line)
+        if comparison.run_id == comparison.run_id2:
+            raise ImportFailure("a report compared with itself", path=path, line=line, field="run_id2")
+        yield comparison
+
+
+def preferences_import(*, path: Path, name: str, replace: bool = False, user: User | None = None) -> ImportResult:
+    """The registry's `Importer.function` (the upload page and `import_preferences`)."""
+    path = Path(path)
+    return import_file(
+        lambda writes: _prepare(writes, path=path, name=name, replace=replace, user=user),
+        kind=IMPORT_PREFERENCES,
+        path=path,
+        options={"name": name, "replace": replace},
+        user=user,
+    )
+
+
+def _answer_ids(comparisons: list[Comparison]) -> dict[tuple[str, str], int]:
+    """(stored run id, topic id) -> answer id for the reports the file names."""
+    topics = {c.topic_id for c in comparisons}
+    return {
+        (run_id, topic_id): pk
+        for pk, run_id, topic_id in Answer.objects.filter(topic_id__in=topics).values_list(
+            "pk", "run__run_id", "topic_id"
+        )
+    }
+
+
+def _stored_run(run_id: str, runs: set[str], aliases: dict[str, str], *, path: Path, line: int, field: str) -> str:
+    try:
+        stored = run_match(run_id, runs, aliases)
+    except AmbiguousRun as exc:
+        raise ImportFailure(str(exc), path=path, line=line, field=field) from None
+    if stored is None:
+        raise ImportFailure(f"unknown run {run_id!r} (import its reports first)", path=path, line=line, field=field)
+    return stored
+
+
+def _prepare(writes: Writes, *, path: Path, name: str, replace: bool, user: User | None) -> ImportResult:
+    if not name:
+        raise ImportFailure("a preference source name is required", path=path, field="name")
+    comparisons = list(checkpoint_parse(path))
+    source_id = import_source_claim(
+        writes=writes, family=PREFERENCES_FAMILY, name=name, user=user, path=path, option="name"
+    )
+    answers = _answer_ids(comparisons)
+    runs = {run_id for run_id, _ in answers}
+    aliases = run_aliases()
+    stored = {(label.first_id, label.second_id): label for label in PreferenceLabel.objects.filter(source_id=source_id)}
+    result = ImportResult(path=str(path))
+    seen: dict[frozenset[int], tuple[int, int, int, int]] = {}  # pair -> (first, second, label, line)
+    new, changed = [], []
+    for comparison in comparisons:
+        result.lines += 1
+        first_run = _stored_run(comparison.run_id, runs, aliases, path=path, line=comparison.line, field="run_id")
+        second_run = _stored_run(comparison.run_id2, runs, aliases, path=path, line=comparison.line, field="run_id2")
+        first = answers.get((first_run, comparison.topic_id))
+        second = answers.get((second_run, comparison.topic_id))
+        if first is None or second is None:
+            missing = comparison.run_id if first is None else comparison.run_id2
+            raise ImportFailure(
+                f"no report of run {missing!r} for topic {comparison.topic_id!r}",
+                path=path,
+                line=comparison.line,
+                field="run_id" if first is None else "run_id2",
+            )
+        key = frozenset((first, second))
+        if key in seen:
+            # The flipped copy (or the pair again): it must say the same, turned round where it is.
+            kept_first, _kept_second, kept_label, kept_line = seen[key]
+            said = comparison.label if first == kept_first else FLIPPED.get(comparison.label, comparison.label)
+            if said != kept_label:
+                raise ImportFailure(
+                    f"this pair's preference contradicts line {kept_line}", path=path, line=comparison.line,
+                    field="better_passage",
+                )  # fmt: skip
+            result.unchanged += 1
+            continue
+        seen[key] = (first, second, comparison.label, comparison.line)
+        existing = stored.get((first, second)) or stored.get((second, first))
+        value = comparison.label if existing is None or existing.first_id == first else FLIPPED.get(comparison.label, 0)
+        if existing is None:
+            new.append(
+                PreferenceLabel(
+                    source_id=source_id,
+                    topic_id=comparison.topic_id,
+                    first_id=first,
+                    second_id=second,
+                    label=comparison.label,
+                    confidence=comparison.confidence,
+                    reasoning=comparison.reasoning,
+                    imported_from=writes.batch,
+                )
+            )
+        elif existing.label == value:
+            result.unchanged += 1
+        elif replace and existing.imported_from_id is not None:
+            existing.label, existing.imported_from = value, writes.batch
+            changed.append(existing)
+        else:
+            raise ImportFailure(
+                f"{name!r} holds another preference for this pair; import with replace to change it",
+                path=path,
+                line=comparison.line,
+                field="better_passage",
+            )
+    writes.update(changed, ["label", "imported_from"])
+    writes.create(new)
+    writes.scores_touch(family=SCORE_FAMILY, columns=(name,), topics={c.topic_id for c in comparisons})
+    result.created, result.replaced = len(new), len(changed)
+    return result
+
+
+def checkpoint_lines(*, name: str) -> Iterator[str]:
+    """A preference source's counted preferences as PrefNugget's checkpoint: each decided pair and its flipped
+    copy (ties and unreadable answers left out, as the reference keeps them), then the aggregates."""
+    labels = labels_counted(PreferenceLabel.objects.filter(source__family=PREFERENCES_FAMILY, source__name=name))
+    rows = list(
+        labels.order_by("topic_id", "first__run__run_id", "second__run__run_id").values_list(
+            "topic_id", "first_id", "second_id", "first__run__run_id", "second__run__run_id", "label", "confidence",
+            "reasoning",
+        )
+    )  # fmt: skip
+    if not rows:
+        raise LookupError(f"no counted preferences under {name!r}")
+    topics = sorted({row[0] for row in rows})
+    requests = request_texts(topics)
+    texts = dict(Answer.objects.filter(topic_id__in=topics).values_list("pk", "text"))
+    records = []
+    for topic_id, first, second, first_run, second_run, label, confidence, reasoning in rows:
+        if label not in FLIPPED:
+            continue  # a tie or an unreadable answer: the reference keeps neither
+        request = requests[topic_id]
+        common = {
+            "query_id": topic_id,
+            "query_title": request.title,
+            "query_problem": request.problem_statement,
+            "query_background": request.background,
+            "confidence": confidence,
+            "reasoning": reasoning,
+        }
+        records.append((first_run, second_run, texts[first], texts[second], label, common))
+    flipped = [(b, a, tb, ta, FLIPPED[label], common) for a, b, ta, tb, label, common in records]
+    for run_id, run_id2, passage_1, passage_2, label, common in records + flipped:
+        record = {"run_id": run_id, "run_id2": run_id2, **common, "passage_1": passage_1, "passage_2": passage_2}
+        record["better_passage"] = label
+        yield json.dumps({**_ordered(record), "_type": "comparison"}) + "\n"
+    table = standings((row[0], row[3], row[4], row[5]) for row in rows)
+    for (topic_id, run_id), standing in sorted(table.items(), key=lambda item: f"{item[0][1]}:{item[0][0]}"):
+        decided_count = standing.wins + standing.losses
+        aggregate = {
+            "run_id": run_id,
+            "topic_id": topic_id,
+            "borda_score": standing.borda,
+            "win_frac": standing.borda / decided_count if decided_count else 0.0,
+            "better_than": standing.beat,
+            "worse_than": standing.lost_to,
+            "_type": "aggregate",
+        }
+        yield json.dumps(aggregate) + "\n"
+
+
+def _ordered(record: dict[str, Any]) -> dict[str, Any]:
+    """The fields in the order the reference's model writes them."""
+    order = (
+        "run_id", "run_id2", "query_id", "query_title", "query_problem", "query_background", "passage_1",
+        "passage_2", "better_passage", "confidence", "reasoning",
+    )  # fmt: skip
+    return {key: record[key] for key in order}
