@@ -1,6 +1,9 @@
 """A preference source's Borda leaderboard, and two sources compared in the meta-evaluation (kappa, tau)."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from assessor.jobs.engine import job_run_sync
@@ -88,6 +91,9 @@ def test_a_person_and_an_llm_compared_confusion_and_kappa(llm_server, kiddie):
     assert confusion.kappa == pytest.approx((observed - chance) / (1 - chance))
     # The runs ranked by Borda: the person's two topics against the LLM's five.
     assert [tau.metric for tau in comparison.taus] == ["borda", "win_frac"]
+    out = StringIO()
+    call_command("metaeval", "--a", "preferences:llm", "--b", "preferences:people", stdout=out)
+    assert f"Cohen's kappa {confusion.kappa:.4f}" in out.getvalue()
 
 
 def test_a_pair_shown_the_other_way_round_is_turned_before_it_is_compared(kiddie):
