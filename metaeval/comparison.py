@@ -64,6 +64,38 @@ def topics_resolve(*, topics: Sequence[str] = (), topics_of: str = "") -> frozen
     return None
 
 
+def _renamed(scores: Scores, names: dict[str, str]) -> Scores:
+    """The scores with metrics renamed (`names`: old -> new); the others are left out."""
+    return Scores(
+        metrics=tuple(names[metric] for metric in scores.metrics if metric in names),
+        per_topic={
+            key: {names[m]: v for m, v in values.items() if m in names} for key, values in scores.per_topic.items()
+        },
+        run_means={
+            run: {names[m]: v for m, v in values.items() if m in names} for run, values in scores.run_means.items()
+        },
+        topics=scores.topics,
+        runs=scores.runs,
+    )
+
+
+def metrics_paired(
+    scores_a: Scores, scores_b: Scores, pairs: Sequence[str], *, a: Source, b: Source
+) -> tuple[Scores, Scores]:
+    """Two sources whose metrics are named differently, compared metric by metric: each `A=B` of `pairs`
+    compares a's metric A with b's metric B, under the name `A=B` (a Borda count with a truth's RELEVANCE)."""
+    names_a: dict[str, str] = {}
+    names_b: dict[str, str] = {}
+    for pair in pairs:
+        metric_a, _, metric_b = pair.partition("=")
+        if metric_a not in scores_a.metrics:
+            raise ValueError(f"{a} has no metric {metric_a!r}; it has {', '.join(scores_a.metrics) or 'none'}")
+        if metric_b not in scores_b.metrics:
+            raise ValueError(f"{b} has no metric {metric_b!r}; it has {', '.join(scores_b.metrics) or 'none'}")
+        names_a[metric_a] = names_b[metric_b] = pair
+    return _renamed(scores_a, names_a), _renamed(scores_b, names_b)
+
+
 def comparison_build(
     a_text: str,
     b_text: str,
@@ -75,6 +107,7 @@ def comparison_build(
 ) -> Comparison:
     """Compare two sources for the given metrics (default: every metric both have).
 
+    A metric `A=B` compares a's metric A with b's metric B (sources that name their metrics differently).
     `scores=False` skips loading the scores and the taus, `confusion=False` the
     label matrix (a download that needs one part only). Raises SourceError for
     an unknown source and ValueError for a metric one of them lacks.
@@ -99,6 +132,9 @@ def comparison_build(
         )
     a, scores_a = source_load(a_text)
     b, scores_b = source_load(b_text)
+    pairs = [metric for metric in metrics or () if "=" in metric]
+    if pairs:
+        scores_a, scores_b = metrics_paired(scores_a, scores_b, pairs, a=a, b=b)
     shared = shared_metrics(scores_a, scores_b)
     if not shared:
         raise ValueError(
@@ -122,7 +158,6 @@ def comparison_build(
         confusion=sources_confusion(a, b) if confusion else None,
         options=options,
     )
-
 
 
 def confusion_json(confusion: Confusion | None) -> dict | None:

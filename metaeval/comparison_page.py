@@ -42,8 +42,10 @@ from metaeval.sources import Source, SourceError, source_answers, source_describ
 from metaeval.stats import TauOptions, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
-OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of")
-PAGE_DEFAULTS = {"top_k": "10", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": ""}
+OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of", "pairs")
+PAGE_DEFAULTS = {
+    "top_k": "10", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": "", "pairs": "",
+}  # fmt: skip
 QUERY_KEYS = ("a", "b", "metric", *OPTION_KEYS)
 PLOT_CACHE_SECONDS = 120
 
@@ -122,7 +124,9 @@ def comparison_from_query(
     if not intervals:
         options = replace(options, bootstrap=0)
     try:
-        return comparison_build(a, b, scores=scores, confusion=confusion, options=options)
+        # Metrics named differently in the two sources, compared pair by pair ("borda=RELEVANCE").
+        pairs = (params.get("pairs") or "").replace(",", " ").split() if scores else []
+        return comparison_build(a, b, metrics=pairs or None, scores=scores, confusion=confusion, options=options)
     except (SourceError, ValueError) as exc:
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
 

@@ -116,3 +116,37 @@ def stored(name: str) -> dict[tuple[str, str, str], int]:
     )
     return {(topic, first, second): label for topic, first, second, label in rows}
 
+
+def test_the_borda_ranking_correlates_with_the_kiddie_truth_leaderboard(llm_server, kiddie):
+    """The LLM's Borda means against the kiddie truth's RELEVANCE (`all` rows): Kendall's tau from scipy."""
+    from scipy.stats import kendalltau
+
+    from metaeval.importing import scores_import
+    from tests.reports.kiddie import KIDDIE
+
+    job_run_sync(preferences_job_create(name="llm").pk)
+    scores_import(path=KIDDIE / "eval" / "kiddie_fake.eval.ir_measures.txt", name="truth", layout="ir_measures")
+    truth = {"run1": 0.864, "run2": 0.692, "run3": 0.316, "run4": 0.088}  # the file's `all` rows
+    borda = hand_borda(expected_labels())
+    comparison = comparison_build("preferences:llm", "scores:truth", metrics=["borda=RELEVANCE"])
+    (tau,) = comparison.taus
+    assert tau.metric == "borda=RELEVANCE" and tau.runs == 4
+    assert tau.tau_run == pytest.approx(kendalltau([borda[r] for r in RUNS], [truth[r] for r in RUNS]).statistic)
+    out = StringIO()
+    call_command("metaeval", "--a", "preferences:llm", "--b", "scores:truth", "--metric", "borda=RELEVANCE", stdout=out)
+    assert "borda=RELEVANCE" in out.getvalue()
+    with pytest.raises(ValueError, match="scores:truth has no metric 'NDCG'"):
+        comparison_build("preferences:llm", "scores:truth", metrics=["borda=NDCG"])
+
+
+def test_the_meta_evaluation_page_compares_metrics_named_differently(llm_server, kiddie, organizer):
+    from metaeval.importing import scores_import
+    from tests.reports.kiddie import KIDDIE
+
+    job_run_sync(preferences_job_create(name="llm").pk)
+    scores_import(path=KIDDIE / "eval" / "kiddie_fake.eval.ir_measures.txt", name="truth", layout="ir_measures")
+    query = {"a": "preferences:llm", "b": "scores:truth", "bootstrap": "0"}
+    page = organizer.get(reverse("metaeval:index"), query).content.decode()
+    assert "share no metric to compare" in page
+    page = organizer.get(reverse("metaeval:index"), {**query, "pairs": "borda=RELEVANCE"}).content.decode()
+    assert "share no metric" not in page and "borda=RELEVANCE" in page

@@ -89,13 +89,14 @@ def _expected() -> dict[str, int]:
     nuggets_of_topic = {}
     for line in nugget_lines:
         nuggets_of_topic.setdefault(line["qid"], len(line["nuggets"]))
+    kiddie = _kiddie_expected()
     return {
-        "topics": len(topics),
-        "segments": len(docids),
-        "segments_with_text": len(segments_with_text),
+        "topics": len(topics) + kiddie["topics"],
+        "segments": len(docids) + kiddie["segments"],
+        "segments_with_text": len(segments_with_text) + kiddie["segments_with_text"],
         "nist_qrels": len(qrels),
-        "runs": len(run_ids),
-        "answers": len(answers),
+        "runs": len(run_ids) + kiddie["runs"],
+        "answers": len(answers) + kiddie["answers"],
         "nugget_sets": len(nuggets_of_topic),
         "nuggets": sum(nuggets_of_topic.values()),
         "manual_labels": sum(len(line["nuggets"]) for line in nugget_lines),
@@ -103,6 +104,21 @@ def _expected() -> dict[str, int]:
             f"{method}_labels": sum(len(s["citations"]) for line in lines for s in line["sentences"])
             for method, lines in support.items()
         },
+    }
+
+
+def _kiddie_expected() -> dict[str, int]:
+    """The report family's collection: requests, reports (a run's answer each) and the documents they cite."""
+    reports = [report for path in sorted((DEMO / "kiddie" / "runs" / "repgen").glob("*.jsonl")) for report in
+               _jsonl(f"kiddie/runs/repgen/{path.name}")]  # fmt: skip
+    cited = {docid for report in reports for sentence in report["responses"] for docid in sentence["citations"]}
+    documents = {docid: document for report in reports for docid, document in report.get("documents", {}).items()}
+    return {
+        "topics": len(_jsonl("kiddie/topics/kiddie-topics.jsonl")),
+        "runs": len({report["metadata"]["run_id"] for report in reports}),
+        "answers": len(reports),
+        "segments": len(cited | set(documents)),
+        "segments_with_text": sum(1 for document in documents.values() if document.get("text")),
     }
 
 

@@ -18,6 +18,7 @@ from assessor.models import AssessorWork, Topic
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
 from nuggets import kinds as nugget_kinds
+from preferences import kinds as preference_kinds
 from support import kinds as support_kinds
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -51,7 +52,10 @@ DEMO_WORK = (
     ("assessor1", "2024-224701", support_kinds.SUPPORT_SCRATCH),
     ("assessor2", "2024-213817", nugget_kinds.NUGGETS_MANUAL),
     ("assessor2", "2024-79154", support_kinds.SUPPORT_SCRATCH),
+    # The report family: the kiddie collection's bee request, its four reports compared pair by pair.
+    ("assessor1", "bee", preference_kinds.PREFERENCE_WORK),
 )
+KIDDIE_TRUTH = "kiddie-truth"  # the kiddie collection's truth leaderboard, as a score table
 
 
 def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
@@ -81,7 +85,26 @@ def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
             [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch", "--name", NIST_SCRATCH],
         ),
     ]
-    return steps
+    return steps + kiddie_imports(demo_dir / "kiddie")
+
+
+def kiddie_imports(kiddie: Path) -> list[tuple[str, list[str]]]:
+    """The report family's small collection (MIT, from PrefNugget's starter kit): requests, four runs' reports
+    with their documents, and its truth leaderboard."""
+    return [
+        ("import_requests", [str(kiddie / "topics" / "kiddie-topics.jsonl")]),
+        ("import_reports", [str(path) for path in sorted((kiddie / "runs" / "repgen").glob("*.jsonl"))]),
+        (
+            "import_scores",
+            [
+                str(kiddie / "eval" / "kiddie_fake.eval.ir_measures.txt"),
+                "--name",
+                KIDDIE_TRUTH,
+                "--format",
+                "ir_measures",
+            ],
+        ),
+    ]
 
 
 @transaction.atomic
@@ -118,7 +141,10 @@ def demo_work_ensure() -> int:
 
 
 class Command(BaseCommand):
-    help = "Load the demo dataset (four TREC 2024 RAG topics judged by NIST) and the demo accounts."
+    help = (
+        "Load the demo dataset (four TREC 2024 RAG topics judged by NIST, and the kiddie report collection) and the "
+        "demo accounts."
+    )
 
     def handle(self, *args, **options) -> None:
         for command, arguments in demo_imports():

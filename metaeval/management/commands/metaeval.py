@@ -33,7 +33,7 @@ class Command(BaseCommand):
         parser.add_argument("--b", required=True, metavar="SRC", help="the second source (matrix columns)")
         parser.add_argument(
             "--metric", nargs="+", action="extend", default=[], metavar="NAME",
-            help="metrics to compare (default: every metric both sources have)",
+            help="metrics to compare (default: every metric both sources have); A=B compares a's A with b's B",
         )  # fmt: skip
         parser.add_argument("--top-k", type=int, default=10, help="tau over the top K runs of source a (default 10)")
         parser.add_argument(
