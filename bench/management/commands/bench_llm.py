@@ -18,7 +18,6 @@ Last, the first job is run again (same model, prompts, messages): the cache shou
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.request import urlopen
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -39,6 +37,15 @@ from assessor.project.celery import app as celery_app
 from assessor.sources import source_claim
 from assignment.auto import BATCH_SIZE, auto_assign_job_create
 from assignment.models import AssignmentLabel
+from bench.processes import (
+    Workers,
+    fake_server_start,
+    load_average,
+    process_cpu_seconds,
+    server_stats,
+    workers_start,
+    workers_stop,
+)
 from bench.serving import database_url
 from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
@@ -211,59 +218,13 @@ class Command(BaseCommand):
         }
 
     def _start_server(self, latency: float) -> tuple[subprocess.Popen, str]:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "bench.fake_llm", "--latency", str(latency)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
-        if not url.startswith("http"):
-            raise CommandError("the test server did not start")
-        return server, url
+        return fake_server_start(latency)
 
-    def _start_workers(
-        self, count: int, queue: str, env: dict, concurrency: int
-    ) -> list[tuple[subprocess.Popen, Path]]:
-        workers = []
-        for index in range(count):
-            log = Path(tempfile.gettempdir()) / f"{queue}-{index}.log"
-            command = [
-                str(Path(sys.executable).with_name("celery")), "-A", "assessor", "worker", "-P", "threads",
-                "-c", str(concurrency), "-Q", queue, "-n", f"{queue}-{index}@%h", "--without-gossip",
-                "--without-mingle", "--without-heartbeat", "-l", "INFO", "--logfile", str(log),
-            ]  # fmt: skip
-            workers.append(
-                (
-                    subprocess.Popen(
-                        command,
-                        cwd=REPO,
-                        env=env,
-                        start_new_session=True,
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
-                    ),
-                    log,
-                )
-            )
-        deadline = time.monotonic() + 120
-        for _worker, log in workers:
-            while not (log.exists() and " ready." in log.read_text(errors="replace")):
-                if time.monotonic() > deadline:
-                    raise CommandError(f"a worker did not start; see {log}")
-                time.sleep(0.2)
-        return workers
+    def _start_workers(self, count: int, queue: str, env: dict, concurrency: int) -> Workers:
+        return workers_start(count, queue, env, concurrency)
 
-    def _stop_workers(self, workers: list[tuple[subprocess.Popen, Path]]) -> None:
-        for worker, _log in workers:
-            os.killpg(worker.pid, signal.SIGTERM)
-        for worker, log in workers:
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-            log.unlink(missing_ok=True)
+    def _stop_workers(self, workers: Workers) -> None:
+        workers_stop(workers)
 
     # --- measures -------------------------------------------------------------------
 
@@ -405,23 +366,6 @@ def nugget_texts_by_topic(name: str, topics: set[str]) -> dict[str, list[str]]:
     for topic_id, text in rows.order_by("nugget_set__topic_id", "position").values_list("nugget_set__topic_id", "text"):
         texts.setdefault(topic_id, []).append(text)
     return texts
-
-
-def server_stats(url: str) -> dict:
-    with urlopen(url.removesuffix("/v1") + "/stats", timeout=10) as response:
-        return json.load(response)
-
-
-def process_cpu_seconds(pid: int) -> float:
-    """User and system CPU of a process and its finished children, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    # After the command's closing parenthesis: utime, stime, cutime, cstime are fields 12-15 (from 1).
-    ticks = sum(int(value) for value in fields[11:15])
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def client_cpu_per_call(url: str, options: dict) -> float:

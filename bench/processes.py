@@ -1,0 +1,91 @@
+"""The processes the LLM benchmarks start and measure: the fake LLM server and real Celery workers."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.request import urlopen
+
+from django.conf import settings
+from django.core.management.base import CommandError
+
+REPO = Path(settings.BASE_DIR)
+
+
+def fake_server_start(latency: float) -> tuple[subprocess.Popen, str]:
+    """bench.fake_llm in a process of its own, answering after `latency` seconds; its URL."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bench.fake_llm", "--latency", str(latency)], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    url = server.stdout.readline().strip()
+    if not url.startswith("http"):
+        raise CommandError("the test server did not start")
+    return server, url
+
+
+def fake_server_stop(server: subprocess.Popen) -> str:
+    """Stop the server; what it printed of its requests."""
+    server.terminate()
+    assert server.stdout is not None
+    stats = server.stdout.read().strip()
+    server.wait(timeout=10)
+    return stats
+
+
+def server_stats(url: str) -> dict:
+    with urlopen(url.removesuffix("/v1") + "/stats", timeout=10) as response:
+        return json.load(response)
+
+
+Workers = list[tuple[subprocess.Popen, Path]]
+
+
+def workers_start(count: int, queue: str, env: dict, concurrency: int) -> Workers:
+    """`count` Celery worker processes (threads pool of `concurrency`) on `queue`, once each says it is ready."""
+    workers = []
+    for index in range(count):
+        log = Path(tempfile.gettempdir()) / f"{queue}-{index}.log"
+        command = [
+            str(Path(sys.executable).with_name("celery")), "-A", "assessor", "worker", "-P", "threads",
+            "-c", str(concurrency), "-Q", queue, "-n", f"{queue}-{index}@%h", "--without-gossip",
+            "--without-mingle", "--without-heartbeat", "-l", "INFO", "--logfile", str(log),
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        workers.append((process, log))
+    deadline = time.monotonic() + 120
+    for _worker, log in workers:
+        while not (log.exists() and " ready." in log.read_text(errors="replace")):
+            if time.monotonic() > deadline:
+                raise CommandError(f"a worker did not start; see {log}")
+            time.sleep(0.2)
+    return workers
+
+
+def workers_stop(workers: Workers) -> None:
+    for worker, _log in workers:
+        os.killpg(worker.pid, signal.SIGTERM)
+    for worker, log in workers:
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+        log.unlink(missing_ok=True)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User and system CPU of a process and its finished children, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # After the command's closing parenthesis: utime, stime, cutime, cstime are fields 12-15 (from 1).
+    ticks = sum(int(value) for value in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
