@@ -13,6 +13,8 @@ from urllib.request import urlopen
 from django.conf import settings
 from django.core.management.base import CommandError
 
+from bench.serving import database_url
+
 REPO = Path(settings.BASE_DIR)
 
 
@@ -43,6 +45,22 @@ def server_stats(url: str) -> dict:
 
 
 Workers = list[tuple[subprocess.Popen, Path]]
+
+
+def worker_env(*, url: str, redis_url: str, concurrency: int) -> dict[str, str]:
+    """A benchmark worker's environment: this database, the broker, and an endpoint at the fake server (a job keeps
+    its own model and server; a worker needs one configured to run LLM jobs at all)."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "CELERY_BROKER_URL": redis_url,
+        "LLM_BASE_URL": url,
+        "LLM_MODEL": "bench",
+        "LLM_API_KEY": "",
+        "LLM_API_VERSION": "",
+        "LLM_CONCURRENCY": str(concurrency),
+        "PYTHONPATH": str(REPO),
+    }
 
 
 def workers_start(count: int, queue: str, env: dict, concurrency: int) -> Workers:

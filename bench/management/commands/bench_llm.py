@@ -43,10 +43,10 @@ from bench.processes import (
     load_average,
     process_cpu_seconds,
     server_stats,
+    worker_env,
     workers_start,
     workers_stop,
 )
-from bench.serving import database_url
 from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 
@@ -204,19 +204,6 @@ class Command(BaseCommand):
 
     # --- processes ------------------------------------------------------------------
 
-    def _env(self, url: str, redis_url: str, options: dict) -> dict:
-        return {
-            **os.environ,
-            "DATABASE_URL": database_url(),
-            "CELERY_BROKER_URL": redis_url,
-            "LLM_BASE_URL": url,
-            "LLM_MODEL": "bench",
-            "LLM_API_KEY": "",
-            "LLM_API_VERSION": "",
-            "LLM_CONCURRENCY": str(options["concurrency"]),
-            "PYTHONPATH": str(REPO),
-        }
-
     def _start_server(self, latency: float) -> tuple[subprocess.Popen, str]:
         return fake_server_start(latency)
 
@@ -237,7 +224,12 @@ class Command(BaseCommand):
             nuggets=nuggets_name, name=queue, queue=queue, config=self._config(url, model, options), answers=answers
         )
         threads = options["threads"] or 2 * options["concurrency"]
-        running = self._start_workers(options["workers"], queue, self._env(url, redis_url, options), threads)
+        running = self._start_workers(
+            options["workers"],
+            queue,
+            worker_env(url=url, redis_url=redis_url, concurrency=options["concurrency"]),
+            threads,
+        )
         try:
             cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
             started = time.monotonic()

@@ -8,7 +8,6 @@ latency / concurrency) and the workers' CPU per call. Last, the same pairs again
 cache should make that 0 calls.
 """
 
-import os
 import time
 import uuid
 
@@ -26,10 +25,10 @@ from bench.processes import (
     load_average,
     process_cpu_seconds,
     server_stats,
+    worker_env,
     workers_start,
     workers_stop,
 )
-from bench.serving import database_url
 from preferences.llm import preferences_job_create
 from reports.kinds import IMPORT_REQUESTS
 from reports.models import ReportRequest
@@ -109,18 +108,7 @@ class Command(BaseCommand):
     def _measure(self, tag: str, topics: list[str], config: LLMConfig, url: str, redis_url: str, options: dict) -> None:
         queue = f"bench-{tag}"
         job = preferences_job_create(name=queue, topics=topics, queue=queue, config=config)
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url(),
-            "CELERY_BROKER_URL": redis_url,
-            # The job keeps its model and server; the workers need an endpoint configured to run LLM jobs at all.
-            "LLM_BASE_URL": url,
-            "LLM_MODEL": "bench",
-            "LLM_API_KEY": "",
-            "LLM_API_VERSION": "",
-            "LLM_CONCURRENCY": str(options["concurrency"]),
-            "PYTHONPATH": str(settings.BASE_DIR),
-        }
+        env = worker_env(url=url, redis_url=redis_url, concurrency=options["concurrency"])
         threads = options["threads"] or 2 * options["concurrency"]
         running = workers_start(options["workers"], queue, env, threads)
         try:
