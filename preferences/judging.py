@@ -104,6 +104,8 @@ class PairPage:
 
 
 def _sentences(answer_ids: Sequence[int]) -> dict[int, list[str]]:
+    """Each report's sentences; a report known by its text only (no sentence split) is shown as that text, the
+    text the LLM's prompt gets."""
     texts: dict[int, list[str]] = {answer_id: [] for answer_id in answer_ids}
     for answer_id, text in (
         Sentence.objects.filter(answer_id__in=answer_ids)
@@ -111,6 +113,10 @@ def _sentences(answer_ids: Sequence[int]) -> dict[int, list[str]]:
         .values_list("answer_id", "text")
     ):
         texts[answer_id].append(text)
+    unsplit = [answer_id for answer_id, sentences in texts.items() if not sentences]
+    for answer_id, text in Answer.objects.filter(pk__in=unsplit).values_list("pk", "text"):
+        if text.strip():
+            texts[answer_id] = [text]
     return texts
 
 
@@ -223,7 +229,7 @@ class WorkProgress:
 
 
 def organizer_progress() -> list[WorkProgress]:
-    works = list(AssessorWork.objects.filter(kind=PREFERENCE_WORK).select_related("assessor", "topic"))
+    works = list(AssessorWork.objects.filter(kind=PREFERENCE_WORK).select_related("assessor", "topic", "source"))
     counts = preference_progress(works)
     seconds = dict(
         PreferenceLabel.objects.filter(work__in=works)

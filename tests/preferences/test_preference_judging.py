@@ -155,3 +155,13 @@ def test_the_organizer_sees_runs_and_times_and_reopens(organizer, work):
     organizer.post(reverse("preferences:reopen", args=[work.pk]), {"reason": "check pair 2"})
     work.refresh_from_db()
     assert work.status != AssessorWork.Status.SUBMITTED and work.reopened_count == 1
+
+
+def test_a_report_known_by_its_text_only_is_shown_whole(work, topic):
+    from assessor.models import Answer
+
+    left, _right = pair_order(work)[0]
+    Answer.objects.filter(pk=left).update(text="A report whose sentences were never split.")
+    Answer.objects.get(pk=left).sentences.all().delete()
+    page = client_for(work.assessor).get(reverse("preferences:pair", args=[work.pk, 1])).content.decode()
+    assert "A report whose sentences were never split." in page and "This report is empty" not in page
