@@ -84,7 +84,7 @@ def register() -> None:
     )
     register_nav_link(
         NavLink(
-            "Preference judging", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58
+            "Preferences", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58
         )
     )
     register_importer(

@@ -66,8 +66,8 @@ def test_the_organizer_menu_fits_one_row(open_as, width):
     page = open_as(organizer, "/")
     page.set_viewport_size({"width": width, "height": 800})
     tops = {round(box["y"]) for box in (link.bounding_box() for link in page.locator("nav.nav a").all()) if box}
-    # Every destination the apps registered: the project's eleven.
-    assert page.locator("nav.nav a").count() == len(organizer_links()) == 11
+    # Every destination the apps registered: the project's twelve.
+    assert page.locator("nav.nav a").count() == len(organizer_links()) == 12
     assert len(tops) == 1
     expect(page.locator("#who-am-i")).to_have_text("organizer-alice")
     expect(page.locator("#who-am-i")).to_have_attribute("title", "organizer-alice, signed in as organizer")

@@ -23,12 +23,12 @@ def test_the_menu_names_the_work_pages_as_their_headings_do(organizer):
     names = menu(organizer.get("/").content.decode())
     assert names == [
         "Topics", "Runs", "Leaderboards", "Upload", "Nugget work", "ManualAssign", "Support judging",
-        "Preference judging", "Jobs", "Meta-evaluation", "Accounts", "Admin",
+        "Preferences", "Jobs", "Meta-evaluation", "Accounts", "Admin",
     ]  # fmt: skip
     assert "<h1>ManualAssign</h1>" in organizer.get(reverse("judge:organize")).content.decode()
     assert "<h1>Support judging</h1>" in organizer.get(reverse("support:organize")).content.decode()
     assert "<h1>Nugget work</h1>" in organizer.get(reverse("nuggets:organize")).content.decode()
-    assert "<h1>Preference judging</h1>" in organizer.get(reverse("preferences:organize")).content.decode()
+    assert "<h1>Preferences</h1>" in organizer.get(reverse("preferences:organize")).content.decode()
 
 
 def test_the_home_page_cards_name_the_pages_as_the_menu_does(organizer):
