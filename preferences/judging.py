@@ -8,6 +8,7 @@ checked open at the page's version, replays and changes in another tab handled, 
 """
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from assessor.work.judging import JudgeError, Replayed, label_write, locked_open
 from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
 from preferences.kinds import PREFERENCE_WORK, PREFERENCES_FAMILY
 from preferences.models import Preference, PreferenceLabel
-from preferences.sampling import report_pairs
+from preferences.pairs import planned_pairs
 
 PEOPLE_SOURCE = "people"  # the source people's preferences go into unless the organizer names another
 Pair = tuple[int, int]  # (left answer id, right answer id)
@@ -43,8 +44,7 @@ def preference_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
 
 def topic_pairs(topic_id: str) -> list[Pair]:
     """The topic's compared pairs, as answer ids, in the sampling's order (passage 1 first)."""
-    of_run = dict(Answer.objects.filter(topic_id=topic_id).values_list("run__run_id", "pk"))
-    return [(of_run[first], of_run[second]) for first, second in report_pairs(list(of_run))]
+    return [(pair.first, pair.second) for pair in planned_pairs(topic_ids=[topic_id])]
 
 
 def pair_order(work: AssessorWork) -> list[Pair]:
@@ -207,7 +207,7 @@ def preference_submit(*, work_id: int, user: User, expected_version: int | None)
 def preference_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     """The registry's `WorkPage.progress`: pairs judged of the topic's pairs, per work."""
     topics = {work.topic_id for work in works}
-    totals = {topic_id: len(topic_pairs(topic_id)) for topic_id in topics}
+    totals = Counter(pair.topic_id for pair in planned_pairs(topic_ids=topics))
     done = dict(
         PreferenceLabel.objects.filter(work__in=works, label__isnull=False)
         .values("work_id")

@@ -6,7 +6,6 @@ ties allowed unless the job is must-decide; the answer is read as the reference'
 """
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 from functools import partial
 
@@ -16,11 +15,11 @@ from assessor.jobs.engine import job_create, job_prompt, job_source, output_name
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
-from assessor.models import Answer, Job, JobItem, LabelSource, Run, Topic
+from assessor.models import Answer, Job, JobItem, LabelSource
 from preferences.kinds import PREFERENCES, PREFERENCES_FAMILY
 from preferences.models import PreferenceLabel
+from preferences.pairs import PlannedPair, planned_pairs
 from preferences.prompts import PREFERENCE_MUST_DECIDE, PREFERENCE_TIES
-from preferences.sampling import report_pairs
 from reports.chat_layout import answer_field, answer_float, answer_sections
 from reports.texts import request_texts
 
@@ -49,36 +48,9 @@ def preference_read(raw: str, *, must_decide: bool) -> Reading:
     return Reading(label, answer_float(raw, "confidence"), answer_sections(raw).get("reasoning", ""))
 
 
-@dataclass(frozen=True)
-class PlannedPair:
-    topic_id: str
-    first_run: str  # passage 1
-    second_run: str
-    first: int  # answer ids
-    second: int
-
-    @property
-    def key(self) -> str:
-        return f"{self.topic_id}|{self.first_run}|{self.second_run}"
-
-
-def planned_pairs(*, topics: list[Topic], runs: list[Run]) -> list[PlannedPair]:
-    """The pairs PrefNugget compares, topic by topic in id order."""
-    answers: dict[str, dict[str, int]] = defaultdict(dict)
-    rows = Answer.objects.filter(topic__in=topics, run__in=runs).values_list("topic_id", "run__run_id", "pk")
-    for topic_id, run_id, answer_id in rows.iterator(chunk_size=5000):
-        answers[topic_id][run_id] = answer_id
-    pairs = []
-    for topic in sorted(topics, key=lambda row: row.id):
-        of_run = answers.get(topic.id, {})
-        for first, second in report_pairs(list(of_run)):
-            pairs.append(PlannedPair(topic.id, first, second, of_run[first], of_run[second]))
-    return pairs
-
-
 def preferences_select(*, topics: list[str] | None = None, runs: list[str] | None = None) -> list[PlannedPair]:
     """The pairs a job of this selection would judge (raises JobRequestInvalid for an unknown id)."""
-    return planned_pairs(topics=topics_select(topics), runs=runs_select(runs))
+    return planned_pairs(topic_ids=[topic.id for topic in topics_select(topics)], runs=runs_select(runs))
 
 
 def prompt_name(*, must_decide: bool) -> str:
