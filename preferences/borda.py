@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 Key = tuple[str, str]  # (topic id, run id)
 
 
-def _flipped(label: int | None) -> int | None:
+def flipped(label: int | None) -> int | None:
     """The label of the pair shown the other way round: 1 and 2 swap, a tie or nothing stays."""
     return {1: 2, 2: 1}.get(label, label) if label is not None else None
 
@@ -34,11 +34,11 @@ def standings(labels: Iterable[tuple[str, str, str, int | None]]) -> dict[Key, S
     A report that appears only in ties or unreadable answers has no standing, as in the reference.
     """
     given = list(labels)
-    flipped = [(topic_id, second, first, _flipped(label)) for topic_id, first, second, label in given]
+    turned = [(topic_id, second, first, flipped(label)) for topic_id, first, second, label in given]
     table: dict[Key, Standing] = defaultdict(Standing)
     # Each report's own records, the given ones before the flipped ones: the order its `beat` list has in
     # the reference (which groups both by report, keeping their order).
-    for topic_id, run_id, other, label in given + flipped:
+    for topic_id, run_id, other, label in given + turned:
         if label == 1:
             table[(topic_id, run_id)].wins += 1
             table[(topic_id, run_id)].beat.append(other)

@@ -22,13 +22,11 @@ from assessor.importing.base import ImportFailure, ImportResult, Writes, import_
 from assessor.models import Answer
 from assessor.scoring.lifecycle import labels_counted
 from assessor.sources import import_source_claim
-from preferences.borda import standings
+from preferences.borda import flipped, standings
 from preferences.kinds import IMPORT_PREFERENCES, PREFERENCES_FAMILY
 from preferences.models import PreferenceLabel
 from preferences.scoring import SCORE_FAMILY
 from reports.texts import request_texts
-
-FLIPPED = {1: 2, 2: 1}
 
 
 @dataclass(frozen=True)
@@ -158,7 +156,7 @@ def _prepare(writes: Writes, *, path: Path, name: str, replace: bool, user: User
         if key in seen:
             # The flipped copy (or the pair again): it must say the same, turned round where it is.
             kept_first, _kept_second, kept_label, kept_line = seen[key]
-            said = comparison.label if first == kept_first else FLIPPED.get(comparison.label, comparison.label)
+            said = comparison.label if first == kept_first else flipped(comparison.label)
             if said != kept_label:
                 raise ImportFailure(
                     f"this pair's preference contradicts line {kept_line}", path=path, line=comparison.line,
@@ -168,7 +166,7 @@ def _prepare(writes: Writes, *, path: Path, name: str, replace: bool, user: User
             continue
         seen[key] = (first, second, comparison.label, comparison.line)
         existing = stored.get((first, second)) or stored.get((second, first))
-        value = comparison.label if existing is None or existing.first_id == first else FLIPPED.get(comparison.label, 0)
+        value = comparison.label if existing is None or existing.first_id == first else flipped(comparison.label)
         if existing is None:
             new.append(
                 PreferenceLabel(
@@ -218,7 +216,7 @@ def checkpoint_lines(*, name: str) -> Iterator[str]:
     texts = dict(Answer.objects.filter(topic_id__in=topics).values_list("pk", "text"))
     records = []
     for topic_id, first, second, first_run, second_run, label, confidence, reasoning in rows:
-        if label not in FLIPPED:
+        if label not in (1, 2):
             continue  # a tie or an unreadable answer: the reference keeps neither
         request = requests[topic_id]
         common = {
@@ -230,8 +228,8 @@ def checkpoint_lines(*, name: str) -> Iterator[str]:
             "reasoning": reasoning,
         }
         records.append((first_run, second_run, texts[first], texts[second], label, common))
-    flipped = [(b, a, tb, ta, FLIPPED[label], common) for a, b, ta, tb, label, common in records]
-    for run_id, run_id2, passage_1, passage_2, label, common in records + flipped:
+    turned = [(b, a, tb, ta, flipped(label), common) for a, b, ta, tb, label, common in records]
+    for run_id, run_id2, passage_1, passage_2, label, common in records + turned:
         record = {"run_id": run_id, "run_id2": run_id2, **common, "passage_1": passage_1, "passage_2": passage_2}
         record["better_passage"] = label
         yield json.dumps({**_ordered(record), "_type": "comparison"}) + "\n"

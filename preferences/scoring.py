@@ -21,7 +21,7 @@ from assessor.scoring.lifecycle import (
     open_work_sentences,
 )
 from assessor.scoring.scores import Scores, run_means
-from preferences.borda import standings
+from preferences.borda import flipped, standings
 from preferences.kinds import PREFERENCE_WORK, PREFERENCES, PREFERENCES_FAMILY
 from preferences.models import PreferenceLabel
 
@@ -113,7 +113,6 @@ def notes(sources: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]
 
 # The labels' ordinal order for agreement: the first report better, a tie, the second better.
 AGREEMENT_LABELS = ("1", "0", "2")
-FLIPPED = {"1": "2", "2": "1", "0": "0"}
 
 
 def _pair_labels(name: str) -> dict[tuple[int, int], str]:
@@ -124,8 +123,7 @@ def _pair_labels(name: str) -> dict[tuple[int, int], str]:
     )
     keyed = {}
     for first, second, label in labels.order_by().values_list("first_id", "second_id", "label"):
-        text = str(label)
-        keyed[(first, second) if first < second else (second, first)] = text if first < second else FLIPPED[text]
+        keyed[(first, second) if first < second else (second, first)] = str(label if first < second else flipped(label))
     return keyed
 
 
