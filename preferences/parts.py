@@ -83,9 +83,7 @@ def register() -> None:
         )
     )
     register_nav_link(
-        NavLink(
-            "Preferences", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58
-        )
+        NavLink("Preferences", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58)
     )
     register_importer(
         Importer(
