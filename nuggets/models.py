@@ -1,4 +1,9 @@
-"""Nugget sets of a topic and their nuggets, with the lineage of post-edited ones."""
+"""Nugget sets of a topic and their nuggets, with the lineage of post-edited ones.
+
+A set holds fact nuggets (TREC 2024: short statements an answer must contain) or question
+nuggets (the report family's banks: questions, optionally with gold answers). Both are edited
+in the same workspace, with the same undo, lineage and lifecycle.
+"""
 
 from django.db import models
 
@@ -18,6 +23,12 @@ class NuggetSet(Provenance):
         OPEN = "open"
         SUBMITTED = "submitted"
 
+    class Form(models.TextChoices):
+        """What the set's nuggets are; the first family's conditions take fact nuggets only."""
+
+        FACTS = "facts", "fact nuggets"
+        QUESTIONS = "questions", "question nuggets"
+
     MAX_NUGGETS = 20
     MAX_DRAFTS = 30
 
@@ -30,6 +41,7 @@ class NuggetSet(Provenance):
     # For AutoNuggets+Edits: the LLM drafts the assessor started from.
     drafts = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="edited_sets")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.SUBMITTED)
+    form = models.CharField(max_length=10, choices=Form.choices, default=Form.FACTS)
     # Optimistic concurrency for the editing workspace.
     version = models.PositiveIntegerField(default=0)
 
@@ -58,6 +70,12 @@ class Nugget(Provenance):
         SPLIT = "split"
         ADDED = "added"
 
+    class AnswerRule(models.TextChoices):
+        """How a question's gold answers combine: any one of them, or all of them."""
+
+        OR = "or", "OR (any answer)"
+        AND = "and", "AND (all answers)"
+
     nugget_set = models.ForeignKey(NuggetSet, on_delete=models.CASCADE, related_name="nuggets")
     position = models.PositiveSmallIntegerField()
     text = models.TextField()
@@ -68,6 +86,8 @@ class Nugget(Provenance):
     source_segment = models.ForeignKey(
         "assessor.Segment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Question nuggets with gold answers only: how the answers combine (blank: open-ended, or a fact).
+    answer_rule = models.CharField(max_length=3, choices=AnswerRule.choices, blank=True)
 
     class Meta:
         ordering = ["nugget_set_id", "position"]
@@ -80,6 +100,27 @@ class Nugget(Provenance):
     @property
     def words(self) -> int:
         return len(self.text.split())
+
+
+class GoldAnswer(models.Model):
+    """One gold answer of a question nugget, with the documents that support it.
+
+    It is part of its question: made by whoever made the question (the nugget's provenance),
+    copied with it when a post-edit keeps, rewords, merges or splits the question.
+    """
+
+    nugget = models.ForeignKey(Nugget, on_delete=models.CASCADE, related_name="gold_answers")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    # Document ids, in the order given; ids the collection does not hold are kept as written.
+    documents = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["nugget_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["nugget", "position"], name="one_gold_answer_per_position")]
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class NuggetEdit(models.Model):
