@@ -287,3 +287,7 @@ def test_the_jobs_page_launches_it(organizer, llm_server, ranked, worker_inline)
     job.refresh_from_db()
     assert (job.status, job.done_items) == (Job.Status.DONE, 2) and job.created_by is not None
     assert list(bank_questions("page")) == ["bee", "leaf"]
+    detail = organizer.get(reverse("jobs:detail", args=[job.pk])).content.decode()
+    assert "PrefNugget bank" in detail and "prefnugget-extract" in detail
+    refused = organizer.post(reverse("jobs:launch", args=[PREFNUGGET_BANK]), {"name": "x", "preferences": "nope"})
+    assert refused.status_code == 200 and not Job.objects.filter(output_name="x").exists()
