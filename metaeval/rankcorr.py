@@ -127,6 +127,12 @@ def tau_ap_b(x, y) -> np.ndarray:
     return _Pairs(_rows(x), _rows(y)).tau_ap_b()
 
 
+def tau_ap_b_directions(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """tau_ap_b(x|y) and tau_ap_b(y|x) apart, each NaN where its given ranking ties every run."""
+    pairs = _Pairs(_rows(x), _rows(y))
+    return _tau_ap_given(pairs.both, pairs.beaten_y), _tau_ap_given(pairs.both, pairs.beaten_x)
+
+
 def tau_gap(x, y) -> np.ndarray:
     return _Pairs(_rows(x), _rows(y)).tau_gap()
 
