@@ -91,7 +91,8 @@ def coefficient(method: str, truth: Sequence[float], judged: Sequence[float]) ->
     if method == "kendall":
         return float(rankcorr.tau_b(x, y)[0])
     if method == "pearson":
-        return float(rankcorr.pearson(x, y)[0])
+        # A constant list has no r (its deviations from a mean rounded apart from it would give one near 0).
+        return NAN if x.min() == x.max() or y.min() == y.max() else float(rankcorr.pearson(x, y)[0])
     if method == "spearman":
         return float(rankcorr.spearman(x, y)[0])
     if method == "tauap_b":

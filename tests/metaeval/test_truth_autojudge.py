@@ -169,3 +169,9 @@ def test_tau_ap_b_counts_an_all_tied_side_as_0_as_pyircore_does():
     # tau_ap_b(truth | judged): judged ties everything, 0; tau_ap_b(judged | truth): no run is above another in
     # judged, so every share is 0 and the direction is 2 x 0 - 1 = -1. The mean: -0.5.
     assert correlations(truth, judged, on_missing="error", top_k=3)["tauap_b"] == pytest.approx(-0.5)
+
+
+def test_a_constant_leaderboard_has_no_pearson_as_pandas_gives_it():
+    # 0.8 three times has a mean that rounds off 0.8, so deviations of 1e-17 would give r near 0, not none.
+    truth = {"a": 0.9, "b": 0.7, "c": 0.3}
+    assert math.isnan(correlations(truth, dict.fromkeys(truth, 0.8), on_missing="error", top_k=3)["pearson"])
