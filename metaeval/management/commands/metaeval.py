@@ -120,12 +120,12 @@ class Command(BaseCommand):
         names = figure_names(options.top_k)
         out.write(f"a = {comparison.a}    truth = {comparison.truth}")
         out.write(f"missing runs: {options.on_missing}; kendall@{options.top_k} over the truth's top {options.top_k}")
-        head = f"{'metric=truth metric':<28}{'runs':>6}" + "".join(f"{name:>12}" for name in names)
+        figures_head = "".join(f"{name:>12}" for name in names)
         out.write("")
-        out.write(head)
+        out.write(f"{'metric=truth metric':<28}{'runs':>8}{figures_head}")
         for pair in comparison.pairs:
             figures = "".join(f"{_tau(pair.figures[name]):>12}" for name in names)
-            out.write(f"{pair.metric + '=' + pair.truth_metric:<28}{pair.runs:>6}{figures}")
+            out.write(f"{pair.metric + '=' + pair.truth_metric:<28}{pair.runs:>8}{figures}")
             if pair.missing_in_judged:
                 verb = "count 0" if options.on_missing == "zero" else "left out"
                 out.write(f"  truth runs the judged source lacks ({verb}): {', '.join(pair.missing_in_judged)}")
@@ -133,15 +133,15 @@ class Command(BaseCommand):
                 out.write(f"  judged runs the truth lacks (left out): {', '.join(pair.missing_in_truth)}")
         out.write("")
         out.write("per topic: the mean over the topics where a figure is defined (topics counted)")
-        out.write(head.replace("runs", "topics"))
+        out.write(f"{'metric=truth metric':<28}{'topics':>8}{figures_head}")
         for pair in comparison.pairs:
             topics = pair.topics
             cells = "".join(f"{_tau(topics.mean[name]) + f' ({topics.counted[name]})':>12}" for name in names)
-            out.write(f"{pair.metric + '=' + pair.truth_metric:<28}{len(topics.topics):>6}{cells}")
+            out.write(f"{pair.metric + '=' + pair.truth_metric:<28}{len(topics.topics):>8}{cells}")
             if per_topic:
                 for topic, on_topic in topics.topics.items():
                     cells = "".join(f"{_tau(on_topic[name]) if on_topic else 'n/a':>12}" for name in names)
-                    out.write(f"  {topic:<26}{'':>6}{cells}")
+                    out.write(f"  {topic:<26}{'':>8}{cells}")
 
     def _write_table(self, comparison: Comparison) -> None:
         out = self.stdout
