@@ -45,3 +45,14 @@ def test_the_page_says_what_is_wrong_with_the_query(organizer, tmp_path):
 def test_an_assessor_cannot_reach_the_page(client):
     client.force_login(make_user(Role.ASSESSOR))
     assert client.get(reverse("metaeval:truth")).status_code in (302, 403)
+
+
+def test_the_two_source_page_takes_the_top_k_of_b_when_asked(organizer, tmp_path):
+    kiddie_leaderboards_import(tmp_path)
+    query = {"a": "scores:judged", "b": "scores:kiddie-truth", "pairs": "JUDGE=RELEVANCE", "bootstrap": "0"}
+    page = organizer.get(reverse("metaeval:index"), {**query, "top_k_of": "b", "top_k": "3"}).content.decode()
+    assert "tau-b over the 3 runs b ranks first" in page
+    assert '<option value="b" selected>' in page
+    assert "runs a ranks first" in organizer.get(reverse("metaeval:index"), query).content.decode()
+    bad = organizer.get(reverse("metaeval:index"), {**query, "top_k_of": "c"}).content.decode()
+    assert "top_k_of must be a or b" in bad

@@ -53,6 +53,10 @@ class Command(BaseCommand):
         )  # fmt: skip
         parser.add_argument("--top-k", type=int, default=10, help="tau over the top K runs of source a (default 10)")
         parser.add_argument(
+            "--top-k-of", choices=("a", "b"), default="a",
+            help="whose top K runs tau_top_k is over: a (the default) or b (a truth given as b)",
+        )  # fmt: skip
+        parser.add_argument(
             "--bootstrap", type=int, default=1000, metavar="N",
             help="resamples of the topics for the 95%% intervals (default 1000; 0: none)",
         )  # fmt: skip
@@ -82,6 +86,7 @@ class Command(BaseCommand):
         try:
             tau_options = TauOptions(
                 top_k=options["top_k"],
+                top_k_of=options["top_k_of"],
                 bootstrap=options["bootstrap"],
                 seed=options["seed"],
                 missing=options["missing"],
@@ -198,7 +203,9 @@ class Command(BaseCommand):
             if options.bootstrap
             else ""
         )
-        out.write(f"run level (missing topics: {options.missing}, top k = {options.top_k}{subset}{intervals})")
+        out.write(
+            f"run level (missing topics: {options.missing}, top k = {options.top_k} of {options.top_k_of}{subset}{intervals})"
+        )
         names = list(RUN_COEFFICIENTS)
         out.write(f"{'metric':<20}" + "".join(f"{name:>24}" for name in names))
         for tau in comparison.taus:
