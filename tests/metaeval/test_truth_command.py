@@ -99,5 +99,7 @@ def test_error_names_the_runs_and_the_table_prints_the_means(leaderboards):
     assert "JUDGE=RELEVANCE" in text and "0.6667" in text and "  hibernation" in text
     with pytest.raises(CommandError, match="--b and --truth exclude each other"):
         call_command("metaeval", "--a", "scores:judged", "--b", "scores:judged", "--truth", "scores:kiddie-truth")
+    with pytest.raises(CommandError, match="no --topics or --topics-of"):
+        metaeval_json("--topics", "leaf")
     with pytest.raises(CommandError, match="has no metric 'NOPE'"):
         metaeval_json("--metric", "JUDGE=NOPE")

@@ -104,6 +104,10 @@ class Command(BaseCommand):
     def _handle_truth(self, options: dict) -> None:
         if options["b"]:
             raise CommandError("--b and --truth exclude each other: compare two sources, or a source with a truth")
+        if options["topics"] or options["topics_of"]:
+            raise CommandError(
+                "--truth correlates the leaderboards' `all` rows as they are: no --topics or --topics-of"
+            )
         try:
             comparison = truth_build(
                 options["a"],
