@@ -527,3 +527,25 @@ def test_a_jsonl_row_without_a_field_is_refused_with_its_line_and_field(tmp_path
     with pytest.raises(ImportFailure, match=r"line 2.*not JSON"):
         scores_import(path=path, name="bad", layout="jsonl")
     assert not ImportedScore.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("layout", ["ir_measures", "tot", "jsonl", "trec_eval"])
+def test_the_app_reads_the_leaderboards_autojudge_evaluates_writer_writes(tmp_path, layout):
+    one_run = layout == "trec_eval"
+    runs = ["r2"] if one_run else TOOL_SCORES.runs
+    path = tmp_path / f"written.{layout}"
+    with reference_modules() as reference:
+        module = reference.eval_results
+        builder = module.EvalResultBuilder(module.MeasureSpecs.from_single(dict.fromkeys(TOOL_SCORES.metrics, "float")))
+        for (run, topic), values in TOOL_SCORES.per_topic.items():
+            if run in runs:
+                for metric, value in values.items():
+                    builder.add(run, topic, metric, value)
+        for run in runs:
+            for metric, value in TOOL_SCORES.run_means[run].items():
+                builder.add(run, "all", metric, value)
+        module.write(builder.build(compute_aggregates=False, verify=False, on_missing="ignore"), path, layout)
+    scores_import(path=path, name="written", layout=layout, run_id="r2" if one_run else None)
+    stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
+    assert stored == expected_cells(TOOL_SCORES, runs, zero_rows=False)
