@@ -7,7 +7,7 @@ A leaderboard here is run id -> score (a run's `all` row, or its row on one topi
   refuses a judged run the truth lacks). A judged run the truth lacks is otherwise
   left out.
 - `kendall` (tau-b), `pearson`, `spearman` of the aligned scores; `tauap_b` the mean of
-  the two directed tau_ap_b, a direction whose second ranking is all tied counting 0;
+  the two directed tau_ap_b, a direction whose given ranking ties every run counting 0;
   `tau_gap` with the truth supplying the gaps and the judged scores the order, ties in
   the judged scores broken by run-id order.
 - `kendall@k`: over the runs both leaderboards have, the truth's k best (ties at the

@@ -22,6 +22,7 @@ def test_the_page_shows_the_run_level_and_per_topic_figures_with_the_options_ask
     assert "Truth runs the judged source lacks (counted 0): run4" in page
     assert "Judged runs the truth lacks (left out): run5" in page
     assert ">hibernation<" in page
+    assert "format=json" in page  # the JSON download's link, with the query
 
     download = organizer.get(url, {**query, "format": "json"})
     assert download["Content-Type"] == "application/json"
