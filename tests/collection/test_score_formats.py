@@ -549,3 +549,15 @@ def test_the_app_reads_the_leaderboards_autojudge_evaluates_writer_writes(tmp_pa
     scores_import(path=path, name="written", layout=layout, run_id="r2" if one_run else None)
     stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
     assert stored == expected_cells(TOOL_SCORES, runs, zero_rows=False)
+
+
+@pytest.mark.django_db
+def test_a_jsonl_topic_id_or_value_written_as_a_number_or_text_reads_as_the_tools_read_it(tmp_path):
+    path = tmp_path / "typed.jsonl"
+    path.write_text(
+        '{"run_id": "r1", "topic_id": 2024, "measure": "F1", "value": 1}\n'
+        '{"run_id": "r1", "topic_id": "all", "measure": "F1", "value": "0.25"}\n'
+    )
+    scores_import(path=path, name="typed", layout="jsonl")
+    stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
+    assert stored == {("r1", "2024", "F1"): 1.0, ("r1", "all", "F1"): 0.25}
