@@ -2,6 +2,7 @@
 
 import io
 import json
+import warnings
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -561,3 +562,31 @@ def test_a_jsonl_topic_id_or_value_written_as_a_number_or_text_reads_as_the_tool
     scores_import(path=path, name="typed", layout="jsonl")
     stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
     assert stored == {("r1", "2024", "F1"): 1.0, ("r1", "all", "F1"): 0.25}
+
+
+@pytest.mark.django_db
+def test_meta_evaluate_reads_a_folder_of_the_apps_trec_eval_files_with_the_measures_named(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for run in TOOL_SCORES.runs:  # one file a run, named by its run id
+        # With zero rows: under its default --on-missing error, meta-evaluate refuses a run without a topic's row.
+        file = ScoreFile(layout="trec_eval", run=run, zero_rows=True)
+        (folder / run).write_text("".join(score_table_lines(TOOL_SCORES, file)))
+    truth = tmp_path / "truth.txt"  # the truth orders the runs r3, r1, r2; the app's F1 means order them r3, r2, r1
+    truth.write_text("".join(f"{run}\tall\tT\t{value}\n" for run, value in (("r1", 0.5), ("r2", 0.25), ("r3", 0.75))))
+    assert [TOOL_SCORES.run_means[run]["F1"] for run in TOOL_SCORES.runs] == [3 / 21, 6 / 21, 6 / 21]
+    with reference_modules() as reference, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        methods = {"correlation_methods": ["kendall"], "eval_format": "trec_eval"}
+        with pytest.raises(ValueError, match="Measure 'runid' not found in aggregate rows"):
+            reference.evaluation.LeaderboardEvaluator(truth, **methods).evaluate(folder)
+        named = reference.evaluation.LeaderboardEvaluator(truth, eval_measures=["F1"], **methods).evaluate(folder)
+        holey = tmp_path / "holey"
+        holey.mkdir()
+        for run in TOOL_SCORES.runs:
+            (holey / run).write_text("".join(score_table_lines(TOOL_SCORES, ScoreFile(layout="trec_eval", run=run))))
+        with pytest.raises(Exception, match=r"incomplete topic sets[\s\S]*r3: missing \['t2'\]"):
+            reference.evaluation.LeaderboardEvaluator(truth, eval_measures=["F1"], **methods).evaluate(holey)
+    # F1 means: r1 3/21, r2 and r3 6/21 (r3's missing t2 counts 0). Truth r3 > r1 > r2: (r1, r2) reversed,
+    # (r3, r1) agreed, (r3, r2) tied in the app: tau-b = (1 - 1) / sqrt(3 x 2) = 0.
+    assert named[("T", "F1")]["kendall"] == pytest.approx(0.0)
