@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
-from metaeval.sources import sources_list, sources_notes
+from metaeval.sources import source_judge, sources_list, sources_notes
 from metaeval.truth import ON_MISSING, figure_names
 from metaeval.truth_comparison import TruthOptions, truth_build, truth_json
 
@@ -61,6 +61,10 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
             context["comparison"] = comparison
             context["headings"] = _headings(top_k)
             context["notes"] = sources_notes([context["a"], context["truth"]])
+            context["judges"] = [
+                (str(comparison.a), source_judge(comparison.a)),
+                (str(comparison.truth), source_judge(comparison.truth)),
+            ]
             context["rows"] = [
                 {
                     "pair": pair,

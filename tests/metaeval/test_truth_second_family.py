@@ -65,3 +65,12 @@ def test_the_borda_leaderboard_against_the_truth_as_meta_evaluate_computes_it_fr
         for topic, values in topics.items():
             assert same(pair["per_topic"]["topics"][topic][name], values[name]), (topic, name)
     assert len(topics) == 5 == len(pair["per_topic"]["topics"])
+
+
+def test_the_page_correlates_the_borda_leaderboard(borda_and_truth, organizer):
+    from django.urls import reverse
+
+    query = {"a": "preferences:llm", "truth": "scores:truth", "metric": "borda=RELEVANCE", "top_k": "3"}
+    page = organizer.get(reverse("metaeval:truth"), query).content.decode()
+    # kendall 1/3 and tau_GAP 0.2014 at run level, as the command gives them (test above).
+    assert 'id="truth-runs"' in page and 'id="judges"' in page and "0.2014" in page
