@@ -38,6 +38,7 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
         "on_missing": query.get("on_missing", "error"),
         "on_missing_choices": ON_MISSING,
         "top_k": query.get("top_k", "10"),
+        "per_topic": query.get("per_topic", "") not in ("", "0"),
         "error": "",
         "comparison": None,
     }

@@ -21,7 +21,8 @@ def test_the_page_shows_the_run_level_and_per_topic_figures_with_the_options_ask
     assert "0.6667" in page
     assert "Truth runs the judged source lacks (counted 0): run4" in page
     assert "Judged runs the truth lacks (left out): run5" in page
-    assert ">hibernation<" in page
+    assert ">hibernation<" not in page  # the topics' rows are asked for
+    assert ">hibernation<" in organizer.get(url, {**query, "per_topic": "1"}).content.decode()
     assert "format=json" in page  # the JSON download's link, with the query
 
     download = organizer.get(url, {**query, "format": "json"})
