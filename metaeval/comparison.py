@@ -116,6 +116,8 @@ def comparison_build(
         raise ValueError(f"unknown missing-topic rule {options.missing!r}: zero or skip")
     if options.top_k < 2:
         raise ValueError("--top-k must be at least 2")
+    if options.top_k_of not in ("a", "b"):
+        raise ValueError(f"the top k are a's or b's, not {options.top_k_of!r}")
     if not scores:
         a, b = source_parse(a_text), source_parse(b_text)
         source_require(a)
@@ -195,6 +197,7 @@ def metric_json(tau: TauResult) -> dict:
 def options_json(options: TauOptions) -> dict:
     return {
         "top_k": options.top_k,
+        "top_k_of": options.top_k_of,
         "bootstrap": options.bootstrap,
         "seed": options.seed,
         "missing": options.missing,

@@ -42,9 +42,9 @@ from metaeval.sources import Source, SourceError, source_answers, source_describ
 from metaeval.stats import TauOptions, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
-OPTION_KEYS = ("top_k", "bootstrap", "seed", "missing", "topics", "topics_of", "pairs")
+OPTION_KEYS = ("top_k", "top_k_of", "bootstrap", "seed", "missing", "topics", "topics_of", "pairs")
 PAGE_DEFAULTS = {
-    "top_k": "10", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": "", "pairs": "",
+    "top_k": "10", "top_k_of": "a", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": "", "pairs": "",
 }  # fmt: skip
 QUERY_KEYS = ("a", "b", "metric", *OPTION_KEYS)
 PLOT_CACHE_SECONDS = 120
@@ -93,6 +93,9 @@ def options_from_query(params: Params) -> TauOptions:
     missing = _text(params, "missing") or "zero"
     if missing not in ("zero", "skip"):
         raise BadQuery("missing must be zero or skip")
+    top_k_of = _text(params, "top_k_of") or "a"
+    if top_k_of not in ("a", "b"):
+        raise BadQuery("top_k_of must be a or b")
     try:
         topics = topics_resolve(
             topics=(params.get("topics") or "").replace(",", " ").split(),
@@ -102,6 +105,7 @@ def options_from_query(params: Params) -> TauOptions:
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
     return TauOptions(
         top_k=_whole(params, "top_k", low=2, high=1000),
+        top_k_of=top_k_of,
         bootstrap=_whole(params, "bootstrap", low=0, high=10000),
         seed=_whole(params, "seed", low=0, high=2**32 - 1),
         missing=missing,
@@ -232,7 +236,8 @@ def kept_query(params: Params) -> Kept | None:
     stamp_a, stamp_b = (source_stamp(side) for side in sides)
     if stamp_a is None or stamp_b is None:
         return None
-    query = {key: _text(params, key) for key in QUERY_KEYS}
+    # a's top k, the default, keeps the key comparisons were kept under before b's could be asked for.
+    query = {key: _text(params, key) for key in QUERY_KEYS if key != "top_k_of" or _text(params, key) == "b"}
     digest = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()
     return Kept(query=query, key=digest, stamps=(stamp_a, stamp_b), sources=(sides[0], sides[1]))
 

@@ -8,6 +8,9 @@
 - `trec_eval`: trec_eval's own `measure topic value` of one run, named by its
   `runid all NAME` row (wherever it stands: trec_eval prints it after the topics)
   or by `run_id`.
+- `rag4reports`: `topic run measure value` (the Rag4Reports leaderboards).
+- `jsonl`: one JSON object a line with `run_id`, `topic_id`, `measure` and `value`
+  (autojudge-evaluate's `.eval.jsonl`; a number's text is read as a number too).
 `run_id`, when given, names the run of every row (a file with another run id in it
 is an error, not a new run).
 
@@ -17,6 +20,7 @@ whose last field is `value` names the columns (`run_id query_id measure value`, 
 AutoJudge tools' leaderboards may begin) and is skipped.
 """
 
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -77,13 +81,17 @@ def _trec_eval_run(path: Path, run_id: str | None) -> str | None:
 def _row(parts: list[str], *, layout: str, run: str | None, path: Path, number: int) -> list[str]:
     """The row's [run_id, topic_id, metric, value] as `layout` orders its fields."""
     count = len(parts)
-    if layout in ("tsv", "tot") or (layout == "ir_measures" and count == 4):
+    if layout in ("tsv", "tot", "rag4reports") or (layout == "ir_measures" and count == 4):
         if count != 4:
-            columns = "run measure topic value" if layout == "tot" else "run_id topic_id metric value"
+            columns = {"tot": "run measure topic value", "rag4reports": "topic run measure value"}.get(
+                layout, "run_id topic_id metric value"
+            )
             hint = " (three: --format trec_eval or ir_measures)" if count == 3 else ""
             raise ImportFailure(f"expected 4 fields ({columns}), found {count}{hint}", path=path, line=number)
         if layout == "tot":
             return [parts[0], parts[2], parts[1], parts[3]]
+        if layout == "rag4reports":
+            return [parts[1], parts[0], parts[2], parts[3]]
         return parts
     if count != 3:
         expected = "measure topic value" if layout == "trec_eval" else "run topic measure value, or query measure value"
@@ -103,8 +111,37 @@ def _row(parts: list[str], *, layout: str, run: str | None, path: Path, number: 
     return [run, topic, measure, value]
 
 
+JSONL_KEYS = ("run_id", "topic_id", "measure", "value")
+
+
+def _jsonl_row(line: str, *, path: Path, number: int) -> list[str]:
+    """A JSONL row's [run_id, topic_id, metric, value], each as text (a number's `repr`, read back exactly)."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFailure(f"not JSON: {exc.msg}", path=path, line=number) from None
+    if not isinstance(record, dict):
+        raise ImportFailure("a row is a JSON object with run_id, topic_id, measure and value", path=path, line=number)
+    row = []
+    for key in JSONL_KEYS:
+        if key not in record:
+            raise ImportFailure(f"no {key!r} in the row", path=path, line=number, field=key)
+        value = record[key]
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ImportFailure(f"{key} is text or a number, not {value!r}", path=path, line=number, field=key)
+        row.append(repr(float(value)) if isinstance(value, float) else str(value))
+    return row
+
+
 def _cells(path: Path, *, layout: str, run_id: str | None) -> Iterator[tuple[int, list[str]]]:
     """(line number, [run_id, topic_id, metric, value]) of each data row, in the project's order."""
+    if layout == "jsonl":
+        for number, line in read_lines(path):
+            row = _jsonl_row(line, path=path, number=number)
+            if run_id is not None and row[0] != run_id:
+                raise ImportFailure(f"run {row[0]!r} in a file imported as run {run_id!r}", path=path, line=number)
+            yield number, row
+        return
     run = _trec_eval_run(path, run_id) if layout == "trec_eval" else run_id
     first = True
     for number, line in read_lines(path):

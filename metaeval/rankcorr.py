@@ -22,8 +22,8 @@ undefined (a constant leaderboard, fewer than two runs) is NaN.
   weight on the pairs x orders the same way (x_j > x_i). A run with no weight
   ahead of it (the first, or tied in x with all above it) has no term; tau_GAP
   is 2 x the mean term - 1.
-- tau over the top k: Kendall's tau-b over the k runs ranked first by x
-  (ties at the boundary broken by position).
+- tau over the top k: Kendall's tau-b over the k runs ranked first by x, or by y
+  when `top_k_of` is "b" (ties at the boundary broken by position).
 """
 
 import math
@@ -127,6 +127,12 @@ def tau_ap_b(x, y) -> np.ndarray:
     return _Pairs(_rows(x), _rows(y)).tau_ap_b()
 
 
+def tau_ap_b_directions(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """tau_ap_b(x|y) and tau_ap_b(y|x) apart, each NaN where its given ranking ties every run."""
+    pairs = _Pairs(_rows(x), _rows(y))
+    return _tau_ap_given(pairs.both, pairs.beaten_y), _tau_ap_given(pairs.both, pairs.beaten_x)
+
+
 def tau_gap(x, y) -> np.ndarray:
     return _Pairs(_rows(x), _rows(y)).tau_gap()
 
@@ -139,8 +145,9 @@ def tau_top_k(x, y, k: int) -> np.ndarray:
     return tau_b(np.take_along_axis(x, top, axis=1), np.take_along_axis(y, top, axis=1))
 
 
-def coefficients(x, y, *, top_k: int) -> dict[str, np.ndarray]:
-    """Every run-level coefficient of each row pair, by name (COEFFICIENTS)."""
+def coefficients(x, y, *, top_k: int, top_k_of: str = "a") -> dict[str, np.ndarray]:
+    """Every run-level coefficient of each row pair, by name (COEFFICIENTS); tau_top_k over x's top k, or y's
+    (`top_k_of` "b": tau-b is symmetric, so the two swap)."""
     x, y = _rows(x), _rows(y)
     if x.shape[1] < 2:
         nothing = np.full(x.shape[0], np.nan)
@@ -152,7 +159,7 @@ def coefficients(x, y, *, top_k: int) -> dict[str, np.ndarray]:
         "pearson": pearson(x, y),
         "tau_ap": pairs.tau_ap_b(),
         "tau_gap": pairs.tau_gap(),
-        "tau_top_k": tau_top_k(x, y, top_k),
+        "tau_top_k": tau_top_k(x, y, top_k) if top_k_of == "a" else tau_top_k(y, x, top_k),
     }
 
 
@@ -296,6 +303,7 @@ def bootstrap_intervals(
     samples: int,
     seed: int | None,
     top_k: int,
+    top_k_of: str = "a",
     draws: np.ndarray | None = None,
     chunk: int = 25,
 ) -> dict[str, tuple[float, float]]:
@@ -314,7 +322,9 @@ def bootstrap_intervals(
     # In chunks, so that the runs x runs comparisons of a chunk stay in the cache, and its arrays stay small (at
     # 146 runs, a chunk of 100 resamples held 54 MB of them at its peak, of 25 44 MB, in less time).
     for start in range(0, len(draws), chunk):
-        part = coefficients(means_a[start : start + chunk], means_b[start : start + chunk], top_k=top_k)
+        part = coefficients(
+            means_a[start : start + chunk], means_b[start : start + chunk], top_k=top_k, top_k_of=top_k_of
+        )
         for name in COEFFICIENTS:
             values[name].append(part[name])
     intervals = {}

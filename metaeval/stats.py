@@ -207,6 +207,7 @@ class TauOptions:
     """How the run-level figures are made: the topics, the missing-topic rule, k and the bootstrap."""
 
     top_k: int = 10
+    top_k_of: str = "a"  # whose top k runs tau_top_k is over: "a", or "b" (a truth given as b)
     bootstrap: int = 0  # resamples of the topics for the 95% intervals; 0: none
     seed: int | None = None
     missing: str = "zero"  # "zero": a topic a run did not answer counts 0; "skip": mean over its answered topics
@@ -389,13 +390,14 @@ def _paired_taus(
         run_ys = rankcorr.exact_run_means(run_b, missing=options.missing) if len(run_b) else np.empty(0)
         if draws is not None and len(run_a):
             found = rankcorr.bootstrap_intervals(
-                run_a, run_b, missing=options.missing, samples=len(draws), seed=None, top_k=options.top_k, draws=draws
-            )
+                run_a, run_b, missing=options.missing, samples=len(draws), seed=None, top_k=options.top_k,
+                top_k_of=options.top_k_of, draws=draws,
+            )  # fmt: skip
             intervals = {name: found[coefficient] for name, coefficient in RUN_COEFFICIENTS.items()}
     else:
         points = _table_run_means(a, b, metric)
         run_xs, run_ys = np.array([p[1] for p in points]), np.array([p[2] for p in points])
-    run_level = rankcorr.coefficients(run_xs, run_ys, top_k=options.top_k)
+    run_level = rankcorr.coefficients(run_xs, run_ys, top_k=options.top_k, top_k_of=options.top_k_of)
     x_matrix, y_matrix = paired.a[metric], paired.b[metric]
     scored = ~np.isnan(x_matrix) & ~np.isnan(y_matrix)
     if options.topics is not None:

@@ -1,11 +1,12 @@
 from django.urls import path
 
-from metaeval import study_views, views
+from metaeval import study_views, truth_views, views
 
 app_name = "metaeval"
 urlpatterns = [
     path("", views.index, name="index"),
     path("calibrate/", views.calibrate, name="calibrate"),
+    path("truth/", truth_views.truth, name="truth"),
     path("taus.csv", views.taus_download, name="taus_csv"),
     path("confusion.csv", views.confusion_download, name="confusion_csv"),
     path("describe.csv", views.describe_download, name="describe_csv"),

@@ -7,6 +7,10 @@
   ir_measures layout; ir_measures' own per-query output is the same without the run).
 - `trec_eval`: trec_eval's own `measure topic value`, no header, of one run: its
   topics, then its `runid all NAME` row and the run's means.
+- `rag4reports`: `topic run measure value`, no header (autojudge-base's rag4reports
+  layout, the Rag4Reports leaderboards').
+- `jsonl`: one `{"run_id", "topic_id", "measure", "value"}` object a line, the keys in
+  that order and the value a number (autojudge-evaluate's `*.eval.jsonl`).
 Each gives the evaluated topics' rows and the run's mean under the topic `all`.
 
 A run that did not answer an evaluated topic scores 0 there, inside its mean. Its
@@ -15,6 +19,7 @@ then gets the project's figure. Run ids may be written as the track published
 them, with their team prefix (`citi.BEST_cot_gpt3.5`), where an import has seen that form.
 """
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -28,6 +33,8 @@ LAYOUTS: dict[str, str] = {
     "tot": "run measure topic value (trec_eval -q rows with the run in front; autojudge-evaluate's tot)",
     "ir_measures": "run topic measure value, or one run's query measure value (ir_measures -q)",
     "trec_eval": "measure topic value, one run (trec_eval -q; its runid row names the run)",
+    "rag4reports": "topic run measure value (the Rag4Reports leaderboards; autojudge-base's rag4reports)",
+    "jsonl": 'one {"run_id", "topic_id", "measure", "value"} object a line (autojudge-evaluate\'s .eval.jsonl)',
 }
 ONE_RUN_LAYOUTS = ("trec_eval",)
 
@@ -54,7 +61,7 @@ class ScoreFile:
             parts.append(self.layout)
         if self.zero_rows:
             parts.append("zeros")
-        return ".".join(parts) + (".tsv" if self.layout == "tsv" else ".txt")
+        return ".".join(parts) + {"tsv": ".tsv", "jsonl": ".jsonl"}.get(self.layout, ".txt")
 
 
 def score_value(value: float) -> str:
@@ -124,6 +131,22 @@ def ir_measures_lines(
         yield f"{name}\t{topic}\t{metric}\t{score_value(value)}\n"
 
 
+def rag4reports_lines(
+    scores: Scores, *, published: Mapping[str, str] | None = None, zero_rows: bool = False
+) -> Iterator[str]:
+    """`topic<TAB>run<TAB>measure<TAB>value`, no header, in the order of the TSV."""
+    for name, topic, metric, value in _run_topic_lines(scores, published=published, zero_rows=zero_rows):
+        yield f"{topic}\t{name}\t{metric}\t{score_value(value)}\n"
+
+
+def jsonl_lines(
+    scores: Scores, *, published: Mapping[str, str] | None = None, zero_rows: bool = False
+) -> Iterator[str]:
+    """One JSON object a row, in the order of the TSV, as autojudge-evaluate writes them (json.dumps' defaults)."""
+    for name, topic, metric, value in _run_topic_lines(scores, published=published, zero_rows=zero_rows):
+        yield json.dumps({"run_id": name, "topic_id": topic, "measure": metric, "value": float(value)}) + "\n"
+
+
 def trec_eval_lines(
     scores: Scores, *, run: str, published: Mapping[str, str] | None = None, zero_rows: bool = False
 ) -> Iterator[str]:
@@ -163,6 +186,10 @@ def score_table_lines(scores: Scores, file: ScoreFile = ScoreFile()) -> Iterator
         return tot_lines(scores, published=shown, zero_rows=file.zero_rows)
     if file.layout == "ir_measures":
         return ir_measures_lines(scores, published=shown, zero_rows=file.zero_rows)
+    if file.layout == "rag4reports":
+        return rag4reports_lines(scores, published=shown, zero_rows=file.zero_rows)
+    if file.layout == "jsonl":
+        return jsonl_lines(scores, published=shown, zero_rows=file.zero_rows)
     if file.layout == "trec_eval":
         run = _one_run(scores, file.run, published)
         return trec_eval_lines(scores, run=run, published=shown, zero_rows=file.zero_rows)

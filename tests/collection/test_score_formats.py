@@ -2,6 +2,7 @@
 
 import io
 import json
+import warnings
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -17,6 +18,7 @@ from metaeval.comparison import comparison_build
 from metaeval.importing import scores_import
 from metaeval.models import ImportedScore
 from tests.builders import make_run, make_topic
+from tests.metaeval.autojudge_reference import reference_modules
 
 SCORES = Scores(
     metrics=("V", "L"),
@@ -58,6 +60,26 @@ def test_the_ir_measures_layout_is_run_topic_measure_value():
     )
 
 
+def test_the_rag4reports_layout_is_topic_run_measure_value():
+    assert "".join(score_table_lines(SCORES, ScoreFile(layout="rag4reports"))) == (
+        "t1\tr1\tV\t0.5\n"
+        "t1\tr1\tL\t10.0\n"
+        "all\tr1\tV\t0.25\n"
+        "all\tr1\tL\t5.0\n"
+        "t1\tr2\tV\t1.0\n"
+        "t1\tr2\tL\t20.0\n"
+        "all\tr2\tV\t0.5\n"
+        "all\tr2\tL\t10.0\n"
+    )
+
+
+def test_the_jsonl_layout_is_one_object_a_row_with_autojudge_evaluates_keys():
+    lines = list(score_table_lines(SCORES, ScoreFile(layout="jsonl")))
+    assert lines[0] == '{"run_id": "r1", "topic_id": "t1", "measure": "V", "value": 0.5}\n'
+    assert lines[3] == '{"run_id": "r1", "topic_id": "all", "measure": "L", "value": 5.0}\n'
+    assert len(lines) == 8 and ScoreFile(layout="jsonl").file_name("scores") == "scores.jsonl.jsonl"
+
+
 @pytest.mark.django_db
 def test_the_trec_eval_layout_is_one_runs_measure_topic_value_as_trec_eval_prints_it():
     assert "".join(score_table_lines(SCORES, ScoreFile(layout="trec_eval", run="r2"))) == (
@@ -89,7 +111,7 @@ def test_zero_rows_make_the_means_recomputed_from_the_rows_the_tables():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("layout", ["tsv", "tot", "ir_measures"])
+@pytest.mark.parametrize("layout", ["tsv", "tot", "ir_measures", "rag4reports", "jsonl"])
 def test_each_layout_reads_back_as_the_same_table(tmp_path, layout):
     path = tmp_path / f"scores.{layout}.txt"
     path.write_text("".join(score_table_lines(SCORES, ScoreFile(layout=layout, zero_rows=True))))
@@ -384,3 +406,187 @@ def test_on_nists_labels_zero_rows_give_the_mean_a_tool_recomputes(shared_data, 
     assert len(topics) == 4 and round(sum(topics) / len(topics), 3) == 0.336 and round(mean, 3) == 0.064
     topics, mean = webis_vstrict("--zero-rows")
     assert len(topics) == 21 and sum(topics) / len(topics) == pytest.approx(mean, abs=1e-15)
+
+
+# --- the AutoJudge tools read what the app writes, and the app what they write ---------------------------------
+
+# Three runs on three topics; r3 did not answer t2 (0 in its mean, and a zero row when asked).
+TOOL_SCORES = Scores(
+    metrics=("NUGGET_COVERAGE", "F1"),
+    per_topic={
+        (run, topic): {"NUGGET_COVERAGE": (i + 1) / (j + 3), "F1": (i + j) / 7}
+        for i, run in enumerate(("r1", "r2", "r3"))
+        for j, topic in enumerate(("t1", "t2", "t3"))
+        if (run, topic) != ("r3", "t2")
+    },
+    topics=["t1", "t2", "t3"],
+    runs=["r1", "r2", "r3"],
+)
+TOOL_SCORES.run_means = {
+    run: {
+        m: sum(TOOL_SCORES.per_topic.get((run, t), {}).get(m, 0.0) for t in TOOL_SCORES.topics) / 3
+        for m in TOOL_SCORES.metrics
+    }
+    for run in TOOL_SCORES.runs
+}
+# autojudge-base's reader names; its trec_eval reads one run a file, named by the file.
+TOOL_LAYOUTS = ["ir_measures", "tot", "rag4reports", "jsonl", "trec_eval"]
+
+
+def expected_cells(scores: Scores, runs: list[str], *, zero_rows: bool) -> dict[tuple[str, str, str], float]:
+    cells = {}
+    for run in runs:
+        for topic in scores.topics:
+            values = scores.per_topic.get((run, topic))
+            if values is None and zero_rows:
+                values = dict.fromkeys(scores.metrics, 0.0)
+            for metric, value in (values or {}).items():
+                cells[(run, topic, metric)] = value
+        for metric, value in scores.run_means[run].items():
+            cells[(run, "all", metric)] = value
+    return cells
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("zero_rows", [False, True])
+@pytest.mark.parametrize("layout", TOOL_LAYOUTS)
+def test_autojudge_bases_reader_reads_each_file_the_app_writes_with_the_same_figures(tmp_path, layout, zero_rows):
+    one_run = layout == "trec_eval"
+    path = tmp_path / ("r2" if one_run else f"scores.{layout}")
+    path.write_text(
+        "".join(
+            score_table_lines(TOOL_SCORES, ScoreFile(layout=layout, zero_rows=zero_rows, run="r2" if one_run else ""))
+        )
+    )
+    with reference_modules() as reference:
+        leaderboard = reference.leaderboard.Leaderboard.load(path, format=layout)
+        read = {
+            (entry.run_id, entry.topic_id, measure): float(value)
+            for entry in leaderboard.entries
+            for measure, value in entry.values.items()
+            if measure != "runid"  # trec_eval's `runid all NAME` row, which names the run
+        }
+        if layout != "rag4reports":  # autojudge-evaluate's own reader, as meta-evaluate reads a leaderboard
+            result = reference.eval_results.load(
+                path, format=layout, recompute_aggregates=False, verify=False, on_missing="ignore"
+            )
+            evaluated = {
+                (entry.run_id, entry.topic_id, entry.measure): entry.value
+                for entry in result.entries
+                if entry.measure != "runid"
+            }
+            assert evaluated == read
+    assert read == expected_cells(TOOL_SCORES, ["r2"] if one_run else TOOL_SCORES.runs, zero_rows=zero_rows)
+    if zero_rows:  # the `all` rows are the means autojudge-evaluate recomputes from the topic rows
+        with reference_modules() as reference:
+            if layout != "rag4reports":
+                recomputed = reference.eval_results.load(
+                    path,
+                    format=layout,
+                    drop_aggregates=True,
+                    recompute_aggregates=True,
+                    verify=False,
+                    on_missing="ignore",
+                )
+                for entry in recomputed.entries:
+                    if entry.topic_id == "all" and entry.measure != "runid":
+                        assert entry.value == pytest.approx(read[(entry.run_id, "all", entry.measure)], abs=1e-12)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("layout", TOOL_LAYOUTS)
+def test_the_app_reads_the_leaderboards_autojudge_bases_writer_writes(tmp_path, layout):
+    one_run = layout == "trec_eval"
+    path = tmp_path / f"written.{layout}"
+    with reference_modules() as reference:
+        module = reference.leaderboard
+        spec = module.LeaderboardSpec(measures=(module.MeasureSpec("NUGGET_COVERAGE"), module.MeasureSpec("F1")))
+        builder = module.LeaderboardBuilder(spec)
+        for (run, topic), values in TOOL_SCORES.per_topic.items():
+            if not one_run or run == "r2":
+                builder.add(run_id=run, topic_id=topic, values=dict(values))
+        # r3's missing topic counts 0 in its `all` row, as the app counts it (autojudge-base's fix_aggregate).
+        board = builder.build(expected_topic_ids=TOOL_SCORES.topics, on_missing="fix_aggregate")
+        board.write(path, format=layout)
+    scores_import(path=path, name="written", layout=layout, run_id="r2" if one_run else None)
+    stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
+    expected = expected_cells(TOOL_SCORES, ["r2"] if one_run else TOOL_SCORES.runs, zero_rows=False)
+    assert stored.keys() == expected.keys()
+    for cell, value in expected.items():
+        assert stored[cell] == pytest.approx(value, abs=1e-12), cell
+
+
+@pytest.mark.django_db
+def test_a_jsonl_row_without_a_field_is_refused_with_its_line_and_field(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(
+        '{"run_id": "r1", "topic_id": "t1", "measure": "F1", "value": 0.5}\n{"run_id": "r1", "topic_id": "t2", "value": 0.5}\n'
+    )
+    with pytest.raises(ImportFailure, match=r"line 2.*no 'measure' in the row"):
+        scores_import(path=path, name="bad", layout="jsonl")
+    path.write_text('{"run_id": "r1", "topic_id": "t1", "measure": "F1", "value": 0.5}\nnot json\n')
+    with pytest.raises(ImportFailure, match=r"line 2.*not JSON"):
+        scores_import(path=path, name="bad", layout="jsonl")
+    assert not ImportedScore.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("layout", ["ir_measures", "tot", "jsonl", "trec_eval"])
+def test_the_app_reads_the_leaderboards_autojudge_evaluates_writer_writes(tmp_path, layout):
+    one_run = layout == "trec_eval"
+    runs = ["r2"] if one_run else TOOL_SCORES.runs
+    path = tmp_path / f"written.{layout}"
+    with reference_modules() as reference:
+        module = reference.eval_results
+        builder = module.EvalResultBuilder(module.MeasureSpecs.from_single(dict.fromkeys(TOOL_SCORES.metrics, "float")))
+        for (run, topic), values in TOOL_SCORES.per_topic.items():
+            if run in runs:
+                for metric, value in values.items():
+                    builder.add(run, topic, metric, value)
+        for run in runs:
+            for metric, value in TOOL_SCORES.run_means[run].items():
+                builder.add(run, "all", metric, value)
+        module.write(builder.build(compute_aggregates=False, verify=False, on_missing="ignore"), path, layout)
+    scores_import(path=path, name="written", layout=layout, run_id="r2" if one_run else None)
+    stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
+    assert stored == expected_cells(TOOL_SCORES, runs, zero_rows=False)
+
+
+@pytest.mark.django_db
+def test_a_jsonl_topic_id_or_value_written_as_a_number_or_text_reads_as_the_tools_read_it(tmp_path):
+    path = tmp_path / "typed.jsonl"
+    path.write_text(
+        '{"run_id": "r1", "topic_id": 2024, "measure": "F1", "value": 1}\n'
+        '{"run_id": "r1", "topic_id": "all", "measure": "F1", "value": "0.25"}\n'
+    )
+    scores_import(path=path, name="typed", layout="jsonl")
+    stored = {(s.run_id, s.topic_id, s.metric): s.value for s in ImportedScore.objects.all()}
+    assert stored == {("r1", "2024", "F1"): 1.0, ("r1", "all", "F1"): 0.25}
+
+
+@pytest.mark.django_db
+def test_meta_evaluate_reads_a_folder_of_the_apps_trec_eval_files_with_the_measures_named(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for run in TOOL_SCORES.runs:  # one file a run, named by its run id
+        # With zero rows: under its default --on-missing error, meta-evaluate refuses a run without a topic's row.
+        file = ScoreFile(layout="trec_eval", run=run, zero_rows=True)
+        (folder / run).write_text("".join(score_table_lines(TOOL_SCORES, file)))
+    truth = tmp_path / "truth.txt"  # the truth orders the runs r3, r1, r2; the app's F1 means order them r3, r2, r1
+    truth.write_text("".join(f"{run}\tall\tT\t{value}\n" for run, value in (("r1", 0.5), ("r2", 0.25), ("r3", 0.75))))
+    assert [TOOL_SCORES.run_means[run]["F1"] for run in TOOL_SCORES.runs] == [3 / 21, 6 / 21, 6 / 21]
+    with reference_modules() as reference, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        methods = {"correlation_methods": ["kendall"], "eval_format": "trec_eval"}
+        with pytest.raises(ValueError, match="Measure 'runid' not found in aggregate rows"):
+            reference.evaluation.LeaderboardEvaluator(truth, **methods).evaluate(folder)
+        named = reference.evaluation.LeaderboardEvaluator(truth, eval_measures=["F1"], **methods).evaluate(folder)
+        holey = tmp_path / "holey"
+        holey.mkdir()
+        for run in TOOL_SCORES.runs:
+            (holey / run).write_text("".join(score_table_lines(TOOL_SCORES, ScoreFile(layout="trec_eval", run=run))))
+        with pytest.raises(Exception, match=r"incomplete topic sets[\s\S]*r3: missing \['t2'\]"):
+            reference.evaluation.LeaderboardEvaluator(truth, eval_measures=["F1"], **methods).evaluate(holey)
+    # F1 means: r1 3/21, r2 and r3 6/21 (r3's missing t2 counts 0). Truth r3 > r1 > r2: (r1, r2) reversed,
+    # (r3, r1) agreed, (r3, r2) tied in the app: tau-b = (1 - 1) / sqrt(3 x 2) = 0.
+    assert named[("T", "F1")]["kendall"] == pytest.approx(0.0)

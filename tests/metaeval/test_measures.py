@@ -93,7 +93,7 @@ def test_metaeval_json_has_the_keys_scripts_read():
     assert all(len(interval) == 2 for interval in vstrict["ci95"].values())
     assert {"tau_topic_avg", "tau_all", "spearman_topic_avg", "spearman_all", "pearson_topic_avg", "pearson_all"} <= set(vstrict)
     assert {"kappa", "kappa_linear", "kappa_quadratic", "alpha_ordinal"} <= set(data["confusion"])
-    assert data["options"] == {"top_k": 10, "bootstrap": 50, "seed": 3, "missing": "zero", "topics": None}
+    assert data["options"] == {"top_k": 10, "top_k_of": "a", "bootstrap": 50, "seed": 3, "missing": "zero", "topics": None}
     again = StringIO()
     call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/auto", "--bootstrap", "50", "--seed", "3", "--json", stdout=again)
     assert json.loads(again.getvalue()) == data

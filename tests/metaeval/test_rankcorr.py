@@ -77,6 +77,15 @@ def test_tau_over_the_top_k_of_the_first_leaderboard():
     assert one(tau_top_k, x, y, 10) == one(tau_b, x, y)
 
 
+def test_tau_over_the_top_k_of_the_second_leaderboard_when_asked():
+    # x judged, y the truth: y's top 3 are runs 0, 1, 2 (4, 3, 2), which x orders 2, 1, 0: -1. x's own top 3 are
+    # runs 2, 4, 3 (5, 4, 3), which y orders 2, 3, 4 against x's 2, 4, 3: one pair of three reversed, 1/3.
+    x = np.array([0.0, 1.0, 5.0, 3.0, 4.0])
+    y = np.array([4.0, 3.0, 2.0, 1.0, 0.0])
+    assert float(coefficients(x, y, top_k=3, top_k_of="b")["tau_top_k"][0]) == pytest.approx(-1.0)
+    assert float(coefficients(x, y, top_k=3)["tau_top_k"][0]) == pytest.approx(1 / 3)
+
+
 def test_a_constant_leaderboard_has_no_coefficient():
     values = coefficients(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0]), top_k=10)
     assert all(math.isnan(float(v[0])) for name, v in values.items() if name != "tau_gap")
