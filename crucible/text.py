@@ -4,7 +4,8 @@
   the chunk stays within about 1,000 characters; a sentence longer than that is a chunk of its own.
 - Confidence: the mean token probability, exp(logprob), over the tokens of the answer's extracted text
   (the tokens that overlap its `[[ ## extracted_text ## ]]` section). A mean, not a product, so that a
-  long passage is not ranked below a short one for its length alone.
+  long passage is not ranked below a short one for its length alone; rounded to six decimals, so that
+  equal probabilities tie whatever the number of tokens and the retrieval order decides.
 - Repeats: two sentences are one when their stopped and stemmed words are the same (bm25s's English
   stop words, PyStemmer's Snowball English stemmer).
 - The report: per question its top k candidates by confidence (ties: retrieval order), repeats of a
@@ -22,6 +23,7 @@ from functools import cache
 from assessor.jobs.llm.client import TokenLogprob
 
 CHUNK_CHARS = 1_000
+CONFIDENCE_DECIMALS = 6
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 WORD = re.compile(r"\w+")
 # What a model writes for "this document does not answer the question" (compared without case or punctuation).
@@ -66,7 +68,7 @@ def confidence_of(logprobs: Sequence[TokenLogprob], text: str, start: int, end: 
         offset = token_end
     if not probabilities:
         return None
-    return sum(probabilities) / len(probabilities)
+    return round(sum(probabilities) / len(probabilities), CONFIDENCE_DECIMALS)
 
 
 @cache
