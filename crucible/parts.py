@@ -1,7 +1,8 @@
-"""What the crucible app adds to the registry: its job, which writes a run from a question bank."""
+"""What the crucible app adds to the registry: its job, which writes a run from a question bank, and the
+section of that run's page that says so."""
 
-from assessor.registry import JobKind, register_job_kind
-from crucible import llm
+from assessor.registry import JobKind, RunPanel, register_job_kind, register_run_panel
+from crucible import llm, pages
 from crucible.forms import CrucibleLaunchForm
 from crucible.kinds import CRUCIBLE
 from crucible.prompts import EXTRACT
@@ -24,3 +25,4 @@ def register() -> None:
             prompts=(EXTRACT,),
         )
     )
+    register_run_panel(RunPanel("crucible/run_panel.html", pages.run_panel_context, order=10))

@@ -196,5 +196,8 @@ def test_the_run_is_exported_and_judged_as_an_imported_one(llm_server, bank, org
     call_command("run_preferences", "--name", "prefs", "--topics", "bee", "--sync", "--threads", "1", stdout=StringIO())
     board = organizer.get(reverse("collection:borda_leaderboard") + "?source=prefs").content.decode()
     assert "cru" in board
+    # Its page says what made it; an imported run's page says nothing of Crucible.
     page = organizer.get(reverse("collection:run", args=["cru"])).content.decode()
-    assert "cru" in page
+    assert "Made by Crucible" in page and "people-bank" in page and "crucible-extract v1" in page
+    assert "fake-model" in page and "abstractive (the condensed sentence), 1 sentence per question" in page
+    assert "Made by Crucible" not in organizer.get(reverse("collection:run", args=["run1"])).content.decode()
