@@ -328,6 +328,14 @@ def report_lines(job: Job, crucible: CrucibleRun) -> list[dict]:
 def crucible_run_make(job: Job) -> CrucibleRun:
     """Write the job's reports as an AutoJudge report file and import it: the run, stored as any imported run."""
     crucible = CrucibleRun.objects.get(job=job)
+    if (
+        Run.objects.filter(run_id=crucible.run_name).exists()
+        or RunAlias.objects.filter(alias=crucible.run_name).exists()
+    ):
+        # Stored meanwhile by someone else: never write into another's run.
+        crucible.error = f"a run named {crucible.run_name!r} was stored while the job ran: the reports were not stored"
+        crucible.save(update_fields=["error"])
+        return crucible
     lines = report_lines(job, crucible)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{crucible.run_name}.crucible.jsonl"
