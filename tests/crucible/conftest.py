@@ -5,12 +5,8 @@ import pytest
 from nuggets.banks import Question, bank_store
 from reports.importing import reports_import, requests_import
 from tests.builders import make_batch, source_of
+from tests.crucible.bank import BANK
 from tests.reports.kiddie import KIDDIE_RUNS, KIDDIE_TOPICS
-
-BANK = {
-    "leaf": ["Why do leaves change color in the fall?", "Will the tree be okay after its leaves drop?"],
-    "bee": ["How do bees make honey?", "Why do bees visit flowers?"],
-}
 
 
 @pytest.fixture

@@ -19,8 +19,9 @@ from crucible.llm import NO_LOGPROBS, crucible_job_create
 from crucible.models import Chunk, CrucibleRun, Extraction
 from reports.importing import reports_import
 from reports.models import ReportRequest
-from tests.crucible.conftest import BANK
-from tests.llm_server import FakeLLMServer, llm_settings
+from tests.builders import make_run
+from tests.crucible.bank import BANK
+from tests.llm_server import FakeLLMServer, Reply, llm_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -201,3 +202,24 @@ def test_the_run_is_exported_and_judged_as_an_imported_one(llm_server, bank, org
     assert "Made by Crucible" in page and "people-bank" in page and "crucible-extract v1" in page
     assert "fake-model" in page and "abstractive (the condensed sentence), 1 sentence per question" in page
     assert "Made by Crucible" not in organizer.get(reverse("collection:run", args=["run1"])).content.decode()
+
+
+def test_a_pair_whose_answer_cannot_be_read_is_no_candidate_and_the_rest_still_are(llm_server, bank):
+    job = crucible_job_create(name="odd", bank=bank, topics=["bee"])
+    # The first pair's three asks (two re-asks) are answered without the sections asked for.
+    llm_server.script(*[Reply.literal("Bees make honey, I think.")] * 3)
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done_items, job.failed_items) == (Job.Status.DONE, 2, 0)
+    failed = Extraction.objects.get(job=job, error__startswith="no usable answer after 3 asks")
+    assert "Bees make honey, I think." in failed.error and failed.confidence is None
+    assert stored_report("odd", "bee")  # made from the other pairs
+
+
+def test_a_run_of_the_same_id_stored_while_the_job_ran_is_left_alone(llm_server, bank):
+    job = crucible_job_create(name="taken", bank=bank, topics=["bee"])
+    make_run("taken")
+    job_run_sync(job.pk)
+    crucible = CrucibleRun.objects.get(job=job)
+    assert crucible.run is None and "was stored while the job ran" in crucible.error
+    assert not Answer.objects.filter(run__run_id="taken").exists()
