@@ -201,6 +201,7 @@ def test_the_run_is_exported_and_judged_as_an_imported_one(llm_server, bank, org
     page = organizer.get(reverse("collection:run", args=["cru"])).content.decode()
     assert "Made by Crucible" in page and "people-bank" in page and "crucible-extract v1" in page
     assert "fake-model" in page and "abstractive (the condensed sentence), 1 sentence per question" in page
+    assert "people-bank</span>, made by imported files" in page
     assert "Made by Crucible" not in organizer.get(reverse("collection:run", args=["run1"])).content.decode()
 
 
