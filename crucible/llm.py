@@ -26,7 +26,7 @@ from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMSession, Sco
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import topics_select
-from assessor.models import Job, JobItem, Run, RunAlias, Segment
+from assessor.models import Job, JobItem, PromptTemplate, Run, RunAlias, Segment
 from crucible.kinds import CRUCIBLE
 from crucible.models import Chunk, CrucibleRun, Extraction, Variant
 from crucible.prompts import EXTRACT
@@ -190,7 +190,9 @@ class Reading:
     error: str = ""
 
 
-def _scored(llm: LLMSession, prompt, messages: list[dict[str, str]]) -> tuple[Scored[ExtractionAnswer], float | None]:
+def _scored(
+    llm: LLMSession, prompt: PromptTemplate, messages: list[dict[str, str]]
+) -> tuple[Scored[ExtractionAnswer], float | None]:
     """The answer and its confidence: from the log-probabilities, or for a cached answer from the extraction
     stored with it (asked again when none was)."""
     scored = llm.ask_scored(prompt, messages, extraction_read)
