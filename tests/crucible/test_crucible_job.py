@@ -117,6 +117,17 @@ def test_the_extractive_and_long_variant_keeps_five_supporting_texts_per_questio
         assert len(expected) > 2 and stored_report("crucible-long", topic_id) == expected
 
 
+def test_a_report_is_cut_to_its_requests_limit_at_a_sentence_boundary(llm_server, bank):
+    ReportRequest.objects.filter(pk="leaf").update(limit=200)
+    job_run_sync(crucible_job_create(name="cut", bank=bank, length="long").pk)
+    whole = expected_report("leaf", k=5)
+    kept = []
+    while len(kept) < len(whole) and len(" ".join(text for text, _ in whole[: len(kept) + 1])) <= 200:
+        kept = whole[: len(kept) + 1]
+    assert 0 < len(kept) < len(whole) and stored_report("cut", "leaf") == kept
+    assert stored_report("cut", "bee") == expected_report("bee", k=5)  # no limit
+
+
 def test_a_rerun_under_another_name_makes_no_call_and_the_same_run(llm_server, bank):
     job_run_sync(crucible_job_create(name="first", bank=bank).pk)
     calls = llm_server.count

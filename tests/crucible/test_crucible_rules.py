@@ -4,7 +4,7 @@ question, repeats by their stems, and the cut to a request's limit."""
 import math
 
 from assessor.jobs.llm.client import TokenLogprob
-from crucible.llm import extraction_read, report_of
+from crucible.llm import extraction_read, report_of, topic_chunks
 from crucible.text import Candidate, chunks_split, confidence_of, is_no_answer, report_sentences, stem_key
 from reports.models import ReportRequest
 
@@ -20,6 +20,13 @@ def test_chunks_gather_whole_sentences_up_to_about_a_thousand_characters():
     huge = "word " * 300 + "end."
     assert chunks_split(f"Short one. {huge.strip()} Tail.") == ["Short one.", huge.strip(), "Tail."]
     assert chunks_split("   ") == []
+
+
+def test_a_topics_chunks_come_from_the_best_document_down_up_to_the_limit():
+    a, b = "A" * 599 + ".", "B" * 599 + "."  # two chunks: together they are over 1,000 characters
+    texts = {"d1": "Short.", "d2": f"{a} {b}", "d3": "Third."}
+    assert topic_chunks(["d2", "d1", "d3"], texts, limit=3) == [("d2", a), ("d2", b), ("d1", "Short.")]
+    assert topic_chunks(["d3", "d2"], texts, limit=2) == [("d3", "Third."), ("d2", a)]
 
 
 def test_the_confidence_is_the_mean_token_probability_over_the_extracted_text():
