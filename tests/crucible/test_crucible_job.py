@@ -187,6 +187,9 @@ def test_the_jobs_page_launches_it(organizer, llm_server, bank, worker_inline):
     job = Job.objects.get(output_name="page")
     assert response.status_code == 302 and worker_inline == [job.pk]
     assert stored_report("page", "leaf") == expected_report("leaf")
+    assert "Crucible run from a bank" in organizer.get(reverse("jobs:detail", args=[job.pk])).content.decode()
+    listing = organizer.get(reverse("jobs:list")).content.decode()
+    assert reverse("jobs:launch", args=["crucible"]) in listing
 
 
 def test_the_run_is_exported_and_judged_as_an_imported_one(llm_server, bank, organizer, tmp_path):
