@@ -210,7 +210,13 @@ def test_the_run_is_exported_and_judged_as_an_imported_one(llm_server, bank, org
     # A preference job compares it with the other runs like any other report.
     call_command("run_preferences", "--name", "prefs", "--topics", "bee", "--sync", "--threads", "1", stdout=StringIO())
     board = organizer.get(reverse("collection:borda_leaderboard") + "?source=prefs").content.decode()
-    assert "cru" in board
+    assert "/collection/runs/cru" in board
+    # The first family's support judge checks its citations like any run's.
+    call_command(
+        "run_auto_support", "--name", "llm-support", "--runs", "cru", "--sync", "--threads", "1", stdout=StringIO()
+    )
+    board = organizer.get(reverse("collection:support_leaderboard") + "?method=llm-support").content.decode()
+    assert "/collection/runs/cru" in board
     # Its page says what made it; an imported run's page says nothing of Crucible.
     page = organizer.get(reverse("collection:run", args=["cru"])).content.decode()
     assert "Made by Crucible" in page and "people-bank" in page and "crucible-extract v1" in page
