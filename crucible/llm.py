@@ -32,7 +32,7 @@ from crucible.models import Chunk, CrucibleRun, Extraction, Variant
 from crucible.prompts import EXTRACT
 from crucible.retrieval import bm25_ranked, segments_all
 from crucible.text import Candidate, chunks_split, confidence_of, is_no_answer, report_sentences
-from nuggets.banks import bank_questions
+from nuggets.banks import Question, bank_questions
 from reports.chat_layout import HEADER
 from reports.importing import reports_import
 from reports.layout import report_cut
@@ -103,6 +103,25 @@ def topic_chunks(ranked: list[str], texts: dict[str, str], *, limit: int) -> lis
     return chunks
 
 
+def crucible_plan(
+    *, bank: str, topics: list[str] | None = None, documents: int = DOCUMENTS, chunks: int = CHUNKS
+) -> tuple[dict[str, list[Question]], dict[str, list[tuple[str, str]]]]:
+    """The bank's questions and the chunks (docid, text) a job of this selection would read, per topic."""
+    if documents < 1 or chunks < 1:
+        raise JobRequestInvalid("documents and chunks must be at least 1")
+    topic_ids = [topic.id for topic in topics_select(topics)]
+    banks = bank_questions(bank, topic_ids)
+    if not banks:
+        raise JobRequestInvalid(f"no counted question bank named {bank!r} on the topics chosen")
+    collection = segments_all()
+    texts = {document.docid: document.text for document in collection}
+    ranked = bm25_ranked(collection, [request_query(topic_id) for topic_id in banks], k=documents)
+    chunked = {
+        topic_id: topic_chunks(found, texts, limit=chunks) for topic_id, found in zip(banks, ranked, strict=True)
+    }
+    return banks, chunked
+
+
 def crucible_job_create(
     *,
     name: str,
@@ -125,18 +144,7 @@ def crucible_job_create(
     variant = Variant(variant).value
     if length not in PER_QUESTION:
         raise JobRequestInvalid(f"unknown report length {length!r}: short or long")
-    if documents < 1 or chunks < 1:
-        raise JobRequestInvalid("documents and chunks must be at least 1")
-    topic_ids = [topic.id for topic in topics_select(topics)]
-    banks = bank_questions(bank, topic_ids)
-    if not banks:
-        raise JobRequestInvalid(f"no counted question bank named {bank!r} on the topics chosen")
-    collection = segments_all()
-    texts = {document.docid: document.text for document in collection}
-    ranked = bm25_ranked(collection, [request_query(topic_id) for topic_id in banks], k=documents)
-    chunked = {
-        topic_id: topic_chunks(found, texts, limit=chunks) for topic_id, found in zip(banks, ranked, strict=True)
-    }
+    banks, chunked = crucible_plan(bank=bank, topics=topics, documents=documents, chunks=chunks)
     items = [
         (f"{topic_id}/{position}", {"topic": topic_id, "question": position, "text": question.text})
         for topic_id, questions in banks.items()

@@ -177,6 +177,18 @@ def test_the_command_runs_the_job_and_names_the_run(llm_server, bank):
     assert stored_report("cli", "bee") == expected_report("bee")
 
 
+def test_the_dry_run_prints_the_chunks_and_calls_nothing(llm_server, bank):
+    out = StringIO()
+    call_command("run_crucible", "--bank", bank, "--topics", "bee", "--documents", "3", "--dry-run", stdout=out)
+    texts = dict(Segment.objects.values_list("docid", "text"))
+    ranked = ranking("bee", 3)
+    assert out.getvalue().splitlines() == [
+        *(f"bee\t{rank}\t{docid}\t{len(texts[docid])}" for rank, docid in enumerate(ranked)),
+        f"{2 * len(ranked)} calls: 1 topics, their questions x their chunks",
+    ]
+    assert (Job.objects.count(), llm_server.count) == (0, 0)
+
+
 def test_the_jobs_page_launches_it(organizer, llm_server, bank, worker_inline):
     launch = organizer.get(reverse("jobs:launch", args=["crucible"])).content.decode()
     assert "manage.py run_crucible --name NAME" in launch and "people-bank" in launch

@@ -1,6 +1,9 @@
+from django.core.management.base import CommandError
+
 from assessor.jobs.command import JobCommand
+from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
-from crucible.llm import CHUNKS, DOCUMENTS, crucible_job_create
+from crucible.llm import CHUNKS, DOCUMENTS, crucible_job_create, crucible_plan
 from crucible.models import CrucibleRun, Variant
 
 
@@ -18,6 +21,30 @@ class Command(JobCommand):
         )
         parser.add_argument("--documents", type=int, default=DOCUMENTS, help="documents retrieved per topic")
         parser.add_argument("--chunks", type=int, default=CHUNKS, help="chunks read per topic")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print each topic's chunks (topic, rank, document, characters; tab separated) and call nothing",
+        )
+
+    def handle(self, *args, **options) -> None:
+        if options["dry_run"]:
+            try:
+                banks, chunked = crucible_plan(
+                    bank=options["bank"] or "",
+                    topics=options["topics"],
+                    documents=options["documents"],
+                    chunks=options["chunks"],
+                )
+            except JobRequestInvalid as exc:
+                raise CommandError(str(exc)) from None
+            for topic_id, found in chunked.items():
+                for rank, (docid, text) in enumerate(found):
+                    self.stdout.write(f"{topic_id}\t{rank}\t{docid}\t{len(text)}")
+            calls = sum(len(banks[topic_id]) * len(found) for topic_id, found in chunked.items())
+            self.stdout.write(f"{calls} calls: {len(chunked)} topics, their questions x their chunks")
+            return
+        super().handle(*args, **options)
 
     def create_job(self, options: dict) -> Job:
         return crucible_job_create(
