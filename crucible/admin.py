@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from crucible.models import Chunk, CrucibleRun, Extraction
+from crucible.models import Chunk, CrucibleRun, Extraction, KnownConfidence
 
 
 @admin.register(CrucibleRun)
@@ -24,4 +24,11 @@ class ExtractionAdmin(admin.ModelAdmin):
     list_display = ("job_id", "chunk_id", "question", "confidence", "no_answer", "condensed_sentence")
     list_filter = ("no_answer",)
     raw_id_fields = ("job", "chunk")
+    show_full_result_count = False
+
+
+@admin.register(KnownConfidence)
+class KnownConfidenceAdmin(admin.ModelAdmin):
+    list_display = ("cache_key", "confidence")
+    search_fields = ("cache_key",)
     show_full_result_count = False

@@ -28,7 +28,7 @@ from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import topics_select
 from assessor.models import Job, JobItem, PromptTemplate, Run, RunAlias, Segment
 from crucible.kinds import CRUCIBLE
-from crucible.models import Chunk, CrucibleRun, Extraction, Variant
+from crucible.models import Chunk, CrucibleRun, Extraction, KnownConfidence, Variant
 from crucible.prompts import EXTRACT
 from crucible.retrieval import bm25_ranked, segments_all
 from crucible.text import Candidate, chunks_split, confidence_of, is_no_answer, report_sentences
@@ -201,15 +201,11 @@ class Reading:
 def _scored(
     llm: LLMSession, prompt: PromptTemplate, messages: list[dict[str, str]]
 ) -> tuple[Scored[ExtractionAnswer], float | None]:
-    """The answer and its confidence: from the log-probabilities, or for a cached answer from the extraction
-    stored with it (asked again when none was)."""
+    """The answer and its confidence: from the log-probabilities, or for a cached answer the confidence kept
+    when it came (asked again when none was)."""
     scored = llm.ask_scored(prompt, messages, extraction_read)
     if scored.from_cache:
-        known = (
-            Extraction.objects.filter(cache_key=scored.cache_key, confidence__isnull=False)
-            .values_list("confidence", flat=True)
-            .first()
-        )
+        known = KnownConfidence.objects.filter(cache_key=scored.cache_key).values_list("confidence", flat=True).first()
         if known is not None:
             return scored, known
         scored = llm.ask_scored(prompt, messages, extraction_read, cached=False)
@@ -217,7 +213,12 @@ def _scored(
         if llm.job_id is not None:
             CrucibleRun.objects.filter(job_id=llm.job_id).update(error=NO_LOGPROBS)
         raise ItemUnworkable(NO_LOGPROBS)
-    return scored, confidence_of(scored.logprobs, scored.text, scored.value.start, scored.value.end)
+    confidence = confidence_of(scored.logprobs, scored.text, scored.value.start, scored.value.end)
+    if confidence is not None:
+        KnownConfidence.objects.bulk_create(
+            [KnownConfidence(cache_key=scored.cache_key, confidence=confidence)], ignore_conflicts=True
+        )
+    return scored, confidence
 
 
 def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[Reading]:

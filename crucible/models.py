@@ -66,3 +66,11 @@ class Extraction(models.Model):
 
     class Meta:
         ordering = ["job_id", "chunk_id", "question"]
+
+
+class KnownConfidence(models.Model):
+    """The confidence of an answer the cache keeps (by its key), written as soon as the answer comes: the cache
+    keeps the text only, and a re-run, or an item retried after failing midway, reads its confidence here."""
+
+    cache_key = models.CharField(max_length=64, unique=True)
+    confidence = models.FloatField()

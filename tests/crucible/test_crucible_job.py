@@ -13,7 +13,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from django.core.management import call_command
 from django.urls import reverse
 
-from assessor.jobs.engine import JobRequestInvalid, job_run_sync
+from assessor.jobs.engine import JobRequestInvalid, job_reopen, job_run_sync
 from assessor.models import Answer, Job, LLMCall, Run, Segment
 from crucible.llm import NO_LOGPROBS, crucible_job_create
 from crucible.models import Chunk, CrucibleRun, Extraction
@@ -138,6 +138,23 @@ def test_a_rerun_under_another_name_makes_no_call_and_the_same_run(llm_server, b
     assert LLMCall.objects.filter(job=again, from_cache=True).count() == calls
     for topic_id in BANK:
         assert stored_report("second", topic_id) == stored_report("first", topic_id)
+
+
+def test_an_item_that_failed_midway_asks_only_its_unanswered_pairs_again(llm_server, bank):
+    job = crucible_job_create(name="flaky", bank=bank, topics=["bee"])
+    chunks = Chunk.objects.filter(job=job).count()
+    # The first question's first two pairs are answered; the third meets four 500s (three retries): the item fails.
+    llm_server.script(Reply(), Reply(), *[Reply.error(500)] * 4)
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done_items, job.failed_items) == (Job.Status.FAILED, 1, 1)
+    assert llm_server.count == 2 + 4 + chunks
+    job_reopen(job.pk)
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    # The two answers and their confidences are kept: only the other pairs are asked.
+    assert (job.status, llm_server.count) == (Job.Status.DONE, 2 + 4 + chunks + chunks - 2)
+    assert stored_report("flaky", "bee") == expected_report("bee")
 
 
 def test_an_endpoint_without_log_probabilities_is_refused_with_its_reason(settings, bank):
