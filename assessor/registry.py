@@ -103,14 +103,23 @@ class UrlInclude:
     module: str  # "nuggets.urls"
 
 
+# The header's group of the pages where organizers give each kind of work and follow it.
+WORK_GROUP = "Assessors' work"
+
+
 @dataclass(frozen=True)
 class NavLink:
-    """A destination on the organizer's home page."""
+    """A destination on the organizer's home page.
+
+    Links of one `group` share one entry of the header, which opens on them (the giving pages
+    of every kind of work: one row of the header holds only so many links).
+    """
 
     title: str
     text: str
     url_name: str
     order: int
+    group: str = ""
 
 
 # --- assessors' work ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from assessor.models import AssessorWork, Topic
 from assessor.registry import (
     BADGE_PROVISIONAL,
     BADGE_STALE,
+    WORK_GROUP,
     AnswerBadges,
     Badge,
     BadgeRow,
@@ -244,7 +245,9 @@ def register() -> None:
         )
     )
     register_label_family(LabelFamily(LABEL_FAMILY, "assigner"))
-    register_nav_link(NavLink("ManualAssign", "give nugget assignment to assessors, follow it", "judge:organize", 52))
+    register_nav_link(
+        NavLink("ManualAssign", "give nugget assignment to assessors, follow it", "judge:organize", 52, WORK_GROUP)
+    )
     register_score_family(
         ScoreFamily(
             name="conditions",

@@ -212,6 +212,36 @@ def _flip_preference(answer: str) -> str:
     return re.sub(r"(\[\[ ## better_passage ## \]\]\n)([12])", lambda m: m.group(1) + swap[m.group(2)], answer)
 
 
+def _contrastive_questions(user: str) -> str:
+    """PrefNugget's extraction: for each sentence of the winner that the loser does not contain, the question
+    "<its first 5 words>?", leaving out those already given; all of them (the job keeps the first 2)."""
+    fields = _sections(user)
+    given = set(json.loads(fields.get("given_exam_questions") or "[]"))
+    loser = fields.get("loser_passage", "")
+    questions: list[str] = []
+    for sentence in SENTENCE_END.split(fields.get("winner_passage", "")):
+        question = f"{first_words(sentence, 5)}?"
+        if sentence.strip() and sentence.strip() not in loser and question not in given and question not in questions:
+            questions.append(question)
+    reasoning = f"The winner says {len(questions)} things the loser does not."
+    return _dspy_answer(reasoning, differentiating_questions=json.dumps(questions), confidence="0.7")
+
+
+def _query_only_questions(user: str) -> str:
+    """The query-only bank: "What about <word>?" for each distinct word of 4+ letters of the title, in order."""
+    words: list[str] = []
+    for word in WORD.findall(_sections(user).get("query_title", "")):
+        if len(word) >= 4 and word.lower() not in words:
+            words.append(word.lower())
+    questions = [f"What about {word}?" for word in words]
+    return _dspy_answer("The title's words.", questions=json.dumps(questions), confidence="0.9")
+
+
+def _bank_questions(user: str) -> str:
+    """PrefNugget's two bank prompts end their objective alike: told apart by their input fields."""
+    return _contrastive_questions(user) if "[[ ## winner_passage ## ]]" in user else _query_only_questions(user)
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
@@ -229,6 +259,7 @@ USER_RULES: dict[str, Callable[[str], str]] = {
 OBJECTIVE_RULES: dict[str, Callable[[str], str]] = {
     "If both passages are similar, answer with 0.": _preference_ties,
     "If both passages are similar, select the simplest and clearest.": _preference_must_decide,
+    'Make questions self-contained (e.g., "Capital of France?" not "The capital?").': _bank_questions,
     "how the question is answered, without referring to the source document.": _crucible_extract,
 }
 

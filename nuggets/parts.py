@@ -7,6 +7,7 @@ from django.db.models import Count
 
 from assessor.models import AssessorWork, Topic
 from assessor.registry import (
+    WORK_GROUP,
     Importer,
     JobKind,
     LabelFamily,
@@ -152,7 +153,7 @@ def register() -> None:
         )
     register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
     register_nav_link(
-        NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50)
+        NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50, WORK_GROUP)
     )
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)

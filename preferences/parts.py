@@ -8,6 +8,7 @@ from django import forms
 from django.urls import reverse
 
 from assessor.registry import (
+    WORK_GROUP,
     Download,
     Importer,
     JobKind,
@@ -83,7 +84,13 @@ def register() -> None:
         )
     )
     register_nav_link(
-        NavLink("Preferences", "give pairs of reports to compare to assessors, follow it", "preferences:organize", 58)
+        NavLink(
+            "Preferences",
+            "give pairs of reports to compare to assessors, follow it",
+            "preferences:organize",
+            58,
+            WORK_GROUP,
+        )
     )
     register_importer(
         Importer(

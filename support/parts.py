@@ -12,6 +12,7 @@ from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import AssessorWork
 from assessor.registry import (
     BADGE_PROVISIONAL,
+    WORK_GROUP,
     AnswerBadges,
     Badge,
     Download,
@@ -170,7 +171,7 @@ def register() -> None:
         )
     register_label_family(LabelFamily(LABEL_FAMILY, "support method"))
     register_nav_link(
-        NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54)
+        NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54, WORK_GROUP)
     )
     register_score_family(
         ScoreFamily(

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "relevance",
     "reports",
     "preferences",
+    "prefnugget",
     "crucible",
     "metaeval",
     "bench",

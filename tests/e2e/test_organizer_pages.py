@@ -65,10 +65,27 @@ def test_the_organizer_menu_fits_one_row(open_as, width):
     organizer = make_user(Role.ORGANIZER, username="organizer-alice")
     page = open_as(organizer, "/")
     page.set_viewport_size({"width": width, "height": 800})
-    tops = {round(box["y"]) for box in (link.bounding_box() for link in page.locator("nav.nav a").all()) if box}
-    # Every destination the apps registered: the project's twelve.
+    entries = page.locator("nav.nav > a, nav.nav > details > summary")
+    tops = {round(box["y"]) for box in (entry.bounding_box() for entry in entries.all()) if box}
+    # Every destination the apps registered: the project's twelve, the four giving pages in one group.
     assert page.locator("nav.nav a").count() == len(organizer_links()) == 12
+    assert entries.count() == 9
     assert len(tops) == 1
+    # The group opens on its links, below the header and in the window, and closes on Escape.
+    group = page.locator("nav.nav details.nav-group")
+    expect(group.locator("summary")).to_have_text("Assessors' work")
+    work_links = group.locator(".nav-menu a")
+    expect(work_links.first).not_to_be_visible()
+    group.locator("summary").click()
+    expect(work_links).to_have_text(["Nugget work", "ManualAssign", "Support judging", "Preferences"])
+    for index in range(work_links.count()):
+        expect(work_links.nth(index)).to_be_in_viewport()
+    page.keyboard.press("Escape")
+    expect(work_links.first).not_to_be_visible()
+    group.locator("summary").click()
+    work_links.filter(has_text="Support judging").click()
+    expect(page).to_have_url(re.compile(reverse("support:organize") + "$"))
+    expect(page.locator("nav.nav details.nav-group summary")).to_have_class("current")
     expect(page.locator("#who-am-i")).to_have_text("organizer-alice")
     expect(page.locator("#who-am-i")).to_have_attribute("title", "organizer-alice, signed in as organizer")
 
