@@ -17,6 +17,8 @@ from assessor.jobs.engine import JobRequestInvalid, job_reopen, job_run_sync
 from assessor.models import Answer, Job, LLMCall, Run, Segment
 from crucible.llm import NO_LOGPROBS, crucible_job_create
 from crucible.models import Chunk, CrucibleRun, Extraction
+from nuggets.banks import bank_questions
+from prefnugget.jobs import query_bank_job_create
 from reports.importing import reports_import
 from reports.models import ReportRequest
 from tests.builders import make_run
@@ -50,13 +52,13 @@ def stems(text: str) -> tuple[str, ...]:
 
 
 def expected_report(
-    topic_id: str, *, documents: int = 20, k: int = 1, extractive: bool = False
+    topic_id: str, *, documents: int = 20, k: int = 1, extractive: bool = False, questions: list[str] | None = None
 ) -> list[tuple[str, str]]:
     """(sentence, cited document) as the fake model's rule and Crucible's ranking make them (kiddie documents are
     each shorter than a chunk)."""
     texts = dict(Segment.objects.values_list("docid", "text"))
     per_question = []
-    for question in BANK[topic_id]:
+    for question in BANK[topic_id] if questions is None else questions:
         asked = long_words(question)
         found = []
         for rank, docid in enumerate(ranking(topic_id, documents)):
@@ -126,6 +128,19 @@ def test_a_report_is_cut_to_its_requests_limit_at_a_sentence_boundary(llm_server
         kept = whole[: len(kept) + 1]
     assert 0 < len(kept) < len(whole) and stored_report("cut", "leaf") == kept
     assert stored_report("cut", "bee") == expected_report("bee", k=5)  # no limit
+
+
+def test_a_query_only_bank_made_by_its_job_gives_a_run_that_says_so(llm_server, kiddie, organizer):
+    bank_job = query_bank_job_create(name="query-only", topics=["bee", "leaf"])
+    job_run_sync(bank_job.pk)
+    job_run_sync(crucible_job_create(name="cru-qo", bank="query-only").pk)
+    questions = bank_questions("query-only")
+    assert list(questions) == ["bee", "leaf"]
+    for topic_id, bank in questions.items():
+        expected = expected_report(topic_id, questions=[question.text for question in bank])
+        assert expected and stored_report("cru-qo", topic_id) == expected
+    page = organizer.get(reverse("collection:run", args=["cru-qo"])).content.decode()
+    assert f"job {bank_job.pk} (Query-only bank)" in page
 
 
 def test_a_rerun_under_another_name_makes_no_call_and_the_same_run(llm_server, bank):
