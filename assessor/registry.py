@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from assessor.jobs.forms import LaunchForm
     from assessor.jobs.llm.prompts import PromptText
-    from assessor.models import AssessorWork, Job, JobItem, Topic
+    from assessor.models import AssessorWork, Job, JobItem, Run, Topic
     from assessor.scoring.scores import Scores
 
 
@@ -271,6 +271,16 @@ class TopicPanel:
     anchor: str = ""
 
 
+@dataclass(frozen=True)
+class RunPanel:
+    """A section an app adds to a run's page (who or what made the run...): a template and its context, or
+    None where the app has nothing to say of that run."""
+
+    template: str
+    context: Callable[[Run], dict[str, Any] | None]
+    order: int
+
+
 # What a label badge on the topic page is, besides its label: counted (""), provisional (made in open
 # work or by a job that has not finished: `assessor.scoring.lifecycle`), or stale (its nugget changed
 # since an LLM labelled it). The topic page draws and explains each (assessor.collection.tables).
@@ -343,6 +353,7 @@ class Registry:
     score_families: list[ScoreFamily] = field(default_factory=list)
     topic_counts: list[TopicCount] = field(default_factory=list)
     topic_panels: list[TopicPanel] = field(default_factory=list)
+    run_panels: list[RunPanel] = field(default_factory=list)
     answer_badges: list[AnswerBadges] = field(default_factory=list)
     deletables: dict[str, Deletable] = field(default_factory=dict)
     label_families: dict[str, LabelFamily] = field(default_factory=dict)
@@ -472,6 +483,11 @@ def register_upload_dependents(kind: str, dependents: Callable[[], dict[str, lis
 def register_topic_panel(panel: TopicPanel) -> None:
     registry.topic_panels.append(panel)
     registry.topic_panels.sort(key=lambda item: item.order)
+
+
+def register_run_panel(panel: RunPanel) -> None:
+    registry.run_panels.append(panel)
+    registry.run_panels.sort(key=lambda item: item.order)
 
 
 def register_stamp_listener(listener: Callable[[], None]) -> None:

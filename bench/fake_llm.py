@@ -21,7 +21,14 @@ The rules of the "model" (tests recompute them independently):
   letters with the question, else "no";
 - preference (PrefNugget's prompt, in DSPy's `[[ ## name ## ]]` layout): the passage
   with more distinct words of 4+ letters of the title and problem statement is
-  better; equal counts are a tie ("0"), or "1" for the must-decide prompt.
+  better; equal counts are a tie ("0"), or "1" for the must-decide prompt;
+- Crucible's extraction: the extracted text is the document's sentences (split after
+  . ! or ? and a space) that share a word of 4+ letters with the question, joined by
+  one space ("NO ANSWER" when none does); the condensed sentence is the first of them.
+  Asked for log-probabilities (`logprobs`), every token of the extracted text has the
+  probability (s + 1) / (q + 2), s the question's distinct words of 4+ letters in the
+  extracted text and q all of them; every other token has probability 1. A server
+  started with `logprobs=False` never returns any.
 
 A server started with `flip` (`--flip`) is a second "model" that disagrees:
 it answers by the same rules, then turns every label round (support <->
@@ -162,12 +169,47 @@ def _preference_must_decide(user: str) -> str:
     return _preference(user, must_decide=True)
 
 
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+NO_ANSWER = "NO ANSWER"
+
+
+def _crucible_extract(user: str) -> str:
+    fields = _sections(user)
+    asked = _long_words(fields.get("nugget_text", ""))
+    found = [s for s in SENTENCE_END.split(fields.get("source_document", "")) if asked & _long_words(s)]
+    extracted, condensed = (" ".join(found), found[0]) if found else (NO_ANSWER, NO_ANSWER)
+    return f"[[ ## extracted_text ## ]]\n{extracted}\n\n[[ ## condensed_sentence ## ]]\n{condensed}\n\n[[ ## completed ## ]]"
+
+
+def _crucible_probability(user: str, extracted: str) -> float:
+    asked = _long_words(_sections(user).get("nugget_text", ""))
+    return (len(asked & _long_words(extracted)) + 1) / (len(asked) + 2)
+
+
+EXTRACTED = re.compile(r"\[\[ ## extracted_text ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
+
+
+def token_logprobs(messages: list[dict], text: str) -> list[dict]:
+    """The answer's tokens (whitespace kept with the word after it) and their log-probabilities."""
+    import math
+
+    user = next((m["content"] for m in messages if m["role"] == "user"), "")
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    span, logprob = (0, 0), 0.0
+    found = EXTRACTED.search(text)
+    if _rule_for(system, user) is _crucible_extract and found is not None:
+        span, logprob = found.span(1), math.log(_crucible_probability(user, found.group(1)))
+    tokens, start = [], 0
+    for token in re.findall(r"\s*\S+|\s+", text):
+        inside = start < span[1] and start + len(token) > span[0] and token.strip()
+        tokens.append({"token": token, "logprob": logprob if inside else 0.0, "bytes": None, "top_logprobs": []})
+        start += len(token)
+    return tokens
+
+
 def _flip_preference(answer: str) -> str:
     swap = {"1": "2", "2": "1"}
     return re.sub(r"(\[\[ ## better_passage ## \]\]\n)([12])", lambda m: m.group(1) + swap[m.group(2)], answer)
-
-
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _contrastive_questions(user: str) -> str:
@@ -218,6 +260,7 @@ OBJECTIVE_RULES: dict[str, Callable[[str], str]] = {
     "If both passages are similar, answer with 0.": _preference_ties,
     "If both passages are similar, select the simplest and clearest.": _preference_must_decide,
     'Make questions self-contained (e.g., "Capital of France?" not "The capital?").': _bank_questions,
+    "how the question is answered, without referring to the source document.": _crucible_extract,
 }
 
 LABEL_FLIPS = {"support": "not_support", "not_support": "support", "vital": "okay", "okay": "vital"}
@@ -322,9 +365,10 @@ class Reply:
 
 
 class FakeLLMServer:
-    def __init__(self, *, latency: float = 0.0, flip: bool = False):
+    def __init__(self, *, latency: float = 0.0, flip: bool = False, logprobs: bool = True):
         self.latency = latency
         self.flip = flip
+        self.logprobs = logprobs  # False: an endpoint that never returns log-probabilities
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.requests: list[dict] = []
@@ -458,13 +502,23 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 if reply.transform is not None:
                     text = reply.transform(text)
                 prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
+                scored = (
+                    {"logprobs": {"content": token_logprobs(messages, text)}}
+                    if body.get("logprobs") and fake.logprobs
+                    else {}
+                )
                 payload = {
                     "id": f"chatcmpl-{fake.count}",
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": body.get("model", "fake"),
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                            **scored,
+                        }
                     ],
                     "usage": {
                         "prompt_tokens": prompt_words,

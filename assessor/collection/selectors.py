@@ -169,6 +169,16 @@ def topic_panels(*, topic: Topic) -> list[Panel]:
     ]
 
 
+def run_panels(*, run: Run) -> list[Panel]:
+    """The sections the apps add to a run's page, those with something to say of it."""
+    panels = []
+    for panel in registry.run_panels:
+        context = panel.context(run)
+        if context is not None:
+            panels.append(Panel(template=panel.template, context=context))
+    return panels
+
+
 # --- Answers --------------------------------------------------------------------
 
 

@@ -98,6 +98,7 @@ def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
         "sections": sections,
         "missing": missing,
         "aliases": list(run.aliases.select_related("created_by")),
+        "panels": selectors.run_panels(run=run),
         "other_run_ids": list(Run.objects.exclude(pk=run.pk).values_list("run_id", flat=True)),
     }
     return render(request, "collection/run_detail.html", context)

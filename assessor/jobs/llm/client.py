@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from django.conf import settings
 from django.db.models import F
@@ -167,12 +167,35 @@ def _openai_client(config: LLMConfig) -> "openai.OpenAI":
         return client
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    token: str
+    logprob: float
+
+
 @dataclass
 class Completion:
     text: str
     tokens_in: int = 0
     tokens_out: int = 0
     latency_ms: int = 0
+    # The answer's tokens with their log-probabilities, when they were asked for and the endpoint gave them.
+    logprobs: tuple[TokenLogprob, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Scored(Generic[T]):
+    """An answer asked with its token log-probabilities (`LLMSession.ask_scored`).
+
+    `logprobs` is None when the endpoint returned none, and for an answer read from the cache (which keeps
+    the text only): `from_cache` tells the two apart, `cache_key` names the answer for whoever keeps more.
+    """
+
+    value: T
+    text: str
+    logprobs: tuple[TokenLogprob, ...] | None
+    from_cache: bool
+    cache_key: str
 
 
 def retry_after_seconds(headers) -> float | None:
@@ -243,9 +266,21 @@ def _completion_read(raw: bytes, *, latency_ms: int) -> Completion:
             tokens_in=usage.get("prompt_tokens") or 0,
             tokens_out=usage.get("completion_tokens") or 0,
             latency_ms=latency_ms,
+            logprobs=_logprobs_read(choices[0] if choices else {}),
         )
     except (ValueError, AttributeError, IndexError) as exc:
         raise LLMUnavailable(f"the LLM endpoint answered with no chat completion: {raw[:300]!r}") from exc
+
+
+def _logprobs_read(choice: dict) -> tuple[TokenLogprob, ...] | None:
+    """A choice's `logprobs.content` (the chat completions layout), or None when it has none."""
+    content = (choice.get("logprobs") or {}).get("content")
+    if not isinstance(content, list) or not content:
+        return None
+    try:
+        return tuple(TokenLogprob(str(entry["token"]), float(entry["logprob"])) for entry in content)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 @dataclass
@@ -281,34 +316,54 @@ class LLMSession:
     usage: "Usage" = field(default_factory=lambda: Usage(), init=False)
 
     def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
+        return self._ask(prompt, messages, parse, logprobs=False, cached=True).value
+
+    def ask_scored(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T], *, cached: bool = True
+    ) -> Scored[T]:
+        """As `ask`, asking the endpoint for the answer's token log-probabilities too.
+
+        `cached=False` skips the cache (a cached answer has no log-probabilities): the call is made and logged.
+        """
+        return self._ask(prompt, messages, parse, logprobs=True, cached=cached)
+
+    def _ask(
+        self,
+        prompt: PromptTemplate,
+        messages: list[dict[str, str]],
+        parse: Callable[[str], T],
+        *,
+        logprobs: bool,
+        cached: bool,
+    ) -> Scored[T]:
         temperature = request_options(self.config, prompt)["temperature"]
         key = cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=messages)
         # The cache first: a re-run reads its answers and writes nothing but their log.
-        hit = self._cached(prompt, messages, key, parse)
+        hit = self._cached(prompt, messages, key, parse) if cached else None
         if hit is not None:
-            return hit[0]
+            return hit
         lease = _Lease(key=key, holder=holder_name(), seconds=self._lease())
         waited = 0
         while True:
             if lease.claim():
                 try:
                     # An identical ask may have been answered between the look and the claim.
-                    hit = self._cached(prompt, messages, key, parse)
+                    hit = self._cached(prompt, messages, key, parse) if cached else None
                     if hit is not None:
-                        return hit[0]
-                    return self._sent(prompt, messages, key, parse, lease)
+                        return hit
+                    return self._sent(prompt, messages, key, parse, lease, logprobs=logprobs)
                 finally:
                     ask_release(key, holder=lease.holder)
             # An identical ask is in flight: wait for its answer, or for it to end without one.
             wait_pause(waited)
             waited += 1
-            hit = self._cached(prompt, messages, key, parse)
+            hit = self._cached(prompt, messages, key, parse) if cached else None
             if hit is not None:
-                return hit[0]
+                return hit
 
     def _cached(
         self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T]
-    ) -> tuple[T] | None:
+    ) -> Scored[T] | None:
         """The cached answer, parsed and logged as a cache hit; None when there is none to use."""
         cached = cache_lookup(key)
         if cached is None:
@@ -318,7 +373,7 @@ class LLMSession:
         except AnswerUnusable:
             return None  # a parser made stricter since: ask again
         self._log(prompt, messages, Completion(cached), key=key, from_cache=True, parsed_ok=True)
-        return (value,)
+        return Scored(value, cached, None, True, key)
 
     def _sent(
         self,
@@ -327,13 +382,15 @@ class LLMSession:
         key: str,
         parse: Callable[[str], T],
         lease: "_Lease",
-    ) -> T:
+        *,
+        logprobs: bool = False,
+    ) -> Scored[T]:
         """Ask, and re-ask a bounded number of times while the answer cannot be used."""
         conversation = list(messages)
         raw = ""
         reason = ""
         for _ask in range(self.config.max_reasks + 1):
-            completion = self._complete(prompt, conversation, key, lease)
+            completion = self._complete(prompt, conversation, key, lease, logprobs=logprobs)
             raw = completion.text
             try:
                 value = parse(raw)
@@ -346,7 +403,7 @@ class LLMSession:
                 ]
                 continue
             self._log(prompt, conversation, completion, key=key, parsed_ok=True)
-            return value
+            return Scored(value, raw, completion.logprobs, False, key)
         raise LLMAnswerFailed(f"no usable answer after {self.config.max_reasks + 1} asks: {reason}", raw)
 
     def _lease(self) -> float:
@@ -354,7 +411,13 @@ class LLMSession:
         return self.config.timeout + BACKOFF_CAP_SECONDS + LEASE_MARGIN_SECONDS
 
     def _complete(
-        self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, lease: "_Lease"
+        self,
+        prompt: PromptTemplate,
+        messages: list[dict[str, str]],
+        key: str,
+        lease: "_Lease",
+        *,
+        logprobs: bool = False,
     ) -> Completion:
         """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
         import openai
@@ -362,7 +425,8 @@ class LLMSession:
         for attempt in range(self.config.max_retries + 1):
             lease.renew_if_old()
             try:
-                return _request(self.config, messages, request_options(self.config, prompt))
+                options = request_options(self.config, prompt)
+                return _request(self.config, messages, {**options, "logprobs": True} if logprobs else options)
             except openai.APIError as exc:
                 # A request that reached the endpoint is a call: answered with any status, or timed out waiting for
                 # the answer. One that could not be sent at all (no connection) is logged with its error but not
@@ -462,6 +526,8 @@ __all__ = [
     "LLMNotConfigured",
     "LLMSession",
     "LLMUnavailable",
+    "Scored",
+    "TokenLogprob",
     "llm_missing_settings",
     "llm_not_configured_message",
     "llm_session",
