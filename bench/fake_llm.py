@@ -167,6 +167,19 @@ def _flip_preference(answer: str) -> str:
     return re.sub(r"(\[\[ ## better_passage ## \]\]\n)([12])", lambda m: m.group(1) + swap[m.group(2)], answer)
 
 
+def _grade_question(user: str) -> str:
+    """PrefNugget's grading: the question's words of four letters or more found in the passage, at most 5."""
+    fields = _sections(user)
+    shared = len(_long_words(fields.get("question", "")) & _long_words(fields.get("passage", "")))
+    return _dspy_answer(
+        f"The passage has {shared} of the question's words.", grade=str(min(5, shared)), confidence="0.9"
+    )
+
+
+def _flip_question_grade(answer: str) -> str:
+    return re.sub(r"(\[\[ ## grade ## \]\]\n)([0-5])", lambda m: m.group(1) + str(5 - int(m.group(2))), answer)
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
@@ -184,6 +197,7 @@ USER_RULES: dict[str, Callable[[str], str]] = {
 OBJECTIVE_RULES: dict[str, Callable[[str], str]] = {
     "If both passages are similar, answer with 0.": _preference_ties,
     "If both passages are similar, select the simplest and clearest.": _preference_must_decide,
+    "- 0: The answer is not relevant or complete at all.": _grade_question,
 }
 
 LABEL_FLIPS = {"support": "not_support", "not_support": "support", "vital": "okay", "okay": "vital"}
@@ -209,6 +223,7 @@ FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
     _yes_no: lambda answer: {"yes": "no", "no": "yes"}[answer],
     _preference_ties: _flip_preference,
     _preference_must_decide: _flip_preference,
+    _grade_question: _flip_question_grade,
 }
 
 

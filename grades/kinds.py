@@ -1,0 +1,6 @@
+"""The grades app's job kind, work kind and label family, as stored in `Job.kind`, `AssessorWork.kind` and
+`LabelSource.family`."""
+
+GRADES = "grades"  # the LLM job
+GRADES_FAMILY = "grades"  # the sources grade labels are kept under
+GRADE_WORK = "grade_judging"  # a person's grades of a topic's reports on its bank's questions

@@ -1,0 +1,47 @@
+"""Grade labels: how well a report answers one question of its topic's bank, from 0 to 5.
+
+A label says who made it (`Provenance`: a person with their work, an LLM job, or a file) and which source
+of the `grades` family it belongs to. The question is a stored nugget of a question bank: a question
+removed from its bank takes its grades with it (CASCADE), since a grade of a question no longer asked
+counts for nothing and the bank's size, the scores' denominator, loses it too.
+"""
+
+from django.db import models
+
+from assessor.models import Provenance
+
+GRADES = range(6)
+# The six grades as PrefNugget's grading prompt defines them.
+GRADE_MEANINGS = {
+    5: "The answer is highly relevant, complete, and accurate.",
+    4: "The answer is mostly relevant and complete but may have minor gaps or inaccuracies.",
+    3: "The answer is partially relevant and complete, with noticeable gaps or inaccuracies.",
+    2: "The answer has limited relevance and completeness, with significant gaps or inaccuracies.",
+    1: "The answer is minimally relevant or complete, with substantial shortcomings.",
+    0: "The answer is not relevant or complete at all.",
+}
+
+
+class GradeLabel(Provenance):
+    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    topic = models.ForeignKey("assessor.Topic", on_delete=models.PROTECT, related_name="+")
+    answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
+    nugget = models.ForeignKey("nuggets.Nugget", on_delete=models.CASCADE, related_name="+")
+    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    grade = models.PositiveSmallIntegerField()
+    confidence = models.FloatField(null=True, blank=True)
+    reasoning = models.TextField(blank=True)
+    # Grading the cited documents instead of the report: the document whose grade was the highest.
+    document = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["source_id", "answer_id", "nugget_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "answer", "nugget"], name="one_grade_per_source_answer_question"),
+            models.CheckConstraint(condition=models.Q(grade__lte=5), name="grade_from_0_to_5"),
+            Provenance.one_maker_constraint("grade_label_has_one_maker"),
+        ]
+        indexes = [models.Index(fields=["source", "topic"], name="grade_source_topic")]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}: answer {self.answer_id}, question {self.nugget_id} -> {self.grade}"

@@ -1,0 +1,75 @@
+"""What the grades app adds to the registry: its label family, PrefNugget's grading job, the grade scores
+(leaderboard, download, the meta-evaluation's sources and their crosstab) and the people's grading pages."""
+
+from functools import partial
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from assessor.registry import (
+    Download,
+    JobKind,
+    LabelFamily,
+    Route,
+    ScoreFamily,
+    ScoreSource,
+    register_collection_routes,
+    register_job_kind,
+    register_label_family,
+    register_score_family,
+)
+from grades import llm, scoring, views
+from grades.forms import GradesLaunchForm
+from grades.kinds import GRADES, GRADES_FAMILY
+from grades.prompts import GRADE
+
+
+def _score_source(columns: tuple[str, ...]) -> ScoreSource:
+    (name,) = columns
+    return ScoreSource(
+        key=name,
+        title=f"{name} grades",
+        columns=columns,
+        scores=partial(scoring.grade_scores, name=name),
+        leaderboard_url=f"{reverse('collection:grade_leaderboard')}?{urlencode({'source': name})}",
+        leaderboard_label="runs by grades",
+        downloads=(Download("scores", reverse("collection:download_grade_scores", args=[name])),),
+        notes=lambda: scoring.notes([columns])[columns],
+    )
+
+
+def register() -> None:
+    register_label_family(LabelFamily(GRADES_FAMILY, "grade source"))
+    register_job_kind(
+        JobKind(
+            kind=GRADES,
+            label="Grades (PrefNugget)",
+            command="run_grades",
+            description="An LLM grades every report of a topic 0-5 on every question of a chosen bank.",
+            compute=llm.item_compute,
+            store=llm.item_store,
+            create=llm.grades_job_create,
+            form=GradesLaunchForm,
+            prompts=(GRADE,),
+        )
+    )
+    register_collection_routes(
+        Route("leaderboards/grades/", views.leaderboard, "grade_leaderboard"),
+        Route("download/grade-scores/<slug:name>/", views.download_scores, "download_grade_scores"),
+    )
+    register_score_family(
+        ScoreFamily(
+            name=scoring.SCORE_FAMILY,
+            title="Grades (0-5 on a bank's questions)",
+            headers=("Grade source",),
+            source=_score_source,
+            listed=scoring.listed,
+            compute=scoring.compute,
+            job_scope=scoring.job_scope,
+            work_scope=scoring.work_scope,
+            empty="No grade source has grades yet.",
+            order=85,
+            notes=scoring.notes,
+            crosstab=scoring.crosstab,
+        )
+    )
