@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from assessor.models import LabelSource
 from assessor.scoring.kept import scores_refresh
+from grades.kinds import GRADES_FAMILY
 from grades.measures import report_measures
 from grades.models import GradeLabel
 from grades.scoring import grade_scores, grade_scores_from_labels
@@ -57,7 +58,7 @@ def graded_collection() -> dict:
 
 def grade_file(name: str, collection: dict, grades: dict[tuple[str, str], list[int | None]]) -> None:
     batch = make_batch(kind="grades_test")
-    source = source_of("grades", name, imported_from=batch)
+    source = source_of(GRADES_FAMILY, name, imported_from=batch)
     for (run, topic), given in grades.items():
         answer = collection["answers"][(run, topic)]
         for nugget, grade in zip(collection["questions"][topic], given, strict=True):
@@ -134,4 +135,4 @@ def test_two_sources_compared_grade_by_grade_confusion_and_kappa():
     out = StringIO()
     call_command("metaeval", "--a", "grades:one", "--b", "grades:two", "--metric", "cover4", stdout=out)
     assert f"Cohen's kappa {confusion.kappa:.4f}" in out.getvalue()
-    assert LabelSource.objects.filter(family="grades").count() == 2
+    assert LabelSource.objects.filter(family=GRADES_FAMILY).count() == 2

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError
 
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Job, LabelSource, LLMCall
+from grades.kinds import GRADES_FAMILY
 from grades.llm import grades_job_create
 from grades.models import GradeLabel
 from nuggets.banks import question_id
@@ -56,7 +57,7 @@ def test_every_report_is_graded_on_every_question_of_its_topics_bank(llm_server,
     # "green" and "pigment" with the second.
     assert grades[("leaf", "run1", BANK["leaf"][0])] == 2
     assert grades[("leaf", "run1", BANK["leaf"][1])] == 3
-    source = LabelSource.objects.get(family="grades", name="llm")
+    source = LabelSource.objects.get(family=GRADES_FAMILY, name="llm")
     assert (source.kind, source.job_id) == (LabelSource.Kind.LLM, job.pk)
     label = GradeLabel.objects.filter(source=source).first()
     assert label.job_id == job.pk and label.confidence == 0.9 and "question's words" in label.reasoning
@@ -125,7 +126,11 @@ def test_run_grades_dry_run_prints_what_would_be_graded_and_calls_nothing(llm_se
     assert out.getvalue().splitlines() == [
         f"bee\t{run}\t{question_id(question)}" for run in ("run1", "run2") for question in BANK["bee"]
     ]
-    assert (Job.objects.count(), LabelSource.objects.filter(family="grades").count(), llm_server.count) == (0, 0, 0)
+    assert (Job.objects.count(), LabelSource.objects.filter(family=GRADES_FAMILY).count(), llm_server.count) == (
+        0,
+        0,
+        0,
+    )
     with pytest.raises(CommandError, match="no topic of the selection has a counted bank 'nope'"):
         call_command("run_grades", "--dry-run", "--bank", "nope", stdout=out)
     with pytest.raises(CommandError, match="unknown topic"):
