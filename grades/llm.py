@@ -147,7 +147,7 @@ def item_store(*, job: Job, item: JobItem, result: Reading) -> None:
         topic_id=item.payload["topic"],
         answer_id=item.payload["answer"],
         nugget_id=item.payload["nugget"],
-        grade=result.grade,
+        label=result.grade,
         confidence=result.confidence,
         reasoning=result.reasoning,
         document=result.document,

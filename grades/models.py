@@ -28,7 +28,7 @@ class GradeLabel(Provenance):
     answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
     nugget = models.ForeignKey("nuggets.Nugget", on_delete=models.CASCADE, related_name="+")
     work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    grade = models.PositiveSmallIntegerField()
+    label = models.PositiveSmallIntegerField()  # the grade, 0-5 (`label` as every label model names it)
     confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
     # Grading the cited documents instead of the report: the document whose grade was the highest.
@@ -38,10 +38,10 @@ class GradeLabel(Provenance):
         ordering = ["source_id", "answer_id", "nugget_id"]
         constraints = [
             models.UniqueConstraint(fields=["source", "answer", "nugget"], name="one_grade_per_source_answer_question"),
-            models.CheckConstraint(condition=models.Q(grade__lte=5), name="grade_from_0_to_5"),
+            models.CheckConstraint(condition=models.Q(label__lte=5), name="grade_from_0_to_5"),
             Provenance.one_maker_constraint("grade_label_has_one_maker"),
         ]
         indexes = [models.Index(fields=["source", "topic"], name="grade_source_topic")]
 
     def __str__(self) -> str:
-        return f"{self.topic_id}: answer {self.answer_id}, question {self.nugget_id} -> {self.grade}"
+        return f"{self.topic_id}: answer {self.answer_id}, question {self.nugget_id} -> {self.label}"

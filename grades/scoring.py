@@ -60,7 +60,7 @@ def grade_scores_from_labels(
     if answers is not None:
         scoped = scoped.filter(answer_id__in=list(answers))
     grades: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for run_id, topic_id, grade in scoped.order_by().values_list("answer__run__run_id", "topic_id", "grade"):
+    for run_id, topic_id, grade in scoped.order_by().values_list("answer__run__run_id", "topic_id", "label"):
         grades[(run_id, topic_id)].append(grade)
     per_topic = {key: report_measures(given, bank_size[key[1]]) for key, given in grades.items()}
     evaluated = sorted(scope) if topics is not None or answers is not None else every_topic
@@ -123,7 +123,7 @@ AGREEMENT_LABELS = ("0", "1", "2", "3", "4", "5")
 
 def _item_grades(name: str) -> dict[tuple[int, int], str]:
     """A source's counted grades keyed by (report, question)."""
-    rows = grades_counted(name).order_by().values_list("answer_id", "nugget_id", "grade")
+    rows = grades_counted(name).order_by().values_list("answer_id", "nugget_id", "label")
     return {(answer, nugget): str(grade) for answer, nugget, grade in rows}
 
 

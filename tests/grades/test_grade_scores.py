@@ -64,7 +64,7 @@ def grade_file(name: str, collection: dict, grades: dict[tuple[str, str], list[i
         for nugget, grade in zip(collection["questions"][topic], given, strict=True):
             if grade is not None:
                 GradeLabel.objects.create(
-                    source=source, topic_id=topic, answer=answer, nugget=nugget, grade=grade, imported_from=batch
+                    source=source, topic_id=topic, answer=answer, nugget=nugget, label=grade, imported_from=batch
                 )
     scores_refresh(family="grades", discover=True)
 

@@ -24,7 +24,7 @@ RUNS = ["run1", "run2", "run3", "run4"]
 
 def stored(name: str) -> dict[tuple[str, str, str], int]:
     rows = GradeLabel.objects.filter(source__name=name).values_list(
-        "topic_id", "answer__run__run_id", "nugget__text", "grade"
+        "topic_id", "answer__run__run_id", "nugget__text", "label"
     )
     return {(topic, run, question): grade for topic, run, question, grade in rows}
 
@@ -95,7 +95,7 @@ def test_the_grade_is_the_first_digit_0_to_5_standing_alone(llm_server, qbank, a
     llm_server.script(Reply.literal(answer))
     job_run_sync(grades_job_create(name="odd", bank="qbank", topics=["bee"], runs=["run1"]).pk)
     first = GradeLabel.objects.get(source__name="odd", nugget__text=BANK["bee"][0])
-    assert first.grade == grade
+    assert first.label == grade
 
 
 def test_an_answer_without_a_grade_is_asked_again(llm_server, qbank):
@@ -117,7 +117,7 @@ def test_graded_documents_give_each_question_its_best_documents_grade(llm_server
     label = GradeLabel.objects.get(source__name="docs", nugget__text=BANK["leaf"][1])
     # "What pigment makes leaves green?": Chlorophyll's text has pigment, leaves and green (3), Carotenoid's
     # only leaves ("pigments" is another word).
-    assert (label.grade, label.document) == (3, "Chlorophyll")
+    assert (label.label, label.document) == (3, "Chlorophyll")
 
 
 def test_run_grades_dry_run_prints_what_would_be_graded_and_calls_nothing(llm_server, qbank):
