@@ -13,14 +13,17 @@ from assessor.registry import (
     Route,
     ScoreFamily,
     ScoreSource,
+    WorkPage,
     register_collection_routes,
     register_job_kind,
     register_label_family,
     register_score_family,
+    register_urls,
+    register_work_page,
 )
-from grades import llm, scoring, views
+from grades import judging, llm, scoring, views
 from grades.forms import GradesLaunchForm
-from grades.kinds import GRADES, GRADES_FAMILY
+from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY
 from grades.prompts import GRADE
 
 
@@ -51,6 +54,19 @@ def register() -> None:
             create=llm.grades_job_create,
             form=GradesLaunchForm,
             prompts=(GRADE,),
+        )
+    )
+    register_urls("grades/", "grades.urls")
+    register_work_page(
+        WorkPage(
+            kind=GRADE_WORK,
+            label="Grading",
+            description="The assessor grades each report of a topic 0-5 on every question of its bank.",
+            url_name="grades:judge",
+            give=judging.grade_work_give,
+            stage=4,
+            progress=judging.grade_progress,
+            unit="grades",
         )
     )
     register_collection_routes(
