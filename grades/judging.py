@@ -112,6 +112,11 @@ class ReportPage:
     def answer_complete(self) -> bool:
         return all(row.current for row in self.rows)
 
+    @property
+    def focus(self) -> str:
+        """The row selected when the page opens: the first question without a grade."""
+        return next((str(row.question.pk) for row in self.rows if not row.current), "")
+
 
 def _sentences(answer_id: int) -> list[str]:
     """A report's sentences; one known by its text only is shown as that text, the text the LLM grades."""
