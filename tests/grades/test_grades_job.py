@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Job, LabelSource, LLMCall
 from grades.kinds import GRADES_FAMILY
 from grades.llm import grades_job_create
 from grades.models import GradeLabel
+from grades.scoring import grade_scores_from_labels
 from nuggets.banks import question_id
 from tests.grades.conftest import BANK
 from tests.llm_server import Reply
@@ -147,3 +149,25 @@ def test_run_grades_makes_the_job_with_its_options(llm_server, qbank):
     assert f"job {job.pk} done: 5/5 items" in out.getvalue()
     with pytest.raises(JobRequestInvalid, match="already produces 'cmd'"):
         grades_job_create(name="cmd", bank="qbank")
+
+
+def test_an_organizer_launches_grades_from_the_jobs_page(organizer, llm_server, qbank, worker_inline):
+    launch = organizer.get(reverse("jobs:launch", args=["question_grading"])).content.decode()
+    assert '<option value="qbank">' in launch
+    response = organizer.post(
+        reverse("jobs:launch", args=["question_grading"]),
+        {"name": "page-grades", "bank": "qbank", "topics": "bee", "runs": "run1", "documents": "on"},
+    )
+    job = Job.objects.get(output_name="page-grades")
+    assert response.status_code == 302 and worker_inline == [job.pk]
+    assert job.params["documents"] is True and job.total_items == 2
+    assert GradeLabel.objects.filter(source__name="page-grades").exclude(document="").count() == 2
+
+
+def test_grades_count_once_their_job_is_finished(llm_server, qbank):
+    job = grades_job_create(name="llm", bank="qbank", topics=["bee"])
+    job_run_sync(job.pk)
+    assert grade_scores_from_labels(name="llm").topics == ["bee"]
+    Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
+    with pytest.raises(LookupError):
+        grade_scores_from_labels(name="llm")
