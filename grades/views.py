@@ -5,11 +5,19 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
-from assessor.collection.pages import leaderboard_context, scores_download, scores_or_404, table_or_page
+from assessor.collection.pages import (
+    download_response,
+    leaderboard_context,
+    scores_download,
+    scores_or_404,
+    table_or_page,
+)
+from assessor.collection.score_formats import score_file_query
 from assessor.http import AuthenticatedRequest
 from assessor.scoring.scores import Scores
 from assessor.work.roles import organizer_required
 from grades import scoring
+from grades.exporting import jsonl_file_name, jsonl_lines
 from grades.measures import DEFAULT_THRESHOLD, THRESHOLDS, threshold_metrics
 
 
@@ -49,5 +57,9 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
 
 @organizer_required
 def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | StreamingHttpResponse:
-    """Every measure at every threshold, in the layout asked for."""
+    """Every measure at every threshold, in the layout asked for (`?format=jsonl`: the AutoJudge tools' JSONL)."""
+    if request.GET.get("format") == "jsonl":
+        scores = scores_or_404(lambda: scoring.grade_scores(name=name))
+        file = score_file_query(request)
+        return download_response(jsonl_lines(scores, file), jsonl_file_name(f"grades.{name}", file))
     return scores_download(request, lambda: scoring.grade_scores(name=name), f"grades.{name}")

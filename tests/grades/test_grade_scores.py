@@ -1,6 +1,7 @@
 """Grade scores worked by hand: a bank of three questions, grades chosen per report, a run's mean with a
 missing topic; the leaderboard, the download's layouts, and two sources compared grade by grade."""
 
+import json
 from io import StringIO
 
 import pytest
@@ -136,3 +137,16 @@ def test_two_sources_compared_grade_by_grade_confusion_and_kappa():
     call_command("metaeval", "--a", "grades:one", "--b", "grades:two", "--metric", "cover4", stdout=out)
     assert f"Cohen's kappa {confusion.kappa:.4f}" in out.getvalue()
     assert LabelSource.objects.filter(family=GRADES_FAMILY).count() == 2
+
+
+def test_the_jsonl_download_in_the_autojudge_tools_layout(organizer):
+    """autojudge-evaluate 1.1.0 (eval_results/io.py) reads a jsonl line's run_id, topic_id, measure and value."""
+    grade_file("hand", graded_collection(), HAND)
+    response = organizer.get(reverse("collection:download_grade_scores", args=["hand"]) + "?format=jsonl&zeros=1")
+    assert response["Content-Disposition"] == 'attachment; filename="grades.hand.zeros.jsonl"'
+    rows = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    assert all(set(row) == {"run_id", "topic_id", "measure", "value"} for row in rows)
+    assert {"run_id": "rB", "topic_id": "t2", "measure": "cover4", "value": 0.0} in rows  # the zero row
+    assert {"run_id": "rA", "topic_id": "all", "measure": "maxgrade", "value": 4.5} in rows
+    # Per run: its topics' 12 measures (rB's t2 as zeros), then its 12 means.
+    assert len(rows) == 2 * (2 * 12 + 12)
