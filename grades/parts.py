@@ -4,17 +4,21 @@
 from functools import partial
 from urllib.parse import urlencode
 
+from django import forms
 from django.urls import reverse
 
 from assessor.registry import (
     Download,
+    Importer,
     JobKind,
     LabelFamily,
     Route,
     ScoreFamily,
+    ScoreRefresh,
     ScoreSource,
     WorkPage,
     register_collection_routes,
+    register_importer,
     register_job_kind,
     register_label_family,
     register_score_family,
@@ -22,9 +26,11 @@ from assessor.registry import (
     register_work_page,
 )
 from grades import judging, llm, scoring, views
+from grades.files import grades_import
 from grades.forms import GradesLaunchForm
-from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY
+from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY, IMPORT_GRADES
 from grades.prompts import GRADE
+from nuggets.banks import bank_names
 
 
 def _score_source(columns: tuple[str, ...]) -> ScoreSource:
@@ -41,6 +47,19 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
     )
 
 
+def _source_name_field() -> forms.Field:
+    return forms.SlugField(required=False, label="Grade source", help_text="The name the file's grades are kept under.")
+
+
+def _bank_field() -> forms.Field:
+    return forms.ChoiceField(
+        required=False,
+        label="Question bank",
+        choices=lambda: [("", "")] + [(name, name) for name in bank_names()],
+        help_text="The bank whose questions the file grades.",
+    )
+
+
 def register() -> None:
     register_label_family(LabelFamily(GRADES_FAMILY, "grade source"))
     register_job_kind(
@@ -54,6 +73,17 @@ def register() -> None:
             create=llm.grades_job_create,
             form=GradesLaunchForm,
             prompts=(GRADE,),
+        )
+    )
+    register_importer(
+        Importer(
+            IMPORT_GRADES,
+            "Grades (PrefNugget nugget-grades JSONL)",
+            grades_import,
+            scores=ScoreRefresh.TOUCHED,
+            fields={"grade_source": _source_name_field, "grade_bank": _bank_field},
+            required=("grade_source", "grade_bank"),
+            options=lambda data: {"name": data["grade_source"], "bank": data["grade_bank"]},
         )
     )
     register_urls("grades/", "grades.urls")
