@@ -79,7 +79,8 @@ class Command(BaseCommand):
         self.stdout.write(f"load average at the end: {load_average()}")
 
     def _build(self, tag: str, topics: int, runs: int, questions: int) -> tuple[list[str], str]:
-        """Topics with reports of a few sentences each, and a bank of questions on each (from a file)."""
+        """Topics with reports of a few sentences each, and a bank of questions on each (from a file); every report's
+        text and every question differ, so that each grade is one call."""
         name = f"bench-{tag}"
         with transaction.atomic():
             batch = ImportBatch.objects.create(kind=IMPORT_NUGGETS, file_name=f"{name}.jsonl", sha256="0" * 64)
@@ -92,12 +93,17 @@ class Command(BaseCommand):
                 topic = Topic.objects.create(id=f"{name}-t{t:03d}", query=f"{WORDS[t % len(WORDS)]} request {t}")
                 rows = []
                 for r, run in enumerate(made):
-                    sentences = [f"Report {r} on {WORDS[(t + r + k) % len(WORDS)]} says something." for k in range(5)]
+                    sentences = [
+                        f"Report {r} of request {t} on {WORDS[(t + r + k) % len(WORDS)]} says something."
+                        for k in range(5)
+                    ]
                     text = " ".join(sentences)
                     rows.append(Answer(run=run, topic=topic, text=text, words=len(text.split())))
                 Answer.objects.bulk_create(rows)
                 asked = [
-                    Question(text=f"What of {WORDS[(t + q) % len(WORDS)]} and {WORDS[(t + 2 * q) % len(WORDS)]} ({q})?")
+                    Question(
+                        text=f"What of {WORDS[(t + q) % len(WORDS)]} and {WORDS[(t + 2 * q) % len(WORDS)]} ({t}.{q})?"
+                    )
                     for q in range(questions)
                 ]
                 bank_store(topic_id=topic.id, name=name, questions=asked, source=source, imported_from=batch)
