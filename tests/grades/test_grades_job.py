@@ -15,6 +15,7 @@ from grades.kinds import GRADES_FAMILY
 from grades.llm import grades_job_create
 from grades.models import GradeLabel
 from grades.scoring import grade_scores_from_labels
+from metaeval.comparison import comparison_build
 from nuggets.banks import question_id
 from tests.grades.conftest import BANK
 from tests.llm_server import Reply
@@ -171,3 +172,15 @@ def test_grades_count_once_their_job_is_finished(llm_server, qbank):
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
     with pytest.raises(LookupError):
         grade_scores_from_labels(name="llm")
+
+
+def test_a_flipped_model_grades_5_minus_the_grade_and_the_crosstab_shows_it(two_llm_endpoints, qbank):
+    job_run_sync(grades_job_create(name="alpha", bank="qbank", endpoint="alpha").pk)
+    job_run_sync(grades_job_create(name="beta", bank="qbank", endpoint="beta").pk)
+    alpha, beta = stored("alpha"), stored("beta")
+    assert beta == {key: 5 - grade for key, grade in alpha.items()}
+    confusion = comparison_build("grades:alpha", "grades:beta", scores=False).confusion
+    counts = [[0] * 6 for _ in range(6)]
+    for grade in alpha.values():
+        counts[grade][5 - grade] += 1
+    assert confusion.counts == counts and sum(map(sum, counts)) == 20
