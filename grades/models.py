@@ -1,9 +1,11 @@
 """Grade labels: how well a report answers one question of its topic's bank, from 0 to 5.
 
 A label says who made it (`Provenance`: a person with their work, an LLM job, or a file) and which source
-of the `grades` family it belongs to. The question is a stored nugget of a question bank: a question
-removed from its bank takes its grades with it (CASCADE), since a grade of a question no longer asked
-counts for nothing and the bank's size, the scores' denominator, loses it too.
+of the `question_grades` family it belongs to. The question is a stored nugget of a question bank. When a
+bank is post-edited, the grades of a question removed or reworded are retired first (grades.dependents:
+moved to RetiredGradeLabel, kept for the record, never scored): a grade of a question no longer asked, or
+asked otherwise, counts for nothing, and the bank's size, the scores' denominator, follows the bank. The
+foreign key cascades only for a question deleted without that step.
 """
 
 from django.db import models
@@ -45,3 +47,32 @@ class GradeLabel(Provenance):
 
     def __str__(self) -> str:
         return f"{self.topic_id}: answer {self.answer_id}, question {self.nugget_id} -> {self.label}"
+
+
+class RetiredGradeLabel(models.Model):
+    """A grade taken out of scoring because its question was removed from its bank or reworded: kept for the
+    record, with the question's text it was given for and its provenance as it was."""
+
+    answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
+    nugget_id = models.PositiveIntegerField()
+    nugget_text = models.TextField()
+    nugget_set = models.ForeignKey("nuggets.NuggetSet", null=True, on_delete=models.SET_NULL, related_name="+")
+    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    label = models.PositiveSmallIntegerField()
+    confidence = models.FloatField(null=True, blank=True)
+    reasoning = models.TextField(blank=True)
+    document = models.CharField(max_length=200, blank=True)
+    made_by = models.CharField(max_length=200)  # the grade's provenance, as Provenance.made_by reads
+    made_at = models.DateTimeField()
+    work = models.ForeignKey(
+        "assessor.AssessorWork", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    seconds_spent = models.FloatField(null=True, blank=True)
+    reason = models.CharField(max_length=20)  # removed, reworded, replaced
+    retired_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-retired_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.label} (question {self.nugget_id}, {self.reason})"

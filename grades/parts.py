@@ -25,12 +25,13 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from grades import judging, llm, scoring, views
+from grades import dependents, judging, llm, scoring, views
 from grades.files import grades_import
 from grades.forms import GradesLaunchForm
 from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY, IMPORT_GRADES
 from grades.prompts import GRADE
 from nuggets.banks import bank_names
+from nuggets.dependents import NuggetDependents, register_nugget_dependents
 
 
 def _score_source(columns: tuple[str, ...]) -> ScoreSource:
@@ -61,6 +62,14 @@ def _bank_field() -> forms.Field:
 
 
 def register() -> None:
+    register_nugget_dependents(
+        NuggetDependents(
+            name="grades",
+            describe=dependents.grades_describe,
+            retire=dependents.grades_retire,
+            changed=dependents.bank_changed,
+        )
+    )
     register_label_family(LabelFamily(GRADES_FAMILY, "grade source"))
     register_job_kind(
         JobKind(

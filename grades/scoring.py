@@ -101,9 +101,16 @@ def job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
 
 
 def work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
-    if work.kind == GRADE_WORK and work.source is not None:
-        return [(work.source.name,)]
-    return []
+    """A grading work's source; for the work that makes a topic's bank (a person's question list), every source
+    with grades on that bank: its submit or reopening makes them count or not."""
+    if work.kind == GRADE_WORK:
+        return [(work.source.name,)] if work.source is not None else []
+    if not work.nugget_set_name:
+        return []
+    graded = GradeLabel.objects.filter(
+        nugget__nugget_set__topic_id=work.topic_id, nugget__nugget_set__name=work.nugget_set_name
+    )
+    return [(name,) for name in sorted(set(graded.values_list("source__name", flat=True)))]
 
 
 def notes(sources: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
