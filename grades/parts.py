@@ -75,7 +75,7 @@ def register() -> None:
         JobKind(
             kind=GRADES,
             label="Grades (PrefNugget)",
-            command="run_grades",
+            command="run_grades --bank BANK",
             description="An LLM grades every report of a topic 0-5 on every question of a chosen bank.",
             compute=llm.item_compute,
             store=llm.item_store,

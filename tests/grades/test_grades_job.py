@@ -155,6 +155,7 @@ def test_run_grades_makes_the_job_with_its_options(llm_server, qbank):
 def test_an_organizer_launches_grades_from_the_jobs_page(organizer, llm_server, qbank, worker_inline):
     launch = organizer.get(reverse("jobs:launch", args=["question_grading"])).content.decode()
     assert '<option value="qbank">' in launch
+    assert "manage.py run_grades --bank BANK --name NAME" in launch
     response = organizer.post(
         reverse("jobs:launch", args=["question_grading"]),
         {"name": "page-grades", "bank": "qbank", "topics": "bee", "runs": "run1", "documents": "on"},
