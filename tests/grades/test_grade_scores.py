@@ -150,3 +150,11 @@ def test_the_jsonl_download_in_the_autojudge_tools_layout(organizer):
     assert {"run_id": "rA", "topic_id": "all", "measure": "maxgrade", "value": 4.5} in rows
     # Per run: its topics' 12 measures (rB's t2 as zeros), then its 12 means.
     assert len(rows) == 2 * (2 * 12 + 12)
+
+
+def test_the_leaderboard_sorts_by_htmx_and_says_when_there_is_no_source(organizer):
+    url = reverse("collection:grade_leaderboard")
+    assert "Grade leaderboard: no grade source" in organizer.get(url).content.decode()
+    grade_file("hand", graded_collection(), HAND)
+    table = organizer.get(url + "?source=hand&sort=maxgrade&dir=asc", HTTP_HX_REQUEST="true").content.decode()
+    assert "<h1>" not in table and table.index("rB") < table.index("rA")  # rB's maxgrade 1.5 before rA's 4.5
