@@ -242,6 +242,19 @@ def _bank_questions(user: str) -> str:
     return _contrastive_questions(user) if "[[ ## winner_passage ## ]]" in user else _query_only_questions(user)
 
 
+def _grade_question(user: str) -> str:
+    """PrefNugget's grading: the question's words of four letters or more found in the passage, at most 5."""
+    fields = _sections(user)
+    shared = len(_long_words(fields.get("question", "")) & _long_words(fields.get("passage", "")))
+    return _dspy_answer(
+        f"The passage has {shared} of the question's words.", grade=str(min(5, shared)), confidence="0.9"
+    )
+
+
+def _flip_question_grade(answer: str) -> str:
+    return re.sub(r"(\[\[ ## grade ## \]\]\n)([0-5])", lambda m: m.group(1) + str(5 - int(m.group(2))), answer)
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
@@ -261,6 +274,7 @@ OBJECTIVE_RULES: dict[str, Callable[[str], str]] = {
     "If both passages are similar, select the simplest and clearest.": _preference_must_decide,
     'Make questions self-contained (e.g., "Capital of France?" not "The capital?").': _bank_questions,
     "how the question is answered, without referring to the source document.": _crucible_extract,
+    "- 0: The answer is not relevant or complete at all.": _grade_question,
 }
 
 LABEL_FLIPS = {"support": "not_support", "not_support": "support", "vital": "okay", "okay": "vital"}
@@ -286,6 +300,7 @@ FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
     _yes_no: lambda answer: {"yes": "no", "no": "yes"}[answer],
     _preference_ties: _flip_preference,
     _preference_must_decide: _flip_preference,
+    _grade_question: _flip_question_grade,
 }
 
 

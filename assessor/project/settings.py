@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "reports",
     "preferences",
     "prefnugget",
+    "grades",
     "crucible",
     "metaeval",
     "bench",

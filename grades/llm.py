@@ -1,0 +1,155 @@
+"""Grades by an LLM, as PrefNugget's grading phase makes them: every report of a topic against every
+question of a chosen bank, one call each.
+
+A job item is one (report, question): one call, so that the engine keeps as many calls in flight as the
+endpoint allows (an item per report would serialise its bank's calls). The passage is the report's text
+(its sentences joined by one space); with `documents`, it is each document the report cites instead, one
+call per document, and the question's grade is the highest of them (the reference's document grading).
+The answer is read as the reference's converter reads it (`grade_answer_read`).
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+
+from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
+from assessor.jobs.llm.client import LLMConfig, LLMSession
+from assessor.jobs.llm.prompts import prompt_messages
+from assessor.jobs.selection import runs_select, topics_select
+from assessor.models import Answer, AnswerReference, Job, JobItem, LabelSource
+from grades.kinds import GRADES, GRADES_FAMILY
+from grades.measures import grade_read
+from grades.models import GradeLabel
+from grades.prompts import GRADE
+from nuggets.banks import bank_questions
+from nuggets.models import Nugget
+from reports.chat_layout import answer_field, answer_float, answer_sections
+from reports.models import ReportDocument
+
+
+@dataclass(frozen=True)
+class Reading:
+    grade: int
+    confidence: float | None
+    reasoning: str
+    document: str = ""  # graded documents: the one that gave the grade
+
+
+def grade_answer_read(raw: str) -> Reading:
+    """An answer's grade: the first digit 0-5 of its `grade` section, 0 when it names none. An answer without
+    that section, or with it empty, is unusable (asked again), as the reference refuses an empty grade."""
+    return Reading(
+        grade_read(answer_field(raw, "grade")),
+        answer_float(raw, "confidence"),
+        answer_sections(raw).get("reasoning", ""),
+    )
+
+
+@dataclass(frozen=True)
+class PlannedGrade:
+    topic_id: str
+    run_id: str
+    answer: int
+    nugget: int
+    question_id: str  # the AutoJudge tools' id (md5 of the text)
+
+    @property
+    def key(self) -> str:
+        return f"{self.topic_id}|{self.run_id}|{self.nugget}"
+
+
+def grades_select(*, bank: str, topics: list[str] | None = None, runs: list[str] | None = None) -> list[PlannedGrade]:
+    """What a job of this selection would grade, topic by topic, run by run, question by question (raises
+    JobRequestInvalid for an unknown id or a bank no selected topic has)."""
+    topic_ids = [topic.id for topic in topics_select(topics)]
+    selected_runs = runs_select(runs)
+    banks = bank_questions(bank, topic_ids)
+    if not any(banks.values()):
+        raise JobRequestInvalid(f"no topic of the selection has a counted bank {bank!r} with questions")
+    rows = Answer.objects.filter(topic_id__in=list(banks), run__in=selected_runs)
+    answers: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for topic_id, run_id, answer_id in rows.values_list("topic_id", "run__run_id", "pk"):
+        answers[topic_id].append((run_id, answer_id))
+    planned = []
+    for topic_id, questions in banks.items():
+        for run_id, answer_id in sorted(answers.get(topic_id, [])):
+            for question in questions:
+                assert question.pk is not None  # stored questions
+                planned.append(PlannedGrade(topic_id, run_id, answer_id, question.pk, question.question_id))
+    return planned
+
+
+def grades_job_create(
+    *,
+    name: str,
+    bank: str,
+    topics: list[str] | None = None,
+    runs: list[str] | None = None,
+    documents: bool = False,
+    user: User | None = None,
+    queue: str | None = None,
+    config: LLMConfig | None = None,
+    endpoint: str | None = None,
+) -> Job:
+    output_name_check(
+        kind=GRADES,
+        name=name,
+        taken=LabelSource.objects.filter(family=GRADES_FAMILY, name=name).exists(),
+        family=GRADES_FAMILY,
+    )
+    planned = grades_select(bank=bank, topics=topics, runs=runs)
+    items = [
+        (grade.key, {"topic": grade.topic_id, "answer": grade.answer, "nugget": grade.nugget}) for grade in planned
+    ]
+    params = {"bank": bank, "runs": runs or [], "topics": topics or [], "documents": documents, "queue": queue or ""}
+    return job_create(
+        kind=GRADES,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=[GRADE.name],
+        user=user,
+        config=config,
+        endpoint=endpoint,
+        family=GRADES_FAMILY,
+    )
+
+
+def cited_documents(answer_id: int) -> list[tuple[str, str]]:
+    """The documents a report cites, in its reference order, with the text its file gave (the collection's
+    segment text where it gave none)."""
+    given = dict(ReportDocument.objects.filter(answer_id=answer_id).values_list("segment_id", "text"))
+    documents = []
+    for docid, text in AnswerReference.objects.filter(answer_id=answer_id).values_list("segment_id", "segment__text"):
+        documents.append((docid, (given.get(docid) or text).strip()))
+    return documents
+
+
+def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> Reading:
+    question = Nugget.objects.values_list("text", flat=True).get(pk=item.payload["nugget"])
+    prompt = job_prompt(job, GRADE.name)
+    if not job.params.get("documents"):
+        passage = Answer.objects.values_list("text", flat=True).get(pk=item.payload["answer"])
+        return llm.ask(prompt, prompt_messages(prompt, question=question, passage=passage), grade_answer_read)
+    best = Reading(0, None, "The report cites no document.")
+    for docid, text in cited_documents(item.payload["answer"]):
+        reading = llm.ask(prompt, prompt_messages(prompt, question=question, passage=text), grade_answer_read)
+        # The highest grade, the first document reaching it (the reference keeps the first of equal grades).
+        if not best.document or reading.grade > best.grade:
+            best = Reading(reading.grade, reading.confidence, reading.reasoning, docid)
+    return best
+
+
+def item_store(*, job: Job, item: JobItem, result: Reading) -> None:
+    GradeLabel.objects.create(
+        source=job_source(job, GRADES_FAMILY),
+        topic_id=item.payload["topic"],
+        answer_id=item.payload["answer"],
+        nugget_id=item.payload["nugget"],
+        label=result.grade,
+        confidence=result.confidence,
+        reasoning=result.reasoning,
+        document=result.document,
+        job=job,
+    )
