@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "relevance",
     "reports",
     "preferences",
+    "argue",
     "metaeval",
     "bench",
     "demo",
