@@ -21,7 +21,10 @@ The rules of the "model" (tests recompute them independently):
   letters with the question, else "no";
 - preference (PrefNugget's prompt, in DSPy's `[[ ## name ## ]]` layout): the passage
   with more distinct words of 4+ letters of the title and problem statement is
-  better; equal counts are a tie ("0"), or "1" for the must-decide prompt.
+  better; equal counts are a tie ("0"), or "1" for the must-decide prompt;
+- ARGUE-style ("You are ArgueCitationJudge" / "You are ArgueAnswerJudge", the same layout): a cited
+  document supports a sentence when the sentence is in it, a sentence agrees with a gold answer when the
+  answer is in it (both case-insensitive).
 
 A server started with `flip` (`--flip`) is a second "model" that disagrees:
 it answers by the same rules, then turns every label round (support <->
@@ -167,6 +170,25 @@ def _flip_preference(answer: str) -> str:
     return re.sub(r"(\[\[ ## better_passage ## \]\]\n)([12])", lambda m: m.group(1) + swap[m.group(2)], answer)
 
 
+def _argue_support(user: str) -> str:
+    """ARGUE-style citation support: yes when the sentence is in the document (case-insensitive)."""
+    fields = _sections(user)
+    yes = fields.get("sentence", "").lower() in fields.get("document", "").lower()
+    return _dspy_answer("The document was read for the sentence.", supports="yes" if yes else "no")
+
+
+def _argue_answer(user: str) -> str:
+    """ARGUE-style answer agreement: yes when the gold answer is in the sentence (case-insensitive)."""
+    fields = _sections(user)
+    yes = fields.get("gold_answer", "").lower() in fields.get("sentence", "").lower()
+    return _dspy_answer("The sentence was read for the gold answer.", agrees="yes" if yes else "no")
+
+
+def _flip_yes_no_section(answer: str) -> str:
+    swap = {"yes": "no", "no": "yes"}
+    return re.sub(r"(## \]\]\n)(yes|no)\b", lambda m: m.group(1) + swap[m.group(2)], answer)
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
@@ -174,6 +196,8 @@ RULES: dict[str, Callable[[str], str]] = {
     "You are SupportJudgeLLM": _support,
     "You are RelevanceJudgeLLM": _umbrela,
     "You are YesNoJudgeLLM": _yes_no,
+    "You are ArgueCitationJudge": _argue_support,
+    "You are ArgueAnswerJudge": _argue_answer,
 }
 # The published prompts with no system message, known by how the user message starts.
 USER_RULES: dict[str, Callable[[str], str]] = {
@@ -209,6 +233,8 @@ FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
     _yes_no: lambda answer: {"yes": "no", "no": "yes"}[answer],
     _preference_ties: _flip_preference,
     _preference_must_decide: _flip_preference,
+    _argue_support: _flip_yes_no_section,
+    _argue_answer: _flip_yes_no_section,
 }
 
 
