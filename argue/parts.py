@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from argue import llm, scoring, views
+from argue import agreement, llm, scoring, views
 from argue.forms import ArgueLaunchForm
 from argue.kinds import ARGUE, ARGUE_FAMILY, SCORE_FAMILY
 from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
@@ -73,5 +73,6 @@ def register() -> None:
             empty="No ARGUE-style source has judgments yet.",
             order=85,
             notes=scoring.notes,
+            crosstab=agreement.crosstab,
         )
     )
