@@ -28,7 +28,7 @@ SUPPORT_MAPPINGS: dict[str, dict[int, str]] = {
 }
 
 
-def _yes_no(value: bool) -> str:
+def _yes_no(value: bool | None) -> str:
     return "yes" if value else "no"
 
 
@@ -59,13 +59,16 @@ def argue_confusions(name_a: str, name_b: str) -> dict[str, Confusion]:
     }
 
 
+def _pooled(name: str) -> dict[tuple[str, object], str]:
+    pooled: dict[tuple[str, object], str] = {("support", key): label for key, label in supports_of(name).items()}
+    pooled.update({("answer", key): label for key, label in agreements_of(name).items()})
+    return pooled
+
+
 def crosstab(columns_a: tuple[str, ...], columns_b: tuple[str, ...]) -> Crosstab:
     """The registry's `ScoreFamily.crosstab`: both judgments pooled, each yes/no one item."""
     (name_a,), (name_b,) = columns_a, columns_b
-    a = {("support", key): label for key, label in supports_of(name_a).items()}
-    a.update({("answer", key): label for key, label in agreements_of(name_a).items()})
-    b = {("support", key): label for key, label in supports_of(name_b).items()}
-    b.update({("answer", key): label for key, label in agreements_of(name_b).items()})
+    a, b = _pooled(name_a), _pooled(name_b)
     counts = Counter((label, b[key]) for key, label in a.items() if key in b)
     return Crosstab(labels=YES_NO, counts=dict(counts), total_a=len(a), total_b=len(b))
 
