@@ -28,25 +28,21 @@ SUPPORT_MAPPINGS: dict[str, dict[int, str]] = {
 }
 
 
-def _yes_no(value: bool | None) -> str:
-    return "yes" if value else "no"
-
-
 def supports_of(name: str) -> dict[int, str]:
     """citation id -> yes/no, of the source's counted support attestations (unjudged ones left out)."""
     rows = labels_counted(
-        SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name, supports__isnull=False)
+        SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name).exclude(label="")
     )
-    return {citation: _yes_no(yes) for citation, yes in rows.order_by().values_list("citation_id", "supports")}
+    return dict(rows.order_by().values_list("citation_id", "label"))
 
 
 def agreements_of(name: str) -> dict[tuple[int, int, int], str]:
     """(sentence, question, answer index) -> yes/no, of the source's counted answer attestations."""
     rows = labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
     return {
-        (sentence, question, index): _yes_no(yes)
-        for sentence, question, index, yes in rows.order_by().values_list(
-            "sentence_id", "question_id", "answer_index", "agrees"
+        (sentence, question, index): label
+        for sentence, question, index, label in rows.order_by().values_list(
+            "sentence_id", "question_id", "answer_index", "label"
         )
     }
 

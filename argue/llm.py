@@ -144,6 +144,10 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> ReportJudged:
     return ReportJudged(kept=kept, supports=supports, agrees=agrees)
 
 
+def _label(yes: bool | None) -> str:
+    return "" if yes is None else "yes" if yes else "no"
+
+
 def item_store(*, job: Job, item: JobItem, result: ReportJudged) -> None:
     source = job_source(job, ARGUE_FAMILY)
     JudgedReport.objects.create(
@@ -155,7 +159,7 @@ def item_store(*, job: Job, item: JobItem, result: ReportJudged) -> None:
         job=job,
     )
     SupportAttestation.objects.bulk_create(
-        SupportAttestation(source=source, citation_id=citation_id, supports=yes, reasoning=reasoning, job=job)
+        SupportAttestation(source=source, citation_id=citation_id, label=_label(yes), reasoning=reasoning, job=job)
         for citation_id, yes, reasoning in result.supports
     )
     AnswerAttestation.objects.bulk_create(
@@ -164,7 +168,7 @@ def item_store(*, job: Job, item: JobItem, result: ReportJudged) -> None:
             sentence_id=sentence_id,
             question_id=question_id,
             answer_index=answer_index,
-            agrees=yes,
+            label=_label(yes),
             reasoning=reasoning,
             job=job,
         )

@@ -14,6 +14,11 @@ from django.db import models
 from assessor.models import Provenance
 
 
+class YesNo(models.TextChoices):
+    YES = "yes", "yes"
+    NO = "no", "no"
+
+
 class JudgedReport(Provenance):
     source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
@@ -37,8 +42,8 @@ class SupportAttestation(Provenance):
     source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     citation = models.ForeignKey("assessor.Citation", on_delete=models.CASCADE, related_name="+")
     work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    # None: the document has no text to judge it by; scored as no.
-    supports = models.BooleanField(null=True)
+    # Blank: the document has no text to judge it by (not judged; scored as no).
+    label = models.CharField(max_length=3, choices=YesNo.choices, blank=True)
     reasoning = models.TextField(blank=True)
 
     class Meta:
@@ -46,10 +51,11 @@ class SupportAttestation(Provenance):
         constraints = [
             models.UniqueConstraint(fields=["source", "citation"], name="one_support_attestation_per_source"),
             Provenance.one_maker_constraint("support_attestation_has_one_maker"),
+            models.CheckConstraint(condition=models.Q(label__in=["yes", "no", ""]), name="support_attestation_label"),
         ]
 
     def __str__(self) -> str:
-        return f"citation {self.citation_id}: {self.supports}"
+        return f"citation {self.citation_id}: {self.label or 'not judged'}"
 
 
 class AnswerAttestation(Provenance):
@@ -58,7 +64,7 @@ class AnswerAttestation(Provenance):
     question = models.ForeignKey("nuggets.Nugget", on_delete=models.CASCADE, related_name="+")
     answer_index = models.PositiveSmallIntegerField()  # the gold answer's position in its question
     work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    agrees = models.BooleanField()
+    label = models.CharField(max_length=3, choices=YesNo.choices)
     reasoning = models.TextField(blank=True)
 
     class Meta:
@@ -68,7 +74,8 @@ class AnswerAttestation(Provenance):
                 fields=["source", "sentence", "question", "answer_index"], name="one_answer_attestation_per_source"
             ),
             Provenance.one_maker_constraint("answer_attestation_has_one_maker"),
+            models.CheckConstraint(condition=models.Q(label__in=["yes", "no"]), name="answer_attestation_label"),
         ]
 
     def __str__(self) -> str:
-        return f"sentence {self.sentence_id} / question {self.question_id}.{self.answer_index}: {self.agrees}"
+        return f"sentence {self.sentence_id} / question {self.question_id}.{self.answer_index}: {self.label}"

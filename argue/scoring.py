@@ -57,7 +57,10 @@ def argue_scores_from_labels(
     ):
         if index < kept[answer_id]:
             sentences[answer_id].append(pk)
-    supports = dict(_of_source(SupportAttestation, name).values_list("citation_id", "supports"))
+    supports = {
+        citation: label == "yes"
+        for citation, label in _of_source(SupportAttestation, name).values_list("citation_id", "label")
+    }
     citations: dict[int, list[tuple[str, bool | None]]] = defaultdict(list)
     for sentence_id, citation_id, docid in (
         Citation.objects.filter(sentence__answer_id__in=in_scope)
@@ -68,7 +71,7 @@ def argue_scores_from_labels(
     agreed: dict[int, set[tuple[int, int]]] = defaultdict(set)  # sentence -> (question pk, answer index)
     for sentence_id, question_id, answer_index in (
         _of_source(AnswerAttestation, name)
-        .filter(agrees=True, sentence__answer_id__in=in_scope)
+        .filter(label="yes", sentence__answer_id__in=in_scope)
         .values_list("sentence_id", "question_id", "answer_index")
     ):
         agreed[sentence_id].add((question_id, answer_index))

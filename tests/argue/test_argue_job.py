@@ -20,9 +20,9 @@ pytestmark = pytest.mark.django_db
 
 def supports(name: str) -> dict[tuple[str, int, str], bool | None]:
     rows = SupportAttestation.objects.filter(source__name=name).values_list(
-        "citation__sentence__answer__run__run_id", "citation__sentence__index", "citation__segment_id", "supports"
+        "citation__sentence__answer__run__run_id", "citation__sentence__index", "citation__segment_id", "label"
     )
-    return {(run, index, docid): yes for run, index, docid, yes in rows}
+    return {(run, index, docid): label == "yes" for run, index, docid, label in rows}
 
 
 def agreements(name: str) -> dict[tuple[str, str, int, str, int], bool]:
@@ -32,9 +32,11 @@ def agreements(name: str) -> dict[tuple[str, str, int, str, int], bool]:
         "sentence__index",
         "question__text",
         "answer_index",
-        "agrees",
+        "label",
     )
-    return {(run, topic, index, question, answer): yes for run, topic, index, question, answer, yes in rows}
+    return {
+        (run, topic, index, question, answer): label == "yes" for run, topic, index, question, answer, label in rows
+    }
 
 
 def test_each_kept_sentence_is_judged_on_its_citations_and_the_answers_of_what_it_cites(llm_server, argue_collection):
