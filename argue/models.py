@@ -79,3 +79,15 @@ class AnswerAttestation(Provenance):
 
     def __str__(self) -> str:
         return f"sentence {self.sentence_id} / question {self.question_id}.{self.answer_index}: {self.label}"
+
+
+class ArgueWork(models.Model):
+    """What a person's ARGUE-style work on a topic is judged against: the bank, and whether every gold answer is
+    asked of each sentence (by default only the answers whose documents the sentence cites)."""
+
+    work = models.OneToOneField("assessor.AssessorWork", on_delete=models.CASCADE, related_name="+")
+    bank = models.SlugField(max_length=100)
+    check_all = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"work {self.work_id} against {self.bank}{' (every answer)' if self.check_all else ''}"

@@ -6,9 +6,9 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from argue import agreement, llm, scoring, views
+from argue import agreement, judging, llm, scoring, views
 from argue.forms import ArgueLaunchForm
-from argue.kinds import ARGUE, ARGUE_FAMILY, SCORE_FAMILY
+from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
 from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
 from assessor.registry import (
     Download,
@@ -17,10 +17,13 @@ from assessor.registry import (
     Route,
     ScoreFamily,
     ScoreSource,
+    WorkPage,
     register_collection_routes,
     register_job_kind,
     register_label_family,
     register_score_family,
+    register_urls,
+    register_work_page,
 )
 
 
@@ -54,6 +57,22 @@ def register() -> None:
             create=llm.argue_job_create,
             form=ArgueLaunchForm,
             prompts=(CITATION_SUPPORT, ANSWER_AGREEMENT),
+        )
+    )
+    register_urls("argue/", "argue.urls")
+    register_work_page(
+        WorkPage(
+            kind=ARGUE_WORK,
+            label="ARGUE-style judging",
+            description=(
+                "The assessor judges each report sentence by sentence: does each cited document support it, "
+                "does it give the bank's gold answers (yes/no)."
+            ),
+            url_name="argue:judge",
+            give=judging.argue_work_give,
+            stage=3,
+            progress=judging.argue_progress,
+            unit="questions",
         )
     )
     register_collection_routes(
