@@ -76,6 +76,37 @@ def argue_work_give(
     return work
 
 
+@transaction.atomic
+def argue_second_give(*, topic: Topic, assessor: User, by: User | None, of_name: str, name: str) -> AssessorWork:
+    """A second assessor's independent judging of the topic's reports as the people's source `of_name` judged
+    them (the same bank and questions), into a source of its own, blind to the first's judgments (the pages
+    read only their own work's); the first's assessor is refused. `argue_agreement` compares the two."""
+    first = (
+        AssessorWork.objects.filter(topic=topic, kind=ARGUE_WORK, source__family=ARGUE_FAMILY, source__name=of_name)
+        .select_related("source")
+        .first()
+    )
+    if first is None or first.source is None:
+        raise WorkError(f"Topic {topic.pk} has no ARGUE-style judging by people into {of_name!r}.")
+    if not name or name == of_name:
+        raise WorkError(f"A second assessor needs a source name of its own, not {of_name!r}.")
+    options = _options(first)
+    source = person_source_claim(family=ARGUE_FAMILY, name=name, by=by)
+    if AssessorWork.objects.filter(source=source).exclude(topic=topic).exclude(independent=True).exists():
+        raise WorkError(f"{name!r} holds the judgments of other work: choose another name.")
+    work = work_give(
+        topic=topic,
+        assessor=assessor,
+        kind=ARGUE_WORK,
+        by=by,
+        source=source,
+        nugget_set_name=options.bank,
+        blind_to=[first.source],
+    )
+    ArgueWork.objects.update_or_create(work=work, defaults={"bank": options.bank, "check_all": options.check_all})
+    return work
+
+
 def argue_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
     """The assessor's own ARGUE-style work; anyone else's is a 404, its existence not revealed."""
     return assessor_work(work_id=work_id, user=user, kinds=[ARGUE_WORK])

@@ -53,6 +53,19 @@ class GiveArgueForm(forms.Form):
         max_length=100,
         help_text=f"The name the judgments are kept under; defaults to {judging.PEOPLE_SOURCE!r}.",
     )
+    second_of = forms.SlugField(
+        label="Second assessor of",
+        required=False,
+        max_length=100,
+        help_text="A second assessor: the people's source whose judging this work repeats independently, blind "
+        "to its judgments (the source name above is then required; bank and option are the first's).",
+    )
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("second_of") and not data.get("name"):
+            self.add_error("name", "A second assessor needs a source name of its own.")
+        return data
 
 
 @require_GET
@@ -117,6 +130,10 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 
 
 def _give(topic, data: dict, organizer):
+    if data["second_of"]:
+        return judging.argue_second_give(
+            topic=topic, assessor=data["assessor"], by=organizer, of_name=data["second_of"], name=data["name"]
+        )
     return judging.argue_work_give(
         topic=topic,
         assessor=data["assessor"],

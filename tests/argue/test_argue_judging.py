@@ -174,3 +174,31 @@ def test_check_all_asks_every_gold_answer(argue_collection):
     work = argue_work_give(topic=Topic.objects.get(pk="t1"), assessor=make_user(Role.ASSESSOR), by=None, check_all=True)
     # s0: 2 citations + 4 answers; s1: 1 + 4
     assert argue_progress([work]) == {work.pk: (0, 11)}
+
+
+def test_a_second_assessor_judges_independently_and_the_two_are_compared(organizer, work):
+    first = client_for(work.assessor)
+    judge_all(first, work, PERSON)
+    refused = organizer.post(
+        reverse("argue:organize"),
+        {"topics": "t1", "assessor": work.assessor.pk, "name": "second", "second_of": "people"},
+    )
+    assert refused.status_code == 400 and "independent judging needs someone else" in refused.content.decode()
+    other = make_user(Role.ASSESSOR)
+    response = organizer.post(
+        reverse("argue:organize"), {"topics": "t1", "assessor": other.pk, "name": "second", "second_of": "people"}
+    )
+    assert response.status_code == 302
+    second = AssessorWork.objects.get(source__name="second")
+    assert second.independent and second.nugget_set_name == "gold"
+    client = client_for(other)
+    page = page_of(client, second, 1)
+    assert len(rows_of(page)) == 5 and 'data-current="yes"' not in page  # blind to the first's judgments
+    # The second agrees but on d3 (no) and June (no).
+    judge_all(client, second, [["yes", "no", "yes", "yes", "no"], ["no", "no"]])
+    for one, done in ((first, work), (client, second)):
+        done.refresh_from_db()
+        assert one.post(reverse("argue:submit", args=[done.pk]), {"version": done.version}, **SCRIPT).status_code == 200
+    confusions = argue_confusions("people", "second")
+    assert confusions["support"].counts == [[1, 1], [0, 1]]
+    assert confusions["answers"].counts == [[2, 1], [0, 1]]
