@@ -35,8 +35,11 @@ def test_two_sources_that_disagree_on_every_judgment(two_judges):
 
 
 def test_the_meta_evaluation_pools_both_judgments(two_judges):
-    confusion = comparison_build("argue:llm", "argue:flip").confusion
+    comparison = comparison_build("argue:llm", "argue:flip")
+    confusion = comparison.confusion
     assert confusion is not None and confusion.labels == ["yes", "no"]
+    # The two leaderboards compare metric by metric too (the runs' correlations).
+    assert [tau.metric for tau in comparison.taus][:3] == ["f1", "weighted_f1", "nugget_coverage"]
     assert confusion.counts == [[0, 7], [2, 0]]
     out = StringIO()
     call_command("argue_agreement", "--a", "llm", "--b", "flip", stdout=out)

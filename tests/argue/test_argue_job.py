@@ -13,6 +13,7 @@ from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
 from argue.scoring import argue_scores, argue_scores_from_labels
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Job, LabelSource, LLMCall
+from tests.builders import read_scores_tsv
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
@@ -125,8 +126,16 @@ def test_the_leaderboard_and_the_downloads(llm_server, argue_collection, organiz
     assert "ARGUE-style leaderboard: llm" in page and page.index(">A<") < page.index(">B<")
     download = organizer.get(reverse("collection:download_argue_scores", args=["llm"]))
     assert download.status_code == 200
-    text = b"".join(download.streaming_content).decode() if download.streaming else download.content.decode()
-    assert "f1" in text and "A" in text
+    table = read_scores_tsv(b"".join(download.streaming_content).decode())
+    assert table["A", "all", "f1"] == pytest.approx(0.75) and table["B", "all", "f1"] == 0.0
+    assert table["A", "t1", "weighted_coverage"] == pytest.approx(2 / 3)
+    # The AutoJudge layouts: ir_measures' run, topic, measure, value.
+    lines = b"".join(
+        organizer.get(
+            reverse("collection:download_argue_scores", args=["llm"]) + "?format=ir_measures"
+        ).streaming_content
+    ).decode()
+    assert "A\tall\tf1\t0.75" in lines.splitlines()
 
 
 def test_a_bank_without_questions_or_a_taken_name_is_refused(llm_server, argue_collection):
