@@ -36,7 +36,10 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
         scores=partial(scoring.argue_scores, name=name),
         leaderboard_url=f"{reverse('collection:argue_leaderboard')}?{urlencode({'source': name})}",
         leaderboard_label="runs by ARGUE-style F1",
-        downloads=(Download("scores", reverse("collection:download_argue_scores", args=[name])),),
+        downloads=(
+            Download("scores", reverse("collection:download_argue_scores", args=[name])),
+            Download("judgments", reverse("collection:download_argue_judgments", args=[name])),
+        ),
         notes=lambda: scoring.notes([columns])[columns],
     )
 
@@ -78,6 +81,7 @@ def register() -> None:
     register_collection_routes(
         Route("leaderboards/argue/", views.leaderboard, "argue_leaderboard"),
         Route("download/argue-scores/<slug:name>/", views.download_scores, "download_argue_scores"),
+        Route("download/argue/<slug:name>/", views.download_judgments, "download_argue_judgments"),
     )
     register_score_family(
         ScoreFamily(

@@ -12,8 +12,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from argue import judging, scoring
+from argue.exporting import argue_lines
 from argue.kinds import ARGUE_WORK
-from assessor.collection.pages import leaderboard_context, scores_download, scores_or_404
+from assessor.collection.pages import download_response, leaderboard_context, scores_download, scores_or_404
 from assessor.http import AuthenticatedRequest
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
@@ -177,3 +178,9 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
 @organizer_required
 def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | StreamingHttpResponse:
     return scores_download(request, lambda: scoring.argue_scores(name=name), f"argue.{name}")
+
+
+@organizer_required
+def download_judgments(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
+    scores_or_404(lambda: scoring.argue_scores(name=name, per_topic=False))  # a 404 for a source without judgments
+    return download_response(argue_lines(name=name), f"argue.{name}.jsonl")
