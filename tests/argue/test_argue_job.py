@@ -187,3 +187,15 @@ def test_the_judgments_export_as_jsonl_with_their_makers(llm_server, argue_colle
     assert b"".join(download.streaming_content).decode() == out.getvalue()
     with pytest.raises(CommandError, match="no counted"):
         call_command("export_argue", "--name", "nobody", stdout=out)
+
+
+def test_the_jobs_page_launches_it_with_a_bank_and_check_all(organizer, llm_server, argue_collection, worker_inline):
+    launch = organizer.get(reverse("jobs:launch", args=["argue"])).content.decode()
+    assert "manage.py run_argue --name NAME" in launch and 'value="gold"' in launch
+    fields = {"name": "page", "bank": "gold", "check_all": "on", "runs": "A", "topics": "t1"}
+    assert organizer.post(reverse("jobs:launch", args=["argue"]), fields).status_code == 302
+    job = Job.objects.get(output_name="page")
+    job.refresh_from_db()
+    assert (job.status, job.done_items, job.params["check_all"], llm_server.count) == (Job.Status.DONE, 1, True, 11)
+    source = LabelSource.objects.get(family="argue", name="page")
+    assert source.prompt_versions == {"argue-citation-support-v1": 1, "argue-answer-agreement-v1": 1}

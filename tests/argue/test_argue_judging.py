@@ -16,6 +16,7 @@ from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
 from argue.scoring import argue_scores
 from assessor.jobs.engine import job_run_sync
 from assessor.models import AssessorWork, LabelSource, Topic
+from assessor.scoring.lifecycle import open_work_included
 from assessor.work.roles import Role
 from tests.builders import make_user
 
@@ -202,3 +203,23 @@ def test_a_second_assessor_judges_independently_and_the_two_are_compared(organiz
     confusions = argue_confusions("people", "second")
     assert confusions["support"].counts == [[1, 1], [0, 1]]
     assert confusions["answers"].counts == [[2, 1], [0, 1]]
+
+
+def test_reopened_work_is_not_counted_until_it_is_submitted_again(organizer, work):
+    client = client_for(work.assessor)
+    judge_all(client, work, PERSON)
+    work.refresh_from_db()
+    client.post(reverse("argue:submit", args=[work.pk]), {"version": work.version}, **SCRIPT)
+    assert argue_scores(name="people").run_means["A"]["f1"] == pytest.approx(2 / 3)
+    assert organizer.post(reverse("argue:reopen", args=[work.pk]), {"reason": "check d2"}).status_code == 302
+    with pytest.raises(LookupError):
+        argue_scores(name="people")
+    with open_work_included():
+        assert argue_scores(name="people").run_means["A"]["f1"] == pytest.approx(2 / 3)
+    work.refresh_from_db()
+    page = page_of(client, work, 2)
+    assert post(client, work, 2, rows_of(page)[0], "yes", previous="no", page=page).status_code == 200
+    client.post(reverse("argue:submit", args=[work.pk]), {"version": work.version}, **SCRIPT)
+    # d2 now supports: both citing sentences supported, coverage 1: F1 1
+    assert argue_scores(name="people").run_means["A"]["f1"] == pytest.approx(1.0)
+    assert JudgedReport.objects.filter(work=work).count() == 2
