@@ -21,7 +21,7 @@ from argue.cut import sentences_kept
 from argue.kinds import ARGUE_FAMILY, ARGUE_WORK
 from argue.metrics import answers_to_check
 from argue.models import AnswerAttestation, ArgueWork, JudgedReport, SupportAttestation, YesNo
-from assessor.models import Answer, AssessorWork, Citation, Sentence, Topic
+from assessor.models import Answer, AssessorWork, Citation, Segment, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
@@ -119,6 +119,11 @@ def argue_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
 class Cited:
     citation_id: int
     docid: str
+
+
+@dataclass(frozen=True)
+class Document:
+    docid: str
     title: str
     text: str
 
@@ -175,12 +180,12 @@ def report_plans(
     ):
         texts[answer_id].append((pk, text))
     cited: dict[int, list[Cited]] = defaultdict(list)
-    for sentence_id, pk, docid, title, text in (
+    for sentence_id, pk, docid in (
         Citation.objects.filter(sentence__answer_id__in=answer_ids)
         .order_by("sentence_id", "position")
-        .values_list("sentence_id", "pk", "segment_id", "segment__title", "segment__text")
+        .values_list("sentence_id", "pk", "segment_id")
     ):
-        cited[sentence_id].append(Cited(pk, docid, title, text))
+        cited[sentence_id].append(Cited(pk, docid))
     plans = []
     for answer_id in answer_ids:
         sentences = texts.get(answer_id, [])
@@ -255,7 +260,7 @@ class Row:
     key: str
     kind: str  # "support" or "answer"
     label: str
-    document: Cited | None = None
+    document: Document | None = None
     question: str = ""
     gold_answer: str = ""
     importance: str = ""
@@ -320,8 +325,20 @@ def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> Sent
         (n, report) for n, report in enumerate(plan.reports, start=1) if report.answer_id == sentence.answer_id
     )
     current = labels[position.number - 1]
+    # Only this sentence's documents are read whole.
+    texts = {
+        docid: Document(docid, title, text)
+        for docid, title, text in Segment.objects.filter(pk__in=[c.docid for c in sentence.cited]).values_list(
+            "pk", "title", "text"
+        )
+    }
     rows = [
-        Row(support_key(cited.citation_id), "support", label, document=cited)
+        Row(
+            support_key(cited.citation_id),
+            "support",
+            label,
+            document=texts.get(cited.docid, Document(cited.docid, "", "")),
+        )
         for cited, label in zip(sentence.cited, current, strict=False)
     ]
     for (question_index, answer_index), label in zip(sentence.checks, current[len(sentence.cited) :], strict=True):
