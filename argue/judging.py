@@ -490,6 +490,7 @@ def argue_submit(*, work_id: int, user: User, expected_version: int | None) -> N
                 "bank": options.bank,
                 "kept": report.kept,
                 "check_all": options.check_all,
+                "questions": [q.pk for q in plan.questions if q.pk is not None],
                 "created_by": user,
             },
         )

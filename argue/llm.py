@@ -49,6 +49,7 @@ def yes_no_read(raw: str, *, field: str) -> YesNo:
 @dataclass(frozen=True)
 class ReportJudged:
     kept: int
+    questions: list[int]  # the bank's questions as judged against
     supports: list[tuple[int, bool | None, str]]  # (citation id, supports, reasoning)
     agrees: list[tuple[int, int, int, bool, str]]  # (sentence id, question id, answer index, agrees, reasoning)
 
@@ -141,7 +142,9 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> ReportJudged:
             said = llm.ask(answer_prompt, messages, partial(yes_no_read, field="agrees"))
             assert question.pk is not None  # read from the database
             agrees.append((sentence_id, question.pk, answer_index, said.yes, said.reasoning))
-    return ReportJudged(kept=kept, supports=supports, agrees=agrees)
+    return ReportJudged(
+        kept=kept, questions=[q.pk for q in questions if q.pk is not None], supports=supports, agrees=agrees
+    )
 
 
 def _label(yes: bool | None) -> str:
@@ -156,6 +159,7 @@ def item_store(*, job: Job, item: JobItem, result: ReportJudged) -> None:
         bank=job.params["bank"],
         kept=result.kept,
         check_all=bool(job.params.get("check_all")),
+        questions=result.questions,
         job=job,
     )
     SupportAttestation.objects.bulk_create(

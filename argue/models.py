@@ -26,6 +26,8 @@ class JudgedReport(Provenance):
     bank = models.SlugField(max_length=100)  # the name of the question bank judged against
     kept = models.PositiveSmallIntegerField()  # sentences kept from the first by the request's limit
     check_all = models.BooleanField(default=False)  # every gold answer checked, not only the cited ones'
+    # The bank's questions (nugget ids) as they were when the report was judged: a bank edited since is told.
+    questions = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["source_id", "answer_id"]

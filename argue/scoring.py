@@ -141,13 +141,43 @@ def work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
     return []
 
 
+def banks_changed(names: Sequence[str]) -> dict[str, list[str]]:
+    """Per source, the topics whose bank's questions are no longer those its reports were judged against."""
+    rows = labels_counted(JudgedReport.objects.filter(source__family=ARGUE_FAMILY, source__name__in=list(names)))
+    judged: dict[tuple[str, str], dict[str, set[int]]] = defaultdict(dict)
+    for name, bank, topic, questions in rows.order_by().values_list(
+        "source__name", "bank", "answer__topic_id", "questions"
+    ):
+        judged[(name, bank)].setdefault(topic, set()).update(questions)
+    changed: dict[str, list[str]] = defaultdict(list)
+    for (name, bank), topics in judged.items():
+        current = bank_questions(bank, list(topics))
+        for topic, questions in sorted(topics.items()):
+            if {q.pk for q in current.get(topic, [])} != questions:
+                changed[name].append(topic)
+    return changed
+
+
 def notes(sources: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
-    """What keeps each source's scores from being final: open work and running or partial jobs (two queries)."""
+    """What keeps each source's scores from being final: open work, running or partial jobs, and banks edited
+    since their reports were judged."""
     names = sorted({name for (name,) in sources})
     open_work = open_work_by(AssessorWork.objects.filter(kind=ARGUE_WORK, source__name__in=names), "source__name")
     jobs = jobs_not_final_by(kind=ARGUE, names=names)
+    changed = banks_changed(names)
     return {
         (name,): open_work_sentences(open_work.get((name,), []), what=f"ARGUE-style judging into {name!r}")
         + job_sentences(jobs.get(name, []))
+        + _changed_sentences(changed.get(name, []))
         for (name,) in sources
     }
+
+
+def _changed_sentences(topics: list[str]) -> list[str]:
+    if not topics:
+        return []
+    shown = ", ".join(topics[:5]) + (", ..." if len(topics) > 5 else "")
+    return [
+        f"The bank changed since the reports of {len(topics)} topic(s) ({shown}) were judged: its new or changed "
+        "questions count as not covered until they are judged again."
+    ]

@@ -12,9 +12,10 @@ from django.urls import reverse
 
 from argue.llm import argue_job_create
 from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
-from argue.scoring import argue_scores, argue_scores_from_labels
+from argue.scoring import argue_scores, argue_scores_from_labels, notes
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Job, LabelSource, LLMCall
+from nuggets.models import Nugget
 from tests.builders import read_scores_tsv
 from tests.llm_server import Reply
 
@@ -199,3 +200,13 @@ def test_the_jobs_page_launches_it_with_a_bank_and_check_all(organizer, llm_serv
     assert (job.status, job.done_items, job.params["check_all"], llm_server.count) == (Job.Status.DONE, 1, True, 11)
     source = LabelSource.objects.get(family="argue", name="page")
     assert source.prompt_versions == {"argue-citation-support-v1": 1, "argue-answer-agreement-v1": 1}
+
+
+def test_a_bank_edited_after_judging_is_told_in_the_sources_notes(llm_server, argue_collection):
+    job_run_sync(argue_job_create(name="llm", bank="gold").pk)
+    assert notes([("llm",)]) == {("llm",): []}
+    Nugget.objects.get(text="When did it start?").delete()
+    (sentence,) = notes([("llm",)])[("llm",)]
+    assert "1 topic(s) (t1)" in sentence
+    # t1 is scored on the bank as it is: Ann covers its one question.
+    assert argue_scores_from_labels(name="llm").per_topic[("A", "t1")]["nugget_coverage"] == 1.0
