@@ -223,3 +223,15 @@ def test_reopened_work_is_not_counted_until_it_is_submitted_again(organizer, wor
     # d2 now supports: both citing sentences supported, coverage 1: F1 1
     assert argue_scores(name="people").run_means["A"]["f1"] == pytest.approx(1.0)
     assert JudgedReport.objects.filter(work=work).count() == 2
+
+
+def test_the_organizer_sees_a_works_sentences_with_their_runs(organizer, work):
+    judge_all(client_for(work.assessor), work, [PERSON[0]])
+    page = organizer.get(reverse("argue:organize_work", args=[work.pk])).content.decode()
+    assert "Bank</dt><dd>gold" in page
+    rows = re.findall(r'<tr><td class="num">(\d+)</td><td class="mono">(\w+)</td><td class="num">(\d+)</td>'
+                      r'<td class="num">(\d+) / (\d+)</td><td class="num">(\d+)</td>', page)  # fmt: skip
+    # Sentence 1 of A: 5 answered, all yes; sentence 2: none of 2 yet.
+    assert rows == [("1", "A", "1", "5", "5", "5"), ("2", "A", "2", "0", "2", "0")]
+    listing = organizer.get(reverse("argue:organize")).content.decode()
+    assert f'id="argue-{work.pk}"' in listing and "5 / 7" in listing
