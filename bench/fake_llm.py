@@ -29,6 +29,9 @@ The rules of the "model" (tests recompute them independently):
   probability (s + 1) / (q + 2), s the question's distinct words of 4+ letters in the
   extracted text and q all of them; every other token has probability 1. A server
   started with `logprobs=False` never returns any.
+- ARGUE-style ("You are ArgueCitationJudge" / "You are ArgueAnswerJudge", the same layout): a cited
+  document supports a sentence when the sentence is in it, a sentence agrees with a gold answer when the
+  answer is in it (both case-insensitive).
 
 A server started with `flip` (`--flip`) is a second "model" that disagrees:
 it answers by the same rules, then turns every label round (support <->
@@ -255,6 +258,25 @@ def _flip_question_grade(answer: str) -> str:
     return re.sub(r"(\[\[ ## grade ## \]\]\n)([0-5])", lambda m: m.group(1) + str(5 - int(m.group(2))), answer)
 
 
+def _argue_support(user: str) -> str:
+    """ARGUE-style citation support: yes when the sentence is in the document (case-insensitive)."""
+    fields = _sections(user)
+    yes = fields.get("sentence", "").lower() in fields.get("document", "").lower()
+    return _dspy_answer("The document was read for the sentence.", supports="yes" if yes else "no")
+
+
+def _argue_answer(user: str) -> str:
+    """ARGUE-style answer agreement: yes when the gold answer is in the sentence (case-insensitive)."""
+    fields = _sections(user)
+    yes = fields.get("gold_answer", "").lower() in fields.get("sentence", "").lower()
+    return _dspy_answer("The sentence was read for the gold answer.", agrees="yes" if yes else "no")
+
+
+def _flip_yes_no_section(answer: str) -> str:
+    swap = {"yes": "no", "no": "yes"}
+    return re.sub(r"(## \]\]\n)(yes|no)\b", lambda m: m.group(1) + swap[m.group(2)], answer)
+
+
 RULES: dict[str, Callable[[str], str]] = {
     "You are NuggetizeLLM": _nuggetize,
     "You are NuggetizeScoreLLM": _importance,
@@ -262,6 +284,8 @@ RULES: dict[str, Callable[[str], str]] = {
     "You are SupportJudgeLLM": _support,
     "You are RelevanceJudgeLLM": _umbrela,
     "You are YesNoJudgeLLM": _yes_no,
+    "You are ArgueCitationJudge": _argue_support,
+    "You are ArgueAnswerJudge": _argue_answer,
 }
 # The published prompts with no system message, known by how the user message starts.
 USER_RULES: dict[str, Callable[[str], str]] = {
@@ -301,6 +325,8 @@ FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
     _preference_ties: _flip_preference,
     _preference_must_decide: _flip_preference,
     _grade_question: _flip_question_grade,
+    _argue_support: _flip_yes_no_section,
+    _argue_answer: _flip_yes_no_section,
 }
 
 

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "prefnugget",
     "grades",
     "crucible",
+    "argue",
     "metaeval",
     "bench",
     "demo",

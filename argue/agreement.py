@@ -1,0 +1,82 @@
+"""Agreement of two ARGUE-style sources on the judgments both made, and of an ARGUE-style source with a
+support method of the TREC 2024 family.
+
+Two sources pair up item by item: a citation (does the document support its sentence?) and a
+(sentence, question, gold answer) (does the sentence agree with it?). `argue_confusions` gives one matrix
+per judgment; the family's `crosstab` (what the meta-evaluation shows for `argue:A` against `argue:B`)
+pools both, every yes/no judgment one item.
+
+A support label of the first family (FS, PS, NS on a citation) and a yes/no support attestation are two
+views of one question: by default FS is yes and PS and NS are no (`fs`); the other mapping (`fs_ps`) makes
+PS yes too. Unjudged support labels and unjudged attestations are left out. Only counted judgments and
+labels are read (assessor.scoring.lifecycle).
+"""
+
+from collections import Counter
+
+from argue.kinds import ARGUE_FAMILY
+from argue.models import AnswerAttestation, SupportAttestation
+from assessor.registry import Crosstab
+from assessor.scoring.lifecycle import labels_counted
+from metaeval.stats import Confusion, confusion_from_pairs
+from support.models import SupportLabel
+
+YES_NO = ("yes", "no")
+SUPPORT_MAPPINGS: dict[str, dict[int, str]] = {
+    "fs": {SupportLabel.Label.FS: "yes", SupportLabel.Label.PS: "no", SupportLabel.Label.NS: "no"},
+    "fs_ps": {SupportLabel.Label.FS: "yes", SupportLabel.Label.PS: "yes", SupportLabel.Label.NS: "no"},
+}
+
+
+def supports_of(name: str) -> dict[int, str]:
+    """citation id -> yes/no, of the source's counted support attestations (unjudged ones left out)."""
+    rows = labels_counted(
+        SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name).exclude(label="")
+    )
+    return dict(rows.order_by().values_list("citation_id", "label"))
+
+
+def agreements_of(name: str) -> dict[tuple[int, int, int], str]:
+    """(sentence, question, answer index) -> yes/no, of the source's counted answer attestations."""
+    rows = labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+    return {
+        (sentence, question, index): label
+        for sentence, question, index, label in rows.order_by().values_list(
+            "sentence_id", "question_id", "answer_index", "label"
+        )
+    }
+
+
+def argue_confusions(name_a: str, name_b: str) -> dict[str, Confusion]:
+    """Rows the first source, columns the second: "support" over citations, "answers" over gold answers."""
+    return {
+        "support": confusion_from_pairs(supports_of(name_a), supports_of(name_b), YES_NO),
+        "answers": confusion_from_pairs(agreements_of(name_a), agreements_of(name_b), YES_NO),
+    }
+
+
+def _pooled(name: str) -> dict[tuple[str, object], str]:
+    pooled: dict[tuple[str, object], str] = {("support", key): label for key, label in supports_of(name).items()}
+    pooled.update({("answer", key): label for key, label in agreements_of(name).items()})
+    return pooled
+
+
+def crosstab(columns_a: tuple[str, ...], columns_b: tuple[str, ...]) -> Crosstab:
+    """The registry's `ScoreFamily.crosstab`: both judgments pooled, each yes/no one item."""
+    (name_a,), (name_b,) = columns_a, columns_b
+    a, b = _pooled(name_a), _pooled(name_b)
+    counts = Counter((label, b[key]) for key, label in a.items() if key in b)
+    return Crosstab(labels=YES_NO, counts=dict(counts), total_a=len(a), total_b=len(b))
+
+
+def support_labels_as_yes_no(method: str, *, mapping: str = "fs") -> dict[int, str]:
+    """citation id -> yes/no, of a support method's counted labels (unjudged left out)."""
+    as_yes_no = SUPPORT_MAPPINGS[mapping]
+    rows = labels_counted(SupportLabel.objects.filter(method=method).exclude(label=SupportLabel.Label.UNJUDGED))
+    return {citation: as_yes_no[label] for citation, label in rows.order_by().values_list("citation_id", "label")}
+
+
+def support_method_confusion(*, method: str, name: str, mapping: str = "fs") -> Confusion:
+    """Rows the support method's labels as yes/no, columns the ARGUE-style source's, on the citations both
+    judged."""
+    return confusion_from_pairs(support_labels_as_yes_no(method, mapping=mapping), supports_of(name), YES_NO)

@@ -1,0 +1,92 @@
+"""ARGUE-style judgments out, as JSONL: one line per judged report, its sentences as judged, and who or what made
+each judgment (its provenance).
+
+    {"run_id", "topic_id", "bank", "kept", "check_all", "made_by",
+     "sentences": [{"index", "text",
+                    "citations": [{"docid", "supports": "yes"|"no"|"", "made_by"}],
+                    "answers": [{"question_id", "question", "answer_index", "agrees": "yes"|"no", "made_by"}]}]}
+
+`question_id` is the AutoJudge tools' id of a question (the md5 of its text). Only counted judgments are
+written (submitted work, finished jobs).
+"""
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+
+from argue.kinds import ARGUE_FAMILY
+from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
+from assessor.models import Citation, Sentence
+from assessor.scoring.lifecycle import labels_counted
+from nuggets.banks import question_id
+
+MAKER = ("created_by__username", "job_id", "imported_from_id")
+
+
+def _made_by(person: str | None, job_id: int | None, batch_id: int | None) -> str:
+    return f"user:{person}" if person else f"job:{job_id}" if job_id else f"file:{batch_id}"
+
+
+def argue_lines(*, name: str) -> Iterator[str]:
+    """The counted judgments of a source, one judged report a line; LookupError when it has none."""
+    reports = list(
+        labels_counted(JudgedReport.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+        .order_by("answer__run__run_id", "answer__topic_id")
+        .values_list("answer_id", "answer__run__run_id", "answer__topic_id", "bank", "kept", "check_all", *MAKER)
+    )
+    if not reports:
+        raise LookupError(f"no counted ARGUE-style judgments under {name!r}")
+    answer_ids = [row[0] for row in reports]
+    sentences: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    for pk, answer_id, index, text in (
+        Sentence.objects.filter(answer_id__in=answer_ids)
+        .order_by("answer_id", "index")
+        .values_list("pk", "answer_id", "index", "text")
+    ):
+        sentences[answer_id].append((pk, index, text))
+    supports = {
+        citation: (label, _made_by(*maker))
+        for citation, label, *maker in labels_counted(
+            SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name)
+        ).values_list("citation_id", "label", *MAKER)
+    }
+    citations: dict[int, list[dict]] = defaultdict(list)
+    for sentence_id, citation_id, docid in (
+        Citation.objects.filter(sentence__answer_id__in=answer_ids)
+        .order_by("sentence_id", "position")
+        .values_list("sentence_id", "pk", "segment_id")
+    ):
+        if citation_id in supports:
+            label, made_by = supports[citation_id]
+            citations[sentence_id].append({"docid": docid, "supports": label, "made_by": made_by})
+    answers: dict[int, list[dict]] = defaultdict(list)
+    for sentence_id, text, index, label, *maker in (
+        labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+        .filter(sentence__answer_id__in=answer_ids)
+        .order_by("sentence_id", "question__position", "answer_index")
+        .values_list("sentence_id", "question__text", "answer_index", "label", *MAKER)
+    ):
+        answers[sentence_id].append(
+            {
+                "question_id": question_id(text),
+                "question": text,
+                "answer_index": index,
+                "agrees": label,
+                "made_by": _made_by(*maker),
+            }
+        )
+    for answer_id, run_id, topic_id, bank, kept, check_all, *maker in reports:
+        judged = [
+            {"index": index, "text": text, "citations": citations[pk], "answers": answers[pk]}
+            for pk, index, text in sentences[answer_id][:kept]
+        ]
+        record = {
+            "run_id": run_id,
+            "topic_id": topic_id,
+            "bank": bank,
+            "kept": kept,
+            "check_all": check_all,
+            "made_by": _made_by(*maker),
+            "sentences": judged,
+        }
+        yield json.dumps(record, ensure_ascii=False) + "\n"

@@ -1,0 +1,101 @@
+"""What the ARGUE-style app adds to the registry: its label family, the scores of its sources with their
+leaderboard and downloads."""
+
+from functools import partial
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from argue import agreement, judging, llm, scoring, views
+from argue.forms import ArgueLaunchForm
+from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
+from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
+from assessor.registry import (
+    Download,
+    JobKind,
+    LabelFamily,
+    Route,
+    ScoreFamily,
+    ScoreSource,
+    WorkPage,
+    register_collection_routes,
+    register_job_kind,
+    register_label_family,
+    register_score_family,
+    register_urls,
+    register_work_page,
+)
+
+
+def _score_source(columns: tuple[str, ...]) -> ScoreSource:
+    (name,) = columns
+    return ScoreSource(
+        key=name,
+        title=f"{name} ARGUE-style judgments",
+        columns=columns,
+        scores=partial(scoring.argue_scores, name=name),
+        leaderboard_url=f"{reverse('collection:argue_leaderboard')}?{urlencode({'source': name})}",
+        leaderboard_label="runs by ARGUE-style F1",
+        downloads=(
+            Download("scores", reverse("collection:download_argue_scores", args=[name])),
+            Download("judgments", reverse("collection:download_argue_judgments", args=[name])),
+        ),
+        notes=lambda: scoring.notes([columns])[columns],
+    )
+
+
+def register() -> None:
+    register_label_family(LabelFamily(ARGUE_FAMILY, "ARGUE-style source"))
+    register_job_kind(
+        JobKind(
+            kind=ARGUE,
+            label="ARGUE-style judgments",
+            command="run_argue",
+            description=(
+                "An LLM says yes or no, sentence by sentence of each report cut to its limit: does each cited "
+                "document support it, does it agree with the bank's gold answers."
+            ),
+            compute=llm.item_compute,
+            store=llm.item_store,
+            create=llm.argue_job_create,
+            form=ArgueLaunchForm,
+            prompts=(CITATION_SUPPORT, ANSWER_AGREEMENT),
+        )
+    )
+    register_urls("argue/", "argue.urls")
+    register_work_page(
+        WorkPage(
+            kind=ARGUE_WORK,
+            label="ARGUE-style judging",
+            description=(
+                "The assessor judges each report sentence by sentence: does each cited document support it, "
+                "does it give the bank's gold answers (yes/no)."
+            ),
+            url_name="argue:judge",
+            give=judging.argue_work_give,
+            stage=3,
+            progress=judging.argue_progress,
+            unit="questions",
+        )
+    )
+    register_collection_routes(
+        Route("leaderboards/argue/", views.leaderboard, "argue_leaderboard"),
+        Route("download/argue-scores/<slug:name>/", views.download_scores, "download_argue_scores"),
+        Route("download/argue/<slug:name>/", views.download_judgments, "download_argue_judgments"),
+    )
+    register_score_family(
+        ScoreFamily(
+            name=SCORE_FAMILY,
+            title="ARGUE-style (citations and gold answers)",
+            headers=("ARGUE-style source",),
+            source=_score_source,
+            listed=scoring.listed,
+            compute=scoring.compute,
+            job_scope=scoring.job_scope,
+            work_scope=scoring.work_scope,
+            empty="No ARGUE-style source has judgments yet.",
+            order=85,
+            notes=scoring.notes,
+            crosstab=agreement.crosstab,
+        )
+    )
