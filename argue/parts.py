@@ -11,9 +11,11 @@ from argue.forms import ArgueLaunchForm
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
 from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
 from assessor.registry import (
+    WORK_GROUP,
     Download,
     JobKind,
     LabelFamily,
+    NavLink,
     Route,
     ScoreFamily,
     ScoreSource,
@@ -21,6 +23,7 @@ from assessor.registry import (
     register_collection_routes,
     register_job_kind,
     register_label_family,
+    register_nav_link,
     register_score_family,
     register_urls,
     register_work_page,
@@ -63,6 +66,15 @@ def register() -> None:
         )
     )
     register_urls("argue/", "argue.urls")
+    register_nav_link(
+        NavLink(
+            "ARGUE-style judging",
+            "give reports to judge sentence by sentence (yes/no), follow it",
+            "argue:organize",
+            59,
+            WORK_GROUP,
+        )
+    )
     register_work_page(
         WorkPage(
             kind=ARGUE_WORK,

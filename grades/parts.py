@@ -8,10 +8,12 @@ from django import forms
 from django.urls import reverse
 
 from assessor.registry import (
+    WORK_GROUP,
     Download,
     Importer,
     JobKind,
     LabelFamily,
+    NavLink,
     Route,
     ScoreFamily,
     ScoreRefresh,
@@ -21,6 +23,7 @@ from assessor.registry import (
     register_importer,
     register_job_kind,
     register_label_family,
+    register_nav_link,
     register_score_family,
     register_urls,
     register_work_page,
@@ -96,6 +99,11 @@ def register() -> None:
         )
     )
     register_urls("grades/", "grades.urls")
+    register_nav_link(
+        NavLink(
+            "Grading", "give reports to grade on a bank's questions (0-5), follow it", "grades:organize", 59, WORK_GROUP
+        )
+    )
     register_work_page(
         WorkPage(
             kind=GRADE_WORK,

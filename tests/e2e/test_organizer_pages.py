@@ -67,8 +67,8 @@ def test_the_organizer_menu_fits_one_row(open_as, width):
     page.set_viewport_size({"width": width, "height": 800})
     entries = page.locator("nav.nav > a, nav.nav > details > summary")
     tops = {round(box["y"]) for box in (entry.bounding_box() for entry in entries.all()) if box}
-    # Every destination the apps registered: the project's twelve, the four giving pages in one group.
-    assert page.locator("nav.nav a").count() == len(organizer_links()) == 12
+    # Every destination the apps registered: the project's fourteen, the six giving pages in one group.
+    assert page.locator("nav.nav a").count() == len(organizer_links()) == 14
     assert entries.count() == 9
     assert len(tops) == 1
     # The group opens on its links, below the header and in the window, and closes on Escape.
@@ -77,7 +77,9 @@ def test_the_organizer_menu_fits_one_row(open_as, width):
     work_links = group.locator(".nav-menu a")
     expect(work_links.first).not_to_be_visible()
     group.locator("summary").click()
-    expect(work_links).to_have_text(["Nugget work", "ManualAssign", "Support judging", "Preferences"])
+    expect(work_links).to_have_text(
+        ["Nugget work", "ManualAssign", "Support judging", "Preferences", "Grading", "ARGUE-style judging"]
+    )
     for index in range(work_links.count()):
         expect(work_links.nth(index)).to_be_in_viewport()
     page.keyboard.press("Escape")

@@ -23,12 +23,14 @@ def test_the_menu_names_the_work_pages_as_their_headings_do(organizer):
     names = menu(organizer.get("/").content.decode())
     assert names == [
         "Topics", "Runs", "Leaderboards", "Upload", "Nugget work", "ManualAssign", "Support judging",
-        "Preferences", "Jobs", "Meta-evaluation", "Accounts", "Admin",
+        "Preferences", "Grading", "ARGUE-style judging", "Jobs", "Meta-evaluation", "Accounts", "Admin",
     ]  # fmt: skip
     assert "<h1>ManualAssign</h1>" in organizer.get(reverse("judge:organize")).content.decode()
     assert "<h1>Support judging</h1>" in organizer.get(reverse("support:organize")).content.decode()
     assert "<h1>Nugget work</h1>" in organizer.get(reverse("nuggets:organize")).content.decode()
     assert "<h1>Preferences</h1>" in organizer.get(reverse("preferences:organize")).content.decode()
+    assert "<h1>Grading</h1>" in organizer.get(reverse("grades:organize")).content.decode()
+    assert "<h1>ARGUE-style judging</h1>" in organizer.get(reverse("argue:organize")).content.decode()
 
 
 def test_the_home_page_cards_name_the_pages_as_the_menu_does(organizer):
