@@ -14,3 +14,4 @@ NUGGET_KINDS = (NUGGETS_MANUAL, NUGGETS_AUTO_EDIT)  # the work that makes a nugg
 IMPORT_NUGGETS = "nuggets"  # a file: nuggetizer JSONL
 
 LABEL_FAMILY = "nuggets"  # the label family of nugget set names
+IMPORT_BANKS = "banks"  # a file: question banks in the AutoJudge v3 layout

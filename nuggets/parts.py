@@ -29,12 +29,21 @@ from assessor.registry import (
     register_work_page,
 )
 from nuggets import auto, views
+from nuggets.bankfiles import banks_import
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.exporting import nuggets_notes
 from nuggets.forms import AutoNuggetsForm
 from nuggets.giving import nugget_cap, nugget_work_give
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
-from nuggets.kinds import AUTO_NUGGETS, DRAFT_NUGGETS, IMPORT_NUGGETS, LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
+from nuggets.kinds import (
+    AUTO_NUGGETS,
+    DRAFT_NUGGETS,
+    IMPORT_BANKS,
+    IMPORT_NUGGETS,
+    LABEL_FAMILY,
+    NUGGETS_AUTO_EDIT,
+    NUGGETS_MANUAL,
+)
 from nuggets.models import NuggetSet
 from nuggets.prompts import IMPORTANCE, NUGGETIZE
 from nuggets.selectors import nugget_works, topic_nugget_sets
@@ -54,6 +63,20 @@ def nuggets_kind_field() -> forms.Field:
 
 def nuggets_name_field() -> forms.Field:
     return forms.SlugField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
+
+
+def banks_name_field() -> forms.Field:
+    return forms.SlugField(required=False, label="Bank name", help_text="The name of the topics' question banks.")
+
+
+def banks_kind_field() -> forms.Field:
+    return forms.ChoiceField(
+        choices=NuggetSet.Kind.choices,
+        initial=NuggetSet.Kind.AUTO,
+        required=False,
+        label="Bank kind",
+        help_text="How the banks were made; AutoNuggets drafts are banks for people to post-edit.",
+    )
 
 
 def retire_labels_field() -> forms.Field:
@@ -109,6 +132,25 @@ def register() -> None:
             },
         )
     )
+    register_importer(
+        Importer(
+            IMPORT_BANKS,
+            "Question banks (AutoJudge v3 JSONL)",
+            banks_import,
+            scores=ScoreRefresh.TOUCHED,
+            fields={
+                "banks_name": banks_name_field,
+                "banks_kind": banks_kind_field,
+                "retire_labels": retire_labels_field,
+            },
+            required=("banks_name",),
+            options=lambda data: {
+                "name": data["banks_name"],
+                "kind": data["banks_kind"] or NuggetSet.Kind.AUTO,
+                "retire_labels": data["retire_labels"],
+            },
+        )
+    )
     register_job_kind(
         JobKind(
             kind=AUTO_NUGGETS,
@@ -134,6 +176,7 @@ def register() -> None:
         )
     )
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
+    register_collection_routes(Route("download/banks/<slug:name>/", views.download_banks, "download_banks"))
     for kind, label, description in (
         (NUGGETS_MANUAL, "ManualNuggets", "The assessor writes the topic's nuggets from its relevant segments."),
         (NUGGETS_AUTO_EDIT, "AutoNuggets+Edits", "The assessor post-edits the nuggets an LLM drafted."),

@@ -25,6 +25,7 @@ from assessor.work.roles import Role, assessor_required, organizer_required, use
 from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
+from nuggets.bankfiles import banks_lines, banks_notes
 from nuggets.editing import OpResult
 from nuggets.exporting import nuggets_lines, nuggets_notes
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
@@ -238,6 +239,16 @@ def download_nuggets(request: AuthenticatedRequest, name: str) -> StreamingHttpR
     provisional with `?open=1`) in `X-Open-Lists`, absent when every list is final."""
     response = download_response(nuggets_lines(name=name), f"nuggets.{name}.jsonl")
     notes = nuggets_notes(name=name)
+    if notes:
+        response[OPEN_LISTS_HEADER] = " ".join(notes)
+    return response
+
+
+@organizer_required
+def download_banks(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
+    """The banks named `name` as export_banks writes them (the AutoJudge v3 layout), open ones noted as for nuggets."""
+    response = download_response(banks_lines(name=name), f"banks.{name}.jsonl")
+    notes = banks_notes(name=name)
     if notes:
         response[OPEN_LISTS_HEADER] = " ".join(notes)
     return response
