@@ -106,8 +106,14 @@ def _nugget_sets_panel(topic: Topic) -> dict:
     return {"nugget_sets": [(nugget_set, nuggets_notes(name=nugget_set.name)) for nugget_set in nugget_sets]}
 
 
+def _banks_panel(topic: Topic) -> dict:
+    """The topic's question banks, apart from its fact nuggets (the first family's conditions)."""
+    banks = topic_nugget_sets(topic=topic, form=NuggetSet.Form.QUESTIONS, answers=True)
+    return {"banks": [(bank, nuggets_notes(name=bank.name)) for bank in banks]}
+
+
 def _nugget_sets_per_topic() -> dict[str, int]:
-    rows = NuggetSet.objects.order_by().values("topic_id").annotate(n=Count("pk"))
+    rows = NuggetSet.objects.filter(form=NuggetSet.Form.FACTS).order_by().values("topic_id").annotate(n=Count("pk"))
     return {row["topic_id"]: row["n"] for row in rows}
 
 
@@ -207,5 +213,14 @@ def register() -> None:
             order=10,
             title="Nugget sets",
             anchor="nuggets",
+        )
+    )
+    register_topic_panel(
+        TopicPanel(
+            template="nuggets/topic_banks_panel.html",
+            context=_banks_panel,
+            order=11,
+            title="Question banks",
+            anchor="banks",
         )
     )

@@ -198,7 +198,7 @@ def lineage_totals() -> dict[str, rules.LineageSummary]:
     sets = {
         pk: (name, drafts_id)
         for pk, name, drafts_id in NuggetSet.objects.filter(
-            kind=NuggetSet.Kind.AUTO_EDIT, drafts__isnull=False
+            kind=NuggetSet.Kind.AUTO_EDIT, drafts__isnull=False, form=NuggetSet.Form.FACTS
         ).values_list("pk", "name", "drafts_id")
     }
     drafts_of: dict[int, list[int]] = {}
@@ -285,12 +285,13 @@ def edit_describe(edit: NuggetEdit) -> str:
     return "; ".join(parts)
 
 
-def topic_nugget_sets(*, topic: Topic) -> list[NuggetSet]:
-    """The topic's nugget sets with their nuggets, for the organizer's topic page."""
+def topic_nugget_sets(*, topic: Topic, form: str = NuggetSet.Form.FACTS, answers: bool = False) -> list[NuggetSet]:
+    """The topic's nugget sets (or, with `form="questions"`, its banks) with their nuggets, for its page."""
+    prefetch = ["nuggets__gold_answers"] if answers else ["nuggets"]
     return list(
-        NuggetSet.objects.filter(topic=topic)
+        NuggetSet.objects.filter(topic=topic, form=form)
         .select_related("created_by", "imported_from")
-        .prefetch_related("nuggets")
+        .prefetch_related(*prefetch)
         .order_by("name")
     )
 
