@@ -37,6 +37,9 @@ from nuggets.giving import nugget_cap, nugget_work_give
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
 from nuggets.kinds import (
     AUTO_NUGGETS,
+    BANK_AUTO_EDIT,
+    BANK_KINDS,
+    BANK_MANUAL,
     DRAFT_NUGGETS,
     IMPORT_BANKS,
     IMPORT_NUGGETS,
@@ -52,6 +55,8 @@ from nuggets.selectors import nugget_works, topic_nugget_sets
 WORK_CONDITIONS = {
     NUGGETS_MANUAL: NuggetSet.Kind.MANUAL,
     NUGGETS_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
+    BANK_MANUAL: NuggetSet.Kind.MANUAL,
+    BANK_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
 }
 
 
@@ -97,7 +102,8 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
 
 def _work_give(*, topic, assessor, kind, by) -> AssessorWork:
     # Opens the topic's nugget set too, as giving the work on the organizer's page does.
-    return nugget_work_give(topic=topic, assessor=assessor, condition=WORK_CONDITIONS[kind], by=by)
+    form = NuggetSet.Form.QUESTIONS if kind in BANK_KINDS else NuggetSet.Form.FACTS
+    return nugget_work_give(topic=topic, assessor=assessor, condition=WORK_CONDITIONS[kind], by=by, form=form)
 
 
 def _nugget_sets_panel(topic: Topic) -> dict:
@@ -186,6 +192,8 @@ def register() -> None:
     for kind, label, description in (
         (NUGGETS_MANUAL, "ManualNuggets", "The assessor writes the topic's nuggets from its relevant segments."),
         (NUGGETS_AUTO_EDIT, "AutoNuggets+Edits", "The assessor post-edits the nuggets an LLM drafted."),
+        (BANK_MANUAL, "Question bank", "The assessor writes the topic's questions, with gold answers and documents."),
+        (BANK_AUTO_EDIT, "Question bank post-edit", "The assessor post-edits the question bank an LLM made."),
     ):
         register_work_page(
             WorkPage(

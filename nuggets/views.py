@@ -29,12 +29,12 @@ from nuggets.bankfiles import banks_lines, banks_notes
 from nuggets.editing import OpResult
 from nuggets.exporting import nuggets_lines, nuggets_notes
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
-from nuggets.giving import nugget_work_give
-from nuggets.kinds import NUGGET_KINDS
+from nuggets.giving import GIVE_CHOICES, nugget_work_give
+from nuggets.kinds import WORKSPACE_KINDS
 from nuggets.services import DependentsUnconfirmed, nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from nuggets.workspace import WorkspaceError
 
-OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")
+OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment", "rule", "answer", "answer_text")
 
 
 @login_required
@@ -99,6 +99,8 @@ def _operation_params(request: AuthenticatedRequest) -> dict:
     params = {name: request.POST[name] for name in OPERATION_PARAMS if name in request.POST}
     if "nuggets" in request.POST:
         params["nuggets"] = ",".join(request.POST.getlist("nuggets"))
+    if "documents" in request.POST:
+        params["documents"] = " ".join(request.POST.getlist("documents"))
     return params
 
 
@@ -153,7 +155,7 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def heartbeat(request: AuthenticatedRequest, work_id: int) -> JsonResponse:
-    work = work_heartbeat(work_id=work_id, user=request.user, kinds=NUGGET_KINDS)
+    work = work_heartbeat(work_id=work_id, user=request.user, kinds=WORKSPACE_KINDS)
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
         {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}
@@ -173,7 +175,8 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
             lambda topic: nugget_work_give(
                 topic=topic,
                 assessor=data["assessor"],
-                condition=data["condition"],
+                condition=GIVE_CHOICES[data["condition"]][0],
+                form=GIVE_CHOICES[data["condition"]][1],
                 by=request.user,
                 name=data["name"],
                 drafts_name=data["drafts"],
@@ -212,7 +215,7 @@ def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse
 @organizer_required
 def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     # Only nugget work has a list to reopen: another kind's id is no page here.
-    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=NUGGET_KINDS)
+    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=WORKSPACE_KINDS)
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:

@@ -177,8 +177,8 @@
       editOpen(li);
       input = li.querySelector("input.nugget-edit");
       if (input) input.dataset.original = kept.original || input.dataset.original;
-    } else if (kept.id === "new-nugget") {
-      input = document.getElementById("new-nugget");
+    } else if (kept.id === "new-nugget" || kept.id === "new-answer") {
+      input = document.getElementById(kept.id);
     }
     if (!input || input.disabled) return false;
     input.value = kept.value;
@@ -252,6 +252,17 @@
       form.querySelector("input[name=after]").value = state.selectedId || "";
       enqueueForm(form, submitter);
       text.value = "";
+      text.focus();
+      return;
+    }
+    if (form.id === "answer-form") {
+      // The answer goes to the selected question; its text and documents are cleared once it is queued.
+      const text = form.querySelector("input[name=answer_text]");
+      if (!text.value.trim()) return;
+      if (state.selectedId) form.querySelector("select[name=nugget]").value = state.selectedId;
+      enqueueForm(form, submitter);
+      text.value = "";
+      form.querySelectorAll("input[name=documents]:checked").forEach((box) => (box.checked = false));
       text.focus();
       return;
     }
@@ -441,6 +452,14 @@
       },
       e: () => editOpen(li),
       Enter: () => editOpen(li),
+      // A bank's question: write a gold answer to the selected one.
+      a: () => {
+        const input = document.getElementById("new-answer");
+        if (!input) return;
+        const question = document.getElementById("answer-question");
+        if (li && question) question.value = li.dataset.id;
+        input.focus();
+      },
       d: () => clickIn(li, "button[formaction$='delete/']"),
       Delete: () => clickIn(li, "button[formaction$='delete/']"),
       x: () => {
@@ -474,7 +493,9 @@
     const list = items();
     confirmDialog.querySelector(".confirm-count").textContent = String(list.length);
     // Nuggets still without importance keep the list from being submitted: say so before, not after.
-    const missing = list.filter((li) => !li.classList.contains("vital") && !li.classList.contains("okay")).length;
+    // A bank's questions may go without importance.
+    const bank = panel().dataset.bank === "1";
+    const missing = bank ? 0 : list.filter((li) => !li.classList.contains("vital") && !li.classList.contains("okay")).length;
     const warning = document.getElementById("confirm-missing");
     warning.hidden = missing === 0;
     warning.querySelector(".confirm-missing-count").textContent = String(missing);
