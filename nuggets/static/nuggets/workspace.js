@@ -56,6 +56,9 @@
     let el = list.find((li) => li.dataset.id === String(id)) || list[0];
     list.forEach((li) => li.classList.toggle("selected", li === el));
     state.selectedId = el.dataset.id;
+    // A bank's answer form names the selected question.
+    const question = document.getElementById("answer-question");
+    if (question) question.value = state.selectedId;
     if (scroll !== false) el.scrollIntoView({ block: "nearest" });
     if (takeFocus !== false && !el.contains(document.activeElement)) el.focus({ preventScroll: true });
   }
