@@ -252,3 +252,17 @@ def test_the_page_shows_the_question_form_and_takes_an_answer(client, topic):
     assert bank_of(work)[0].answers == (Answer("Scattering", ("cited-doc", docs(topic)[0])),)
     page = client.get(reverse("nuggets:work", args=[work.pk])).content.decode()
     assert "Scattering" in page and "rule-or on" in page
+
+
+def test_the_give_page_gives_a_bank_and_the_topic_report_shows_its_work(client, topic):
+    llm_bank(topic)
+    organizer, assessor = make_user(Role.ORGANIZER), make_user()
+    client.force_login(organizer)
+    fields = {"topics": topic.pk, "assessor": assessor.pk, "condition": "bank_auto_edit"}
+    response = client.post(reverse("nuggets:organize"), fields, follow=True)
+    assert "Question bank (post-editing an LLM&#x27;s bank)" in response.content.decode()
+    work = AssessorWork.objects.get()
+    assert (work.kind, nugget_set_of(work).form) == (BANK_AUTO_EDIT, "questions")
+    assert "Question bank post-edit" in response.content.decode()
+    report = client.get(reverse("nuggets:organize_topic", args=[topic.pk])).content.decode()
+    assert "LLM question 0?" in report
