@@ -223,12 +223,5 @@ def register() -> None:
             anchor="nuggets",
         )
     )
-    register_topic_panel(
-        TopicPanel(
-            template="nuggets/topic_banks_panel.html",
-            context=_banks_panel,
-            order=11,
-            title="Question banks",
-            anchor="banks",
-        )
-    )
+    # Shown only on a topic with banks (most TREC 2024 topics have none), so it is not in the page's section links.
+    register_topic_panel(TopicPanel(template="nuggets/topic_banks_panel.html", context=_banks_panel, order=11))

@@ -1,5 +1,5 @@
 """A question bank written in the workspace in a real Chromium: a question by the keyboard, a gold answer with
-a document ticked, kept across a reload, then submitted."""
+a document ticked, kept across a reload, changed, then submitted."""
 
 import pytest
 from django.urls import reverse
@@ -55,6 +55,16 @@ def test_a_question_with_a_gold_answer_and_its_document_is_kept_and_submitted(op
     expect(page.locator(".gold-answer .answer-docs")).to_contain_text("cited-doc")
     expect(page.locator("button.rule-or.on")).to_be_visible()
 
+    # Changed in the answer form: its text and documents are loaded there, then saved in place.
+    page.locator(".answer-edit-open").click()
+    expect(page.locator("#new-answer")).to_have_value("Rayleigh scattering")
+    expect(page.locator("#answer-documents input[value='cited-doc']")).to_be_checked()
+    page.locator("#new-answer").fill("Rayleigh scattering of sunlight")
+    page.locator("#new-answer").press("Enter")
+    settled(page)
+    expect(page.locator(".gold-answer")).to_have_count(1)
+    expect(page.locator(".gold-answer")).to_contain_text("Rayleigh scattering of sunlight")
+
     page.get_by_role("button", name="Submit", exact=True).click()
     expect(page.locator("#submit-confirm")).to_be_visible()
     page.get_by_role("button", name="Submit and freeze").click()
@@ -62,6 +72,10 @@ def test_a_question_with_a_gold_answer_and_its_document_is_kept_and_submitted(op
     assert nugget_set_of(work).status == NuggetSet.Status.SUBMITTED
     assert bank_questions("bank") == {
         "t-sky": [
-            Question(text="Why is the sky blue?", rule="or", answers=(Answer("Rayleigh scattering", ("cited-doc",)),))
+            Question(
+                text="Why is the sky blue?",
+                rule="or",
+                answers=(Answer("Rayleigh scattering of sunlight", ("cited-doc",)),),
+            )
         ]
     }

@@ -259,13 +259,14 @@
       return;
     }
     if (form.id === "answer-form") {
-      // The answer goes to the selected question; its text and documents are cleared once it is queued.
+      // The answer goes to the selected question (or changes the answer being changed); the form is cleared
+      // once it is queued.
       const text = form.querySelector("input[name=answer_text]");
       if (!text.value.trim()) return;
-      if (state.selectedId) form.querySelector("select[name=nugget]").value = state.selectedId;
+      const changing = form.querySelector("input[name=answer]").value !== "";
+      if (state.selectedId && !changing) form.querySelector("select[name=nugget]").value = state.selectedId;
       enqueueForm(form, submitter);
-      text.value = "";
-      form.querySelectorAll("input[name=documents]:checked").forEach((box) => (box.checked = false));
+      answerFormReset(form);
       text.focus();
       return;
     }
@@ -287,7 +288,34 @@
     enqueueForm(form, submitter);
   });
 
+  // A bank's answer is changed in the answer form: its text and documents are loaded there, and the form
+  // sends answer_edit instead of answer_add until it is sent or Esc clears it.
+  function answerFormReset(form) {
+    form.setAttribute("action", form.getAttribute("action").replace(/answer_edit\/$/, "answer_add/"));
+    form.querySelector("input[name=answer]").value = "";
+    form.querySelector("input[name=answer_text]").value = "";
+    form.querySelectorAll("input[name=documents]").forEach((box) => (box.checked = false));
+    const button = document.getElementById("answer-submit");
+    button.textContent = button.dataset.add;
+  }
+  function answerEditOpen(opener) {
+    const form = document.getElementById("answer-form");
+    if (!form) return;
+    form.setAttribute("action", form.getAttribute("action").replace(/answer_add\/$/, "answer_edit/"));
+    form.querySelector("select[name=nugget]").value = opener.dataset.nugget;
+    form.querySelector("input[name=answer]").value = opener.dataset.answer;
+    const documents = new Set(opener.dataset.documents.split(" ").filter(Boolean));
+    form.querySelectorAll("input[name=documents]").forEach((box) => (box.checked = documents.has(box.value)));
+    const text = form.querySelector("input[name=answer_text]");
+    text.value = opener.dataset.text;
+    const button = document.getElementById("answer-submit");
+    button.textContent = button.dataset.change;
+    text.focus();
+  }
+
   root.addEventListener("click", (event) => {
+    const opener = event.target.closest(".answer-edit-open");
+    if (opener) return answerEditOpen(opener);
     const li = event.target.closest("li.nugget");
     if (li && !event.target.closest("button, input, label")) select(li.dataset.id, false);
     if (event.target.closest(".split-open")) splitOpen(li);
@@ -423,6 +451,7 @@
           enqueueForm(form);
         }
       } else if (event.key === "Escape") {
+        if (target.id === "new-answer") answerFormReset(target.form);
         target.blur();
         const li = selected();
         if (li) li.focus({ preventScroll: true });
