@@ -311,7 +311,8 @@ def _op_add(context: EditContext, params: dict) -> dict:
     rules.cap_check(
         count_after=len(context.nuggets) + 1,
         cap=nugget_cap(context.nugget_set.kind),
-        kind_label=context.nugget_set.get_kind_display(),
+        kind_label=context.nugget_set.kind_label,
+        unit="questions" if context.is_bank else "nuggets",
     )
     nugget = _new_nugget(
         context,
@@ -462,7 +463,8 @@ def _op_split(context: EditContext, params: dict) -> dict:
     rules.cap_check(
         count_after=len(context.nuggets) - 1 + len(parts),
         cap=nugget_cap(context.nugget_set.kind),
-        kind_label=context.nugget_set.get_kind_display(),
+        kind_label=context.nugget_set.kind_label,
+        unit="questions" if context.is_bank else "nuggets",
     )
     before = [context.snapshot(nugget)]
     drafts = list(context.derived.get(nugget.pk, []))

@@ -77,9 +77,9 @@ def split_texts(raw: str | Sequence[str]) -> list[str]:
     return parts
 
 
-def cap_check(*, count_after: int, cap: int, kind_label: str) -> None:
+def cap_check(*, count_after: int, cap: int, kind_label: str, unit: str = "nuggets") -> None:
     if count_after > cap:
-        raise CapReached(f"{kind_label} allows at most {cap} nuggets: delete or merge one before adding another.")
+        raise CapReached(f"{kind_label} allows at most {cap} {unit}: delete or merge one before adding another.")
 
 
 def origin_after_reword(*, origin: str, new_text: str, draft_texts: Sequence[str]) -> str:

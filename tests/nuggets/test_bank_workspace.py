@@ -186,7 +186,7 @@ def test_caps_twenty_questions_from_scratch_and_ten_answers_a_question(topic):
     work = give(topic)
     for number in range(20):
         apply(work, "add", text=f"Question {number}?")
-    with pytest.raises(rules.CapReached):
+    with pytest.raises(rules.CapReached, match="Question bank allows at most 20 questions"):
         apply(work, "add", text="One too many?")
     question = ids_of(work)[0]
     for number in range(10):
