@@ -63,7 +63,7 @@ class NuggetSet(Provenance):
         return self.get_kind_display()
 
 
-BANK_KIND_LABELS = {
+BANK_KIND_LABELS: dict[str, str] = {
     NuggetSet.Kind.MANUAL: "Question bank",
     NuggetSet.Kind.AUTO_EDIT: "Question bank, post-edited",
     NuggetSet.Kind.AUTO: "LLM question bank",
