@@ -220,3 +220,11 @@ def test_a_bank_is_refused_under_the_name_of_fact_nuggets(write_file, topics):
     call_command("import_nuggets", str(facts), "--kind", "manual", "--name", "gold")
     with pytest.raises(ImportFailure, match="fact nuggets"):
         banks_import(path=write_banks(write_file, LINE_1), name="gold")
+
+
+def test_fact_nuggets_are_refused_under_the_name_of_a_bank(write_file, topics):
+    banks_import(path=write_banks(write_file, LINE_1), name="gold")
+    facts = write_file("facts.jsonl", json.dumps({"qid": "t1", "nuggets": [{"text": "Sky", "importance": "vital"}]}))
+    with pytest.raises(CommandError, match="question bank named 'gold'"):
+        call_command("import_nuggets", str(facts), "--kind", "manual", "--name", "gold", "--replace")
+    assert bank_questions("gold") == {"t1": EXPECTED["t1"]}
