@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from assessor.importing.base import ImportFailure
 from assessor.models import ImportBatch
@@ -228,3 +229,17 @@ def test_fact_nuggets_are_refused_under_the_name_of_a_bank(write_file, topics):
     with pytest.raises(CommandError, match="question bank named 'gold'"):
         call_command("import_nuggets", str(facts), "--kind", "manual", "--name", "gold", "--replace")
     assert bank_questions("gold") == {"t1": EXPECTED["t1"]}
+
+
+@pytest.mark.usefixtures("upload_worker")
+def test_the_upload_page_imports_a_bank_file_under_its_name(client, topics):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(make_user(Role.ORGANIZER))
+    content = json.dumps(LINE_1) + "\n"
+    fields = {"file": SimpleUploadedFile("banks.jsonl", content.encode()), "kind": "banks", "banks_name": "gold"}
+    page = client.post(reverse("collection:upload"), fields, follow=True).content.decode()
+    assert "Imported banks.jsonl." in page
+    assert bank_questions("gold") == {"t1": EXPECTED["t1"]}
+    refused = {"file": SimpleUploadedFile("banks.jsonl", content.encode()), "kind": "banks", "banks_name": ""}
+    assert "Required for banks." in client.post(reverse("collection:upload"), refused, follow=True).content.decode()
