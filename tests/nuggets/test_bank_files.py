@@ -106,6 +106,12 @@ def autojudge_nugget_models():
     return data, banks
 
 
+def autojudge_nuggetizer_models():
+    """autojudge_base's NuggetizerNuggetBank(s), the nuggetizer layout of fact nuggets as the tools read it."""
+    autojudge_nugget_models()
+    return importlib.import_module("autojudge_nugget_data.nuggetizer.nuggetizer_data")
+
+
 def test_a_hand_written_v3_file_is_stored_question_by_question(write_file, topics):
     call_command("import_banks", str(write_banks(write_file, LINE_1, LINE_2)), "--name", "gold")
     assert bank_questions("gold") == EXPECTED
@@ -159,6 +165,11 @@ def test_the_nuggetizer_export_leaves_banks_out_and_reads_back(write_file, topic
     call_command("export_nuggets", "--nuggets", "facts", "--output", str(out))
     assert [json.loads(line) for line in out.read_text().splitlines()] == [
         {"qid": "t1", "query": "the colour of the sky", "nuggets": [{"text": "Sky", "importance": "vital"}]}
+    ]
+    nuggetizer = autojudge_nuggetizer_models()
+    parsed = [nuggetizer.NuggetizerNuggetBank.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert [(bank.qid, bank.query, [(n.text, n.importance) for n in bank.nuggets]) for bank in parsed] == [
+        ("t1", "the colour of the sky", [("Sky", "vital")])
     ]
     call_command("import_nuggets", str(out), "--kind", "manual", "--name", "facts-again")
     assert list(Nugget.objects.filter(nugget_set__name="facts-again").values_list("text", "importance")) == [
@@ -243,3 +254,23 @@ def test_the_upload_page_imports_a_bank_file_under_its_name(client, topics):
     assert bank_questions("gold") == {"t1": EXPECTED["t1"]}
     refused = {"file": SimpleUploadedFile("banks.jsonl", content.encode()), "kind": "banks", "banks_name": ""}
     assert "Required for banks." in client.post(reverse("collection:upload"), refused, follow=True).content.decode()
+
+
+def test_a_nuggetizer_file_written_by_autojudge_base_is_imported(write_file, topics):
+    nuggetizer = autojudge_nuggetizer_models()
+    bank = nuggetizer.NuggetizerNuggetBank(
+        qid="t2",
+        query="why cats purr",
+        nuggets=[
+            nuggetizer.NuggetizerNugget(text="Cats purr when content", importance="vital"),
+            nuggetizer.NuggetizerNugget(text="Purring may heal", importance="okay"),
+        ],
+    )
+    path = write_file("nuggetizer.jsonl", bank.model_dump_json(exclude_none=True) + "\n")
+    call_command("import_nuggets", str(path), "--kind", "auto", "--name", "nuggetizer")
+    nugget_set = NuggetSet.objects.get(name="nuggetizer")
+    assert (nugget_set.topic_id, nugget_set.form) == ("t2", "facts")
+    assert list(nugget_set.nuggets.order_by("position").values_list("text", "importance")) == [
+        ("Cats purr when content", "vital"),
+        ("Purring may heal", "okay"),
+    ]
