@@ -6,6 +6,7 @@ from the topic's documents (`topic_documents`): the segments of its qrels and th
 """
 
 from django.db.models import Q
+from django.db.models.functions import Substr
 
 from assessor.models import AnswerReference, Citation, Qrel, Segment
 from nuggets import workspace as rules
@@ -15,26 +16,33 @@ from nuggets.models import Nugget
 SNIPPET_CHARS = 160
 
 
-def topic_document_ids(topic_id: str) -> set[str]:
-    """The ids of the topic's documents: its qrels' segments and the segments its answers and reports cite."""
+def topic_documents_q(topic_id: str) -> Q:
+    """The topic's documents, as segments: those of its qrels and those its answers and reports cite (subqueries,
+    so that a topic of thousands of documents is one query)."""
     return (
-        set(Qrel.objects.filter(topic_id=topic_id).values_list("segment_id", flat=True))
-        | set(AnswerReference.objects.filter(answer__topic_id=topic_id).values_list("segment_id", flat=True))
-        | set(Citation.objects.filter(sentence__answer__topic_id=topic_id).values_list("segment_id", flat=True))
+        Q(pk__in=Qrel.objects.filter(topic_id=topic_id).values("segment_id"))
+        | Q(pk__in=AnswerReference.objects.filter(answer__topic_id=topic_id).values("segment_id"))
+        | Q(pk__in=Citation.objects.filter(sentence__answer__topic_id=topic_id).values("segment_id"))
     )
 
 
 def topic_documents(topic_id: str) -> list[tuple[str, str]]:
     """(doc id, snippet) of the topic's documents, by id: what an answer's documents are picked from."""
-    ids = topic_document_ids(topic_id)
-    rows = Segment.objects.filter(Q(pk__in=ids)).order_by("pk").values_list("pk", "title", "text")
+    # Only the start of each text is read: a panel is drawn after every change, and texts run to pages.
+    rows = (
+        Segment.objects.filter(topic_documents_q(topic_id))
+        .order_by("pk")
+        .values_list("pk", Substr("title", 1, SNIPPET_CHARS), Substr("text", 1, SNIPPET_CHARS))
+    )
     return [(pk, " ".join(f"{title} {text}".split())[:SNIPPET_CHARS]) for pk, title, text in rows]
 
 
 def _documents(context: EditContext, params: dict) -> list[str]:
     raw = params.get("documents") or ""
     given = raw.replace(",", " ").split() if isinstance(raw, str) else list(raw)
-    return rules.documents_clean(given, known=topic_document_ids(context.work.topic_id))
+    asked = list(dict.fromkeys(doc.strip() for doc in given if doc.strip()))[: rules.MAX_ANSWER_DOCUMENTS]
+    known = Segment.objects.filter(topic_documents_q(context.work.topic_id), pk__in=asked).values_list("pk", flat=True)
+    return rules.documents_clean(given, known=set(known))
 
 
 def _answer_text(params: dict) -> str:

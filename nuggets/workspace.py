@@ -208,11 +208,11 @@ def documents_clean(documents: Iterable[str], *, known: Iterable[str]) -> list[s
         doc = doc.strip()
         if doc and doc not in chosen:
             chosen.append(doc)
+    if len(chosen) > MAX_ANSWER_DOCUMENTS:
+        raise InvalidOperation(f"An answer cites at most {MAX_ANSWER_DOCUMENTS} documents (this one {len(chosen)}).")
     unknown = [doc for doc in chosen if doc not in set(known)]
     if unknown:
         raise InvalidOperation(f"Not among this topic's documents: {', '.join(unknown)}.")
-    if len(chosen) > MAX_ANSWER_DOCUMENTS:
-        raise InvalidOperation(f"An answer cites at most {MAX_ANSWER_DOCUMENTS} documents (this one {len(chosen)}).")
     return chosen
 
 

@@ -266,3 +266,14 @@ def test_the_give_page_gives_a_bank_and_the_topic_report_shows_its_work(client, 
     assert "Question bank post-edit" in response.content.decode()
     report = client.get(reverse("nuggets:organize_topic", args=[topic.pk])).content.decode()
     assert "LLM question 0?" in report
+
+
+def test_an_answer_cites_at_most_twenty_documents(topic):
+    many = [make_segment(f"doc-{i}") for i in range(21)]
+    make_answer(make_run("run-b"), topic, [("Many citations.", many)])
+    work = give(topic)
+    question = apply(work, "add", text="Why?").focus_id
+    apply(work, "answer_add", nugget=question, answer_text="Twenty", documents=" ".join(s.pk for s in many[:20]))
+    assert len(bank_of(work)[0].answers[0].documents) == 20
+    with pytest.raises(rules.InvalidOperation, match="at most 20 documents"):
+        apply(work, "answer_add", nugget=question, answer_text="More", documents=" ".join(s.pk for s in many))
