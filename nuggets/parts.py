@@ -204,7 +204,7 @@ def register() -> None:
                 give=_work_give,
                 stage=0,
                 progress=_progress,
-                unit="nuggets",
+                unit="questions" if kind in BANK_KINDS else "nuggets",
             )
         )
     register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))

@@ -243,6 +243,7 @@ def test_the_page_shows_the_question_form_and_takes_an_answer(client, topic):
     page = client.get(reverse("nuggets:work", args=[work.pk])).content.decode()
     assert 'id="answer-form"' in page and 'value="cited-doc"' in page and "A report cites this document." in page
     assert 'value="elsewhere"' not in page
+    assert "gives <strong>any</strong> of its answers" in page and "Submit the questions of topic t1?" in page
     response = client.post(
         reverse("nuggets:op", args=[work.pk, "answer_add"]),
         {"version": nugget_set_of(work).version, "nugget": question, "answer_text": "Scattering",
