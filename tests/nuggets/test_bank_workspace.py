@@ -14,7 +14,7 @@ from nuggets.giving import nugget_work_give
 from nuggets.kinds import BANK_AUTO_EDIT, BANK_MANUAL, LABEL_FAMILY
 from nuggets.models import GoldAnswer, NuggetEdit, NuggetSet
 from nuggets.selectors import edit_describe
-from nuggets.services import nugget_operation_apply, nugget_set_submit
+from nuggets.services import nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from tests.builders import make_answer, make_batch, make_run, make_segment, make_topic, make_user, source_of
 from tests.scenarios import make_relevant_segments, nugget_set_of
 
@@ -97,6 +97,7 @@ def test_the_first_answer_makes_the_rule_or_and_submit_needs_no_importance(topic
     apply(work, "add", text="Open-ended: what else?")
     apply(work, "answer_add", nugget=question, answer_text="Because", documents="cited-doc")
     assert [q.rule for q in bank_of(work)] == ["or", ""]
+    assert bank_questions("bank") == {}  # open work counts for nothing
     result = nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
     assert result.nugget_set.status == NuggetSet.Status.SUBMITTED
     assert AssessorWork.objects.get(pk=work.pk).status == AssessorWork.Status.SUBMITTED
@@ -278,3 +279,18 @@ def test_an_answer_cites_at_most_twenty_documents(topic):
     assert len(bank_of(work)[0].answers[0].documents) == 20
     with pytest.raises(rules.InvalidOperation, match="at most 20 documents"):
         apply(work, "answer_add", nugget=question, answer_text="More", documents=" ".join(s.pk for s in many))
+
+
+def test_a_submitted_bank_is_reopened_edited_and_submitted_again(topic):
+    work = give(topic)
+    question = apply(work, "add", text="Why?").focus_id
+    nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+    with pytest.raises(rules.SetFrozen):
+        apply(work, "answer_add", nugget=question, answer_text="Because")
+    nugget_set_reopen(work_id=work.pk, by=make_user(Role.ORGANIZER), reason="add the answer")
+    assert bank_questions("bank") == {}
+    apply(work, "answer_add", nugget=question, answer_text="Because", documents="cited-doc")
+    nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+    assert bank_questions("bank") == {
+        "t1": [Question(text="Why?", rule="or", answers=(Answer("Because", ("cited-doc",)),))]
+    }
