@@ -48,7 +48,7 @@ from assessor.models import Topic
 from assessor.sources import import_source_claim
 from nuggets.banks import QUESTIONS, Answer, Question, bank_sets, question_id
 from nuggets.exporting import nuggets_notes
-from nuggets.importing import RETIRE_LABELS_LABEL, replaced_nuggets_announce, replaced_nuggets_retire
+from nuggets.importing import replaced_nuggets_announce, replaced_nuggets_retire
 from nuggets.kinds import IMPORT_BANKS, LABEL_FAMILY
 from nuggets.models import GoldAnswer, Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q
@@ -60,8 +60,6 @@ RULES = {"OR": Nugget.AnswerRule.OR, "AND": Nugget.AnswerRule.AND}
 BLANK_RULES = (None, "Default")
 # ARGUE weighs a vital question 2 and an okay one 1: a numeric importance is read as that weight.
 IMPORTANCE_WEIGHTS = {2: Nugget.Importance.VITAL, 1: Nugget.Importance.OKAY}
-WEIGHT_OF = {importance: weight for weight, importance in IMPORTANCE_WEIGHTS.items()}
-__all__ = ["RETIRE_LABELS_LABEL", "banks_import", "banks_lines", "banks_notes"]
 
 
 @dataclass(frozen=True)
