@@ -267,7 +267,7 @@ def test_the_give_page_gives_a_bank_and_the_topic_report_shows_its_work(client, 
     assert (work.kind, nugget_set_of(work).form) == (BANK_AUTO_EDIT, "questions")
     assert "Question bank post-edit" in response.content.decode()
     report = client.get(reverse("nuggets:organize_topic", args=[topic.pk])).content.decode()
-    assert "LLM question 0?" in report and "answer 0 <span class=\"muted\">(cited-doc)</span>" in report
+    assert "LLM question 0?" in report and 'answer 0 <span class="muted">(cited-doc)</span>' in report
 
 
 def test_an_answer_cites_at_most_twenty_documents(topic):
