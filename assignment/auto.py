@@ -47,7 +47,9 @@ def auto_assign_job_create(
     run_rows = runs_select(runs)
     sets = {
         nugget_set.topic_id: nugget_set
-        for nugget_set in NuggetSet.objects.filter(name=nuggets, topic__in=topic_rows).exclude(nuggets=None)
+        for nugget_set in NuggetSet.objects.filter(
+            name=nuggets, topic__in=topic_rows, form=NuggetSet.Form.FACTS
+        ).exclude(nuggets=None)
     }
     if not sets:
         raise JobRequestInvalid(f"no nugget set named {nuggets!r} with nuggets for the chosen topics")

@@ -52,7 +52,9 @@ def assignments_lines(
     """
     condition_require(nuggets=nuggets, assigner=assigner)
     published = run_published_ids() if team_prefix else None
-    nugget_sets = NuggetSet.objects.filter(nugget_sets_counted_q(), name=nuggets).order_by("topic_id")
+    nugget_sets = NuggetSet.objects.filter(nugget_sets_counted_q(), name=nuggets, form=NuggetSet.Form.FACTS).order_by(
+        "topic_id"
+    )
     for set_id, topic_id, query in nugget_sets.values_list("id", "topic_id", "topic__query"):
         topic_nuggets = list(
             Nugget.objects.filter(nugget_set_id=set_id).order_by("position").values_list("id", "text", "importance")

@@ -11,7 +11,9 @@ class AutoAssignForm(RunsLaunchForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        names = NuggetSet.objects.order_by("name").values_list("name", flat=True).distinct()
+        # Fact nuggets only: question banks are the report family's.
+        facts = NuggetSet.objects.filter(form=NuggetSet.Form.FACTS)
+        names = facts.order_by("name").values_list("name", flat=True).distinct()
         self.fields["nuggets"].choices = [(name, name) for name in names]
 
     def selection(self) -> dict:

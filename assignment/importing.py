@@ -244,6 +244,14 @@ class NuggetSets:
                 self.result.count_made("nugget sets")
                 to_fill.append((nugget_set, answer))
                 continue
+            if nugget_set.form != NuggetSet.Form.FACTS:
+                raise ImportFailure(
+                    f"topic {topic_id} has a question bank named {self.name!r}: assignments label fact nuggets, "
+                    "choose another --nuggets-name",
+                    path=self.path,
+                    line=answer.line,
+                    field="nuggets",
+                )
             nuggets = stored_lists[nugget_set.pk]
             stored_list = tuple((text, importance) for _, text, importance in nuggets)
             if stored_list == answer.nuggets and nugget_set.kind == self.kind:

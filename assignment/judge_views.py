@@ -73,7 +73,10 @@ class GiveAssignForm(forms.Form):
         lists = judging.human_lists()
         named = [(name, f"{name} (on {topics} topic{'s' if topics != 1 else ''})") for name, topics in lists]
         topics_with_lists = (
-            NuggetSet.objects.filter(kind__in=judging.HUMAN_NUGGET_KINDS).values("topic").distinct().count()
+            NuggetSet.objects.filter(kind__in=judging.HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS)
+            .values("topic")
+            .distinct()
+            .count()
         )
         if sum(topics for _, topics in lists) > topics_with_lists:
             field.choices = named

@@ -88,7 +88,9 @@ def assign_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
     try:
-        return NuggetSet.objects.get(topic_id=work.topic_id, name=work.nugget_set_name, kind__in=HUMAN_NUGGET_KINDS)
+        return NuggetSet.objects.get(
+            topic_id=work.topic_id, name=work.nugget_set_name, kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS
+        )
     except NuggetSet.DoesNotExist:
         raise Http404("This work has no nugget list made by an assessor.") from None
 
@@ -302,7 +304,11 @@ def nugget_list_check(*, work: AssessorWork, nugget_id: int) -> None:
 _NUGGET_LIST_STATUS = Prepared(
     lambda nugget_id, topic_id, name: (
         Nugget.objects.filter(
-            pk=nugget_id, nugget_set__topic_id=topic_id, nugget_set__name=name, nugget_set__kind__in=HUMAN_NUGGET_KINDS
+            pk=nugget_id,
+            nugget_set__topic_id=topic_id,
+            nugget_set__name=name,
+            nugget_set__kind__in=HUMAN_NUGGET_KINDS,
+            nugget_set__form=NuggetSet.Form.FACTS,
         )
         .order_by()
         .values_list("nugget_set__status")[:1]
@@ -352,7 +358,7 @@ def assign_work_give(
     default). The work starts empty: labels of other sources on the same
     answers (imported, an LLM's) are never shown to it.
     """
-    candidates = NuggetSet.objects.filter(topic=topic, kind__in=HUMAN_NUGGET_KINDS)
+    candidates = NuggetSet.objects.filter(topic=topic, kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS)
     if nugget_set_name:
         candidates = candidates.filter(name=nugget_set_name)
     sets = list(candidates.order_by("name")[:3])
@@ -480,7 +486,7 @@ class AssignProgress:
 def human_lists() -> list[tuple[str, int]]:
     """The names of the nugget lists people made (or post-edited), each with the number of topics that have one."""
     rows = (
-        NuggetSet.objects.filter(kind__in=HUMAN_NUGGET_KINDS)
+        NuggetSet.objects.filter(kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS)
         .values("name")
         .annotate(topics=Count("topic", distinct=True))
         .order_by("name")

@@ -94,7 +94,9 @@ def condition_require(*, nuggets: str, assigner: str) -> None:
 
 def _set_nuggets(*, nuggets: str, topics: list[str] | None) -> dict[int, tuple[str, str]]:
     """nugget id -> (topic id, importance), for the nugget sets of the name."""
-    rows = Nugget.objects.filter(nugget_sets_counted_q("nugget_set__"), nugget_set__name=nuggets)
+    rows = Nugget.objects.filter(
+        nugget_sets_counted_q("nugget_set__"), nugget_set__name=nuggets, nugget_set__form=NuggetSet.Form.FACTS
+    )
     if topics is not None:
         rows = rows.filter(nugget_set__topic_id__in=topics)
     return {

@@ -157,7 +157,9 @@ def study_create(
     for topic_id, items in sample.items():
         if (
             family == Family.ASSIGNMENT
-            and not NuggetSet.objects.filter(topic_id=topic_id, name=nugget_set, kind__in=HUMAN_NUGGET_KINDS).exists()
+            and not NuggetSet.objects.filter(
+                topic_id=topic_id, name=nugget_set, kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS
+            ).exists()
         ):
             raise StudyError(f"Topic {topic_id}'s nugget list {nugget_set!r} is not one a person made or edited.")
         try:

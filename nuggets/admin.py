@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from assessor.admin import PROVENANCE_FIELDS, download_link, redirect_to_single_download
-from nuggets.models import Nugget, NuggetEdit, NuggetSet
+from nuggets.models import GoldAnswer, Nugget, NuggetEdit, NuggetSet
 
 
 class NuggetInline(admin.TabularInline):
@@ -42,6 +42,15 @@ class NuggetAdmin(admin.ModelAdmin):
     raw_id_fields = ("nugget_set", "source_segment", "derived_from")
     readonly_fields = PROVENANCE_FIELDS
     list_select_related = ("nugget_set", "created_by", "imported_from")
+    show_full_result_count = False
+
+
+@admin.register(GoldAnswer)
+class GoldAnswerAdmin(admin.ModelAdmin):
+    list_display = ("text", "nugget", "position", "documents")
+    search_fields = ("text", "nugget__text", "nugget__nugget_set__topic__id")
+    raw_id_fields = ("nugget",)
+    list_select_related = ("nugget",)
     show_full_result_count = False
 
 

@@ -8,7 +8,7 @@ from assessor.collection.deleting import counted, label_sources_release
 from assessor.models import AssessorWork
 from assessor.registry import Deletable, UploadRow
 from nuggets.giving import NIST_SOURCE
-from nuggets.kinds import NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
+from nuggets.kinds import BANK_AUTO_EDIT, BANK_MANUAL, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
 from nuggets.models import Nugget, NuggetSet
 
 
@@ -69,7 +69,8 @@ NUGGETS_DELETABLE = Deletable(
 
 def qrels_read_by_nugget_work() -> dict[str, list[str]]:
     """The NIST qrels are what assessors read to make nuggets: they stay while such work exists."""
-    kinds = (NUGGETS_MANUAL, NUGGETS_AUTO_EDIT)
+    # A bank's work reads them too: its answers' documents are picked among the topic's qrels' segments.
+    kinds = (NUGGETS_MANUAL, NUGGETS_AUTO_EDIT, BANK_MANUAL, BANK_AUTO_EDIT)
     topics = AssessorWork.objects.filter(kind__in=kinds).values("topic").distinct().count()
     if not topics:
         return {}

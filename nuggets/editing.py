@@ -33,13 +33,16 @@ from assessor.work.services import work_activity_record
 from nuggets import workspace as rules
 from nuggets.dependents import Change, nuggets_delete
 from nuggets.giving import NIST_SOURCE, nugget_cap
-from nuggets.kinds import NUGGET_KINDS
-from nuggets.models import Nugget, NuggetEdit, NuggetSet
+from nuggets.kinds import WORKSPACE_KINDS
+from nuggets.models import GoldAnswer, Nugget, NuggetEdit, NuggetSet
 
 Through = Nugget.derived_from.through
 
 # Operations undo may take back; submit and reopen are decisions, not edits.
-UNDOABLE = ("add", "edit", "importance", "source", "delete", "move", "merge", "split")
+UNDOABLE = (
+    "add", "edit", "importance", "source", "delete", "move", "merge", "split",
+    "rule", "answer_add", "answer_edit", "answer_delete",
+)  # fmt: skip
 
 # --- The editing context ----------------------------------------------------
 
@@ -66,6 +69,12 @@ class EditContext:
     now: datetime
     request: list  # what the operation id stands for (operation_request), recorded once the edit is made
     touched: set[int] = field(default_factory=set)
+    # A bank's questions: their gold answers, [{"text", "documents"}] in order, by nugget id.
+    answers: dict[int, list[dict]] = field(default_factory=dict)
+
+    @property
+    def is_bank(self) -> bool:
+        return self.nugget_set.form == NuggetSet.Form.QUESTIONS
 
     @property
     def order(self) -> list[int]:
@@ -88,6 +97,11 @@ class EditContext:
         )
 
     def snapshot(self, nugget: Nugget) -> dict:
+        if self.is_bank:
+            return {**self._snapshot(nugget), "rule": nugget.answer_rule, "answers": self.answers.get(nugget.pk, [])}
+        return self._snapshot(nugget)
+
+    def _snapshot(self, nugget: Nugget) -> dict:
         return {
             "id": nugget.pk,
             "position": nugget.position,
@@ -118,7 +132,7 @@ def context_open(
     silently answered.
     """
     try:
-        work = assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS, lock=True)
+        work = assessor_work(work_id=work_id, user=user, kinds=WORKSPACE_KINDS, lock=True)
     except WorkNotFound:
         raise rules.InvalidOperation("This topic is not given to you.") from None
     try:
@@ -155,7 +169,32 @@ def context_open(
         now=timezone.now(),
         request=request,
     )
+    if context.is_bank:
+        context.answers = answers_load([nugget.pk for nugget in nuggets])
     return context, None
+
+
+def answers_load(nugget_ids: Sequence[int]) -> dict[int, list[dict]]:
+    answers: dict[int, list[dict]] = {}
+    for nugget_id, text, documents in (
+        GoldAnswer.objects.filter(nugget_id__in=list(nugget_ids))
+        .order_by("nugget_id", "position")
+        .values_list("nugget_id", "text", "documents")
+    ):
+        answers.setdefault(nugget_id, []).append({"text": text, "documents": list(documents)})
+    return answers
+
+
+def answers_write(context: EditContext, answers: dict[int, list[dict]]) -> None:
+    """The questions' gold answers become exactly these (replacing what they had), in order."""
+    GoldAnswer.objects.filter(nugget_id__in=list(answers)).delete()
+    GoldAnswer.objects.bulk_create(
+        GoldAnswer(nugget_id=nugget_id, position=position, text=answer["text"], documents=list(answer["documents"]))
+        for nugget_id, rows in answers.items()
+        for position, answer in enumerate(rows)
+    )
+    for nugget_id, rows in answers.items():
+        context.answers[nugget_id] = [dict(answer) for answer in rows]
 
 
 def renumber(context: EditContext, nuggets: list[Nugget]) -> None:
@@ -189,12 +228,15 @@ def nuggets_remove(context: EditContext, ids: Sequence[int]) -> None:
         context.derived.pop(nugget_id, None)
 
 
-def _new_nugget(context: EditContext, *, text: str, importance: str, origin: str, source_segment_id=None) -> Nugget:
+def _new_nugget(
+    context: EditContext, *, text: str, importance: str, origin: str, source_segment_id=None, rule: str = ""
+) -> Nugget:
     return Nugget(
         nugget_set=context.nugget_set,
         position=0,
         text=text,
         importance=importance,
+        answer_rule=rule,
         origin=origin if context.is_post_edit else "",
         created_by=context.user,
         created_at=context.now,
@@ -255,13 +297,22 @@ def _importance_clean(importance: str | None) -> str:
     return importance
 
 
+def rule_clean(rule: str | None) -> str:
+    rule = (rule or "").strip().lower()
+    if rule not in ("", Nugget.AnswerRule.OR, Nugget.AnswerRule.AND):
+        raise rules.InvalidOperation(f"The rule is OR (any answer) or AND (all answers), not {rule!r}.")
+    return rule
+
+
 def _op_add(context: EditContext, params: dict) -> dict:
     text = rules.text_clean(params.get("text", ""))
     importance = _importance_clean(params.get("importance"))
+    rule = rule_clean(params.get("rule")) if context.is_bank else ""
     rules.cap_check(
         count_after=len(context.nuggets) + 1,
         cap=nugget_cap(context.nugget_set.kind),
-        kind_label=context.nugget_set.get_kind_display(),
+        kind_label=context.nugget_set.kind_label,
+        unit="questions" if context.is_bank else "nuggets",
     )
     nugget = _new_nugget(
         context,
@@ -269,6 +320,7 @@ def _op_add(context: EditContext, params: dict) -> dict:
         importance=importance,
         origin=Nugget.Origin.ADDED,
         source_segment_id=_segment_clean(context, params.get("source_segment")),
+        rule=rule,
     )
     nuggets = list(context.nuggets)
     after_id = params.get("after")
@@ -381,12 +433,15 @@ def _op_merge(context: EditContext, params: dict) -> dict:
     for n in chosen:
         drafts.extend(d for d in context.derived.get(n.pk, []) if d not in drafts)
     sources = {n.source_segment_id for n in chosen if n.source_segment_id}
+    # A bank's merged question: the answers of all, in order (one of each text), under the first rule given.
+    answers = rules.answers_of_merge([context.answers.get(n.pk, []) for n in chosen]) if context.is_bank else []
     merged = _new_nugget(
         context,
         text=text,
         importance=importance,
         origin=Nugget.Origin.MERGED,
         source_segment_id=sources.pop() if len(sources) == 1 else None,
+        rule=next((n.answer_rule for n in chosen if n.answer_rule), "") if context.is_bank else "",
     )
     nuggets = list(context.nuggets)
     index = nuggets.index(chosen[0])
@@ -397,6 +452,8 @@ def _op_merge(context: EditContext, params: dict) -> dict:
     nuggets.insert(index, merged)
     renumber(context, nuggets)
     derived_write(context, {merged.pk: drafts})
+    if answers:
+        answers_write(context, {merged.pk: answers})
     return {"before": before, "after_ids": [merged.pk], "focus_id": merged.pk}
 
 
@@ -406,7 +463,8 @@ def _op_split(context: EditContext, params: dict) -> dict:
     rules.cap_check(
         count_after=len(context.nuggets) - 1 + len(parts),
         cap=nugget_cap(context.nugget_set.kind),
-        kind_label=context.nugget_set.get_kind_display(),
+        kind_label=context.nugget_set.kind_label,
+        unit="questions" if context.is_bank else "nuggets",
     )
     before = [context.snapshot(nugget)]
     drafts = list(context.derived.get(nugget.pk, []))
@@ -417,8 +475,10 @@ def _op_split(context: EditContext, params: dict) -> dict:
             importance=nugget.importance,
             origin=Nugget.Origin.SPLIT,
             source_segment_id=nugget.source_segment_id,
+            # A bank's split question: its rule and answers stay with the first part.
+            rule=nugget.answer_rule if index == 0 else "",
         )
-        for text in parts
+        for index, text in enumerate(parts)
     ]
     nuggets = list(context.nuggets)
     index = nuggets.index(nugget)
@@ -429,6 +489,8 @@ def _op_split(context: EditContext, params: dict) -> dict:
     nuggets = nuggets[:index] + pieces + nuggets[index + 1 :]
     renumber(context, nuggets)
     derived_write(context, {piece.pk: drafts for piece in pieces})
+    if context.answers.get(nugget.pk):
+        answers_write(context, {pieces[0].pk: context.answers[nugget.pk]})
     return {"before": before, "after_ids": [piece.pk for piece in pieces], "focus_id": pieces[0].pk}
 
 

@@ -17,13 +17,19 @@ from nuggets.selectors import nugget_sets_counted_q
 FETCH_CHUNK = 5000
 
 
+FACTS = NuggetSet.Form.FACTS
+
+
 def nugget_set_names() -> list[str]:
-    return list(NuggetSet.objects.order_by("name").values_list("name", flat=True).distinct())
+    """The names of fact nugget sets (question banks are exported by nuggets.bankfiles)."""
+    return list(NuggetSet.objects.filter(form=FACTS).order_by("name").values_list("name", flat=True).distinct())
 
 
 def nugget_set_require(*, name: str) -> None:
     """Raise LookupError, naming the sets that exist, unless nugget sets of this name exist."""
-    if not NuggetSet.objects.filter(name=name).exists():
+    if not NuggetSet.objects.filter(name=name, form=FACTS).exists():
+        if NuggetSet.objects.filter(name=name).exists():
+            raise LookupError(f"{name!r} names question banks, not fact nuggets: export them with export_banks")
         known = ", ".join(nugget_set_names()) or "none"
         raise LookupError(f"no nugget sets named {name!r}; nugget sets: {known}")
 
@@ -36,13 +42,13 @@ def nuggets_lines(*, name: str) -> Iterator[str]:
     format has no empty list). Raises LookupError for an unknown name.
     """
     nugget_set_require(name=name)
-    if not NuggetSet.objects.filter(nugget_sets_counted_q(), name=name).exists():
+    if not NuggetSet.objects.filter(nugget_sets_counted_q(), name=name, form=FACTS).exists():
         raise LookupError(
             f"the nugget sets named {name!r} are all still open (being edited, or drafted by a running job): "
             "nothing final to export; include open work to export them as they stand"
         )
     rows = (
-        Nugget.objects.filter(nugget_sets_counted_q("nugget_set__"), nugget_set__name=name)
+        Nugget.objects.filter(nugget_sets_counted_q("nugget_set__"), nugget_set__name=name, nugget_set__form=FACTS)
         .order_by("nugget_set__topic_id", "position", "id")
         .values_list("nugget_set__topic_id", "nugget_set__topic__query", "text", "importance")
         .iterator(chunk_size=FETCH_CHUNK)

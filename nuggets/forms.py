@@ -5,7 +5,12 @@ from assessor.models import QrelSource
 from assessor.work.pages import TopicsField, assessor_choices
 from nuggets.models import NuggetSet
 
-CONDITION_CHOICES = [(NuggetSet.Kind.MANUAL, "ManualNuggets"), (NuggetSet.Kind.AUTO_EDIT, "AutoNuggets+Edits")]
+CONDITION_CHOICES = [
+    (NuggetSet.Kind.MANUAL, "ManualNuggets"),
+    (NuggetSet.Kind.AUTO_EDIT, "AutoNuggets+Edits"),
+    ("bank", "Question bank (written from scratch)"),
+    ("bank_auto_edit", "Question bank (post-editing an LLM's bank)"),
+]
 
 
 class GiveWorkForm(forms.Form):
@@ -16,7 +21,7 @@ class GiveWorkForm(forms.Form):
         required=False, max_length=100, help_text="Name of the nugget set; defaults to the condition."
     )
     drafts = forms.SlugField(
-        required=False, max_length=100, help_text="Post-editing: the draft set to start from; defaults to the newest."
+        required=False, max_length=100, help_text="Post-editing: the drafts (or LLM bank) to start from; defaults to the newest."
     )
 
 

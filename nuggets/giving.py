@@ -5,8 +5,8 @@ from django.db import transaction
 
 from assessor.models import AssessorWork, Topic
 from assessor.work.services import WorkError, person_source_claim, work_give
-from nuggets.kinds import LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
-from nuggets.models import Nugget, NuggetSet
+from nuggets.kinds import BANK_AUTO_EDIT, BANK_MANUAL, LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
+from nuggets.models import GoldAnswer, Nugget, NuggetSet
 
 NIST_SOURCE = "nist"
 Through = Nugget.derived_from.through
@@ -14,6 +14,21 @@ Through = Nugget.derived_from.through
 CONDITION_KINDS: dict[str, str] = {
     NuggetSet.Kind.MANUAL: NUGGETS_MANUAL,
     NuggetSet.Kind.AUTO_EDIT: NUGGETS_AUTO_EDIT,
+}
+# The work that makes a question bank, by the bank's kind: written from scratch, or post-edited from an LLM's.
+BANK_WORK_KINDS: dict[str, str] = {
+    NuggetSet.Kind.MANUAL: BANK_MANUAL,
+    NuggetSet.Kind.AUTO_EDIT: BANK_AUTO_EDIT,
+}
+BANK_NAMES: dict[str, str] = {NuggetSet.Kind.MANUAL: "bank", NuggetSet.Kind.AUTO_EDIT: "bank_auto_edit"}
+# An LLM's bank to post-edit: drafts, or a finished LLM bank (PrefNugget's, the query-only bank).
+BANK_DRAFT_KINDS = (NuggetSet.Kind.DRAFT, NuggetSet.Kind.AUTO)
+# What the organizer's give page offers: (set kind, form) by choice.
+GIVE_CHOICES: dict[str, tuple[str, str]] = {
+    NuggetSet.Kind.MANUAL: (NuggetSet.Kind.MANUAL, NuggetSet.Form.FACTS),
+    NuggetSet.Kind.AUTO_EDIT: (NuggetSet.Kind.AUTO_EDIT, NuggetSet.Form.FACTS),
+    "bank": (NuggetSet.Kind.MANUAL, NuggetSet.Form.QUESTIONS),
+    "bank_auto_edit": (NuggetSet.Kind.AUTO_EDIT, NuggetSet.Form.QUESTIONS),
 }
 
 
@@ -39,38 +54,50 @@ def nugget_work_give(
     by: User | None,
     name: str = "",
     drafts_name: str = "",
+    form: str = NuggetSet.Form.FACTS,
 ) -> AssessorWork:
     """Give a topic to an assessor for ManualNuggets or AutoNuggets+Edits, and open its nugget set.
 
     Post-editing starts from a copy of the drafts, each one `kept` and derived
     from its draft; the drafts are the set named `drafts_name`, or the topic's
-    newest draft set.
+    newest draft set. With `form="questions"` the work makes a question bank
+    instead (a bank written from scratch, or a copy of an LLM's bank, drafts or
+    finished, with its answers), and never counts as a nugget condition.
     """
     if condition not in CONDITION_KINDS:
         raise WorkError(f"Unknown condition {condition!r}: choose manual or auto_edit.")
-    name = name or condition
+    bank = form == NuggetSet.Form.QUESTIONS
+    name = name or (BANK_NAMES[condition] if bank else condition)
     if NuggetSet.objects.filter(topic=topic, name=name).exists():
         raise WorkError(f"Topic {topic.pk} already has a nugget set named {name!r}: choose another name.")
     drafts = None
     if condition == NuggetSet.Kind.AUTO_EDIT:
-        candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT)
+        if bank:
+            candidates = NuggetSet.objects.filter(topic=topic, kind__in=BANK_DRAFT_KINDS, form=form)
+        else:
+            candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT, form=form)
         if drafts_name:
             candidates = candidates.filter(name=drafts_name)
         drafts = candidates.order_by("-created_at", "-id").first()
         if drafts is None:
             wanted = f"named {drafts_name!r} " if drafts_name else ""
+            if bank:
+                raise WorkError(
+                    f"Topic {topic.pk} has no LLM question bank {wanted}to post-edit: import one (import_banks) "
+                    "or make one with a bank job first."
+                )
             raise WorkError(
                 f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
                 "or generate them with an AutoNuggets job first."
             )
     source = person_source_claim(family=LABEL_FAMILY, name=name, by=by)
-    work = work_give(
-        topic=topic, assessor=assessor, kind=CONDITION_KINDS[condition], by=by, nugget_set_name=name, source=source
-    )
+    work_kind = BANK_WORK_KINDS[condition] if bank else CONDITION_KINDS[condition]
+    work = work_give(topic=topic, assessor=assessor, kind=work_kind, by=by, nugget_set_name=name, source=source)
     nugget_set = NuggetSet.objects.create(
         topic=topic,
         kind=condition,
         name=name,
+        form=form,
         source=source,
         drafts=drafts,
         status=NuggetSet.Status.OPEN,
@@ -85,7 +112,9 @@ def nugget_work_give(
                     nugget_set=nugget_set,
                     position=index,
                     text=draft.text,
-                    importance="",  # drafts reach the assessor without importance
+                    # Fact drafts reach the assessor without importance; a bank's questions keep theirs and their rule.
+                    importance=draft.importance if bank else "",
+                    answer_rule=draft.answer_rule if bank else "",
                     origin=Nugget.Origin.KEPT,
                     created_by=assessor,
                     seconds_spent=0,
@@ -96,6 +125,13 @@ def nugget_work_give(
         Through.objects.bulk_create(
             [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets, strict=False)]
         )
+        if bank:
+            copy_of = {draft.pk: copy for copy, draft in zip(copies, draft_nuggets, strict=True)}
+            GoldAnswer.objects.bulk_create(
+                GoldAnswer(nugget=copy_of[answer.nugget_id], position=answer.position, text=answer.text,
+                           documents=list(answer.documents))
+                for answer in GoldAnswer.objects.filter(nugget__nugget_set=drafts).order_by("nugget_id", "position")
+            )  # fmt: skip
     return work
 
 

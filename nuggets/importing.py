@@ -259,6 +259,14 @@ def _nuggets_prepare(
                 result.count_made("nugget sets")
                 to_fill.append((nugget_set, topic))
                 continue
+            if nugget_set.form != NuggetSet.Form.FACTS:
+                raise ImportFailure(
+                    f"topic {topic.topic_id} has a question bank named {name!r}: fact nuggets need another --name "
+                    "(banks are imported with import_banks)",
+                    path=path,
+                    line=topic.line,
+                    field="qid",
+                )
             stored_list = tuple(stored_lists[nugget_set.pk])
             if stored_list == topic.nuggets and nugget_set.kind == kind:
                 result.unchanged += 1

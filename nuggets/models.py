@@ -55,6 +55,21 @@ class NuggetSet(Provenance):
     def __str__(self) -> str:
         return f"{self.name} nuggets of {self.topic_id}"
 
+    @property
+    def kind_label(self) -> str:
+        """What people read of the kind: a bank's kinds are named as banks, not as the TREC 2024 conditions."""
+        if self.form == self.Form.QUESTIONS:
+            return BANK_KIND_LABELS.get(self.kind, self.kind)
+        return self.get_kind_display()
+
+
+BANK_KIND_LABELS: dict[str, str] = {
+    NuggetSet.Kind.MANUAL: "Question bank",
+    NuggetSet.Kind.AUTO_EDIT: "Question bank, post-edited",
+    NuggetSet.Kind.AUTO: "LLM question bank",
+    NuggetSet.Kind.DRAFT: "LLM question bank drafts",
+}
+
 
 class Nugget(Provenance):
     class Importance(models.TextChoices):

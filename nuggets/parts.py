@@ -30,12 +30,24 @@ from assessor.registry import (
     register_work_page,
 )
 from nuggets import auto, views
+from nuggets.bankfiles import banks_import
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.exporting import nuggets_notes
 from nuggets.forms import AutoNuggetsForm
 from nuggets.giving import nugget_cap, nugget_work_give
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
-from nuggets.kinds import AUTO_NUGGETS, DRAFT_NUGGETS, IMPORT_NUGGETS, LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
+from nuggets.kinds import (
+    AUTO_NUGGETS,
+    BANK_AUTO_EDIT,
+    BANK_KINDS,
+    BANK_MANUAL,
+    DRAFT_NUGGETS,
+    IMPORT_BANKS,
+    IMPORT_NUGGETS,
+    LABEL_FAMILY,
+    NUGGETS_AUTO_EDIT,
+    NUGGETS_MANUAL,
+)
 from nuggets.models import NuggetSet
 from nuggets.prompts import IMPORTANCE, NUGGETIZE
 from nuggets.selectors import nugget_works, topic_nugget_sets
@@ -44,6 +56,8 @@ from nuggets.selectors import nugget_works, topic_nugget_sets
 WORK_CONDITIONS = {
     NUGGETS_MANUAL: NuggetSet.Kind.MANUAL,
     NUGGETS_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
+    BANK_MANUAL: NuggetSet.Kind.MANUAL,
+    BANK_AUTO_EDIT: NuggetSet.Kind.AUTO_EDIT,
 }
 
 
@@ -55,6 +69,20 @@ def nuggets_kind_field() -> forms.Field:
 
 def nuggets_name_field() -> forms.Field:
     return forms.SlugField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
+
+
+def banks_name_field() -> forms.Field:
+    return forms.SlugField(required=False, label="Bank name", help_text="The name of the topics' question banks.")
+
+
+def banks_kind_field() -> forms.Field:
+    return forms.ChoiceField(
+        choices=NuggetSet.Kind.choices,
+        initial=NuggetSet.Kind.AUTO,
+        required=False,
+        label="Bank kind",
+        help_text="How the banks were made; AutoNuggets drafts are banks for people to post-edit.",
+    )
 
 
 def retire_labels_field() -> forms.Field:
@@ -75,7 +103,8 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
 
 def _work_give(*, topic, assessor, kind, by) -> AssessorWork:
     # Opens the topic's nugget set too, as giving the work on the organizer's page does.
-    return nugget_work_give(topic=topic, assessor=assessor, condition=WORK_CONDITIONS[kind], by=by)
+    form = NuggetSet.Form.QUESTIONS if kind in BANK_KINDS else NuggetSet.Form.FACTS
+    return nugget_work_give(topic=topic, assessor=assessor, condition=WORK_CONDITIONS[kind], by=by, form=form)
 
 
 def _nugget_sets_panel(topic: Topic) -> dict:
@@ -84,8 +113,14 @@ def _nugget_sets_panel(topic: Topic) -> dict:
     return {"nugget_sets": [(nugget_set, nuggets_notes(name=nugget_set.name)) for nugget_set in nugget_sets]}
 
 
+def _banks_panel(topic: Topic) -> dict:
+    """The topic's question banks, apart from its fact nuggets (the first family's conditions)."""
+    banks = topic_nugget_sets(topic=topic, form=NuggetSet.Form.QUESTIONS, answers=True)
+    return {"banks": [(bank, nuggets_notes(name=bank.name)) for bank in banks]}
+
+
 def _nugget_sets_per_topic() -> dict[str, int]:
-    rows = NuggetSet.objects.order_by().values("topic_id").annotate(n=Count("pk"))
+    rows = NuggetSet.objects.filter(form=NuggetSet.Form.FACTS).order_by().values("topic_id").annotate(n=Count("pk"))
     return {row["topic_id"]: row["n"] for row in rows}
 
 
@@ -106,6 +141,25 @@ def register() -> None:
             options=lambda data: {
                 "kind": data["nuggets_kind"],
                 "name": data["nuggets_name"] or None,
+                "retire_labels": data["retire_labels"],
+            },
+        )
+    )
+    register_importer(
+        Importer(
+            IMPORT_BANKS,
+            "Question banks (AutoJudge v3 JSONL)",
+            banks_import,
+            scores=ScoreRefresh.TOUCHED,
+            fields={
+                "banks_name": banks_name_field,
+                "banks_kind": banks_kind_field,
+                "retire_labels": retire_labels_field,
+            },
+            required=("banks_name",),
+            options=lambda data: {
+                "name": data["banks_name"],
+                "kind": data["banks_kind"] or NuggetSet.Kind.AUTO,
                 "retire_labels": data["retire_labels"],
             },
         )
@@ -135,9 +189,12 @@ def register() -> None:
         )
     )
     register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
+    register_collection_routes(Route("download/banks/<slug:name>/", views.download_banks, "download_banks"))
     for kind, label, description in (
         (NUGGETS_MANUAL, "ManualNuggets", "The assessor writes the topic's nuggets from its relevant segments."),
         (NUGGETS_AUTO_EDIT, "AutoNuggets+Edits", "The assessor post-edits the nuggets an LLM drafted."),
+        (BANK_MANUAL, "Question bank", "The assessor writes the topic's questions, with gold answers and documents."),
+        (BANK_AUTO_EDIT, "Question bank post-edit", "The assessor post-edits the question bank an LLM made."),
     ):
         register_work_page(
             WorkPage(
@@ -148,7 +205,7 @@ def register() -> None:
                 give=_work_give,
                 stage=0,
                 progress=_progress,
-                unit="nuggets",
+                unit="questions" if kind in BANK_KINDS else "nuggets",
             )
         )
     register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
@@ -167,3 +224,5 @@ def register() -> None:
             anchor="nuggets",
         )
     )
+    # Shown only on a topic with banks (most TREC 2024 topics have none), so it is not in the page's section links.
+    register_topic_panel(TopicPanel(template="nuggets/topic_banks_panel.html", context=_banks_panel, order=11))

@@ -13,9 +13,10 @@ from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from assessor.work.access import assessor_work
 from assessor.work.timing import duration_label
 from nuggets import workspace as rules
+from nuggets.bankediting import topic_documents
 from nuggets.giving import NIST_SOURCE, nugget_cap, submit_cap
-from nuggets.kinds import NUGGET_KINDS
-from nuggets.models import Nugget, NuggetEdit, NuggetSet
+from nuggets.kinds import NUGGET_KINDS, WORKSPACE_KINDS
+from nuggets.models import GoldAnswer, Nugget, NuggetEdit, NuggetSet
 
 EDIT_LOG_LIMIT = 500
 
@@ -26,6 +27,8 @@ class NuggetRow:
     number: int
     # (1-based draft number, draft text) of the drafts it came from
     drafts: list[tuple[int, str]]
+    # A bank's question: its gold answers, in order.
+    answers: list[GoldAnswer] = field(default_factory=list)
 
     @property
     def words(self) -> int:
@@ -56,6 +59,16 @@ class Panel:
     cap: int
     submit_cap: int
     focus_id: int | None = None
+    # A bank's: the topic's documents an answer's are picked from, (doc id, snippet).
+    documents: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def is_bank(self) -> bool:
+        return self.nugget_set.form == NuggetSet.Form.QUESTIONS
+
+    @property
+    def unit(self) -> str:
+        return "questions" if self.is_bank else "nuggets"
 
     @property
     def over_submit_cap(self) -> int:
@@ -94,7 +107,7 @@ class SegmentRow:
 
 def work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
     """The assessor's own nugget work; anyone else's is a 404, so its existence is not even revealed."""
-    return assessor_work(work_id=work_id, user=user, kinds=NUGGET_KINDS)
+    return assessor_work(work_id=work_id, user=user, kinds=WORKSPACE_KINDS)
 
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
@@ -108,7 +121,8 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
     nugget_set = nugget_set or work_nugget_set(work=work)
     nuggets = list(
         nugget_set.nuggets.order_by("position", "id").prefetch_related(
-            Prefetch("derived_from", queryset=Nugget.objects.only("id", "position", "text", "nugget_set_id"))
+            Prefetch("derived_from", queryset=Nugget.objects.only("id", "position", "text", "nugget_set_id")),
+            *(["gold_answers"] if nugget_set.form == NuggetSet.Form.QUESTIONS else []),
         )
     )
     drafts = []
@@ -121,7 +135,8 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
     for index, nugget in enumerate(nuggets):
         sources = sorted(nugget.derived_from.all(), key=lambda d: draft_number.get(d.pk, 0))
         numbered = [(draft_number.get(d.pk, 0), d.text) for d in sources]
-        rows.append(NuggetRow(nugget=nugget, number=index + 1, drafts=numbered))
+        answers = list(nugget.gold_answers.all()) if nugget_set.form == NuggetSet.Form.QUESTIONS else []
+        rows.append(NuggetRow(nugget=nugget, number=index + 1, drafts=numbered, answers=answers))
         finals.append((index, nugget.origin, [d.pk for d in sources]))
     summary = None
     draft_rows: list[DraftRow] = []
@@ -140,6 +155,7 @@ def panel_load(*, work: AssessorWork, nugget_set: NuggetSet | None = None, focus
         cap=nugget_cap(nugget_set.kind),
         submit_cap=submit_cap(nugget_set.kind),
         focus_id=focus_id,
+        documents=topic_documents(work.topic_id) if nugget_set.form == NuggetSet.Form.QUESTIONS else [],
     )
 
 
@@ -174,7 +190,7 @@ def _nugget_count_subquery() -> Coalesce:
 
 
 def nugget_works(*, assessor: User | None = None, topic_id: str | None = None) -> QuerySet[AssessorWork]:
-    works = AssessorWork.objects.filter(kind__in=NUGGET_KINDS).select_related("topic", "assessor")
+    works = AssessorWork.objects.filter(kind__in=WORKSPACE_KINDS).select_related("topic", "assessor")
     if assessor is not None:
         works = works.filter(assessor=assessor)
     if topic_id is not None:
@@ -198,7 +214,7 @@ def lineage_totals() -> dict[str, rules.LineageSummary]:
     sets = {
         pk: (name, drafts_id)
         for pk, name, drafts_id in NuggetSet.objects.filter(
-            kind=NuggetSet.Kind.AUTO_EDIT, drafts__isnull=False
+            kind=NuggetSet.Kind.AUTO_EDIT, drafts__isnull=False, form=NuggetSet.Form.FACTS
         ).values_list("pk", "name", "drafts_id")
     }
     drafts_of: dict[int, list[int]] = {}
@@ -276,6 +292,10 @@ def edit_describe(edit: NuggetEdit) -> str:
             parts.append(f"“{snap['text']}”: {old['importance'] or 'none'} → {snap['importance'] or 'none'}")
         elif old["source_segment"] != snap["source_segment"]:
             parts.append(f"“{snap['text']}” source {snap['source_segment'] or 'none'}")
+        elif old.get("rule", "") != snap.get("rule", "") and old.get("answers") == snap.get("answers"):
+            parts.append(f"“{snap['text']}”: rule {(old['rule'] or 'none').upper()} → {(snap['rule'] or 'none').upper()}")
+        elif old.get("answers", []) != snap.get("answers", []):
+            parts.append(f"“{snap['text']}”: {answers_describe(old['answers'], snap['answers'])}")
         elif old["position"] != snap["position"]:
             parts.append(f"“{snap['text']}” moved {old['position'] + 1} → {snap['position'] + 1}")
     after_ids = {snap["id"] for snap in after}
@@ -285,12 +305,27 @@ def edit_describe(edit: NuggetEdit) -> str:
     return "; ".join(parts)
 
 
-def topic_nugget_sets(*, topic: Topic) -> list[NuggetSet]:
-    """The topic's nugget sets with their nuggets, for the organizer's topic page."""
+def answers_describe(before: list[dict], after: list[dict]) -> str:
+    """A question's answer changes in words: answers added, removed, or given other documents."""
+    old = {answer["text"]: answer["documents"] for answer in before}
+    new = {answer["text"]: answer["documents"] for answer in after}
+    parts = [f"answer + “{text}” ({', '.join(docs) or 'no documents'})" for text, docs in new.items() if text not in old]
+    parts += [f"answer − “{text}”" for text in old if text not in new]
+    parts += [
+        f"answer “{text}” documents {', '.join(old[text]) or 'none'} → {', '.join(docs) or 'none'}"
+        for text, docs in new.items()
+        if text in old and old[text] != docs
+    ]
+    return "; ".join(parts) or "answers reordered"
+
+
+def topic_nugget_sets(*, topic: Topic, form: str = NuggetSet.Form.FACTS, answers: bool = False) -> list[NuggetSet]:
+    """The topic's nugget sets (or, with `form="questions"`, its banks) with their nuggets, for its page."""
+    prefetch = ["nuggets__gold_answers"] if answers else ["nuggets"]
     return list(
-        NuggetSet.objects.filter(topic=topic)
+        NuggetSet.objects.filter(topic=topic, form=form)
         .select_related("created_by", "imported_from")
-        .prefetch_related("nuggets")
+        .prefetch_related(*prefetch)
         .order_by("name")
     )
 

@@ -10,10 +10,11 @@ from assessor.models import AssessorWork
 from assessor.scoring.kept import scores_refresh_work
 from assessor.work.services import WorkError, work_reopen_mark, work_submit_mark
 from nuggets import workspace as rules
+from nuggets.bankediting import BANK_OPERATIONS
 from nuggets.dependents import Dependent, list_changes, nugget_list_changed, set_dependents
 from nuggets.editing import OPERATIONS, EditContext, OpResult, context_open, edit_finish
 from nuggets.giving import submit_cap
-from nuggets.kinds import NUGGET_KINDS
+from nuggets.kinds import WORKSPACE_KINDS
 from nuggets.models import NuggetEdit, NuggetSet
 from nuggets.undo import nugget_undo
 
@@ -31,7 +32,7 @@ def nugget_operation_apply(
     """Apply one workspace operation (add, edit, importance, source, delete, move, merge, split, undo)."""
     if operation == "undo":
         return nugget_undo(work_id=work_id, user=user, expected_version=expected_version, op_id=op_id)
-    handler = OPERATIONS.get(operation)
+    handler = OPERATIONS.get(operation) or BANK_OPERATIONS.get(operation)
     if handler is None:
         raise rules.InvalidOperation(f"Unknown operation {operation!r}.")
     context, replay = context_open(
@@ -67,10 +68,16 @@ def nugget_set_submit(
     if replay is not None:
         return replay
     assert context is not None  # without a replay the context is open
-    problems = rules.submit_problems(
-        nuggets=[(n.position, n.text, n.importance) for n in context.nuggets],
-        cap=submit_cap(context.nugget_set.kind),
-    )
+    if context.is_bank:
+        problems = rules.bank_submit_problems(
+            questions=[(n.position, n.answer_rule, len(context.answers.get(n.pk, []))) for n in context.nuggets],
+            cap=submit_cap(context.nugget_set.kind),
+        )
+    else:
+        problems = rules.submit_problems(
+            nuggets=[(n.position, n.text, n.importance) for n in context.nuggets],
+            cap=submit_cap(context.nugget_set.kind),
+        )
     if problems:
         raise rules.InvalidOperation(" ".join(problems))
     before_order = context.order
@@ -136,7 +143,7 @@ def nugget_set_reopen(*, work_id: int, by: User, reason: str = "", confirmed: bo
     depends on it (`confirmed`). The list as it was is kept in the edit log, so
     that its resubmission can tell which nuggets changed.
     """
-    work = AssessorWork.objects.select_for_update().filter(pk=work_id, kind__in=NUGGET_KINDS).first()
+    work = AssessorWork.objects.select_for_update().filter(pk=work_id, kind__in=WORKSPACE_KINDS).first()
     if work is None:
         raise WorkError("No such nugget work.")
     nugget_set = (

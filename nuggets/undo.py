@@ -20,6 +20,7 @@ from nuggets.editing import (
     EditContext,
     OpResult,
     Through,
+    answers_write,
     context_open,
     derived_write,
     edit_finish,
@@ -51,6 +52,8 @@ def nugget_undo(*, work_id: int, user: User, expected_version: int | None, op_id
             current[nugget_id].position = index
     if created:
         Nugget.objects.bulk_create(created.values())
+    if context.is_bank:
+        answers_write(context, {s["id"]: s.get("answers", []) for s in target.before["nuggets"]})
     for nugget_id in restored_ids:
         context.derived[nugget_id] = []
     derived_write(context, {s["id"]: s["derived_from"] for s in target.before["nuggets"]})
@@ -106,8 +109,9 @@ def _restore(
         nugget.importance = snapshot["importance"]
         nugget.origin = snapshot["origin"]
         nugget.source_segment_id = snapshot["source_segment"]
+        nugget.answer_rule = snapshot.get("rule", "")
     if updated:
-        Nugget.objects.bulk_update(updated, ["text", "importance", "origin", "source_segment"])
+        Nugget.objects.bulk_update(updated, ["text", "importance", "origin", "source_segment", "answer_rule"])
     return created
 
 

@@ -25,15 +25,16 @@ from assessor.work.roles import Role, assessor_required, organizer_required, use
 from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
+from nuggets.bankfiles import banks_lines, banks_notes
 from nuggets.editing import OpResult
 from nuggets.exporting import nuggets_lines, nuggets_notes
 from nuggets.forms import CONDITION_CHOICES, GiveWorkForm
-from nuggets.giving import nugget_work_give
-from nuggets.kinds import NUGGET_KINDS
+from nuggets.giving import GIVE_CHOICES, nugget_work_give
+from nuggets.kinds import WORKSPACE_KINDS
 from nuggets.services import DependentsUnconfirmed, nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from nuggets.workspace import WorkspaceError
 
-OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment")
+OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment", "rule", "answer", "answer_text")
 
 
 @login_required
@@ -98,6 +99,8 @@ def _operation_params(request: AuthenticatedRequest) -> dict:
     params = {name: request.POST[name] for name in OPERATION_PARAMS if name in request.POST}
     if "nuggets" in request.POST:
         params["nuggets"] = ",".join(request.POST.getlist("nuggets"))
+    if "documents" in request.POST:
+        params["documents"] = " ".join(request.POST.getlist("documents"))
     return params
 
 
@@ -152,7 +155,7 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def heartbeat(request: AuthenticatedRequest, work_id: int) -> JsonResponse:
-    work = work_heartbeat(work_id=work_id, user=request.user, kinds=NUGGET_KINDS)
+    work = work_heartbeat(work_id=work_id, user=request.user, kinds=WORKSPACE_KINDS)
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
         {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}
@@ -172,7 +175,8 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
             lambda topic: nugget_work_give(
                 topic=topic,
                 assessor=data["assessor"],
-                condition=data["condition"],
+                condition=GIVE_CHOICES[data["condition"]][0],
+                form=GIVE_CHOICES[data["condition"]][1],
                 by=request.user,
                 name=data["name"],
                 drafts_name=data["drafts"],
@@ -211,7 +215,7 @@ def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse
 @organizer_required
 def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     # Only nugget work has a list to reopen: another kind's id is no page here.
-    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=NUGGET_KINDS)
+    work = get_object_or_404(AssessorWork, pk=work_id, kind__in=WORKSPACE_KINDS)
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
@@ -238,6 +242,16 @@ def download_nuggets(request: AuthenticatedRequest, name: str) -> StreamingHttpR
     provisional with `?open=1`) in `X-Open-Lists`, absent when every list is final."""
     response = download_response(nuggets_lines(name=name), f"nuggets.{name}.jsonl")
     notes = nuggets_notes(name=name)
+    if notes:
+        response[OPEN_LISTS_HEADER] = " ".join(notes)
+    return response
+
+
+@organizer_required
+def download_banks(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
+    """The banks named `name` as export_banks writes them (the AutoJudge v3 layout), open ones noted as for nuggets."""
+    response = download_response(banks_lines(name=name), f"banks.{name}.jsonl")
+    notes = banks_notes(name=name)
     if notes:
         response[OPEN_LISTS_HEADER] = " ".join(notes)
     return response

@@ -77,9 +77,9 @@ def split_texts(raw: str | Sequence[str]) -> list[str]:
     return parts
 
 
-def cap_check(*, count_after: int, cap: int, kind_label: str) -> None:
+def cap_check(*, count_after: int, cap: int, kind_label: str, unit: str = "nuggets") -> None:
     if count_after > cap:
-        raise CapReached(f"{kind_label} allows at most {cap} nuggets: delete or merge one before adding another.")
+        raise CapReached(f"{kind_label} allows at most {cap} {unit}: delete or merge one before adding another.")
 
 
 def origin_after_reword(*, origin: str, new_text: str, draft_texts: Sequence[str]) -> str:
@@ -180,3 +180,54 @@ def condition_average_seconds(rows: Iterable[tuple[str, float]]) -> dict[str, tu
     for condition, seconds in rows:
         totals.setdefault(condition, []).append(seconds)
     return {condition: (len(values), sum(values) / len(values)) for condition, values in sorted(totals.items())}
+
+
+# --- Question banks ---------------------------------------------------------
+
+# A bank's question: at most this many gold answers, each citing at most this many documents.
+MAX_ANSWERS = 10
+MAX_ANSWER_DOCUMENTS = 20
+
+
+def answers_of_merge(answer_lists: Iterable[Sequence[dict]]) -> list[dict]:
+    """The answers of merged questions: all of them in order; an answer text met again adds its documents."""
+    merged: dict[str, dict] = {}
+    for answers in answer_lists:
+        for answer in answers:
+            kept = merged.setdefault(answer["text"], {"text": answer["text"], "documents": []})
+            kept["documents"].extend(doc for doc in answer["documents"] if doc not in kept["documents"])
+    if len(merged) > MAX_ANSWERS:
+        raise CapReached(f"A question holds at most {MAX_ANSWERS} answers; the merge would give it {len(merged)}.")
+    return list(merged.values())
+
+
+def documents_clean(documents: Iterable[str], *, known: Iterable[str]) -> list[str]:
+    """An answer's supporting documents, each once, in the order given; every one among the topic's documents."""
+    chosen: list[str] = []
+    for doc in documents:
+        doc = doc.strip()
+        if doc and doc not in chosen:
+            chosen.append(doc)
+    if len(chosen) > MAX_ANSWER_DOCUMENTS:
+        raise InvalidOperation(f"An answer cites at most {MAX_ANSWER_DOCUMENTS} documents (this one {len(chosen)}).")
+    unknown = [doc for doc in chosen if doc not in set(known)]
+    if unknown:
+        raise InvalidOperation(f"Not among this topic's documents: {', '.join(unknown)}.")
+    return chosen
+
+
+def bank_submit_problems(*, questions: Sequence[tuple[int, str, int]], cap: int) -> list[str]:
+    """What stops a bank from being submitted; `questions` are (position, rule, number of answers).
+
+    Importance is optional in a bank; a question with two answers or more says how they combine.
+    """
+    problems = []
+    if not questions:
+        problems.append("The bank is empty: write at least one question.")
+    missing = [position + 1 for position, rule, answers in questions if answers > 1 and rule not in ("or", "and")]
+    if missing:
+        numbers = ", ".join(str(n) for n in missing)
+        problems.append(f"Say how the answers combine (OR or AND) on question {numbers}.")
+    if len(questions) > cap:
+        problems.append(f"At most {cap} questions may be submitted; the bank has {len(questions)}.")
+    return problems

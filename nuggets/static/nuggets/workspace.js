@@ -56,6 +56,9 @@
     let el = list.find((li) => li.dataset.id === String(id)) || list[0];
     list.forEach((li) => li.classList.toggle("selected", li === el));
     state.selectedId = el.dataset.id;
+    // A bank's answer form names the selected question.
+    const question = document.getElementById("answer-question");
+    if (question) question.value = state.selectedId;
     if (scroll !== false) el.scrollIntoView({ block: "nearest" });
     if (takeFocus !== false && !el.contains(document.activeElement)) el.focus({ preventScroll: true });
   }
@@ -177,8 +180,8 @@
       editOpen(li);
       input = li.querySelector("input.nugget-edit");
       if (input) input.dataset.original = kept.original || input.dataset.original;
-    } else if (kept.id === "new-nugget") {
-      input = document.getElementById("new-nugget");
+    } else if (kept.id === "new-nugget" || kept.id === "new-answer") {
+      input = document.getElementById(kept.id);
     }
     if (!input || input.disabled) return false;
     input.value = kept.value;
@@ -255,6 +258,18 @@
       text.focus();
       return;
     }
+    if (form.id === "answer-form") {
+      // The answer goes to the selected question (or changes the answer being changed); the form is cleared
+      // once it is queued.
+      const text = form.querySelector("input[name=answer_text]");
+      if (!text.value.trim()) return;
+      const changing = form.querySelector("input[name=answer]").value !== "";
+      if (state.selectedId && !changing) form.querySelector("select[name=nugget]").value = state.selectedId;
+      enqueueForm(form, submitter);
+      answerFormReset(form);
+      text.focus();
+      return;
+    }
     if (form.classList.contains("source-form")) {
       if (!state.selectedId) {
         alertShow("Select a nugget first (j/k), then choose its source segment.", false);
@@ -273,7 +288,34 @@
     enqueueForm(form, submitter);
   });
 
+  // A bank's answer is changed in the answer form: its text and documents are loaded there, and the form
+  // sends answer_edit instead of answer_add until it is sent or Esc clears it.
+  function answerFormReset(form) {
+    form.setAttribute("action", form.getAttribute("action").replace(/answer_edit\/$/, "answer_add/"));
+    form.querySelector("input[name=answer]").value = "";
+    form.querySelector("input[name=answer_text]").value = "";
+    form.querySelectorAll("input[name=documents]").forEach((box) => (box.checked = false));
+    const button = document.getElementById("answer-submit");
+    button.textContent = button.dataset.add;
+  }
+  function answerEditOpen(opener) {
+    const form = document.getElementById("answer-form");
+    if (!form) return;
+    form.setAttribute("action", form.getAttribute("action").replace(/answer_add\/$/, "answer_edit/"));
+    form.querySelector("select[name=nugget]").value = opener.dataset.nugget;
+    form.querySelector("input[name=answer]").value = opener.dataset.answer;
+    const documents = new Set(opener.dataset.documents.split(" ").filter(Boolean));
+    form.querySelectorAll("input[name=documents]").forEach((box) => (box.checked = documents.has(box.value)));
+    const text = form.querySelector("input[name=answer_text]");
+    text.value = opener.dataset.text;
+    const button = document.getElementById("answer-submit");
+    button.textContent = button.dataset.change;
+    text.focus();
+  }
+
   root.addEventListener("click", (event) => {
+    const opener = event.target.closest(".answer-edit-open");
+    if (opener) return answerEditOpen(opener);
     const li = event.target.closest("li.nugget");
     if (li && !event.target.closest("button, input, label")) select(li.dataset.id, false);
     if (event.target.closest(".split-open")) splitOpen(li);
@@ -409,6 +451,7 @@
           enqueueForm(form);
         }
       } else if (event.key === "Escape") {
+        if (target.id === "new-answer") answerFormReset(target.form);
         target.blur();
         const li = selected();
         if (li) li.focus({ preventScroll: true });
@@ -441,6 +484,14 @@
       },
       e: () => editOpen(li),
       Enter: () => editOpen(li),
+      // A bank's question: write a gold answer to the selected one.
+      a: () => {
+        const input = document.getElementById("new-answer");
+        if (!input) return;
+        const question = document.getElementById("answer-question");
+        if (li && question) question.value = li.dataset.id;
+        input.focus();
+      },
       d: () => clickIn(li, "button[formaction$='delete/']"),
       Delete: () => clickIn(li, "button[formaction$='delete/']"),
       x: () => {
@@ -474,7 +525,9 @@
     const list = items();
     confirmDialog.querySelector(".confirm-count").textContent = String(list.length);
     // Nuggets still without importance keep the list from being submitted: say so before, not after.
-    const missing = list.filter((li) => !li.classList.contains("vital") && !li.classList.contains("okay")).length;
+    // A bank's questions may go without importance.
+    const bank = panel().dataset.bank === "1";
+    const missing = bank ? 0 : list.filter((li) => !li.classList.contains("vital") && !li.classList.contains("okay")).length;
     const warning = document.getElementById("confirm-missing");
     warning.hidden = missing === 0;
     warning.querySelector(".confirm-missing-count").textContent = String(missing);
