@@ -19,6 +19,8 @@ from grades.kinds import GRADE_WORK
 from grades.models import GradeLabel
 from nuggets.banks import Answer as GoldAnswer
 from nuggets.banks import bank_questions
+from preferences.judging import pair_order
+from preferences.kinds import PREFERENCE_WORK
 from preferences.models import PreferenceLabel
 from reports.importing import reports_import, requests_import
 from tests.builders import make_user
@@ -92,6 +94,35 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     launch(page, "Preferences (PrefNugget)", {"Name": "llm-prefs", "Topics": "bee"})
     assert PreferenceLabel.objects.filter(source__name="llm-prefs", topic_id="bee").count() == 6
     page.screenshot(path=str(shots / "2-preferences-job.png"))
+
+    # Assessors' work -> Preferences: bee to the assessor, who judges its six pairs by keyboard (here: the lower
+    # run number is the better report; the page shows no run), and submits.
+    open_menu_link(page, "Preferences")
+    page.locator("input[type=checkbox][value='bee']").check()
+    page.get_by_label("Assessor").select_option(label="pat")
+    page.get_by_role("button", name="Give").click()
+    comparing = AssessorWork.objects.get(topic_id="bee", kind=PREFERENCE_WORK)
+    work_page = open_as(assessor, "/")
+    work_page.set_viewport_size({"width": 1366, "height": 800})
+    work_page.locator(f"a[href$='/preferences/work/{comparing.pk}/']").first.click()
+    for number, (left, right) in enumerate(pair_order(comparing), start=1):
+        work_page.wait_for_url(f"**/pair/{number}/")
+        work_page.wait_for_function("window.judgePage !== undefined")
+        if number == 1:
+            expect(work_page.locator("#request-text")).to_be_in_viewport()
+            expect(work_page.locator("#report-1 li").first).to_be_in_viewport()
+            expect(work_page.locator("#report-2 li").first).to_be_in_viewport()
+            work_page.screenshot(path=str(shots / "2-preference-pair.png"))
+        runs = runs_of([left, right])
+        with work_page.expect_request("**/label/"):
+            work_page.keyboard.press("1" if runs[left] < runs[right] else "2")
+        settled(work_page)
+    submit(work_page)
+    page.goto("/collection/leaderboards/borda/?source=people")
+    expect(page.locator("table tbody tr td:nth-child(2)")).to_have_text(["run1", "run2", "run3", "run4"])
+    expect(page.locator("table tbody tr").first).to_contain_text("3.0000")
+    page.screenshot(path=str(shots / "2-borda-people.png"), full_page=True)
+
     launch(page, "PrefNugget bank", {"Name": "pn-bank", "Topics": "bee"}, {"Preference source": "llm-prefs"})
     llm_bank = [q.text for q in bank_questions("pn-bank")["bee"]]
     assert len(llm_bank) == 10 and all(text.endswith("?") for text in llm_bank)
@@ -106,8 +137,7 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     edit = AssessorWork.objects.get(topic_id="bee", nugget_set_name="bank_auto_edit")
 
     # The assessor opens it from the queue, rewords the first question, adds a gold answer citing a document.
-    work_page = open_as(assessor, "/")
-    work_page.set_viewport_size({"width": 1366, "height": 800})
+    work_page.goto("/")
     work_page.locator(f"a[href$='/nuggets/work/{edit.pk}/']").first.click()
     expect(work_page.locator("#nugget-list li.nugget")).to_have_count(10)
     expect(work_page.locator("#nugget-list li.nugget").first).to_be_in_viewport()
@@ -127,7 +157,7 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     work_page.locator("#new-answer").press("Enter")
     expect(work_page.locator(".gold-answer")).to_contain_text(GOLD)
     expect(work_page.locator(".gold-answer").first).to_be_in_viewport()
-    work_page.screenshot(path=str(shots / "3-bank-post-edit.png"))
+    work_page.screenshot(path=str(shots / "3-bank-post-edit.png"), full_page=True)
     work_page.get_by_role("button", name="Submit", exact=True).click()
     expect(work_page.locator("#submit-confirm")).to_be_visible()
     work_page.get_by_role("button", name="Submit and freeze").click()
@@ -208,3 +238,12 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     spearman = stats.spearmanr([TRUTH[r] for r in order_ids], [average[r] for r in order_ids]).statistic
     expect(runs).to_contain_text(f"{spearman:.4f}")
     page.screenshot(path=str(shots / "6-truth.png"), full_page=True)
+
+    # The person's Borda counts (3, 1, -1, -3) against the truth: the same order, every rank correlation 1.
+    page.get_by_label("Judged source").select_option("preferences:people")
+    page.get_by_label("Metrics").fill("borda=RELEVANCE")
+    page.locator("form").filter(has=page.locator("#truth-a")).locator("button[type=submit]").click()
+    row = page.locator("#truth-runs tbody tr").first
+    expect(row).to_contain_text("borda=RELEVANCE")
+    pearson = stats.pearsonr([TRUTH[r] for r in order_ids], [3, 1, -1, -3]).statistic
+    expect(row.locator("td")).to_have_text(["borda=RELEVANCE", "4", "1.0000", f"{pearson:.4f}", *["1.0000"] * 4])
