@@ -66,7 +66,10 @@ def launch(page, label: str, fields: dict[str, str], selects: dict[str, str] | N
     for name, value in (selects or {}).items():
         page.get_by_label(re.compile(rf"^{name}:?$")).select_option(value)
     page.get_by_role("button", name="Queue the job").click()
-    expect(page.locator("body")).to_contain_text("finished")
+    # The job's page: every item done, none failed, in view.
+    expect(page.locator("#job-status")).to_have_text("done")
+    expect(page.locator("#job-status")).to_be_in_viewport()
+    expect(page.locator("#progress")).to_contain_text(re.compile(r"\d+ done, 0 failed"))
 
 
 def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, llm_server, worker_inline, tmp_path):
