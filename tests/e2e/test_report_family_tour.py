@@ -104,6 +104,7 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     page.locator("input[type=checkbox][value='bee']").check()
     page.get_by_label("Assessor").select_option(label="pat")
     page.get_by_role("button", name="Give").click()
+    expect(page.locator(".messages li.success")).to_contain_text(re.compile(r"[Gg]iven to pat"))
     comparing = AssessorWork.objects.get(topic_id="bee", kind=PREFERENCE_WORK)
     work_page = open_as(assessor, "/")
     work_page.set_viewport_size({"width": 1366, "height": 800})
@@ -136,6 +137,7 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     page.get_by_label("Assessor").select_option(label="pat")
     page.get_by_label("Condition").select_option("bank_auto_edit")
     page.get_by_role("button", name="Give").click()
+    expect(page.locator(".messages li.success")).to_contain_text(re.compile(r"[Gg]iven to pat"))
     expect(page.locator("body")).to_contain_text("Question bank post-edit")
     edit = AssessorWork.objects.get(topic_id="bee", nugget_set_name="bank_auto_edit")
 
@@ -182,6 +184,7 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     page.get_by_label("Assessor").select_option(label="pat")
     page.get_by_label("Bank").select_option("bank_auto_edit")
     page.get_by_role("button", name="Give").click()
+    expect(page.locator(".messages li.success")).to_contain_text(re.compile(r"[Gg]iven to pat"))
     grading = AssessorWork.objects.get(topic_id="bee", kind=GRADE_WORK)
 
     # The assessor grades with keys: every question of report n gets KEYS[n - 1]; then submits.
