@@ -26,6 +26,11 @@ def topic_documents_q(topic_id: str) -> Q:
     )
 
 
+def topic_document_texts(topic_id: str) -> list[tuple[str, str, str]]:
+    """(doc id, title, text) of the topic's documents, by id: read once, beside a bank's workspace."""
+    return list(Segment.objects.filter(topic_documents_q(topic_id)).order_by("pk").values_list("pk", "title", "text"))
+
+
 def topic_documents(topic_id: str) -> list[tuple[str, str]]:
     """(doc id, snippet) of the topic's documents, by id: what an answer's documents are picked from."""
     # Only the start of each text is read: a panel is drawn after every change, and texts run to pages.

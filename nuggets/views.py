@@ -25,6 +25,7 @@ from assessor.work.roles import Role, assessor_required, organizer_required, use
 from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
+from nuggets.bankediting import topic_document_texts
 from nuggets.bankfiles import banks_lines, banks_notes
 from nuggets.editing import OpResult
 from nuggets.exporting import nuggets_lines, nuggets_notes
@@ -82,6 +83,15 @@ def work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     panel = selectors.panel_load(work=work)
     if wants_json(request):
         return _panel_response(request, panel)
+    if panel.is_bank:
+        # A bank's questions are written beside the topic's documents, whatever judged them.
+        context = {
+            **_panel_context(request, panel),
+            "work": work,
+            "topic": work.topic,
+            "documents": topic_document_texts(work.topic_id),
+        }
+        return render(request, "nuggets/workspace.html", context)
     segments = selectors.relevant_segments(topic_id=work.topic_id, panel=panel)
     context = {
         **_panel_context(request, panel),

@@ -563,12 +563,14 @@
   // A segment is shown when it holds every word typed; the words are marked in its text and counted.
   function filterSegments() {
     const words = document.getElementById("segment-filter").value.toLowerCase().split(/\s+/).filter(Boolean);
-    const minimum = parseInt(document.getElementById("segment-grade").value, 10);
+    // A bank's documents have no grade to filter by.
+    const grade = document.getElementById("segment-grade");
+    const minimum = grade ? parseInt(grade.value, 10) : 0;
     let shown = 0;
     let matches = 0;
     document.querySelectorAll("#segments li.segment").forEach((li) => {
       const text = li.textContent.toLowerCase();
-      li.hidden = parseInt(li.dataset.grade, 10) < minimum || !words.every((w) => text.includes(w));
+      li.hidden = parseInt(li.dataset.grade || "0", 10) < minimum || !words.every((w) => text.includes(w));
       li.querySelectorAll(".seg-title, .seg-text").forEach((part) => {
         Highlight.clear(part);
         if (!li.hidden && words.length) matches += Highlight.markText(part, words);
@@ -576,11 +578,11 @@
       if (!li.hidden) shown += 1;
     });
     document.getElementById("segment-count").textContent = words.length
-      ? shown + (shown === 1 ? " segment, " : " segments, ") + matches + (matches === 1 ? " match" : " matches")
+      ? shown + " " + (grade ? "segment" : "document") + (shown === 1 ? ", " : "s, ") + matches + (matches === 1 ? " match" : " matches")
       : "";
   }
   document.getElementById("segment-filter").addEventListener("input", filterSegments);
-  document.getElementById("segment-grade").addEventListener("change", filterSegments);
+  document.getElementById("segment-grade")?.addEventListener("change", filterSegments);
 
   // --- heartbeat: active time is measured on the server ------------------------------------
 
