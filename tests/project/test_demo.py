@@ -15,6 +15,8 @@ from django.core.management import call_command
 from django.http import HttpRequest
 from django.test import Client
 
+from argue import kinds as argue_kinds
+from argue.models import ArgueWork
 from assessor.models import (
     Answer,
     AssessorWork,
@@ -28,7 +30,11 @@ from assessor.models import (
 )
 from assessor.work.roles import Role, user_role
 from assignment.models import AssignmentLabel
-from nuggets.models import Nugget, NuggetSet
+from grades import kinds as grade_kinds
+from nuggets import kinds as nugget_kinds
+from nuggets.banks import bank_questions
+from nuggets.models import GoldAnswer, Nugget, NuggetSet
+from preferences import kinds as preference_kinds
 from support import kinds as support_kinds
 from support.models import SupportLabel
 
@@ -62,7 +68,10 @@ def _expected() -> dict[str, int]:
     segments_with_text = _jsonl("segments.jsonl")
     runs = _run_files()
     nugget_lines = _jsonl("nugget_assignment.jl")
-    support = {"postedit": _jsonl("support_with_prediction.jsonl"), "scratch": _jsonl("support_without_prediction.jsonl")}
+    support = {
+        "postedit": _jsonl("support_with_prediction.jsonl"),
+        "scratch": _jsonl("support_without_prediction.jsonl"),
+    }
 
     run_ids: list[str] = []
     answers: set[tuple[str, str]] = set()
@@ -84,7 +93,13 @@ def _expected() -> dict[str, int]:
 
     docids = {row[2] for row in qrels} | {s["docid"] for s in segments_with_text}
     docids |= {docid for answer in runs for docid in answer["references"]}
-    docids |= {c["reference"] for lines in support.values() for line in lines for s in line["sentences"] for c in s["citations"]}
+    docids |= {
+        c["reference"]
+        for lines in support.values()
+        for line in lines
+        for s in line["sentences"]
+        for c in s["citations"]
+    }
 
     nuggets_of_topic = {}
     for line in nugget_lines:
@@ -141,7 +156,7 @@ def _counts() -> dict[str, int]:
 
 def _everything() -> dict[str, int]:
     models = (Topic, Segment, Qrel, Run, Answer, Sentence, Citation, NuggetSet, Nugget)
-    models += (AssignmentLabel, SupportLabel, ImportBatch, AssessorWork)
+    models += (GoldAnswer, AssignmentLabel, SupportLabel, ImportBatch, AssessorWork, ArgueWork)
     return {model.__name__: model.objects.count() for model in models}
 
 
@@ -202,3 +217,57 @@ def test_the_demo_work_starts_empty_beside_nist_s_labels():
     assert page.pairs_done == 0 and page.pairs_total > 0
     # The same topic's pairs are judged in NIST's file, under its own name.
     assert SupportLabel.objects.filter(citation__sentence__answer__topic_id=support_work.topic_id).exists()
+
+
+# The gold bank (demo/data/kiddie/banks/kiddie-gold.v3.jsonl), counted by hand: per request its questions, how
+# many of them are vital, how many have the AND rule, and its gold answers.
+GOLD = {
+    "leaf": {"questions": 5, "vital": 4, "and": 1, "answers": 7},
+    "cloud": {"questions": 5, "vital": 3, "and": 1, "answers": 9},
+    "bee": {"questions": 4, "vital": 3, "and": 0, "answers": 6},
+    "earthworms": {"questions": 4, "vital": 2, "and": 0, "answers": 6},
+    "hibernation": {"questions": 4, "vital": 3, "and": 2, "answers": 6},
+}
+
+
+def test_the_gold_bank_is_a_file_s_bank_that_counts_on_every_kiddie_request():
+    _load_demo()
+    banks = NuggetSet.objects.filter(name="gold")
+    assert {bank.topic_id for bank in banks} == set(GOLD)
+    assert all(bank.form == "questions" and bank.source.kind == "file" for bank in banks)
+    counted = bank_questions("gold", list(GOLD))
+    for topic_id, expected in GOLD.items():
+        questions = counted[topic_id]
+        assert {
+            "questions": len(questions),
+            "vital": sum(1 for q in questions if q.importance == "vital"),
+            "and": sum(1 for q in questions if q.rule == "and"),
+            "answers": sum(len(q.answers) for q in questions),
+        } == expected, topic_id
+        # Every question is either vital or okay and has its rule and at least one answer citing a document.
+        assert all(q.importance in ("vital", "okay") and q.rule in ("or", "and") for q in questions)
+        assert all(q.answers and all(a.documents for a in q.answers) for q in questions)
+    assert GoldAnswer.objects.filter(nugget__nugget_set__name="gold").count() == 34
+    # Every reference is a document one of the kiddie reports gives (its text is in the collection).
+    documents = set(Segment.objects.exclude(text="").values_list("pk", flat=True))
+    cited = {d for a in GoldAnswer.objects.filter(nugget__nugget_set__name="gold") for d in a.documents}
+    assert cited and cited <= documents
+    assert {"Chlorophyll", "Soil_saturation", "Torpor", "Honeycomb", "Precipitation"} <= cited
+
+
+def test_the_report_family_work_is_given_on_the_kiddie_requests():
+    _load_demo()
+    kiddie = AssessorWork.objects.filter(topic_id__in=list(GOLD)).select_related("source", "assessor")
+    given = {(w.assessor.username, w.topic_id, w.kind, w.nugget_set_name) for w in kiddie}
+    assert given == {
+        ("assessor1", "bee", preference_kinds.PREFERENCE_WORK, ""),
+        ("assessor1", "cloud", nugget_kinds.BANK_MANUAL, "cloud-bank"),
+        ("assessor2", "hibernation", grade_kinds.GRADE_WORK, "gold"),
+        ("assessor2", "leaf", argue_kinds.ARGUE_WORK, "gold"),
+    }
+    assert all(w.source is not None and w.source.kind == "person" and w.status == "not_started" for w in kiddie)
+    # The cloud bank is opened empty for its author, a bank, never a nugget condition; it does not count yet.
+    cloud = NuggetSet.objects.get(topic_id="cloud", name="cloud-bank")
+    assert cloud.form == "questions" and cloud.kind == "manual" and cloud.status == "open"
+    assert not cloud.nuggets.exists() and "cloud" not in bank_questions("cloud-bank", ["cloud"])
+    assert ArgueWork.objects.get(work__topic_id="leaf").bank == "gold"

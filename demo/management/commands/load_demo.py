@@ -5,7 +5,9 @@ Every step is an ordinary import of a file, in the order the data depends on
 second run adds nothing.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from django.contrib.auth.models import User
@@ -13,11 +15,17 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from argue import kinds as argue_kinds
+from argue.judging import argue_work_give
 from assessor.importing.base import statistics_refresh
 from assessor.models import AssessorWork, Topic
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
+from grades import kinds as grade_kinds
+from grades.judging import grade_work_give
 from nuggets import kinds as nugget_kinds
+from nuggets.giving import nugget_work_give
+from nuggets.models import NuggetSet
 from preferences import kinds as preference_kinds
 from support import kinds as support_kinds
 
@@ -44,18 +52,36 @@ NIST_ASSIGNER = "nist"
 NIST_POSTEDIT = "nist-postedit"
 NIST_SCRATCH = "nist-scratch"
 
+KIDDIE_TRUTH = "kiddie-truth"  # the kiddie collection's truth leaderboard, as a score table
+GOLD_BANK = "gold"  # the kiddie collection's question bank written for the demo (a file's, counted)
+CLOUD_BANK = "cloud-bank"  # the bank assessor1 writes from scratch
+
+# The give of work that needs more than the registry's defaults: the app's own giving service, with its options.
+Give = Callable[..., AssessorWork]
+
+
+def _bank_from_scratch(*, topic: Topic, assessor: User, kind: str, by: User | None) -> AssessorWork:
+    return nugget_work_give(
+        topic=topic, assessor=assessor, condition="manual", by=by, name=CLOUD_BANK, form=NuggetSet.Form.QUESTIONS
+    )
+
+
 # Work that needs no LLM: the imported NIST labels fill the other conditions
 # of these topics (AutoNuggets+Edits with ManualAssign, and the support
-# method the topic was not judged with).
-DEMO_WORK = (
-    ("assessor1", "2024-214096", nugget_kinds.NUGGETS_MANUAL),
-    ("assessor1", "2024-224701", support_kinds.SUPPORT_SCRATCH),
-    ("assessor2", "2024-213817", nugget_kinds.NUGGETS_MANUAL),
-    ("assessor2", "2024-79154", support_kinds.SUPPORT_SCRATCH),
-    # The report family: the kiddie collection's bee request, its four reports compared pair by pair.
-    ("assessor1", "bee", preference_kinds.PREFERENCE_WORK),
+# method the topic was not judged with). Each is (assessor, topic, kind, the give when not the registry's).
+DEMO_WORK: tuple[tuple[str, str, str, Give | None], ...] = (
+    ("assessor1", "2024-214096", nugget_kinds.NUGGETS_MANUAL, None),
+    ("assessor1", "2024-224701", support_kinds.SUPPORT_SCRATCH, None),
+    ("assessor2", "2024-213817", nugget_kinds.NUGGETS_MANUAL, None),
+    ("assessor2", "2024-79154", support_kinds.SUPPORT_SCRATCH, None),
+    # The report family on the kiddie collection: the bee request's four reports compared pair by pair, the
+    # cloud request's question bank written from scratch; the hibernation reports graded 0-5 on the gold bank,
+    # and the leaf reports judged yes/no ARGUE-style against it (a topic's human work is one person's).
+    ("assessor1", "bee", preference_kinds.PREFERENCE_WORK, None),
+    ("assessor1", "cloud", nugget_kinds.BANK_MANUAL, _bank_from_scratch),
+    ("assessor2", "hibernation", grade_kinds.GRADE_WORK, partial(grade_work_give, bank=GOLD_BANK)),
+    ("assessor2", "leaf", argue_kinds.ARGUE_WORK, partial(argue_work_give, bank=GOLD_BANK)),
 )
-KIDDIE_TRUTH = "kiddie-truth"  # the kiddie collection's truth leaderboard, as a score table
 
 
 def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
@@ -90,7 +116,7 @@ def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
 
 def kiddie_imports(kiddie: Path) -> list[tuple[str, list[str]]]:
     """The report family's small collection (MIT, from PrefNugget's starter kit): requests, four runs' reports
-    with their documents, and its truth leaderboard."""
+    with their documents, and its truth leaderboard; and the gold question bank written for the demo."""
     return [
         ("import_requests", [str(kiddie / "topics" / "kiddie-topics.jsonl")]),
         ("import_reports", [str(path) for path in sorted((kiddie / "runs" / "repgen").glob("*.jsonl"))]),
@@ -103,6 +129,10 @@ def kiddie_imports(kiddie: Path) -> list[tuple[str, list[str]]]:
                 "--format",
                 "ir_measures",
             ],
+        ),
+        (
+            "import_banks",
+            [str(kiddie / "banks" / "kiddie-gold.v3.jsonl"), "--name", GOLD_BANK, "--kind", "manual"],
         ),
     ]
 
@@ -125,7 +155,7 @@ def demo_work_ensure() -> int:
     """Give each demo assessor topics to work on, so that their queue shows something."""
     organizer = User.objects.get(username="organizer")
     added = 0
-    for username, topic_id, kind in DEMO_WORK:
+    for username, topic_id, kind, give in DEMO_WORK:
         topic = Topic.objects.filter(id=topic_id).first()
         if topic is None or AssessorWork.objects.filter(topic=topic, kind=kind).exists():
             continue
@@ -135,15 +165,15 @@ def demo_work_ensure() -> int:
         page = registry.work_page(kind)
         if page is None:
             raise CommandError(f"no part of the project does {kind} work")
-        page.give(topic=topic, assessor=assessor, kind=kind, by=organizer)
+        (give or page.give)(topic=topic, assessor=assessor, kind=kind, by=organizer)
         added += 1
     return added
 
 
 class Command(BaseCommand):
     help = (
-        "Load the demo dataset (four TREC 2024 RAG topics judged by NIST, and the kiddie report collection) and the "
-        "demo accounts."
+        "Load the demo dataset (four TREC 2024 RAG topics judged by NIST, and the kiddie report collection with its "
+        "gold question bank) and the demo accounts."
     )
 
     def handle(self, *args, **options) -> None:
