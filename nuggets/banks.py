@@ -88,9 +88,13 @@ def bank_questions(
     return dict(sorted(banks.items()))
 
 
-def bank_names() -> list[str]:
-    """Every name some topic's question bank has."""
-    return sorted(set(NuggetSet.objects.filter(form=QUESTIONS).values_list("name", flat=True)))
+def bank_names(*, counted: bool = True) -> list[str]:
+    """Every name some topic's question bank has: by default, of a bank that counts (submitted, not made by a
+    job still running), so that the jobs' and pages' choices offer no bank still being written."""
+    sets = NuggetSet.objects.filter(form=QUESTIONS)
+    if counted:
+        sets = sets.filter(nugget_sets_counted_q())
+    return sorted(set(sets.values_list("name", flat=True)))
 
 
 @transaction.atomic
