@@ -11,11 +11,34 @@ from pathlib import Path
 from urllib.request import urlopen
 
 from django.conf import settings
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, CommandParser
+from django.db import connection
 
+from assessor.project.celery import app as celery_app
 from bench.serving import database_url
 
 REPO = Path(settings.BASE_DIR)
+
+
+def worker_arguments(parser: CommandParser) -> None:
+    """The options of a benchmark that runs an LLM job through real workers against the fake server."""
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds the server takes per answer")
+    parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--threads", type=int, default=0, help="threads per worker (default: 2 x concurrency)")
+    parser.add_argument("--redis", default="", help="the broker (default: CELERY_BROKER_URL when it is Redis)")
+
+
+def workers_broker(command: str, redis: str) -> str:
+    """The Redis URL the workers of `command` share (`--redis`, or the settings' broker when it is Redis), set as
+    this process's broker; refused without one, or on a database the workers cannot share."""
+    redis_url = redis or (settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else "")
+    if not redis_url:
+        raise CommandError(f"{command} runs real workers on Redis: set REDIS_URL or pass --redis URL")
+    if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
+        raise CommandError(f"{command} needs a database the workers can share (a file or PostgreSQL)")
+    celery_app.conf.broker_url = redis_url
+    return redis_url
 
 
 def fake_server_start(latency: float) -> tuple[subprocess.Popen, str]:

@@ -16,9 +16,8 @@ import uuid
 from collections.abc import Callable
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 from django.test import Client
 from django.urls import reverse
@@ -28,7 +27,6 @@ from argue.llm import argue_job_create
 from assessor.jobs.engine import job_dispatch
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Job, Topic
-from assessor.project.celery import app as celery_app
 from assessor.work.roles import Role, roles_ensure, user_set_role
 from bench.argue_data import argue_set_build
 from bench.management.commands.bench_judging import FORM, ServedPost
@@ -38,7 +36,9 @@ from bench.processes import (
     load_average,
     process_cpu_seconds,
     server_stats,
+    worker_arguments,
     worker_env,
+    workers_broker,
     workers_start,
     workers_stop,
 )
@@ -53,11 +53,7 @@ class Command(BaseCommand):
         parser.add_argument("--runs", type=int, default=57, help="reports per request (default 57)")
         parser.add_argument("--sentences", type=int, default=20, help="sentences per report (default 20)")
         parser.add_argument("--questions", type=int, default=10, help="questions per bank, 2 answers each (default 10)")
-        parser.add_argument("--latency", type=float, default=0.3, help="seconds the server takes per answer")
-        parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
-        parser.add_argument("--workers", type=int, default=1, help="worker processes")
-        parser.add_argument("--threads", type=int, default=0, help="threads per worker (default: 2 x concurrency)")
-        parser.add_argument("--redis", default="", help="the broker (default: CELERY_BROKER_URL when it is Redis)")
+        worker_arguments(parser)
         parser.add_argument("--repeat", type=int, default=30, help="timed requests of the page part")
         parser.add_argument("--skip-llm", action="store_true", help="only the page part")
         parser.add_argument("--skip-page", action="store_true", help="only the LLM part")
@@ -73,14 +69,7 @@ class Command(BaseCommand):
     # --- the LLM job -------------------------------------------------------------------------------------
 
     def _llm(self, options: dict) -> None:
-        redis_url = options["redis"] or (
-            settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else ""
-        )
-        if not redis_url:
-            raise CommandError("bench_argue runs real workers on Redis: set REDIS_URL or pass --redis URL")
-        if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
-            raise CommandError("bench_argue needs a database the workers can share (a file or PostgreSQL)")
-        celery_app.conf.broker_url = redis_url
+        redis_url = workers_broker("bench_argue", options["redis"])
         tag = uuid.uuid4().hex[:8]
         built = argue_set_build(
             tag=tag,

@@ -11,21 +11,21 @@ the run it made. Last, the same bank again under another run id: the answer cach
 import time
 import uuid
 
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
-from django.db import connection, transaction
+from django.core.management.base import BaseCommand
+from django.db import transaction
 
 from assessor.jobs.engine import job_dispatch, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Answer, ImportBatch, Job, LabelSource, LLMCall, Segment, Topic
-from assessor.project.celery import app as celery_app
 from bench.processes import (
     fake_server_start,
     fake_server_stop,
     load_average,
     process_cpu_seconds,
     server_stats,
+    worker_arguments,
     worker_env,
+    workers_broker,
     workers_start,
     workers_stop,
 )
@@ -44,21 +44,10 @@ class Command(BaseCommand):
         parser.add_argument("--topics", type=int, default=68, help="requests (default 68, as Rag4Reports)")
         parser.add_argument("--questions", type=int, default=20, help="questions of each request's bank (default 20)")
         parser.add_argument("--chunks", type=int, default=40, help="chunks read per request (default 40)")
-        parser.add_argument("--latency", type=float, default=0.3, help="seconds the server takes per answer")
-        parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
-        parser.add_argument("--workers", type=int, default=1, help="worker processes")
-        parser.add_argument("--threads", type=int, default=0, help="threads per worker (default: 2 x concurrency)")
-        parser.add_argument("--redis", default="", help="the broker (default: CELERY_BROKER_URL when it is Redis)")
+        worker_arguments(parser)
 
     def handle(self, *args, **options) -> None:
-        redis_url = options["redis"] or (
-            settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else ""
-        )
-        if not redis_url:
-            raise CommandError("bench_crucible runs real workers on Redis: set REDIS_URL or pass --redis URL")
-        if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
-            raise CommandError("bench_crucible needs a database the workers can share (a file or PostgreSQL)")
-        celery_app.conf.broker_url = redis_url
+        redis_url = workers_broker("bench_crucible", options["redis"])
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
         topics, bank = self._build(tag, options["topics"], options["questions"], options["chunks"])

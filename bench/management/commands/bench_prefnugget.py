@@ -17,14 +17,12 @@ from collections import Counter
 from collections.abc import Callable
 
 from django.apps import apps
-from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
-from django.db import connection, transaction
+from django.core.management.base import BaseCommand
+from django.db import transaction
 
 from assessor.jobs.engine import job_dispatch, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Answer, ImportBatch, Job, LLMCall, Run, Topic
-from assessor.project.celery import app as celery_app
 from bench.processes import (
     Workers,
     fake_server_start,
@@ -32,7 +30,9 @@ from bench.processes import (
     load_average,
     process_cpu_seconds,
     server_stats,
+    worker_arguments,
     worker_env,
+    workers_broker,
     workers_start,
     workers_stop,
 )
@@ -66,21 +66,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--topics", type=int, default=68, help="requests (default 68, as Rag4Reports)")
         parser.add_argument("--runs", type=int, default=57, help="reports per request (default 57)")
-        parser.add_argument("--latency", type=float, default=0.3, help="seconds the server takes per answer")
-        parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
-        parser.add_argument("--workers", type=int, default=1, help="worker processes")
-        parser.add_argument("--threads", type=int, default=0, help="threads per worker (default: 2 x concurrency)")
-        parser.add_argument("--redis", default="", help="the broker (default: CELERY_BROKER_URL when it is Redis)")
+        worker_arguments(parser)
 
     def handle(self, *args, **options) -> None:
-        redis_url = options["redis"] or (
-            settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else ""
-        )
-        if not redis_url:
-            raise CommandError("bench_prefnugget runs real workers on Redis: set REDIS_URL or pass --redis URL")
-        if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
-            raise CommandError("bench_prefnugget needs a database the workers can share (a file or PostgreSQL)")
-        celery_app.conf.broker_url = redis_url
+        redis_url = workers_broker("bench_prefnugget", options["redis"])
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
         topics = self._build(tag, options["topics"], options["runs"])
