@@ -26,13 +26,17 @@ def worker_arguments(parser: CommandParser) -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="the LLM concurrency limit")
     parser.add_argument("--workers", type=int, default=1, help="worker processes")
     parser.add_argument("--threads", type=int, default=0, help="threads per worker (default: 2 x concurrency)")
-    parser.add_argument("--redis", default="", help="the broker (default: CELERY_BROKER_URL when it is Redis)")
+    parser.add_argument(
+        "--redis", default="", help="the Redis broker (default: $REDIS_URL, or CELERY_BROKER_URL when it is Redis)"
+    )
 
 
 def workers_broker(command: str, redis: str) -> str:
-    """The Redis URL the workers of `command` share (`--redis`, or the settings' broker when it is Redis), set as
-    this process's broker; refused without one, or on a database the workers cannot share."""
-    redis_url = redis or (settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else "")
+    """The Redis URL the workers of `command` share (`--redis`, $REDIS_URL as for bench_llm and the tests, or the
+    settings' broker when it is Redis), set as this process's broker; refused without one, or on a database the
+    workers cannot share."""
+    broker = settings.CELERY_BROKER_URL
+    redis_url = redis or os.environ.get("REDIS_URL", "") or (broker if broker.startswith("redis") else "")
     if not redis_url:
         raise CommandError(f"{command} runs real workers on Redis: set REDIS_URL or pass --redis URL")
     if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):

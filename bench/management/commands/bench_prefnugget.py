@@ -1,22 +1,18 @@
-"""Benchmark of the PrefNugget pipeline: preferences, then the bank phase (then grading, once an app offers it),
-through real Celery workers against the local fake LLM server (bench.fake_llm) answering after a fixed latency.
+"""Benchmark of the PrefNugget pipeline: preferences, then the bank phase, then grading, through real Celery workers against the local fake LLM server (bench.fake_llm) answering after a fixed latency.
 
 Builds a request set of `--topics` requests with `--runs` reports each (the Rag4Reports size by default: 68 x 57)
 under fresh names in the configured database (use a scratch one, as for bench_llm), then runs each phase as one
 job: the calls the job and the server count, its wall time against the ideal. The ideal of the preference phase
 is calls x latency / concurrency; the bank phase is a chain of calls per topic (each batch sees the questions of
 the earlier ones), so its ideal is also bounded by the longest topic's chain (its calls x latency): both are
-printed, and the larger is the bound. Last, both phases again under other names: the answer cache should make
-that 0 calls.
+printed, and the larger is the bound. Grading asks one call per (report, question of its topic's new bank). Last,
+every phase again under other names: the answer cache should make that 0 calls.
 """
 
-import importlib
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
 
-from django.apps import apps
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -36,6 +32,7 @@ from bench.processes import (
     workers_start,
     workers_stop,
 )
+from grades.llm import grades_job_create
 from preferences.llm import preferences_job_create
 from prefnugget.jobs import prefnugget_job_create
 from reports.kinds import IMPORT_REQUESTS
@@ -43,25 +40,9 @@ from reports.models import ReportRequest
 
 WORDS = "bees honey nectar hive flowers pollen wax queen workers stings summer winter colony dance".split()
 
-# The grading phase's hook: an installed `grades` app whose module offers this function, called as
-# create(name=, bank=, topics=, queue=, config=) -> Job, grading every report of a topic on every question of its
-# bank. Until then the phase is skipped and says so.
-GRADING_APP = "grades"
-GRADING_CREATE = ("grades.jobs", "grades_job_create")
-
-
-def grading_create() -> Callable[..., Job] | None:
-    if not apps.is_installed(GRADING_APP):
-        return None
-    module_name, function = GRADING_CREATE
-    try:
-        return getattr(importlib.import_module(module_name), function)
-    except (ImportError, AttributeError):
-        return None
-
 
 class Command(BaseCommand):
-    help = "Benchmark PrefNugget's preference and bank jobs through real Celery workers against the fake LLM server."
+    help = "Benchmark PrefNugget's preference, bank and grading jobs through real Celery workers against the fake LLM server."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--topics", type=int, default=68, help="requests (default 68, as Rag4Reports)")
@@ -86,14 +67,10 @@ class Command(BaseCommand):
                     name=f"{queue}-bank", preferences=preferences.output_name, topics=topics, queue=queue, config=config
                 )
                 self._measure("bank", bank, running, url, config, options)
-                create = grading_create()
-                if create is None:
-                    self.stdout.write("grading: skipped (no grades app offering grades.jobs.grades_job_create)")
-                else:
-                    grading = create(
-                        name=f"{queue}-grades", bank=bank.output_name, topics=topics, queue=queue, config=config
-                    )
-                    self._measure("grading", grading, running, url, config, options)
+                grading = grades_job_create(
+                    name=f"{queue}-grades", bank=bank.output_name, topics=topics, queue=queue, config=config
+                )
+                self._measure("grading", grading, running, url, config, options)
             finally:
                 workers_stop(running)
             self._again(queue, topics, config, options["concurrency"])
@@ -164,14 +141,16 @@ class Command(BaseCommand):
         self.stdout.write(line)
 
     def _again(self, queue: str, topics: list[str], config: LLMConfig, concurrency: int) -> None:
-        """Both phases again under other names, in this process: every answer from the cache."""
+        """Every phase again under other names, in this process: every answer from the cache."""
         preferences = preferences_job_create(name=f"{queue}-prefs-again", topics=topics, config=config)
         job_run_sync(preferences.pk, threads=concurrency, config=config)
         bank = prefnugget_job_create(
             name=f"{queue}-bank-again", preferences=preferences.output_name, topics=topics, config=config
         )
         job_run_sync(bank.pk, threads=concurrency, config=config)
-        for phase, job in (("preferences", preferences), ("bank", bank)):
+        grading = grades_job_create(name=f"{queue}-grades-again", bank=bank.output_name, topics=topics, config=config)
+        job_run_sync(grading.pk, threads=concurrency, config=config)
+        for phase, job in (("preferences", preferences), ("bank", bank), ("grading", grading)):
             job.refresh_from_db()
             hits = LLMCall.objects.filter(job=job, from_cache=True).count()
             self.stdout.write(
