@@ -29,7 +29,7 @@ from assessor.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
-from assessor.models import Job, JobItem, LabelSource, PromptTemplate
+from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate
 from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
 from assessor.scoring.kept import scores_refresh_job
@@ -143,11 +143,18 @@ def item_claim(item_id: int, *, worker: str) -> bool:
     return claimed == 1
 
 
+# A job's calls are rows the answer cache looks up on every ask: on PostgreSQL, a long job analyzes their table
+# each time this many of its items have finished, as autovacuum would where it runs (it may be off or behind), so
+# that its look-ups are never planned on statistics from before the job.
+CALLS_ANALYZE_EVERY = 10_000
+
+
 def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> bool:
     """Add finished items and their calls' usage to the job in one write; True once every item is finished.
 
     Plain SQL for its RETURNING: the worker learns from the same write whether this was the job's last item, so
-    that only then does it look for open items (a look per item cost a query per item).
+    that only then does it look for open items (a look per item cost a query per item), and whether the job's
+    calls are due an ANALYZE (after the item's transaction: `_calls_analyze_if_due`).
     """
     connection = connections[router.db_for_write(Job)]
     table = connection.ops.quote_name(Job._meta.db_table)
@@ -156,11 +163,24 @@ def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> 
             f"UPDATE {table} SET done_items = done_items + %s, failed_items = failed_items + %s, "
             "calls = calls + %s, tokens_in = tokens_in + %s, tokens_out = tokens_out + %s, "
             "cost_picodollars = cost_picodollars + %s WHERE id = %s "
-            "RETURNING done_items + failed_items >= total_items",
+            "RETURNING done_items + failed_items >= total_items, done_items + failed_items",
             [done, failed, usage.calls, usage.tokens_in, usage.tokens_out, usage.cost_picodollars, job_id],
         )
         row = cursor.fetchone()
-    return row is not None and bool(row[0])
+    if row is None:
+        return False
+    if (done or failed) and row[1] % CALLS_ANALYZE_EVERY == 0:
+        transaction.on_commit(_calls_analyze, using=connection.alias)
+    return bool(row[0])
+
+
+def _calls_analyze() -> None:
+    """Refresh the planner's statistics of the calls table (PostgreSQL; SQLite's follow the job's end)."""
+    connection = connections[router.db_for_write(LLMCall)]
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(LLMCall._meta.db_table)}")
 
 
 def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str, usage: Usage) -> bool:

@@ -134,7 +134,7 @@ class LLMCall(models.Model):
     latency_ms = models.PositiveIntegerField(default=0)
     cost_picodollars = models.PositiveBigIntegerField(default=0)  # exact, as the job's
     # Model, prompt version and messages: a cached answer is reused instead of a new call.
-    cache_key = models.CharField(max_length=64)
+    cache_key = models.CharField(max_length=64, db_index=True)
     from_cache = models.BooleanField(default=False)
     parsed_ok = models.BooleanField(default=False)
     error = models.TextField(blank=True)
@@ -142,12 +142,6 @@ class LLMCall(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [
-            # The cache's look-up asks for the first usable answer of a key (ORDER BY id LIMIT 1): with the id in the
-            # index one index range gives it in order, with no sort, and no plan on stale statistics (a table grown
-            # during a long job, autovacuum off or behind) can walk the primary key and filter every row instead.
-            models.Index(fields=["cache_key", "id"], name="llm_call_cache_key_id"),
-        ]
 
     @property
     def cost(self) -> Decimal:

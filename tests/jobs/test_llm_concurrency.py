@@ -66,3 +66,51 @@ def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
     for thread in threads:
         thread.join()
     assert most == 3
+
+
+def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(settings, monkeypatch):
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("set REDIS_URL to test the Redis semaphore")
+    settings.CELERY_BROKER_URL = redis_url
+    client = concurrency._redis_client()
+    asks: list[str] = []
+    register = client.register_script
+
+    def counted(script: str):
+        registered = register(script)
+        if script != concurrency.ACQUIRE_SCRIPT:
+            return registered
+
+        def ask(**kwargs):
+            asks.append(threading.current_thread().name)
+            return registered(**kwargs)
+
+        return ask
+
+    monkeypatch.setattr(client, "register_script", counted)
+    key = f"assessor:llm-slots:test-{time.time()}"
+    events: list[str] = []
+    inside = threading.Event()
+
+    def hold() -> None:
+        # Two processes' holders: each calls the Redis layer itself, past any semaphore of this process.
+        with concurrency._redis_slot(key, 1, 10):
+            events.append("holder in")
+            inside.set()
+            time.sleep(0.5)
+            events.append("holder out")
+
+    def wait() -> None:
+        inside.wait()
+        with concurrency._redis_slot(key, 1, 10):
+            events.append("waiter in")
+
+    threads = [threading.Thread(target=hold, name="holder"), threading.Thread(target=wait, name="waiter")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert events == ["holder in", "holder out", "waiter in"]
+    # Asked once, refused, woken by the release, asked again: polling every few milliseconds asked dozens of times.
+    assert asks.count("waiter") == 2 and asks.count("holder") == 1

@@ -4,6 +4,8 @@ Two layers: a semaphore in the process (threads of one worker never exceed
 the limit, and do not poll the shared layer needlessly), then a shared one:
 - when the broker is Redis, a sorted set in Redis (the members are holders,
   scored by the Redis server's clock, so machines need not agree on time);
+  a holder that lets go pushes a token on a wake list, on which waiters block
+  (BLPOP) instead of asking again every few milliseconds;
 - otherwise, rows of LLMSlot in the database, taken by conditional UPDATE.
 Each endpoint has its own slots (a pool named by a hash of the endpoint), so
 the limit of one never holds back another. Both shared layers give each holder a lease: the slot of a worker killed in
@@ -29,6 +31,9 @@ from django.utils import timezone
 from assessor.models.jobs import LLMSlot
 
 POLL_SECONDS = (0.003, 0.015)
+# How long a waiter on Redis blocks before it asks again without being woken: a slot also frees when a dead
+# holder's lease runs out, which wakes nobody.
+WAKE_WAIT_SECONDS = 1.0
 LEASE_MARGIN_SECONDS = 30.0
 
 _local_lock = threading.Lock()
@@ -45,6 +50,16 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   return 1
 end
 return 0
+"""
+
+# Let go of the slot and wake one waiter; the wake list keeps at most `limit` tokens, so tokens pushed while
+# nobody waited cost a later waiter at most that many extra asks.
+RELEASE_SCRIPT = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('LPUSH', KEYS[2], 1)
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[3]) * 2))
+return 1
 """
 
 
@@ -80,13 +95,16 @@ def _redis_client():
 def _redis_slot(key: str, limit: int, lease: float) -> Iterator[None]:
     client = _redis_client()
     acquire = client.register_script(ACQUIRE_SCRIPT)
+    release = client.register_script(RELEASE_SCRIPT)
+    wake = key + ":wake"
     holder = _holder_id()
     while not acquire(keys=[key], args=[limit, lease, holder]):
-        time.sleep(random.uniform(*POLL_SECONDS))
+        # A release between the failed ask and this wait left its token on the list: no wake is lost.
+        client.blpop([wake], timeout=WAKE_WAIT_SECONDS)
     try:
         yield
     finally:
-        client.zrem(key, holder)
+        release(keys=[key, wake], args=[holder, limit, lease])
 
 
 def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
