@@ -13,6 +13,7 @@ labels are read (assessor.scoring.lifecycle).
 """
 
 from collections import Counter
+from collections.abc import Collection
 
 from argue.kinds import ARGUE_FAMILY
 from argue.models import AnswerAttestation, SupportAttestation
@@ -45,6 +46,32 @@ def agreements_of(name: str) -> dict[tuple[int, int, int], str]:
             "sentence_id", "question_id", "answer_index", "label"
         )
     }
+
+
+# The items of `item_labels`, as the meta-evaluation's judges name items (tuples of ints): a citation's support
+# and a (sentence, question, gold answer)'s agreement, told apart by their first number.
+SUPPORT_ITEM, ANSWER_ITEM = 0, 1
+
+
+def item_labels(name: str, topics: Collection[str] | None = None) -> dict[str, dict[tuple[int, ...], str]]:
+    """The registry's `LabelFamily.item_labels`: the source's counted yes/no judgments per topic, both kinds."""
+    supports = labels_counted(
+        SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name).exclude(label="")
+    )
+    answers = labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+    if topics is not None:
+        supports = supports.filter(citation__sentence__answer__topic_id__in=list(topics))
+        answers = answers.filter(sentence__answer__topic_id__in=list(topics))
+    result: dict[str, dict[tuple[int, ...], str]] = {}
+    for topic, citation, label in supports.order_by().values_list(
+        "citation__sentence__answer__topic_id", "citation_id", "label"
+    ):
+        result.setdefault(topic, {})[(SUPPORT_ITEM, citation)] = label
+    for topic, sentence, question, index, label in answers.order_by().values_list(
+        "sentence__answer__topic_id", "sentence_id", "question_id", "answer_index", "label"
+    ):
+        result.setdefault(topic, {})[(ANSWER_ITEM, sentence, question, index)] = label
+    return result
 
 
 def argue_confusions(name_a: str, name_b: str) -> dict[str, Confusion]:

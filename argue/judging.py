@@ -32,7 +32,7 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
-from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
+from assessor.work.services import WorkError, person_source_claim, replicate_source_claim, work_give, work_submit_mark
 from nuggets.banks import Question, bank_names, bank_questions
 from reports.models import ReportRequest
 
@@ -91,9 +91,9 @@ def argue_second_give(*, topic: Topic, assessor: User, by: User | None, of_name:
     if not name or name == of_name:
         raise WorkError(f"A second assessor needs a source name of its own, not {of_name!r}.")
     options = _options(first)
-    source = person_source_claim(family=ARGUE_FAMILY, name=name, by=by)
-    if AssessorWork.objects.filter(source=source).exclude(topic=topic).exclude(independent=True).exists():
-        raise WorkError(f"{name!r} holds the judgments of other work: choose another name.")
+    # Marked a replicate of the first source: the meta-evaluation's second assessors page sets the two people
+    # side by side, and beside every LLM source of the family.
+    source = replicate_source_claim(family=ARGUE_FAMILY, name=name, of=first.source, by=by)
     work = work_give(
         topic=topic,
         assessor=assessor,

@@ -48,7 +48,9 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
 
 
 def register() -> None:
-    register_label_family(LabelFamily(ARGUE_FAMILY, "ARGUE-style source"))
+    register_label_family(
+        LabelFamily(ARGUE_FAMILY, "ARGUE-style source", item_labels=agreement.item_labels, labels=agreement.YES_NO)
+    )
     register_job_kind(
         JobKind(
             kind=ARGUE,

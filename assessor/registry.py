@@ -12,7 +12,7 @@ the first request, command or task); the lookups below only read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
@@ -165,10 +165,20 @@ class WorkPage:
 
 @dataclass(frozen=True)
 class LabelFamily:
-    """A family of label sources (`LabelSource.family`): the names one kind of label is stored under."""
+    """A family of label sources (`LabelSource.family`): the names one kind of label is stored under.
+
+    A family whose sources label items one by one may offer them (`item_labels`) with every label it gives
+    (`labels`): the meta-evaluation then sets a second assessor's replicate of one of its sources beside the
+    first person and the family's LLM sources, item by item, and compares the two people's scores where the
+    score family of the same name keeps them.
+    """
 
     name: str  # the value stored in LabelSource.family: "nuggets", "qrels"
     label: str  # what one source of it is called: "nugget set", "qrels source"
+    # (source name, topics or None for all) -> {topic id: {item: label}}, counted labels only; an item is a tuple
+    # of ints naming what one label is about, the same in every source of the family.
+    item_labels: Callable[[str, Collection[str] | None], dict[str, dict[tuple[int, ...], str]]] | None = None
+    labels: tuple[str, ...] = ()  # every label `item_labels` gives, in their order
 
 
 # --- scores ---------------------------------------------------------------------------------

@@ -1,14 +1,16 @@
 """The labels one judge (a label source) gave, per topic and item, for agreement on the items judges share.
 
 An item is what one label is about, as a tuple: (first citation id,) for
-support, (answer id, nugget id) for nugget assignment. Labels are named as the
-confusion matrices name them (NS/PS/FS; not_support/partial_support/support),
+support, (answer id, nugget id) for nugget assignment, and what another label
+family says for its own (assessor.registry.LabelFamily.item_labels). Labels are
+named as the confusion matrices name them (NS/PS/FS; not_support/partial_support/support),
 and only the labels the scores count are read (assessor.scoring.lifecycle).
 """
 
 from collections.abc import Collection
 from enum import StrEnum
 
+from assessor.registry import LabelFamily, registry
 from assignment import kinds as assignment_kinds
 from assignment.selectors import counted_labels as counted_assignment_labels
 from metaeval.selectors import SUPPORT_LABEL_NAMES
@@ -30,6 +32,20 @@ TopicLabels = dict[str, dict[Item, str]]  # topic id -> item -> label
 LABELS_OF_FAMILY = {Family.ASSIGNMENT: ASSIGNMENT_LABELS, Family.SUPPORT: SUPPORT_LABELS}
 
 
+def family_labels(family: str) -> list[str]:
+    """Every label of the family's items, in their order."""
+    if family in LABELS_OF_FAMILY:
+        return list(LABELS_OF_FAMILY[Family(family)])
+    return list(_itemized(family).labels)
+
+
+def _itemized(family: str) -> LabelFamily:
+    label_family = registry.label_families.get(family)
+    if label_family is None or label_family.item_labels is None:
+        raise ValueError(f"no item labels for the family {family!r}")
+    return label_family
+
+
 def labels_by_topic(
     *, family: str, name: str, topics: Collection[str] | None = None, nugget_set: str = ""
 ) -> TopicLabels:
@@ -47,7 +63,9 @@ def labels_by_topic(
             result.setdefault(topic_id, {})[(answer_id, nugget_id)] = label
         return result
     if family != Family.SUPPORT:
-        raise ValueError(f"no item labels for the family {family!r}")
+        item_labels = _itemized(family).item_labels
+        assert item_labels is not None  # _itemized checked
+        return item_labels(name, topics)
     names = {int(value): name for value, name in SUPPORT_LABEL_NAMES.items()}
     support = counted_support_labels().filter(method=name, citation__position=0, label__in=list(names))
     if topics is not None:

@@ -14,7 +14,7 @@ from assessor.models import AssessorWork, LabelSource
 from assessor.registry import registry
 from assessor.scoring.scores import Scores
 from assignment.selectors import nugget_scores
-from metaeval.judges import LABELS_OF_FAMILY, Family, flat, labels_by_topic
+from metaeval.judges import Family, family_labels, flat, labels_by_topic
 from metaeval.stats import Confusion, TauOptions, TauResult, confusion_from_pairs, shared_metrics, taus_compute_all
 from support.selectors import support_scores
 
@@ -50,9 +50,15 @@ def replicate_sources() -> list[LabelSource]:
 
 
 def _scores(*, family: str, name: str, nugget_set: str) -> Scores:
+    """A source's run scores; raises LookupError where none are kept (another family without a score family)."""
     if family == Family.ASSIGNMENT:
         return nugget_scores(nuggets=nugget_set, assigner=name)
-    return support_scores(method=name)
+    if family == Family.SUPPORT:
+        return support_scores(method=name)
+    score_family = next((found for found in registry.score_families if found.name == family), None)
+    if score_family is None:
+        raise LookupError(f"no scores kept for the family {family!r}")
+    return score_family.source((name,)).scores()
 
 
 def replicate_agreement(replicate: LabelSource) -> ReplicateAgreement:
@@ -66,7 +72,7 @@ def replicate_agreement(replicate: LabelSource) -> ReplicateAgreement:
         if family == Family.ASSIGNMENT
         else ""
     )
-    labels = LABELS_OF_FAMILY[Family(family)]
+    labels = family_labels(family)
     second = labels_by_topic(family=family, name=replicate.name, nugget_set=nugget_set)
     topics = sorted(second)
     first_labels = flat(labels_by_topic(family=family, name=first.name, topics=topics, nugget_set=nugget_set))

@@ -12,12 +12,14 @@ from argue.agreement import argue_confusions
 from argue.judging import argue_progress, argue_work_give
 from argue.kinds import ARGUE_WORK
 from argue.llm import argue_job_create
+from argue.metrics import METRICS
 from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
 from argue.scoring import argue_scores
 from assessor.jobs.engine import job_run_sync
 from assessor.models import AssessorWork, LabelSource, Topic
 from assessor.scoring.lifecycle import open_work_included
 from assessor.work.roles import Role
+from metaeval.replicates import replicate_agreement
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db
@@ -177,7 +179,8 @@ def test_check_all_asks_every_gold_answer(argue_collection):
     assert argue_progress([work]) == {work.pk: (0, 11)}
 
 
-def test_a_second_assessor_judges_independently_and_the_two_are_compared(organizer, work):
+def test_a_second_assessor_judges_independently_and_the_two_are_compared(llm_server, organizer, work):
+    job_run_sync(argue_job_create(name="llm", bank="gold").pk)
     first = client_for(work.assessor)
     judge_all(first, work, PERSON)
     refused = organizer.post(
@@ -203,6 +206,30 @@ def test_a_second_assessor_judges_independently_and_the_two_are_compared(organiz
     confusions = argue_confusions("people", "second")
     assert confusions["support"].counts == [[1, 1], [0, 1]]
     assert confusions["answers"].counts == [[2, 1], [0, 1]]
+    # The second source is the first's replicate: the second assessors page pools both judgments, item by item.
+    replicate = LabelSource.objects.get(family="argue", name="second")
+    assert replicate.replicate_of is not None and replicate.replicate_of.name == "people"
+    agreement = replicate_agreement(replicate)
+    assert agreement.topics == ["t1"] and agreement.human.labels == ["yes", "no"]
+    assert agreement.human.counts == [[3, 2], [0, 2]]
+    # The two people's run scores, compared metric by metric (one run here: no tau to speak of).
+    assert {tau.metric for tau in agreement.taus} == set(METRICS)
+    page = organizer.get(reverse("metaeval:replicates")).content.decode()
+    assert "ARGUE-style source <code>second</code>, a replicate of <code>people</code>" in page
+    # The LLM beside each person, on the items all three judged, counted here from the stored judgments.
+    (llm,) = agreement.llms
+    judged = {
+        name: {("s", c): label for c, label in SupportAttestation.objects.filter(source__name=name).exclude(label="")
+               .values_list("citation_id", "label")}
+        | {("a", s, q, i): label for s, q, i, label in AnswerAttestation.objects.filter(source__name=name)
+           .values_list("sentence_id", "question_id", "answer_index", "label")}
+        for name in ("people", "second", "llm")
+    }  # fmt: skip
+    shared = judged["people"].keys() & judged["second"].keys() & judged["llm"].keys()
+    assert llm.name == "llm" and llm.items == len(shared) == 7
+    for person, confusion in (("people", llm.with_first), ("second", llm.with_replicate)):
+        pairs = [(judged[person][item], judged["llm"][item]) for item in shared]
+        assert confusion.counts == [[pairs.count((a, b)) for b in ("yes", "no")] for a in ("yes", "no")]
 
 
 def test_reopened_work_is_not_counted_until_it_is_submitted_again(organizer, work):
