@@ -61,16 +61,22 @@ class Command(BaseCommand):
             env = worker_env(url=url, redis_url=redis_url, concurrency=options["concurrency"])
             running = workers_start(options["workers"], queue, env, options["threads"] or 2 * options["concurrency"])
             try:
+                phases = []
                 preferences = preferences_job_create(name=f"{queue}-prefs", topics=topics, queue=queue, config=config)
-                self._measure("preferences", preferences, running, url, config, options)
+                phases.append(self._measure("preferences", preferences, running, url, config, options))
                 bank = prefnugget_job_create(
                     name=f"{queue}-bank", preferences=preferences.output_name, topics=topics, queue=queue, config=config
                 )
-                self._measure("bank", bank, running, url, config, options)
+                phases.append(self._measure("bank", bank, running, url, config, options))
                 grading = grades_job_create(
                     name=f"{queue}-grades", bank=bank.output_name, topics=topics, queue=queue, config=config
                 )
-                self._measure("grading", grading, running, url, config, options)
+                phases.append(self._measure("grading", grading, running, url, config, options))
+                bound, wall = (sum(figures) for figures in zip(*phases, strict=True))
+                self.stdout.write(
+                    f"pipeline: wall {wall:.1f} s against the sum of the phases' bounds {bound:.1f} s "
+                    f"({bound / wall if wall else 0:.2f} of it)"
+                )
             finally:
                 workers_stop(running)
             self._again(queue, topics, config, options["concurrency"])
@@ -100,7 +106,12 @@ class Command(BaseCommand):
                 for r, run in enumerate(made):
                     # Reports cover more of the request's words the lower their number: preferences decide.
                     covered = max(1, 5 - r % 6)
-                    sentences = [f"Report {r} on {WORDS[(t + k) % len(WORDS)]} says something." for k in range(covered)]
+                    # The request's number in every sentence: no two requests share a text, so no prompt repeats and
+                    # the cache answers nothing on the first run (the words alone repeat every len(WORDS) requests).
+                    sentences = [
+                        f"Report {r} on {WORDS[(t + k) % len(WORDS)]} for request {t} says something."
+                        for k in range(covered)
+                    ]
                     text = " ".join(sentences)
                     rows.append(Answer(run=run, topic=topic, text=text, words=len(text.split())))
                 Answer.objects.bulk_create(rows)
@@ -108,7 +119,10 @@ class Command(BaseCommand):
         self.stdout.write(f"built {topics} requests x {runs} reports ({name})")
         return ids
 
-    def _measure(self, phase: str, job: Job, running: Workers, url: str, config: LLMConfig, options: dict) -> None:
+    def _measure(
+        self, phase: str, job: Job, running: Workers, url: str, config: LLMConfig, options: dict
+    ) -> tuple[float, float]:
+        """Run the phase's job on the workers and print its figures; (its bound, its wall time) in seconds."""
         served_before = server_stats(url).get("requests_by_model", {}).get(config.model, 0)
         cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
         started = time.monotonic()
@@ -126,6 +140,7 @@ class Command(BaseCommand):
             f"counted by the job, {served} by the server\n"
             f"  wall {wall:.1f} s; ideal (calls x latency / concurrency) {ideal:.1f} s"
         )
+        bound = ideal
         if phase == "bank":
             # The calls of each topic's item, one after the other.
             chains = Counter(LLMCall.objects.filter(job=job, from_cache=False).values_list("item_id", flat=True))
@@ -139,6 +154,7 @@ class Command(BaseCommand):
             line += f" ({ideal / wall if wall else 0:.2f} of it)"
         line += f"; workers' CPU {cpu:.1f} s, {1000 * cpu / max(job.calls, 1):.1f} ms a call"
         self.stdout.write(line)
+        return bound, wall
 
     def _again(self, queue: str, topics: list[str], config: LLMConfig, concurrency: int) -> None:
         """Every phase again under other names, in this process: every answer from the cache."""
