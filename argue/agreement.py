@@ -103,6 +103,16 @@ def support_labels_as_yes_no(method: str, *, mapping: str = "fs") -> dict[int, s
     return {citation: as_yes_no[label] for citation, label in rows.order_by().values_list("citation_id", "label")}
 
 
+def support_crosstab(method: str, columns: tuple[str, ...], partial_yes: bool) -> Crosstab:
+    """The registry's `ScoreFamily.support_crosstab`: a support method's labels as yes/no (FS yes; PS too when
+    `partial_yes`), rows, against the source's support attestations, on the citations both judged."""
+    (name,) = columns
+    method_labels = support_labels_as_yes_no(method, mapping="fs_ps" if partial_yes else "fs")
+    attested = supports_of(name)
+    counts = Counter((label, attested[key]) for key, label in method_labels.items() if key in attested)
+    return Crosstab(labels=YES_NO, counts=dict(counts), total_a=len(method_labels), total_b=len(attested))
+
+
 def support_method_confusion(*, method: str, name: str, mapping: str = "fs") -> Confusion:
     """Rows the support method's labels as yes/no, columns the ARGUE-style source's, on the citations both
     judged."""

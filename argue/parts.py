@@ -111,5 +111,6 @@ def register() -> None:
             order=85,
             notes=scoring.notes,
             crosstab=agreement.crosstab,
+            support_crosstab=agreement.support_crosstab,
         )
     )

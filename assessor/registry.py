@@ -255,6 +255,9 @@ class ScoreFamily:
     # The labels two of its sources share (columns a, columns b), where its labels pair up item by item; None:
     # its sources are compared by their scores only.
     crosstab: Callable[[tuple[str, ...], tuple[str, ...]], Crosstab] | None = None
+    # Its labels against a support method's of the TREC 2024 family (FS/PS/NS), as two views of one question, on the
+    # items both judged: (support method, its own source's columns, whether PS counts as a yes) -> rows the method.
+    support_crosstab: Callable[[str, tuple[str, ...], bool], Crosstab] | None = None
 
 
 # --- the collection pages ------------------------------------------------------------------------

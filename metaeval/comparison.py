@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from assessor.scoring.scores import Scores
 from metaeval.sources import (
     Source,
+    labels_comparable,
     source_describe,
     source_judge,
     source_load,
@@ -104,12 +105,14 @@ def comparison_build(
     scores: bool = True,
     confusion: bool = True,
     options: TauOptions = DEFAULT_OPTIONS,
+    partial_yes: bool = False,
 ) -> Comparison:
     """Compare two sources for the given metrics (default: every metric both have).
 
     A metric `A=B` compares a's metric A with b's metric B (sources that name their metrics differently).
     `scores=False` skips loading the scores and the taus, `confusion=False` the
-    label matrix (a download that needs one part only). Raises SourceError for
+    label matrix (a download that needs one part only). `partial_yes`: a support
+    method's PS counts as yes against a yes/no family (FS alone by default). Raises SourceError for
     an unknown source and ValueError for a metric one of them lacks.
     """
     if options.missing not in ("zero", "skip"):
@@ -129,7 +132,7 @@ def comparison_build(
             scores_a=empty,
             scores_b=empty,
             taus=[],
-            confusion=sources_confusion(a, b) if confusion else None,
+            confusion=sources_confusion(a, b, partial_yes=partial_yes) if confusion else None,
             options=options,
         )
     a, scores_a = source_load(a_text)
@@ -138,6 +141,18 @@ def comparison_build(
     if pairs:
         scores_a, scores_b = metrics_paired(scores_a, scores_b, pairs, a=a, b=b)
     shared = shared_metrics(scores_a, scores_b)
+    if not shared and not metrics and labels_comparable(a, b):
+        # Labels that answer one question under scores named otherwise (a support method and yes/no judgments):
+        # the matrix, with no tau unless metrics are paired.
+        return Comparison(
+            a=a,
+            b=b,
+            scores_a=scores_a,
+            scores_b=scores_b,
+            taus=[],
+            confusion=sources_confusion(a, b, partial_yes=partial_yes) if confusion else None,
+            options=options,
+        )
     if not shared:
         raise ValueError(
             f"{a} and {b} share no metric to compare: {a} has {', '.join(scores_a.metrics) or 'none'}; "
@@ -157,7 +172,7 @@ def comparison_build(
         scores_a=scores_a,
         scores_b=scores_b,
         taus=taus,
-        confusion=sources_confusion(a, b) if confusion else None,
+        confusion=sources_confusion(a, b, partial_yes=partial_yes) if confusion else None,
         options=options,
     )
 

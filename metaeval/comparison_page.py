@@ -42,10 +42,13 @@ from metaeval.sources import Source, SourceError, source_answers, source_describ
 from metaeval.stats import TauOptions, pair_points, run_points
 
 DEFAULT_METRIC = "Vstrict"
-OPTION_KEYS = ("top_k", "top_k_of", "bootstrap", "seed", "missing", "topics", "topics_of", "pairs")
+OPTION_KEYS = ("top_k", "top_k_of", "bootstrap", "seed", "missing", "topics", "topics_of", "pairs", "partial")
 PAGE_DEFAULTS = {
     "top_k": "10", "top_k_of": "a", "bootstrap": "1000", "seed": "0", "missing": "zero", "topics": "", "topics_of": "", "pairs": "",
+    "partial": "no",
 }  # fmt: skip
+# Options whose default leaves them out of a kept comparison's key, as before they could be asked for.
+KEY_DEFAULTS = {"top_k_of": "a", "partial": "no"}
 QUERY_KEYS = ("a", "b", "metric", *OPTION_KEYS)
 PLOT_CACHE_SECONDS = 120
 
@@ -127,10 +130,21 @@ def comparison_from_query(
     options = options_from_query(params) if scores else TauOptions()
     if not intervals:
         options = replace(options, bootstrap=0)
+    partial = _text(params, "partial") or "no"
+    if partial not in ("no", "yes"):
+        raise BadQuery("partial must be no or yes")
     try:
         # Metrics named differently in the two sources, compared pair by pair ("borda=RELEVANCE").
         pairs = (params.get("pairs") or "").replace(",", " ").split() if scores else []
-        return comparison_build(a, b, metrics=pairs or None, scores=scores, confusion=confusion, options=options)
+        return comparison_build(
+            a,
+            b,
+            metrics=pairs or None,
+            scores=scores,
+            confusion=confusion,
+            options=options,
+            partial_yes=partial == "yes",
+        )
     except (SourceError, ValueError) as exc:
         raise BadQuery(str(exc.args[0] if exc.args else exc)) from None
 
@@ -236,8 +250,11 @@ def kept_query(params: Params) -> Kept | None:
     stamp_a, stamp_b = (source_stamp(side) for side in sides)
     if stamp_a is None or stamp_b is None:
         return None
-    # a's top k, the default, keeps the key comparisons were kept under before b's could be asked for.
-    query = {key: _text(params, key) for key in QUERY_KEYS if key != "top_k_of" or _text(params, key) == "b"}
+    query = {
+        key: _text(params, key)
+        for key in QUERY_KEYS
+        if key not in KEY_DEFAULTS or (_text(params, key) or KEY_DEFAULTS[key]) != KEY_DEFAULTS[key]
+    }
     digest = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()
     return Kept(query=query, key=digest, stamps=(stamp_a, stamp_b), sources=(sides[0], sides[1]))
 

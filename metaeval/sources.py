@@ -186,21 +186,47 @@ def source_load(text: str) -> tuple[Source, Scores]:
 
 
 def labels_comparable(a: Source, b: Source) -> bool:
-    """Labels pair up for two conditions on one nugget set (same nugget rows), two support methods, or two
-    sources of a family whose labels pair up (its `crosstab`)."""
+    """Labels pair up for two conditions on one nugget set (same nugget rows), two support methods, two
+    sources of a family whose labels pair up (its `crosstab`), or a support method and a source of a family
+    whose labels answer the same question (its `support_crosstab`)."""
     if a.kind is SourceKind.CONDITION and b.kind is SourceKind.CONDITION:
         return a.nuggets == b.nuggets
     if a.kind is SourceKind.FAMILY and b.kind is SourceKind.FAMILY and a.family == b.family:
         family = _other_family(a.family)
         return family is not None and family.crosstab is not None
+    if _support_crossed(a, b) is not None:
+        return True
     return a.kind is SourceKind.SUPPORT and b.kind is SourceKind.SUPPORT
 
 
-def sources_confusion(a: Source, b: Source) -> Confusion | None:
-    """The confusion matrix of the labels two sources share, rows a, columns b; None if they share none."""
+def _support_crossed(a: Source, b: Source) -> ScoreFamily | None:
+    """The family of the other side, when one side is a support method and the other's family compares with it."""
+    kinds = {a.kind, b.kind}
+    if kinds != {SourceKind.SUPPORT, SourceKind.FAMILY}:
+        return None
+    other = a if a.kind is SourceKind.FAMILY else b
+    family = _other_family(other.family)
+    return family if family is not None and family.support_crosstab is not None else None
+
+
+def sources_confusion(a: Source, b: Source, *, partial_yes: bool = False) -> Confusion | None:
+    """The confusion matrix of the labels two sources share, rows a, columns b; None if they share none.
+
+    A support method against a yes/no family reads FS as yes and PS and NS as no, or PS as yes too
+    (`partial_yes`)."""
     if not labels_comparable(a, b):
         return None
-    if a.kind is SourceKind.CONDITION:
+    crossed = _support_crossed(a, b)
+    if crossed is not None:
+        assert crossed.support_crosstab is not None  # _support_crossed said so
+        method, other = (a, b) if a.kind is SourceKind.SUPPORT else (b, a)
+        crosstab = crossed.support_crosstab(method.name, other.columns, partial_yes)
+        counts, total_a, total_b = crosstab.counts, crosstab.total_a, crosstab.total_b
+        if method is b:  # rows a: the method's matrix turned round
+            counts = {(label_b, label_a): n for (label_a, label_b), n in counts.items()}
+            total_a, total_b = total_b, total_a
+        labels = list(crosstab.labels)
+    elif a.kind is SourceKind.CONDITION:
         counts, total_a, total_b = selectors.assignment_crosstab(
             nuggets=a.nuggets, assigner_a=a.assigner, assigner_b=b.assigner
         )

@@ -39,7 +39,7 @@ from metaeval.comparison_page import (
 )
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
-from metaeval.sources import CONDITION_PATTERN, source_judge, sources_list, sources_notes
+from metaeval.sources import CONDITION_PATTERN, SourceKind, source_judge, sources_list, sources_notes
 from metaeval.stats import Confusion, nan_as_none
 
 DESCRIBE_HEADINGS = {
@@ -172,6 +172,9 @@ def _comparison_context(request: AuthenticatedRequest, shown: Shown, page: Compa
             for tau in comparison.taus
         ],
         confusion=comparison.confusion,
+        # A support method against yes/no judgments: the page says how its FS/PS/NS were read.
+        support_crossed=comparison.confusion is not None
+        and {comparison.a.kind, comparison.b.kind} == {SourceKind.SUPPORT, SourceKind.FAMILY},
         confusion_rows=_confusion_rows(comparison.confusion) if comparison.confusion else [],
         confusion_agreement=nan_as_none(comparison.confusion.agreement) if comparison.confusion else None,
         confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,

@@ -68,6 +68,11 @@ class Command(BaseCommand):
         topics = parser.add_mutually_exclusive_group()
         topics.add_argument("--topics", nargs="+", default=[], metavar="ID", help="only these topics")
         topics.add_argument("--topics-of", default="", metavar="SRC", help="only the topics source SRC scored")
+        parser.add_argument(
+            "--partial-support-yes",
+            action="store_true",
+            help="a support method against yes/no judgments: PS counts as yes (by default FS alone is yes)",
+        )
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
         add_include_open_argument(parser)
 
@@ -92,7 +97,13 @@ class Command(BaseCommand):
                 missing=options["missing"],
                 topics=topics_resolve(topics=options["topics"], topics_of=options["topics_of"]),
             )
-            comparison = comparison_build(options["a"], options["b"], metrics=options["metric"], options=tau_options)
+            comparison = comparison_build(
+                options["a"],
+                options["b"],
+                metrics=options["metric"],
+                options=tau_options,
+                partial_yes=options["partial_support_yes"],
+            )
         except (SourceError, TopicsError, ValueError) as exc:
             raise CommandError(str(exc)) from None
         notes_write(self, sources_notes([options["a"], options["b"]]))
