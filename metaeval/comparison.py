@@ -141,19 +141,9 @@ def comparison_build(
     if pairs:
         scores_a, scores_b = metrics_paired(scores_a, scores_b, pairs, a=a, b=b)
     shared = shared_metrics(scores_a, scores_b)
-    if not shared and not metrics and labels_comparable(a, b):
-        # Labels that answer one question under scores named otherwise (a support method and yes/no judgments):
-        # the matrix, with no tau unless metrics are paired.
-        return Comparison(
-            a=a,
-            b=b,
-            scores_a=scores_a,
-            scores_b=scores_b,
-            taus=[],
-            confusion=sources_confusion(a, b, partial_yes=partial_yes) if confusion else None,
-            options=options,
-        )
-    if not shared:
+    # Labels that answer one question under scores named otherwise (a support method and yes/no judgments) still
+    # compare: the matrix, with no tau unless metrics are paired.
+    if not shared and (metrics or not labels_comparable(a, b)):
         raise ValueError(
             f"{a} and {b} share no metric to compare: {a} has {', '.join(scores_a.metrics) or 'none'}; "
             f"{b} has {', '.join(scores_b.metrics) or 'none'}"
@@ -165,7 +155,7 @@ def comparison_build(
                 f"metric {', '.join(missing)} is not in both {a} and {b}; shared metrics: {', '.join(shared) or 'none'}"
             )
         shared = list(metrics)
-    taus = taus_compute_all(scores_a, scores_b, shared, options)
+    taus = taus_compute_all(scores_a, scores_b, shared, options) if shared else []
     return Comparison(
         a=a,
         b=b,
