@@ -6,17 +6,17 @@ job: the calls the job and the server count, its wall time against the ideal. Th
 is calls x latency / concurrency; the bank phase is a chain of calls per topic (each batch sees the questions of
 the earlier ones), so its ideal is also bounded by the longest topic's chain (its calls x latency): both are
 printed, and the larger is the bound. Grading asks one call per (report, question of its topic's new bank). Last,
-every phase again under other names: the answer cache should make that 0 calls.
+every phase again under other names on the same workers: the answer cache should make that 0 calls.
 """
 
 import time
 import uuid
 from collections import Counter
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from assessor.jobs.engine import job_dispatch, job_run_sync
+from assessor.jobs.engine import job_dispatch
 from assessor.jobs.llm.client import LLMConfig
 from assessor.models import Answer, ImportBatch, Job, LLMCall, Run, Topic
 from bench.processes import (
@@ -77,9 +77,9 @@ class Command(BaseCommand):
                     f"pipeline: wall {wall:.1f} s against the sum of the phases' bounds {bound:.1f} s "
                     f"({bound / wall if wall else 0:.2f} of it)"
                 )
+                self._again(queue, topics, config, running)
             finally:
                 workers_stop(running)
-            self._again(queue, topics, config, options["concurrency"])
         finally:
             stats = fake_server_stop(server)
         self.stdout.write(f"test server: {stats} (the limit was {options['concurrency']})")
@@ -125,11 +125,7 @@ class Command(BaseCommand):
         """Run the phase's job on the workers and print its figures; (its bound, its wall time) in seconds."""
         served_before = server_stats(url).get("requests_by_model", {}).get(config.model, 0)
         cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
-        started = time.monotonic()
-        job_dispatch(job)
-        while Job.objects.filter(pk=job.pk, status__in=["queued", "running"]).exists():
-            time.sleep(0.1)
-        wall = time.monotonic() - started
+        wall = self._wait(job, running)
         cpu = sum(process_cpu_seconds(worker.pid) for worker, _log in running) - cpu_before
         job.refresh_from_db()
         served = server_stats(url).get("requests_by_model", {}).get(config.model, 0) - served_before
@@ -156,20 +152,34 @@ class Command(BaseCommand):
         self.stdout.write(line)
         return bound, wall
 
-    def _again(self, queue: str, topics: list[str], config: LLMConfig, concurrency: int) -> None:
-        """Every phase again under other names, in this process: every answer from the cache."""
-        preferences = preferences_job_create(name=f"{queue}-prefs-again", topics=topics, config=config)
-        job_run_sync(preferences.pk, threads=concurrency, config=config)
+    def _again(self, queue: str, topics: list[str], config: LLMConfig, running: Workers) -> None:
+        """Every phase again under other names, on the same workers: every answer from the cache, no call."""
+        preferences = preferences_job_create(name=f"{queue}-prefs-again", topics=topics, queue=queue, config=config)
+        self._wait(preferences, running)
         bank = prefnugget_job_create(
-            name=f"{queue}-bank-again", preferences=preferences.output_name, topics=topics, config=config
+            name=f"{queue}-bank-again", preferences=preferences.output_name, topics=topics, queue=queue, config=config
         )
-        job_run_sync(bank.pk, threads=concurrency, config=config)
-        grading = grades_job_create(name=f"{queue}-grades-again", bank=bank.output_name, topics=topics, config=config)
-        job_run_sync(grading.pk, threads=concurrency, config=config)
+        self._wait(bank, running)
+        grading = grades_job_create(
+            name=f"{queue}-grades-again", bank=bank.output_name, topics=topics, queue=queue, config=config
+        )
+        self._wait(grading, running)
         for phase, job in (("preferences", preferences), ("bank", bank), ("grading", grading)):
             job.refresh_from_db()
             hits = LLMCall.objects.filter(job=job, from_cache=True).count()
+            wall = (job.finished_at - job.created_at).total_seconds() if job.finished_at else 0.0
             self.stdout.write(
                 f"{phase} again: {job.done_items}/{job.total_items} items, {job.calls} calls made, "
-                f"{hits} answered from the cache"
+                f"{hits} answered from the cache, {wall:.1f} s"
             )
+
+    def _wait(self, job: Job, running: Workers) -> float:
+        """Dispatch the job to the workers and wait for its end; its wall time in seconds."""
+        for worker, log in running:
+            if worker.poll() is not None:
+                raise CommandError(f"a worker stopped (exit {worker.returncode}); its log: {log}")
+        started = time.monotonic()
+        job_dispatch(job)
+        while Job.objects.filter(pk=job.pk, status__in=["queued", "running"]).exists():
+            time.sleep(0.1)
+        return time.monotonic() - started
