@@ -19,7 +19,28 @@ def job_dispatch_task(job_id: int) -> int:
     return job_dispatch(Job.objects.get(pk=job_id))
 
 
+# A job's threads mostly wait: on the LLM, the database, Redis. A thread whose answer has arrived waits again
+# for the GIL until the thread holding it lets go, by default after 5 ms: a wait added to the slot it holds, on
+# every call. At 1 ms it gets the GIL back sooner, for more switches between threads that compute.
+WORKER_SWITCH_INTERVAL_SECONDS = 0.001
+
+
 @worker_init.connect
-def client_imported(**_kwargs) -> None:
-    """A worker imports the LLM client as it starts (a second of CPU), not in the middle of its first item."""
+def worker_prepared(**_kwargs) -> None:
+    """A worker prepares as it starts what every job item would otherwise prepare in the middle of its first
+    items, all threads at once: the LLM client (its import is a second of CPU; the default endpoint's HTTP client)
+    and the shared concurrency limit's connection and scripts."""
+    import sys
+
+    from assessor.jobs.llm.client import LLMNotConfigured, llm_client_prepare
+    from assessor.jobs.llm.concurrency import shared_slots_prepare
+    from assessor.jobs.llm.endpoints import endpoint_config
+
+    sys.setswitchinterval(WORKER_SWITCH_INTERVAL_SECONDS)
     import openai  # noqa: F401
+
+    try:
+        llm_client_prepare(endpoint_config(None))
+    except LLMNotConfigured:
+        pass  # no default endpoint: jobs name theirs, and prepare it on their first call
+    shared_slots_prepare()

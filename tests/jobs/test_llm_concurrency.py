@@ -1,6 +1,7 @@
 """The concurrency limit: database-row slots (any broker) and the Redis semaphore (Redis broker)."""
 
 import os
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -114,3 +115,48 @@ def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(setti
     assert events == ["holder in", "holder out", "waiter in"]
     # Asked once, refused, woken by the release, asked again: polling every few milliseconds asked dozens of times.
     assert asks.count("waiter") == 2 and asks.count("holder") == 1
+
+
+def test_a_worker_starting_prepares_the_client_the_scripts_and_the_connections(settings, monkeypatch):
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("set REDIS_URL to test the Redis semaphore")
+    import redis
+
+    from assessor.jobs import tasks
+    from assessor.jobs.llm import client as llm_client
+
+    settings.CELERY_BROKER_URL = redis_url
+    settings.LLM_MODEL, settings.LLM_BASE_URL, settings.LLM_API_KEY = "m", f"http://127.0.0.1:9/{time.time()}", ""
+    settings.LLM_CONCURRENCY = 5
+    monkeypatch.setattr(concurrency, "_redis_clients", {})
+    monkeypatch.setattr(llm_client, "_clients", {})
+    redis.Redis.from_url(redis_url).script_flush()
+    interval = sys.getswitchinterval()
+    try:
+        tasks.worker_prepared()
+        assert sys.getswitchinterval() == pytest.approx(0.001)
+    finally:
+        sys.setswitchinterval(interval)
+    # The default endpoint's client is made, under the key a call looks it up by.
+    assert [key[0] for key in llm_client._clients] == [settings.LLM_BASE_URL]
+    # Both scripts are in Redis, so no first call loads them, and the pool holds a connection per slot.
+    shared = concurrency._redis_client()
+    assert shared.script_exists(shared.register_script(concurrency.ACQUIRE_SCRIPT).sha)[0]
+    assert shared.script_exists(shared.register_script(concurrency.RELEASE_SCRIPT).sha)[0]
+    assert len(shared.connection_pool._available_connections) >= 5
+
+
+def test_a_worker_without_a_default_endpoint_or_redis_starts_all_the_same(settings, monkeypatch):
+    from assessor.jobs import tasks
+    from assessor.jobs.llm import client as llm_client
+
+    settings.CELERY_BROKER_URL = "filesystem://"
+    settings.LLM_MODEL = ""
+    monkeypatch.setattr(llm_client, "_clients", {})
+    interval = sys.getswitchinterval()
+    try:
+        tasks.worker_prepared()
+    finally:
+        sys.setswitchinterval(interval)
+    assert llm_client._clients == {}

@@ -167,6 +167,11 @@ def _openai_client(config: LLMConfig) -> "openai.OpenAI":
         return client
 
 
+def llm_client_prepare(config: LLMConfig) -> None:
+    """Make the endpoint's client now (a worker starting), not on its first call."""
+    _openai_client(config)
+
+
 @dataclass(frozen=True)
 class TokenLogprob:
     token: str
@@ -528,6 +533,7 @@ __all__ = [
     "LLMUnavailable",
     "Scored",
     "TokenLogprob",
+    "llm_client_prepare",
     "llm_missing_settings",
     "llm_not_configured_message",
     "llm_session",

@@ -91,6 +91,26 @@ def _redis_client():
         return client
 
 
+def shared_slots_prepare() -> None:
+    """Connect to Redis and load the slot scripts now (a worker starting), when the limit is kept there: else the
+    first calls of a job, all at once, would each open a connection and the first of them load the scripts."""
+    if shared_backend() != "redis":
+        return
+    import redis
+
+    try:
+        client = _redis_client()
+        client.script_load(ACQUIRE_SCRIPT)
+        client.script_load(RELEASE_SCRIPT)
+        # As many connections as threads may ask at once (the limit's), opened and put back in the pool.
+        pool = client.connection_pool
+        opened = [pool.get_connection() for _ in range(settings.LLM_CONCURRENCY)]
+        for connection in opened:
+            pool.release(connection)
+    except redis.RedisError:
+        pass  # the broker is down: the worker reports that itself, and the first call tries again
+
+
 @contextmanager
 def _redis_slot(key: str, limit: int, lease: float) -> Iterator[None]:
     client = _redis_client()
