@@ -11,17 +11,18 @@ own source: blind to every LLM's. Saves go through the judging core (assessor.wo
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Sum
 
+from argue.agreement import ANSWER_ITEM, SUPPORT_ITEM
 from argue.cut import sentences_kept
 from argue.kinds import ARGUE_FAMILY, ARGUE_WORK
 from argue.metrics import answers_to_check
 from argue.models import AnswerAttestation, ArgueWork, JudgedReport, SupportAttestation, YesNo
-from assessor.models import Answer, AssessorWork, Citation, Segment, Sentence, Topic
+from assessor.models import Answer, AssessorWork, Citation, LabelSource, Segment, Sentence, Topic
 from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
@@ -104,6 +105,35 @@ def argue_second_give(*, topic: Topic, assessor: User, by: User | None, of_name:
         blind_to=[first.source],
     )
     ArgueWork.objects.update_or_create(work=work, defaults={"bank": options.bank, "check_all": options.check_all})
+    return work
+
+
+@transaction.atomic
+def argue_study_give(
+    *,
+    topic: Topic,
+    assessor: User,
+    by: User | None,
+    source: LabelSource,
+    blind_to: Sequence[LabelSource],
+    items: Sequence[tuple[int, ...]],
+    nugget_set: str,
+) -> AssessorWork:
+    """The disagreement study's `StudyJudging.give`: the topic's sampled judgments (argue.agreement's items), and
+    only those, against the bank `nugget_set`, blind to the studied sources. Every gold answer may be asked (a
+    sampled one need not be of a cited document), but only the sampled ones are."""
+    bank = _bank_of(topic, nugget_set)
+    work = work_give(
+        topic=topic,
+        assessor=assessor,
+        kind=ARGUE_WORK,
+        by=by,
+        source=source,
+        nugget_set_name=bank,
+        blind_to=blind_to,
+        items=[list(item) for item in items],
+    )
+    ArgueWork.objects.update_or_create(work=work, defaults={"bank": bank, "check_all": True})
     return work
 
 
@@ -202,6 +232,35 @@ def report_plans(
     return plans
 
 
+def _asked_items(work: AssessorWork) -> set[tuple[int, ...]] | None:
+    """The judgments a work restricted to some (a study's sample) asks, as argue.agreement names them; None when
+    it asks every judgment of the topic."""
+    if not work.items:
+        return None
+    return {tuple(int(part) for part in item) for item in work.items}
+
+
+def _restricted(
+    reports: list[ReportPlan], questions: Sequence[Question], asked: set[tuple[int, ...]] | None
+) -> list[ReportPlan]:
+    """The reports with only the asked judgments, and only the sentences and reports left with one."""
+    if asked is None:
+        return reports
+    kept_reports = []
+    for report in reports:
+        planned = []
+        for sentence in report.planned:
+            cited = tuple(c for c in sentence.cited if (SUPPORT_ITEM, c.citation_id) in asked)
+            checks = tuple(
+                (q, a) for q, a in sentence.checks if (ANSWER_ITEM, sentence.sentence_id, questions[q].pk, a) in asked
+            )
+            if cited or checks:
+                planned.append(replace(sentence, cited=cited, checks=checks))
+        if planned:
+            kept_reports.append(replace(report, planned=tuple(planned)))
+    return kept_reports
+
+
 def report_order(work: AssessorWork) -> list[int]:
     answer_ids = list(Answer.objects.filter(topic_id=work.topic_id).values_list("pk", flat=True))
     return shuffled(answer_ids, assessor_id=work.assessor_id, topic_id=work.topic_id)
@@ -213,6 +272,7 @@ def topic_plan(work: AssessorWork, options: ArgueWork | None = None) -> TopicPla
     reports = report_plans(
         topic_id=work.topic_id, answer_ids=report_order(work), questions=questions, check_all=options.check_all
     )
+    reports = _restricted(reports, questions, _asked_items(work))
     pages = [sentence for report in reports for sentence in report.planned]
     return TopicPlan(questions=questions, reports=reports, pages=pages)
 
@@ -405,12 +465,17 @@ def argue_save(
     options = _options(work)
     answer_id = _report_of(work, token)
     questions = bank_questions(options.bank, [work.topic_id]).get(work.topic_id, [])
-    (report,) = report_plans(
+    reports = report_plans(
         topic_id=work.topic_id, answer_ids=[answer_id], questions=questions, check_all=options.check_all
     )
-    sentence = next((s for s in report.planned if s.index == sentence_index), None)
+    planned = [
+        sentence for report in _restricted(reports, questions, _asked_items(work)) for sentence in report.planned
+    ]
+    sentence = next((s for s in planned if s.index == sentence_index), None)
     if sentence is None:
-        raise JudgeError("This sentence is not judged here (the report's limit cuts it, or it asks nothing).")
+        raise JudgeError(
+            "This sentence is not judged here (the report's limit cuts it, or it asks nothing of this work)."
+        )
     was = previous if previous in LABELS else ""
     conflict = "This judgment was changed in another tab: reload."
     item = f"{answer_id}:{sentence_index}:{row}"

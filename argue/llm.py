@@ -54,15 +54,20 @@ class ReportJudged:
     agrees: list[tuple[int, int, int, bool, str]]  # (sentence id, question id, answer index, agrees, reasoning)
 
 
-def argue_select(*, bank: str, topics: list[str] | None = None, runs: list[str] | None = None) -> list[int]:
+def argue_select(
+    *, bank: str, topics: list[str] | None = None, runs: list[str] | None = None, answers: list[int] | None = None
+) -> list[int]:
     """The reports a job of this selection judges: the selected runs' answers on the selected topics that
-    have a counted bank of that name (raises JobRequestInvalid for an unknown id or a bank with no topic)."""
+    have a counted bank of that name (raises JobRequestInvalid for an unknown id or a bank with no topic);
+    `answers`: only these of them (a study's sample)."""
     topic_ids = [topic.id for topic in topics_select(topics)]
     banked = sorted(bank_questions(bank, topic_ids))
     if not banked:
         raise JobRequestInvalid(f"the bank {bank!r} has no counted questions on the selected topics")
-    answers = Answer.objects.filter(topic_id__in=banked, run__in=runs_select(runs))
-    return list(answers.order_by("topic_id", "run__run_id").values_list("pk", flat=True))
+    selected = Answer.objects.filter(topic_id__in=banked, run__in=runs_select(runs))
+    if answers is not None:
+        selected = selected.filter(pk__in=answers)
+    return list(selected.order_by("topic_id", "run__run_id").values_list("pk", flat=True))
 
 
 def argue_job_create(
@@ -76,14 +81,17 @@ def argue_job_create(
     queue: str | None = None,
     config: LLMConfig | None = None,
     endpoint: str | None = None,
+    answers: list[int] | None = None,
 ) -> Job:
+    """A job over the selected topics and runs (`answers`: only these reports, such as a study's sample)."""
     output_name_check(
         kind=ARGUE,
         name=name,
         taken=LabelSource.objects.filter(family=ARGUE_FAMILY, name=name).exists(),
         family=ARGUE_FAMILY,
     )
-    items = [(f"answer:{pk}", {"answer": pk}) for pk in argue_select(bank=bank, topics=topics, runs=runs)]
+    selected = argue_select(bank=bank, topics=topics, runs=runs, answers=answers)
+    items = [(f"answer:{pk}", {"answer": pk}) for pk in selected]
     params = {"bank": bank, "check_all": check_all, "runs": runs or [], "topics": topics or [], "queue": queue or ""}
     return job_create(
         kind=ARGUE,

@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from argue import agreement, judging, llm, scoring, views
+from argue import agreement, judging, llm, scoring, study, views
 from argue.forms import ArgueLaunchForm
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
 from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
@@ -49,7 +49,13 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
 
 def register() -> None:
     register_label_family(
-        LabelFamily(ARGUE_FAMILY, "ARGUE-style source", item_labels=agreement.item_labels, labels=agreement.YES_NO)
+        LabelFamily(
+            ARGUE_FAMILY,
+            "ARGUE-style source",
+            item_labels=agreement.item_labels,
+            labels=agreement.YES_NO,
+            study=study.STUDY,
+        )
     )
     register_job_kind(
         JobKind(

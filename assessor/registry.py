@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from django.http import HttpResponse
 
     from assessor.jobs.forms import LaunchForm
+    from assessor.jobs.llm.client import LLMConfig
     from assessor.jobs.llm.prompts import PromptText
-    from assessor.models import AssessorWork, Job, JobItem, Run, Topic
+    from assessor.models import AssessorWork, Job, JobItem, LabelSource, Run, Topic
     from assessor.scoring.scores import Scores
 
 
@@ -163,6 +164,74 @@ class WorkPage:
 # --- label families -------------------------------------------------------------------------
 
 
+StudyItem = tuple[int, ...]
+
+
+class StudyGive(Protocol):
+    """Give the topic's sampled items to the independent assessor, blind to the studied sources, into `source`;
+    `nugget_set` is what both sources labelled against, when the family names one. Raises WorkError."""
+
+    def __call__(
+        self,
+        *,
+        topic: Topic,
+        assessor: User,
+        by: User | None,
+        source: LabelSource,
+        blind_to: Sequence[LabelSource],
+        items: Sequence[StudyItem],
+        nugget_set: str,
+    ) -> AssessorWork: ...
+
+
+class StudyLLMJob(Protocol):
+    """The family's LLM job over the answers the sampled `items` are about, with the family's prompts. Raises
+    JobRequestInvalid or LLMNotConfigured."""
+
+    def __call__(
+        self,
+        *,
+        name: str,
+        nugget_set: str,
+        topics: list[str],
+        answers: list[int],
+        items: list[StudyItem],
+        user: User | None,
+        endpoint: str | None,
+        config: LLMConfig | None,
+    ) -> Job: ...
+
+
+@dataclass(frozen=True)
+class StudyItemShown:
+    """What the export says of a sampled item: the answer it is about, and the item in words."""
+
+    answer_id: int
+    text: str  # "citation 12 (sentence 3)", "nugget 7"
+
+
+@dataclass(frozen=True)
+class StudyJudging:
+    """How the disagreement study (metaeval.studies) has a family's items judged again: by an independent
+    assessor given only the sampled items, and by an LLM job of the family. Items are the family's own
+    (`LabelFamily.item_labels`, or the meta-evaluation's for the first family)."""
+
+    work_kind: str  # the work the assessor is given, restricted to the sampled items
+    compares: str  # what a study of the family compares, in words: "support labels"
+    give: StudyGive
+    llm_job: StudyLLMJob
+    # The items' answers (what an LLM job judges), and how the export shows each item.
+    shown: Callable[[Collection[StudyItem]], dict[StudyItem, StudyItemShown]]
+    # (source name, items) -> {item: (label, provenance)}: a judge's counted labels on the items, each with the
+    # values of assessor.collection.exporting.PROVENANCE_FIELDS, in their order.
+    labelled: Callable[[str, Collection[StudyItem]], dict[StudyItem, tuple[str, tuple]]]
+    # The items a person can judge (say, not a citation of an empty passage); None: all of them.
+    judgeable: Callable[[Collection[StudyItem]], set[StudyItem]] | None = None
+    # What both sources labelled against, when the family has it ("nugget list", "question bank"): the study
+    # then asks for its name; empty: the family has none.
+    nugget_set: str = ""
+
+
 @dataclass(frozen=True)
 class LabelFamily:
     """A family of label sources (`LabelSource.family`): the names one kind of label is stored under.
@@ -179,6 +248,7 @@ class LabelFamily:
     # of ints naming what one label is about, the same in every source of the family.
     item_labels: Callable[[str, Collection[str] | None], dict[str, dict[tuple[int, ...], str]]] | None = None
     labels: tuple[str, ...] = ()  # every label `item_labels` gives, in their order
+    study: StudyJudging | None = None  # the family's part in the disagreement study, if it takes part
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -417,6 +487,14 @@ class Registry:
     def family_label(self, family: str) -> str:
         label_family = self.label_families.get(family)
         return label_family.label if label_family else _unknown(family)
+
+    def study_judging(self, family: str) -> StudyJudging | None:
+        label_family = self.label_families.get(family)
+        return label_family.study if label_family else None
+
+    def study_families(self) -> list[str]:
+        """The label families whose disagreements a study can have judged again, in registration order."""
+        return [name for name, family in self.label_families.items() if family.study is not None]
 
 
 def _unknown(value: str) -> str:

@@ -81,13 +81,13 @@ def flat(labels: TopicLabels) -> dict[Item, str]:
     return {item: label for per_topic in labels.values() for item, label in per_topic.items()}
 
 
-def item_key(family: str, stored: int | list[int]) -> Item:
-    """An item as a work's `items` field stores it (JSON: a citation id, or an [answer id, nugget id] list)."""
+def item_key(stored: int | list[int]) -> Item:
+    """An item as a work's `items` field stores it (JSON: a citation id, or a list such as [answer id, nugget id])."""
     if isinstance(stored, list):
         return tuple(int(part) for part in stored)
     return (int(stored),)
 
 
-def item_stored(family: str, item: Item) -> int | list[int]:
-    """The JSON form of an item in a work's `items` (what the judging pages read)."""
-    return list(item) if family == Family.ASSIGNMENT else item[0]
+def item_stored(item: Item) -> int | list[int]:
+    """The JSON form of an item in a work's `items` (what the judging pages read): one number alone, else a list."""
+    return item[0] if len(item) == 1 else list(item)

@@ -41,19 +41,17 @@ class Study(models.Model):
     LLM may judge the same items into the source named `llm_name`.
     """
 
-    class Family(models.TextChoices):
-        SUPPORT = "support", "support labels"
-        ASSIGNMENT = "assignment", "nugget assignment labels"
-
     name = models.SlugField(max_length=100, unique=True)
-    family = models.CharField(max_length=12, choices=Family.choices)
+    # The label family of both sources: one that takes part in studies (metaeval.studies.study_families).
+    family = models.CharField(max_length=32)
     source_a = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     source_b = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
-    # Nugget assignment: the nugget list both sources labelled against.
+    # What both sources labelled against, where the family has one: a nugget list, a question bank.
     nugget_set_name = models.CharField(max_length=100, blank=True)
     k = models.PositiveIntegerField(default=15)
     seed = models.BigIntegerField()
-    # {"<topic id>": [items, in the order shown]}: first-citation ids, or [answer id, nugget id] pairs.
+    # {"<topic id>": [items, in the order shown]}: first-citation ids, [answer id, nugget id] pairs, or the
+    # family's lists (metaeval.judges.item_stored).
     sample = models.JSONField(default=dict)
     judge = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -71,6 +69,22 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return f"study {self.name} ({self.source_a.name} vs {self.source_b.name})"
+
+    @property
+    def compares(self) -> str:
+        """What the study compares, in words ("support labels"); a family no app offers any more, as stored."""
+        from metaeval.studies import study_judging_or_none
+
+        judging = study_judging_or_none(self.family)
+        return judging.compares if judging else f"{self.family} (unknown)"
+
+    @property
+    def nugget_set_words(self) -> str:
+        """What `nugget_set_name` names in the family: "nugget list", "question bank"."""
+        from metaeval.studies import study_judging_or_none
+
+        judging = study_judging_or_none(self.family)
+        return judging.nugget_set if judging and judging.nugget_set else "nugget list"
 
     @property
     def items_total(self) -> int:

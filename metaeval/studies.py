@@ -1,4 +1,4 @@
-"""The disagreement study of the support paper (Section 5), for support and for nugget assignment labels.
+"""The disagreement study of the support paper (Section 5), for any label family that takes part.
 
 Two sources are chosen; on each topic, k of the items they labelled
 differently are drawn with a generator seeded by the study's seed and the
@@ -10,6 +10,10 @@ judging pages read only their own work's labels). An LLM may judge the same
 items with the same prompt. The report sets Cohen's kappa between every pair
 of judges on the sample (their Table 3), each judge's label distribution
 (their Figure 3) and how often the later judges sided with either source.
+
+What is family-specific (the work given, the LLM job, how an item is shown) is
+the family's `StudyJudging`: the TREC 2024 family's in metaeval.study_families,
+any other's registered with its label family (assessor.registry).
 """
 
 import hashlib
@@ -23,17 +27,13 @@ from django.db import transaction
 
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
-from assessor.models import AssessorWork, Citation, LabelSource, Topic
-from assessor.registry import registry
-from assessor.work.services import WorkError, person_source_claim, work_give
-from assignment import kinds as assignment_kinds
-from assignment.auto import auto_assign_job_create
-from assignment.judging import HUMAN_NUGGET_KINDS
+from assessor.models import AssessorWork, LabelSource, Topic
+from assessor.registry import StudyJudging, registry
+from assessor.work.services import WorkError, person_source_claim
 from metaeval.judges import (
-    LABELS_OF_FAMILY,
-    Family,
     Item,
     TopicLabels,
+    family_labels,
     flat,
     item_key,
     item_stored,
@@ -41,13 +41,10 @@ from metaeval.judges import (
 )
 from metaeval.models import Study
 from metaeval.stats import Confusion, confusion_from_pairs
-from nuggets.models import NuggetSet
-from support import kinds as support_kinds
-from support.auto import auto_support_job_create
+from metaeval.study_families import FIRST_FAMILY_STUDIES
 
 DEFAULT_K = 15
 ROLE_NAMES = {"a": "source a", "b": "source b", "assessor": "independent assessor", "llm": "LLM"}
-WORK_KIND = {Family.SUPPORT: support_kinds.SUPPORT_SCRATCH, Family.ASSIGNMENT: assignment_kinds.ASSIGN_MANUAL}
 
 
 class StudyError(ValueError):
@@ -82,6 +79,26 @@ def disagreements_sample(disagreeing: Mapping[str, Sequence[Item]], *, k: int, s
     }
 
 
+# --- Families ------------------------------------------------------------------------------
+
+
+def study_families() -> list[str]:
+    """The label families a study can compare: the TREC 2024 family's two, then those apps register."""
+    return [*FIRST_FAMILY_STUDIES, *(name for name in registry.study_families() if name not in FIRST_FAMILY_STUDIES)]
+
+
+def study_judging_or_none(family: str) -> StudyJudging | None:
+    return FIRST_FAMILY_STUDIES.get(family) or registry.study_judging(family)
+
+
+def study_judging(family: str) -> StudyJudging:
+    judging = study_judging_or_none(family)
+    if judging is None:
+        names = ", ".join(judging.compares for name in study_families() if (judging := study_judging_or_none(name)))
+        raise StudyError(f"A study compares {names}; not {family!r}.")
+    return judging
+
+
 # --- Making a study ------------------------------------------------------------------------
 
 
@@ -93,21 +110,13 @@ def _source(family: str, name: str) -> LabelSource:
     return source
 
 
-def _judgeable(family: str, disagreeing: dict[str, list[Item]]) -> dict[str, list[Item]]:
-    """Support: only pairs whose cited segment has text (an assessor cannot judge an empty passage)."""
-    if family != Family.SUPPORT:
+def _judgeable(judging: StudyJudging, disagreeing: dict[str, list[Item]]) -> dict[str, list[Item]]:
+    """Only the items a person can judge (the family says which); topics left with none are left out."""
+    if judging.judgeable is None:
         return disagreeing
-    cited = [item[0] for items in disagreeing.values() for item in items]
-    empty = set(Citation.objects.filter(pk__in=cited, segment__text="").values_list("pk", flat=True))
-    kept = {topic: [item for item in items if item[0] not in empty] for topic, items in disagreeing.items()}
+    able = judging.judgeable([item for items in disagreeing.values() for item in items])
+    kept = {topic: [item for item in items if item in able] for topic, items in disagreeing.items()}
     return {topic: items for topic, items in kept.items() if items}
-
-
-def _answers_of(family: str, sample: Mapping[str, Sequence[Item]]) -> list[int]:
-    if family == Family.ASSIGNMENT:
-        return sorted({item[0] for items in sample.values() for item in items})
-    citations = [item[0] for items in sample.values() for item in items]
-    return sorted(set(Citation.objects.filter(pk__in=citations).values_list("sentence__answer_id", flat=True)))
 
 
 @transaction.atomic
@@ -133,18 +142,17 @@ def study_create(
     answers with the family's prompt into that name; it is queued when the
     study is stored.
     """
-    if family not in WORK_KIND:
-        raise StudyError(f"A study compares support or nugget assignment labels, not {family!r}.")
+    judging = study_judging(family)
     if source_a == source_b:
         raise StudyError("Choose two different sources.")
     if Study.objects.filter(name=name).exists():
         raise StudyError(f"A study named {name!r} exists already: choose another name.")
     a, b = _source(family, source_a), _source(family, source_b)
-    if family == Family.ASSIGNMENT and not nugget_set:
-        raise StudyError("A study of nugget assignment labels names the nugget list both sources labelled.")
+    if judging.nugget_set and not nugget_set:
+        raise StudyError(f"A study of {judging.compares} names the {judging.nugget_set} both sources labelled.")
     labels_a = labels_by_topic(family=family, name=a.name, nugget_set=nugget_set)
     labels_b = labels_by_topic(family=family, name=b.name, nugget_set=nugget_set)
-    sample = disagreements_sample(_judgeable(family, disagreements(labels_a, labels_b)), k=k, seed=seed)
+    sample = disagreements_sample(_judgeable(judging, disagreements(labels_a, labels_b)), k=k, seed=seed)
     if not sample:
         raise StudyError(f"{a.name} and {b.name} disagree on no item they both labelled: there is nothing to study.")
     try:
@@ -155,23 +163,15 @@ def study_create(
         raise StudyError(f"{name!r} holds the labels of other work: choose another name.")
     topics = {topic.pk: topic for topic in Topic.objects.filter(pk__in=list(sample))}
     for topic_id, items in sample.items():
-        if (
-            family == Family.ASSIGNMENT
-            and not NuggetSet.objects.filter(
-                topic_id=topic_id, name=nugget_set, kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS
-            ).exists()
-        ):
-            raise StudyError(f"Topic {topic_id}'s nugget list {nugget_set!r} is not one a person made or edited.")
         try:
-            work_give(
+            judging.give(
                 topic=topics[topic_id],
                 assessor=assessor,
-                kind=WORK_KIND[Family(family)],
                 by=by,
                 source=judge,
-                nugget_set_name=nugget_set,
                 blind_to=[a, b],
-                items=[item_stored(family, item) for item in items],
+                items=items,
+                nugget_set=nugget_set,
             )
         except WorkError as exc:
             raise StudyError(exc.message) from None
@@ -183,13 +183,15 @@ def study_create(
         nugget_set_name=nugget_set,
         k=k,
         seed=seed,
-        sample={topic: [item_stored(family, item) for item in items] for topic, items in sample.items()},
+        sample={topic: [item_stored(item) for item in items] for topic, items in sample.items()},
         judge=judge,
         assessor=assessor,
         created_by=by,
     )
     if llm_name:
-        study.llm_job = _llm_job_create(study, name=llm_name, user=by, endpoint=llm_endpoint, config=llm_config)
+        study.llm_job = _llm_job_create(
+            study, judging, name=llm_name, user=by, endpoint=llm_endpoint, config=llm_config
+        )
         study.llm_name = llm_name
         study.save(update_fields=["llm_job", "llm_name"])
         job_queue(study.llm_job)
@@ -197,23 +199,27 @@ def study_create(
 
 
 def _llm_job_create(
-    study: Study, *, name: str, user: User | None, endpoint: str | None, config: LLMConfig | None
+    study: Study,
+    judging: StudyJudging,
+    *,
+    name: str,
+    user: User | None,
+    endpoint: str | None,
+    config: LLMConfig | None,
 ):
-    answers = _answers_of(study.family, {t: [item_key(study.family, i) for i in s] for t, s in study.sample.items()})
-    topics = sorted(study.sample)
+    """The family's LLM job over the answers the sampled items are about."""
+    items = [item for items in sample_items(study).values() for item in items]
+    answers = sorted({shown.answer_id for shown in judging.shown(items).values()})
     try:
-        if study.family == Family.ASSIGNMENT:
-            return auto_assign_job_create(
-                nuggets=study.nugget_set_name,
-                name=name,
-                topics=topics,
-                user=user,
-                config=config,
-                answers=answers,
-                endpoint=endpoint,
-            )
-        return auto_support_job_create(
-            name=name, topics=topics, user=user, config=config, answers=answers, endpoint=endpoint
+        return judging.llm_job(
+            name=name,
+            nugget_set=study.nugget_set_name,
+            topics=sorted(study.sample),
+            answers=answers,
+            items=items,
+            user=user,
+            endpoint=endpoint,
+            config=config,
         )
     except (JobRequestInvalid, LLMNotConfigured) as exc:
         raise StudyError(f"The LLM judge cannot start: {exc}") from None
@@ -268,7 +274,7 @@ class StudyReport:
 
 
 def sample_items(study: Study) -> dict[str, list[Item]]:
-    return {topic: [item_key(study.family, item) for item in items] for topic, items in study.sample.items()}
+    return {topic: [item_key(item) for item in items] for topic, items in study.sample.items()}
 
 
 def study_judges(study: Study) -> list[Judge]:
@@ -302,7 +308,7 @@ def sided_count(judge: Judge, a: Judge, b: Judge) -> Sided:
 
 
 def study_report(study: Study) -> StudyReport:
-    labels = LABELS_OF_FAMILY[Family(study.family)]
+    labels = family_labels(study.family)
     judges = study_judges(study)
     report = StudyReport(study=study, labels=labels, items=study.items_total, judges=judges)
     for i, first in enumerate(judges):

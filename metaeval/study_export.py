@@ -6,14 +6,12 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
-from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
-from assessor.models import Answer, Citation
-from assignment.selectors import counted_labels as counted_assignment_labels
-from metaeval.judges import Family, Item
+from assessor.collection.exporting import provenance_record
+from assessor.models import Answer
+from assessor.registry import StudyJudging
+from metaeval.judges import Item
 from metaeval.models import Study
-from metaeval.selectors import SUPPORT_LABEL_NAMES
-from metaeval.studies import sample_items, study_judges
-from support.selectors import counted_labels as counted_support_labels
+from metaeval.studies import sample_items, study_judges, study_judging
 
 
 @dataclass
@@ -23,7 +21,7 @@ class ExportRow:
     position: int  # the item's place in the assessor's order on the topic (1-based)
     run_id: str
     answer_id: int
-    item: str  # "citation ID (sentence N)" or "nugget ID"
+    item: str  # the family's words for it: "citation ID (sentence N)", "nugget ID"...
     judge: str  # a, b, assessor or llm
     source: str
     label: str
@@ -38,38 +36,24 @@ class ExportRow:
 COLUMNS = list(ExportRow.__dataclass_fields__)
 
 
-def _provenance(family: str, name: str, items: set[Item]) -> dict[Item, dict]:
+def _provenance(judging: StudyJudging, name: str, items: set[Item]) -> dict[Item, dict]:
     """The counted labels of `name` on `items` with their provenance records."""
-    found: dict[Item, tuple[str, tuple]] = {}
-    if family == Family.ASSIGNMENT:
-        answers = sorted({item[0] for item in items})
-        assigned = counted_assignment_labels().filter(assigner=name, answer_id__in=answers).order_by()
-        for row in assigned.values_list("answer_id", "nugget_id", "label", *PROVENANCE_FIELDS):
-            found[(row[0], row[1])] = (row[2], row[3:])
-    else:
-        judged = counted_support_labels().filter(method=name, citation_id__in=sorted(item[0] for item in items))
-        for row in judged.order_by().values_list("citation_id", "label", *PROVENANCE_FIELDS):
-            found[(row[0],)] = (SUPPORT_LABEL_NAMES.get(row[1], str(row[1])), row[2:])
     return {
-        item: {"label": label, **provenance_record(*made)} for item, (label, made) in found.items() if item in items
+        item: {"label": label, **provenance_record(*made)}
+        for item, (label, made) in judging.labelled(name, items).items()
     }
 
 
 def study_rows(study: Study) -> Iterator[ExportRow]:
     """Every judge's label on every sampled item, by topic and the order the assessor saw them."""
+    judging = study_judging(study.family)
     sample = sample_items(study)
     wanted = {item for items in sample.values() for item in items}
     judges = study_judges(study)
-    made = {judge.role: _provenance(study.family, judge.name, wanted) for judge in judges}
-    if study.family == Family.ASSIGNMENT:
-        answer_of = {item: item[0] for item in wanted}
-        describe = {item: f"nugget {item[1]}" for item in wanted}
-    else:
-        cited = Citation.objects.filter(pk__in=[item[0] for item in wanted]).values_list(
-            "pk", "sentence__answer_id", "sentence__index"
-        )
-        answer_of = {(pk,): answer_id for pk, answer_id, _ in cited}
-        describe = {(pk,): f"citation {pk} (sentence {index})" for pk, _, index in cited}
+    made = {judge.role: _provenance(judging, judge.name, wanted) for judge in judges}
+    shown = judging.shown(wanted)
+    answer_of = {item: its.answer_id for item, its in shown.items()}
+    describe = {item: its.text for item, its in shown.items()}
     runs = dict(Answer.objects.filter(pk__in=set(answer_of.values())).values_list("pk", "run__run_id"))
     for topic_id, items in sample.items():
         for position, item in enumerate(items, start=1):

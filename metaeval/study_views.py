@@ -13,19 +13,15 @@ from assessor.jobs.forms import endpoint_choices
 from assessor.models import LabelSource
 from assessor.work.pages import assessor_choices
 from assessor.work.roles import organizer_required
-from assignment import kinds as assignment_kinds
 from metaeval.models import Study
 from metaeval.replicates import replicate_agreement, replicate_sources
 from metaeval.stats import Confusion, nan_as_none
-from metaeval.studies import DEFAULT_K, StudyError, study_create, study_report
+from metaeval.studies import DEFAULT_K, StudyError, study_create, study_families, study_report
 from metaeval.study_export import study_csv, study_jsonl
-from support import kinds as support_kinds
-
-STUDY_FAMILIES = (support_kinds.LABEL_FAMILY, assignment_kinds.LABEL_FAMILY)
 
 
 def _source_choices() -> list[tuple[str, str]]:
-    rows = LabelSource.objects.filter(family__in=STUDY_FAMILIES).order_by("family", "name")
+    rows = LabelSource.objects.filter(family__in=study_families()).order_by("family", "name")
     return [(f"{s.family}:{s.name}", f"{s.family}:{s.name} ({s.get_kind_display()})") for s in rows]
 
 
@@ -36,8 +32,9 @@ class StudyForm(forms.Form):
     nugget_set = forms.SlugField(
         required=False,
         max_length=100,
-        label="Nugget list",
-        help_text="Nugget assignment: the nugget list both sources labelled.",
+        label="Nugget list or bank",
+        help_text="What both sources labelled against: the nugget list (nugget assignment), the question bank "
+        "(ARGUE-style).",
     )
     k = forms.IntegerField(min_value=1, initial=DEFAULT_K, label="Items per topic (k)")
     seed = forms.IntegerField(min_value=0, help_text="The same labels, k and seed draw the same sample.")
@@ -66,7 +63,7 @@ class StudyForm(forms.Form):
         data = super().clean() or {}
         a, b = data.get("source_a", ""), data.get("source_b", "")
         if a and b and a.split(":")[0] != b.split(":")[0]:
-            self.add_error("source_b", "Both sources must be of one family: support labels or nugget assignment.")
+            self.add_error("source_b", "Both sources must be of one family.")
         return data
 
 

@@ -46,6 +46,10 @@ class ArgueCollection:
 
 @pytest.fixture
 def argue_collection(db) -> ArgueCollection:
+    return argue_collection_make()
+
+
+def argue_collection_make() -> ArgueCollection:
     t1, t2 = make_topic("t1", "who led the team"), make_topic("t2", "cats")
     ReportRequest.objects.create(topic=t1, title="The team", word_limit=12, imported_from=make_batch())
     d1 = make_segment("d1", "Ann led the team in May. It went well.")

@@ -89,3 +89,65 @@ def test_an_organizer_makes_a_study_the_assessor_judges_it_and_the_organizer_rea
         expect(sided.nth(i)).to_have_text(count)
     expect(organizer.locator("#study-kappa tbody tr")).to_have_count(3)
     expect(organizer.locator("#study-distribution tbody tr").nth(2).locator("td").nth(3)).to_have_text("5")
+
+
+def test_a_study_of_argue_style_judgments_asks_the_assessor_the_sampled_ones_only(open_as, two_llm_endpoints, tmp_path):
+    """Two LLMs that disagree on every judgment of the hand-made ARGUE-style collection (tests/argue/conftest.py):
+    the organizer samples two per topic, the assessor answers them by keyboard, the table shows who sided with whom."""
+    from argue.judging import topic_plan
+    from argue.llm import argue_job_create
+    from assessor.jobs.engine import job_run_sync
+    from tests.argue.conftest import argue_collection_make
+
+    argue_collection_make()
+    job_run_sync(argue_job_create(name="llm", bank="gold", endpoint="alpha").pk)
+    job_run_sync(argue_job_create(name="flip", bank="gold", endpoint="beta").pk)
+    assessor = make_user(Role.ASSESSOR, username="ivy")
+    organizer = open_as(make_user(Role.ORGANIZER), reverse("metaeval:studies"))
+    form = organizer.locator("#study-form")
+    form.locator("#id_name").fill("argue-again")
+    form.get_by_label("Source a").select_option("argue:llm")
+    form.get_by_label("Source b").select_option("argue:flip")
+    form.get_by_label("Nugget list or bank").fill("gold")
+    form.get_by_label("Items per topic (k)").fill("2")
+    form.get_by_label("Seed").fill("11")
+    form.get_by_label("Independent assessor").select_option(str(assessor.pk))
+    form.get_by_role("button", name="Sample and give").click()
+    organizer.wait_for_url("**/studies/argue-again/")
+    study = Study.objects.get(name="argue-again")
+    assert study.items_total == 4 and study.family == "argue"
+    expect(organizer.locator("main")).to_contain_text("ARGUE-style judgments on the question bank gold")
+
+    # The assessor's two works hold two judgments each: y for every one, a page after another, then submit.
+    for work in AssessorWork.objects.filter(source=study.judge).order_by("topic_id"):
+        page = open_as(assessor, f"/argue/work/{work.pk}/")
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.wait_for_url("**/sentence/1/")
+        page.wait_for_function("window.judgePage !== undefined")
+        assert "flip" not in page.content() and "argue-again" not in page.content()  # blind to both, and to why
+        expect(page.locator("#rows li.jrow.selected")).to_be_in_viewport()
+        page.screenshot(path=f"{tmp_path}/argue-study-{work.topic_id}.png")
+        # Page by page: its rows answered y, the page moves on to the next sentence by itself.
+        for number, sentence in enumerate(topic_plan(work).pages, start=1):
+            page.wait_for_url(f"**/sentence/{number}/")
+            page.wait_for_function(
+                f"window.judgePage !== undefined && document.querySelectorAll('#rows li.jrow').length == {sentence.asks}"
+            )
+            press(page, *["y"] * sentence.asks)
+        expect(page.locator("#all-done")).to_be_visible()
+        submit(page)
+
+    organizer.reload()
+    expect(organizer.locator("#study-kappa tbody tr")).to_have_count(3)
+    sided = organizer.locator("#study-sided tbody tr").first.locator("td")
+    # yes everywhere: the assessor sides with whichever source said yes on each of the 4 items.
+    said_yes_by_a = sum(1 for item in study.sample.values() for one in item if _argue_label("llm", tuple(one)) == "yes")
+    for i, count in enumerate(["4", str(said_yes_by_a), str(4 - said_yes_by_a), "0"], start=1):
+        expect(sided.nth(i)).to_have_text(count)
+    organizer.screenshot(path=f"{tmp_path}/argue-study-table.png", full_page=True)
+
+
+def _argue_label(name: str, item: tuple[int, ...]) -> str:
+    from argue.agreement import item_labels
+
+    return next(labels[item] for labels in item_labels(name).values() if item in labels)

@@ -4,13 +4,15 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
 from metaeval.models import Study
-from metaeval.studies import DEFAULT_K, StudyError, study_create, study_report
+from metaeval.studies import DEFAULT_K, StudyError, study_create, study_families, study_report
 
 
 def _source(text: str) -> tuple[str, str]:
     family, _, name = text.partition(":")
-    if family not in ("support", "assignment") or not name:
-        raise CommandError(f"write a source as support:NAME or assignment:NAME, not {text!r}")
+    families = study_families()
+    if family not in families or not name:
+        shapes = " or ".join(f"{name}:NAME" for name in families)
+        raise CommandError(f"write a source as {shapes}, not {text!r}")
     return family, name
 
 
@@ -23,9 +25,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True, help="the study, and the source of the assessor's labels")
         parser.add_argument("--show", action="store_true", help="print the report of the existing study --name")
-        parser.add_argument("--a", metavar="SRC", help="source a: support:NAME or assignment:NAME")
+        parser.add_argument("--a", metavar="SRC", help="source a: FAMILY:NAME (support, assignment, argue...)")
         parser.add_argument("--b", metavar="SRC", help="source b, of the same family")
-        parser.add_argument("--nuggets", default="", help="nugget assignment: the nugget list both labelled")
+        parser.add_argument(
+            "--nuggets", default="", help="what both labelled against: the nugget list (assignment), the bank (argue)"
+        )
         parser.add_argument("--k", type=int, default=DEFAULT_K, help=f"items per topic (default {DEFAULT_K})")
         parser.add_argument("--seed", type=int, help="the seed of the sample")
         parser.add_argument("--assessor", help="the username of the independent assessor")
