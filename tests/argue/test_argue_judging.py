@@ -5,7 +5,6 @@ the scores of the people's source and its agreement with an LLM's."""
 import re
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from argue.agreement import argue_confusions
@@ -20,10 +19,10 @@ from assessor.models import AssessorWork, LabelSource, Topic
 from assessor.scoring.lifecycle import open_work_included
 from assessor.work.roles import Role
 from metaeval.replicates import replicate_agreement
+from tests.argue.pages import SCRIPT, client_for, judge_all, page_of, post, rows_of
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db
-SCRIPT = {"HTTP_ACCEPT": "application/json"}  # how the page's script asks for JSON
 
 
 @pytest.fixture
@@ -31,44 +30,6 @@ def work(argue_collection):
     return argue_work_give(
         topic=Topic.objects.get(pk="t1"), assessor=make_user(Role.ASSESSOR), by=make_user(Role.ORGANIZER)
     )
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def page_of(client, work, number) -> str:
-    return client.get(reverse("argue:sentence", args=[work.pk, number])).content.decode()
-
-
-def rows_of(page: str) -> list[str]:
-    return re.findall(r'name="row" value="([^"]+)"', page)
-
-
-def post(client, work, number, row, label, previous="", page=None, **extra):
-    page = page or page_of(client, work, number)
-    fields = {
-        "label": label,
-        "previous": previous,
-        "row": row,
-        "answer": re.search(r'name="answer" value="([0-9a-f]+)"', page).group(1),
-        "sentence": re.search(r'name="sentence" value="(\d+)"', page).group(1),
-        "version": re.search(r'name="version" value="(\d+)"', page).group(1),
-        **extra,
-    }
-    return client.post(reverse("argue:label", args=[work.pk, number]), fields, **SCRIPT)
-
-
-def judge_all(client, work, labels: list[list[str]]) -> None:
-    """Each page's rows in order, answered as given."""
-    for number, page_labels in enumerate(labels, start=1):
-        page = page_of(client, work, number)
-        rows = rows_of(page)
-        assert len(rows) == len(page_labels)
-        for row, label in zip(rows, page_labels, strict=True):
-            assert post(client, work, number, row, label, page=page).status_code == 200
 
 
 # Sentence 1 of A's t1 report: d1, d3, then Ann, May, June; sentence 2: d2, then Bob.

@@ -26,7 +26,7 @@ from assessor.work.roles import Role
 from metaeval.studies import StudyError, study_create, study_report
 from metaeval.study_export import study_rows
 from nuggets.banks import bank_questions
-from tests.argue.test_argue_judging import SCRIPT, client_for, post, rows_of
+from tests.argue.pages import SCRIPT, client_for, post, rows_of
 from tests.builders import make_user
 
 pytestmark = pytest.mark.django_db
