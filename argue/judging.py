@@ -95,16 +95,40 @@ def argue_second_give(*, topic: Topic, assessor: User, by: User | None, of_name:
     # Marked a replicate of the first source: the meta-evaluation's second assessors page sets the two people
     # side by side, and beside every LLM source of the family.
     source = replicate_source_claim(family=ARGUE_FAMILY, name=name, of=first.source, by=by)
+    return _independent_give(
+        topic=topic,
+        assessor=assessor,
+        by=by,
+        source=source,
+        blind_to=[first.source],
+        bank=options.bank,
+        check_all=options.check_all,
+    )
+
+
+def _independent_give(
+    *,
+    topic: Topic,
+    assessor: User,
+    by: User | None,
+    source: LabelSource,
+    blind_to: Sequence[LabelSource],
+    bank: str,
+    check_all: bool,
+    items: Sequence[list[int]] = (),
+) -> AssessorWork:
+    """ARGUE-style work blind to `blind_to`, into its own source, against `bank` (restricted to `items` if given)."""
     work = work_give(
         topic=topic,
         assessor=assessor,
         kind=ARGUE_WORK,
         by=by,
         source=source,
-        nugget_set_name=options.bank,
-        blind_to=[first.source],
+        nugget_set_name=bank,
+        blind_to=blind_to,
+        items=items,
     )
-    ArgueWork.objects.update_or_create(work=work, defaults={"bank": options.bank, "check_all": options.check_all})
+    ArgueWork.objects.update_or_create(work=work, defaults={"bank": bank, "check_all": check_all})
     return work
 
 
@@ -122,19 +146,16 @@ def argue_study_give(
     """The disagreement study's `StudyJudging.give`: the topic's sampled judgments (argue.agreement's items), and
     only those, against the bank `nugget_set`, blind to the studied sources. Every gold answer may be asked (a
     sampled one need not be of a cited document), but only the sampled ones are."""
-    bank = _bank_of(topic, nugget_set)
-    work = work_give(
+    return _independent_give(
         topic=topic,
         assessor=assessor,
-        kind=ARGUE_WORK,
         by=by,
         source=source,
-        nugget_set_name=bank,
         blind_to=blind_to,
+        bank=_bank_of(topic, nugget_set),
+        check_all=True,
         items=[list(item) for item in items],
     )
-    ArgueWork.objects.update_or_create(work=work, defaults={"bank": bank, "check_all": True})
-    return work
 
 
 def argue_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
