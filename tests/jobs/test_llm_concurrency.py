@@ -56,12 +56,13 @@ def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
             with lock:
                 inside -= 1
 
-    # Two "processes": separate local semaphores, so only Redis keeps the limit between them.
-    concurrency._local_semaphores.clear()
+    # Two "processes": each set of threads passes slots among its own, so only Redis keeps the limit between them.
+    concurrency._process_slots.clear()
     threads = [threading.Thread(target=hold) for _ in range(6)]
     for thread in threads[:3]:
         thread.start()
-    concurrency._local_semaphores.clear()
+    time.sleep(0.01)
+    concurrency._process_slots.clear()
     for thread in threads[3:]:
         thread.start()
     for thread in threads:
@@ -95,17 +96,18 @@ def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(setti
     inside = threading.Event()
 
     def hold() -> None:
-        # Two processes' holders: each calls the Redis layer itself, past any semaphore of this process.
-        with concurrency._redis_slot(key, 1, 10):
-            events.append("holder in")
-            inside.set()
-            time.sleep(0.5)
-            events.append("holder out")
+        # Two processes' holders: each calls the Redis layer itself, past the slots passed within a process.
+        held = concurrency._redis_slot_take(key, 1, 10)
+        events.append("holder in")
+        inside.set()
+        time.sleep(0.5)
+        events.append("holder out")
+        held.give_back()
 
     def wait() -> None:
         inside.wait()
-        with concurrency._redis_slot(key, 1, 10):
-            events.append("waiter in")
+        concurrency._redis_slot_take(key, 1, 10).give_back()
+        events.append("waiter in")
 
     threads = [threading.Thread(target=hold, name="holder"), threading.Thread(target=wait, name="waiter")]
     for thread in threads:
@@ -115,6 +117,106 @@ def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(setti
     assert events == ["holder in", "holder out", "waiter in"]
     # Asked once, refused, woken by the release, asked again: polling every few milliseconds asked dozens of times.
     assert asks.count("waiter") == 2 and asks.count("holder") == 1
+
+
+def _counted_scripts(monkeypatch) -> dict[str, int]:
+    """How many times this process runs the Redis slot scripts, by script."""
+    client = concurrency._redis_client()
+    runs = {"acquire": 0, "release": 0}
+    register = client.register_script
+
+    def counted(script: str):
+        registered = register(script)
+        name = "acquire" if script == concurrency.ACQUIRE_SCRIPT else "release"
+
+        def run(**kwargs):
+            runs[name] += 1
+            return registered(**kwargs)
+
+        return run
+
+    monkeypatch.setattr(client, "register_script", counted)
+    return runs
+
+
+def _redis_settings(settings) -> None:
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("set REDIS_URL to test the Redis semaphore")
+    settings.CELERY_BROKER_URL = redis_url
+
+
+def _wait_until(condition, seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the threads never got there"
+        time.sleep(0.005)
+
+
+def test_a_slot_let_go_passes_to_a_waiting_thread_of_the_process_without_redis(settings, monkeypatch):
+    _redis_settings(settings)
+    runs = _counted_scripts(monkeypatch)
+    endpoint = f"test-{time.time()}"
+    key = "assessor:llm-slots:" + concurrency.slot_pool(endpoint)
+    monkeypatch.setattr(concurrency, "_process_slots", {})
+    order: list[str] = []
+    go = threading.Event()
+
+    def call(name: str) -> None:
+        with llm_slot(endpoint=endpoint, limit=1, timeout=5):
+            order.append(name)
+            if name == "first":
+                go.wait(5)
+
+    first = threading.Thread(target=call, args=("first",))
+    first.start()
+    _wait_until(lambda: order == ["first"])
+    slots = concurrency._process_slots[(key, 1)]
+    # The second waits on Redis for the process, the third in the process.
+    second = threading.Thread(target=call, args=("second",))
+    second.start()
+    _wait_until(lambda: slots.fetching)
+    third = threading.Thread(target=call, args=("third",))
+    third.start()
+    _wait_until(lambda: slots.waiting == 1)
+    go.set()
+    for thread in (first, second, third):
+        thread.join(5)
+    # The first's slot went straight to the third, which gave it back to Redis, where the second took it.
+    assert order == ["first", "third", "second"]
+    # Two slots from Redis (the first's; the second's, refused once while the first held it), two given back.
+    assert runs == {"acquire": 3, "release": 2}
+
+
+def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_turn(settings, monkeypatch):
+    _redis_settings(settings)
+    monkeypatch.setattr(concurrency, "HANDOFF_SECONDS", 0.2)
+    key = f"assessor:llm-slots:test-{time.time()}"
+    busy, other = concurrency._ProcessSlots(), concurrency._ProcessSlots()  # two processes' slots of one pool
+    stop = time.monotonic() + 3.0
+    other_in: list[float] = []
+
+    def busy_thread() -> None:
+        # Three threads of one process, one slot between them, asking again at once: a waiter is always there.
+        while time.monotonic() < stop:
+            held = busy.take(lambda: concurrency._redis_slot_take(key, 1, 10))
+            time.sleep(0.05)
+            busy.give(held)
+
+    def other_thread() -> None:
+        time.sleep(0.3)
+        asked = time.monotonic()
+        held = other.take(lambda: concurrency._redis_slot_take(key, 1, 10))
+        other_in.append(time.monotonic() - asked)
+        other.give(held)
+
+    threads = [threading.Thread(target=busy_thread) for _ in range(3)] + [threading.Thread(target=other_thread)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    # Within the hand-off time and a call or two of the busy process, not when it ran out of work.
+    assert other_in and other_in[0] < 1.0
 
 
 def test_a_worker_starting_prepares_the_client_the_scripts_and_the_connections(settings, monkeypatch):

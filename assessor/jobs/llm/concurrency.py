@@ -1,16 +1,19 @@
 """The LLM concurrency limit, held across threads, processes and machines.
 
-Two layers: a semaphore in the process (threads of one worker never exceed
-the limit, and do not poll the shared layer needlessly), then a shared one:
-- when the broker is Redis, a sorted set in Redis (the members are holders,
-  scored by the Redis server's clock, so machines need not agree on time);
-  a holder that lets go pushes a token on a wake list, on which waiters block
-  (BLPOP) instead of asking again every few milliseconds;
+Each endpoint has its own slots (a pool named by a hash of the endpoint), so the limit of one never holds back
+another. They are kept in a shared layer:
+- when the broker is Redis, a sorted set in Redis (the members are holders, scored by the Redis server's clock,
+  so machines need not agree on time); a holder that lets go pushes a token on a wake list, on which waiters
+  block (BLPOP) instead of asking again every few milliseconds;
 - otherwise, rows of LLMSlot in the database, taken by conditional UPDATE.
-Each endpoint has its own slots (a pool named by a hash of the endpoint), so
-the limit of one never holds back another. Both shared layers give each holder a lease: the slot of a worker killed in
-mid-request frees itself when the lease runs out (the request timeout plus a
-margin), so a crash never shrinks the limit for good.
+Both give each holder a lease: the slot of a worker killed in mid-request frees itself when the lease runs out
+(the request timeout plus a margin), so a crash never shrinks the limit for good.
+
+In a process, one thread at a time waits on the shared layer; the others wait in the process. A thread that
+lets go of a slot while another of its process waits passes the slot to it directly: no round trip to Redis or
+the database between one call and the next, which at tens of calls a second is the cost of a call beside its
+latency. A slot passes from thread to thread for HANDOFF_SECONDS after it was taken from the shared layer, then
+goes back there, where the waiters of other processes get their turn.
 """
 
 import hashlib
@@ -20,8 +23,9 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -35,9 +39,13 @@ POLL_SECONDS = (0.003, 0.015)
 # holder's lease runs out, which wakes nobody.
 WAKE_WAIT_SECONDS = 1.0
 LEASE_MARGIN_SECONDS = 30.0
+# How long after it was taken from the shared layer a slot may still pass between the threads of a process. Well
+# under LEASE_MARGIN_SECONDS, so that a slot's lease outlasts its last holder's request; short, so that other
+# processes wait on one process's run of calls for at most about this long.
+HANDOFF_SECONDS = 2.0
 
 _local_lock = threading.Lock()
-_local_semaphores: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_process_slots: dict[tuple[str, int], "_ProcessSlots"] = {}
 _redis_clients: dict[str, object] = {}
 
 ACQUIRE_SCRIPT = """
@@ -65,14 +73,6 @@ return 1
 
 def _holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-
-
-def _local_semaphore(key: str, limit: int) -> threading.BoundedSemaphore:
-    with _local_lock:
-        semaphore = _local_semaphores.get((key, limit))
-        if semaphore is None:
-            semaphore = _local_semaphores[(key, limit)] = threading.BoundedSemaphore(limit)
-        return semaphore
 
 
 def shared_backend() -> str:
@@ -111,8 +111,15 @@ def shared_slots_prepare() -> None:
         pass  # the broker is down: the worker reports that itself, and the first call tries again
 
 
-@contextmanager
-def _redis_slot(key: str, limit: int, lease: float) -> Iterator[None]:
+@dataclass
+class _Held:
+    """A slot taken from the shared layer, and how to give it back there."""
+
+    give_back: Callable[[], None]
+    taken_at: float  # time.monotonic() when taken from the shared layer
+
+
+def _redis_slot_take(key: str, limit: int, lease: float) -> _Held:
     client = _redis_client()
     acquire = client.register_script(ACQUIRE_SCRIPT)
     release = client.register_script(RELEASE_SCRIPT)
@@ -121,10 +128,7 @@ def _redis_slot(key: str, limit: int, lease: float) -> Iterator[None]:
     while not acquire(keys=[key], args=[limit, lease, holder]):
         # A release between the failed ask and this wait left its token on the list: no wake is lost.
         client.blpop([wake], timeout=WAKE_WAIT_SECONDS)
-    try:
-        yield
-    finally:
-        release(keys=[key, wake], args=[holder, limit, lease])
+    return _Held(lambda: release(keys=[key, wake], args=[holder, limit, lease]), time.monotonic())
 
 
 def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
@@ -141,8 +145,7 @@ def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int
     return None
 
 
-@contextmanager
-def _database_slot(pool: str, limit: int, lease: float) -> Iterator[None]:
+def _database_slot_hold(pool: str, limit: int, lease: float) -> _Held:
     existing = set(LLMSlot.objects.filter(pool=pool, number__lt=limit).values_list("number", flat=True))
     missing = [LLMSlot(pool=pool, number=number) for number in range(limit) if number not in existing]
     if missing:
@@ -150,10 +153,57 @@ def _database_slot(pool: str, limit: int, lease: float) -> Iterator[None]:
     holder = _holder_id()
     while (number := _database_slot_take(pool, limit, lease, holder)) is None:
         time.sleep(random.uniform(*POLL_SECONDS) * 3)
-    try:
-        yield
-    finally:
+
+    def give_back() -> None:
         LLMSlot.objects.filter(pool=pool, number=number, holder=holder).update(holder="", lease_until=None)
+
+    return _Held(give_back, time.monotonic())
+
+
+class _ProcessSlots:
+    """The slots of one pool this process holds, passed between its threads (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self.condition = threading.Condition()
+        self.passed: list[_Held] = []  # let go of by one thread, for a waiting one to take
+        self.waiting = 0  # threads waiting in the process for a passed slot
+        self.fetching = False  # a thread of the process is waiting on the shared layer
+
+    def take(self, fetch: Callable[[], _Held]) -> _Held:
+        with self.condition:
+            while True:
+                if self.passed:
+                    return self.passed.pop()
+                if not self.fetching:
+                    self.fetching = True
+                    break
+                self.waiting += 1
+                try:
+                    self.condition.wait()
+                finally:
+                    self.waiting -= 1
+        try:
+            return fetch()
+        finally:
+            with self.condition:
+                self.fetching = False
+                self.condition.notify()  # a waiter takes over the wait on the shared layer
+
+    def give(self, held: _Held) -> None:
+        with self.condition:
+            if self.waiting > len(self.passed) and time.monotonic() - held.taken_at < HANDOFF_SECONDS:
+                self.passed.append(held)
+                self.condition.notify()
+                return
+        held.give_back()
+
+
+def _process_slots_of(key: str, limit: int) -> _ProcessSlots:
+    with _local_lock:
+        slots = _process_slots.get((key, limit))
+        if slots is None:
+            slots = _process_slots[(key, limit)] = _ProcessSlots()
+        return slots
 
 
 @contextmanager
@@ -162,13 +212,16 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float) -> Iterator[None]:
     pool = slot_pool(endpoint)
     key = "assessor:llm-slots:" + pool
     lease = timeout + LEASE_MARGIN_SECONDS
-    with _local_semaphore(key, limit):
-        if shared_backend() == "redis":
-            with _redis_slot(key, limit, lease):
-                yield
-        else:
-            with _database_slot(pool, limit, lease):
-                yield
+    if shared_backend() == "redis":
+        fetch = lambda: _redis_slot_take(key, limit, lease)  # noqa: E731
+    else:
+        fetch = lambda: _database_slot_hold(pool, limit, lease)  # noqa: E731
+    slots = _process_slots_of(key, limit)
+    held = slots.take(fetch)
+    try:
+        yield
+    finally:
+        slots.give(held)
 
 
 def slot_pool(endpoint: str) -> str:
