@@ -262,3 +262,16 @@ def test_a_worker_without_a_default_endpoint_or_redis_starts_all_the_same(settin
     finally:
         sys.setswitchinterval(interval)
     assert llm_client._clients == {}
+
+
+def test_a_forked_child_starts_without_its_parents_slots():
+    slots = concurrency._process_slots_of("assessor:llm-slots:fork-test", 2)
+    slots.fetching = True  # a thread of the parent waits on the shared layer: the child has no such thread
+    try:
+        child = os.fork()
+        if child == 0:
+            os._exit(0 if concurrency._process_slots_of("assessor:llm-slots:fork-test", 2).fetching is False else 1)
+        _pid, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        concurrency._process_slots.pop(("assessor:llm-slots:fork-test", 2), None)

@@ -198,6 +198,11 @@ class _ProcessSlots:
         held.give_back()
 
 
+# A forked child (a prefork pool's process) starts with none of its parent's threads: their slots and waits are
+# not its own.
+os.register_at_fork(after_in_child=_process_slots.clear)
+
+
 def _process_slots_of(key: str, limit: int) -> _ProcessSlots:
     with _local_lock:
         slots = _process_slots.get((key, limit))
