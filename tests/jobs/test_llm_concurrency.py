@@ -97,7 +97,7 @@ def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(setti
 
     def hold() -> None:
         # Two processes' holders: each calls the Redis layer itself, past the slots passed within a process.
-        held = concurrency._redis_slot_take(key, 1, 10)
+        held = concurrency._redis_slot_hold(key, 1, 10)
         events.append("holder in")
         inside.set()
         time.sleep(0.5)
@@ -106,7 +106,7 @@ def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(setti
 
     def wait() -> None:
         inside.wait()
-        concurrency._redis_slot_take(key, 1, 10).give_back()
+        concurrency._redis_slot_hold(key, 1, 10).give_back()
         events.append("waiter in")
 
     threads = [threading.Thread(target=hold, name="holder"), threading.Thread(target=wait, name="waiter")]
@@ -199,14 +199,14 @@ def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_tu
     def busy_thread() -> None:
         # Three threads of one process, one slot between them, asking again at once: a waiter is always there.
         while time.monotonic() < stop:
-            held = busy.take(lambda: concurrency._redis_slot_take(key, 1, 10))
+            held = busy.take(lambda: concurrency._redis_slot_hold(key, 1, 10))
             time.sleep(0.05)
             busy.give(held)
 
     def other_thread() -> None:
         time.sleep(0.3)
         asked = time.monotonic()
-        held = other.take(lambda: concurrency._redis_slot_take(key, 1, 10))
+        held = other.take(lambda: concurrency._redis_slot_hold(key, 1, 10))
         other_in.append(time.monotonic() - asked)
         other.give(held)
 

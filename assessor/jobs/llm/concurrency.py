@@ -119,7 +119,7 @@ class _Held:
     taken_at: float  # time.monotonic() when taken from the shared layer
 
 
-def _redis_slot_take(key: str, limit: int, lease: float) -> _Held:
+def _redis_slot_hold(key: str, limit: int, lease: float) -> _Held:
     client = _redis_client()
     acquire = client.register_script(ACQUIRE_SCRIPT)
     release = client.register_script(RELEASE_SCRIPT)
@@ -218,7 +218,7 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float) -> Iterator[None]:
     key = "assessor:llm-slots:" + pool
     lease = timeout + LEASE_MARGIN_SECONDS
     if shared_backend() == "redis":
-        fetch = lambda: _redis_slot_take(key, limit, lease)  # noqa: E731
+        fetch = lambda: _redis_slot_hold(key, limit, lease)  # noqa: E731
     else:
         fetch = lambda: _database_slot_hold(pool, limit, lease)  # noqa: E731
     slots = _process_slots_of(key, limit)
