@@ -14,6 +14,35 @@ from assessor.jobs.llm.concurrency import _database_slot_take, llm_slot, shared_
 from assessor.models.jobs import LLMSlot
 
 
+def _redis_settings(settings) -> str:
+    """The tests' Redis as the broker (the slots are kept there); the test is skipped without one."""
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("set REDIS_URL to test the Redis semaphore")
+    settings.CELERY_BROKER_URL = redis_url
+    return redis_url
+
+
+def _script_runs(monkeypatch) -> list[tuple[str, str]]:
+    """Each run of a Redis slot script in this process, in order: ("acquire" or "release", the thread's name)."""
+    client = concurrency._redis_client()
+    runs: list[tuple[str, str]] = []
+    register = client.register_script
+
+    def counted(script: str):
+        registered = register(script)
+        name = "acquire" if script == concurrency.ACQUIRE_SCRIPT else "release"
+
+        def run(**kwargs):
+            runs.append((name, threading.current_thread().name))
+            return registered(**kwargs)
+
+        return run
+
+    monkeypatch.setattr(client, "register_script", counted)
+    return runs
+
+
 @pytest.mark.django_db
 def test_database_slots_are_taken_once_and_expire():
     LLMSlot.objects.bulk_create(LLMSlot(pool="p", number=n) for n in range(2))
@@ -36,10 +65,7 @@ def test_a_database_slot_is_released_after_the_block(settings):
 
 
 def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not redis_url:
-        pytest.skip("set REDIS_URL to test the Redis semaphore")
-    settings.CELERY_BROKER_URL = redis_url
+    _redis_settings(settings)
     assert shared_backend() == "redis"
     endpoint = f"test-{time.time()}"
     inside = 0
@@ -71,26 +97,8 @@ def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
 
 
 def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(settings, monkeypatch):
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not redis_url:
-        pytest.skip("set REDIS_URL to test the Redis semaphore")
-    settings.CELERY_BROKER_URL = redis_url
-    client = concurrency._redis_client()
-    asks: list[str] = []
-    register = client.register_script
-
-    def counted(script: str):
-        registered = register(script)
-        if script != concurrency.ACQUIRE_SCRIPT:
-            return registered
-
-        def ask(**kwargs):
-            asks.append(threading.current_thread().name)
-            return registered(**kwargs)
-
-        return ask
-
-    monkeypatch.setattr(client, "register_script", counted)
+    _redis_settings(settings)
+    runs = _script_runs(monkeypatch)
     key = f"assessor:llm-slots:test-{time.time()}"
     events: list[str] = []
     inside = threading.Event()
@@ -116,34 +124,8 @@ def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(setti
         thread.join()
     assert events == ["holder in", "holder out", "waiter in"]
     # Asked once, refused, woken by the release, asked again: polling every few milliseconds asked dozens of times.
+    asks = [thread for script, thread in runs if script == "acquire"]
     assert asks.count("waiter") == 2 and asks.count("holder") == 1
-
-
-def _counted_scripts(monkeypatch) -> dict[str, int]:
-    """How many times this process runs the Redis slot scripts, by script."""
-    client = concurrency._redis_client()
-    runs = {"acquire": 0, "release": 0}
-    register = client.register_script
-
-    def counted(script: str):
-        registered = register(script)
-        name = "acquire" if script == concurrency.ACQUIRE_SCRIPT else "release"
-
-        def run(**kwargs):
-            runs[name] += 1
-            return registered(**kwargs)
-
-        return run
-
-    monkeypatch.setattr(client, "register_script", counted)
-    return runs
-
-
-def _redis_settings(settings) -> None:
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not redis_url:
-        pytest.skip("set REDIS_URL to test the Redis semaphore")
-    settings.CELERY_BROKER_URL = redis_url
 
 
 def _wait_until(condition, seconds: float = 5.0) -> None:
@@ -155,7 +137,7 @@ def _wait_until(condition, seconds: float = 5.0) -> None:
 
 def test_a_slot_let_go_passes_to_a_waiting_thread_of_the_process_without_redis(settings, monkeypatch):
     _redis_settings(settings)
-    runs = _counted_scripts(monkeypatch)
+    runs = _script_runs(monkeypatch)
     endpoint = f"test-{time.time()}"
     key = "assessor:llm-slots:" + concurrency.slot_pool(endpoint)
     monkeypatch.setattr(concurrency, "_process_slots", {})
@@ -185,7 +167,8 @@ def test_a_slot_let_go_passes_to_a_waiting_thread_of_the_process_without_redis(s
     # The first's slot went straight to the third, which gave it back to Redis, where the second took it.
     assert order == ["first", "third", "second"]
     # Two slots from Redis (the first's; the second's, refused once while the first held it), two given back.
-    assert runs == {"acquire": 3, "release": 2}
+    scripts = [script for script, _thread in runs]
+    assert (scripts.count("acquire"), scripts.count("release")) == (3, 2)
 
 
 def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_turn(settings, monkeypatch):
@@ -220,15 +203,12 @@ def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_tu
 
 
 def test_a_worker_starting_prepares_the_client_the_scripts_and_the_connections(settings, monkeypatch):
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not redis_url:
-        pytest.skip("set REDIS_URL to test the Redis semaphore")
+    redis_url = _redis_settings(settings)
     import redis
 
     from assessor.jobs import tasks
     from assessor.jobs.llm import client as llm_client
 
-    settings.CELERY_BROKER_URL = redis_url
     settings.LLM_MODEL, settings.LLM_BASE_URL, settings.LLM_API_KEY = "m", f"http://127.0.0.1:9/{time.time()}", ""
     settings.LLM_CONCURRENCY = 5
     monkeypatch.setattr(concurrency, "_redis_clients", {})
