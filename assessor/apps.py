@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core.checks import Tags, register
 from django.db.models.signals import post_migrate
 
 
@@ -10,12 +11,14 @@ class AssessorConfig(AppConfig):
         from assessor.collection import parts
         from assessor.collection import tasks as collection_tasks  # noqa: F401  (registers the upload task)
         from assessor.jobs import tasks  # noqa: F401  (registers the job engine's Celery tasks)
+        from assessor.project.checks import allowed_hosts_check
         from assessor.registry import NavLink, register_nav_link
         from assessor.work.roles import roles_ensure
 
         # Every app's post_migrate, not only ours: the groups need the
         # permissions of apps that migrate after this one.
         post_migrate.connect(roles_ensure, dispatch_uid="assessor.roles_ensure")
+        register(allowed_hosts_check, Tags.security, deploy=True)
         parts.register()
         for link in (
             NavLink("Topics", "queries, relevant segments, nuggets and labels", "collection:topics", 10),

@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from django.core.checks.registry import registry
 from django.test import RequestFactory
 
+from assessor.project.checks import allowed_hosts_check
 from assessor.project.security import client_address_behind_proxy, secret_key_file_read
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,7 +24,12 @@ def manage(tmp_path: Path, *arguments: str, **env: str) -> subprocess.CompletedP
     environment = {k: v for k, v in os.environ.items() if k not in unset}
     environment.update(ASSESSOR_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="assessor.project.settings", **env)
     return subprocess.run(
-        [sys.executable, "manage.py", *arguments], cwd=REPO, env=environment, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *arguments],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -46,6 +54,35 @@ def test_without_the_https_variable_check_deploy_names_what_is_missing(tmp_path)
     result = manage(tmp_path, "check", "--deploy", **deployment(ASSESSOR_HTTPS="0"))
     for warning in DEPLOY_WARNINGS:
         assert f"security.{warning}" in result.stderr
+
+
+def test_check_deploy_warns_of_an_allowed_host_that_lets_any_host_in(tmp_path):
+    result = manage(
+        tmp_path, "check", "--deploy", "--fail-level", "WARNING", **deployment(ALLOWED_HOSTS="assessor.example.org,*")
+    )
+    assert result.returncode == 1
+    assert "?: (assessor.W001) ALLOWED_HOSTS holds '*': the site answers a request for any host name" in result.stderr
+    assert "HINT: Set ALLOWED_HOSTS to the host names the site is served under" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("hosts", "ids"),
+    [
+        (["*"], ["assessor.W001"]),
+        (["a.example.org", "*"], ["assessor.W001"]),
+        ([".example.org"], []),
+        (["a.example.org"], []),
+    ],
+)
+def test_only_the_any_host_entry_is_warned_of(settings, hosts, ids):
+    settings.ALLOWED_HOSTS = hosts
+    assert [message.id for message in allowed_hosts_check()] == ids
+
+
+def test_the_allowed_hosts_check_runs_with_deploy_only():
+    deploy = {check.__name__ for check in registry.get_checks(include_deployment_checks=True)}
+    plain = {check.__name__ for check in registry.get_checks(include_deployment_checks=False)}
+    assert "allowed_hosts_check" in deploy - plain
 
 
 def test_one_variable_turns_on_the_https_settings(tmp_path):
