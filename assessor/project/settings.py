@@ -61,6 +61,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files with DEBUG off, from the one web process (README, "Deployment").
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the request: a NUL in it is a 400, not a database error.
+    "assessor.project.nul.NulRefusalMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
