@@ -36,6 +36,7 @@ from assessor.importing.base import (
     ImportFailure,
     ImportResult,
     Writes,
+    characters_check,
     chunked,
     id_checked,
     import_file,
@@ -122,6 +123,7 @@ def _jsonl_row(line: str, *, path: Path, number: int) -> list[str]:
         raise ImportFailure(f"not JSON: {exc.msg}", path=path, line=number) from None
     if not isinstance(record, dict):
         raise ImportFailure("a row is a JSON object with run_id, topic_id, measure and value", path=path, line=number)
+    characters_check(record, line, path=path, line=number)
     row = []
     for key in JSONL_KEYS:
         if key not in record:

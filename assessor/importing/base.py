@@ -9,7 +9,9 @@ read, checked and staged with no write lock, and moved in by one short switch
 
 import hashlib
 import json
+import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -72,6 +74,9 @@ MAX_NUGGET_CHARS = 1_000
 # The text of JSON strings, and the brackets left when they are taken out.
 JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+# A JSON escape of a UTF-16 surrogate (\ud800 to \udfff, any case), and the character it becomes.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ImportFailure(Exception):
@@ -172,36 +177,79 @@ def json_depth(text: str) -> int:
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     for number, line in read_lines(path):
-        # Checked before parsing: the parser recurses once per level.
-        if json_depth(line) > MAX_JSON_DEPTH:
-            raise ImportFailure(f"lists and objects nest deeper than {MAX_JSON_DEPTH} levels", path=path, line=number)
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFailure(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from None
-        if not isinstance(record, dict):
-            raise ImportFailure("a line must hold a JSON object", path=path, line=number)
-        if "\\u0000" in line and (where := nul_field(record)) is not None:
-            raise ImportFailure(
-                "holds a NUL character (\\u0000), which no text may hold", path=path, line=number, field=where
-            )
-        yield number, record
+        yield number, json_record(line, path=path, line=number)
 
 
-def nul_field(value: Any, where: str = "") -> str | None:
+def json_record(text: str, *, path: Path, line: int) -> dict[str, Any]:
+    """A line of a JSONL file as its object, refused by line (and field) if it is not one, or if it holds
+    what no text may hold: the one reading of JSON lines every importer shares."""
+    # Checked before parsing: the parser recurses once per level.
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ImportFailure(f"lists and objects nest deeper than {MAX_JSON_DEPTH} levels", path=path, line=line)
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFailure(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=line) from None
+    except ValueError:
+        # Python reads no integer of more digits than this (sys.get_int_max_str_digits): no file means one.
+        raise ImportFailure(
+            f"not valid JSON here: a whole number of more than {sys.get_int_max_str_digits():,} digits",
+            path=path,
+            line=line,
+        ) from None
+    if not isinstance(record, dict):
+        raise ImportFailure("a line must hold a JSON object", path=path, line=line)
+    characters_check(record, text, path=path, line=line)
+    return record
+
+
+def characters_check(record: Any, text: str, *, path: Path, line: int) -> None:
+    """Refuse a parsed JSON line (`text` as the file has it) whose strings hold a NUL or a lone surrogate.
+
+    JSON can write both as escapes, which the parser turns into characters no text holds: PostgreSQL
+    refuses a NUL, and a lone surrogate (half of a UTF-16 pair, `\\ud800`) is stored by SQLite and then
+    fails every page, download and export that encodes it. Only a line whose text has the escape is scanned.
+    """
+    if "\\u0000" in text and (where := nul_field(record)) is not None:
+        raise ImportFailure(
+            "holds a NUL character (\\u0000), which no text may hold", path=path, line=line, field=where
+        )
+    if SURROGATE_ESCAPE.search(text) and (where := surrogate_field(record)) is not None:
+        raise ImportFailure(
+            "holds a lone surrogate (an escape from \\ud800 to \\udfff without its pair), which is no "
+            "character: no text may hold it",
+            path=path,
+            line=line,
+            field=where,
+        )
+
+
+def nul_field(value: Any) -> str | None:
     """The field of a parsed JSON value whose string (or key) holds a NUL character, or None."""
+    return _field_holding(value, lambda text: "\x00" in text)
+
+
+def surrogate_field(value: Any) -> str | None:
+    """The field of a parsed JSON value whose string (or key) holds a lone surrogate, or None."""
+    return _field_holding(value, lambda text: SURROGATE.search(text) is not None)
+
+
+def _field_holding(value: Any, holds: Callable[[str], bool], where: str = "") -> str | None:
+    """The field of a parsed JSON value whose string (or key) `holds` what is looked for, or None."""
     if isinstance(value, str):
-        return where or "(the line)" if "\x00" in value else None
+        return where or "(the line)" if holds(value) else None
     if isinstance(value, dict):
         for key, inner in value.items():
-            name = f"{where}.{key}" if where else str(key)
-            if "\x00" in key:
+            # A key is named with its lone surrogates escaped, so that the error naming it can be shown.
+            shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+            name = f"{where}.{shown}" if where else shown
+            if holds(key):
                 return name
-            if (found := nul_field(inner, name)) is not None:
+            if (found := _field_holding(inner, holds, name)) is not None:
                 return found
     if isinstance(value, list):
         for index, inner in enumerate(value):
-            if (found := nul_field(inner, f"{where}[{index}]")) is not None:
+            if (found := _field_holding(inner, holds, f"{where}[{index}]")) is not None:
                 return found
     return None
 
@@ -217,9 +265,72 @@ def require(record: dict[str, Any], key: str, kind: type | tuple[type, ...], *, 
     return value
 
 
-def optional_str(
-    record: dict[str, Any], key: str, limit: int, *, path: Path, line: int, field: str = ""
-) -> str:
+# The one rule for numbers in files: a whole number is a JSON integer, a number a JSON integer or float, each
+# within the range its column holds. Never a boolean or a string ("3"), never NaN or Infinity (which Python's
+# JSON parser accepts, and no column or score can use), and never a float where a whole number is wanted (a
+# grade of 1.0 is not a tool's grade). Past a column's range PostgreSQL raises DataError and SQLite's driver
+# OverflowError, so the range is checked here, by field.
+MAX_STORED_INTEGER = 2_147_483_647  # IntegerField, PositiveIntegerField: 32 bits on every database
+
+
+def number_shown(value: Any) -> str:
+    """A value read where a number is wanted, as the error shows it (in JSON's words, and short)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, int):
+        digits = len(str(abs(value)))
+        return str(value) if digits <= 20 else f"a whole number of {digits} digits"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return f"the string {value[:40]!r}" + ("..." if len(value) > 40 else "")
+    return {dict: "an object", list: "a list", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def integer_checked(value: Any, low: int, high: int, *, path: Path, line: int, field: str) -> int:
+    """`value`, if it is a JSON whole number from `low` to `high`."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+        return value
+    raise ImportFailure(
+        f"expected a whole number from {low:,} to {high:,}, got {number_shown(value)}",
+        path=path,
+        line=line,
+        field=field,
+    )
+
+
+def float_checked(
+    value: Any, low: float | None = None, high: float | None = None, *, path: Path, line: int, field: str
+) -> float:
+    """`value` as a float, if it is a finite JSON number (from `low` to `high`, where given)."""
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past any float
+            number = None
+    if (
+        number is not None
+        and math.isfinite(number)
+        and (low is None or number >= low)
+        and (high is None or number <= high)
+    ):
+        return number
+    bounds = f" from {low:g} to {high:g}" if low is not None and high is not None else ""
+    raise ImportFailure(
+        f"expected a finite number{bounds}, got {number_shown(value)}", path=path, line=line, field=field
+    )
+
+
+def optional_float(record: dict[str, Any], key: str, *, path: Path, line: int) -> float | None:
+    """An optional number field (None when absent or null), under the rule for numbers."""
+    value = record.get(key)
+    return None if value is None else float_checked(value, path=path, line=line, field=key)
+
+
+def optional_str(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int, field: str = "") -> str:
     """The value of an optional text field ("" when absent or null), of at most `limit` characters; `field` names
     it in errors where it lies deeper than the record's top level."""
     value = record.get(key)
@@ -256,6 +367,28 @@ def id_checked(value: str, limit: int, *, path: Path, line: int, field: str) -> 
     if problem := id_problem(value, limit):
         raise ImportFailure(problem, path=path, line=line, field=field)
     return value
+
+
+def json_id(value: Any, limit: int, *, path: Path, line: int, field: str, whole_numbers: bool = False) -> str:
+    """The id a JSON value holds: a string under the id rule, as written (never stripped: "1\\n" is not the
+    topic "1"), or a whole number where tools write ids so (`whole_numbers`: topic ids)."""
+    if whole_numbers and isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise ImportFailure(f"expected an id (a string), got {number_shown(value)}", path=path, line=line, field=field)
+    return id_checked(value, limit, path=path, line=line, field=field)
+
+
+def finite_check(value: Any, *, path: Path, line: int, field: str) -> None:
+    """Refuse NaN and Infinity anywhere in a JSON value kept as JSON (no JSON column, nor export, holds them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ImportFailure(f"expected a finite number, got {number_shown(value)}", path=path, line=line, field=field)
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            finite_check(inner, path=path, line=line, field=f"{field}.{key}")
+    if isinstance(value, list):
+        for index, inner in enumerate(value):
+            finite_check(inner, path=path, line=line, field=f"{field}[{index}]")
 
 
 def option_id_checked(value: str, limit: int, *, path: Path, option: str) -> str:

@@ -25,9 +25,9 @@ from assessor.importing.base import (
     ImportResult,
     Writes,
     chunked,
-    id_checked,
     import_file,
     in_batches,
+    json_id,
     limited,
 )
 from assessor.models import Answer, Run, Topic
@@ -133,18 +133,12 @@ def text_field(
 
 
 def id_field(record: dict[str, Any], keys: Sequence[str], *, path: Path, line: int) -> str:
-    """A topic id under the first of `keys` present; integers are accepted (some tools write qids as numbers)."""
+    """A topic id under the first of `keys` present, as written; integers are accepted (some tools write qids as
+    numbers)."""
     key = next((key for key in keys if key in record), None)
     if key is None:
         raise ImportFailure("missing", path=path, line=line, field=keys[0])
-    value = record[key]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if not isinstance(value, str):
-        raise ImportFailure(f"expected a string, got {json_type(value)}", path=path, line=line, field=key)
-    if not value.strip():
-        raise ImportFailure("empty", path=path, line=line, field=key)
-    return id_checked(value.strip(), MAX_TOPIC_ID_CHARS, path=path, line=line, field=key)
+    return json_id(record[key], MAX_TOPIC_ID_CHARS, path=path, line=line, field=key, whole_numbers=True)
 
 
 def json_type(value: Any) -> str:
