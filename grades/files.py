@@ -16,7 +16,18 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
-from assessor.importing.base import ImportFailure, ImportResult, Writes, import_file, read_lines
+from assessor.importing.base import (
+    MAX_ID_CHARS,
+    MAX_TOPIC_ID_CHARS,
+    ImportFailure,
+    ImportResult,
+    Writes,
+    import_file,
+    integer_checked,
+    json_id,
+    optional_float,
+    read_jsonl,
+)
 from assessor.models import Answer
 from assessor.sources import import_source_claim
 from grades.kinds import GRADES_FAMILY, IMPORT_GRADES
@@ -38,51 +49,39 @@ class GradeLine:
     document: str
 
 
-def _text(record: dict[str, Any], key: str, *, path: Path, line: int) -> str:
-    value = record.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise ImportFailure("missing, or not a non-empty string", path=path, line=line, field=key)
-    return value.strip()
+def _id(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
+    if record.get(key) is None:
+        raise ImportFailure("missing", path=path, line=line, field=key)
+    return json_id(record[key], limit, path=path, line=line, field=key, whole_numbers=key == "query_id")
 
 
 def _grade_line(record: dict[str, Any], *, path: Path, line: int) -> GradeLine:
-    grade = record.get("grade")
-    if isinstance(grade, str) and grade.strip() in {str(g) for g in range(6)}:
-        grade = int(grade.strip())
-    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in range(6):
-        raise ImportFailure(f"must be a whole number from 0 to 5, not {grade!r}", path=path, line=line, field="grade")
-    confidence = record.get("confidence")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)):
-        raise ImportFailure(f"must be a number, not {confidence!r}", path=path, line=line, field="confidence")
+    grade = integer_checked(record.get("grade"), 0, 5, path=path, line=line, field="grade")
+    confidence = optional_float(record, "confidence", path=path, line=line)
     reasoning = record.get("reasoning") or ""
     if not isinstance(reasoning, str):
         raise ImportFailure("must be a string", path=path, line=line, field="reasoning")
-    document = record.get("doc_id") or ""
-    if not isinstance(document, str):
-        raise ImportFailure("must be a string", path=path, line=line, field="doc_id")
+    # null, "" or nothing where the report, not a document, was graded (the reference writes null).
+    document = record.get("doc_id")
+    if document not in (None, ""):
+        document = json_id(document, MAX_ID_CHARS, path=path, line=line, field="doc_id")
     named = record.get("nugget_id") or record.get("question")
     if not isinstance(named, str) or not named.strip():
         raise ImportFailure("missing: give nugget_id or question", path=path, line=line, field="nugget_id")
     return GradeLine(
         line=line,
-        run_id=_text(record, "run_id", path=path, line=line),
-        topic_id=_text(record, "query_id", path=path, line=line),
+        run_id=_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
+        topic_id=_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line),
         question=named.strip(),
         grade=grade,
-        confidence=float(confidence) if confidence is not None else None,
+        confidence=confidence,
         reasoning=reasoning,
-        document=document,
+        document=document or "",
     )
 
 
 def grades_parse(path: Path) -> Iterator[GradeLine]:
-    for line, text in read_lines(path):
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportFailure(f"not JSON ({exc.msg})", path=path, line=line) from None
-        if not isinstance(record, dict):
-            raise ImportFailure("expected a JSON object", path=path, line=line)
+    for line, record in read_jsonl(path):
         yield _grade_line(record, path=path, line=line)
 
 

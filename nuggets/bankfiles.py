@@ -41,7 +41,9 @@ from assessor.importing.base import (
     ImportFailure,
     Writes,
     chunked,
+    id_checked,
     import_file,
+    number_shown,
     read_jsonl,
 )
 from assessor.models import Topic
@@ -52,6 +54,7 @@ from nuggets.importing import replaced_nuggets_announce, replaced_nuggets_retire
 from nuggets.kinds import IMPORT_BANKS, LABEL_FAMILY
 from nuggets.models import GoldAnswer, Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q
+from nuggets.workspace import MAX_ANSWER_DOCUMENTS, MAX_ANSWERS
 
 FORMAT_VERSION = "v3"
 CHUNK_TOPICS = 500
@@ -88,15 +91,12 @@ def _importance(raw: Any, *, where: str, path: Path, line: int) -> str:
         return ""
     if isinstance(raw, str) and raw.strip().lower() in Nugget.Importance.values:
         return raw.strip().lower()
-    if isinstance(raw, int | str) and not isinstance(raw, bool):
-        try:
-            weight = int(raw)
-        except ValueError:
-            weight = None
-        if weight in IMPORTANCE_WEIGHTS:
-            return IMPORTANCE_WEIGHTS[weight]
+    # A weight is a JSON whole number, as every number in a file: not "2", 2.0 or true.
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw in IMPORTANCE_WEIGHTS:
+        return IMPORTANCE_WEIGHTS[raw]
+    shown = repr(raw) if isinstance(raw, str) else number_shown(raw)
     raise ImportFailure(
-        f"{raw!r} is not an importance (vital or okay, or the weight 2 or 1)", path=path, line=line, field=where
+        f"{shown} is not an importance (vital or okay, or the weight 2 or 1)", path=path, line=line, field=where
     )
 
 
@@ -125,18 +125,23 @@ def _references(raw: Any, *, where: str, path: Path, line: int) -> tuple[str, ..
         if isinstance(reference, dict):
             place += ".doc_id"
             reference = reference.get("doc_id")
-        if not isinstance(reference, str) or not reference.strip():
+        if not isinstance(reference, str):
             raise ImportFailure(
                 f"expected a document id (a string, or an object with doc_id), got {json_type(reference)}",
                 path=path,
                 line=line,
                 field=place,
             )
-        doc_id = reference.strip()
-        if len(doc_id) > MAX_ID_CHARS:
-            raise ImportFailure(f"longer than {MAX_ID_CHARS} characters", path=path, line=line, field=place)
+        doc_id = id_checked(reference, MAX_ID_CHARS, path=path, line=line, field=place)
         if doc_id not in documents:
             documents.append(doc_id)
+    if len(documents) > MAX_ANSWER_DOCUMENTS:
+        raise ImportFailure(
+            f"{len(documents)} documents: an answer cites at most {MAX_ANSWER_DOCUMENTS} (the bank workspace's cap)",
+            path=path,
+            line=line,
+            field=where,
+        )
     return tuple(documents)
 
 
@@ -191,6 +196,13 @@ def _question(raw: Any, key: str | None, *, where: str, path: Path, line: int) -
             if any(known.text == answer.text for known in answers):
                 raise ImportFailure("this answer is repeated in the question", path=path, line=line, field=place)
             answers.append(answer)
+        if len(answers) > MAX_ANSWERS:
+            raise ImportFailure(
+                f"{len(answers)} answers: a question holds at most {MAX_ANSWERS} (the bank workspace's cap)",
+                path=path,
+                line=line,
+                field=f"{where}.answers",
+            )
     return Question(
         text=text,
         importance=_importance(raw.get("importance"), where=f"{where}.importance", path=path, line=line),

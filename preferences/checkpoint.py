@@ -18,7 +18,18 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
-from assessor.importing.base import ImportFailure, ImportResult, Writes, import_file, read_lines
+from assessor.importing.base import (
+    MAX_ID_CHARS,
+    MAX_TOPIC_ID_CHARS,
+    ImportFailure,
+    ImportResult,
+    Writes,
+    import_file,
+    integer_checked,
+    json_id,
+    optional_float,
+    read_jsonl,
+)
 from assessor.models import Answer
 from assessor.scoring.lifecycle import labels_counted
 from assessor.sources import import_source_claim
@@ -40,46 +51,32 @@ class Comparison:
     reasoning: str
 
 
-def _text(record: dict[str, Any], key: str, *, path: Path, line: int) -> str:
-    value = record.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise ImportFailure("missing, or not a non-empty string", path=path, line=line, field=key)
-    return value.strip()
+def _id(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
+    if record.get(key) is None:
+        raise ImportFailure("missing", path=path, line=line, field=key)
+    return json_id(record[key], limit, path=path, line=line, field=key, whole_numbers=key == "query_id")
 
 
 def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
-    label = record.get("better_passage")
-    # The reference writes ints; a checkpoint that kept ties or strings is read as strictly as it allows.
-    if isinstance(label, str) and label.strip() in {"0", "1", "2"}:
-        label = int(label.strip())
-    if isinstance(label, bool) or label not in (0, 1, 2):
-        raise ImportFailure(f"must be 1, 2 or 0, not {label!r}", path=path, line=line, field="better_passage")
-    confidence = record.get("confidence")
-    if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)):
-        raise ImportFailure(f"must be a number, not {confidence!r}", path=path, line=line, field="confidence")
+    # 1 or 2 as the reference writes them; 0 (a tie) from a checkpoint that kept ties.
+    label = integer_checked(record.get("better_passage"), 0, 2, path=path, line=line, field="better_passage")
     reasoning = record.get("reasoning") or ""
     if not isinstance(reasoning, str):
         raise ImportFailure("must be a string", path=path, line=line, field="reasoning")
     return Comparison(
         line=line,
-        topic_id=_text(record, "query_id", path=path, line=line),
-        run_id=_text(record, "run_id", path=path, line=line),
-        run_id2=_text(record, "run_id2", path=path, line=line),
+        topic_id=_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line),
+        run_id=_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
+        run_id2=_id(record, "run_id2", MAX_ID_CHARS, path=path, line=line),
         label=label,
-        confidence=float(confidence) if confidence is not None else None,
+        confidence=optional_float(record, "confidence", path=path, line=line),
         reasoning=reasoning,
     )
 
 
 def checkpoint_parse(path: Path) -> Iterator[Comparison]:
     """The comparison records of a checkpoint, checked; aggregate records are skipped, other types refused."""
-    for line, text in read_lines(path):
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ImportFailure(f"not JSON ({exc.msg})", path=path, line=line) from None
-        if not isinstance(record, dict):
-            raise ImportFailure("expected a JSON object", path=path, line=line)
+    for line, record in read_jsonl(path):
         kind = record.get("_type")
         if kind == "aggregate":
             continue
@@ -128,6 +125,12 @@ def _prepare(writes: Writes, *, path: Path, name: str, replace: bool, user: User
     if not name:
         raise ImportFailure("a preference source name is required", path=path, field="name")
     comparisons = list(checkpoint_parse(path))
+    if not comparisons:
+        raise ImportFailure(
+            'holds no preferences (no "_type": "comparison" line), only aggregates, which are computed from '
+            "the preferences and not imported: nothing to import",
+            path=path,
+        )
     source_id = import_source_claim(
         writes=writes, family=PREFERENCES_FAMILY, name=name, user=user, path=path, option="name"
     )

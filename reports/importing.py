@@ -202,6 +202,42 @@ def _segments_fill(writes: Writes, documents: list[DocumentLine]) -> int:
     )
 
 
+# Enough documents named in one warning to find them; the rest are counted.
+UNFOUND_SHOWN = 10
+
+
+def _texts_unfound(chunk: list[ReportLine]) -> dict[int, tuple[str, str, list[str]]]:
+    """By line, each report's run, topic and the documents (cited or listed) the collection holds no text for."""
+    wanted = {docid for report in chunk for docid in report.answer.references}
+    found: set[str] = set()
+    for ids in in_batches(sorted(wanted)):
+        found.update(Segment.objects.filter(pk__in=ids).exclude(text="").values_list("pk", flat=True))
+    return {
+        report.answer.line: (report.answer.run_id, report.answer.topic_id, missing)
+        for report in chunk
+        if (missing := [docid for docid in report.answer.references if docid not in found])
+    }
+
+
+def _unfound_warnings(unfound: dict[int, tuple[str, str, list[str]]], given: set[str], *, path: Path) -> list[str]:
+    """A report citing documents neither the file (any line's `documents`) nor the collection gives a text is
+    imported (a run's documents may come later, as segments), with a warning naming them."""
+    warnings = []
+    for line, (run_id, topic_id, docids) in sorted(unfound.items()):
+        missing = [docid for docid in docids if docid not in given]
+        if not missing:
+            continue
+        shown = ", ".join(missing[:UNFOUND_SHOWN])
+        if len(missing) > UNFOUND_SHOWN:
+            shown += f" and {len(missing) - UNFOUND_SHOWN} more"
+        warnings.append(
+            f"{path}, line {line}: the report of run {run_id} for topic {topic_id} cites {len(missing)} documents "
+            f"found neither in the file nor in the collection: {shown}; they are kept as ids without text until "
+            "their segments are imported"
+        )
+    return warnings
+
+
 def _layout_values(report: ReportLine) -> dict[str, Any]:
     return {
         "team_id": report.team_id,
@@ -287,8 +323,13 @@ def _layouts_store(
 def _reports_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
     result = ImportResult(path=str(path))
     store = AnswerLinesStore(writes, result=result, replace=replace, path=path)
+    given: set[str] = set()  # the documents the file gives a text for
+    unfound: dict[int, tuple[str, str, list[str]]] = {}  # by line: documents the collection held no text for
     for chunk in chunked(reports_parse(path), CHUNK_ANSWERS):
         requests = _topics_known(chunk, path=path)
+        given.update(document.docid for report in chunk for document in report.documents if document.text)
+        # Before the documents are filled and placeholders made: what the collection held before this file.
+        unfound.update(_texts_unfound(chunk))
         warnings = {
             report.answer.line: _length_warnings(report, requests[report.answer.topic_id], path=path)
             for report in chunk
@@ -308,4 +349,5 @@ def _reports_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResu
             raise _field_in_report(failure, keys.get(failure.line or 0, "responses")) from None
         reports = [(answer, report) for (answer, _), report in zip(answers, chunk, strict=True)]
         _layouts_store(writes, reports, result, replace=replace, path=path)
+    result.warnings += _unfound_warnings(unfound, given, path=path)
     return result

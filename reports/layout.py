@@ -29,11 +29,16 @@ from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_QUERY_CHARS,
     MAX_SEGMENT_CHARS,
+    MAX_STORED_INTEGER,
     MAX_TITLE_CHARS,
     MAX_TOPIC_ID_CHARS,
     MAX_URL_CHARS,
     ImportFailure,
+    finite_check,
+    float_checked,
     id_checked,
+    integer_checked,
+    json_id,
     limited,
     optional_str,
     read_jsonl,
@@ -109,11 +114,7 @@ def _optional_text(record: dict[str, Any], key: str, limit: int, *, path: Path, 
 
 def _optional_limit(record: dict[str, Any], key: str, *, path: Path, line: int) -> int | None:
     value = record.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ImportFailure(f"expected a positive whole number, got {value!r}", path=path, line=line, field=key)
-    return value
+    return None if value is None else integer_checked(value, 1, MAX_STORED_INTEGER, path=path, line=line, field=key)
 
 
 def _collection_ids(record: dict[str, Any], *, path: Path, line: int) -> tuple[str, ...]:
@@ -142,8 +143,14 @@ def _mirrors_checked(record: dict[str, Any], request_id: str, names: tuple[str, 
 
 
 def _parse_request(record: dict[str, Any], *, path: Path, line: int) -> RequestLine:
-    request_id = require(record, "request_id", (str, int), path=path, line=line)
-    request_id = id_checked(str(request_id).strip(), MAX_TOPIC_ID_CHARS, path=path, line=line, field="request_id")
+    request_id = json_id(
+        require(record, "request_id", (str, int), path=path, line=line),
+        MAX_TOPIC_ID_CHARS,
+        path=path,
+        line=line,
+        field="request_id",
+        whole_numbers=True,
+    )
     _mirrors_checked(record, request_id, ("topic_id", "narrative_id"), path=path, line=line)
     title = require(record, "title", str, path=path, line=line).strip()
     if not title:
@@ -198,7 +205,7 @@ def _topic_id(metadata: dict[str, Any], *, path: Path, line: int) -> str:
                 line=line,
                 field=f"metadata.{name}",
             )
-    return id_checked(str(first).strip(), MAX_TOPIC_ID_CHARS, path=path, line=line, field=f"metadata.{first_name}")
+    return json_id(first, MAX_TOPIC_ID_CHARS, path=path, line=line, field=f"metadata.{first_name}", whole_numbers=True)
 
 
 def _metadata_id(metadata: dict[str, Any], key: str, *, path: Path, line: int) -> str:
@@ -207,7 +214,7 @@ def _metadata_id(metadata: dict[str, Any], key: str, *, path: Path, line: int) -
         raise ImportFailure("missing", path=path, line=line, field=f"metadata.{key}")
     if not isinstance(value, str):
         raise ImportFailure(f"expected str, got {type(value).__name__}", path=path, line=line, field=f"metadata.{key}")
-    return id_checked(value.strip(), MAX_ID_CHARS, path=path, line=line, field=f"metadata.{key}")
+    return id_checked(value, MAX_ID_CHARS, path=path, line=line, field=f"metadata.{key}")
 
 
 def _sentences_key(record: dict[str, Any], *, path: Path, line: int) -> str:
@@ -270,7 +277,7 @@ def _shape_of_report(sentences: list[Any], key: str, *, path: Path, line: int) -
 
 
 def _docid(value: str, *, path: Path, line: int, field: str) -> str:
-    return id_checked(value.strip(), MAX_ID_CHARS, path=path, line=line, field=field)
+    return id_checked(value, MAX_ID_CHARS, path=path, line=line, field=field)
 
 
 def _references(record: dict[str, Any], *, path: Path, line: int) -> list[str] | None:
@@ -320,11 +327,8 @@ def _cited(raw: dict[str, Any], shape: str, references: list[str] | None, where:
         docids = [(references or [])[index] for index in citations]
     elif shape == CitationShape.CONFIDENCES:
         for docid, confidence in dict(citations).items():
-            if not isinstance(confidence, (int, float)) or isinstance(confidence, bool):
-                raise ImportFailure(
-                    f"expected a number, got {confidence!r}", path=path, line=line, field=f"{where}.citations.{docid}"
-                )
-            confidences[_docid(docid, path=path, line=line, field=f"{where}.citations")] = float(confidence)
+            docid = _docid(docid, path=path, line=line, field=f"{where}.citations")
+            confidences[docid] = float_checked(confidence, path=path, line=line, field=f"{where}.citations.{docid}")
         # sorted() is stable: equal confidences keep the file's order.
         docids = sorted(confidences, key=lambda docid: -confidences[docid])
     else:
@@ -417,13 +421,15 @@ def _parse_report(record: dict[str, Any], *, path: Path, line: int) -> ReportLin
     )
     limited(answer.text, MAX_ANSWER_CHARS, path=path, line=line, field=key)
     known = {"team_id", "run_id", "topic_id", "narrative_id", "request_id"}
+    kept = {name: value for name, value in metadata.items() if name not in known}
+    finite_check(kept, path=path, line=line, field="metadata")
     return ReportLine(
         answer=answer,
         team_id=team_id,
         shape=shape,
         sentences_key=key,
         confidences=tuple(confidences) if shape == CitationShape.CONFIDENCES else (),
-        metadata={name: value for name, value in metadata.items() if name not in known},
+        metadata=kept,
         references_given=references is not None,
         documents=_documents(record, path=path, line=line),
     )

@@ -83,9 +83,9 @@ def comparison(**fields) -> str:
 @pytest.mark.parametrize(
     ("lines", "where"),
     [
-        ([comparison(better_passage=3)], "line 1, field 'better_passage': must be 1, 2 or 0, not 3"),
+        ([comparison(better_passage=3)], "line 1, field 'better_passage': expected a whole number from 0 to 2, got 3"),
         ([comparison(), comparison(run_id="nope")], "line 2, field 'run_id': unknown run 'nope'"),
-        ([comparison(), "{"], "line 2: not JSON"),
+        ([comparison(), "{"], "line 2: not valid JSON"),
         (
             [
                 comparison(),

@@ -264,7 +264,7 @@ def test_the_three_citation_shapes(write_file):
             "responses[0].citations",
             "not listed",
         ),
-        (report(responses=[{"text": "a", "citations": {"d1": "high"}}]), "responses[0].citations.d1", "a number"),
+        (report(responses=[{"text": "a", "citations": {"d1": "high"}}]), "responses[0].citations.d1", "finite number"),
         (report(responses=[{"text": "a", "citations": ["d1", "d1"]}]), "responses[0].citations", "twice"),
         (report(responses=[{"text": "  ", "citations": []}]), "responses[0].text", "empty"),
         (report(responses=[{"citations": []}]), "responses[0].text", "missing"),
