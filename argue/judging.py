@@ -9,10 +9,12 @@ has no page. The pages name a report by a token, never by run or id, and read no
 own source: blind to every LLM's. Saves go through the judging core (assessor.work.judging).
 """
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Sum
@@ -299,11 +301,19 @@ def topic_plan(work: AssessorWork, options: ArgueWork | None = None) -> TopicPla
 
 
 def support_key(citation_id: int) -> str:
+    """A citation's judgment among the work's own (never shown: the page names its row by `row_token`)."""
     return f"c{citation_id}"
 
 
 def answer_key(question_id: int, answer_index: int) -> str:
     return f"q{question_id}-{answer_index}"
+
+
+def row_token(key: str) -> str:
+    """The opaque name of a row (`support_key` or `answer_key`) on the page and in its save, keyed by SECRET_KEY
+    like `assessor.work.judging.answer_token`: citation ids follow the import order of reports, so a page showing
+    them would tie a report to its run. A save names its row by the token alone; a bare key is no row."""
+    return hashlib.sha256(f"{settings.SECRET_KEY}:argue-row:{key}".encode()).hexdigest()[:20]
 
 
 def _given(work: AssessorWork, sentence_ids: Sequence[int] | None = None) -> dict[str, str]:
@@ -415,7 +425,7 @@ def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> Sent
     }
     rows = [
         Row(
-            support_key(cited.citation_id),
+            row_token(support_key(cited.citation_id)),
             "support",
             label,
             document=texts.get(cited.docid, Document(cited.docid, "", "")),
@@ -426,7 +436,7 @@ def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> Sent
         question = plan.questions[question_index]
         rows.append(
             Row(
-                answer_key(question.pk or 0, answer_index),
+                row_token(answer_key(question.pk or 0, answer_index)),
                 "answer",
                 label,
                 question=question.text,
@@ -475,8 +485,8 @@ def argue_save(
     token: str | None,
     op_id: str = "",
 ) -> SupportAttestation | AnswerAttestation | Replayed:
-    """One yes/no of a sentence page: `row` names a cited document (c<citation>) or a gold answer
-    (q<question>-<answer index>) the sentence is asked about."""
+    """One yes/no of a sentence page: `row` is the token (`row_token`) of a cited document or of a gold answer
+    the sentence is asked about."""
     if label not in LABELS:
         raise JudgeError("A judgment is yes or no.")
     work = locked_open_work(work_id=work_id, user=user, kinds=[ARGUE_WORK], expected_version=expected_version)
@@ -500,7 +510,7 @@ def argue_save(
     was = previous if previous in LABELS else ""
     conflict = "This judgment was changed in another tab: reload."
     item = f"{answer_id}:{sentence_index}:{row}"
-    citation_id = next((c.citation_id for c in sentence.cited if row == support_key(c.citation_id)), None)
+    citation_id = next((c.citation_id for c in sentence.cited if row == row_token(support_key(c.citation_id))), None)
     if citation_id is not None:
         existing = (
             SupportAttestation.objects.select_for_update().filter(source_id=source_id, citation_id=citation_id).first()
@@ -523,7 +533,7 @@ def argue_save(
             item=item,
             op_id=op_id,
         )
-    asked = {answer_key(questions[q].pk or 0, a): (questions[q].pk or 0, a) for q, a in sentence.checks}
+    asked = {row_token(answer_key(questions[q].pk or 0, a)): (questions[q].pk or 0, a) for q, a in sentence.checks}
     if row not in asked:
         raise JudgeError("This sentence is not asked that (reload the page).")
     question_id, answer_index = asked[row]

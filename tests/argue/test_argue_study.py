@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from argue.agreement import ANSWER_ITEM, SUPPORT_ITEM
-from argue.judging import argue_progress
+from argue.judging import answer_key, argue_progress, row_token, support_key
 from argue.kinds import ARGUE_WORK
 from argue.llm import argue_job_create
 from argue.study import gating_asks
@@ -113,11 +113,26 @@ def sentence_pages(client, work) -> list[tuple[int, str, int]]:
 
 
 def row_item(row: str, sentence_id: int) -> tuple[int, ...]:
-    """A page's row as argue.agreement names the judgment: c<citation>, q<question>-<answer index>."""
-    if row.startswith("c"):
-        return (SUPPORT_ITEM, int(row[1:]))
-    question, index = row[1:].split("-")
-    return (ANSWER_ITEM, sentence_id, int(question), int(index))
+    """A page's row (an opaque token) as argue.agreement names the judgment: one of the sentence's citations, or
+    one of the gold answers of its topic's bank."""
+    return next(item for item in sentence_items(sentence_id) if item_row(item) == row)
+
+
+def sentence_items(sentence_id: int) -> list[tuple[int, ...]]:
+    """Every judgment a sentence could be asked, as argue.agreement names them."""
+    sentence = Sentence.objects.select_related("answer").get(pk=sentence_id)
+    items: list[tuple[int, ...]] = [
+        (SUPPORT_ITEM, pk) for pk in Citation.objects.filter(sentence=sentence).values_list("pk", flat=True)
+    ]
+    for question in bank_questions("gold", [sentence.answer.topic_id])[sentence.answer.topic_id]:
+        items += [(ANSWER_ITEM, sentence_id, question.pk, index) for index in range(len(question.answers))]
+    return items
+
+
+def item_row(item: tuple[int, ...]) -> str:
+    """The token the page names a judgment's row by."""
+    key = support_key(item[1]) if item[0] == SUPPORT_ITEM else answer_key(item[2], item[3])
+    return row_token(key)
 
 
 def test_the_assessor_is_asked_the_sampled_judgments_only_and_nothing_else_is_saved(judged):
@@ -135,10 +150,10 @@ def test_the_assessor_is_asked_the_sampled_judgments_only_and_nothing_else_is_sa
     for number, page, sentence in pages:
         for item in every_judgment(judged)["t1"] - sampled:
             if item[0] == ANSWER_ITEM and item[1] == sentence:
-                assert post(client, work, number, f"q{item[2]}-{item[3]}", "yes", page=page).status_code == 400
+                assert post(client, work, number, item_row(item), "yes", page=page).status_code == 400
                 refused += 1
             if item[0] == SUPPORT_ITEM and Citation.objects.get(pk=item[1]).sentence_id == sentence:
-                assert post(client, work, number, f"c{item[1]}", "yes", page=page).status_code == 400
+                assert post(client, work, number, item_row(item), "yes", page=page).status_code == 400
                 refused += 1
     assert refused == len(
         [item for item in every_judgment(judged)["t1"] - sampled if _sentence_of(item) in {p[2] for p in pages}]
