@@ -19,6 +19,8 @@ from django.db import IntegrityError, transaction
 from assessor.importing.base import ImportFailure
 from assessor.importing.staging import Writes
 from assessor.models import AssessorWork, ImportBatch, Job, LabelSource
+from assessor.names import name_problem
+from assessor.registry import registry
 
 Kind = LabelSource.Kind
 
@@ -79,6 +81,9 @@ def source_claim(
     """
     if kind == Kind.LLM and job is None:
         raise ValueError("an LLM source is claimed by a job")
+    # The callers check the name where it is typed; this is the last door before the row.
+    if problem := name_problem(name):
+        raise SourceRefused(f"The {registry.family_label(family)} name: {problem}")
     source = LabelSource.objects.filter(family=family, name=name).first()
     if source is None:
         try:
@@ -143,6 +148,8 @@ def import_source_claim(*, writes: Writes, family: str, name: str, user: User | 
     A new source is written with the import's other rows (`writes`: at the
     switch, where the import stages its writes), so a failed import claims no name.
     """
+    if problem := name_problem(name):
+        raise ImportFailure(problem, path=path, field=option)
     source = LabelSource.objects.filter(family=family, name=name).first()
     if source is None:
         made = writes.create_one(

@@ -14,6 +14,7 @@ from assessor.jobs.engine import (
 from assessor.jobs.llm.client import LLMNotConfigured
 from assessor.jobs.llm.endpoints import endpoint_config, endpoint_missing
 from assessor.models import Job
+from assessor.names import NameRefused, name_checked
 
 
 class JobCommand(BaseCommand):
@@ -64,8 +65,10 @@ class JobCommand(BaseCommand):
             if missing := endpoint_missing(options["endpoint"]):
                 raise CommandError(missing)
             try:
+                # Every job command refuses a name outside the rule before it selects or creates anything.
+                name_checked(options["name"], option="--name")
                 job = self.create_job(options)
-            except (JobRequestInvalid, LLMNotConfigured) as exc:
+            except (NameRefused, JobRequestInvalid, LLMNotConfigured) as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"job {job.pk}: {job.kind_label} -> {job.output_name!r}, {job.total_items} items")
         if options["sync"]:

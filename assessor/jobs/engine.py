@@ -13,7 +13,6 @@ and `store(job=, item=, result=)` (the writes).
 """
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigure
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate
+from assessor.names import name_problem
 from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
 from assessor.scoring.kept import scores_refresh_job
@@ -72,6 +72,9 @@ def job_create(
     claims the LLM source of its output name there (assessor.sources), refused
     if people, files or another endpoint or model own the name.
     """
+    # Here as well as in output_name_check: no caller (a page, a command, a study, a benchmark) gets round the rule.
+    if problem := name_problem(output_name):
+        raise JobRequestInvalid(f"The name: {problem}")
     config = config or endpoint_config(endpoint)
     items = list(items)
     if not items:
@@ -113,8 +116,8 @@ def output_name_check(*, kind: str, name: str, taken: bool, family: str) -> None
     # Worded for the launch page and the command alike (its option is --name): no option syntax.
     if not name:
         raise JobRequestInvalid("A name is required: it names what the job produces.")
-    if not re.fullmatch(r"[-a-zA-Z0-9_]+", name):
-        raise JobRequestInvalid(f"The name {name!r} must be letters, digits, '-' and '_' only.")
+    if problem := name_problem(name):
+        raise JobRequestInvalid(f"The name: {problem}")
     other = Job.objects.filter(kind=kind, output_name=name).exclude(status=Job.Status.CANCELLED).first()
     if other is not None:
         raise JobRequestInvalid(

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_slug
 from django.utils import timezone
 
 from assessor.collection.runs import AmbiguousRun, RunResolver
@@ -31,6 +29,7 @@ from assessor.importing.base import (
     limited,
 )
 from assessor.models import Answer, Run, Topic
+from assessor.names import name_problem
 
 T = TypeVar("T")
 # Below every database's limit on query parameters (SQLite's conservative 999 included).
@@ -149,13 +148,9 @@ def json_type(value: Any) -> str:
 
 
 def slug_check(name: str, *, option: str, path: Path) -> None:
-    """Names of nugget sets, assigners and methods are slugs: they go in URLs and file names."""
-    try:
-        validate_slug(name)
-    except ValidationError:
-        raise ImportFailure(f"{option} {name!r} must be letters, digits, '-' or '_'", path=path) from None
-    if len(name) > 100:
-        raise ImportFailure(f"{option} is longer than 100 characters", path=path)
+    """Names of nugget sets, banks, assigners and methods follow the rule of every name (assessor.names)."""
+    if problem := name_problem(name):
+        raise ImportFailure(f"{option}: {problem}", path=path)
 
 
 def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) -> None:

@@ -1,6 +1,5 @@
 """TREC qrels: `topic_id Q0 docid grade`, whitespace separated, grades 0-3, under a named source."""
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +21,12 @@ from assessor.importing.base import (
     read_lines,
 )
 from assessor.models import Qrel, QrelSource, Topic
+from assessor.names import name_problem
 from assessor.sources import import_source_claim
 
 # Column 2 is TREC's unused "iteration": "0" in NIST's files, "Q0" in many others.
 ITERATION_VALUES = ("0", "Q0")
 GRADES = range(0, 4)
-SOURCE_NAME = re.compile(r"^[-a-zA-Z0-9_]+$")
 
 
 @dataclass(frozen=True)
@@ -67,8 +66,8 @@ def _parse_qrels(path: Path) -> Iterator[QrelLine]:
 
 def _source_checked(source: str) -> str:
     name = source.strip()
-    if not SOURCE_NAME.match(name):
-        raise ImportFailure(f"a qrels source name is letters, digits, '-' and '_', not {source!r}", field="source")
+    if problem := name_problem(name):
+        raise ImportFailure(problem, field="source")
     return name
 
 
