@@ -7,17 +7,17 @@ each judgment (its provenance).
                     "answers": [{"question_id", "question", "answer_index", "agrees": "yes"|"no", "made_by"}]}]}
 
 `question_id` is the AutoJudge tools' id of a question (the md5 of its text). Only counted judgments are
-written (submitted work, finished jobs).
+written (submitted work, finished jobs); `argue_export_notes` says what that leaves out.
 """
 
 import json
 from collections import defaultdict
 from collections.abc import Iterator
 
-from argue.kinds import ARGUE_FAMILY
+from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK
 from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
-from assessor.models import Citation, Sentence
-from assessor.scoring.lifecycle import labels_counted
+from assessor.models import AssessorWork, Citation, Sentence
+from assessor.scoring.lifecycle import job_sentences, jobs_not_final_by, labels_counted, open_included, open_work_by
 from nuggets.banks import question_id
 
 MAKER = ("created_by__username", "job_id", "imported_from_id")
@@ -25,6 +25,26 @@ MAKER = ("created_by__username", "job_id", "imported_from_id")
 
 def _made_by(person: str | None, job_id: int | None, batch_id: int | None) -> str:
     return f"user:{person}" if person else f"job:{job_id}" if job_id else f"file:{batch_id}"
+
+
+def argue_export_notes(*, name: str) -> list[str]:
+    """What the export of a source leaves out, or holds as provisional, in sentences: people's work not submitted
+    (a report is recorded as judged only when its topic is submitted, so open work is never written, whether or
+    not open work is included) and jobs not finished. Empty when everything the source holds is written."""
+    works = AssessorWork.objects.filter(kind=ARGUE_WORK, source__family=ARGUE_FAMILY, source__name=name)
+    topics = sorted(topic for topic, _ in open_work_by(works).get((), []))
+    notes = []
+    if topics:
+        shown = ", ".join(topics[:5]) + (", ..." if len(topics) > 5 else "")
+        # A reopened topic keeps the reports its first submit recorded: open work included, they are written.
+        what = (
+            "written as it stands where it was submitted before and reopened (provisional), left out where it never was"
+            if open_included()
+            else "left out of the export until it is submitted"
+        )
+        notes.append(f"ARGUE-style judging into {name!r} is still open on {len(topics)} topic(s) ({shown}): {what}.")
+    jobs = jobs_not_final_by(kind=ARGUE, names=[name]).get(name, [])
+    return notes + job_sentences(jobs, labels="judgments", partial="the export holds only what it judged")
 
 
 def argue_lines(*, name: str) -> Iterator[str]:

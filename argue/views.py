@@ -12,10 +12,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from argue import judging, scoring
-from argue.exporting import argue_lines
+from argue.exporting import argue_export_notes, argue_lines
 from argue.kinds import ARGUE_WORK
 from assessor.collection.pages import download_response, leaderboard_context, scores_download, scores_or_404
 from assessor.http import AuthenticatedRequest
+from assessor.names import NameField
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
     TopicsField,
@@ -38,7 +39,7 @@ LABEL_CHOICES = [("yes", "y", "yes", "yes"), ("no", "n", "no", "no")]
 class GiveArgueForm(forms.Form):
     topics = TopicsField(help_text="One or more topic ids.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
-    bank = forms.SlugField(
+    bank = NameField(
         required=False,
         max_length=100,
         help_text="The question bank whose gold answers are judged; defaults to the topic's only bank.",
@@ -48,13 +49,13 @@ class GiveArgueForm(forms.Form):
         label="Every gold answer",
         help_text="Ask every gold answer of each sentence (by default only those whose documents it cites).",
     )
-    name = forms.SlugField(
+    name = NameField(
         label="ARGUE-style source",
         required=False,
         max_length=100,
         help_text=f"The name the judgments are kept under; defaults to {judging.PEOPLE_SOURCE!r}.",
     )
-    second_of = forms.SlugField(
+    second_of = NameField(
         label="Second assessor of",
         required=False,
         max_length=100,
@@ -172,6 +173,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     if name:
         scores = scores_or_404(lambda: scoring.argue_scores(name=name, per_topic=False))
         context.update(leaderboard_context(request, scores=scores, default_sort="f1", base_query={"source": name}))
+        context["download_notes"] = argue_export_notes(name=name)  # said beside the judgments' link
     return render(request, "argue/leaderboard.html", context)
 
 
@@ -180,7 +182,16 @@ def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | 
     return scores_download(request, lambda: scoring.argue_scores(name=name), f"argue.{name}")
 
 
+# The download's header naming what it left out (or wrote as provisional), as export_argue warns of it.
+OPEN_WORK_HEADER = "X-Open-Work"
+
+
 @organizer_required
 def download_judgments(request: AuthenticatedRequest, name: str) -> StreamingHttpResponse:
+    """A source's judgments as export_argue writes them; its warnings in `X-Open-Work`, absent when all is final."""
     scores_or_404(lambda: scoring.argue_scores(name=name, per_topic=False))  # a 404 for a source without judgments
-    return download_response(argue_lines(name=name), f"argue.{name}.jsonl")
+    response = download_response(argue_lines(name=name), f"argue.{name}.jsonl")
+    notes = argue_export_notes(name=name)
+    if notes:
+        response[OPEN_WORK_HEADER] = " ".join(notes)
+    return response

@@ -1,23 +1,17 @@
-from django.core.management.base import BaseCommand, CommandError
+from collections.abc import Iterator
 
-from argue.exporting import argue_lines
+from argue.exporting import argue_export_notes, argue_lines
+from assessor.management.base import ExportCommand
 
 
-class Command(BaseCommand):
+class Command(ExportCommand):
     help = "Write an ARGUE-style source's counted judgments as JSONL, one judged report a line."
 
-    def add_arguments(self, parser) -> None:
+    def add_export_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True, help="the ARGUE-style source")
-        parser.add_argument("--output", default="", help="the file to write (default: standard output)")
 
-    def handle(self, *args, **options) -> None:
-        try:
-            lines = list(argue_lines(name=options["name"]))
-        except LookupError as exc:
-            raise CommandError(str(exc.args[0])) from None
-        if options["output"]:
-            with open(options["output"], "w", encoding="utf-8") as out:
-                out.writelines(lines)
-            self.stdout.write(f"{len(lines)} reports -> {options['output']}")
-        else:
-            self.stdout.write("".join(lines), ending="")
+    def lines(self, options: dict) -> Iterator[str]:
+        return argue_lines(name=options["name"])
+
+    def notes(self, options: dict) -> list[str]:
+        return argue_export_notes(name=options["name"])
