@@ -115,7 +115,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str 
                 field="run_id",
             )
         named = id_checked(
-            text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line),
+            text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line, strip=False),
             MAX_ID_CHARS,
             path=path,
             line=line,

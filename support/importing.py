@@ -114,7 +114,7 @@ def _parse_citation(raw: Any, where: str, *, path: Path, line: int) -> CitationL
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
     _id_value(raw, CITATION_ID_KEYS, path=path, line=line, where=where)
-    docid = text_field(raw, "reference", limit=MAX_ID_CHARS, path=path, line=line, where=where)
+    docid = text_field(raw, "reference", limit=MAX_ID_CHARS, path=path, line=line, where=where, strip=False)
     id_checked(docid, MAX_ID_CHARS, path=path, line=line, field=f"{where}.reference")
     support = _support_value(raw.get("support"), path=path, line=line, where=f"{where}.support")
     return CitationLine(docid=docid, support=support)
@@ -153,7 +153,7 @@ def _parse_sentence(raw: Any, index: int, *, path: Path, line: int, previous_id:
 
 def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> JudgedAnswer:
     topic_id = id_field(record, ("topic_id", "qid"), path=path, line=line)
-    run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line)
+    run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line, strip=False)
     id_checked(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
     raw_sentences = require(record, "sentences", list, path=path, line=line)
     sentences = []

@@ -245,6 +245,38 @@ def test_a_command_refuses_an_id_outside_the_id_characters(write_file, kind, con
     assert nothing_stored()
 
 
+# An id with whitespace at its ends is refused as any other, never stripped and taken ("2024-1\n" is not "2024-1").
+UNSTRIPPED_IDS = [
+    ("segments", jsonl({"docid": "d#1\n", "segment": "t"}), "docid", "a newline"),
+    ("run", jsonl(run_line(run_id="team-run\n")), "run_id", "a newline"),
+    ("run", jsonl(run_line(topic_id=" 2024-1")), "topic_id", "a space"),
+    ("run", jsonl(run_line(references=["d#1 "])), "references[0]", "a space"),
+    ("nuggets", jsonl({"qid": "2024-1\n", "nuggets": [{"text": "n", "importance": "vital"}]}), "qid", "a newline"),
+    ("assignments", jsonl(assignment_line(run_id="team-run ")), "run_id", "a space"),
+    ("support", jsonl(support_line(run_id="team-run\t")), "run_id", "a tab"),
+    (
+        "support",
+        jsonl(support_line(sentences=[{"text": "s", "citations": [{"reference": " d#1", "support": "2"}]}])),
+        "sentences[0].citations[0].reference",
+        "a space",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "field", "character"),
+    UNSTRIPPED_IDS,
+    ids=[f"{kind}-{field}" for kind, _, field, _ in UNSTRIPPED_IDS],
+)
+def test_a_command_refuses_an_id_with_whitespace_at_its_ends_not_stripping_it(
+    write_file, kind, content, field, character
+):
+    message = command_error(kind, write_file("bad.txt", "\n" + content))
+    assert f"bad.txt, line 2, field '{field}': " in message
+    assert f"holds {character}: an id is letters, digits and . _ - # + : @ ( ) ~ = only" in message
+    assert nothing_stored()
+
+
 @pytest.mark.parametrize(("kind", "content", "field", "character"), BAD_IDS[:3], ids=BAD_ID_NAMES[:3])
 def test_the_upload_page_refuses_an_id_outside_the_id_characters(
     client, upload_worker, kind, content, field, character
@@ -291,6 +323,26 @@ def test_a_nul_character_written_as_a_json_escape_is_refused_by_field(write_file
     assert "\\u0000" in content  # the file holds the escape, not the byte
     message = command_error(kind, write_file("nul.jsonl", "\n" + content))
     assert f"nul.jsonl, line 2, field '{field}': holds a NUL character (\\u0000), which no text may hold" in message
+    assert nothing_stored()
+
+
+# A lone surrogate (half of a UTF-16 pair) written as a JSON escape: SQLite would store it, then fail every
+# page and export that shows it. json.dumps writes "\ud800" as that escape.
+ESCAPED_SURROGATE = [
+    ("segments", jsonl({"docid": "d#1", "segment": "te\ud800xt"}), "segment"),
+    ("run", jsonl(run_line(answer=[{"text": "An\udfffanswer.", "citations": [0]}])), "answer[0].text"),
+    ("nuggets", jsonl({"qid": "2024-1", "nuggets": [{"text": "a\udbffb", "importance": "vital"}]}), "nuggets[0].text"),
+    ("assignments", jsonl(assignment_line(answer_text="An\udc00answer.")), "answer_text"),
+    ("support", jsonl(support_line(sentences=[{"text": "s\ud800", "citations": []}])), "sentences[0].text"),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "content", "field"), ESCAPED_SURROGATE, ids=[kind for kind, _, _ in ESCAPED_SURROGATE]
+)
+def test_a_lone_surrogate_written_as_a_json_escape_is_refused_by_field(write_file, kind, content, field):
+    message = command_error(kind, write_file("lone.jsonl", "\n" + content))
+    assert f"lone.jsonl, line 2, field '{field}': holds a lone surrogate" in message
     assert nothing_stored()
 
 

@@ -140,9 +140,9 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
 
 
 def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLine:
-    run_id = require(record, "run_id", str, path=path, line=line).strip()
+    run_id = require(record, "run_id", str, path=path, line=line)
     id_checked(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
-    topic_id = require(record, "topic_id", str, path=path, line=line).strip()
+    topic_id = require(record, "topic_id", str, path=path, line=line)
     id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
     topic = limited(require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic")
     references = require(record, "references", list, path=path, line=line)
@@ -154,9 +154,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
             field="references",
         )
     for rank, docid in enumerate(references):
-        if not isinstance(docid, str) or not docid.strip():
+        if not isinstance(docid, str):
             raise ImportFailure(f"expected a segment id, got {docid!r}", path=path, line=line, field=f"references[{rank}]")
-        id_checked(docid.strip(), MAX_ID_CHARS, path=path, line=line, field=f"references[{rank}]")
+        id_checked(docid, MAX_ID_CHARS, path=path, line=line, field=f"references[{rank}]")
     answer = require(record, "answer", list, path=path, line=line)
     sentences = tuple(
         _parse_sentence(raw, index, len(references), path=path, line=line) for index, raw in enumerate(answer)
@@ -167,7 +167,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
         run_id=run_id,
         topic_id=topic_id,
         topic=topic,
-        references=tuple(docid.strip() for docid in references),
+        references=tuple(references),
         sentences=sentences,
     )
 

@@ -48,9 +48,7 @@ class SegmentLine:
 
 
 def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentLine:
-    docid = require(record, "docid", str, path=path, line=line).strip()
-    if not docid:
-        raise ImportFailure("empty", path=path, line=line, field="docid")
+    docid = require(record, "docid", str, path=path, line=line)
     id_checked(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     text_key = next((key for key in TEXT_KEYS if key in record), None)
     if text_key is None:
