@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.http import AuthenticatedRequest
+from assessor.names import NameField
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
     TopicsField,
@@ -49,13 +50,13 @@ class GiveAssignForm(forms.Form):
         help_text="The list of people's nuggets each answer is labelled against; every topic given needs one of "
         "that name.",
     )
-    assigner = forms.SlugField(
+    assigner = NameField(
         label="Assigner name",
         required=False,
         max_length=100,
         help_text=f"The name the assessor's labels are scored under; defaults to {judging.MANUAL_ASSIGNER!r}.",
     )
-    replicate_of = forms.SlugField(
+    replicate_of = NameField(
         label="Replicate of",
         required=False,
         max_length=100,

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
 from assessor.models import AssessorWork, Topic
+from assessor.names import NameField
 from assessor.registry import (
     BADGE_PROVISIONAL,
     BADGE_STALE,
@@ -74,7 +75,7 @@ def _assigner_kind_field() -> forms.Field:
 
 
 def _assigner_name_field() -> forms.Field:
-    return forms.SlugField(required=False, help_text="Defaults to the kind.")
+    return NameField(required=False, help_text="Defaults to the kind.")
 
 
 def _import_options(data: dict) -> dict:

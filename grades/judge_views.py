@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.http import AuthenticatedRequest
+from assessor.names import NameField
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
     TopicsField,
@@ -42,7 +43,7 @@ class GiveGradesForm(forms.Form):
     topics = TopicsField(help_text="One or more topic ids.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
     bank = forms.ChoiceField(help_text="The question bank the reports are graded on (each topic must have it).")
-    name = forms.SlugField(
+    name = NameField(
         label="Grade source",
         required=False,
         max_length=100,

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.urls import reverse
 
+from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
     Download,
@@ -52,7 +53,7 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
 
 
 def _source_name_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Grade source", help_text="The name the file's grades are kept under.")
+    return NameField(required=False, label="Grade source", help_text="The name the file's grades are kept under.")
 
 
 def _bank_field() -> forms.Field:

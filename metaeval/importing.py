@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from django.contrib.auth.models import User
-from django.utils.text import slugify
 
 from assessor.collection.score_formats import LAYOUTS
 from assessor.importing.base import (
@@ -44,6 +43,7 @@ from assessor.importing.base import (
     option_id_checked,
     read_lines,
 )
+from assessor.names import name_problem
 from metaeval.kinds import IMPORT_SCORES
 from metaeval.models import ImportedScore, ScoreTable
 
@@ -206,8 +206,8 @@ def scores_import(
     path = Path(path)
     if layout not in LAYOUTS:
         raise ImportFailure(f"unknown layout {layout!r}: {', '.join(LAYOUTS)}", path=path)
-    if not name or slugify(name) != name:
-        raise ImportFailure(f"a table name must be a slug (letters, digits, - and _), not {name!r}", path=path)
+    if problem := name_problem(name):
+        raise ImportFailure(f"the table's name: {problem}", path=path)
     if run_id is not None:
         option_id_checked(run_id, MAX_ID_CHARS, path=path, option="--run-id")
     options = {"name": name, "replace": replace, "layout": layout, "run_id": run_id or ""}

@@ -4,6 +4,7 @@ from django import forms
 
 from assessor.collection.forms import run_id_field
 from assessor.collection.score_formats import LAYOUTS
+from assessor.names import NameField
 from assessor.registry import (
     Importer,
     NavLink,
@@ -20,7 +21,7 @@ from metaeval.kinds import IMPORT_SCORES
 
 
 def _scores_name_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Score table name")
+    return NameField(required=False, label="Score table name")
 
 
 def _scores_layout_field() -> forms.Field:

@@ -28,6 +28,7 @@ from django.db import transaction
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
 from assessor.models import AssessorWork, LabelSource, Topic
+from assessor.names import name_problem
 from assessor.registry import StudyJudging, registry
 from assessor.work.services import WorkError, person_source_claim
 from metaeval.judges import (
@@ -142,6 +143,8 @@ def study_create(
     answers with the family's prompt into that name; it is queued when the
     study is stored.
     """
+    if problem := name_problem(name):
+        raise StudyError(f"The study's name: {problem}")
     judging = study_judging(family)
     if source_a == source_b:
         raise StudyError("Choose two different sources.")

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from assessor.http import AuthenticatedRequest
 from assessor.jobs.forms import endpoint_choices
 from assessor.models import LabelSource
+from assessor.names import NameField
 from assessor.work.pages import assessor_choices
 from assessor.work.roles import organizer_required
 from metaeval.models import Study
@@ -26,10 +27,10 @@ def _source_choices() -> list[tuple[str, str]]:
 
 
 class StudyForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text="Names the study and the assessor's labels.")
+    name = NameField(max_length=100, help_text="Names the study and the assessor's labels.")
     source_a = forms.ChoiceField(label="Source a")
     source_b = forms.ChoiceField(label="Source b")
-    nugget_set = forms.SlugField(
+    nugget_set = NameField(
         required=False,
         max_length=100,
         label="Nugget list or bank",
@@ -39,7 +40,7 @@ class StudyForm(forms.Form):
     k = forms.IntegerField(min_value=1, initial=DEFAULT_K, label="Items per topic (k)")
     seed = forms.IntegerField(min_value=0, help_text="The same labels, k and seed draw the same sample.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices(), label="Independent assessor")
-    llm_name = forms.SlugField(
+    llm_name = NameField(
         required=False,
         max_length=100,
         label="LLM judge name",

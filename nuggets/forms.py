@@ -2,6 +2,7 @@ from django import forms
 
 from assessor.jobs.forms import LaunchForm
 from assessor.models import QrelSource
+from assessor.names import NameField
 from assessor.work.pages import TopicsField, assessor_choices
 from nuggets.models import NuggetSet
 
@@ -17,10 +18,10 @@ class GiveWorkForm(forms.Form):
     topics = TopicsField(help_text="One or more topics.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
     condition = forms.ChoiceField(choices=CONDITION_CHOICES)
-    name = forms.SlugField(
+    name = NameField(
         required=False, max_length=100, help_text="Name of the nugget set; defaults to the condition."
     )
-    drafts = forms.SlugField(
+    drafts = NameField(
         required=False, max_length=100, help_text="Post-editing: the drafts (or LLM bank) to start from; defaults to the newest."
     )
 

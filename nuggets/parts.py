@@ -6,6 +6,7 @@ from django import forms
 from django.db.models import Count
 
 from assessor.models import AssessorWork, Topic
+from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
     Importer,
@@ -68,11 +69,11 @@ def nuggets_kind_field() -> forms.Field:
 
 
 def nuggets_name_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
+    return NameField(required=False, label="Nugget set name", help_text="Defaults to the kind.")
 
 
 def banks_name_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Bank name", help_text="The name of the topics' question banks.")
+    return NameField(required=False, label="Bank name", help_text="The name of the topics' question banks.")
 
 
 def banks_kind_field() -> forms.Field:

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor.collection.pages import leaderboard_context, scores_download, scores_or_404
 from assessor.http import AuthenticatedRequest
+from assessor.names import NameField
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
     TopicsField,
@@ -39,7 +40,7 @@ LABEL_CHOICES = [
 class GivePreferencesForm(forms.Form):
     topics = TopicsField(help_text="One or more topic ids.")
     assessor = forms.ModelChoiceField(queryset=assessor_choices())
-    name = forms.SlugField(
+    name = NameField(
         label="Preference source",
         required=False,
         max_length=100,

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from assessor.http import AuthenticatedRequest
+from assessor.names import NameField
 from assessor.work.organizing import WorkOrganizing, organizer_views
 from assessor.work.pages import (
     TopicsField,
@@ -42,19 +43,19 @@ class GiveSupportForm(forms.Form):
             (SUPPORT_POSTEDIT, "post-editing LLM labels"),
         ]
     )
-    llm_method = forms.SlugField(
+    llm_method = NameField(
         label="LLM method",
         required=False,
         max_length=100,
         help_text="Post-editing: the automatic method whose labels are shown; defaults to the topic's only one.",
     )
-    method_name = forms.SlugField(
+    method_name = NameField(
         label="Method name",
         required=False,
         max_length=100,
         help_text="The name the assessor's labels are scored under; defaults to the condition (scratch, postedit).",
     )
-    replicate_of = forms.SlugField(
+    replicate_of = NameField(
         label="Replicate of",
         required=False,
         max_length=100,

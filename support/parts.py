@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from assessor.jobs.forms import RunsLaunchForm
 from assessor.models import AssessorWork
+from assessor.names import NameField
 from assessor.registry import (
     BADGE_PROVISIONAL,
     WORK_GROUP,
@@ -74,7 +75,7 @@ def _method_kind_field() -> forms.Field:
 
 
 def _method_name_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Support method name", help_text="Defaults to the kind.")
+    return NameField(required=False, label="Support method name", help_text="Defaults to the kind.")
 
 
 def _method_source(columns: tuple[str, ...]) -> ScoreSource:

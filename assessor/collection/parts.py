@@ -8,6 +8,7 @@ from assessor.collection.importing.runs import run_import
 from assessor.collection.importing.segments import segments_import
 from assessor.collection.importing.topics import topics_import
 from assessor.collection.kinds import QRELS, QRELS_FAMILY, RUN, SEGMENTS, TOPICS
+from assessor.names import NameField
 from assessor.registry import (
     Importer,
     LabelFamily,
@@ -19,7 +20,7 @@ from assessor.registry import (
 
 
 def _source_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Qrels source", help_text="nist, umbrela, or any name.")
+    return NameField(required=False, label="Qrels source", help_text="nist, umbrela, or any name.")
 
 
 def register() -> None:

@@ -5,6 +5,7 @@ from django import forms
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.jobs.llm.endpoints import endpoints_list
 from assessor.models import Job, LLMEndpoint
+from assessor.names import NameField
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 from assessor.registry import registry
 
@@ -25,7 +26,7 @@ def endpoint_choices() -> list[tuple[str, str]]:
 
 
 class LaunchForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text=NAME_HELP)
+    name = NameField(max_length=100, help_text=NAME_HELP)
     endpoint = forms.ChoiceField(
         required=False,
         help_text="The LLM endpoint the job's calls go to (its model, limit and prices); default when empty.",

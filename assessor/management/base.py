@@ -10,12 +10,17 @@ from django.core.management.base import BaseCommand, CommandError
 
 from assessor.collection.score_formats import LAYOUTS, ScoreFile, ScoreFileRefused, rows_policy, score_table_lines
 from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
+from assessor.names import NameRefused, name_checked
 from assessor.scoring.lifecycle import open_work_included
 from assessor.scoring.scores import Scores
 
 
 class ImportCommand(BaseCommand):
     """An import of one file: `run_import` does the work; failures become a clear CommandError."""
+
+    # The options naming what the import writes into (a source, a table): under the rule of names
+    # (assessor.names), checked before the file is read. None (not given) lets a name default.
+    name_options: tuple[str, ...] = ()
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("path", type=Path)
@@ -29,6 +34,12 @@ class ImportCommand(BaseCommand):
         raise NotImplementedError
 
     def handle(self, *args, **options) -> None:
+        try:
+            for option in self.name_options:
+                if options[option] is not None:
+                    name_checked(options[option], option="--" + option.replace("_", "-"))
+        except NameRefused as refusal:
+            raise CommandError(f"{refusal}\nNothing was imported.") from None
         try:
             result = self.run_import(options["path"], options)
         except ImportFailure as failure:

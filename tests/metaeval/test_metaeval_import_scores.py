@@ -118,7 +118,7 @@ def test_a_bad_table_names_the_line_and_imports_nothing(write_file, content, exp
 
 
 def test_a_table_name_must_be_a_slug(write_file):
-    with pytest.raises(CommandError, match=r"a table name must be a slug"):
+    with pytest.raises(CommandError, match=r"--name: 'not a slug' holds a space: a name is 1 to 100 characters"):
         call_command("import_scores", str(write_file("a.tsv", TABLE)), "--name", "not a slug")
 
 

@@ -7,6 +7,7 @@ from assessor.management.base import ImportCommand
 
 class Command(ImportCommand):
     help = "Import TREC qrels (topic_id Q0 docid grade, grades 0-3) as the relevance grades of a named source."
+    name_options = ("source",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument(

@@ -11,6 +11,7 @@ class Command(ImportCommand):
         "Import nugget assignments (NIST's TREC 2024 RAG file, or the nuggetizer's assigned output): "
         "one answer a line with its topic's nuggets and their labels."
     )
+    name_options = ("nuggets_name", "assigner_name")
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument("--nuggets", required=True, choices=NUGGET_KINDS, help="how the nuggets were made")

@@ -10,6 +10,7 @@ class Command(ImportCommand):
         "Import grades in PrefNugget's nugget-grades JSONL layout (run_id, query_id, nugget_id or question, grade "
         "0-5) on the questions of --bank, as a file's grade source named --name."
     )
+    name_options = ("name",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True, help="the grade source the file's grades go into")

@@ -11,6 +11,7 @@ class Command(ImportCommand):
         "Import a score table to compare as the source scores:NAME: run_id topic_id metric value as export_scores "
         "writes it, or another layout (--format); `all` rows are run means."
     )
+    name_options = ("name",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True, help="the table's name (a slug)")

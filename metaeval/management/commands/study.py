@@ -3,6 +3,7 @@
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.names import NameRefused, name_checked
 from metaeval.models import Study
 from metaeval.studies import DEFAULT_K, StudyError, study_create, study_families, study_report
 
@@ -48,6 +49,12 @@ class Command(BaseCommand):
         missing = [f"--{key}" for key in ("a", "b", "seed", "assessor") if options[key] is None]
         if missing:
             raise CommandError(f"a new study needs {', '.join(missing)}")
+        try:
+            name_checked(options["name"], option="--name")
+            if options["llm_name"]:
+                name_checked(options["llm_name"], option="--llm-name")
+        except NameRefused as refusal:
+            raise CommandError(str(refusal)) from None
         (family, source_a), (family_b, source_b) = _source(options["a"]), _source(options["b"])
         if family != family_b:
             raise CommandError("--a and --b must be of one family")

@@ -12,6 +12,7 @@ class Command(ImportCommand):
         '{"query_id", "title_query", "format_version": "v3", "nugget_bank": {QUESTION: {"question", "question_id", '
         '"answers": {ANSWER: {"answer", "references"}}, "aggregator_type", "importance"}}} (what export_banks writes).'
     )
+    name_options = ("name",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True, help="name of the banks (one per topic)")

@@ -15,6 +15,7 @@ class Command(ImportCommand):
         'Import nugget lists, one topic a line: {"qid", "query", "nuggets": [{"text", "importance"}]} '
         "(the nuggetizer's format, and what export_nuggets writes)."
     )
+    name_options = ("name",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument("--kind", choices=FINAL_KINDS, help="how the nuggets were made (required unless --drafts)")

@@ -10,6 +10,7 @@ class Command(ImportCommand):
         "Import PrefNugget's preference checkpoint (JSONL: comparison records, each pair with its flipped copy, "
         "and aggregates) as a file's preference source named --name."
     )
+    name_options = ("name",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument("--name", required=True, help="the preference source the file's preferences go into")

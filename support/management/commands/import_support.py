@@ -11,6 +11,7 @@ class Command(ImportCommand):
         "Import support judgments (NIST's final.citation_judgments_*.jsonl, or the sentenceId/citationId variant): "
         "one answer a line with its sentences, citations and support labels."
     )
+    name_options = ("name",)
 
     def add_import_arguments(self, parser) -> None:
         parser.add_argument(
