@@ -37,10 +37,12 @@ from assessor.collection.importing.segments import segment_placeholders_create
 from assessor.importing.base import (
     MAX_ANSWER_CHARS,
     MAX_ID_CHARS,
+    MAX_STORED_INTEGER,
     ImportFailure,
     Writes,
     id_checked,
     in_batches,
+    integer_checked,
     limited,
     read_jsonl,
     require,
@@ -102,12 +104,8 @@ def _id_value(raw: dict[str, Any], keys: tuple[str, ...], *, path: Path, line: i
     key = next((key for key in keys if key in raw), None)
     if key is None:
         return None
-    value = raw[key]
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ImportFailure(f"expected an integer, got {json_type(value)}", path=path, line=line, field=f"{where}.{key}")
-    return value
+    # A JSON whole number, as every number in a file (not "3", which int() would read however long it is).
+    return integer_checked(raw[key], 0, MAX_STORED_INTEGER, path=path, line=line, field=f"{where}.{key}")
 
 
 def _parse_citation(raw: Any, where: str, *, path: Path, line: int) -> CitationLine:

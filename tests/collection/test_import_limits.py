@@ -346,6 +346,32 @@ def test_a_lone_surrogate_written_as_a_json_escape_is_refused_by_field(write_fil
     assert nothing_stored()
 
 
+# The rule for numbers in files: a JSON whole number, in the range a column holds; never a string, a float,
+# NaN or a boolean (a support file's sentence and citation ids are checked though not stored).
+BAD_NUMBERS = [
+    ({"sentenceID": "3"}, "sentences[0].sentenceID", "got the string '3'"),
+    (
+        {"sentenceID": "9" * 5000},
+        "sentences[0].sentenceID",
+        "got the string '9999999999999999999999999999999999999999'...",
+    ),
+    ({"sentenceID": 1.0}, "sentences[0].sentenceID", "got 1.0"),
+    ({"sentenceID": float("nan")}, "sentences[0].sentenceID", "got NaN"),
+    ({"sentenceID": 10**30}, "sentences[0].sentenceID", "got a whole number of 31 digits"),
+    ({"sentenceId": True}, "sentences[0].sentenceId", "got true"),
+]
+
+
+@pytest.mark.parametrize(
+    ("given", "field", "got"), BAD_NUMBERS, ids=[field + "-" + got[:12] for _, field, got in BAD_NUMBERS]
+)
+def test_a_number_outside_the_rule_is_refused_by_field(write_file, given, field, got):
+    content = jsonl(support_line(sentences=[{"text": "An answer.", "citations": [], **given}]))
+    message = command_error("support", write_file("numbers.jsonl", "\n" + content))
+    assert f"numbers.jsonl, line 2, field '{field}': expected a whole number from 0 to 2,147,483,647, {got}" in message
+    assert nothing_stored()
+
+
 # --- ids given as options: the same rule ---------------------------------------------------
 
 # A run id given with --run-id (or the upload page's "Run id") for a file that does not name its run.
