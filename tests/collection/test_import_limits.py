@@ -346,6 +346,15 @@ def test_a_lone_surrogate_written_as_a_json_escape_is_refused_by_field(write_fil
     assert nothing_stored()
 
 
+def test_a_lone_surrogate_in_a_jsonl_score_file_is_refused_by_field(write_file):
+    row = {"run_id": "team-run", "topic_id": "2024-1", "measure": "V\ud800", "value": 0.5}
+    path = write_file("lone.jsonl", jsonl({**row, "measure": "V"}) + jsonl(row))
+    with pytest.raises(CommandError) as failure:
+        call_command("import_scores", str(path), "--name", "table", "--format", "jsonl")
+    assert "lone.jsonl, line 2, field 'measure': holds a lone surrogate" in str(failure.value)
+    assert not ImportedScore.objects.exists() and nothing_stored()
+
+
 # The rule for numbers in files: a JSON whole number, in the range a column holds; never a string, a float,
 # NaN or a boolean (a support file's sentence and citation ids are checked though not stored).
 BAD_NUMBERS = [
