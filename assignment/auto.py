@@ -124,6 +124,7 @@ def auto_assign_rerun_create(
         config=config,
         endpoint=source.endpoint_name or None,
         family=LABEL_FAMILY,
+        owns_output=False,  # it adds to the output of the job that made the assigner
     )
 
 

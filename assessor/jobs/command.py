@@ -59,7 +59,10 @@ class JobCommand(BaseCommand):
             # A job keeps the endpoint it was made with.
             if missing := endpoint_missing(job.endpoint_name):
                 raise CommandError(missing)
-            pending = job_reopen(job.pk)
+            try:
+                pending = job_reopen(job.pk)
+            except JobRequestInvalid as exc:  # its output is another job's now
+                raise CommandError(str(exc)) from None
             self.stdout.write(f"job {job.pk}: {pending} items to do")
         else:
             if missing := endpoint_missing(options["endpoint"]):

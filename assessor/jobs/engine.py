@@ -17,10 +17,10 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
-from django.db import DatabaseError, close_old_connections, connections, router, transaction
+from django.db import DatabaseError, IntegrityError, close_old_connections, connections, router, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -37,6 +37,8 @@ from assessor.scoring.lifecycle import FINISHED_JOB_STATUSES
 from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 OPEN_STATUSES = (Job.Status.QUEUED, Job.Status.RUNNING)
 FINAL_STATUSES = (Job.Status.DONE, Job.Status.FAILED, Job.Status.CANCELLED)
@@ -64,13 +66,16 @@ def job_create(
     config: LLMConfig | None = None,
     endpoint: str | None = None,
     family: str = "",
+    owns_output: bool = True,
 ) -> Job:
     """The job row and its pending items, in one transaction (the caller may add rows to it).
 
     Its calls go to the named `endpoint` ("default" when None), or to `config`
     when given. `family` names the label family its output goes into: the job
     claims the LLM source of its output name there (assessor.sources), refused
-    if people, files or another endpoint or model own the name.
+    if people, files or another endpoint or model own the name. The job owns
+    its output (`_job_insert`), unless `owns_output` is False: a job adding to
+    an output whose owner is another job.
     """
     # Here as well as in output_name_check: no caller (a page, a command, a study, a benchmark) gets round the rule.
     if problem := name_problem(output_name):
@@ -81,9 +86,11 @@ def job_create(
         raise JobRequestInvalid("the selection holds nothing to do")
     with transaction.atomic():
         versions = {name: prompt_template_get(name).version for name in prompts}
-        job = Job.objects.create(
+        job = _job_insert(
             kind=kind,
             output_name=output_name,
+            output_family=output_family(kind=kind, family=family),
+            owns_output=owns_output,
             params=params,
             model=config.model,
             endpoint_name=config.name,
@@ -103,6 +110,53 @@ def job_create(
     return job
 
 
+def output_family(*, kind: str, family: str) -> str:
+    """Where a job's output name lives: the label family it claims a source in, else (a Crucible run) its kind."""
+    return family or kind
+
+
+def _output_owner(*, output_family: str, name: str) -> Job | None:
+    """The job that owns the output (at most one: the constraint one_job_per_output)."""
+    owners = Job.objects.filter(output_family=output_family, output_name=name, owns_output=True)
+    return owners.exclude(status=Job.Status.CANCELLED).first()
+
+
+def _owner_refusal(owner: Job, name: str) -> JobRequestInvalid:
+    return JobRequestInvalid(
+        f"Job {owner.pk} ({llm_described(owner.model, owner.endpoint_name)}) already produces {name!r}: "
+        f"choose another name, or resume job {owner.pk}."
+    )
+
+
+def _output_claim(
+    write: Callable[[], T], *, output_family: str, name: str, refusal: Callable[[Job], JobRequestInvalid]
+) -> T:
+    """Do `write`, which makes a job own an output (a new job's row, a cancelled job queued again).
+
+    The database lets one job own an output (one_job_per_output): of two claims at the same moment, one is
+    written and the other is refused here, naming the owner, with nothing made. `output_name_check` refuses a
+    taken name earlier, in the same words; this is what holds when two launches pass it at once.
+    """
+    try:
+        with transaction.atomic():
+            return write()
+    except IntegrityError:
+        owner = _output_owner(output_family=output_family, name=name)
+        if owner is None:
+            raise
+        raise refusal(owner) from None
+
+
+def _job_insert(**fields: Any) -> Job:
+    name = fields["output_name"]
+    return _output_claim(
+        lambda: Job.objects.create(**fields),
+        output_family=fields["output_family"],
+        name=name,
+        refusal=lambda owner: _owner_refusal(owner, name),
+    )
+
+
 def job_source(job: Job, family: str) -> LabelSource:
     """The LLM source a job writes into (claimed when the job was made)."""
     return LabelSource.objects.get(family=family, name=job.output_name)
@@ -118,12 +172,9 @@ def output_name_check(*, kind: str, name: str, taken: bool, family: str) -> None
         raise JobRequestInvalid("A name is required: it names what the job produces.")
     if problem := name_problem(name):
         raise JobRequestInvalid(f"The name: {problem}")
-    other = Job.objects.filter(kind=kind, output_name=name).exclude(status=Job.Status.CANCELLED).first()
-    if other is not None:
-        raise JobRequestInvalid(
-            f"Job {other.pk} ({llm_described(other.model, other.endpoint_name)}) already produces {name!r}: "
-            f"choose another name, or resume job {other.pk}."
-        )
+    owner = _output_owner(output_family=output_family(kind=kind, family=family), name=name)
+    if owner is not None:
+        raise _owner_refusal(owner, name)
     if taken:
         source = LabelSource.objects.filter(family=family, name=name).first()
         if source is None:
@@ -366,11 +417,24 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
                 Job.objects.filter(pk=job.pk).update(failed_items=F("failed_items") - again)
         pending = JobItem.objects.filter(job=job, status=JobItem.Status.PENDING).count()
         if pending:
-            Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, finished_at=None, error="")
+            _job_requeue(job)
             if job.status in FINISHED_JOB_STATUSES:
                 # A finished job running again: its labels stop counting until it finishes.
                 scores_refresh_job(job.pk)
     return pending
+
+
+def _job_requeue(job: Job) -> None:
+    """Queue the job again; a cancelled job claims its output again, refused if another job took it meanwhile."""
+    _output_claim(
+        lambda: Job.objects.filter(pk=job.pk).update(status=Job.Status.QUEUED, finished_at=None, error=""),
+        output_family=job.output_family,
+        name=job.output_name,
+        refusal=lambda owner: JobRequestInvalid(
+            f"Job {job.pk} cannot resume: since it was cancelled, job {owner.pk} "
+            f"({llm_described(owner.model, owner.endpoint_name)}) produces {job.output_name!r}."
+        ),
+    )
 
 
 def job_resume(job_id: int, *, retry_failed: bool = True) -> int:

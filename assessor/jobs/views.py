@@ -122,7 +122,11 @@ def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     if missing := endpoint_missing(job.endpoint_name):
         messages.error(request, missing)
         return redirect("jobs:detail", job.pk)
-    pending = job_reopen(job.pk)
+    try:
+        pending = job_reopen(job.pk)
+    except JobRequestInvalid as exc:  # its output is another job's now
+        messages.error(request, str(exc))
+        return redirect("jobs:detail", job.pk)
     if pending:
         job_queue(job)
         messages.success(request, f"Job {job.pk} resumed: {pending} items queued.")

@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from assessor.registry import registry
@@ -55,6 +56,11 @@ class Job(models.Model):
     params = models.JSONField(default=dict, blank=True)
     # The name of what the job produces (a nugget set, assigner, support method or qrels source).
     output_name = models.CharField(max_length=100)
+    # Where that name lives: the label family of the source it claims ("nuggets", "qrels"...), or the job's kind
+    # when its output is no label source (a Crucible run). With the name, it identifies the output.
+    output_family = models.CharField(max_length=50, blank=True)
+    # False for a job that adds to an output another job owns (labelling stale nuggets again under its name).
+    owns_output = models.BooleanField(default=True)
     model = models.CharField(max_length=200)
     # The named endpoint (settings or LLMEndpoint) whose server, key, limit and prices the calls use.
     endpoint_name = models.CharField(max_length=50, default="default")
@@ -80,6 +86,15 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # One job owns an output: of two launches of one name at once, the database lets one in
+            # (assessor.jobs.engine). A cancelled job gives its name back; resuming it claims it again.
+            models.UniqueConstraint(
+                fields=["output_family", "output_name"],
+                condition=Q(owns_output=True) & ~Q(status="cancelled"),
+                name="one_job_per_output",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.kind} {self.output_name}"
@@ -133,6 +148,9 @@ class LLMCall(models.Model):
     tokens_out = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
     cost_picodollars = models.PositiveBigIntegerField(default=0)  # exact, as the job's
+    # The request reached the endpoint (answered with any status, or timed out waiting): a call paid. False: it
+    # could not be sent (no connection), logged with its error but no call.
+    reached = models.BooleanField(default=True)
     # Model, prompt version and messages: a cached answer is reused instead of a new call.
     cache_key = models.CharField(max_length=64, db_index=True)
     from_cache = models.BooleanField(default=False)

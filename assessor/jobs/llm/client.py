@@ -476,6 +476,7 @@ class LLMSession:
             "from_cache": from_cache,
             "parsed_ok": parsed_ok,
             "error": error,
+            "reached": answered,
         }
         rows_insert(LLMCall, [row])
         if from_cache or not answered:
