@@ -3,12 +3,14 @@
 When a bank changes after its reports were graded: the grades of removed or reworded questions are retired
 (RetiredGradeLabel keeps them, scores no longer see them); each submitted grading work on the bank is reopened
 (its page asks for every grade missing, the changed questions' among them); an LLM source that graded the bank
-is told to be run again for the changed questions.
+is marked stale for the changed questions (`LabelSource.stale`, as the first family's LLM assigners are) until a
+re-run grades them (grades.llm.grades_rerun_create), and its notes say so wherever its scores show.
 """
 
 from collections.abc import Mapping, Sequence
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import Count
 
 from assessor.models import AssessorWork, LabelSource
@@ -18,7 +20,7 @@ from grades.kinds import GRADE_WORK
 from grades.models import GradeLabel, RetiredGradeLabel
 from grades.scoring import SCORE_FAMILY
 from nuggets.dependents import Change, Dependent
-from nuggets.models import NuggetSet
+from nuggets.models import Nugget, NuggetSet
 
 # A grade given for the old wording of a question no longer grades it.
 RETIRED_CHANGES = (Change.REWORDED,)
@@ -74,7 +76,8 @@ def grades_retire(nugget_ids: Sequence[int], reason: str, texts: Mapping[int, st
 def bank_changed(
     nugget_set: NuggetSet, changes: Mapping[int, str], by: User | None, before: Mapping[int, str], reason: str
 ) -> list[str]:
-    """Retire what no longer holds, reopen the people's grading and name the LLM sources to run again."""
+    """Retire what no longer holds, reopen the people's grading and mark the LLM sources stale, for the changed
+    questions."""
     done: list[str] = []
     retired = grades_retire([n for n, why in changes.items() if why in RETIRED_CHANGES], Change.REWORDED, before)
     if retired:
@@ -92,10 +95,51 @@ def bank_changed(
         if work.status == AssessorWork.Status.SUBMITTED:
             work_reopen_mark(work=work, by=by, reason=why)
             done.append(f"the grading of {work.assessor} reopened for {len(regrade)} question(s)")
-    graded_by = set(GradeLabel.objects.filter(nugget__nugget_set=nugget_set).values_list("source__name", flat=True))
-    graded_by |= set(RetiredGradeLabel.objects.filter(nugget_set=nugget_set).values_list("source__name", flat=True))
-    for name in sorted(
-        LabelSource.objects.filter(name__in=graded_by, kind=LabelSource.Kind.LLM).values_list("name", flat=True)
-    ):
-        done.append(f"the LLM grades {name!r} lack {len(regrade)} question(s): run run_grades again")
+    graded_by = set(GradeLabel.objects.filter(nugget__nugget_set=nugget_set).values_list("source_id", flat=True))
+    graded_by |= set(RetiredGradeLabel.objects.filter(nugget_set=nugget_set).values_list("source_id", flat=True))
+    sources = LabelSource.objects.select_for_update().filter(pk__in=graded_by, kind=LabelSource.Kind.LLM)
+    for source in sources.order_by("name"):
+        topics = source.stale.setdefault(nugget_set.name, {})
+        topics[nugget_set.topic_id] = sorted(set(topics.get(nugget_set.topic_id, [])) | set(regrade))
+        source.save(update_fields=["stale"])
+        done.append(
+            f"the LLM grades {source.name!r} are stale on {len(regrade)} question(s) until they are graded again"
+        )
     return done
+
+
+def stale_reports(source: LabelSource, bank: str, topic_id: str) -> list[tuple[str, int]]:
+    """(run id, report) of each report of the topic the source graded on the bank, before or since it changed:
+    the reports a re-run grades the changed questions of."""
+    graded = GradeLabel.objects.filter(source=source, topic_id=topic_id, nugget__nugget_set__name=bank)
+    retired = RetiredGradeLabel.objects.filter(source=source, answer__topic_id=topic_id, nugget_set__name=bank)
+    rows = set(graded.values_list("answer__run__run_id", "answer_id"))
+    rows |= set(retired.values_list("answer__run__run_id", "answer_id"))
+    return sorted(rows)
+
+
+def stale_questions(source: LabelSource, bank: str, topic_id: str) -> list[int]:
+    """The questions the source is stale on in the topic's bank that the bank still holds (a question removed
+    since needs no grade), in the bank's order."""
+    wanted = source.stale.get(bank, {}).get(topic_id, [])
+    present = Nugget.objects.filter(pk__in=wanted, nugget_set__name=bank, nugget_set__topic_id=topic_id)
+    return list(present.order_by("position", "pk").values_list("pk", flat=True))
+
+
+@transaction.atomic
+def stale_settle(source: LabelSource, bank: str, topic_id: str) -> bool:
+    """Clear the source's stale mark on a topic's bank once every report it graded there has a grade of every
+    changed question the bank still holds; True when it is cleared (or was not there)."""
+    source = LabelSource.objects.select_for_update().get(pk=source.pk)
+    topics = source.stale.get(bank, {})
+    if topic_id not in topics:
+        return True
+    questions = stale_questions(source, bank, topic_id)
+    graded = GradeLabel.objects.filter(source=source, topic_id=topic_id, nugget_id__in=questions).count()
+    if graded < len(stale_reports(source, bank, topic_id)) * len(questions):
+        return False
+    del topics[topic_id]
+    if not topics:
+        del source.stale[bank]
+    source.save(update_fields=["stale"])
+    return True

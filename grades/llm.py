@@ -6,6 +6,9 @@ endpoint allows (an item per report would serialise its bank's calls). The passa
 (its sentences joined by one space); with `documents`, it is each document the report cites instead, one
 call per document, and the question's grade is the highest of them (the reference's document grading).
 The answer is read as the reference's converter reads it (`grade_answer_read`).
+
+A bank changed after an LLM graded it leaves the source stale on the changed questions (grades.dependents);
+`grades_rerun_create` grades just those, of the reports the source graded, as the source's own model and prompt.
 """
 
 from collections import defaultdict
@@ -18,6 +21,7 @@ from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, AnswerReference, Job, JobItem, LabelSource
+from grades.dependents import stale_questions, stale_reports, stale_settle
 from grades.kinds import GRADES, GRADES_FAMILY
 from grades.measures import grade_read
 from grades.models import GradeLabel
@@ -116,6 +120,54 @@ def grades_job_create(
     )
 
 
+def grades_rerun_create(
+    *, name: str, user: User | None = None, queue: str | None = None, config: LLMConfig | None = None
+) -> Job:
+    """Grade again what a change of the banks took from an LLM grade source: the changed questions still in their
+    bank, of each report the source graded there, that have no grade yet. The endpoint, model and prompt must be
+    the source's (its grades stay one judge's), and so is the choice of passage (the report or its documents);
+    calls already made are answered from the cache."""
+    source = LabelSource.objects.filter(family=GRADES_FAMILY, name=name).first()
+    if source is None or source.kind != LabelSource.Kind.LLM:
+        raise JobRequestInvalid(f"{name!r} is not an LLM grade source")
+    # A mark whose questions were all removed since, or graded meanwhile, is cleared here rather than asked for.
+    for bank, topics in list(source.stale.items()):
+        for topic_id in list(topics):
+            stale_settle(source, bank, topic_id)
+    source.refresh_from_db()
+    if not source.stale:
+        raise JobRequestInvalid(f"the LLM grades {name!r} are up to date: nothing to grade again")
+    items = []
+    for bank, topics in sorted(source.stale.items()):
+        for topic_id in sorted(topics):
+            questions = stale_questions(source, bank, topic_id)
+            graded = set(
+                GradeLabel.objects.filter(source=source, nugget_id__in=questions).values_list("answer_id", "nugget_id")
+            )
+            items += [
+                (PlannedGrade(topic_id, run_id, answer_id, nugget, "").key, {
+                    "topic": topic_id, "answer": answer_id, "nugget": nugget, "bank": bank,
+                })
+                for run_id, answer_id in stale_reports(source, bank, topic_id)
+                for nugget in questions
+                if (answer_id, nugget) not in graded
+            ]  # fmt: skip
+    documents = bool(source.job is not None and source.job.params.get("documents"))
+    params = {"rerun": True, "stale": source.stale, "documents": documents, "queue": queue or ""}
+    return job_create(
+        kind=GRADES,
+        output_name=name,
+        params=params,
+        items=items,
+        prompts=[GRADE.name],
+        user=user,
+        config=config,
+        endpoint=source.endpoint_name or None,
+        family=GRADES_FAMILY,
+        owns_output=False,  # it adds to the output of the job that made the source
+    )
+
+
 def cited_documents(answer_id: int) -> list[tuple[str, str]]:
     """The documents a report cites, in its reference order, with the text its file gave (the collection's
     segment text where it gave none)."""
@@ -153,3 +205,5 @@ def item_store(*, job: Job, item: JobItem, result: Reading) -> None:
         document=result.document,
         job=job,
     )
+    if job.params.get("rerun"):
+        stale_settle(job_source(job, GRADES_FAMILY), item.payload["bank"], item.payload["topic"])

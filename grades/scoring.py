@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from django.db.models import Count
 
-from assessor.models import Answer, AssessorWork
+from assessor.models import Answer, AssessorWork, LabelSource
 from assessor.registry import Crosstab
 from assessor.scoring.kept import kept_scores
 from assessor.scoring.lifecycle import (
@@ -114,15 +114,36 @@ def work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
 
 
 def notes(sources: Sequence[tuple[str, ...]]) -> dict[tuple[str, ...], list[str]]:
-    """What keeps each source's scores from being final: open work and running or partial jobs (two queries)."""
+    """What keeps each source's scores from being final: open work, running or partial jobs, and the questions an
+    LLM source is stale on (three queries)."""
     names = sorted({name for (name,) in sources})
     open_work = open_work_by(AssessorWork.objects.filter(kind=GRADE_WORK, source__name__in=names), "source__name")
     jobs = jobs_not_final_by(kind=GRADES, names=names)
+    stale = dict(
+        LabelSource.objects.filter(family=GRADES_FAMILY, name__in=names, kind=LabelSource.Kind.LLM)
+        .exclude(stale={})
+        .values_list("name", "stale")
+    )
     return {
         (name,): open_work_sentences(open_work.get((name,), []), what=f"Grades into {name!r}")
         + job_sentences(jobs.get(name, []))
+        + stale_sentences(name, stale.get(name, {}))
         for (name,) in sources
     }
+
+
+def stale_sentences(name: str, stale: dict[str, dict[str, list[int]]]) -> list[str]:
+    """The note of an LLM source stale on changed questions ({bank: {topic: [question ids]}}): until they are graded
+    again they count 0 for every report (as an ungraded question does), so its scores are not the model's."""
+    topics = sorted({topic for banks in stale.values() for topic in banks})
+    if not topics:
+        return []
+    questions = sum(len(ids) for banks in stale.values() for ids in banks.values())
+    shown = ", ".join(topics[:5]) + (", ..." if len(topics) > 5 else "")
+    return [
+        f"Stale: {questions} question(s) of the banks of {len(topics)} topic(s) ({shown}) changed since {name!r} "
+        "graded them; they count 0 for every report until the changed items are graded again."
+    ]
 
 
 AGREEMENT_LABELS = ("0", "1", "2", "3", "4", "5")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from grades import judge_views
+from grades import judge_views, views
 
 app_name = "grades"
 urlpatterns = [
@@ -11,4 +11,5 @@ urlpatterns = [
     path("organize/", judge_views.organize, name="organize"),
     path("organize/work/<int:work_id>/", judge_views.organize_work, name="organize_work"),
     path("organize/work/<int:work_id>/reopen/", judge_views.reopen, name="reopen"),
+    path("rerun/<slug:name>/", views.rerun_stale, name="rerun_stale"),
 ]

@@ -1,9 +1,13 @@
 """The grade pages: the leaderboard of a grade source and its download (the people's grading pages are in
 grades/judge_views.py)."""
 
+from urllib.parse import urlencode
+
+from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from assessor.collection.pages import (
     download_response,
@@ -14,10 +18,15 @@ from assessor.collection.pages import (
 )
 from assessor.collection.score_formats import score_file_query
 from assessor.http import AuthenticatedRequest
+from assessor.jobs.engine import JobRequestInvalid, job_queue
+from assessor.jobs.llm.client import LLMNotConfigured
+from assessor.models import LabelSource
 from assessor.scoring.scores import Scores
 from assessor.work.roles import organizer_required
 from grades import scoring
 from grades.exporting import jsonl_file_name, jsonl_lines
+from grades.kinds import GRADES_FAMILY
+from grades.llm import grades_rerun_create
 from grades.measures import DEFAULT_THRESHOLD, THRESHOLDS, threshold_metrics
 
 
@@ -52,6 +61,12 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
             leaderboard_context(request, scores=_shown(scores, threshold), default_sort="avggrade", base_query=base)
         )
         context["download_url"] = reverse("collection:download_grade_scores", args=[name])
+        context["notes"] = scoring.notes([(name,)])[(name,)]
+        context["stale_rerun"] = (
+            LabelSource.objects.filter(family=GRADES_FAMILY, name=name, kind=LabelSource.Kind.LLM)
+            .exclude(stale={})
+            .exists()
+        )
     return render(request, table_or_page(request, "grades/leaderboard.html", context), context)
 
 
@@ -63,3 +78,17 @@ def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | 
         file = score_file_query(request)
         return download_response(jsonl_lines(scores, file), jsonl_file_name(f"grades.{name}", file))
     return scores_download(request, lambda: scoring.grade_scores(name=name), f"grades.{name}")
+
+
+@require_POST
+@organizer_required
+def rerun_stale(request: AuthenticatedRequest, name: str) -> HttpResponse:
+    """Queue a job that grades, with the source's model and prompt, only the questions that changed."""
+    try:
+        job = grades_rerun_create(name=name, user=request.user)
+    except (JobRequestInvalid, LLMNotConfigured) as exc:
+        messages.error(request, str(exc))
+        return redirect(f"{reverse('collection:grade_leaderboard')}?{urlencode({'source': name})}")
+    job_queue(job)
+    messages.success(request, f"Job {job.pk} grades the changed questions: {job.total_items} grade(s).")
+    return redirect("jobs:detail", job_id=job.pk)

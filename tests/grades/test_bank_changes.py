@@ -35,7 +35,7 @@ def test_a_reworded_question_retires_its_grades_and_the_llm_is_named(llm_server,
         bank_of("leaf"), {first.pk: Change.REWORDED}, by=None, before={first.pk: BANK["leaf"][0]}
     )
     assert "4 grade(s) of reworded questions retired" in done
-    assert "the LLM grades 'llm' lack 1 question(s): run run_grades again" in done
+    assert "the LLM grades 'llm' are stale on 1 question(s) until they are graded again" in done
     retired = RetiredGradeLabel.objects.all()
     assert {r.answer_id: r.label for r in retired} == kept
     assert {(r.nugget_text, r.reason) for r in retired} == {(BANK["leaf"][0], Change.REWORDED)}

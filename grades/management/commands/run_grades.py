@@ -3,20 +3,26 @@ from django.core.management.base import CommandError
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
-from grades.llm import grades_job_create, grades_select
+from grades.llm import grades_job_create, grades_rerun_create, grades_select
 
 
 class Command(JobCommand):
     help = "PrefNugget's grades: an LLM grades every report of a topic 0-5 on every question of a bank."
 
     def add_selection_arguments(self, parser) -> None:
-        parser.add_argument("--bank", required=True, help="the question bank whose questions are graded")
+        parser.add_argument("--bank", default="", help="the question bank whose questions are graded (a new job)")
         parser.add_argument("--topics", nargs="+", default=None, metavar="ID", help="topic ids (all when absent)")
         parser.add_argument("--runs", nargs="+", default=None, metavar="ID", help="run ids (all when absent)")
         parser.add_argument(
             "--documents",
             action="store_true",
             help="grade the documents each report cites instead of its text (a question's grade: the highest)",
+        )
+        parser.add_argument(
+            "--rerun-stale",
+            action="store_true",
+            help="grade only the questions changed since the LLM grade source --name graded their bank (its model "
+            "and prompt)",
         )
         parser.add_argument(
             "--dry-run",
@@ -26,6 +32,8 @@ class Command(JobCommand):
 
     def handle(self, *args, **options) -> None:
         if options["dry_run"]:
+            if not options["bank"]:
+                raise CommandError("--bank BANK is required: the question bank to grade on")
             try:
                 planned = grades_select(bank=options["bank"], topics=options["topics"], runs=options["runs"])
             except JobRequestInvalid as exc:
@@ -36,6 +44,10 @@ class Command(JobCommand):
         super().handle(*args, **options)
 
     def create_job(self, options: dict) -> Job:
+        if options["rerun_stale"]:
+            return grades_rerun_create(name=options["name"], queue=options["queue"])
+        if not options["bank"]:
+            raise JobRequestInvalid("--bank BANK is required: the question bank to grade on")
         return grades_job_create(
             name=options["name"],
             bank=options["bank"],
