@@ -10,6 +10,7 @@ from django import forms
 from django.urls import reverse
 
 from assessor.jobs.forms import RunsLaunchForm
+from assessor.names import NameField
 from assessor.registry import (
     Download,
     Importer,
@@ -35,7 +36,7 @@ from tests.verdicts.prompts import VERDICT
 
 
 def _source_name_field() -> forms.Field:
-    return forms.SlugField(required=False, label="Verdict source", help_text="The name the verdicts are stored under.")
+    return NameField(required=False, label="Verdict source", help_text="The name the verdicts are stored under.")
 
 
 def _score_source(columns: tuple[str, ...]) -> ScoreSource:
