@@ -173,6 +173,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     if name:
         scores = scores_or_404(lambda: scoring.argue_scores(name=name, per_topic=False))
         context.update(leaderboard_context(request, scores=scores, default_sort="f1", base_query={"source": name}))
+        context["notes"] = scoring.notes([(name,)])[(name,)]  # what keeps the scores from being final
         context["download_notes"] = argue_export_notes(name=name)  # said beside the judgments' link
     return render(request, "argue/leaderboard.html", context)
 

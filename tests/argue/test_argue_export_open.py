@@ -69,6 +69,8 @@ def test_the_download_names_what_it_left_out_and_the_leaderboard_says_it_beside_
     assert [(r["run_id"], r["topic_id"]) for r in map(json.loads, lines)] == [("A", "t1"), ("B", "t1")]
     assert download["X-Open-Work"] == LEFT_OUT
     page = client.get(reverse("collection:argue_leaderboard"), {"source": "people"}).content.decode()
+    # The scores' note above the table, the export's beside the link.
+    assert "<li>ARGUE-style judging into &#x27;people&#x27; is still open on 1 topic(s) (t2): not counted.</li>" in page
     assert (
         f'<a href="{url}">download the judgments (JSONL)</a> <span class="download-note">(ARGUE-style judging into '
         "&#x27;people&#x27; is still open on 1 topic(s) (t2): left out of the export until it is submitted.)</span>"
@@ -76,4 +78,4 @@ def test_the_download_names_what_it_left_out_and_the_leaderboard_says_it_beside_
     submit(half_submitted)
     assert "X-Open-Work" not in client.get(url)  # everything is final: nothing to say
     page = client.get(reverse("collection:argue_leaderboard"), {"source": "people"}).content.decode()
-    assert f'<a href="{url}">download the judgments (JSONL)</a></p>' in page
+    assert f'<a href="{url}">download the judgments (JSONL)</a></p>' in page and 'id="source-notes"' not in page
