@@ -1,8 +1,12 @@
 """Reads for the jobs pages."""
 
-from django.db.models import QuerySet
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db.models import Count, QuerySet, Sum
 
 from assessor.models import Job, JobItem, LLMCall
+from assessor.models.jobs import dollars
 
 
 def jobs_list() -> QuerySet[Job]:
@@ -15,6 +19,34 @@ def job_failures(job: Job, *, limit: int = 200) -> QuerySet[JobItem]:
 
 def job_calls(job: Job) -> QuerySet[LLMCall]:
     return LLMCall.objects.filter(job=job).select_related("prompt", "item").order_by("id")
+
+
+@dataclass(frozen=True)
+class Paid:
+    """The calls a job paid for, their tokens and their cost."""
+
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_picodollars: int
+
+    @property
+    def cost(self) -> Decimal:
+        return dollars(self.cost_picodollars)
+
+
+def job_paid(job: Job) -> Paid:
+    """Every call the job paid for over its whole life, read from its call log: first run and resumes alike,
+    calls of items that failed or whose worker died before they were redone, re-asks.
+
+    Not the job's counters: they add an item's calls when the item finishes, so the calls of an item whose
+    worker stopped in the middle are paid and logged but never added. Answers from the cache cost nothing;
+    a request that could not be sent reached no endpoint.
+    """
+    paid = LLMCall.objects.filter(job=job, from_cache=False, reached=True).aggregate(
+        calls=Count("id"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"), cost=Sum("cost_picodollars")
+    )
+    return Paid(paid["calls"], paid["tokens_in"] or 0, paid["tokens_out"] or 0, paid["cost"] or 0)
 
 
 def job_percent(job: Job) -> int:

@@ -11,7 +11,7 @@ from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, 
 from assessor.jobs.forms import EndpointForm, job_launch
 from assessor.jobs.llm.client import LLMNotConfigured
 from assessor.jobs.llm.endpoints import EndpointRefused, endpoint_add, endpoint_delete, endpoint_missing, endpoints_list
-from assessor.jobs.selectors import job_calls, job_failures, job_params_shown, job_percent, jobs_list
+from assessor.jobs.selectors import job_calls, job_failures, job_paid, job_params_shown, job_percent, jobs_list
 from assessor.models import Job, JobItem
 from assessor.registry import registry
 from assessor.work.roles import organizer_required
@@ -65,6 +65,7 @@ def job_detail(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
     context = {**_job_context(job), "failures": job_failures(job), "asked": job_params_shown(job), **_llm_context()}
     context["in_flight"] = _in_flight(job)
+    context["paid"] = job_paid(job)
     if context["in_flight"]:
         context["finished"] = False  # the page follows them until they land
     template = "jobs/job_detail.html"

@@ -24,11 +24,12 @@ from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 NUGGETS = ["Paris is the capital", "The Seine crosses it"]
 
 
-def make_assign_setup() -> None:
+def make_assign_setup(*, texts: list[str] = NUGGETS, answers: int = 2) -> None:
+    """The nugget set "manual" of `texts` on one topic, and `answers` answers to it, each its own text."""
     topic = make_topic("t1", query="capital of France")
-    make_nugget_set(topic, texts=NUGGETS, kind="manual", name="manual")
-    for index in range(2):
-        make_answer(make_run(f"run{index}"), topic, [("Paris is the capital of France.", [])])
+    make_nugget_set(topic, texts=texts, kind="manual", name="manual")
+    for index in range(answers):
+        make_answer(make_run(f"run{index}"), topic, [(f"Paris is the capital of France ({index}).", [])])
 
 
 @pytest.fixture
