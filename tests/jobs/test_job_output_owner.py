@@ -217,3 +217,17 @@ def test_jobs_made_before_the_rule_keep_their_first_owner_and_nothing_else_chang
         "crucible": ("crucible", True, "done"),
     }
     call_command("migrate", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_the_resume_page_and_command_say_why_a_cancelled_job_cannot_resume(llm_server, assign_setup, organizer):
+    job = auto_assign_job_create(nuggets="manual", name="gpt")
+    job_cancel(job.pk)
+    taker = auto_assign_job_create(nuggets="manual", name="gpt")
+    refusal = f"Job {job.pk} cannot resume: since it was cancelled, job {taker.pk}"
+    page = organizer.post(reverse("jobs:resume", args=[job.pk]), follow=True).content.decode()
+    assert refusal in html.unescape(page)
+    with pytest.raises(CommandError, match=f"^{refusal}"):
+        call_command("run_auto_assign", "--resume", str(job.pk))
+    job.refresh_from_db()
+    assert job.status == "cancelled"
