@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 
-from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
+from assessor.jobs.engine import (
+    OPEN_STATUSES,
+    JobRequestInvalid,
+    job_create,
+    job_prompt,
+    job_source,
+    output_name_check,
+)
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
@@ -130,6 +137,9 @@ def grades_rerun_create(
     source = LabelSource.objects.filter(family=GRADES_FAMILY, name=name).first()
     if source is None or source.kind != LabelSource.Kind.LLM:
         raise JobRequestInvalid(f"{name!r} is not an LLM grade source")
+    running = Job.objects.filter(kind=GRADES, output_name=name, status__in=OPEN_STATUSES).first()
+    if running is not None:  # its grades would be asked twice
+        raise JobRequestInvalid(f"job {running.pk} still grades into {name!r}: wait for it to finish")
     # A mark whose questions were all removed since, or graded meanwhile, is cleared here rather than asked for.
     for bank, topics in list(source.stale.items()):
         for topic_id in list(topics):

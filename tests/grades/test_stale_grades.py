@@ -12,10 +12,10 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from assessor.jobs.engine import job_run_sync
+from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Job, LabelSource
 from assessor.work.roles import Role
-from grades.llm import grades_job_create
+from grades.llm import grades_job_create, grades_rerun_create
 from grades.scoring import grade_scores
 from nuggets.dependents import Change, nugget_list_changed
 from nuggets.models import Nugget, NuggetSet
@@ -105,6 +105,11 @@ def test_run_grades_rerun_stale_fills_the_changed_items(llm_server, qbank):
     )
     nugget_list_changed(bank, {added.pk: Change.ADDED}, by=None)
     assert LabelSource.objects.get(family="question_grades", name="llm").stale == {"qbank": {"bee": [added.pk]}}
+    # One filling at a time: a second would ask the same grades again.
+    queued = grades_rerun_create(name="llm")
+    with pytest.raises(JobRequestInvalid, match=f"job {queued.pk} still grades into 'llm'"):
+        grades_rerun_create(name="llm")
+    Job.objects.filter(pk=queued.pk).update(status=Job.Status.CANCELLED)
     out = io.StringIO()
     call_command("run_grades", "--name", "llm", "--rerun-stale", "--sync", "--threads", "1", stdout=out)
     assert LabelSource.objects.get(family="question_grades", name="llm").stale == {}
@@ -113,4 +118,4 @@ def test_run_grades_rerun_stale_fills_the_changed_items(llm_server, qbank):
     for run, text in Answer.objects.filter(topic_id="bee").values_list("run__run_id", "text"):
         expected = sum(grade(q, text) for q in [*BANK["bee"], "Where do bees live?"]) / 3
         assert means[run]["avggrade"] == pytest.approx(expected)
-    assert Job.objects.get(output_name="llm", params__rerun=True).total_items == reports
+    assert Job.objects.get(output_name="llm", params__rerun=True, status=Job.Status.DONE).total_items == reports
