@@ -1,4 +1,7 @@
-"""Fixtures shared by the whole suite; each app's folder has its own conftest.py beside its tests."""
+"""Fixtures shared by the whole suite; each app's folder has its own conftest.py beside its tests.
+
+The hooks of tests/processes.py mark every process the tests start, and fail the run if any is left running.
+"""
 
 from pathlib import Path
 
@@ -10,6 +13,7 @@ from assessor.project.llm_endpoints import endpoints_file_read
 from assessor.work.roles import Role
 from tests.builders import REPO, make_run, make_topic, make_user
 from tests.llm_server import FakeLLMServer, endpoints_toml, llm_settings
+from tests.processes import pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary  # noqa: F401
 from tests.scenarios import Scenario, make_relevant_segments, make_scenario
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
