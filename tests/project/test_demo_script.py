@@ -1,5 +1,6 @@
 """`bin/demo --fake-llm`: the demo with the project's fake LLM server, running LLM calls at the concurrency it shows."""
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests import processes
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -39,31 +42,48 @@ def _max_in_flight(spans: list[tuple[float, float]]) -> int:
     return highest
 
 
-def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_path):
+def _demo_environment(tmp_path: Path) -> tuple[dict[str, str], int]:
+    """The environment bin/demo runs in (its data in tmp_path, on ports of its own), and its PORT."""
     port = _free_port_triple()
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "DATABASE_URL", "CELERY_", "DJANGO_"))
     }
     environment.update(ASSESSOR_VAR_DIR=str(tmp_path), PORT=str(port))
-    before = sorted(path.name for path in REPO.iterdir())
-    demo = subprocess.Popen(
+    return environment, port
+
+
+def _demo_started(environment: dict[str, str]) -> contextlib.AbstractContextManager[subprocess.Popen]:
+    """bin/demo --fake-llm, stopped as Ctrl-C stops it, with everything it started, failed test or not."""
+    return processes.running(
         ["bin/demo", "--fake-llm"],
         cwd=REPO,
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        start_new_session=True,
+        stop_signal=signal.SIGINT,
+        stop_seconds=60,
     )
-    try:
-        assert demo.stdout is not None
-        deadline = time.monotonic() + 240
-        banner = ""
-        while "turns every label round" not in banner and time.monotonic() < deadline:
-            line = demo.stdout.readline()
-            if not line:
-                break
-            banner += line
+
+
+def _banner(demo: subprocess.Popen) -> str:
+    """What bin/demo prints until it says it runs (its second fake endpoint the last line)."""
+    assert demo.stdout is not None
+    deadline = time.monotonic() + 240
+    banner = ""
+    while "turns every label round" not in banner and time.monotonic() < deadline:
+        line = demo.stdout.readline()
+        if not line:
+            break
+        banner += line
+    return banner
+
+
+def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_path):
+    environment, port = _demo_environment(tmp_path)
+    before = sorted(path.name for path in REPO.iterdir())
+    with _demo_started(environment) as demo:
+        banner = _banner(demo)
         assert f"LLM jobs go to the fake LLM server at http://127.0.0.1:{port + 1}/v1" in banner
         # The job is launched as an organizer would on the command line, against the demo's database;
         # the demo's worker runs it (the command only queues the items and waits).
@@ -126,14 +146,31 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         counts = comparison["confusion"]["counts"]
         assert [counts[i][j] for i in range(3) for j in range(3) if i + j != 2] == [0] * 6
         assert counts[0][2] > 0
-    finally:
+
+        # Ctrl-C: the demo stops, and everything it started stops before it ends.
+        tree = processes.tree(demo)
         os.killpg(demo.pid, signal.SIGINT)
-        try:
-            demo.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(demo.pid, signal.SIGKILL)
+        assert demo.wait(timeout=60) == 130
+        assert [pid for pid in tree if processes.alive(pid)] == []
+        assert [p for p in (port, port + 1, port + 2) if processes.listening(p)] == []
     # Runtime files stay in ASSESSOR_VAR_DIR, none in the checkout.
     assert sorted(path.name for path in REPO.iterdir()) == before
+
+
+def test_the_demo_stops_everything_it_started_when_terminated_with_its_output_closed(tmp_path):
+    """As a service manager stops it (TERM to the script alone), after whatever read its output went away."""
+    environment, port = _demo_environment(tmp_path)
+    with _demo_started(environment) as demo:
+        assert "turns every label round" in _banner(demo)
+        tree = processes.tree(demo)
+        assert len(tree) >= 6  # the script, its four servers, runserver's reloader and the server it runs
+        assert all(processes.listening(p) for p in (port, port + 1, port + 2))
+        assert demo.stdout is not None
+        demo.stdout.close()
+        demo.send_signal(signal.SIGTERM)
+        assert demo.wait(timeout=60) == 143
+        assert [pid for pid in tree if processes.alive(pid)] == []
+        assert [p for p in (port, port + 1, port + 2) if processes.listening(p)] == []
 
 
 # Each call's (start, end) in seconds, from its end time and latency.
