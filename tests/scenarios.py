@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
+from django.test import Client
 
 from assessor.models import Answer, AssessorWork, Citation, Topic
 from assessor.scoring.kept import scores_refresh
@@ -208,3 +209,34 @@ def label_everything(work: AssessorWork, label: str = "support", *, choose: Call
                     label=choose() if choose else label, previous="", expected_version=work.version,
                 )  # fmt: skip
     work.refresh_from_db()
+
+
+class Recorder:
+    """A logged-in client that keeps the text of every response."""
+
+    def __init__(self, user):
+        self.client = Client()
+        self.client.force_login(user)
+        self.bodies: list[tuple[str, str]] = []
+
+    def get(self, url: str, **kw):
+        response = self.client.get(url, follow=True, **kw)
+        self._keep(url, response)
+        return response
+
+    def post(self, url: str, data: dict, **kw):
+        response = self.client.post(url, data, **kw)
+        self._keep(url, response)
+        return response
+
+    def _keep(self, url: str, response) -> None:
+        for hop, _status in getattr(response, "redirect_chain", []):
+            assert not any(name in hop for name in RUN_NAMES), f"a run name in the URL {hop}"
+        body = response.content.decode()
+        self.bodies.append((url, body))
+
+    def assert_blind(self, forbidden: list[str]) -> None:
+        assert self.bodies
+        for url, body in self.bodies:
+            for secret in forbidden:
+                assert secret not in body, f"{secret!r} reached the assessor in the response of {url}"

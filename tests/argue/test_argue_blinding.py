@@ -19,7 +19,7 @@ from reports.models import ReportRequest
 from tests.argue.conftest import T1_BANK
 from tests.argue.pages import SCRIPT, page_of, post, rows_of
 from tests.builders import make_batch, make_run, make_segment, make_topic, make_user, source_of
-from tests.work.test_blinding import Recorder
+from tests.scenarios import Recorder
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from assessor.models import Job, JobItem, Run
 from crucible import llm
 from crucible.llm import crucible_job_create
 from crucible.models import Chunk, CrucibleRun
-from tests.jobs.test_job_output_owner import launched_at_once
+from tests.jobs.launches import launched_at_once
 
 
 def refusal_of(owner: Job) -> str:

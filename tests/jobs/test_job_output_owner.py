@@ -3,33 +3,20 @@ naming it, on the page and on the command line, with nothing made; a resume keep
 
 import html
 import re
-import threading
-from collections.abc import Callable
 from io import StringIO
-from types import ModuleType
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection, connections
+from django.db import connection
 from django.urls import reverse
 
-from assessor.jobs import engine
 from assessor.jobs.engine import JobRequestInvalid, job_cancel, job_reopen, job_run_sync
 from assessor.models import Job, JobItem, LabelSource
 from assignment import auto
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
-from tests.builders import make_answer, make_nugget_set, make_run, make_topic
-
-NUGGETS = ["Paris is the capital", "The Seine crosses it"]
-
-
-def make_assign_setup(*, texts: list[str] = NUGGETS, answers: int = 2) -> None:
-    """The nugget set "manual" of `texts` on one topic, and `answers` answers to it, each its own text."""
-    topic = make_topic("t1", query="capital of France")
-    make_nugget_set(topic, texts=texts, kind="manual", name="manual")
-    for index in range(answers):
-        make_answer(make_run(f"run{index}"), topic, [(f"Paris is the capital of France ({index}).", [])])
+from tests.builders import make_topic
+from tests.jobs.launches import NUGGETS, launched_at_once, make_assign_setup
 
 
 @pytest.fixture
@@ -130,38 +117,6 @@ def test_two_kinds_writing_nugget_sets_share_one_name_space(llm_server):
 
 
 # --- at the same moment, for real (PostgreSQL) ------------------------------------------------------------------
-
-
-def launched_at_once(monkeypatch, app: ModuleType, launch: Callable[[], object], count: int) -> list[str]:
-    """Run `launch` from `count` threads that all pass the name check (as `app` calls it) before any of them goes
-    on to make its job; each outcome is "made" or the refusal's message."""
-    passed = threading.Barrier(count, timeout=30)
-    checked = engine.output_name_check
-
-    def check_then_wait(**kwargs) -> None:
-        checked(**kwargs)
-        passed.wait()
-
-    monkeypatch.setattr(app, "output_name_check", check_then_wait)
-    outcomes = [""] * count
-
-    def one(index: int) -> None:
-        try:
-            launch()
-            outcomes[index] = "made"
-        except JobRequestInvalid as refused:
-            outcomes[index] = str(refused)
-        except Exception as exc:  # the failure under test: anything else is a 500 for the organizer
-            outcomes[index] = f"{type(exc).__name__}: {exc}"
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=one, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return outcomes
 
 
 @pytest.mark.skipif(connection.vendor == "sqlite", reason="launches writing at once need PostgreSQL (set DATABASE_URL)")

@@ -10,7 +10,7 @@ from assessor.jobs import engine
 from assessor.jobs.engine import job_reopen, job_run_sync
 from assessor.models import LLMCall
 from assignment.auto import auto_assign_job_create
-from tests.jobs.test_job_output_owner import make_assign_setup
+from tests.jobs.launches import make_assign_setup
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db

@@ -14,42 +14,11 @@ from django.urls import NoReverseMatch, reverse
 
 from assessor.models import AssessorWork, Citation
 from support import kinds as support_kinds
-from tests.scenarios import RUN_NAMES, give_assign, give_support
+from tests.scenarios import Recorder, give_assign, give_support
 
 pytestmark = pytest.mark.django_db
 
 SCRIPT = {"HTTP_ACCEPT": "application/json"}  # how the page's script asks for JSON
-
-
-class Recorder:
-    """A logged-in client that keeps the text of every response."""
-
-    def __init__(self, user):
-        self.client = Client()
-        self.client.force_login(user)
-        self.bodies: list[tuple[str, str]] = []
-
-    def get(self, url: str, **kw):
-        response = self.client.get(url, follow=True, **kw)
-        self._keep(url, response)
-        return response
-
-    def post(self, url: str, data: dict, **kw):
-        response = self.client.post(url, data, **kw)
-        self._keep(url, response)
-        return response
-
-    def _keep(self, url: str, response) -> None:
-        for hop, _status in getattr(response, "redirect_chain", []):
-            assert not any(name in hop for name in RUN_NAMES), f"a run name in the URL {hop}"
-        body = response.content.decode()
-        self.bodies.append((url, body))
-
-    def assert_blind(self, forbidden: list[str]) -> None:
-        assert self.bodies
-        for url, body in self.bodies:
-            for secret in forbidden:
-                assert secret not in body, f"{secret!r} reached the assessor in the response of {url}"
 
 
 def pressed_values(body: str) -> list[str]:
@@ -119,7 +88,9 @@ def test_support_from_scratch_pages_show_no_llm_label_and_no_run(scenario):
     judge_all_pairs(browser, work, "2")
     body = browser.get(reverse("support:answer", args=[work.pk, 1])).content.decode()
     assert set(pressed_values(body)) == {"2"}
-    assert browser.post(reverse("support:submit", args=[work.pk]), {"version": work.version}, **SCRIPT).status_code == 200
+    assert (
+        browser.post(reverse("support:submit", args=[work.pk]), {"version": work.version}, **SCRIPT).status_code == 200
+    )
     browser.assert_blind(scenario.forbidden())
 
 
