@@ -7,7 +7,6 @@ queue, so workers of other test runs on the same Redis never take its tasks.
 """
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from django.conf import settings as django_settings
 from assessor.models import Job, JobItem
 from assignment.models import AssignmentLabel
 from bench.serving import database_url
+from tests import processes
 from tests.llm_server import FakeLLMServer, llm_settings
 from tests.services import make_answers, redis_or_skip
 
@@ -73,7 +73,7 @@ class Services:
             # suites running at once on this machine would refuse each other's worker under one name.
             "-n", f"{self.queue}-{len(self.workers)}@%h",
         ]  # fmt: skip
-        worker = subprocess.Popen(command, cwd=REPO, env=self.env, start_new_session=True)
+        worker = processes.start(command, cwd=REPO, env=self.env, stop_seconds=10)
         self.workers.append(worker)
         return worker
 
@@ -85,17 +85,11 @@ class Services:
         return result.stdout
 
     def kill(self, worker: subprocess.Popen) -> None:
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait(timeout=10)
+        processes.kill(worker)
 
     def stop_all(self) -> None:
         for worker in self.workers:
-            if worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
-                try:
-                    worker.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(worker.pid, signal.SIGKILL)
+            processes.stop(worker)
 
 
 @pytest.fixture

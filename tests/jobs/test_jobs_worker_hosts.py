@@ -33,6 +33,7 @@ from kombu.transport.redis import Channel as RedisChannel
 from assessor.models import Job, JobItem, LLMCall
 from assignment.models import AssignmentLabel
 from bench.serving import database_url
+from tests import processes
 from tests.hosts import (
     NAME_PREFIX,
     Host,
@@ -134,8 +135,8 @@ class Campaign:
         ]  # fmt: skip
         log = (var_dir / "worker.log").open("w")
         self._logs.append(log)
-        self.workers[host.name] = subprocess.Popen(
-            host.command(command), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        self.workers[host.name] = processes.start(
+            host.command(command), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, stop_seconds=10
         )
 
     def queue_length(self) -> int:
@@ -178,19 +179,11 @@ class Campaign:
         return result.stdout
 
     def kill(self, host: Host) -> None:
-        worker = self.workers[host.name]
-        os.killpg(worker.pid, signal.SIGKILL)
-        worker.wait(timeout=10)
+        processes.kill(self.workers[host.name])
 
     def stop(self) -> None:
         for worker in self.workers.values():
-            if worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
-                try:
-                    worker.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(worker.pid, signal.SIGKILL)
-                    worker.wait(timeout=10)
+            processes.stop(worker)
         for forwarder in self.forwarders.values():
             forwarder.stop()
         for log in self._logs:
@@ -248,7 +241,7 @@ def test_what_a_test_process_killed_before_its_clean_up_left_is_removed():
     subprocess.run(["ip", "netns", "add", netns], check=True)
     subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
     subprocess.run(["ip", "link", "set", "dev", bridge, "alias", f"{NAME_PREFIX} {gone.pid}"], check=True)
-    left_running = subprocess.Popen(["ip", "netns", "exec", netns, "sleep", "600"])
+    left_running = processes.start(["ip", "netns", "exec", netns, "sleep", "600"])
     try:
         wait_for(
             lambda: subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout.strip() != "",
@@ -260,7 +253,7 @@ def test_what_a_test_process_killed_before_its_clean_up_left_is_removed():
         assert netns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
         assert subprocess.run(["ip", "link", "show", bridge], capture_output=True).returncode != 0
     finally:
-        left_running.kill()
+        processes.kill(left_running)
         subprocess.run(["ip", "netns", "delete", netns], capture_output=True)
         subprocess.run(["ip", "link", "delete", bridge], capture_output=True)
 
