@@ -326,3 +326,13 @@ def _assign_key() -> str:
         prompt, n=len(NUGGETS), query="capital of France", passage=PASSAGE, nuggets=str(NUGGETS).replace("'", '"')
     )
     return cache_key(model="fake-model", prompt=prompt, temperature=0.0, messages=messages)
+
+
+def test_a_lone_surrogate_in_the_answer_is_stored_as_the_replacement_character(llm_server):
+    # The server's JSON body carries "\ud800" with no pair: an escape JSON allows and no text can store
+    # (PostgreSQL refuses it; on SQLite the pages that showed it failed). The answer is still usable.
+    llm_server.script(Reply.literal('["support", "partial_support", "not_support"] \ud800 done'))
+    assert assign_ask(llm_session()) == EXPECTED
+    (call,) = LLMCall.objects.all()
+    assert call.raw_response == '["support", "partial_support", "not_support"] \ufffd done'
+    assert call.parsed_ok

@@ -14,6 +14,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -265,6 +266,7 @@ def _completion_read(raw: bytes, *, latency_ms: int) -> Completion:
         response = json.loads(raw)
         choices = response.get("choices") or []
         text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
+        text = surrogates_replaced(text)
         usage = response.get("usage") or {}
         return Completion(
             text=text,
@@ -275,6 +277,16 @@ def _completion_read(raw: bytes, *, latency_ms: int) -> Completion:
         )
     except (ValueError, AttributeError, IndexError) as exc:
         raise LLMUnavailable(f"the LLM endpoint answered with no chat completion: {raw[:300]!r}") from exc
+
+
+# A pair never reaches here: JSON's reader joins an escaped pair into one character.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def surrogates_replaced(text: str) -> str:
+    """`text` with each lone surrogate (a JSON escape such as "\\ud800" with no pair) as U+FFFD: no database
+    stores one, and the rest of the answer is still the model's."""
+    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _logprobs_read(choice: dict) -> tuple[TokenLogprob, ...] | None:
