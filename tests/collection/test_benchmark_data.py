@@ -52,12 +52,17 @@ def test_the_answers_agree_across_files(collection):
                 assert all(0 <= index < len(answer["references"]) for index in sentence["citations"])
             text = " ".join(sentence["text"] for sentence in answer["answer"])
             assert answer["response_length"] == len(text.split())
+    assert len(runs) == 3 * 4  # every run answers every topic
 
-    for record in _jsonl(collection["assignments_manual"]):
+    manual = _jsonl(collection["assignments_manual"])
+    assert len(manual) == 3 * 4
+    for record in manual:
         answer = runs[(record["run_id"], record["qid"])]
         assert record["answer_text"] == " ".join(sentence["text"] for sentence in answer["answer"])
 
-    for record in _jsonl(collection["support_scratch"]):
+    scratch = _jsonl(collection["support_scratch"])
+    assert len(scratch) == 3 * 4
+    for record in scratch:
         team, run_id = record["run_id"].split(".", 1)
         assert team.startswith("team")
         answer = runs[(run_id, record["topic_id"])]

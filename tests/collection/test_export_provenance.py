@@ -106,6 +106,7 @@ def test_support_export_names_the_job_and_the_label_shown(made):
 
 def test_without_the_flag_the_formats_stay_nists(made):
     (line,) = export("export_assignments", "--nuggets", "auto_edit", "--assigner", "manual")
+    assert len(line["nuggets"]) == 2  # alice's label and the file's
     assert all(set(nugget) == {"text", "importance", "assignment"} for nugget in line["nuggets"])
 
 

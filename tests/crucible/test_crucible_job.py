@@ -114,6 +114,7 @@ def test_the_job_writes_each_topics_report_from_the_bank(llm_server, bank):
 
 def test_the_extractive_and_long_variant_keeps_five_supporting_texts_per_question(llm_server, bank):
     job_run_sync(crucible_job_create(name="crucible-long", bank=bank, variant="extractive", length="long").pk)
+    assert sorted(BANK) == ["bee", "leaf"]
     for topic_id in BANK:
         expected = expected_report(topic_id, k=5, extractive=True)
         assert len(expected) > 2 and stored_report("crucible-long", topic_id) == expected

@@ -88,6 +88,7 @@ def test_tau_over_the_top_k_of_the_second_leaderboard_when_asked():
 
 def test_a_constant_leaderboard_has_no_coefficient():
     values = coefficients(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0]), top_k=10)
+    assert sorted(values) == ["pearson", "spearman", "tau", "tau_ap", "tau_gap", "tau_top_k"]
     assert all(math.isnan(float(v[0])) for name, v in values.items() if name != "tau_gap")
     assert all(math.isnan(float(v[0])) for v in coefficients(np.array([1.0]), np.array([2.0]), top_k=10).values())
 
@@ -247,6 +248,7 @@ def test_resampled_means_order_every_pair_of_runs_as_their_fsum_means_do(levels)
     matrix = rng.integers(0, levels + 1, (30, 25)) / levels
     draws = topic_draws(25, samples=80, seed=levels)
     means = resampled_run_means(matrix, draws, missing="zero")
+    assert len(draws) == len(means) == 80
     for sample, counts in enumerate(draws):
         exact = np.array(fsum_means(matrix, counts))
         assert (
@@ -259,6 +261,7 @@ def test_resampled_means_skip_unanswered_topics_exactly():
     matrix[0, 2] = np.nan
     draws = topic_draws(3, samples=50, seed=2)
     means = resampled_run_means(matrix, draws, missing="skip")
+    assert len(draws) == len(means) == 50
     for sample, counts in enumerate(draws):
         drawn = counts.astype(int)
         answered = drawn[:2].sum()
@@ -269,6 +272,7 @@ def test_resampled_means_skip_unanswered_topics_exactly():
 def test_identical_leaderboards_have_intervals_at_one():
     a = np.random.default_rng(2).random((10, 6))
     intervals = bootstrap_intervals(a, a.copy(), missing="zero", samples=100, seed=1, top_k=5)
+    assert sorted(intervals) == ["pearson", "spearman", "tau", "tau_ap", "tau_gap", "tau_top_k"]
     assert all(interval == pytest.approx((1.0, 1.0)) for interval in intervals.values())
 
 

@@ -53,6 +53,7 @@ def test_the_sample_follows_the_documented_draw():
     """Per topic: the sorted items drawn by random.Random seeded with the first 8 bytes of sha256('seed:topic')."""
     disagreeing = many_disagreements()
     sample = disagreements_sample(disagreeing, k=5, seed=7)
+    assert sorted(sample) == ["t0", "t1", "t2"]
     for topic, items in disagreeing.items():
         seed = int.from_bytes(hashlib.sha256(f"7:{topic}".encode()).digest()[:8], "big")
         assert sample[topic] == random.Random(seed).sample(sorted(items), 5)
