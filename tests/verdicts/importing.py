@@ -1,36 +1,33 @@
 """Verdicts from a JSONL file: {"run_id": ..., "topic_id": ..., "verdict": "yes" | "no"} per line, into a named source.
 
-The import is atomic (assessor.importing.base.import_file): a bad line names the
+The import runs through the one pipeline (assessor.importing.pipeline): a bad line names the
 file, the line and the field, and nothing is written.
 """
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.importing.base import ImportFailure, ImportResult, Writes, import_file, read_lines
+from assessor.importing.base import ImportFailure, ImportResult, read_lines
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer
 from assessor.sources import import_source_claim
 from tests.verdicts.kinds import IMPORT_VERDICTS, LABEL_FAMILY, SCORE_FAMILY
 from tests.verdicts.models import Verdict
 
 FIELDS = ("run_id", "topic_id", "verdict")
+Row = tuple[int, dict[str, Any]]  # (line number, record)
 
 
 def verdicts_import(*, path: Path, name: str, replace: bool = False, user: User | None = None) -> ImportResult:
     """The registry's `Importer.function` (the upload page and `import_verdicts`)."""
-    path = Path(path)
-    return import_file(
-        lambda writes: _prepare(writes, path=path, name=name, replace=replace, user=user),
-        kind=IMPORT_VERDICTS,
-        path=path,
-        options={"name": name, "replace": replace},
-        user=user,
-    )
+    return VerdictsImport(path=path, name=name, replace=replace, user=user).run()
 
 
-def _parsed(path: Path):
+def _parsed(path: Path) -> Iterator[Row]:
     for number, line in read_lines(path):
         try:
             row = json.loads(line)
@@ -46,46 +43,72 @@ def _parsed(path: Path):
         yield number, row
 
 
-def _prepare(writes: Writes, *, path: Path, name: str, replace: bool, user: User | None) -> ImportResult:
-    if not name:
-        raise ImportFailure("a source name is required", path=path, field="name")
-    rows = list(_parsed(path))
-    source_id = import_source_claim(writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="name")
-    answers = {
-        (run_id, topic_id): pk
-        for pk, run_id, topic_id in Answer.objects.filter(run__run_id__in={row["run_id"] for _, row in rows}).values_list(
-            "pk", "run__run_id", "topic_id"
+class VerdictsImport(RecordImport[Row, int, Verdict, ImportResult]):
+    """One verdict a line, keyed by its answer; the whole file resolves at once."""
+
+    kind = IMPORT_VERDICTS
+    chunk_size = None
+
+    def __init__(self, *, name: str, **common: Any) -> None:
+        super().__init__(**common)
+        self.name = name
+
+    def options(self) -> dict[str, Any]:
+        return {"name": self.name, "replace": self.replace}
+
+    def start(self) -> None:
+        if not self.name:
+            raise ImportFailure("a source name is required", path=self.path, field="name")
+
+    def parse(self) -> Iterator[Row]:
+        return _parsed(self.path)
+
+    def chunk_prepare(self, chunk: list[Row]) -> None:
+        self.source_id = import_source_claim(
+            writes=self.writes, family=LABEL_FAMILY, name=self.name, user=self.user, path=self.path, option="name"
         )
-    }
-    stored = {verdict.answer_id: verdict for verdict in Verdict.objects.filter(source_id=source_id)}
-    result = ImportResult(path=str(path))
-    new, changed, seen = [], [], {}
-    for number, row in rows:
-        result.lines += 1
-        answer_id = answers.get((row["run_id"], row["topic_id"]))
+        answers = Answer.objects.filter(run__run_id__in={row["run_id"] for _, row in chunk})
+        self.answers = {(run, topic): pk for pk, run, topic in answers.values_list("pk", "run__run_id", "topic_id")}
+        self.stored = {verdict.answer_id: verdict for verdict in Verdict.objects.filter(source_id=self.source_id)}
+        self.topics = {row["topic_id"] for _, row in chunk}
+        self.seen: dict[int, int] = {}
+
+    def resolve(self, line: Row) -> int:
+        number, row = line
+        answer_id = self.answers.get((row["run_id"], row["topic_id"]))
         if answer_id is None:
-            raise ImportFailure(f"no answer of run {row['run_id']!r} to topic {row['topic_id']!r}", path=path, line=number, field="run_id")
-        if answer_id in seen:
-            raise ImportFailure(f"answer repeated (first on line {seen[answer_id]})", path=path, line=number, field="run_id")
-        seen[answer_id] = number
-        existing = stored.get(answer_id)
-        if existing is None:
-            new.append(Verdict(answer_id=answer_id, source_id=source_id, imported_from=writes.batch, label=row["verdict"]))
-        elif existing.label == row["verdict"]:
-            result.unchanged += 1
-        elif replace and existing.imported_from_id is not None:
-            existing.label, existing.imported_from = row["verdict"], writes.batch
-            changed.append(existing)
-        else:
             raise ImportFailure(
-                f"{name!r} holds {existing.label!r} for this answer; import with replace to change it",
-                path=path,
-                line=number,
-                field="verdict",
+                f"no answer of run {row['run_id']!r} to topic {row['topic_id']!r}", path=self.path, line=number,
+                field="run_id",
+            )  # fmt: skip
+        if answer_id in self.seen:
+            raise ImportFailure(
+                f"answer repeated (first on line {self.seen[answer_id]})", path=self.path, line=number, field="run_id"
             )
-    writes.update(changed, ["label", "imported_from"])
-    writes.create(new)
-    # The source's kept scores are refreshed in the topics the file named (ScoreRefresh.TOUCHED).
-    writes.scores_touch(family=SCORE_FAMILY, columns=(name,), topics={row["topic_id"] for _, row in rows})
-    result.created, result.replaced = len(new), len(changed)
-    return result
+        self.seen[answer_id] = number
+        return answer_id
+
+    def same(self, stored: Verdict, line: Row) -> bool:
+        return stored.label == line[1]["verdict"]
+
+    def replaceable(self, stored: Verdict) -> bool:
+        return stored.imported_from_id is not None
+
+    def conflict(self, stored: Verdict, line: Row) -> ImportFailure:
+        return ImportFailure(
+            f"{self.name!r} holds {stored.label!r} for this answer; import with replace to change it",
+            path=self.path,
+            line=line[0],
+            field="verdict",
+        )
+
+    def write(self, changes: Changes[int, Row, Verdict]) -> None:
+        for stored, (_, row) in changes.changed.values():
+            stored.label, stored.imported_from = row["verdict"], self.batch
+        self.writes.update(changes.changed_rows(), ["label", "imported_from"])
+        self.writes.create(
+            Verdict(answer_id=answer_id, source_id=self.source_id, imported_from=self.batch, label=row["verdict"])
+            for answer_id, (_, row) in changes.new.items()
+        )
+        # The source's kept scores are refreshed in the topics the file named (ScoreRefresh.TOUCHED).
+        self.writes.scores_touch(family=SCORE_FAMILY, columns=(self.name,), topics=self.topics)

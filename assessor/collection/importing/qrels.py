@@ -1,8 +1,9 @@
 """TREC qrels: `topic_id Q0 docid grade`, whitespace separated, grades 0-3, under a named source."""
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 
@@ -13,13 +14,12 @@ from assessor.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    Writes,
     chunked,
     id_checked,
-    import_file,
     in_batches,
     read_lines,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Qrel, QrelSource, Topic
 from assessor.names import name_problem
 from assessor.sources import import_source_claim
@@ -41,14 +41,19 @@ def _parse_qrel(text: str, *, path: Path, line: int) -> QrelLine:
     parts = text.split()
     if len(parts) != 4:
         raise ImportFailure(
-            f"expected 4 whitespace-separated fields (topic_id Q0 docid grade), found {len(parts)}", path=path, line=line
+            f"expected 4 whitespace-separated fields (topic_id Q0 docid grade), found {len(parts)}",
+            path=path,
+            line=line,
         )
     topic_id, iteration, docid, grade_text = parts
     id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
     id_checked(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     if iteration not in ITERATION_VALUES:
         raise ImportFailure(
-            f"expected {' or '.join(ITERATION_VALUES)} in column 2, found {iteration!r}", path=path, line=line, field="Q0"
+            f"expected {' or '.join(ITERATION_VALUES)} in column 2, found {iteration!r}",
+            path=path,
+            line=line,
+            field="Q0",
         )
     try:
         grade = int(grade_text)
@@ -90,89 +95,98 @@ def _stored_qrels(source: QrelSource, chunk: list[QrelLine]) -> dict[tuple[str, 
     return stored
 
 
-def qrels_import(
-    *, path: Path, source: str, replace: bool = False, user: User | None = None
-) -> ImportResult:
+def qrels_import(*, path: Path, source: str, replace: bool = False, user: User | None = None) -> ImportResult:
     path = Path(path)
-    source_name = _source_checked(source)
-    return import_file(
-        lambda writes: _qrels_prepare(writes, path=path, source_name=source_name, replace=replace, user=user),
-        kind=QRELS,
-        path=path,
-        options={"source": source_name, "replace": replace},
-        user=user,
-    )
+    return QrelsImport(path=path, source=_source_checked(source), replace=replace, user=user).run()
 
 
-def _qrels_prepare(
-    writes: Writes, *, path: Path, source_name: str, replace: bool, user: User | None
-) -> ImportResult:
-    batch = writes.batch
-    result = ImportResult(path=str(path))
-    qrel_source: QrelSource | None = None
-    for chunk in chunked(_parse_qrels(path)):
-        if qrel_source is None:
+QrelKey = tuple[str, str]  # (topic id, docid)
+
+
+class QrelsImport(RecordImport[QrelLine, QrelKey, Qrel, ImportResult]):
+    """One grade a line, keyed by topic and document, under one named source; chunk by chunk."""
+
+    kind = QRELS
+
+    def __init__(self, *, source: str, **common: Any) -> None:
+        super().__init__(**common)
+        self.source_name = source
+        self.qrel_source: QrelSource | None = None
+
+    def options(self) -> dict[str, Any]:
+        return {"source": self.source_name, "replace": self.replace}
+
+    def parse(self) -> Iterator[QrelLine]:
+        return _parse_qrels(self.path)
+
+    def chunks(self) -> Iterable[list[QrelLine]]:
+        return chunked(self.parse())
+
+    def chunk_prepare(self, chunk: list[QrelLine]) -> None:
+        if self.qrel_source is None:
             # Made only once there is a line, so an empty file leaves no empty source behind.
             # The name's source is claimed even when it exists: an LLM's grades take no file's.
             label_source = import_source_claim(
-                writes=writes, family=QRELS_FAMILY, name=source_name, user=user, path=path,
+                writes=self.writes, family=QRELS_FAMILY, name=self.source_name, user=self.user, path=self.path,
                 option="--source",
             )  # fmt: skip
-            qrel_source = QrelSource.objects.filter(name=source_name).first() or writes.create_one(
-                QrelSource(name=source_name, imported_from=batch, source_id=label_source)
+            self.qrel_source = QrelSource.objects.filter(name=self.source_name).first() or self.writes.create_one(
+                QrelSource(name=self.source_name, imported_from=self.batch, source_id=label_source)
             )
-        _topics_check(chunk, path=path)
-        segment_placeholders_create(writes, (line.docid for line in chunk))
-        stored = _stored_qrels(qrel_source, chunk) if qrel_source.pk > 0 else {}
+        _topics_check(chunk, path=self.path)
+        segment_placeholders_create(self.writes, (line.docid for line in chunk))
+        self.stored = _stored_qrels(self.qrel_source, chunk) if self.qrel_source.pk > 0 else {}
         # The grades earlier chunks of this file gave (the database does not hold them yet when staged).
-        earlier_chunks = writes.first_claims(
+        self.earlier_chunks = self.writes.first_claims(
             "qrel", ((f"{line.topic_id}\t{line.docid}", line.line, str(line.grade)) for line in chunk)
         )
-        new: dict[tuple[str, str], QrelLine] = {}
-        changed: dict[tuple[str, str], Qrel] = {}
-        for line in chunk:
-            result.lines += 1
-            key = (line.topic_id, line.docid)
-            earlier = new.get(key)
-            existing = stored.get(key)
-            claimed = earlier_chunks.get(f"{line.topic_id}\t{line.docid}")
-            if claimed is not None:
-                if claimed[1] != str(line.grade):
-                    raise _repeated(line, f"grade {claimed[1]} earlier in this file", path=path)
-                result.unchanged += 1
-            elif earlier is not None:
-                if earlier.grade != line.grade:
-                    raise _repeated(line, f"grade {earlier.grade} on line {earlier.line}", path=path)
-                result.unchanged += 1
-            elif existing is None:
-                new[key] = line
-            elif key in changed and existing.grade != line.grade:
-                # Rewritten by an earlier line of this very chunk.
-                raise _repeated(line, f"grade {existing.grade} earlier in this file", path=path)
-            elif existing.grade == line.grade:
-                result.unchanged += 1
-            elif replace:
-                existing.grade = line.grade
-                existing.imported_from = batch
-                changed[key] = existing
-                result.replaced += 1
-            else:
-                raise ImportFailure(
-                    f"{source_name} grades {line.docid} for topic {line.topic_id} {existing.grade}, not {line.grade}; "
-                    "use --replace to change it",
-                    path=path,
-                    line=line.line,
-                    field="grade",
-                )
-        writes.create(
-            [
-                Qrel(source=qrel_source, topic_id=line.topic_id, segment_id=line.docid, grade=line.grade, imported_from=batch)
-                for line in new.values()
-            ]
+
+    def resolve(self, line: QrelLine) -> QrelKey:
+        return line.topic_id, line.docid
+
+    def compare(self, changes: Changes[QrelKey, QrelLine, Qrel], key: QrelKey, line: QrelLine) -> None:
+        claimed = self.earlier_chunks.get(f"{line.topic_id}\t{line.docid}")
+        if claimed is None:
+            super().compare(changes, key, line)
+            return
+        if claimed[1] != str(line.grade):
+            raise _repeated(line, f"grade {claimed[1]} earlier in this file", path=self.path)
+        self.result.unchanged += 1
+
+    def repeated(self, first: QrelLine, line: QrelLine, *, first_new: bool) -> None:
+        if first.grade != line.grade:
+            earlier = (
+                f"grade {first.grade} on line {first.line}"
+                if first_new
+                else f"grade {first.grade} earlier in this file"
+            )
+            raise _repeated(line, earlier, path=self.path)
+
+    def same(self, stored: Qrel, line: QrelLine) -> bool:
+        return stored.grade == line.grade
+
+    def conflict(self, stored: Qrel, line: QrelLine) -> ImportFailure:
+        return ImportFailure(
+            f"{self.source_name} grades {line.docid} for topic {line.topic_id} {stored.grade}, not {line.grade}; "
+            "use --replace to change it",
+            path=self.path,
+            line=line.line,
+            field="grade",
         )
-        writes.update(list(changed.values()), ["grade", "imported_from"])
-        result.created += len(new)
-    return result
+
+    def write(self, changes: Changes[QrelKey, QrelLine, Qrel]) -> None:
+        self.writes.create(
+            [
+                Qrel(
+                    source=self.qrel_source, topic_id=line.topic_id, segment_id=line.docid, grade=line.grade,
+                    imported_from=self.batch,
+                )
+                for line in changes.new.values()
+            ]
+        )  # fmt: skip
+        for qrel, line in changes.changed.values():
+            qrel.grade, qrel.imported_from = line.grade, self.batch
+        self.writes.update(changes.changed_rows(), ["grade", "imported_from"])
 
 
 def _repeated(line: QrelLine, earlier: str, *, path: Path) -> ImportFailure:

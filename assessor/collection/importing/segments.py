@@ -24,13 +24,13 @@ from assessor.importing.base import (
     Writes,
     chunked,
     id_checked,
-    import_file,
     in_batches,
     limited,
     optional_str,
     read_jsonl,
     require,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Segment
 
 # The field names the text goes by in the wild: ours, pyserini's, and a plain one.
@@ -52,7 +52,9 @@ def _parse_segment(record: dict[str, Any], *, path: Path, line: int) -> SegmentL
     id_checked(docid, MAX_ID_CHARS, path=path, line=line, field="docid")
     text_key = next((key for key in TEXT_KEYS if key in record), None)
     if text_key is None:
-        raise ImportFailure(f"missing (the text goes in one of {', '.join(TEXT_KEYS)})", path=path, line=line, field="segment")
+        raise ImportFailure(
+            f"missing (the text goes in one of {', '.join(TEXT_KEYS)})", path=path, line=line, field="segment"
+        )
     text = require(record, text_key, str, path=path, line=line)
     if not text.strip():
         raise ImportFailure("empty text", path=path, line=line, field=text_key)
@@ -103,86 +105,79 @@ def _same(stored: Segment, line: SegmentLine) -> bool:
 
 
 def segments_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
-    path = Path(path)
-    return import_file(
-        lambda writes: _segments_prepare(writes, path=path, replace=replace),
-        kind=SEGMENTS,
-        path=path,
-        options={"replace": replace},
-        user=user,
-    )
+    return SegmentsImport(path=path, replace=replace, user=user).run()
 
 
-def _segments_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
-    batch = writes.batch
-    result = ImportResult(path=str(path))
-    for chunk in chunked(_parse_segments(path)):
-        stored = {}
+class SegmentsImport(RecordImport[SegmentLine, str, Segment, ImportResult]):
+    """One segment a line, keyed by docid; a placeholder's text is filled in, anything else needs --replace."""
+
+    kind = SEGMENTS
+
+    def parse(self) -> Iterator[SegmentLine]:
+        return _parse_segments(self.path)
+
+    def chunks(self) -> Iterable[list[SegmentLine]]:
+        return chunked(self.parse())
+
+    def chunk_prepare(self, chunk: list[SegmentLine]) -> None:
+        self.stored = {}
         for docids in in_batches({line.docid for line in chunk}):
-            stored.update(Segment.objects.in_bulk(docids))
+            self.stored.update(Segment.objects.in_bulk(docids))
         # What earlier chunks of this file said of the same docids (the database does not hold it yet when staged).
-        earlier_chunks = writes.first_claims("segment", ((line.docid, line.line, _fingerprint(line)) for line in chunk))
-        new: dict[str, SegmentLine] = {}
-        changed: dict[str, Segment] = {}
-        for line in chunk:
-            result.lines += 1
-            earlier = new.get(line.docid)
-            claimed = earlier_chunks.get(line.docid)
-            if claimed is not None:
-                if claimed[1] != _fingerprint(line):
-                    # Written by an earlier chunk of this very file.
-                    raise ImportFailure(
-                        f"segment {line.docid} repeated in this file with another text (first on line {claimed[0]})",
-                        path=path,
-                        line=line.line,
-                        field="docid",
-                    )
-                result.unchanged += 1
-                continue
-            if earlier is not None:
-                if (earlier.text, earlier.title, earlier.url) != (line.text, line.title, line.url):
-                    raise ImportFailure(
-                        f"segment {line.docid} repeated with another text (first on line {earlier.line})",
-                        path=path,
-                        line=line.line,
-                        field="docid",
-                    )
-                result.unchanged += 1
-                continue
-            existing = stored.get(line.docid)
-            if existing is None:
-                new[line.docid] = line
-            elif line.docid in changed:
-                if (existing.text, existing.title, existing.url) != (line.text, line.title, line.url):
-                    raise ImportFailure(
-                        f"segment {line.docid} repeated in this file with another text", path=path, line=line.line, field="docid"
-                    )
-                result.unchanged += 1
-            elif _same(existing, line):
-                result.unchanged += 1
-            elif not existing.text or replace:
-                # Filling a placeholder is what it waits for; anything else needs --replace.
-                if existing.text:
-                    result.replaced += 1
-                else:
-                    result.created += 1
-                existing.text, existing.title, existing.url = line.text, line.title, line.url
-                existing.imported_from = batch
-                changed[line.docid] = existing
-            else:
-                differs = "text" if existing.text != line.text else "title" if existing.title != line.title else "url"
-                raise ImportFailure(
-                    f"segment {line.docid} is stored with another {differs}; use --replace to change it",
-                    path=path,
-                    line=line.line,
-                    field=line.text_key if differs == "text" else differs,
-                )
-        writes.create(
-            [
-                Segment(docid=line.docid, text=line.text, title=line.title, url=line.url, imported_from=batch)
-                for line in new.values()
-            ]
+        self.earlier_chunks = self.writes.first_claims(
+            "segment", ((line.docid, line.line, _fingerprint(line)) for line in chunk)
         )
-        writes.update(list(changed.values()), ["text", "title", "url", "imported_from"])
-        result.created += len(new)
-    return result
+
+    def resolve(self, line: SegmentLine) -> str:
+        return line.docid
+
+    def compare(self, changes: Changes[str, SegmentLine, Segment], key: str, line: SegmentLine) -> None:
+        claimed = self.earlier_chunks.get(key)
+        stored = self.existing(key)
+        if claimed is not None:
+            if claimed[1] != _fingerprint(line):
+                # Written by an earlier chunk of this very file.
+                raise ImportFailure(
+                    f"segment {line.docid} repeated in this file with another text (first on line {claimed[0]})",
+                    path=self.path,
+                    line=line.line,
+                    field="docid",
+                )
+            self.result.unchanged += 1
+        elif stored is not None and not stored.text and changes.first(key) is None:
+            # Filling a placeholder is what it waits for: created, with or without --replace.
+            changes.changed[key] = (stored, line)
+            changes.filled.add(key)
+        else:
+            super().compare(changes, key, line)
+
+    def repeated(self, first: SegmentLine, line: SegmentLine, *, first_new: bool) -> None:
+        if (first.text, first.title, first.url) == (line.text, line.title, line.url):
+            return
+        if first_new:
+            message = f"segment {line.docid} repeated with another text (first on line {first.line})"
+        else:
+            message = f"segment {line.docid} repeated in this file with another text"
+        raise ImportFailure(message, path=self.path, line=line.line, field="docid")
+
+    def same(self, stored: Segment, line: SegmentLine) -> bool:
+        return _same(stored, line)
+
+    def conflict(self, stored: Segment, line: SegmentLine) -> ImportFailure:
+        differs = "text" if stored.text != line.text else "title" if stored.title != line.title else "url"
+        return ImportFailure(
+            f"segment {line.docid} is stored with another {differs}; use --replace to change it",
+            path=self.path,
+            line=line.line,
+            field=line.text_key if differs == "text" else differs,
+        )
+
+    def write(self, changes: Changes[str, SegmentLine, Segment]) -> None:
+        self.writes.create(
+            Segment(docid=line.docid, text=line.text, title=line.title, url=line.url, imported_from=self.batch)
+            for line in changes.new.values()
+        )
+        for segment, line in changes.changed.values():
+            segment.text, segment.title, segment.url = line.text, line.title, line.url
+            segment.imported_from = self.batch
+        self.writes.update(changes.changed_rows(), ["text", "title", "url", "imported_from"])

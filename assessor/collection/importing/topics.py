@@ -1,5 +1,6 @@
 """`topic_id<TAB>query` TSV."""
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from django.contrib.auth.models import User
@@ -17,10 +18,13 @@ from assessor.importing.base import (
     limited,
     read_lines,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Topic
 
+TopicLine = tuple[int, str, str]  # (line number, topic id, query)
 
-def _parse_topics(path: Path):
+
+def _parse_topics(path: Path) -> Iterator[TopicLine]:
     seen: dict[str, int] = {}
     for number, line in read_lines(path):
         parts = line.split("\t")
@@ -32,7 +36,9 @@ def _parse_topics(path: Path):
             raise ImportFailure("empty", path=path, line=number, field="query")
         limited(query, MAX_QUERY_CHARS, path=path, line=number, field="query")
         if topic_id in seen:
-            raise ImportFailure(f"topic repeated (first on line {seen[topic_id]})", path=path, line=number, field="topic_id")
+            raise ImportFailure(
+                f"topic repeated (first on line {seen[topic_id]})", path=path, line=number, field="topic_id"
+            )
         seen[topic_id] = number
         yield number, topic_id, query
 
@@ -48,32 +54,41 @@ def topics_import(*, path: Path, replace: bool = False, user: User | None = None
 
 
 def _topics_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
-    batch = writes.batch
-    result = ImportResult(path=str(path))
-    for chunk in chunked(_parse_topics(path)):
-        stored = Topic.objects.in_bulk([topic_id for _, topic_id, _ in chunk])
-        new = []
-        changed = []
-        for number, topic_id, query in chunk:
-            result.lines += 1
-            existing = stored.get(topic_id)
-            if existing is None:
-                new.append(Topic(id=topic_id, query=query, imported_from=batch))
-            elif existing.query == query:
-                result.unchanged += 1
-            elif replace:
-                existing.query = query
-                existing.imported_from = batch
-                changed.append(existing)
-                result.replaced += 1
-            else:
-                raise ImportFailure(
-                    f"topic {topic_id} is stored with another query ({existing.query!r}); use --replace to change it",
-                    path=path,
-                    line=number,
-                    field="query",
-                )
-        writes.update(changed, ["query", "imported_from"])
-        writes.create(new)
-        result.created += len(new)
-    return result
+    return TopicsImport(path=path, replace=replace).prepare(writes)
+
+
+class TopicsImport(RecordImport[TopicLine, str, Topic, ImportResult]):
+    """One topic a line, keyed by its id (the parser refuses a repeated one)."""
+
+    kind = TOPICS
+
+    def parse(self) -> Iterator[TopicLine]:
+        return _parse_topics(self.path)
+
+    def chunks(self) -> Iterable[list[TopicLine]]:
+        return chunked(self.parse())
+
+    def chunk_prepare(self, chunk: list[TopicLine]) -> None:
+        self.stored = Topic.objects.in_bulk([topic_id for _, topic_id, _ in chunk])
+
+    def resolve(self, line: TopicLine) -> str:
+        return line[1]
+
+    def same(self, stored: Topic, line: TopicLine) -> bool:
+        return stored.query == line[2]
+
+    def conflict(self, stored: Topic, line: TopicLine) -> ImportFailure:
+        return ImportFailure(
+            f"topic {stored.id} is stored with another query ({stored.query!r}); use --replace to change it",
+            path=self.path,
+            line=line[0],
+            field="query",
+        )
+
+    def write(self, changes: Changes[str, TopicLine, Topic]) -> None:
+        for topic, (_, _, query) in changes.changed.values():
+            topic.query, topic.imported_from = query, self.batch
+        self.writes.update(changes.changed_rows(), ["query", "imported_from"])
+        self.writes.create(
+            Topic(id=topic_id, query=query, imported_from=self.batch) for topic_id, (_, _, query) in changes.new.items()
+        )
