@@ -149,7 +149,8 @@ def stop(process: subprocess.Popen, *, seconds: float | None = None) -> None:
             _signal(pid, stop_signal)
         while time.monotonic() < deadline and marked(mark):
             time.sleep(0.1)
-    _signal_group(process.pid, signal.SIGKILL)
+    if process.poll() is None:  # not yet waited for: its id, and its group's, are no one else's
+        _signal_group(process.pid, signal.SIGKILL)
     if mark:
         for pid in marked(mark):
             _signal(pid, signal.SIGKILL)
