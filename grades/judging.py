@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Count
 
 from assessor.models import Answer, AssessorWork, Sentence, Topic
-from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
     Replayed,
@@ -28,6 +27,7 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
+from assessor.work.kit import WorkProgress, labels_counted_by_work, progress_rows
 from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
 from grades.kinds import GRADE_WORK, GRADES_FAMILY
 from grades.models import GRADES, GradeLabel
@@ -58,11 +58,6 @@ def grade_work_give(
         raise WorkError(f"Topic {topic.pk} has no submitted question bank {bank!r}.")
     source = person_source_claim(family=GRADES_FAMILY, name=name or PEOPLE_SOURCE, by=by)
     return work_give(topic=topic, assessor=assessor, kind=kind, by=by, source=source, nugget_set_name=bank)
-
-
-def grade_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
-    """The assessor's own grading work; anyone else's is a 404, its existence not revealed."""
-    return assessor_work(work_id=work_id, user=user, kinds=[GRADE_WORK])
 
 
 def report_order(work: AssessorWork) -> list[int]:
@@ -229,9 +224,7 @@ def grade_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
         .annotate(n=Count("pk"))
         .values_list("nugget_set__topic_id", "nugget_set__name", "n")
     }
-    done = dict(
-        GradeLabel.objects.filter(work__in=works).values("work_id").annotate(n=Count("id")).values_list("work_id", "n")
-    )
+    done = labels_counted_by_work(GradeLabel, works)
     return {
         work.pk: (done.get(work.pk, 0), reports[work.topic_id] * sizes.get((work.topic_id, work.nugget_set_name), 0))
         for work in works
@@ -245,27 +238,8 @@ def bank_sets_of(works: Sequence[AssessorWork]):
     return NuggetSet.objects.filter(form=QUESTIONS, topic_id__in=topics, name__in=names).filter(nugget_sets_counted_q())
 
 
-@dataclass
-class WorkProgress:
-    """A row of the organizer's table: one work, its grades given and the time in them."""
-
-    work: AssessorWork
-    total: int  # the topic's reports x its bank's questions
-    done: int
-    seconds: float
-    time_label: str = ""
-
-
 def organizer_progress() -> list[WorkProgress]:
-    works = list(AssessorWork.objects.filter(kind=GRADE_WORK).select_related("assessor", "topic", "source"))
-    counts = grade_progress(works)
-    seconds = dict(
-        GradeLabel.objects.filter(work__in=works)
-        .values("work_id")
-        .annotate(s=Sum("seconds_spent"))
-        .values_list("work_id", "s")
-    )
-    return [WorkProgress(work, counts[work.pk][1], counts[work.pk][0], seconds.get(work.pk) or 0.0) for work in works]
+    return progress_rows(kinds=[GRADE_WORK], progress=grade_progress, models=[GradeLabel])
 
 
 @dataclass

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Q
 
 from assessor.models import Answer, AssessorWork, Sentence, Topic
-from assessor.work.access import assessor_work
 from assessor.work.judging import JudgeError, Replayed, label_write, locked_open_work, position_choose, shuffled
+from assessor.work.kit import WorkProgress, labels_counted_by_work, progress_rows
 from assessor.work.services import WorkError, person_source_claim, work_give, work_submit_mark
 from preferences.kinds import PREFERENCE_WORK, PREFERENCES_FAMILY
 from preferences.models import Preference, PreferenceLabel
@@ -35,11 +35,6 @@ def preference_work_give(
     """The registry's `WorkPage.give`: the topic's preference work, into a people's source."""
     source = person_source_claim(family=PREFERENCES_FAMILY, name=name or PEOPLE_SOURCE, by=by)
     return work_give(topic=topic, assessor=assessor, kind=kind, by=by, source=source)
-
-
-def preference_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
-    """The assessor's own preference work; anyone else's is a 404, its existence not revealed."""
-    return assessor_work(work_id=work_id, user=user, kinds=[PREFERENCE_WORK])
 
 
 def topic_pairs(topic_id: str) -> list[Pair]:
@@ -208,36 +203,12 @@ def preference_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, i
     """The registry's `WorkPage.progress`: pairs judged of the topic's pairs, per work."""
     topics = {work.topic_id for work in works}
     totals = Counter(pair.topic_id for pair in planned_pairs(topic_ids=topics))
-    done = dict(
-        PreferenceLabel.objects.filter(work__in=works, label__isnull=False)
-        .values("work_id")
-        .annotate(n=Count("id"))
-        .values_list("work_id", "n")
-    )
+    done = labels_counted_by_work(PreferenceLabel, works, given=Q(label__isnull=False))
     return {work.pk: (done.get(work.pk, 0), totals.get(work.topic_id, 0)) for work in works}
 
 
-@dataclass
-class WorkProgress:
-    """A row of the organizer's table: one work, its pairs done and the time in them."""
-
-    work: AssessorWork
-    total: int  # the topic's pairs
-    done: int
-    seconds: float
-    time_label: str = ""
-
-
 def organizer_progress() -> list[WorkProgress]:
-    works = list(AssessorWork.objects.filter(kind=PREFERENCE_WORK).select_related("assessor", "topic", "source"))
-    counts = preference_progress(works)
-    seconds = dict(
-        PreferenceLabel.objects.filter(work__in=works)
-        .values("work_id")
-        .annotate(s=Sum("seconds_spent"))
-        .values_list("work_id", "s")
-    )
-    return [WorkProgress(work, counts[work.pk][1], counts[work.pk][0], seconds.get(work.pk) or 0.0) for work in works]
+    return progress_rows(kinds=[PREFERENCE_WORK], progress=preference_progress, models=[PreferenceLabel])
 
 
 @dataclass
