@@ -21,13 +21,12 @@ from assessor.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    Writes,
-    import_file,
     integer_checked,
     json_id,
     optional_float,
     read_jsonl,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer
 from assessor.sources import import_source_claim
 from grades.kinds import GRADES_FAMILY, IMPORT_GRADES
@@ -87,107 +86,118 @@ def grades_parse(path: Path) -> Iterator[GradeLine]:
 
 def grades_import(*, path: Path, name: str, bank: str, replace: bool = False, user: User | None = None) -> ImportResult:
     """The registry's `Importer.function` (the upload page and `import_grades`)."""
-    path = Path(path)
-    return import_file(
-        lambda writes: _prepare(writes, path=path, name=name, bank=bank, replace=replace, user=user),
-        kind=IMPORT_GRADES,
-        path=path,
-        options={"name": name, "bank": bank, "replace": replace},
-        user=user,
-    )
+    return GradesImport(path=path, name=name, bank=bank, replace=replace, user=user).run()
 
 
-def _prepare(writes: Writes, *, path: Path, name: str, bank: str, replace: bool, user: User | None) -> ImportResult:
-    if not name:
-        raise ImportFailure("a grade source name is required", path=path, field="name")
-    if not bank:
-        raise ImportFailure("the bank the grades are on is required", path=path, field="bank")
-    lines = list(grades_parse(path))
-    topics = sorted({line.topic_id for line in lines})
-    banks = bank_questions(bank, topics)
-    questions = {topic: {key: q.pk for q in asked for key in (q.question_id, q.text)} for topic, asked in banks.items()}
-    answers = {
-        (run_id, topic_id): pk
-        for pk, run_id, topic_id in Answer.objects.filter(topic_id__in=topics).values_list(
-            "pk", "run__run_id", "topic_id"
+GradeKey = tuple[int, int]  # (answer id, question id)
+
+
+class GradesImport(RecordImport[GradeLine, GradeKey, GradeLabel, ImportResult]):
+    """A grade per report and question of a bank: a report's graded documents give the question's highest grade."""
+
+    kind = IMPORT_GRADES
+    chunk_size = None
+
+    def __init__(self, *, name: str, bank: str, **common: Any) -> None:
+        super().__init__(**common)
+        self.name, self.bank = name, bank
+
+    def options(self) -> dict[str, Any]:
+        return {"name": self.name, "bank": self.bank, "replace": self.replace}
+
+    def start(self) -> None:
+        if not self.name:
+            raise ImportFailure("a grade source name is required", path=self.path, field="name")
+        if not self.bank:
+            raise ImportFailure("the bank the grades are on is required", path=self.path, field="bank")
+
+    def parse(self) -> Iterator[GradeLine]:
+        return grades_parse(self.path)
+
+    def chunk_prepare(self, chunk: list[GradeLine]) -> None:
+        self.topics = sorted({line.topic_id for line in chunk})
+        banks = bank_questions(self.bank, self.topics)
+        self.questions = {
+            topic: {key: q.pk for q in asked for key in (q.question_id, q.text)} for topic, asked in banks.items()
+        }
+        answers = Answer.objects.filter(topic_id__in=self.topics)
+        self.answers = {(run, topic): pk for pk, run, topic in answers.values_list("pk", "run__run_id", "topic_id")}
+        self.runs = {run_id for run_id, _ in self.answers}
+        self.aliases = run_aliases()
+        self.source_id = import_source_claim(
+            writes=self.writes, family=GRADES_FAMILY, name=self.name, user=self.user, path=self.path, option="name"
         )
-    }
-    runs = {run_id for run_id, _ in answers}
-    aliases = run_aliases()
-    source_id = import_source_claim(writes=writes, family=GRADES_FAMILY, name=name, user=user, path=path, option="name")
-    result = ImportResult(path=str(path))
-    best: dict[tuple[int, int], tuple[GradeLine, str]] = {}  # (answer, question) -> its highest line, its topic
-    for line in lines:
-        result.lines += 1
-        if line.topic_id not in questions:
+        self.stored = {(g.answer_id, g.nugget_id): g for g in GradeLabel.objects.filter(source_id=self.source_id)}
+
+    def keyed(self, chunk: list[GradeLine]) -> Iterator[tuple[GradeKey, GradeLine]]:
+        """Every line resolved first: a report's question keeps its highest graded document's line."""
+        best: dict[GradeKey, GradeLine] = {}
+        for line in chunk:
+            self.result.lines += 1
+            key = self.resolve(line)
+            kept = best.get(key)
+            if kept is not None and not (line.document and kept.document):
+                raise ImportFailure(
+                    f"this report's question is graded on line {kept.line} already", path=self.path, line=line.line,
+                    field="nugget_id",
+                )  # fmt: skip
+            if kept is None or line.grade > kept.grade:
+                best[key] = line
+            else:
+                self.result.unchanged += 1
+        return iter(best.items())
+
+    def resolve(self, line: GradeLine) -> GradeKey:
+        if line.topic_id not in self.questions:
             raise ImportFailure(
-                f"topic {line.topic_id!r} has no submitted bank {bank!r}", path=path, line=line.line, field="query_id"
-            )
+                f"topic {line.topic_id!r} has no submitted bank {self.bank!r}", path=self.path, line=line.line,
+                field="query_id",
+            )  # fmt: skip
         try:
-            run = run_match(line.run_id, runs, aliases)
+            run = run_match(line.run_id, self.runs, self.aliases)
         except AmbiguousRun as exc:
-            raise ImportFailure(str(exc), path=path, line=line.line, field="run_id") from None
-        answer = answers.get((run, line.topic_id)) if run is not None else None
+            raise ImportFailure(str(exc), path=self.path, line=line.line, field="run_id") from None
+        answer = self.answers.get((run, line.topic_id)) if run is not None else None
         if answer is None:
             raise ImportFailure(
-                f"no report of run {line.run_id!r} for topic {line.topic_id!r}",
-                path=path,
-                line=line.line,
+                f"no report of run {line.run_id!r} for topic {line.topic_id!r}", path=self.path, line=line.line,
                 field="run_id",
-            )
-        nugget = questions[line.topic_id].get(line.question)
+            )  # fmt: skip
+        nugget = self.questions[line.topic_id].get(line.question)
         if nugget is None:
             raise ImportFailure(
-                f"not a question of the bank {bank!r} of topic {line.topic_id!r}",
-                path=path,
-                line=line.line,
-                field="nugget_id",
-            )
-        kept = best.get((answer, nugget))
-        if kept is not None and not (line.document and kept[0].document):
-            raise ImportFailure(
-                f"this report's question is graded on line {kept[0].line} already", path=path, line=line.line,
-                field="nugget_id",
+                f"not a question of the bank {self.bank!r} of topic {line.topic_id!r}", path=self.path,
+                line=line.line, field="nugget_id",
             )  # fmt: skip
-        if kept is None or line.grade > kept[0].grade:
-            best[(answer, nugget)] = (line, line.topic_id)
-        else:
-            result.unchanged += 1
-    stored = {(g.answer_id, g.nugget_id): g for g in GradeLabel.objects.filter(source_id=source_id)}
-    new, changed = [], []
-    for (answer, nugget), (line, topic_id) in best.items():
-        existing = stored.get((answer, nugget))
-        if existing is None:
-            new.append(
-                GradeLabel(
-                    source_id=source_id,
-                    topic_id=topic_id,
-                    answer_id=answer,
-                    nugget_id=nugget,
-                    label=line.grade,
-                    confidence=line.confidence,
-                    reasoning=line.reasoning,
-                    document=line.document,
-                    imported_from=writes.batch,
-                )
+        return answer, nugget
+
+    def same(self, stored: GradeLabel, line: GradeLine) -> bool:
+        return stored.label == line.grade
+
+    def replaceable(self, stored: GradeLabel) -> bool:
+        return stored.imported_from_id is not None
+
+    def conflict(self, stored: GradeLabel, line: GradeLine) -> ImportFailure:
+        return ImportFailure(
+            f"{self.name!r} holds another grade for this report's question; import with replace to change it",
+            path=self.path,
+            line=line.line,
+            field="grade",
+        )
+
+    def write(self, changes: Changes[GradeKey, GradeLine, GradeLabel]) -> None:
+        for label, line in changes.changed.values():
+            label.label, label.imported_from = line.grade, self.batch
+        self.writes.update(changes.changed_rows(), ["label", "imported_from"])
+        self.writes.create(
+            GradeLabel(
+                source_id=self.source_id, topic_id=line.topic_id, answer_id=answer, nugget_id=nugget,
+                label=line.grade, confidence=line.confidence, reasoning=line.reasoning, document=line.document,
+                imported_from=self.batch,
             )
-        elif existing.label == line.grade:
-            result.unchanged += 1
-        elif replace and existing.imported_from_id is not None:
-            existing.label, existing.imported_from = line.grade, writes.batch
-            changed.append(existing)
-        else:
-            raise ImportFailure(
-                f"{name!r} holds another grade for this report's question; import with replace to change it",
-                path=path,
-                line=line.line,
-                field="grade",
-            )
-    writes.update(changed, ["label", "imported_from"])
-    writes.create(new)
-    writes.scores_touch(family=SCORE_FAMILY, columns=(name,), topics=set(topics))
-    result.created, result.replaced = len(new), len(changed)
-    return result
+            for (answer, nugget), line in changes.new.items()
+        )  # fmt: skip
+        self.writes.scores_touch(family=SCORE_FAMILY, columns=(self.name,), topics=set(self.topics))
 
 
 def grade_lines(*, name: str) -> Iterator[str]:

@@ -23,13 +23,12 @@ from assessor.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    Writes,
-    import_file,
     integer_checked,
     json_id,
     optional_float,
     read_jsonl,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer
 from assessor.scoring.lifecycle import labels_counted
 from assessor.sources import import_source_claim
@@ -90,14 +89,7 @@ def checkpoint_parse(path: Path) -> Iterator[Comparison]:
 
 def preferences_import(*, path: Path, name: str, replace: bool = False, user: User | None = None) -> ImportResult:
     """The registry's `Importer.function` (the upload page and `import_preferences`)."""
-    path = Path(path)
-    return import_file(
-        lambda writes: _prepare(writes, path=path, name=name, replace=replace, user=user),
-        kind=IMPORT_PREFERENCES,
-        path=path,
-        options={"name": name, "replace": replace},
-        user=user,
-    )
+    return PreferencesImport(path=path, name=name, replace=replace, user=user).run()
 
 
 def _answer_ids(comparisons: list[Comparison]) -> dict[tuple[str, str], int]:
@@ -121,85 +113,113 @@ def _stored_run(run_id: str, runs: set[str], aliases: dict[str, str], *, path: P
     return stored
 
 
-def _prepare(writes: Writes, *, path: Path, name: str, replace: bool, user: User | None) -> ImportResult:
-    if not name:
-        raise ImportFailure("a preference source name is required", path=path, field="name")
-    comparisons = list(checkpoint_parse(path))
-    if not comparisons:
-        raise ImportFailure(
-            'holds no preferences (no "_type": "comparison" line), only aggregates, which are computed from '
-            "the preferences and not imported: nothing to import",
-            path=path,
-        )
-    source_id = import_source_claim(
-        writes=writes, family=PREFERENCES_FAMILY, name=name, user=user, path=path, option="name"
-    )
-    answers = _answer_ids(comparisons)
-    runs = {run_id for run_id, _ in answers}
-    aliases = run_aliases()
-    stored = {(label.first_id, label.second_id): label for label in PreferenceLabel.objects.filter(source_id=source_id)}
-    result = ImportResult(path=str(path))
-    seen: dict[frozenset[int], tuple[int, int, int, int]] = {}  # pair -> (first, second, label, line)
-    new, changed = [], []
-    for comparison in comparisons:
-        result.lines += 1
-        first_run = _stored_run(comparison.run_id, runs, aliases, path=path, line=comparison.line, field="run_id")
-        second_run = _stored_run(comparison.run_id2, runs, aliases, path=path, line=comparison.line, field="run_id2")
-        first = answers.get((first_run, comparison.topic_id))
-        second = answers.get((second_run, comparison.topic_id))
+Pair = tuple[int, int]  # (answer of passage 1, answer of passage 2), as the line has them
+
+
+class PreferencesImport(RecordImport[Comparison, Pair, PreferenceLabel, ImportResult]):
+    """One preference a pair of reports: a pair and its flipped copy are one, in the orientation first written."""
+
+    kind = IMPORT_PREFERENCES
+    chunk_size = None
+
+    def __init__(self, *, name: str, **common: Any) -> None:
+        super().__init__(**common)
+        self.name = name
+        self.seen: dict[frozenset[int], tuple[Pair, Comparison]] = {}
+
+    def options(self) -> dict[str, Any]:
+        return {"name": self.name, "replace": self.replace}
+
+    def start(self) -> None:
+        if not self.name:
+            raise ImportFailure("a preference source name is required", path=self.path, field="name")
+
+    def parse(self) -> Iterator[Comparison]:
+        return checkpoint_parse(self.path)
+
+    def chunk_prepare(self, chunk: list[Comparison]) -> None:
+        if not chunk:
+            raise ImportFailure(
+                'holds no preferences (no "_type": "comparison" line), only aggregates, which are computed from '
+                "the preferences and not imported: nothing to import",
+                path=self.path,
+            )
+        self.source_id = import_source_claim(
+            writes=self.writes, family=PREFERENCES_FAMILY, name=self.name, user=self.user, path=self.path,
+            option="name",
+        )  # fmt: skip
+        self.answers = _answer_ids(chunk)
+        self.runs = {run_id for run_id, _ in self.answers}
+        self.aliases = run_aliases()
+        self.stored = {
+            (label.first_id, label.second_id): label
+            for label in PreferenceLabel.objects.filter(source_id=self.source_id)
+        }
+        self.topics = {c.topic_id for c in chunk}
+
+    def resolve(self, line: Comparison) -> Pair:
+        first_run = _stored_run(line.run_id, self.runs, self.aliases, path=self.path, line=line.line, field="run_id")
+        second_run = _stored_run(line.run_id2, self.runs, self.aliases, path=self.path, line=line.line, field="run_id2")
+        first = self.answers.get((first_run, line.topic_id))
+        second = self.answers.get((second_run, line.topic_id))
         if first is None or second is None:
-            missing = comparison.run_id if first is None else comparison.run_id2
+            missing = line.run_id if first is None else line.run_id2
             raise ImportFailure(
-                f"no report of run {missing!r} for topic {comparison.topic_id!r}",
-                path=path,
-                line=comparison.line,
+                f"no report of run {missing!r} for topic {line.topic_id!r}", path=self.path, line=line.line,
                 field="run_id" if first is None else "run_id2",
-            )
-        key = frozenset((first, second))
-        if key in seen:
-            # The flipped copy (or the pair again): it must say the same, turned round where it is.
-            kept_first, _kept_second, kept_label, kept_line = seen[key]
-            said = comparison.label if first == kept_first else flipped(comparison.label)
-            if said != kept_label:
-                raise ImportFailure(
-                    f"this pair's preference contradicts line {kept_line}", path=path, line=comparison.line,
-                    field="better_passage",
-                )  # fmt: skip
-            result.unchanged += 1
-            continue
-        seen[key] = (first, second, comparison.label, comparison.line)
-        existing = stored.get((first, second)) or stored.get((second, first))
-        value = comparison.label if existing is None or existing.first_id == first else flipped(comparison.label)
-        if existing is None:
-            new.append(
-                PreferenceLabel(
-                    source_id=source_id,
-                    topic_id=comparison.topic_id,
-                    first_id=first,
-                    second_id=second,
-                    label=comparison.label,
-                    confidence=comparison.confidence,
-                    reasoning=comparison.reasoning,
-                    imported_from=writes.batch,
-                )
-            )
-        elif existing.label == value:
-            result.unchanged += 1
-        elif replace and existing.imported_from_id is not None:
-            existing.label, existing.imported_from = value, writes.batch
-            changed.append(existing)
-        else:
+            )  # fmt: skip
+        return first, second
+
+    def compare(self, changes: Changes[Pair, Comparison, PreferenceLabel], key: Pair, line: Comparison) -> None:
+        pair = frozenset(key)
+        if pair not in self.seen:
+            self.seen[pair] = (key, line)
+            super().compare(changes, key, line)
+            return
+        # The flipped copy (or the pair again): it must say the same, turned round where it is.
+        (kept_first, _), kept = self.seen[pair]
+        said = line.label if key[0] == kept_first else flipped(line.label)
+        if said != kept.label:
             raise ImportFailure(
-                f"{name!r} holds another preference for this pair; import with replace to change it",
-                path=path,
-                line=comparison.line,
+                f"this pair's preference contradicts line {kept.line}", path=self.path, line=line.line,
                 field="better_passage",
+            )  # fmt: skip
+        self.result.unchanged += 1
+
+    def existing(self, key: Pair) -> PreferenceLabel | None:
+        return self.stored.get(key) or self.stored.get((key[1], key[0]))
+
+    def _value(self, stored: PreferenceLabel, line: Comparison) -> int | None:
+        """The line's label in the stored pair's orientation."""
+        first = self.seen[frozenset((stored.first_id, stored.second_id))][0][0]
+        return line.label if stored.first_id == first else flipped(line.label)
+
+    def same(self, stored: PreferenceLabel, line: Comparison) -> bool:
+        return stored.label == self._value(stored, line)
+
+    def replaceable(self, stored: PreferenceLabel) -> bool:
+        return stored.imported_from_id is not None
+
+    def conflict(self, stored: PreferenceLabel, line: Comparison) -> ImportFailure:
+        return ImportFailure(
+            f"{self.name!r} holds another preference for this pair; import with replace to change it",
+            path=self.path,
+            line=line.line,
+            field="better_passage",
+        )
+
+    def write(self, changes: Changes[Pair, Comparison, PreferenceLabel]) -> None:
+        for label, line in changes.changed.values():
+            label.label, label.imported_from = self._value(label, line), self.batch
+        self.writes.update(changes.changed_rows(), ["label", "imported_from"])
+        self.writes.create(
+            PreferenceLabel(
+                source_id=self.source_id, topic_id=line.topic_id, first_id=first, second_id=second, label=line.label,
+                confidence=line.confidence, reasoning=line.reasoning, imported_from=self.batch,
             )
-    writes.update(changed, ["label", "imported_from"])
-    writes.create(new)
-    writes.scores_touch(family=SCORE_FAMILY, columns=(name,), topics={c.topic_id for c in comparisons})
-    result.created, result.replaced = len(new), len(changed)
-    return result
+            for (first, second), line in changes.new.items()
+        )  # fmt: skip
+        self.writes.scores_touch(family=SCORE_FAMILY, columns=(self.name,), topics=self.topics)
 
 
 def checkpoint_lines(*, name: str) -> Iterator[str]:
