@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Q
 
 from argue.agreement import ANSWER_ITEM, SUPPORT_ITEM
 from argue.cut import sentences_kept
@@ -25,7 +25,6 @@ from argue.kinds import ARGUE_FAMILY, ARGUE_WORK
 from argue.metrics import answers_to_check
 from argue.models import AnswerAttestation, ArgueWork, JudgedReport, SupportAttestation, YesNo
 from assessor.models import Answer, AssessorWork, Citation, LabelSource, Segment, Sentence, Topic
-from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
     Replayed,
@@ -35,6 +34,7 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
+from assessor.work.kit import WorkProgress, labels_counted_by_work, progress_rows
 from assessor.work.services import WorkError, person_source_claim, replicate_source_claim, work_give, work_submit_mark
 from nuggets.banks import Question, bank_names, bank_questions
 from reports.models import ReportRequest
@@ -158,11 +158,6 @@ def argue_study_give(
         check_all=True,
         items=[list(item) for item in items],
     )
-
-
-def argue_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
-    """The assessor's own ARGUE-style work; anyone else's is a 404, its existence not revealed."""
-    return assessor_work(work_id=work_id, user=user, kinds=[ARGUE_WORK])
 
 
 # --- what a topic asks ----------------------------------------------------------------------------
@@ -599,23 +594,8 @@ def argue_submit(*, work_id: int, user: User, expected_version: int | None) -> N
 def argue_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     """The registry's `WorkPage.progress`: questions answered of the questions the topic's sentences ask."""
     progress = {}
-    done = Counter(
-        dict(
-            SupportAttestation.objects.filter(work__in=works)
-            .exclude(label="")
-            .values("work_id")
-            .annotate(n=Count("id"))
-            .values_list("work_id", "n")
-        )
-    )
-    done.update(
-        dict(
-            AnswerAttestation.objects.filter(work__in=works)
-            .values("work_id")
-            .annotate(n=Count("id"))
-            .values_list("work_id", "n")
-        )
-    )
+    done = Counter(labels_counted_by_work(SupportAttestation, works, given=~Q(label="")))
+    done.update(labels_counted_by_work(AnswerAttestation, works))
     for work in works:
         try:
             plan = topic_plan(work)
@@ -626,33 +606,8 @@ def argue_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     return progress
 
 
-@dataclass
-class WorkProgress:
-    work: AssessorWork
-    total: int
-    done: int
-    seconds: float
-    bank: str
-    time_label: str = ""
-
-
 def organizer_progress() -> list[WorkProgress]:
-    works = list(AssessorWork.objects.filter(kind=ARGUE_WORK).select_related("assessor", "topic", "source"))
-    counts = argue_progress(works)
-    seconds: Counter = Counter()
-    for model in (SupportAttestation, AnswerAttestation):
-        seconds.update(
-            dict(
-                model.objects.filter(work__in=works)
-                .values("work_id")
-                .annotate(s=Sum("seconds_spent"))
-                .values_list("work_id", "s")
-            )
-        )
-    return [
-        WorkProgress(work, counts[work.pk][1], counts[work.pk][0], seconds.get(work.pk) or 0.0, work.nugget_set_name)
-        for work in works
-    ]
+    return progress_rows(kinds=[ARGUE_WORK], progress=argue_progress, models=[SupportAttestation, AnswerAttestation])
 
 
 @dataclass

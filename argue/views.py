@@ -1,15 +1,12 @@
-"""The ARGUE-style pages: an assessor's sentence pages, the organizer's giving and progress pages, the
-leaderboard of a source and its score downloads.
+"""The ARGUE-style pages: an assessor's sentence pages and the organizer's giving and progress pages (from the
+label-app kit, assessor.work.kit), the leaderboard of a source and its score downloads.
 
 Everything the assessor's pages show comes from argue.judging, which reads no LLM judgment and no run.
 """
 
 from django import forms
-from django.contrib import messages
-from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.http import HttpResponse, StreamingHttpResponse
+from django.shortcuts import render
 
 from argue import judging, scoring
 from argue.exporting import argue_export_notes, argue_lines
@@ -17,22 +14,12 @@ from argue.kinds import ARGUE_WORK
 from assessor.collection.pages import download_response, leaderboard_context, scores_download, scores_or_404
 from assessor.http import AuthenticatedRequest
 from assessor.names import NameField
-from assessor.work.organizing import WorkOrganizing, organizer_views
-from assessor.work.pages import (
-    TopicsField,
-    assessor_choices,
-    expected_version,
-    int_param,
-    label_fields,
-    label_response,
-    submit_response,
-)
-from assessor.work.queue import next_work
-from assessor.work.roles import assessor_required, organizer_required
-from assessor.work.timing import duration_label
+from assessor.work.kit import LabelApp, Posted, time_or_dash
+from assessor.work.organizing import WorkOrganizing
+from assessor.work.pages import TopicsField, assessor_choices
+from assessor.work.roles import organizer_required
 from reports.texts import request_texts
 
-# (value, key, name, tone), as the judging frame shows them; the tone colours the choice.
 LABEL_CHOICES = [("yes", "y", "yes", "yes"), ("no", "n", "no", "no")]
 
 
@@ -70,67 +57,6 @@ class GiveArgueForm(forms.Form):
         return data
 
 
-@require_GET
-@assessor_required
-def start(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    """The first sentence with a question unanswered."""
-    work = judging.argue_work_for_assessor(work_id=work_id, user=request.user)
-    page = judging.sentence_page_load(work=work)
-    if page is None:
-        messages.info(request, f"Topic {work.topic_id} has no report sentence to judge yet.")
-        return redirect("home")
-    return redirect("argue:sentence", work_id=work.pk, number=page.number)
-
-
-@require_GET
-@assessor_required
-def sentence(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
-    work = judging.argue_work_for_assessor(work_id=work_id, user=request.user)
-    page = judging.sentence_page_load(work=work, number=number)
-    if page is None:
-        raise Http404("No such sentence.")
-    context = {
-        "page": page,
-        "work": work,
-        "topic": work.topic,
-        "time_label": duration_label(work.active_seconds),
-        "label_choices": LABEL_CHOICES,
-        "request_text": request_texts([work.topic_id])[work.topic_id],
-        "next_work": next_work(user=request.user, after=work) if page.frozen else None,
-    }
-    return render(request, "argue/judge.html", context)
-
-
-@require_POST
-@assessor_required
-def label(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
-    index = int_param(request, "sentence")
-    return label_response(
-        request,
-        work_id=work_id,
-        save=lambda: judging.argue_save(
-            work_id=work_id,
-            user=request.user,
-            sentence_index=index if index is not None else -1,
-            row=request.POST.get("row", ""),
-            **label_fields(request),
-        ),
-        back=reverse("argue:sentence", args=[work_id, number]),
-    )
-
-
-@require_POST
-@assessor_required
-def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    return submit_response(
-        request,
-        submit=lambda: judging.argue_submit(
-            work_id=work_id, user=request.user, expected_version=expected_version(request)
-        ),
-        back=reverse("argue:judge", args=[work_id]),
-    )
-
-
 def _give(topic, data: dict, organizer):
     if data["second_of"]:
         return judging.argue_second_give(
@@ -146,22 +72,32 @@ def _give(topic, data: dict, organizer):
     )
 
 
-def _time_label(row) -> None:
-    row.time_label = duration_label(row.seconds) if row.seconds else "—"
-
-
-ORGANIZING = WorkOrganizing(
+ARGUE_JUDGING = LabelApp(
+    namespace="argue",
     kinds=(ARGUE_WORK,),
-    title="ARGUE-style judging",
-    form=GiveArgueForm,
-    give=_give,
-    progress=judging.organizer_progress,
-    detail=judging.work_detail,
-    templates=("argue/organize.html", "argue/organize_work.html"),
-    url_name="argue:organize",
-    item_labels=_time_label,
+    item="sentence",
+    template="argue/judge.html",
+    label_choices=LABEL_CHOICES,
+    page_load=judging.sentence_page_load,
+    save=judging.argue_save,
+    # The save names its sentence by the report's token and the sentence's index, its row by the row's token.
+    posted=(Posted("sentence", "sentence_index", default=-1), Posted("row", "row", default=None)),
+    numbered=False,
+    submit=judging.argue_submit,
+    empty="has no report sentence to judge yet",
+    context=lambda work: {"request_text": request_texts([work.topic_id])[work.topic_id]},
+    organizing=WorkOrganizing(
+        kinds=(ARGUE_WORK,),
+        title="ARGUE-style judging",
+        form=GiveArgueForm,
+        give=_give,
+        progress=judging.organizer_progress,
+        detail=judging.work_detail,
+        templates=("argue/organize.html", "argue/organize_work.html"),
+        url_name="argue:organize",
+        item_labels=time_or_dash,
+    ),
 )
-organize, organize_work, reopen = organizer_views(ORGANIZING)
 
 
 @organizer_required
