@@ -25,6 +25,7 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 
@@ -34,15 +35,13 @@ from assessor.importing.base import (
     MAX_TOPIC_ID_CHARS,
     ImportFailure,
     ImportResult,
-    Writes,
     characters_check,
-    chunked,
     id_checked,
-    import_file,
     limited,
     option_id_checked,
     read_lines,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.names import name_problem
 from metaeval.kinds import IMPORT_SCORES
 from metaeval.models import ImportedScore, ScoreTable
@@ -203,65 +202,79 @@ def scores_import(
     Importing the same file again adds nothing; a cell stored with another value
     is an error unless `replace`, which makes the table exactly the file's rows.
     """
-    path = Path(path)
-    if layout not in LAYOUTS:
-        raise ImportFailure(f"unknown layout {layout!r}: {', '.join(LAYOUTS)}", path=path)
-    if problem := name_problem(name):
-        raise ImportFailure(f"the table's name: {problem}", path=path)
-    if run_id is not None:
-        option_id_checked(run_id, MAX_ID_CHARS, path=path, option="--run-id")
-    options = {"name": name, "replace": replace, "layout": layout, "run_id": run_id or ""}
-    return import_file(
-        lambda writes: _scores_prepare(writes, path=path, name=name, replace=replace, layout=layout, run_id=run_id),
-        kind=IMPORT_SCORES,
-        path=path,
-        options=options,
-        user=user,
-    )
+    return ScoresImport(path=path, name=name, replace=replace, user=user, layout=layout, run_id=run_id).run()
 
 
-def _scores_prepare(
-    writes: Writes, *, path: Path, name: str, replace: bool, layout: str, run_id: str | None
-) -> ImportResult:
-    batch = writes.batch
-    result = ImportResult(path=str(path))
-    table = ScoreTable.objects.filter(name=name).first()
-    created = table is None
-    if table is None:
-        table = writes.create_one(ScoreTable(name=name, imported_from=batch))
-    stored: dict[Cell, float] = {}
-    if not created:
-        if replace:
-            scores = list(table.scores.values_list("pk", flat=True))
-            result.replaced = len(scores)
-            writes.delete(ImportedScore, scores)
-            table.imported_from = batch
-            writes.update([table], ["imported_from"])
-        else:
-            stored = {
-                (run_id, topic_id, metric): value
-                for run_id, topic_id, metric, value in table.scores.values_list("run_id", "topic_id", "metric", "value")
-            }
-    for chunk in chunked(_parse_scores(path, layout=layout, run_id=run_id)):
-        new = []
-        for number, cell, value in chunk:
-            result.lines += 1
-            if cell not in stored:
-                new.append(ImportedScore(table=table, run_id=cell[0], topic_id=cell[1], metric=cell[2], value=value))
-            elif stored[cell] == value:
-                result.unchanged += 1
-            else:
-                raise ImportFailure(
-                    f"table {name!r} holds {stored[cell]!r} for run {cell[0]}, topic {cell[1]}, metric {cell[2]}; "
-                    "use --replace to change it",
-                    path=path,
-                    line=number,
-                    field="value",
-                )
-        writes.create(new)
-        result.created += len(new)
-    if not result.lines:
-        raise ImportFailure("no scores in the file", path=path)
-    if result.created and not created and not replace:
-        result.warnings.append(f"added {result.created} cells to the existing table {name!r}")
-    return result
+ScoreLine = tuple[int, Cell, float]  # (line number, cell, value)
+
+
+class ScoresImport(RecordImport[ScoreLine, Cell, float, ImportResult]):
+    """One value a cell (run, topic, metric) of a named table; under --replace the table becomes the file's."""
+
+    kind = IMPORT_SCORES
+
+    def __init__(self, *, name: str, layout: str, run_id: str | None, **common: Any) -> None:
+        super().__init__(**common)
+        self.name, self.layout, self.run_id = name, layout, run_id
+
+    def options(self) -> dict[str, Any]:
+        return {"name": self.name, "replace": self.replace, "layout": self.layout, "run_id": self.run_id or ""}
+
+    def check(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ImportFailure(f"unknown layout {self.layout!r}: {', '.join(LAYOUTS)}", path=self.path)
+        if problem := name_problem(self.name):
+            raise ImportFailure(f"the table's name: {problem}", path=self.path)
+        if self.run_id is not None:
+            option_id_checked(self.run_id, MAX_ID_CHARS, path=self.path, option="--run-id")
+
+    def start(self) -> None:
+        table = ScoreTable.objects.filter(name=self.name).first()
+        self.table_created = table is None
+        if table is None:
+            self.table = self.writes.create_one(ScoreTable(name=self.name, imported_from=self.batch))
+            return
+        self.table = table
+        if not self.replace:
+            cells = table.scores.values_list("run_id", "topic_id", "metric", "value")
+            self.stored = {(run_id, topic_id, metric): value for run_id, topic_id, metric, value in cells}
+            return
+        scores = list(table.scores.values_list("pk", flat=True))
+        self.result.replaced = len(scores)
+        self.writes.delete(ImportedScore, scores)
+        table.imported_from = self.batch
+        self.writes.update([table], ["imported_from"])
+
+    def parse(self) -> Iterator[ScoreLine]:
+        return _parse_scores(self.path, layout=self.layout, run_id=self.run_id)
+
+    def resolve(self, line: ScoreLine) -> Cell:
+        return line[1]
+
+    def same(self, stored: float, line: ScoreLine) -> bool:
+        return stored == line[2]
+
+    def replaceable(self, stored: float) -> bool:
+        return False  # under --replace the stored cells are gone: none is left to compare with
+
+    def conflict(self, stored: float, line: ScoreLine) -> ImportFailure:
+        number, (run_id, topic_id, metric), _ = line
+        return ImportFailure(
+            f"table {self.name!r} holds {stored!r} for run {run_id}, topic {topic_id}, metric {metric}; "
+            "use --replace to change it",
+            path=self.path,
+            line=number,
+            field="value",
+        )
+
+    def write(self, changes: Changes[Cell, ScoreLine, float]) -> None:
+        self.writes.create(
+            ImportedScore(table=self.table, run_id=run_id, topic_id=topic_id, metric=metric, value=value)
+            for (run_id, topic_id, metric), (_, _, value) in changes.new.items()
+        )
+
+    def finish(self) -> None:
+        if not self.result.lines:
+            raise ImportFailure("no scores in the file", path=self.path)
+        if self.result.created and not self.table_created and not self.replace:
+            self.result.warnings.append(f"added {self.result.created} cells to the existing table {self.name!r}")

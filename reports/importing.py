@@ -2,6 +2,7 @@
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from assessor.collection.importing.runs import CHUNK_ANSWERS, AnswerLine, AnswerLinesStore
-from assessor.importing.base import ImportFailure, ImportResult, Writes, chunked, import_file, in_batches
+from assessor.importing.base import ImportFailure, ImportResult, Writes, chunked, in_batches
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer, Segment, Topic
 from reports.kinds import IMPORT_REPORTS, IMPORT_REQUESTS
 from reports.layout import DocumentLine, ReportLine, RequestLine, report_length, reports_parse, requests_parse
@@ -23,14 +25,7 @@ REQUEST_FIELDS = ("title", "background", "problem_statement", "limit", "word_lim
 
 def requests_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     """Topics with their requests; a topic already stored (a TREC topic, say) gains the request if its query is the title."""
-    path = Path(path)
-    return import_file(
-        lambda writes: _requests_prepare(writes, path=path, replace=replace),
-        kind=IMPORT_REQUESTS,
-        path=path,
-        options={"replace": replace},
-        user=user,
-    )
+    return RequestsImport(path=path, replace=replace, user=user).run()
 
 
 def _request_values(line: RequestLine) -> dict:
@@ -49,61 +44,73 @@ def _request_differing(stored: ReportRequest, line: RequestLine) -> str | None:
     return next((name for name in REQUEST_FIELDS if getattr(stored, name) != values[name]), None)
 
 
-def _requests_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
-    result = ImportResult(path=str(path))
-    for chunk in chunked(requests_parse(path)):
+class RequestsImport(RecordImport[RequestLine, str, ReportRequest, ImportResult]):
+    """One request a line, keyed by its id: the request and its topic, whose query is the request's title."""
+
+    kind = IMPORT_REQUESTS
+
+    def parse(self) -> Iterator[RequestLine]:
+        return requests_parse(self.path)
+
+    def chunk_prepare(self, chunk: list[RequestLine]) -> None:
         ids = [line.request_id for line in chunk]
-        topics = Topic.objects.in_bulk(ids)
-        requests = ReportRequest.objects.in_bulk(ids)
-        new_topics: list[Topic] = []
-        changed_topics: list[Topic] = []
-        new_requests: list[ReportRequest] = []
-        changed_requests: list[ReportRequest] = []
-        for line in chunk:
-            result.lines += 1
-            topic = topics.get(line.request_id)
-            request = requests.get(line.request_id)
-            if topic is None:
-                new_topics.append(Topic(id=line.request_id, query=line.title, imported_from=writes.batch))
-            elif topic.query != line.title:
-                if not replace:
-                    raise ImportFailure(
-                        f"topic {line.request_id} is stored with the query {topic.query!r}; a request's title is its "
-                        "topic's query: use --replace to change it",
-                        path=path,
-                        line=line.line,
-                        field="title",
-                    )
-                topic.query = line.title
-                topic.imported_from = writes.batch
-                changed_topics.append(topic)
-            if request is None:
-                new_requests.append(
-                    ReportRequest(topic_id=line.request_id, imported_from=writes.batch, **_request_values(line))
-                )
-                result.created += 1
-                continue
-            differing = _request_differing(request, line)
-            if differing is None and topic is not None and topic not in changed_topics:
-                result.unchanged += 1
-                continue
-            if differing is not None and not replace:
+        self.topics = Topic.objects.in_bulk(ids)
+        self.stored = ReportRequest.objects.in_bulk(ids)
+        self.new_topics: list[Topic] = []
+        self.changed_topics: list[Topic] = []
+
+    def resolve(self, line: RequestLine) -> str:
+        return line.request_id
+
+    def compare(self, changes: Changes[str, RequestLine, ReportRequest], key: str, line: RequestLine) -> None:
+        topic = self.topics.get(key)
+        if topic is None:
+            self.new_topics.append(Topic(id=key, query=line.title, imported_from=self.batch))
+        elif topic.query != line.title:
+            if not self.replace:
                 raise ImportFailure(
-                    f"request {line.request_id} is stored with another {differing}; use --replace to change it",
-                    path=path,
+                    f"topic {key} is stored with the query {topic.query!r}; a request's title is its "
+                    "topic's query: use --replace to change it",
+                    path=self.path,
                     line=line.line,
-                    field=differing,
+                    field="title",
                 )
+            topic.query, topic.imported_from = line.title, self.batch
+            self.changed_topics.append(topic)
+        request = self.existing(key)
+        if request is None:
+            changes.new[key] = line
+        elif topic is not None and topic not in self.changed_topics:
+            super().compare(changes, key, line)  # the request alone decides
+        elif self.replace or self.same(request, line):
+            changes.changed[key] = (request, line)  # its topic is new or changed: so is it
+        else:
+            raise self.conflict(request, line)
+
+    def same(self, stored: ReportRequest, line: RequestLine) -> bool:
+        return _request_differing(stored, line) is None
+
+    def conflict(self, stored: ReportRequest, line: RequestLine) -> ImportFailure:
+        differing = str(_request_differing(stored, line))
+        return ImportFailure(
+            f"request {line.request_id} is stored with another {differing}; use --replace to change it",
+            path=self.path,
+            line=line.line,
+            field=differing,
+        )
+
+    def write(self, changes: Changes[str, RequestLine, ReportRequest]) -> None:
+        for request, line in changes.changed.values():
             for name, value in _request_values(line).items():
                 setattr(request, name, value)
-            request.imported_from = writes.batch
-            changed_requests.append(request)
-            result.replaced += 1
-        writes.create(new_topics)
-        writes.update(changed_topics, ["query", "imported_from"])
-        writes.create(new_requests)
-        writes.update(changed_requests, [*REQUEST_FIELDS, "imported_from"])
-    return result
+            request.imported_from = self.batch
+        self.writes.create(self.new_topics)
+        self.writes.update(self.changed_topics, ["query", "imported_from"])
+        self.writes.create(
+            ReportRequest(topic_id=key, imported_from=self.batch, **_request_values(line))
+            for key, line in changes.new.items()
+        )
+        self.writes.update(changes.changed_rows(), [*REQUEST_FIELDS, "imported_from"])
 
 
 # --- reports ----------------------------------------------------------------------------------------------
@@ -111,14 +118,7 @@ def _requests_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportRes
 
 def reports_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
     """Reports as runs' answers (sentences, citations, references), with the file's layout and cited documents."""
-    path = Path(path)
-    return import_file(
-        lambda writes: _reports_prepare(writes, path=path, replace=replace),
-        kind=IMPORT_REPORTS,
-        path=path,
-        options={"replace": replace},
-        user=user,
-    )
+    return ReportsImport(path=path, replace=replace, user=user).run()
 
 
 def _topics_known(chunk: list[ReportLine], *, path: Path) -> dict[str, ReportRequest | None]:
@@ -320,34 +320,47 @@ def _layouts_store(
     )
 
 
-def _reports_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
-    result = ImportResult(path=str(path))
-    store = AnswerLinesStore(writes, result=result, replace=replace, path=path)
-    given: set[str] = set()  # the documents the file gives a text for
-    unfound: dict[int, tuple[str, str, list[str]]] = {}  # by line: documents the collection held no text for
-    for chunk in chunked(reports_parse(path), CHUNK_ANSWERS):
+class ReportsImport(RecordImport[ReportLine, tuple[int, str], Answer, ImportResult]):
+    """Reports, one a line: stored as runs' answers by the one rule for answers, then their layouts and documents."""
+
+    kind = IMPORT_REPORTS
+
+    def parse(self) -> Iterator[ReportLine]:
+        return reports_parse(self.path)
+
+    def chunks(self) -> Iterable[list[ReportLine]]:
+        return chunked(self.parse(), CHUNK_ANSWERS)
+
+    def start(self) -> None:
+        self.store = AnswerLinesStore(self.writes, result=self.result, replace=self.replace, path=self.path)
+        self.given: set[str] = set()  # the documents the file gives a text for
+        self.unfound: dict[int, tuple[str, str, list[str]]] = {}  # by line: documents the collection held no text for
+
+    def chunk_import(self, chunk: list[ReportLine]) -> None:
+        path, result = self.path, self.result
         requests = _topics_known(chunk, path=path)
-        given.update(document.docid for report in chunk for document in report.documents if document.text)
+        self.given.update(document.docid for report in chunk for document in report.documents if document.text)
         # Before the documents are filled and placeholders made: what the collection held before this file.
-        unfound.update(_texts_unfound(chunk))
+        self.unfound.update(_texts_unfound(chunk))
         warnings = {
             report.answer.line: _length_warnings(report, requests[report.answer.topic_id], path=path)
             for report in chunk
         }
         # Before the answers: their citations name these documents, whose placeholders the store would make.
-        differing = _segments_fill(writes, [document for report in chunk for document in report.documents])
+        differing = _segments_fill(self.writes, [document for report in chunk for document in report.documents])
         if differing:
             result.warnings.append(
                 f"{path}: {differing} cited documents have another text in the collection; each report keeps the "
                 "text it gave, and the collection keeps its own"
             )
-        store.warnings = partial(_warnings_of_line, warnings)
+        self.store.warnings = partial(_warnings_of_line, warnings)
         keys = {report.answer.line: report.sentences_key for report in chunk}
         try:
-            answers = store.chunk_store([report.answer for report in chunk])
+            answers = self.store.chunk_store([report.answer for report in chunk])
         except ImportFailure as failure:
             raise _field_in_report(failure, keys.get(failure.line or 0, "responses")) from None
         reports = [(answer, report) for (answer, _), report in zip(answers, chunk, strict=True)]
-        _layouts_store(writes, reports, result, replace=replace, path=path)
-    result.warnings += _unfound_warnings(unfound, given, path=path)
-    return result
+        _layouts_store(self.writes, reports, result, replace=self.replace, path=path)
+
+    def finish(self) -> None:
+        self.result.warnings += _unfound_warnings(self.unfound, self.given, path=self.path)

@@ -10,7 +10,7 @@ real data to evaluate, so they are imported with a warning.
 """
 
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,12 +30,12 @@ from assessor.importing.base import (
     Writes,
     chunked,
     id_checked,
-    import_file,
     in_batches,
     limited,
     read_jsonl,
     require,
 )
+from assessor.importing.pipeline import RecordImport
 from assessor.importing.staging import deletion_counts
 from assessor.models import (
     Answer,
@@ -116,7 +116,9 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
     if "text" not in raw:
         raise ImportFailure("missing", path=path, line=line, field=f"{where}.text")
     if not isinstance(raw["text"], str):
-        raise ImportFailure(f"expected str, got {type(raw['text']).__name__}", path=path, line=line, field=f"{where}.text")
+        raise ImportFailure(
+            f"expected str, got {type(raw['text']).__name__}", path=path, line=line, field=f"{where}.text"
+        )
     citations = raw.get("citations", [])
     if not isinstance(citations, list):
         raise ImportFailure(
@@ -144,7 +146,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
     id_checked(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
     topic_id = require(record, "topic_id", str, path=path, line=line)
     id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
-    topic = limited(require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic")
+    topic = limited(
+        require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic"
+    )
     references = require(record, "references", list, path=path, line=line)
     if len(references) > MAX_REFERENCES:
         raise ImportFailure(
@@ -155,7 +159,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
         )
     for rank, docid in enumerate(references):
         if not isinstance(docid, str):
-            raise ImportFailure(f"expected a segment id, got {docid!r}", path=path, line=line, field=f"references[{rank}]")
+            raise ImportFailure(
+                f"expected a segment id, got {docid!r}", path=path, line=line, field=f"references[{rank}]"
+            )
         id_checked(docid, MAX_ID_CHARS, path=path, line=line, field=f"references[{rank}]")
     answer = require(record, "answer", list, path=path, line=line)
     sentences = tuple(
@@ -220,7 +226,9 @@ def _stored_answers(keys: set[tuple[int, str]]) -> dict[tuple[int, str], StoredA
     by_pk: dict[int, StoredSentence] = {}
     for ids in in_batches(list(answers)):
         for answer_id, docid in (
-            AnswerReference.objects.filter(answer_id__in=ids).order_by("answer_id", "rank").values_list("answer_id", "segment_id")
+            AnswerReference.objects.filter(answer_id__in=ids)
+            .order_by("answer_id", "rank")
+            .values_list("answer_id", "segment_id")
         ):
             references[answer_id].append(docid)
         for pk, answer_id, index, text in Sentence.objects.filter(answer_id__in=ids).values_list(
@@ -356,7 +364,12 @@ def _parts_complete(
             for position, (citation, rank) in enumerate(zip(matched, sentence.citations, strict=True)):
                 if citation is None:
                     added.append(
-                        Citation(sentence_id=stored.pk, position=position, segment_id=line.references[rank], reference_rank=rank)
+                        Citation(
+                            sentence_id=stored.pk,
+                            position=position,
+                            segment_id=line.references[rank],
+                            reference_rank=rank,
+                        )
                     )
                     continue
                 if citation.position == 0 and position != 0:
@@ -381,8 +394,12 @@ def _parts_delete(writes: Writes, answers: list[Answer], result: ImportResult) -
         sentences = list(Sentence.objects.filter(answer_id__in=batch_ids).values_list("pk", flat=True))
         deleted = deletion_counts(Sentence, sentences)
         writes.delete(Sentence, sentences)
-        writes.delete(AnswerReference, AnswerReference.objects.filter(answer_id__in=batch_ids).values_list("pk", flat=True))
-        labels = sum(count for label, count in deleted.items() if label not in ("assessor.Sentence", "assessor.Citation"))
+        writes.delete(
+            AnswerReference, AnswerReference.objects.filter(answer_id__in=batch_ids).values_list("pk", flat=True)
+        )
+        labels = sum(
+            count for label, count in deleted.items() if label not in ("assessor.Sentence", "assessor.Citation")
+        )
         if labels:
             result.warnings.append(f"replacing {len(batch_ids)} answers deleted {labels} labels of their citations")
 
@@ -440,23 +457,26 @@ def _keyed(chunk: list[AnswerLine], runs: dict[str, Run], seen: dict[tuple[int, 
 
 
 def run_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
-    path = Path(path)
-    return import_file(
-        lambda writes: _run_prepare(writes, path=path, replace=replace),
-        kind=RUN,
-        path=path,
-        options={"replace": replace},
-        user=user,
-    )
+    return RunImport(path=path, replace=replace, user=user).run()
 
 
-def _run_prepare(writes: Writes, *, path: Path, replace: bool) -> ImportResult:
-    result = ImportResult(path=str(path))
-    store = AnswerLinesStore(writes, result=result, replace=replace, path=path)
-    for chunk in chunked(_parse_answers(path), CHUNK_ANSWERS):
-        _topics_check(chunk, path=path)
-        store.chunk_store(chunk)
-    return result
+class RunImport(RecordImport[AnswerLine, tuple[int, str], StoredAnswer, ImportResult]):
+    """A run's answers, one a line: each chunk's topics checked, then stored by the one rule for answers."""
+
+    kind = RUN
+
+    def parse(self) -> Iterator[AnswerLine]:
+        return _parse_answers(self.path)
+
+    def chunks(self) -> Iterable[list[AnswerLine]]:
+        return chunked(self.parse(), CHUNK_ANSWERS)
+
+    def start(self) -> None:
+        self.store = AnswerLinesStore(self.writes, result=self.result, replace=self.replace, path=self.path)
+
+    def chunk_import(self, chunk: list[AnswerLine]) -> None:
+        _topics_check(chunk, path=self.path)
+        self.store.chunk_store(chunk)
 
 
 class AnswerLinesStore:
