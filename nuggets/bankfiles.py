@@ -20,38 +20,31 @@ What is read, and how (docs/banks.md, "The v3 layout"):
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.utils import timezone
 
 from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
     json_type,
-    slug_check,
     text_field,
-    topics_require,
 )
 from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_NUGGET_CHARS,
     ImportFailure,
-    Writes,
     chunked,
     id_checked,
-    import_file,
     number_shown,
     read_jsonl,
 )
 from assessor.models import Topic
-from assessor.sources import import_source_claim
 from nuggets.banks import QUESTIONS, Answer, Question, bank_sets, question_id
 from nuggets.exporting import nuggets_notes
-from nuggets.importing import replaced_nuggets_announce, replaced_nuggets_retire
-from nuggets.kinds import IMPORT_BANKS, LABEL_FAMILY
+from nuggets.importing import NuggetSetsImport
+from nuggets.kinds import IMPORT_BANKS
 from nuggets.models import GoldAnswer, Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q
 from nuggets.workspace import MAX_ANSWER_DOCUMENTS, MAX_ANSWERS
@@ -266,20 +259,8 @@ def banks_import(
     user: User | None = None,
 ) -> JudgmentsImportResult:
     """Each line becomes the bank `name` of its topic (a nugget set of form questions), all or nothing."""
-    path = Path(path)
     kind, name = str(kind or NuggetSet.Kind.AUTO), str(name)
-    if kind not in NuggetSet.Kind.values:
-        raise ImportFailure(f"the kind must be one of {', '.join(NuggetSet.Kind.values)}, not {kind!r}", path=path)
-    slug_check(name, option="--name", path=path)
-    return import_file(
-        lambda writes: _banks_prepare(
-            writes, path=path, name=name, kind=kind, replace=replace, retire_labels=retire_labels, user=user
-        ),
-        kind=IMPORT_BANKS,
-        path=path,
-        options={"name": name, "kind": kind, "replace": replace},
-        user=user,
-    )
+    return BanksImport(path=path, name=name, kind=kind, replace=replace, retire_labels=retire_labels, user=user).run()
 
 
 def _stored_questions(set_ids: list[int]) -> dict[int, tuple[Question, ...]]:
@@ -302,108 +283,84 @@ def _stored_questions(set_ids: list[int]) -> dict[int, tuple[Question, ...]]:
     return {set_id: tuple(rows) for set_id, rows in questions.items()}
 
 
-def _banks_prepare(
-    writes: Writes, *, path: Path, name: str, kind: str, replace: bool, retire_labels: bool, user: User | None
-) -> JudgmentsImportResult:
-    batch = writes.batch
-    result = JudgmentsImportResult(path=str(path))
-    now = timezone.now()
-    source = import_source_claim(writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name")
-    for chunk in chunked(_banks(path), CHUNK_TOPICS):
-        result.lines += len(chunk)
-        topics_require(((bank.line, bank.topic_id) for bank in chunk), path=path, field="query_id")
-        stored = {s.topic_id: s for s in NuggetSet.objects.filter(name=name, topic_id__in=[b.topic_id for b in chunk])}
-        stored_banks = _stored_questions([s.pk for s in stored.values()])
-        to_fill: list[tuple[NuggetSet, TopicBank]] = []
-        replaced: list[NuggetSet] = []
-        for bank in chunk:
-            nugget_set = stored.get(bank.topic_id)
-            if nugget_set is None:
-                nugget_set = writes.create_one(
-                    NuggetSet(
-                        topic_id=bank.topic_id,
-                        kind=kind,
-                        name=name,
-                        form=QUESTIONS,
-                        source_id=source,
-                        imported_from=batch,
-                        created_at=now,
-                    )
-                )
-                result.count_made("banks")
-                to_fill.append((nugget_set, bank))
-                continue
-            if nugget_set.form != QUESTIONS:
-                raise ImportFailure(
-                    f"topic {bank.topic_id} has fact nuggets named {name!r}: choose another --name for the bank",
-                    path=path,
-                    line=bank.line,
-                    field="query_id",
-                )
-            if stored_banks[nugget_set.pk] == bank.questions and nugget_set.kind == kind:
-                result.unchanged += 1
-                continue
-            if not replace:
-                raise ImportFailure(
-                    f"the bank {name!r} of topic {bank.topic_id} is stored with other questions or as another "
-                    "kind; use --replace to change it (or --name for another bank)",
-                    path=path,
-                    line=bank.line,
-                    field="nugget_bank",
-                )
-            edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
-            if edited:
-                raise ImportFailure(
-                    f"the bank {name!r} of topic {bank.topic_id} is being post-edited ({', '.join(edited)}): "
-                    "import the new bank under another --name",
-                    path=path,
-                    line=bank.line,
-                    field="nugget_bank",
-                )
-            replaced_nuggets_retire(
-                nugget_set, writes=writes, retire=retire_labels, result=result, path=path, line=bank.line,
-                option="--retire-labels",
-            )  # fmt: skip
-            nugget_set.kind = kind
-            nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
-            nugget_set.status = NuggetSet.Status.SUBMITTED
-            nugget_set.version += 1
-            writes.update([nugget_set], ["kind", "imported_from", "created_by", "job", "status", "version"])
-            result.replaced += 1
-            to_fill.append((nugget_set, bank))
-            replaced.append(nugget_set)
-        rows = [(nugget_set, question) for nugget_set, bank in to_fill for question in bank.questions]
-        made = writes.create(
-            Nugget(
-                nugget_set=nugget_set,
-                position=position,
-                text=question.text,
-                importance=question.importance,
-                answer_rule=question.rule,
-                imported_from=batch,
-                created_at=now,
-            )
-            for nugget_set, bank in to_fill
-            for position, question in enumerate(bank.questions)
+class BanksImport(NuggetSetsImport[TopicBank]):
+    """Question banks in the v3 layout, with their gold answers; a bank being post-edited is not replaced."""
+
+    kind = IMPORT_BANKS
+    form = QUESTIONS
+    made_what = "banks"
+    topic_field = "query_id"
+    replaced_fields = ("kind", "imported_from", "created_by", "job", "status", "version")
+
+    def options(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.set_kind, "replace": self.replace}
+
+    def parse(self) -> Iterator[TopicBank]:
+        return _banks(self.path)
+
+    def contents_stored(self, set_ids: list[int]) -> dict[int, tuple[Question, ...]]:
+        return _stored_questions(set_ids)
+
+    def same(self, stored: NuggetSet, line: TopicBank) -> bool:
+        return self.contents[stored.pk] == line.questions and stored.kind == self.set_kind
+
+    def form_conflict(self, line: TopicBank) -> ImportFailure:
+        return ImportFailure(
+            f"topic {line.topic_id} has fact nuggets named {self.name!r}: choose another --name for the bank",
+            path=self.path,
+            line=line.line,
+            field="query_id",
         )
-        result.count_made("questions", len(made))
-        answers = writes.create(
+
+    def conflict(self, stored: NuggetSet, line: TopicBank) -> ImportFailure:
+        return ImportFailure(
+            f"the bank {self.name!r} of topic {line.topic_id} is stored with other questions or as another "
+            "kind; use --replace to change it (or --name for another bank)",
+            path=self.path,
+            line=line.line,
+            field="nugget_bank",
+        )
+
+    def set_replace(self, nugget_set: NuggetSet, line: TopicBank) -> None:
+        edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
+        if edited:
+            raise ImportFailure(
+                f"the bank {self.name!r} of topic {line.topic_id} is being post-edited ({', '.join(edited)}): "
+                "import the new bank under another --name",
+                path=self.path,
+                line=line.line,
+                field="nugget_bank",
+            )
+        nugget_set.status = NuggetSet.Status.SUBMITTED
+        super().set_replace(nugget_set, line)
+
+    def contents_create(self) -> None:
+        rows = [(nugget_set, question) for nugget_set, bank in self.to_fill for question in bank.questions]
+        made = self.writes.create(
+            Nugget(
+                nugget_set=nugget_set, position=position, text=question.text, importance=question.importance,
+                answer_rule=question.rule, imported_from=self.batch, created_at=self.now,
+            )
+            for nugget_set, bank in self.to_fill
+            for position, question in enumerate(bank.questions)
+        )  # fmt: skip
+        self.result.count_made("questions", len(made))
+        answers = self.writes.create(
             GoldAnswer(nugget=nugget, position=position, text=answer.text, documents=list(answer.documents))
             for nugget, (_, question) in zip(made, rows, strict=True)
             for position, answer in enumerate(question.answers)
         )
-        result.count_made("gold answers", len(answers))
-        for nugget_set in replaced:
-            writes.later(partial(replaced_nuggets_announce, nugget_set.pk, user=user))
-        for _, bank in to_fill:
-            if len(bank.questions) > NuggetSet.MAX_NUGGETS:
-                result.warn(
-                    "long banks",
-                    f"{path}, line {bank.line}: topic {bank.topic_id} has {len(bank.questions)} questions, "
-                    f"more than PrefNugget's {NuggetSet.MAX_NUGGETS}",
-                )
-    result.warnings_close()
-    return result
+        self.result.count_made("gold answers", len(answers))
+
+    def contents_count(self, line: TopicBank) -> int:
+        return len(line.questions)
+
+    def long_warning(self, line: TopicBank, count: int) -> tuple[str, str]:
+        return (
+            "long banks",
+            f"{self.path}, line {line.line}: topic {line.topic_id} has {count} questions, "
+            f"more than PrefNugget's {NuggetSet.MAX_NUGGETS}",
+        )
 
 
 # --- Writing ------------------------------------------------------------------

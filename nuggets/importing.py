@@ -7,11 +7,11 @@ nuggets in file order. Drafts (LLM nuggets for post-editing) carry no
 importance: it may be absent, empty or null, and is ignored if given.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from django.contrib.auth.models import User
 from django.utils import timezone
@@ -29,10 +29,10 @@ from assessor.importing.base import (
     ImportFailure,
     Writes,
     chunked,
-    import_file,
     read_jsonl,
     require,
 )
+from assessor.importing.pipeline import Changes, RecordImport
 from assessor.sources import import_source_claim
 from nuggets.dependents import Change, nugget_list_changed, nuggets_delete, set_dependents
 from nuggets.kinds import IMPORT_NUGGETS, LABEL_FAMILY
@@ -195,6 +195,135 @@ def replaced_nuggets_announce(nugget_set_id: int, *, user: User | None) -> None:
     nugget_list_changed(nugget_set, dict.fromkeys(ids, Change.REPLACED), by=user)
 
 
+class TopicLine(Protocol):
+    """A parsed line of a file of one nugget set a topic."""
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def topic_id(self) -> str: ...
+
+
+Line = TypeVar("Line", bound=TopicLine)
+
+
+class NuggetSetsImport(RecordImport[Line, str, NuggetSet, JudgmentsImportResult]):
+    """Each line becomes the set `name` of its topic (fact nuggets, or a bank's questions): made, kept or replaced whole.
+
+    A subclass says which form its sets are, what stands in them (`contents_stored`, `same`, `contents_create`)
+    and what its errors say.
+    """
+
+    form: ClassVar[str]
+    made_what: ClassVar[str]  # what a new set is counted as
+    topic_field: ClassVar[str]  # the topic's field in the file
+    replaced_fields: ClassVar[tuple[str, ...]] = ("kind", "imported_from", "created_by", "job", "version")
+
+    def __init__(self, *, kind: str, name: str, retire_labels: bool = False, **common: Any) -> None:
+        super().__init__(**common)
+        self.set_kind, self.name, self.retire_labels = kind, name, retire_labels
+
+    def check(self) -> None:
+        if self.set_kind not in NuggetSet.Kind.values:
+            raise ImportFailure(
+                f"the kind must be one of {', '.join(NuggetSet.Kind.values)}, not {self.set_kind!r}", path=self.path
+            )
+        slug_check(self.name, option="--name", path=self.path)
+
+    def result_new(self) -> JudgmentsImportResult:
+        return JudgmentsImportResult(path=str(self.path))
+
+    def start(self) -> None:
+        self.now = timezone.now()
+        self.source = import_source_claim(
+            writes=self.writes, family=LABEL_FAMILY, name=self.name, user=self.user, path=self.path, option="--name"
+        )
+
+    def chunks(self) -> Iterable[list[Line]]:
+        return chunked(self.parse(), CHUNK_TOPICS)
+
+    def chunk_prepare(self, chunk: list[Line]) -> None:
+        topics_require(((line.line, line.topic_id) for line in chunk), path=self.path, field=self.topic_field)
+        sets = NuggetSet.objects.filter(name=self.name, topic_id__in=[line.topic_id for line in chunk])
+        self.stored = {nugget_set.topic_id: nugget_set for nugget_set in sets}
+        self.contents = self.contents_stored([nugget_set.pk for nugget_set in self.stored.values()])
+        self.to_fill: list[tuple[NuggetSet, Line]] = []
+        self.replaced_sets: list[NuggetSet] = []
+
+    def resolve(self, line: Line) -> str:
+        return line.topic_id
+
+    def compare(self, changes: Changes[str, Line, NuggetSet], key: str, line: Line) -> None:
+        nugget_set = self.existing(key)
+        if nugget_set is None:
+            self.to_fill.append((self.set_new(key), line))
+            self.result.count_made(self.made_what)
+        elif nugget_set.form != self.form:
+            raise self.form_conflict(line)
+        elif self.same(nugget_set, line):
+            self.result.unchanged += 1
+        elif not self.replace:
+            raise self.conflict(nugget_set, line)
+        else:
+            self.set_replace(nugget_set, line)
+
+    def set_new(self, topic_id: str) -> NuggetSet:
+        return self.writes.create_one(
+            NuggetSet(
+                topic_id=topic_id, kind=self.set_kind, name=self.name, form=self.form, source_id=self.source,
+                imported_from=self.batch, created_at=self.now,
+            )
+        )  # fmt: skip
+
+    def set_replace(self, nugget_set: NuggetSet, line: Line) -> None:
+        """Under --replace: the set takes the file's contents; labels on the old ones are retired if confirmed."""
+        # Its labels are retired with its old nuggets, and the retirement refreshes the kept scores they
+        # counted in (the dependents of nuggets.dependents); a new set has no labels, so no scores yet.
+        replaced_nuggets_retire(
+            nugget_set, writes=self.writes, retire=self.retire_labels, result=self.result, path=self.path,
+            line=line.line, option="--retire-labels",
+        )  # fmt: skip
+        nugget_set.kind = self.set_kind
+        nugget_set.imported_from, nugget_set.created_by, nugget_set.job = self.batch, None, None
+        # Tabs showing the old list are told it changed.
+        nugget_set.version += 1
+        self.writes.update([nugget_set], self.replaced_fields)
+        self.result.replaced += 1
+        self.to_fill.append((nugget_set, line))
+        self.replaced_sets.append(nugget_set)
+
+    def write(self, changes: Changes[str, Line, NuggetSet]) -> None:
+        self.contents_create()
+        for nugget_set in self.replaced_sets:
+            self.writes.later(partial(replaced_nuggets_announce, nugget_set.pk, user=self.user))
+        for _, line in self.to_fill:
+            if (count := self.contents_count(line)) is not None and count > NuggetSet.MAX_NUGGETS:
+                self.result.warn(*self.long_warning(line, count))
+
+    def finish(self) -> None:
+        self.result.warnings_close()
+
+    # --- what a form of set says --------------------------------------------------------------------
+
+    def contents_stored(self, set_ids: list[int]) -> dict[int, Any]:
+        raise NotImplementedError
+
+    def contents_create(self) -> None:
+        """The contents of every set of `to_fill`, in file order."""
+        raise NotImplementedError
+
+    def contents_count(self, line: Line) -> int | None:
+        """How many nuggets the line gives, where the protocol's cap applies."""
+        raise NotImplementedError
+
+    def long_warning(self, line: Line, count: int) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def form_conflict(self, line: Line) -> ImportFailure:
+        raise NotImplementedError
+
+
 def nuggets_import(
     *,
     path: Path,
@@ -204,144 +333,95 @@ def nuggets_import(
     retire_labels: bool = False,
     user: User | None = None,
 ) -> JudgmentsImportResult:
-    path = Path(path)
     kind = str(kind)
     name = str(name or kind)
-    if kind not in NuggetSet.Kind.values:
-        raise ImportFailure(f"the kind must be one of {', '.join(NuggetSet.Kind.values)}, not {kind!r}", path=path)
-    slug_check(name, option="--name", path=path)
-    return import_file(
-        lambda writes: _nuggets_prepare(
-            writes, path=path, kind=kind, name=name, replace=replace, retire_labels=retire_labels, user=user
-        ),
-        kind=IMPORT_NUGGETS,
-        path=path,
-        options={"kind": kind, "name": name, "replace": replace},
-        user=user,
-    )
+    return NuggetsImport(path=path, kind=kind, name=name, replace=replace, retire_labels=retire_labels, user=user).run()
 
 
-def _nuggets_prepare(
-    writes: Writes, *, path: Path, kind: str, name: str, replace: bool, retire_labels: bool, user: User | None
-) -> JudgmentsImportResult:
-    drafts = kind == NuggetSet.Kind.DRAFT
-    batch = writes.batch
-    result = JudgmentsImportResult(path=str(path))
-    now = timezone.now()
-    source = import_source_claim(writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name")
-    for chunk in chunked(_parse_topics(path, drafts=drafts), CHUNK_TOPICS):
-        result.lines += len(chunk)
-        topics_require(((topic.line, topic.topic_id) for topic in chunk), path=path, field="qid")
-        stored = {s.topic_id: s for s in NuggetSet.objects.filter(name=name, topic_id__in=[t.topic_id for t in chunk])}
-        stored_lists: dict[int, list[tuple[str, str]]] = {s.pk: [] for s in stored.values()}
+class NuggetsImport(NuggetSetsImport[TopicNuggets]):
+    """Fact nuggets in the nuggetizer's layout; drafts that post-editing started from are set aside, not replaced."""
+
+    kind = IMPORT_NUGGETS
+    form = NuggetSet.Form.FACTS
+    made_what = "nugget sets"
+    topic_field = "qid"
+
+    def options(self) -> dict[str, Any]:
+        return {"kind": self.set_kind, "name": self.name, "replace": self.replace}
+
+    def parse(self) -> Iterator[TopicNuggets]:
+        return _parse_topics(self.path, drafts=self.set_kind == NuggetSet.Kind.DRAFT)
+
+    def contents_stored(self, set_ids: list[int]) -> dict[int, NuggetList]:
+        lists: dict[int, list[tuple[str, str]]] = {set_id: [] for set_id in set_ids}
         for set_id, text, importance in (
-            Nugget.objects.filter(nugget_set_id__in=list(stored_lists))
+            Nugget.objects.filter(nugget_set_id__in=set_ids)
             .order_by("nugget_set_id", "position")
             .values_list("nugget_set_id", "text", "importance")
         ):
-            stored_lists[set_id].append((text, importance))
+            lists[set_id].append((text, importance))
+        return {set_id: tuple(nuggets) for set_id, nuggets in lists.items()}
 
-        to_fill: list[tuple[NuggetSet, TopicNuggets]] = []
-        replaced: list[NuggetSet] = []
-        for topic in chunk:
-            nugget_set = stored.get(topic.topic_id)
-            if nugget_set is None:
-                nugget_set = writes.create_one(
-                    NuggetSet(
-                        topic_id=topic.topic_id,
-                        kind=kind,
-                        name=name,
-                        source_id=source,
-                        imported_from=batch,
-                        created_at=now,
-                    )
-                )
-                result.count_made("nugget sets")
-                to_fill.append((nugget_set, topic))
-                continue
-            if nugget_set.form != NuggetSet.Form.FACTS:
-                raise ImportFailure(
-                    f"topic {topic.topic_id} has a question bank named {name!r}: fact nuggets need another --name "
-                    "(banks are imported with import_banks)",
-                    path=path,
-                    line=topic.line,
-                    field="qid",
-                )
-            stored_list = tuple(stored_lists[nugget_set.pk])
-            if stored_list == topic.nuggets and nugget_set.kind == kind:
-                result.unchanged += 1
-                continue
-            if not replace:
-                if nugget_set.kind != kind:
-                    problem, where = f"is stored as {nugget_set.kind} nuggets, not {kind}", "nuggets"
-                else:
-                    problem, where = "is stored with another nugget list", _difference(stored_list, topic.nuggets)
-                raise ImportFailure(
-                    f"the nugget set {name!r} of topic {topic.topic_id} {problem}; use --replace to change it "
-                    "(or --name for another set)",
-                    path=path,
-                    line=topic.line,
-                    field=where,
-                )
-            edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
-            if edited:
-                drafts_set_aside(nugget_set, edited, writes=writes, confirmed=retire_labels, path=path, line=topic.line)
-                # The stored set keeps its labels under another name: the topic's kept scores are refreshed.
-                writes.scores_touch_everywhere([topic.topic_id])
-                result.warn(
-                    "replaced nugget sets",
-                    f"{path}, line {topic.line}: the drafts of topic {topic.topic_id} that {', '.join(edited)} "
-                    f"started from are kept as {nugget_set.name!r}; the file's drafts are {name!r}",
-                )
-                nugget_set = writes.create_one(
-                    NuggetSet(
-                        topic_id=topic.topic_id,
-                        kind=kind,
-                        name=name,
-                        source_id=source,
-                        imported_from=batch,
-                        created_at=now,
-                    )
-                )
-                result.replaced += 1
-                to_fill.append((nugget_set, topic))
-                continue
-            # Its labels are retired with its old nuggets, and the retirement refreshes the kept scores they
-            # counted in (the dependents of nuggets.dependents); a new set has no labels, so no scores yet.
-            replaced_nuggets_retire(
-                nugget_set, writes=writes, retire=retire_labels, result=result, path=path, line=topic.line,
-                option="--retire-labels",
-            )  # fmt: skip
-            nugget_set.kind = kind
-            nugget_set.imported_from, nugget_set.created_by, nugget_set.job = batch, None, None
-            # Tabs showing the old list are told it changed.
-            nugget_set.version += 1
-            writes.update([nugget_set], ["kind", "imported_from", "created_by", "job", "version"])
-            result.replaced += 1
-            to_fill.append((nugget_set, topic))
-            replaced.append(nugget_set)
+    def same(self, stored: NuggetSet, line: TopicNuggets) -> bool:
+        return self.contents[stored.pk] == line.nuggets and stored.kind == self.set_kind
 
-        made = writes.create(
-            Nugget(
-                nugget_set=nugget_set,
-                position=position,
-                text=text,
-                importance=importance,
-                imported_from=batch,
-                created_at=now,
-            )
-            for nugget_set, topic in to_fill
-            for position, (text, importance) in enumerate(topic.nuggets)
+    def form_conflict(self, line: TopicNuggets) -> ImportFailure:
+        return ImportFailure(
+            f"topic {line.topic_id} has a question bank named {self.name!r}: fact nuggets need another --name "
+            "(banks are imported with import_banks)",
+            path=self.path,
+            line=line.line,
+            field="qid",
         )
-        result.count_made("nuggets", len(made))
-        for nugget_set in replaced:
-            writes.later(partial(replaced_nuggets_announce, nugget_set.pk, user=user))
-        for _, topic in to_fill:
-            if not drafts and len(topic.nuggets) > NuggetSet.MAX_NUGGETS:
-                result.warn(
-                    "long nugget lists",
-                    f"{path}, line {topic.line}: topic {topic.topic_id} has {len(topic.nuggets)} nuggets, "
-                    f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
-                )
-    result.warnings_close()
-    return result
+
+    def conflict(self, stored: NuggetSet, line: TopicNuggets) -> ImportFailure:
+        if stored.kind != self.set_kind:
+            problem, where = f"is stored as {stored.kind} nuggets, not {self.set_kind}", "nuggets"
+        else:
+            problem, where = "is stored with another nugget list", _difference(self.contents[stored.pk], line.nuggets)
+        return ImportFailure(
+            f"the nugget set {self.name!r} of topic {line.topic_id} {problem}; use --replace to change it "
+            "(or --name for another set)",
+            path=self.path,
+            line=line.line,
+            field=where,
+        )
+
+    def set_replace(self, nugget_set: NuggetSet, line: TopicNuggets) -> None:
+        edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
+        if not edited:
+            super().set_replace(nugget_set, line)
+            return
+        drafts_set_aside(
+            nugget_set, edited, writes=self.writes, confirmed=self.retire_labels, path=self.path, line=line.line
+        )
+        # The stored set keeps its labels under another name: the topic's kept scores are refreshed.
+        self.writes.scores_touch_everywhere([line.topic_id])
+        self.result.warn(
+            "replaced nugget sets",
+            f"{self.path}, line {line.line}: the drafts of topic {line.topic_id} that {', '.join(edited)} "
+            f"started from are kept as {nugget_set.name!r}; the file's drafts are {self.name!r}",
+        )
+        self.result.replaced += 1
+        self.to_fill.append((self.set_new(line.topic_id), line))
+
+    def contents_create(self) -> None:
+        made = self.writes.create(
+            Nugget(
+                nugget_set=nugget_set, position=position, text=text, importance=importance, imported_from=self.batch,
+                created_at=self.now,
+            )
+            for nugget_set, topic in self.to_fill
+            for position, (text, importance) in enumerate(topic.nuggets)
+        )  # fmt: skip
+        self.result.count_made("nuggets", len(made))
+
+    def contents_count(self, line: TopicNuggets) -> int | None:
+        return None if self.set_kind == NuggetSet.Kind.DRAFT else len(line.nuggets)
+
+    def long_warning(self, line: TopicNuggets, count: int) -> tuple[str, str]:
+        return (
+            "long nugget lists",
+            f"{self.path}, line {line.line}: topic {line.topic_id} has {count} nuggets, "
+            f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
+        )
