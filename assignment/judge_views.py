@@ -1,4 +1,5 @@
-"""Pages of ManualAssign (assessors) and of its distribution and progress (organizers).
+"""Pages of ManualAssign (assessors) and of its distribution and progress (organizers), from the label-app kit
+(assessor.work.kit).
 
 A label is a POST of a small form (see assessor.work.pages for the answers).
 Everything the assessor's pages show comes from assignment.judging, which
@@ -8,32 +9,16 @@ reads no LLM output and no run.
 from typing import cast
 
 from django import forms
-from django.contrib import messages
-from django.http import HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
 
-from assessor.http import AuthenticatedRequest
 from assessor.names import NameField
-from assessor.work.organizing import WorkOrganizing, organizer_views
-from assessor.work.pages import (
-    TopicsField,
-    assessor_choices,
-    expected_version,
-    int_param,
-    label_fields,
-    label_response,
-    submit_response,
-)
-from assessor.work.queue import next_work
-from assessor.work.roles import assessor_required
+from assessor.work.kit import LabelApp, Posted
+from assessor.work.organizing import WorkOrganizing
+from assessor.work.pages import TopicsField, assessor_choices
 from assessor.work.timing import duration_label
 from assignment import judging
 from assignment.kinds import ASSIGN_MANUAL
 from nuggets.models import NuggetSet
 
-# (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
 LABEL_CHOICES = [
     ("support", "s", "support", "yes"),
     ("partial_support", "p", "partial", "part"),
@@ -92,66 +77,6 @@ class GiveAssignForm(forms.Form):
         return data
 
 
-# --- Assessors ---------------------------------------------------------------------
-
-
-@require_GET
-@assessor_required
-def start(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    """The first answer with labels missing."""
-    work = judging.assign_work_for_assessor(work_id=work_id, user=request.user)
-    if not judging.answer_order(work=work):
-        messages.info(request, f"Topic {work.topic_id} has no answers to judge yet.")
-        return redirect("home")
-    page = judging.assign_page_load(work=work)
-    return redirect("judge:answer", work_id=work.pk, number=page.number)
-
-
-@require_GET
-@assessor_required
-def answer(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
-    work = judging.assign_work_for_assessor(work_id=work_id, user=request.user)
-    page = judging.assign_page_load(work=work, number=number)
-    context = {
-        "page": page,
-        "work": work,
-        "topic": work.topic,
-        "time_label": duration_label(work.active_seconds),
-        "label_choices": LABEL_CHOICES,
-        "next_work": next_work(user=request.user, after=work) if page.frozen else None,
-    }
-    return render(request, "judge/assign.html", context)
-
-
-@require_POST
-@assessor_required
-def label(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
-    return label_response(
-        request,
-        work_id=work_id,
-        save=lambda: judging.assignment_label_save(
-            work_id=work_id,
-            user=request.user,
-            number=number,
-            nugget_id=int_param(request, "nugget") or 0,
-            **label_fields(request),
-        ),
-        back=reverse("judge:answer", args=[work_id, number]),
-    )
-
-
-@require_POST
-@assessor_required
-def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    return submit_response(
-        request,
-        submit=lambda: judging.assign_submit(
-            work_id=work_id, user=request.user, expected_version=expected_version(request)
-        ),
-        back=reverse("judge:assign", args=[work_id]),
-    )
-
-
 # --- Organizers ----------------------------------------------------------------------
 
 
@@ -181,16 +106,30 @@ def _answer_labels(row) -> None:
     row.time_label = duration_label(row.seconds) if row.labels_done else "—"
 
 
-ORGANIZING = WorkOrganizing(
+MANUAL_ASSIGN = LabelApp(
+    namespace="judge",
     kinds=(ASSIGN_MANUAL,),
-    title="ManualAssign",
-    form=GiveAssignForm,
-    give=_give,
-    progress=judging.assign_progress,
-    detail=lambda work: judging.assign_work_detail(work=work),
-    templates=("judge/organize.html", "judge/organize_work.html"),
-    url_name="judge:organize",
-    row_labels=_row_labels,
-    item_labels=_answer_labels,
+    item="answer",
+    template="judge/assign.html",
+    label_choices=LABEL_CHOICES,
+    has_items=lambda work: bool(judging.answer_order(work=work)),
+    page_load=judging.assign_page_load,
+    save=judging.assignment_label_save,
+    posted=(Posted("nugget", "nugget_id"),),
+    submit=judging.assign_submit,
+    empty="has no answers to judge yet",
+    prefix="assign",
+    start_name="assign",
+    organizing=WorkOrganizing(
+        kinds=(ASSIGN_MANUAL,),
+        title="ManualAssign",
+        form=GiveAssignForm,
+        give=_give,
+        progress=judging.assign_progress,
+        detail=lambda work: judging.assign_work_detail(work=work),
+        templates=("judge/organize.html", "judge/organize_work.html"),
+        url_name="judge:organize",
+        row_labels=_row_labels,
+        item_labels=_answer_labels,
+    ),
 )
-organize, organize_work, reopen = organizer_views(ORGANIZING)

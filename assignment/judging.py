@@ -24,7 +24,6 @@ from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
 from assessor.scoring.kept import scores_refresh_label
-from assessor.work.access import assessor_work
 from assessor.work.judging import (
     JudgeError,
     Replayed,
@@ -79,11 +78,6 @@ def item_nuggets(work: AssessorWork) -> dict[int, set[int]] | None:
     for answer_id, nugget_id in work.items:
         allowed.setdefault(answer_id, set()).add(nugget_id)
     return allowed
-
-
-def assign_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
-    """The assessor's own ManualAssign work; anyone else's is a 404, its existence not revealed."""
-    return assessor_work(work_id=work_id, user=user, kinds=ASSIGN_KINDS)
 
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
