@@ -1,4 +1,5 @@
-"""Pages of support judging (assessors, both conditions) and of its distribution and progress (organizers).
+"""Pages of support judging (assessors, both conditions) and of its distribution and progress (organizers), from
+the label-app kit (assessor.work.kit).
 
 The assessor's page reads through support.judging: a from-scratch page reads
 no LLM output at all; a post-editing page shows the LLM label of each pair
@@ -6,31 +7,14 @@ no LLM output at all; a post-editing page shows the LLM label of each pair
 """
 
 from django import forms
-from django.contrib import messages
-from django.http import HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
 
-from assessor.http import AuthenticatedRequest
 from assessor.names import NameField
-from assessor.work.organizing import WorkOrganizing, organizer_views
-from assessor.work.pages import (
-    TopicsField,
-    assessor_choices,
-    expected_version,
-    int_param,
-    label_fields,
-    label_response,
-    submit_response,
-)
-from assessor.work.queue import next_work
-from assessor.work.roles import assessor_required
-from assessor.work.timing import duration_label
+from assessor.work.kit import LabelApp, Posted
+from assessor.work.organizing import WorkOrganizing
+from assessor.work.pages import TopicsField, assessor_choices
 from support import judging, services
 from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 
-# (value, key, name, tone): the tone colours the label the same on every page (green, yellow, red).
 LABEL_CHOICES = [("2", "f", "FS", "yes"), ("1", "p", "PS", "part"), ("0", "n", "NS", "no")]
 
 
@@ -70,66 +54,6 @@ class GiveSupportForm(forms.Form):
         return data
 
 
-# --- Assessors -------------------------------------------------------------------------
-
-
-@require_GET
-@assessor_required
-def start(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
-    if not judging.topic_pairs(work=work).order:
-        messages.info(request, f"Topic {work.topic_id} has no cited sentences to judge yet.")
-        return redirect("home")
-    page = judging.support_page_load(work=work)
-    return redirect("support:answer", work_id=work.pk, number=page.number)
-
-
-@require_GET
-@assessor_required
-def answer(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
-    work = judging.support_work_for_assessor(work_id=work_id, user=request.user)
-    page = judging.support_page_load(work=work, number=number)
-    context = {
-        "page": page,
-        "work": work,
-        "topic": work.topic,
-        "time_label": duration_label(work.active_seconds),
-        "label_choices": LABEL_CHOICES,
-        "next_work": next_work(user=request.user, after=work) if page.frozen else None,
-    }
-    return render(request, "support/judge.html", context)
-
-
-@require_POST
-@assessor_required
-def label(request: AuthenticatedRequest, work_id: int, number: int) -> HttpResponse:
-    sentence = int_param(request, "sentence")
-    return label_response(
-        request,
-        work_id=work_id,
-        save=lambda: services.support_label_save(
-            work_id=work_id,
-            user=request.user,
-            number=number,
-            sentence_index=sentence if sentence is not None else -1,
-            **label_fields(request),
-        ),
-        back=reverse("support:answer", args=[work_id, number]),
-    )
-
-
-@require_POST
-@assessor_required
-def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
-    return submit_response(
-        request,
-        submit=lambda: services.support_submit(
-            work_id=work_id, user=request.user, expected_version=expected_version(request)
-        ),
-        back=reverse("support:judge", args=[work_id]),
-    )
-
-
 # --- Organizers -----------------------------------------------------------------------------
 
 
@@ -166,19 +90,32 @@ def _pair_labels(pair) -> None:
     pair.time_label = f"{pair.seconds:.1f} s" if pair.seconds is not None else "—"
 
 
-ORGANIZING = WorkOrganizing(
+SUPPORT_JUDGING = LabelApp(
+    namespace="support",
     kinds=tuple(judging.SUPPORT_KINDS),
-    title="Support judging",
-    form=GiveSupportForm,
-    give=_give,
-    progress=judging.support_progress,
-    detail=lambda work: judging.support_work_detail(work=work),
-    templates=("support/organize.html", "support/organize_work.html"),
-    url_name="support:organize",
-    row_labels=_row_labels,
-    item_labels=_pair_labels,
-    context=lambda rows: {
-        "missing": judging.missing_text_pairs(topic_ids=sorted({row.work.topic_id for row in rows}) or None)
-    },
+    item="answer",
+    template="support/judge.html",
+    label_choices=LABEL_CHOICES,
+    has_items=lambda work: bool(judging.topic_pairs(work=work).order),
+    page_load=judging.support_page_load,
+    save=services.support_label_save,
+    posted=(Posted("sentence", "sentence_index", default=-1),),
+    submit=services.support_submit,
+    empty="has no cited sentences to judge yet",
+    prefix="judge",
+    organizing=WorkOrganizing(
+        kinds=tuple(judging.SUPPORT_KINDS),
+        title="Support judging",
+        form=GiveSupportForm,
+        give=_give,
+        progress=judging.support_progress,
+        detail=lambda work: judging.support_work_detail(work=work),
+        templates=("support/organize.html", "support/organize_work.html"),
+        url_name="support:organize",
+        row_labels=_row_labels,
+        item_labels=_pair_labels,
+        context=lambda rows: {
+            "missing": judging.missing_text_pairs(topic_ids=sorted({row.work.topic_id for row in rows}) or None)
+        },
+    ),
 )
-organize, organize_work, reopen = organizer_views(ORGANIZING)

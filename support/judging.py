@@ -15,12 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db.models import Count, F, Q, Sum
 from django.http import Http404
 
 from assessor.models import AssessorWork, Citation, LabelSource, Sentence
-from assessor.work.access import assessor_work
 from assessor.work.judging import answer_token, position_choose, shuffled
 from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
@@ -42,11 +40,6 @@ def method_of(work: AssessorWork) -> str:
 def llm_method_of(work: AssessorWork) -> str:
     """Post-editing: the automatic method whose labels are shown (kept in the work's name field)."""
     return work.nugget_set_name if work.kind == SUPPORT_POSTEDIT else ""
-
-
-def support_work_for_assessor(*, work_id: int, user: User) -> AssessorWork:
-    """The assessor's own support work; anyone else's is a 404, its existence not revealed."""
-    return assessor_work(work_id=work_id, user=user, kinds=SUPPORT_KINDS)
 
 
 def _pair_rows(*, topic_id: str):
@@ -164,9 +157,9 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
     sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
     citations = {
         c.sentence_id: c
-        for c in Citation.objects.filter(pk__in=judged).select_related("segment").only(
-            "id", "sentence_id", "segment__docid", "segment__text", "segment__title"
-        )
+        for c in Citation.objects.filter(pk__in=judged)
+        .select_related("segment")
+        .only("id", "sentence_id", "segment__docid", "segment__text", "segment__title")
     }
     shown: dict[int, int] = {}
     postedit = work.kind == SUPPORT_POSTEDIT
@@ -285,7 +278,6 @@ def support_progress(works: Sequence[AssessorWork] | None = None) -> list[Suppor
             )
         )
     return result
-
 
 
 @dataclass
