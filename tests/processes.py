@@ -200,9 +200,12 @@ def leftovers() -> list[Proc]:
     ]
 
 
-def leftovers_stop() -> list[Proc]:
-    """`leftovers()`, each SIGKILLed with its process group; returns them."""
-    found = leftovers()
+def leftovers_stop(*, grace: float = 5.0) -> list[Proc]:
+    """`leftovers()` still there after `grace` seconds (a process on its way out, as Chromium's crash handler
+    after the browser, is given that long), each SIGKILLed with its process group; returns them."""
+    deadline = time.monotonic() + grace
+    while (found := leftovers()) and time.monotonic() < deadline:
+        time.sleep(0.1)
     for proc in found:
         try:
             if os.getpgid(proc.pid) == proc.pid:
