@@ -250,7 +250,12 @@ def test_a_forked_child_starts_without_its_parents_slots():
     try:
         child = os.fork()
         if child == 0:
-            os._exit(0 if concurrency._process_slots_of("assessor:llm-slots:fork-test", 2).fetching is False else 1)
+            # The child ends here whatever happens: an exception would run the rest of the test session in it.
+            status = 2
+            try:
+                status = 0 if concurrency._process_slots_of("assessor:llm-slots:fork-test", 2).fetching is False else 1
+            finally:
+                os._exit(status)
         _pid, status = os.waitpid(child, 0)
         assert os.waitstatus_to_exitcode(status) == 0
     finally:
