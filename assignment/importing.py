@@ -31,7 +31,6 @@ from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
     json_type,
-    judgments_file_import,
     same_modulo_whitespace,
     slug_check,
     text_field,
@@ -183,6 +182,18 @@ def _parse_answers(path: Path, *, run_id: str | None = None) -> Iterator[Assigne
         yield answer
 
 
+def _nuggets_stored(set_ids: list[int]) -> dict[int, list[tuple[int, str, str]]]:
+    """Each set's nuggets in order: (id, text, importance)."""
+    lists: dict[int, list[tuple[int, str, str]]] = {set_id: [] for set_id in set_ids}
+    for set_id, nugget_id, text, importance in (
+        Nugget.objects.filter(nugget_set_id__in=set_ids)
+        .order_by("nugget_set_id", "position")
+        .values_list("nugget_set_id", "id", "text", "importance")
+    ):
+        lists[set_id].append((nugget_id, text, importance))
+    return lists
+
+
 class NuggetSets:
     """The nugget set of each topic under one name: found or made once, its nugget ids in order."""
 
@@ -214,6 +225,7 @@ class NuggetSets:
         self.nugget_ids: dict[str, list[int]] = {}
 
     def prepare(self, answers: list[AssignedAnswer]) -> None:
+        """The nugget sets of the topics first seen in these answers: kept, made or (under --replace) refilled."""
         firsts: dict[str, AssignedAnswer] = {}
         for answer in answers:
             if answer.topic_id not in self.nugget_ids:
@@ -221,63 +233,57 @@ class NuggetSets:
         if not firsts:
             return
         stored = {s.topic_id: s for s in NuggetSet.objects.filter(name=self.name, topic_id__in=list(firsts))}
-        stored_lists: dict[int, list[tuple[int, str, str]]] = {s.pk: [] for s in stored.values()}
-        for set_id, nugget_id, text, importance in (
-            Nugget.objects.filter(nugget_set_id__in=list(stored_lists))
-            .order_by("nugget_set_id", "position")
-            .values_list("nugget_set_id", "id", "text", "importance")
-        ):
-            stored_lists[set_id].append((nugget_id, text, importance))
+        stored_lists = _nuggets_stored([s.pk for s in stored.values()])
         to_fill: list[tuple[NuggetSet, AssignedAnswer]] = []
         for topic_id, answer in firsts.items():
             nugget_set = stored.get(topic_id)
             if nugget_set is None:
-                nugget_set = self.writes.create_one(
-                    NuggetSet(
-                        topic_id=topic_id,
-                        kind=self.kind,
-                        name=self.name,
-                        source_id=self.source,
-                        imported_from=self.batch,
-                    )
-                )
-                self.result.count_made("nugget sets")
+                to_fill.append((self._made(topic_id), answer))
+            elif self._kept(nugget_set, stored_lists[nugget_set.pk], answer):
+                self.nugget_ids[topic_id] = [nugget_id for nugget_id, _, _ in stored_lists[nugget_set.pk]]
+            else:
+                self._clear(nugget_set, answer)
                 to_fill.append((nugget_set, answer))
-                continue
-            if nugget_set.form != NuggetSet.Form.FACTS:
-                raise ImportFailure(
-                    f"topic {topic_id} has a question bank named {self.name!r}: assignments label fact nuggets, "
-                    "choose another --nuggets-name",
-                    path=self.path,
-                    line=answer.line,
-                    field="nuggets",
-                )
-            nuggets = stored_lists[nugget_set.pk]
-            stored_list = tuple((text, importance) for _, text, importance in nuggets)
-            if stored_list == answer.nuggets and nugget_set.kind == self.kind:
-                self.nugget_ids[topic_id] = [nugget_id for nugget_id, _, _ in nuggets]
-                continue
-            if not self.replace:
-                if nugget_set.kind != self.kind:
-                    problem, where = f"is stored as {nugget_set.kind} nuggets, not {self.kind}", "nuggets"
-                else:
-                    problem, where = (
-                        "is stored with another nugget list",
-                        nugget_list_difference(stored_list, answer.nuggets),
-                    )
-                raise ImportFailure(
-                    f"the nugget set {self.name!r} of topic {topic_id} {problem}; use --replace to change it "
-                    "(or --nuggets-name for another set)",
-                    path=self.path,
-                    line=answer.line,
-                    field=where,
-                )
-            self._clear(nugget_set, answer)
-            to_fill.append((nugget_set, answer))
         self._fill(to_fill)
         for nugget_set, _ in to_fill:
             if nugget_set.pk in self.replaced_sets:
                 self.writes.later(partial(replaced_nuggets_announce, nugget_set.pk, user=self.user))
+
+    def _made(self, topic_id: str) -> NuggetSet:
+        nugget_set = self.writes.create_one(
+            NuggetSet(
+                topic_id=topic_id, kind=self.kind, name=self.name, source_id=self.source, imported_from=self.batch
+            )
+        )
+        self.result.count_made("nugget sets")
+        return nugget_set
+
+    def _kept(self, nugget_set: NuggetSet, nuggets: list[tuple[int, str, str]], answer: AssignedAnswer) -> bool:
+        """Whether the stored set is the file's list; False where --replace lets the file's list replace it."""
+        if nugget_set.form != NuggetSet.Form.FACTS:
+            raise ImportFailure(
+                f"topic {nugget_set.topic_id} has a question bank named {self.name!r}: assignments label fact "
+                "nuggets, choose another --nuggets-name",
+                path=self.path,
+                line=answer.line,
+                field="nuggets",
+            )
+        stored_list = tuple((text, importance) for _, text, importance in nuggets)
+        if stored_list == answer.nuggets and nugget_set.kind == self.kind:
+            return True
+        if self.replace:
+            return False
+        if nugget_set.kind != self.kind:
+            problem, where = f"is stored as {nugget_set.kind} nuggets, not {self.kind}", "nuggets"
+        else:
+            problem, where = "is stored with another nugget list", nugget_list_difference(stored_list, answer.nuggets)
+        raise ImportFailure(
+            f"the nugget set {self.name!r} of topic {nugget_set.topic_id} {problem}; use --replace to change it "
+            "(or --nuggets-name for another set)",
+            path=self.path,
+            line=answer.line,
+            field=where,
+        )
 
     def _clear(self, nugget_set: NuggetSet, answer: AssignedAnswer) -> None:
         """Under --replace: the set takes the file's nuggets; the old ones go, the labels on them retired."""
@@ -351,35 +357,52 @@ def _options_check(*, path: Path, nuggets: str, assigner: str, nuggets_name: str
 class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
     """One file's import, a chunk of lines at a time."""
 
+    kind = IMPORT_ASSIGNMENTS
+    chunk_size = CHUNK_ANSWERS
+
     def __init__(
-        self,
-        *,
-        path: Path,
-        nuggets: str,
-        assigner: str,
-        nuggets_name: str,
-        assigner_name: str,
-        replace: bool,
-        retire_labels: bool,
-        writes: Writes,
-        user: User | None,
-        run_named: bool = False,
-    ) -> None:
-        super().__init__(path=path, writes=writes)
-        self.run_named = run_named  # --run-id named the file's run
+        self, *, nuggets: str, assigner: str, nuggets_name: str, assigner_name: str, retire_labels: bool = False,
+        run_id: str | None = None, **common: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(**common)
+        self.nuggets, self.nuggets_name, self.retire_labels = nuggets, nuggets_name, retire_labels
+        self.assigner, self.assigner_name = assigner, assigner_name
+        self.run_id = run_id
+        self.run_named = run_id is not None  # --run-id named the file's run
         self.renamed_told = False
-        self.assigner = assigner
-        self.assigner_name = assigner_name
-        self.replace = replace
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "nuggets": self.nuggets,
+            "assigner": self.assigner,
+            "nuggets_name": self.nuggets_name,
+            "assigner_name": self.assigner_name,
+            "replace": self.replace,
+            "run_id": self.run_id or "",
+        }
+
+    def check(self) -> None:
+        if self.run_id is not None:
+            option_id_checked(self.run_id, MAX_ID_CHARS, path=self.path, option="--run-id")
+        _options_check(
+            path=self.path, nuggets=self.nuggets, assigner=self.assigner, nuggets_name=self.nuggets_name,
+            assigner_name=self.assigner_name,
+        )  # fmt: skip
+
+    def start(self) -> None:
+        super().start()
         self.created_at = connection.ops.adapt_datetimefield_value(self.now)
         self.nugget_sets = NuggetSets(
-            kind=nuggets, name=nuggets_name, replace=replace, retire_labels=retire_labels, writes=writes,
-            result=self.result, path=path, user=user,
+            kind=self.nuggets, name=self.nuggets_name, replace=self.replace, retire_labels=self.retire_labels,
+            writes=self.writes, result=self.result, path=self.path, user=self.user,
         )  # fmt: skip
         self.source = import_source_claim(
-            writes=writes, family=LABEL_FAMILY, name=assigner_name, user=user, path=path,
+            writes=self.writes, family=LABEL_FAMILY, name=self.assigner_name, user=self.user, path=self.path,
             option="--assigner-name",
         )  # fmt: skip
+
+    def parse(self) -> Iterator[AssignedAnswer]:
+        return _parse_answers(self.path, run_id=self.run_id)
 
     def chunk_import(self, chunk: list[AssignedAnswer]) -> None:
         renamed = next((answer for answer in chunk if answer.named_as), None)
@@ -391,7 +414,7 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
                 f"its answer file's name there); imported as run {renamed.run_id!r}, as --run-id says",
             )
         made_before = len(self.runs.made)
-        keyed = self.keyed(chunk, topic_field="qid")
+        keyed = self.answers_keyed(chunk, topic_field="qid")
         self.nugget_sets.prepare(chunk)
         answer_ids, stored_ids = self._answers(keyed)
         self._labels(keyed, answer_ids, _labels_stored(stored_ids, assigner=self.assigner_name))
@@ -494,45 +517,15 @@ def assignments_import(
     user: User | None = None,
     run_id: str | None = None,
 ) -> JudgmentsImportResult:
-    path = Path(path)
     nuggets, assigner = str(nuggets), str(assigner)
-    run_id = run_id.strip() if run_id else None
-    if run_id is not None:
-        option_id_checked(run_id, MAX_ID_CHARS, path=path, option="--run-id")
-    nuggets_name = str(nuggets_name or nuggets)
-    assigner_name = str(assigner_name or assigner)
-    _options_check(
-        path=path, nuggets=nuggets, assigner=assigner, nuggets_name=nuggets_name, assigner_name=assigner_name
-    )
-    options = {
-        "nuggets": nuggets,
-        "assigner": assigner,
-        "nuggets_name": nuggets_name,
-        "assigner_name": assigner_name,
-        "replace": replace,
-        "run_id": run_id or "",
-    }
-
-    def importer(writes: Writes) -> AssignmentsImport:
-        return AssignmentsImport(
-            run_named=run_id is not None,
-            path=path,
-            nuggets=nuggets,
-            assigner=assigner,
-            nuggets_name=nuggets_name,
-            assigner_name=assigner_name,
-            replace=replace,
-            retire_labels=retire_labels,
-            writes=writes,
-            user=user,
-        )
-
-    return judgments_file_import(
-        importer,
-        lambda: _parse_answers(path, run_id=run_id),
-        chunk_size=CHUNK_ANSWERS,
-        kind=IMPORT_ASSIGNMENTS,
+    return AssignmentsImport(
         path=path,
-        options=options,
+        nuggets=nuggets,
+        assigner=assigner,
+        nuggets_name=str(nuggets_name or nuggets),
+        assigner_name=str(assigner_name or assigner),
+        replace=replace,
+        retire_labels=retire_labels,
         user=user,
-    )
+        run_id=run_id.strip() if run_id else None,
+    ).run()

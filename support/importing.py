@@ -22,11 +22,11 @@ from django.contrib.auth.models import User
 from django.db import connection
 
 from assessor.collection.importing.answers import (
+    AnswerKey,
     JudgmentsImport,
     JudgmentsImportResult,
     id_field,
     json_type,
-    judgments_file_import,
     same_modulo_whitespace,
     sentences_fit,
     slug_check,
@@ -39,7 +39,6 @@ from assessor.importing.base import (
     MAX_ID_CHARS,
     MAX_STORED_INTEGER,
     ImportFailure,
-    Writes,
     id_checked,
     in_batches,
     integer_checked,
@@ -85,13 +84,17 @@ class JudgedAnswer:
         return " ".join(sentence.text or "" for sentence in self.sentences)
 
 
+# A label to write: the citation it is on (stored, or made now), the label, its line and its field.
+PendingLabel = tuple[Citation | int, int, JudgedAnswer, str]
+
+
 def _support_value(raw: Any, *, path: Path, line: int, where: str) -> int | None:
     if raw is None:
         return None
     key = str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else raw
     if key not in SUPPORT_VALUES:
         raise ImportFailure(
-            f"{raw!r} is not a support value (\"2\" full, \"1\" partial, \"0\" none, \"-1\" not judged)",
+            f'{raw!r} is not a support value ("2" full, "1" partial, "0" none, "-1" not judged)',
             path=path,
             line=line,
             field=where,
@@ -118,7 +121,9 @@ def _parse_citation(raw: Any, where: str, *, path: Path, line: int) -> CitationL
     return CitationLine(docid=docid, support=support)
 
 
-def _parse_sentence(raw: Any, index: int, *, path: Path, line: int, previous_id: int | None) -> tuple[SentenceLine, int | None]:
+def _parse_sentence(
+    raw: Any, index: int, *, path: Path, line: int, previous_id: int | None
+) -> tuple[SentenceLine, int | None]:
     where = f"sentences[{index}]"
     if not isinstance(raw, dict):
         raise ImportFailure(f"expected an object, got {json_type(raw)}", path=path, line=line, field=where)
@@ -141,7 +146,9 @@ def _parse_sentence(raw: Any, index: int, *, path: Path, line: int, previous_id:
         limited(text, MAX_ANSWER_CHARS, path=path, line=line, field=f"{where}.text")
     citations = raw.get("citations") or []
     if not isinstance(citations, list):
-        raise ImportFailure(f"expected a list, got {json_type(citations)}", path=path, line=line, field=f"{where}.citations")
+        raise ImportFailure(
+            f"expected a list, got {json_type(citations)}", path=path, line=line, field=f"{where}.citations"
+        )
     parsed = tuple(
         _parse_citation(citation, f"{where}.citations[{position}]", path=path, line=line)
         for position, citation in enumerate(citations)
@@ -205,9 +212,7 @@ def _stored_parts(answer_ids: list[int], *, method: str) -> Stored:
         ).values_list("citation_id", "id", "label", "method"):
             if label_method == method:
                 labels[citation_id] = (label_id, label)
-    sentences = {
-        answer_id: [indexed[index] for index in sorted(indexed)] for answer_id, indexed in by_answer.items()
-    }
+    sentences = {answer_id: [indexed[index] for index in sorted(indexed)] for answer_id, indexed in by_answer.items()}
     return Stored(sentences=sentences, labels=labels)
 
 
@@ -222,21 +227,43 @@ def _sentences_difference(stored: list[StoredSentence], answer: JudgedAnswer) ->
 
 
 class SupportImport(JudgmentsImport[JudgedAnswer]):
-    def __init__(self, *, path: Path, method: str, name: str, source: int, replace: bool, writes: Writes) -> None:
-        super().__init__(path=path, writes=writes)
+    """A support file's answers: their sentences matched with the stored ones or made, then their citations' labels."""
+
+    kind = IMPORT_SUPPORT
+    chunk_size = CHUNK_ANSWERS
+
+    def __init__(self, *, method: str, name: str, **common: Any) -> None:
+        super().__init__(**common)
         self.method = method
         self.name = name
-        self.source = source
-        self.replace = replace
+
+    def options(self) -> dict[str, Any]:
+        return {"method": self.method, "name": self.name, "replace": self.replace}
+
+    def check(self) -> None:
+        _options_check(path=self.path, method=self.method, name=self.name)
+
+    def start(self) -> None:
+        super().start()
+        self.source = import_source_claim(
+            writes=self.writes, family=LABEL_FAMILY, name=self.name, user=self.user, path=self.path, option="--name"
+        )
+
+    def parse(self) -> Iterator[JudgedAnswer]:
+        return _parse_answers(self.path)
 
     def chunk_import(self, chunk: list[JudgedAnswer]) -> None:
-        path = self.path
-        keyed = self.keyed(chunk, topic_field="topic_id")
+        keyed = self.answers_keyed(chunk, topic_field="topic_id")
         self.result.count_made(
             "placeholder segments",
             segment_placeholders_create(
                 self.writes,
-                (citation.docid for answer in chunk for sentence in answer.sentences for citation in sentence.citations),
+                (
+                    citation.docid
+                    for answer in chunk
+                    for sentence in answer.sentences
+                    for citation in sentence.citations
+                ),
             ),
         )
         answers, made_answers = self.answers_made(keyed, text=lambda line: line.text)
@@ -244,7 +271,16 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
         for answer in made_answers.values():
             stored.sentences[answer.pk] = []
         new_keys = set(made_answers)
+        self._sentences_store(keyed, answers, stored, new_keys)
+        pending_labels = self._citations_store(keyed, answers, stored, new_keys)
+        self.writes.scores_touch(family=SCORE_FAMILY, columns=(self.name,), topics=(line.topic_id for _, line in keyed))
+        self._labels_write(pending_labels, stored.labels)
 
+    def _sentences_store(
+        self, keyed: list[tuple[AnswerKey, JudgedAnswer]], answers: dict[AnswerKey, Answer], stored: Stored,
+        new_keys: set[AnswerKey],
+    ) -> None:  # fmt: skip
+        """Each answer's sentences: made where it has none, kept where they agree, replaced under --replace."""
         sentence_rows: list[Sentence] = []
         for key, line in keyed:
             answer = answers[key]
@@ -259,7 +295,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
                 raise ImportFailure(
                     f"the stored answer of run {line.run_id} for topic {line.topic_id} has other sentences; "
                     "use --replace to change them",
-                    path=path,
+                    path=self.path,
                     line=line.line,
                     field=where,
                 )
@@ -272,9 +308,14 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
         for sentence in made:
             stored.sentences[sentence.answer_id].append(StoredSentence(id=sentence.pk, text=sentence.text))
 
+    def _citations_store(
+        self, keyed: list[tuple[AnswerKey, JudgedAnswer]], answers: dict[AnswerKey, Answer], stored: Stored,
+        new_keys: set[AnswerKey],
+    ) -> list[PendingLabel]:  # fmt: skip
+        """Each sentence's citations matched with the stored ones or made; the labels they carry, to write."""
         citation_rows: list[Citation] = []
         cited_anew: set[str] = set()
-        pending_labels: list[tuple[Citation | int, int, JudgedAnswer, str]] = []
+        pending_labels: list[PendingLabel] = []
         for key, line in keyed:
             answer = answers[key]
             # In index order: stored ones were read sorted, new ones made in order.
@@ -298,8 +339,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
         self.writes.create(citation_rows)
         self.result.count_made("citations", len(citation_rows))
         self.writes.scores_touch_everywhere(cited_anew)
-        self.writes.scores_touch(family=SCORE_FAMILY, columns=(self.name,), topics=(line.topic_id for _, line in keyed))
-        self._labels_write(pending_labels, stored.labels)
+        return pending_labels
 
     def _sentences_new(self, answer: Answer, line: JudgedAnswer, *, split_stored_text: bool) -> list[Sentence]:
         texts = [sentence.text for sentence in line.sentences]
@@ -327,7 +367,9 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
         sentences = list(Sentence.objects.filter(answer_id=answer.pk).values_list("pk", flat=True))
         deleted = deletion_counts(Sentence, sentences)
         self.writes.delete(Sentence, sentences)
-        labels = sum(number for model, number in deleted.items() if model not in ("assessor.Sentence", "assessor.Citation"))
+        labels = sum(
+            number for model, number in deleted.items() if model not in ("assessor.Sentence", "assessor.Citation")
+        )
         if labels:
             self.result.warn(
                 "replaced sentences",
@@ -342,7 +384,14 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
         return [Sentence(answer_id=answer.pk, index=index, text=s.text or "") for index, s in enumerate(line.sentences)]
 
     def _citation_match(
-        self, sentence: StoredSentence, citation: CitationLine, position: int, used: set[int], *, line: JudgedAnswer, where: str
+        self,
+        sentence: StoredSentence,
+        citation: CitationLine,
+        position: int,
+        used: set[int],
+        *,
+        line: JudgedAnswer,
+        where: str,
     ) -> int | None:
         """The stored citation the file's citation is: same docid, at its position if possible."""
         at_position = sentence.citations.get(position)
@@ -367,7 +416,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
             )
         return None
 
-    def _labels_write(self, pending: list[tuple[Citation | int, int, JudgedAnswer, str]], stored: dict[int, tuple[int, int]]) -> None:
+    def _labels_write(self, pending: list[PendingLabel], stored: dict[int, tuple[int, int]]) -> None:
         created_at = connection.ops.adapt_datetimefield_value(self.now)
         rows = []
         changed = []
@@ -413,7 +462,10 @@ def _options_check(*, path: Path, method: str, name: str) -> None:
             f"--method must be one of {', '.join(SupportLabel.MethodKind.values)}, not {method!r}", path=path
         )
     other_kind = (
-        SupportLabel.objects.filter(method=name).exclude(method_kind=method).values_list("method_kind", flat=True).first()
+        SupportLabel.objects.filter(method=name)
+        .exclude(method_kind=method)
+        .values_list("method_kind", flat=True)
+        .first()
     )
     if other_kind:
         raise ImportFailure(
@@ -429,24 +481,6 @@ def support_import(
     replace: bool = False,
     user: User | None = None,
 ) -> JudgmentsImportResult:
-    path = Path(path)
     method = str(method)
     name = str(method_name or method)
-    _options_check(path=path, method=method, name=name)
-    options = {"method": method, "name": name, "replace": replace}
-
-    def importer(writes: Writes) -> SupportImport:
-        source = import_source_claim(
-            writes=writes, family=LABEL_FAMILY, name=name, user=user, path=path, option="--name"
-        )
-        return SupportImport(path=path, method=method, name=name, source=source, replace=replace, writes=writes)
-
-    return judgments_file_import(
-        importer,
-        lambda: _parse_answers(path),
-        chunk_size=CHUNK_ANSWERS,
-        kind=IMPORT_SUPPORT,
-        path=path,
-        options=options,
-        user=user,
-    )
+    return SupportImport(path=path, method=method, name=name, replace=replace, user=user).run()

@@ -7,12 +7,11 @@ here do it a chunk of lines at a time, with a few queries per chunk.
 """
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from django.contrib.auth.models import User
 from django.utils import timezone
 
 from assessor.collection.runs import AmbiguousRun, RunResolver
@@ -22,12 +21,11 @@ from assessor.importing.base import (
     ImportFailure,
     ImportResult,
     Writes,
-    chunked,
-    import_file,
     in_batches,
     json_id,
     limited,
 )
+from assessor.importing.pipeline import RecordImport
 from assessor.models import Answer, Run, Topic
 from assessor.names import name_problem
 
@@ -161,7 +159,9 @@ def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) 
         known.update(Topic.objects.filter(id__in=batch).values_list("id", flat=True))
     for number, topic_id in lines:
         if topic_id not in known:
-            raise ImportFailure(f"unknown topic {topic_id} (import the topics first)", path=path, line=number, field=field)
+            raise ImportFailure(
+                f"unknown topic {topic_id} (import the topics first)", path=path, line=number, field=field
+            )
 
 
 class RunsFinder:
@@ -245,7 +245,7 @@ class JudgedLine(Protocol):
 Line = TypeVar("Line", bound=JudgedLine)
 
 
-class JudgmentsImport(Generic[Line]):
+class JudgmentsImport(RecordImport[Line, AnswerKey, Answer, JudgmentsImportResult]):
     """One judgment file's import, a chunk of lines at a time: what every kind of judgment file does.
 
     A subclass imports a chunk (`chunk_import`): it keys the chunk's lines to
@@ -254,19 +254,21 @@ class JudgmentsImport(Generic[Line]):
     (`Writes.scores_touch`).
     """
 
-    def __init__(self, *, path: Path, writes: Writes) -> None:
-        self.path = path
-        self.writes = writes
-        self.batch = writes.batch
-        self.result = JudgmentsImportResult(path=str(path))
+    def result_new(self) -> JudgmentsImportResult:
+        return JudgmentsImportResult(path=str(self.path))
+
+    def start(self) -> None:
         self.now = timezone.now()
-        self.runs = RunsFinder(writes=writes, result=self.result, path=path)
-        self.keys = AnswerKeys(path=path)
+        self.runs = RunsFinder(writes=self.writes, result=self.result, path=self.path)
+        self.keys = AnswerKeys(path=self.path)
+
+    def finish(self) -> None:
+        self.result.warnings_close()
 
     def chunk_import(self, chunk: list[Line]) -> None:
         raise NotImplementedError
 
-    def keyed(self, chunk: list[Line], *, topic_field: str) -> list[tuple[AnswerKey, Line]]:
+    def answers_keyed(self, chunk: list[Line], *, topic_field: str) -> list[tuple[AnswerKey, Line]]:
         """Each line with its answer's key: its topic stored, its run found or made, no answer named twice."""
         self.result.lines += len(chunk)
         topics_require(((line.line, line.topic_id) for line in chunk), path=self.path, field=topic_field)
@@ -297,25 +299,3 @@ class JudgmentsImport(Generic[Line]):
         self.writes.create(made.values())
         self.result.count_made("answers", len(made))
         return {**stored, **made}, made
-
-
-def judgments_file_import(
-    importer: Callable[[Writes], JudgmentsImport[Line]],
-    lines: Callable[[], Iterator[Line]],
-    *,
-    chunk_size: int,
-    kind: str,
-    path: Path,
-    options: dict[str, Any],
-    user: User | None,
-) -> JudgmentsImportResult:
-    """Import a judgment file atomically (`import_file`), `chunk_size` parsed lines at a time."""
-
-    def prepare(writes: Writes) -> JudgmentsImportResult:
-        each = importer(writes)
-        for chunk in chunked(lines(), chunk_size):
-            each.chunk_import(chunk)
-        each.result.warnings_close()
-        return each.result
-
-    return import_file(prepare, kind=kind, path=path, options=options, user=user)
