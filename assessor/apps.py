@@ -1,6 +1,9 @@
-from django.apps import AppConfig
+from importlib import import_module
+
+from django.apps import AppConfig, apps
 from django.core.checks import Tags, register
 from django.db.models.signals import post_migrate
+from django.utils.module_loading import module_has_submodule
 
 
 class AssessorConfig(AppConfig):
@@ -30,3 +33,15 @@ class AssessorConfig(AppConfig):
             NavLink("Admin", "every record, with its provenance", "admin:index", 80),
         ):
             register_nav_link(link)
+        apps_parts_register()
+
+
+def apps_parts_register() -> None:
+    """Every installed app's `parts.register()`, found rather than named: the foundation knows no app.
+
+    In INSTALLED_APPS order (the foundation's own parts first), the order in which the
+    registry lists what the apps declared (the jobs page's launch buttons, the queue).
+    """
+    for config in apps.get_app_configs():
+        if config.name != AssessorConfig.name and module_has_submodule(config.module, "parts"):
+            import_module(f"{config.name}.parts").register()

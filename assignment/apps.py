@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class AssignmentConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "assignment"
-
-    def ready(self) -> None:
-        from assignment import parts
-
-        parts.register()

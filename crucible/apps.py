@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class CrucibleConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "crucible"
-
-    def ready(self) -> None:
-        from crucible import parts
-
-        parts.register()

@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class GradesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "grades"
-
-    def ready(self) -> None:
-        from grades import parts
-
-        parts.register()

@@ -6,7 +6,6 @@ class MetaevalConfig(AppConfig):
     name = "metaeval"
 
     def ready(self) -> None:
-        from metaeval import parts, tasks
+        from metaeval import tasks
 
-        parts.register()
         del tasks  # imported to register the comparisons' Celery tasks

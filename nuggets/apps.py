@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class NuggetsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "nuggets"
-
-    def ready(self) -> None:
-        from nuggets import parts
-
-        parts.register()

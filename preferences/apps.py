@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class PreferencesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "preferences"
-
-    def ready(self) -> None:
-        from preferences import parts
-
-        parts.register()

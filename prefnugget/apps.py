@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class PrefnuggetConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "prefnugget"
-
-    def ready(self) -> None:
-        from prefnugget import parts
-
-        parts.register()

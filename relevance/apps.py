@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class RelevanceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "relevance"
-
-    def ready(self) -> None:
-        from relevance import parts
-
-        parts.register()

@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class ReportsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "reports"
-
-    def ready(self) -> None:
-        from reports import parts
-
-        parts.register()

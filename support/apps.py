@@ -4,8 +4,3 @@ from django.apps import AppConfig
 class SupportConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "support"
-
-    def ready(self) -> None:
-        from support import parts
-
-        parts.register()

@@ -15,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
 from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoints_file_read
 from assessor.project.security import owner_only_file, owner_only_folder, secret_key_file_read
+from project_apps import PROJECT_APPS
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 VAR_DIR = Path(env_str("ASSESSOR_VAR_DIR", str(BASE_DIR / "var")))
@@ -42,19 +43,8 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",
     "assessor",
-    "nuggets",
-    "assignment",
-    "support",
-    "relevance",
-    "reports",
-    "preferences",
-    "prefnugget",
-    "grades",
-    "crucible",
-    "argue",
-    "metaeval",
-    "bench",
-    "demo",
+    # The apps, listed once outside the foundation (project_apps.py).
+    *PROJECT_APPS,
 ]
 
 MIDDLEWARE = [

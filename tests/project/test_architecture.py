@@ -9,8 +9,20 @@ run nothing: the registry names the parts it describes that way.
 import ast
 from pathlib import Path
 
+from django.apps import apps
+
+from project_apps import PROJECT_APPS
+
 REPO = Path(__file__).resolve().parents[2]
-APPS = ("nuggets", "assignment", "support", "relevance", "metaeval", "bench", "demo")
+
+
+def repository_apps() -> tuple[str, ...]:
+    """The installed apps of this repository but the foundation: the project's (project_apps.py) and the test settings' example."""
+    return tuple(
+        config.name
+        for config in apps.get_app_configs()
+        if Path(config.path) == REPO.joinpath(*config.name.split(".")) and config.name != "assessor"
+    )
 
 
 def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
@@ -45,13 +57,39 @@ def imported_modules(path: Path, *, runtime_only: bool = False) -> set[str]:
     return names
 
 
-def test_no_module_of_assessor_imports_an_app():
+def app_imports(foundation: Path, app_names: tuple[str, ...]) -> list[str]:
+    """The imports of an app (or of a module inside one) by the modules under `foundation`."""
     offenders = []
-    for path in sorted((REPO / "assessor").rglob("*.py")):
+    for path in sorted(foundation.rglob("*.py")):
         for name in imported_modules(path):
-            if name.split(".")[0] in APPS:
-                offenders.append(f"{path.relative_to(REPO)} imports {name}")
-    assert offenders == []
+            if any(name == app or name.startswith(f"{app}.") for app in app_names):
+                offenders.append(f"{path.relative_to(foundation.parent)} imports {name}")
+    return offenders
+
+
+def test_no_module_of_assessor_imports_an_app():
+    app_names = repository_apps()
+    assert {"nuggets", "argue", "demo", "tests.verdicts"} <= set(app_names)  # read from the installed apps
+    assert app_imports(REPO / "assessor", app_names) == []
+
+
+def test_the_check_fails_on_an_import_of_any_installed_app(tmp_path):
+    """Each app, imported from a copy of a foundation module in each of the three ways, is caught."""
+    app_names = repository_apps()
+    for app in app_names:
+        foundation = tmp_path / app / "assessor"
+        foundation.mkdir(parents=True)
+        module = foundation / "registry.py"
+        original = (REPO / "assessor" / "registry.py").read_text()
+        imports = (
+            f"import {app}.models\n",
+            f"from {app} import parts\n",
+            f"def later():\n    return import_module('{app}.parts')\n",
+        )
+        for added in imports:
+            module.write_text(original + added)
+            assert app_imports(foundation, app_names), f"an import of {app} from assessor/ passed: {added!r}"
+    assert set(app_names) == {*PROJECT_APPS, "tests.verdicts"}  # the loop ran over every app
 
 
 def test_the_check_sees_a_lazy_import(tmp_path):
@@ -184,8 +222,7 @@ def test_no_module_of_assessor_names_an_apps_kind_or_page():
     assert {"auto_nuggets", "assign_manual", "support", "umbrela"} <= kinds  # the apps have registered
     offenders = []
     for path in sorted((REPO / "assessor").rglob("*.py")):
-        # The settings list the installed apps by name: that is where the project chooses them.
-        if "migrations" in path.parts or path.name == "settings.py":
+        if "migrations" in path.parts:
             continue
         offenders += named_kinds(path, kinds, namespaces)
     assert offenders == []

@@ -1,26 +1,43 @@
-"""docs/pages.md lists every page the URLconf routes, under the name it is routed by, and no page that is gone."""
+"""docs/pages.md lists every page the URLconf routes, under the name it is routed by, and no page that is gone.
+
+Which pages are the product's is read from the installed apps: those of the foundation, of
+the apps of project_apps.py and of Django's own (the login); not those of an app of this
+repository installed beside them (the test settings' example, tests/verdicts).
+"""
 
 import re
 from pathlib import Path
 
-from django.urls import URLPattern, URLResolver, get_resolver
+from django.apps import apps
+from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
-PAGES_DOC = Path(__file__).resolve().parents[2] / "docs" / "pages.md"
+from project_apps import PROJECT_APPS
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES_DOC = REPO / "docs" / "pages.md"
 
 
-def _of_the_test_settings(pattern: URLPattern) -> bool:
-    """A page of the example app only the test settings install (tests/verdicts): not the product's."""
-    return getattr(pattern.callback, "__module__", "").startswith("tests.")
+def beside_the_project(module: str) -> bool:
+    """A module of an installed app of this repository that is neither the foundation nor one of the project's apps."""
+    config = apps.get_containing_app_config(module)
+    return (
+        config is not None
+        and Path(config.path) == REPO.joinpath(*config.name.split("."))
+        and config.name not in {"assessor", *PROJECT_APPS}
+    )
 
 
 def routed_names(resolver: URLResolver, namespace: str = "") -> set[str]:
+    """The pages' names, but those that an app beside the project routes (its URL module) or serves (its view)."""
     names: set[str] = set()
     for pattern in resolver.url_patterns:
         if isinstance(pattern, URLResolver):
-            inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
-            names |= routed_names(pattern, inner)
-        elif isinstance(pattern, URLPattern) and pattern.name and not _of_the_test_settings(pattern):
-            names.add(namespace + pattern.name)
+            if not beside_the_project(getattr(pattern.urlconf_module, "__name__", "")):
+                inner = f"{namespace}{pattern.namespace}:" if pattern.namespace else namespace
+                names |= routed_names(pattern, inner)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            if not beside_the_project(getattr(pattern.callback, "__module__", "")):
+                names.add(namespace + pattern.name)
     return names
 
 
@@ -45,3 +62,14 @@ def test_every_page_in_the_url_table_is_routed():
     assert len(named) >= 20  # the table was found and read
     routed = routed_names(get_resolver())
     assert [name for name in named if name not in routed] == []
+
+
+def test_the_pages_asked_for_are_read_from_the_installed_apps():
+    names = routed_names(get_resolver())
+    # The foundation's, Django's login and the apps' of project_apps.py; not the example app's.
+    assert {"home", "login", "collection:topics", "argue:judge", "grades:judge", "metaeval:index"} <= names
+    assert "verdicts:judge" not in names
+    assert beside_the_project(resolve(reverse("verdicts:judge", args=[1])).func.__module__)  # routed, left out
+    assert beside_the_project("tests.verdicts.urls")
+    assert not beside_the_project(resolve(reverse("argue:judge", args=[1])).func.__module__)
+    assert not beside_the_project("argue.urls")

@@ -6,8 +6,3 @@ class VerdictsConfig(AppConfig):
     name = "tests.verdicts"
     label = "verdicts"
     verbose_name = "Answer verdicts (test app)"
-
-    def ready(self) -> None:
-        from tests.verdicts import parts
-
-        parts.register()
