@@ -74,7 +74,6 @@ def _give(topic, data: dict, organizer):
 
 ARGUE_JUDGING = LabelApp(
     namespace="argue",
-    kinds=(ARGUE_WORK,),
     item="sentence",
     template="argue/judge.html",
     label_choices=LABEL_CHOICES,

@@ -108,7 +108,6 @@ def _answer_labels(row) -> None:
 
 MANUAL_ASSIGN = LabelApp(
     namespace="judge",
-    kinds=(ASSIGN_MANUAL,),
     item="answer",
     template="judge/assign.html",
     label_choices=LABEL_CHOICES,

@@ -4,6 +4,8 @@ label-app kit (assessor.work.kit).
 Everything the assessor's pages show comes from grades.judging, which reads no LLM grade and no run.
 """
 
+from typing import cast
+
 from django import forms
 
 from assessor.names import NameField
@@ -36,7 +38,7 @@ class GiveGradesForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["bank"].choices = [(name, name) for name in bank_names()]
+        cast(forms.ChoiceField, self.fields["bank"]).choices = [(name, name) for name in bank_names()]
 
 
 def _give(topic, data: dict, organizer):
@@ -47,7 +49,6 @@ def _give(topic, data: dict, organizer):
 
 GRADING = LabelApp(
     namespace="grades",
-    kinds=(GRADE_WORK,),
     item="report",
     template="grades/judge.html",
     label_choices=LABEL_CHOICES,

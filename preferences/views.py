@@ -43,7 +43,6 @@ def _give(topic, data: dict, organizer):
 
 PREFERENCE_JUDGING = LabelApp(
     namespace="preferences",
-    kinds=(PREFERENCE_WORK,),
     item="pair",
     template="preferences/judge.html",
     label_choices=LABEL_CHOICES,

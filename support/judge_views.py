@@ -92,7 +92,6 @@ def _pair_labels(pair) -> None:
 
 SUPPORT_JUDGING = LabelApp(
     namespace="support",
-    kinds=tuple(judging.SUPPORT_KINDS),
     item="answer",
     template="support/judge.html",
     label_choices=LABEL_CHOICES,

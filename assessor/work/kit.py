@@ -56,7 +56,6 @@ class Posted:
 @dataclass(frozen=True)
 class LabelApp:
     namespace: str  # the app's URL namespace ("grades"): its pages are named `<namespace>:<page>`
-    kinds: tuple[str, ...]  # the work kinds its pages open (an assessor's work of another kind is a 404)
     item: str  # what one page judges, its URL name and path word: "report" (work/<id>/report/<n>/)
     template: str  # the item page
     label_choices: Sequence[LabelChoice]
@@ -73,8 +72,9 @@ class LabelApp:
     context: Callable[[AssessorWork], dict[str, Any]] = field(default=lambda work: {})  # more of the item page's
 
     def work(self, request: AuthenticatedRequest, work_id: int) -> AssessorWork:
-        """The assessor's own work of the app's kinds; anyone else's is a 404, its existence not revealed."""
-        return assessor_work(work_id=work_id, user=request.user, kinds=list(self.kinds))
+        """The assessor's own work of the app's kinds (its organizing's); anyone else's is a 404, its existence not
+        revealed."""
+        return assessor_work(work_id=work_id, user=request.user, kinds=list(self.organizing.kinds))
 
     def start(self, request: AuthenticatedRequest, work_id: int) -> HttpResponse:
         """The first item with a label missing."""
@@ -90,9 +90,13 @@ class LabelApp:
         page = self.page_load(work=work, number=number)
         if page is None:
             raise Http404(f"No such {self.item}.")
+        first = reverse(f"{self.namespace}:{self.item}", args=[work.pk, 1])
         context = {
             "page": page,
             "work": work,
+            "base_url": first.removesuffix("1/"),  # the frame's links add an item's number and a slash
+            "label_url": reverse(f"{self.namespace}:label", args=[work.pk, page.number]),
+            "submit_url": reverse(f"{self.namespace}:submit", args=[work.pk]),
             "topic": work.topic,
             "time_label": duration_label(work.active_seconds),
             "label_choices": self.label_choices,
