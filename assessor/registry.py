@@ -165,6 +165,19 @@ class WorkPage:
 
 
 StudyItem = tuple[int, ...]
+TopicItemLabels = dict[str, dict[StudyItem, str]]  # topic id -> item -> label
+
+
+def study_item_stored(item: StudyItem) -> int | list[int]:
+    """The JSON form of an item in a work's `items` (what the judging pages read): one number alone, else a list."""
+    return item[0] if len(item) == 1 else list(item)
+
+
+def study_item_key(stored: int | list[int]) -> StudyItem:
+    """An item as a work's `items` field stores it (JSON: a citation id, or a list such as [answer id, nugget id])."""
+    if isinstance(stored, list):
+        return tuple(int(part) for part in stored)
+    return (int(stored),)
 
 
 class StudyGive(Protocol):
@@ -214,7 +227,7 @@ class StudyItemShown:
 class StudyJudging:
     """How the disagreement study (metaeval.studies) has a family's items judged again: by an independent
     assessor given only the sampled items, and by an LLM job of the family. Items are the family's own
-    (`LabelFamily.item_labels`, or the meta-evaluation's for the first family)."""
+    (`LabelFamily.item_labels`)."""
 
     work_kind: str  # the work the assessor is given, restricted to the sampled items
     compares: str  # what a study of the family compares, in words: "support labels"
@@ -230,6 +243,8 @@ class StudyJudging:
     # What both sources labelled against, when the family has it ("nugget list", "question bank"): the study
     # then asks for its name; empty: the family has none.
     nugget_set: str = ""
+    # Where the study pages and commands list the family, lowest first.
+    order: int = 50
 
 
 @dataclass(frozen=True)
@@ -246,9 +261,15 @@ class LabelFamily:
     label: str  # what one source of it is called: "nugget set", "qrels source"
     # (source name, topics or None for all) -> {topic id: {item: label}}, counted labels only; an item is a tuple
     # of ints naming what one label is about, the same in every source of the family.
-    item_labels: Callable[[str, Collection[str] | None], dict[str, dict[tuple[int, ...], str]]] | None = None
+    item_labels: Callable[[str, Collection[str] | None], TopicItemLabels] | None = None
+    # Instead, for a family labelled against nugget lists (nugget assignment): (source name, topics or None, the
+    # list's name or "" for all) -> the same; a replicate is compared on the list its work names.
+    set_item_labels: Callable[[str, Collection[str] | None, str], TopicItemLabels] | None = None
     labels: tuple[str, ...] = ()  # every label `item_labels` gives, in their order
     study: StudyJudging | None = None  # the family's part in the disagreement study, if it takes part
+    # The score family that scores its sources, when it is not the family's namesake ("methods" for "support"):
+    # a source's columns there are its name, after the nugget list's name where `set_item_labels` is given.
+    score_family: str = ""
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -328,6 +349,16 @@ class ScoreFamily:
     # Its labels against a support method's of the TREC 2024 family (FS/PS/NS), as two views of one question, on the
     # items both judged: (support method, its own source's columns, whether PS counts as a yes) -> rows the method.
     support_crosstab: Callable[[str, tuple[str, ...], bool], Crosstab] | None = None
+    # What the meta-evaluation asks of one of its sources beyond its scores, where the family can say:
+    # LookupError, naming the sources that have labels, unless this one has (None: its columns must be listed);
+    require: Callable[[tuple[str, ...]], None] | None = None
+    # its descriptive statistics, LookupError when it has no label (None: its topics, runs and score rows);
+    describe: Callable[[tuple[str, ...]], dict[str, float | int]] | None = None
+    # the label source whose labels it scores, as (label family, name);
+    label_source: Callable[[tuple[str, ...]], tuple[str, str]] | None = None
+    # its scores had each label been replaced by a seeded draw from an LLM's known confusion: a copy whose truth
+    # is known, to check calibrated estimates on (metaeval.calibration).
+    llm_like: Callable[[tuple[str, ...], int], Scores] | None = None
 
 
 # --- the collection pages ------------------------------------------------------------------------
@@ -493,8 +524,10 @@ class Registry:
         return label_family.study if label_family else None
 
     def study_families(self) -> list[str]:
-        """The label families whose disagreements a study can have judged again, in registration order."""
-        return [name for name, family in self.label_families.items() if family.study is not None]
+        """The label families whose disagreements a study can have judged again, by their `StudyJudging.order`
+        (in registration order where it is the same)."""
+        studied = [(family.study.order, name) for name, family in self.label_families.items() if family.study]
+        return [name for _order, name in sorted(studied, key=lambda pair: pair[0])]
 
 
 def _unknown(value: str) -> str:

@@ -43,7 +43,7 @@ from assessor.registry import (
 )
 from assessor.scoring.kept import kept_topic_counts
 from assessor.scoring.lifecycle import provisional_flag
-from assignment import auto, dependents, judging, views
+from assignment import auto, comparison, dependents, judging, study, views
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.judging import assign_work_give
@@ -245,7 +245,16 @@ def register() -> None:
             unit="labels",
         )
     )
-    register_label_family(LabelFamily(LABEL_FAMILY, "assigner"))
+    register_label_family(
+        LabelFamily(
+            LABEL_FAMILY,
+            "assigner",
+            set_item_labels=study.set_item_labels,
+            labels=study.LABELS,
+            study=study.STUDY,
+            score_family=FAMILY,
+        )
+    )
     register_nav_link(
         NavLink("ManualAssign", "give nugget assignment to assessors, follow it", "judge:organize", 52, WORK_GROUP)
     )
@@ -262,6 +271,11 @@ def register() -> None:
             empty="No condition has assignment labels yet.",
             order=10,
             notes=conditions_notes,
+            crosstab=comparison.condition_crosstab,
+            require=comparison.condition_require_columns,
+            describe=comparison.condition_describe,
+            label_source=comparison.condition_label_source,
+            llm_like=comparison.condition_llm_like,
         )
     )
     register_topic_count(TopicCount("Nugget conditions", partial(kept_topic_counts, FAMILY), order=20))

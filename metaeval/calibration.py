@@ -2,31 +2,19 @@
 
 `calibration_build` reads two score sources (an LLM condition on every topic,
 a human condition on some) and estimates each run's human-equivalent mean.
-`llm_like_scores` makes, from a human condition's labels, the scores an LLM
-with a known confusion pattern would have given: a way to check the method
-on data whose truth is known (docs/metaeval.md, "Calibrated estimates").
+A condition's score family makes, from a human condition's labels, the scores
+an LLM with a known confusion pattern would have given (`ScoreFamily.llm_like`,
+assignment.comparison): a way to check the method on data whose truth is known
+(docs/metaeval.md, "Calibrated estimates").
 """
 
-import random
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assessor.models import Answer
 from assessor.scoring.scores import RunTopic, Scores
-from assignment.scoring import NuggetCounts, condition_scores
-from assignment.selectors import assignment_label_pairs
 from metaeval.ppi import RunEstimate, Simulation, answer_sample, ppi_estimates, ppi_simulate, run_means_over
-from metaeval.sources import source_load
-from nuggets.models import Nugget
-
-# P(LLM label | human label) of an LLM assigner that, like the ones the nugget paper measured,
-# calls partial support far more often than people do. Rows: the human label.
-LLM_LIKE_CONFUSION: dict[str, dict[str, float]] = {
-    "support": {"support": 0.70, "partial_support": 0.25, "not_support": 0.05},
-    "partial_support": {"support": 0.20, "partial_support": 0.55, "not_support": 0.25},
-    "not_support": {"support": 0.03, "partial_support": 0.22, "not_support": 0.75},
-}
+from metaeval.sources import source_family, source_load
 
 
 def metric_values(scores: Scores, metric: str) -> dict[RunTopic, float]:
@@ -92,54 +80,15 @@ def calibration_build(
     )
 
 
-def _draw(rng: random.Random, row: Mapping[str, float]) -> str:
-    labels = sorted(row)
-    return rng.choices(labels, weights=[row[label] for label in labels])[0]
-
-
-def llm_like_scores(
-    *, nuggets: str, assigner: str, seed: int, confusion: Mapping[str, Mapping[str, float]] = LLM_LIKE_CONFUSION
-) -> Scores:
-    """The condition's scores had each label been replaced by a draw from `confusion` (seeded)."""
-    pairs = assignment_label_pairs(nuggets=nuggets, assigner=assigner)
-    if not pairs:
-        raise LookupError(f"no assignment labels for {nuggets}/{assigner}")
-    rng = random.Random(seed)
-    nugget_rows = Nugget.objects.filter(nugget_set__name=nuggets).values_list(
-        "id", "importance", "nugget_set__topic_id", "position"
-    )
-    importance = {nugget_id: value for nugget_id, value, _, _ in nugget_rows}
-    topic_of = {nugget_id: topic for nugget_id, _, topic, _ in nugget_rows}
-    position = {nugget_id: place for nugget_id, _, _, place in nugget_rows}
-    answers = {
-        answer_id: ((run, topic), words)
-        for answer_id, run, topic, words in Answer.objects.filter(id__in={a for a, _ in pairs}).values_list(
-            "id", "run__run_id", "topic_id", "words"
-        )
-    }
-    tallies: dict[RunTopic, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
-    # Drawn in the labels' natural order (run, topic, the nugget's place in its list), not their database ids:
-    # the same seed gives the same copy whatever order the files were imported in.
-    for (answer_id, nugget_id), label in sorted(
-        pairs.items(), key=lambda item: (answers[item[0][0]][0], position[item[0][1]])
-    ):
-        tallies[answers[answer_id][0]][(importance[nugget_id], _draw(rng, confusion[label]))] += 1
-    counts: dict[str, list[str]] = defaultdict(list)
-    for nugget_id, topic in topic_of.items():
-        counts[topic].append(importance[nugget_id])
-    return condition_scores(
-        tallies={key: dict(tally) for key, tally in tallies.items()},
-        nugget_counts={topic: NuggetCounts.of(values) for topic, values in counts.items()},
-        words=dict(answers.values()),
-    )
-
-
 def simulation_on_condition(
     *, nuggets: str, assigner: str, metric: str, fractions: Sequence[float], seeds: Sequence[int], perturb_seed: int = 0
 ) -> Simulation:
     """The PPI check on a human condition: its labels as the truth, an LLM-like copy of them as the cheap source."""
-    _, human_scores = source_load(f"{nuggets}/{assigner}")
-    llm_scores = llm_like_scores(nuggets=nuggets, assigner=assigner, seed=perturb_seed)
+    source, human_scores = source_load(f"{nuggets}/{assigner}")
+    family = source_family(source)
+    if family.llm_like is None:
+        raise LookupError(f"the {family.title} make no LLM-like copy of their labels")
+    llm_scores = family.llm_like((nuggets, assigner), perturb_seed)
     return ppi_simulate(
         llm=metric_values(llm_scores, metric),
         human=metric_values(human_scores, metric),

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.registry import registry
+
 
 class ScoreTable(models.Model):
     name = models.SlugField(max_length=100, unique=True)
@@ -51,7 +53,7 @@ class Study(models.Model):
     k = models.PositiveIntegerField(default=15)
     seed = models.BigIntegerField()
     # {"<topic id>": [items, in the order shown]}: first-citation ids, [answer id, nugget id] pairs, or the
-    # family's lists (metaeval.judges.item_stored).
+    # family's lists (assessor.registry.study_item_stored).
     sample = models.JSONField(default=dict)
     judge = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     assessor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
@@ -73,17 +75,13 @@ class Study(models.Model):
     @property
     def compares(self) -> str:
         """What the study compares, in words ("support labels"); a family no app offers any more, as stored."""
-        from metaeval.studies import study_judging_or_none
-
-        judging = study_judging_or_none(self.family)
+        judging = registry.study_judging(self.family)
         return judging.compares if judging else f"{self.family} (unknown)"
 
     @property
     def nugget_set_words(self) -> str:
         """What `nugget_set_name` names in the family: "nugget list", "question bank"."""
-        from metaeval.studies import study_judging_or_none
-
-        judging = study_judging_or_none(self.family)
+        judging = registry.study_judging(self.family)
         return judging.nugget_set if judging and judging.nugget_set else "nugget list"
 
     @property

@@ -11,12 +11,10 @@ compared by Kendall's tau over the topics the replicate covers.
 from dataclasses import dataclass, field
 
 from assessor.models import AssessorWork, LabelSource
-from assessor.registry import registry
+from assessor.registry import LabelFamily, registry
 from assessor.scoring.scores import Scores
-from assignment.selectors import nugget_scores
-from metaeval.judges import Family, family_labels, flat, labels_by_topic
+from metaeval.judges import family_labels, flat, labels_by_topic
 from metaeval.stats import Confusion, TauOptions, TauResult, confusion_from_pairs, shared_metrics, taus_compute_all
-from support.selectors import support_scores
 
 
 @dataclass
@@ -49,16 +47,15 @@ def replicate_sources() -> list[LabelSource]:
     )
 
 
-def _scores(*, family: str, name: str, nugget_set: str) -> Scores:
-    """A source's run scores; raises LookupError where none are kept (another family without a score family)."""
-    if family == Family.ASSIGNMENT:
-        return nugget_scores(nuggets=nugget_set, assigner=name)
-    if family == Family.SUPPORT:
-        return support_scores(method=name)
-    score_family = next((found for found in registry.score_families if found.name == family), None)
+def _scores(*, label_family: LabelFamily, name: str, nugget_set: str) -> Scores:
+    """A source's run scores, from the score family that scores the label family's sources; raises LookupError
+    where none are kept (a family without a score family)."""
+    wanted = label_family.score_family or label_family.name
+    score_family = next((found for found in registry.score_families if found.name == wanted), None)
     if score_family is None:
-        raise LookupError(f"no scores kept for the family {family!r}")
-    return score_family.source((name,)).scores()
+        raise LookupError(f"no scores kept for the family {label_family.name!r}")
+    columns = (nugget_set, name) if label_family.set_item_labels is not None else (name,)
+    return score_family.source(columns).scores()
 
 
 def replicate_agreement(replicate: LabelSource) -> ReplicateAgreement:
@@ -67,9 +64,10 @@ def replicate_agreement(replicate: LabelSource) -> ReplicateAgreement:
     if first is None:
         raise ValueError(f"{replicate.name!r} is not a replicate")
     family = replicate.family
+    label_family = registry.label_families.get(family)
     nugget_set = (
         AssessorWork.objects.filter(source=replicate).values_list("nugget_set_name", flat=True).first() or ""
-        if family == Family.ASSIGNMENT
+        if label_family is not None and label_family.set_item_labels is not None
         else ""
     )
     labels = family_labels(family)
@@ -101,9 +99,11 @@ def replicate_agreement(replicate: LabelSource) -> ReplicateAgreement:
                     with_replicate=confusion_from_pairs({i: second_labels[i] for i in shared}, shared, labels),
                 )
             )
+    if label_family is None:
+        return result
     try:
-        scores_first = _scores(family=family, name=first.name, nugget_set=nugget_set)
-        scores_second = _scores(family=family, name=replicate.name, nugget_set=nugget_set)
+        scores_first = _scores(label_family=label_family, name=first.name, nugget_set=nugget_set)
+        scores_second = _scores(label_family=label_family, name=replicate.name, nugget_set=nugget_set)
     except LookupError:
         return result
     metrics = shared_metrics(scores_first, scores_second)

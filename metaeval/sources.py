@@ -20,21 +20,18 @@ from assessor.scoring.kept import family_columns, source_name
 from assessor.scoring.lifecycle import open_included
 from assessor.scoring.scores import Scores
 from assessor.sources import source_get, source_owner
-from assignment import kinds as assignment_kinds
-from assignment.selectors import FAMILY as CONDITIONS
-from assignment.selectors import condition_require, conditions_list, conditions_notes, nugget_scores
 from metaeval import selectors
-from metaeval.stats import Confusion, confusion_from_counts, nugget_condition_describe, support_method_describe
-from support import kinds as support_kinds
-from support.selectors import FAMILY as METHODS
-from support.selectors import method_require, methods_notes, support_methods_list, support_scores
+from metaeval.stats import Confusion, confusion_from_counts
+
+# The score families of the TREC 2024 family's conditions and support methods (assignment.parts,
+# support.parts), whose sources are written in their own syntax: NUGGETS/ASSIGNER and support:METHOD.
+CONDITIONS = "conditions"
+METHODS = "methods"
 
 NAME = r"[-\w.]+"
 CONDITION_PATTERN = re.compile(rf"^(?P<nuggets>{NAME})/(?P<assigner>{NAME})$")
 PREFIXED_PATTERN = re.compile(rf"^(?P<prefix>support|scores):(?P<name>{NAME})$")
 FAMILY_PATTERN = re.compile(rf"^(?P<family>\w+):(?P<columns>{NAME}(?:/{NAME})*)$")
-ASSIGNMENT_LABELS = ["not_support", "partial_support", "support"]
-SUPPORT_LABELS = ["NS", "PS", "FS"]
 
 
 class SourceError(LookupError):
@@ -65,6 +62,28 @@ class Source:
         return f"{self.kind}:{self.name}"
 
 
+def _columns(source: Source) -> tuple[str, ...]:
+    """The source's columns in its score family."""
+    if source.kind is SourceKind.CONDITION:
+        return (source.nuggets, source.assigner)
+    if source.kind is SourceKind.SUPPORT:
+        return (source.name,)
+    return source.columns
+
+
+def _registered(name: str) -> ScoreFamily:
+    family = next((family for family in registry.score_families if family.name == name), None)
+    if family is None:
+        raise LookupError(f"no score family named {name!r}")
+    return family
+
+
+def _registered_columns(name: str) -> list[tuple[str, ...]]:
+    """The sources of a first-family score family, none where its app is not installed."""
+    family = next((family for family in registry.score_families if family.name == name), None)
+    return family_columns(family) if family is not None else []
+
+
 def other_families() -> list[ScoreFamily]:
     """The registered score families beyond the nugget conditions and support methods, read the same way."""
     return [family for family in registry.score_families if family.name not in (CONDITIONS, METHODS)]
@@ -77,8 +96,8 @@ def _other_family(name: str) -> ScoreFamily | None:
 def sources_list() -> list[str]:
     """Every source that has data, as the strings `source_parse` reads."""
     return (
-        [f"{nuggets}/{assigner}" for nuggets, assigner in conditions_list()]
-        + [f"support:{method}" for method in support_methods_list()]
+        [f"{nuggets}/{assigner}" for nuggets, assigner in _registered_columns(CONDITIONS)]
+        + [f"support:{method}" for (method,) in _registered_columns(METHODS)]
         + [f"scores:{name}" for name in selectors.score_tables_list()]
         + [f"{family.name}:{'/'.join(columns)}" for family in other_families() for columns in family_columns(family)]
     )
@@ -106,13 +125,11 @@ def source_parse(text: str) -> Source:
 def source_scores(source: Source) -> Scores:
     """The source's scores; SourceError when it has no data."""
     try:
-        if source.kind is SourceKind.CONDITION:
-            return nugget_scores(nuggets=source.nuggets, assigner=source.assigner)
-        if source.kind is SourceKind.SUPPORT:
-            return support_scores(method=source.name)
+        if source.kind is SourceKind.SCORES:
+            return selectors.score_table_scores(name=source.name)
         if source.kind is SourceKind.FAMILY:
-            return _family_source_scores(source)
-        return selectors.score_table_scores(name=source.name)
+            _source_require(source)
+        return source_family(source).source(_columns(source)).scores()
     except SourceError:
         raise
     except LookupError as exc:
@@ -122,42 +139,41 @@ def source_scores(source: Source) -> Scores:
 def source_require(source: Source) -> None:
     """SourceError unless the source has data (a cheap check, without loading it)."""
     try:
-        if source.kind is SourceKind.CONDITION:
-            condition_require(nuggets=source.nuggets, assigner=source.assigner)
-        elif source.kind is SourceKind.SUPPORT:
-            method_require(method=source.name)
-        elif source.kind is SourceKind.FAMILY:
-            _family_source_require(source)
-        elif source.name not in selectors.score_tables_list():
-            raise LookupError(f"no score table named {source.name!r}")
+        if source.kind is SourceKind.SCORES:
+            if source.name not in selectors.score_tables_list():
+                raise LookupError(f"no score table named {source.name!r}")
+        else:
+            _source_require(source)
     except LookupError as exc:
         raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
 
 
-def _family_of(source: Source) -> ScoreFamily:
+def source_family(source: Source) -> ScoreFamily:
+    """The score family of a condition, a support method or another family's source (LookupError for a score
+    table, or a family no app registers)."""
+    if source.kind is SourceKind.CONDITION:
+        return _registered(CONDITIONS)
+    if source.kind is SourceKind.SUPPORT:
+        return _registered(METHODS)
     family = _other_family(source.family)
     if family is None:
         raise LookupError(f"no score family named {source.family!r}")
     return family
 
 
-def _family_source_require(source: Source) -> None:
-    if source.columns not in family_columns(_family_of(source)):
+def _source_require(source: Source) -> None:
+    """LookupError unless the source has labels: as its family checks it (the first family's, from the labels),
+    or else among the family's listed sources."""
+    family = source_family(source)
+    if family.require is not None:
+        family.require(_columns(source))
+    elif source.columns not in family_columns(family):
         raise LookupError(f"no scores for {'/'.join(source.columns)!r} in {source.family}")
-
-
-def _family_source_scores(source: Source) -> Scores:
-    _family_source_require(source)
-    return _family_of(source).source(source.columns).scores()
 
 
 def _kept_name(source: Source) -> tuple[str, str]:
     """The kept source (family, name) of a condition, a support method or another family's source."""
-    if source.kind is SourceKind.CONDITION:
-        return CONDITIONS, f"{source.nuggets}/{source.assigner}"
-    if source.kind is SourceKind.FAMILY:
-        return source.family, source_name(source.columns)
-    return METHODS, source.name
+    return source_family(source).name, source_name(_columns(source))
 
 
 def source_stamp(source: Source) -> str | None:
@@ -226,19 +242,11 @@ def sources_confusion(a: Source, b: Source, *, partial_yes: bool = False) -> Con
             counts = {(label_b, label_a): n for (label_a, label_b), n in counts.items()}
             total_a, total_b = total_b, total_a
         labels = list(crosstab.labels)
-    elif a.kind is SourceKind.CONDITION:
-        counts, total_a, total_b = selectors.assignment_crosstab(
-            nuggets=a.nuggets, assigner_a=a.assigner, assigner_b=b.assigner
-        )
-        labels = ASSIGNMENT_LABELS
-    elif a.kind is SourceKind.FAMILY:
-        family = _other_family(a.family)
-        assert family is not None and family.crosstab is not None  # labels_comparable said so
-        crosstab = family.crosstab(a.columns, b.columns)
-        counts, total_a, total_b, labels = crosstab.counts, crosstab.total_a, crosstab.total_b, list(crosstab.labels)
     else:
-        counts, total_a, total_b = selectors.support_crosstab(method_a=a.name, method_b=b.name)
-        labels = SUPPORT_LABELS
+        family = source_family(a)
+        assert family.crosstab is not None  # labels_comparable said so
+        crosstab = family.crosstab(_columns(a), _columns(b))
+        counts, total_a, total_b, labels = crosstab.counts, crosstab.total_a, crosstab.total_b, list(crosstab.labels)
     confusion = confusion_from_counts(counts, labels)
     confusion.missing_b = total_a - confusion.total
     confusion.missing_a = total_b - confusion.total
@@ -247,33 +255,30 @@ def sources_confusion(a: Source, b: Source, *, partial_yes: bool = False) -> Con
 
 def source_describe(source: Source) -> dict[str, float | int]:
     """The descriptive statistics of a source (the study's table)."""
-    if source.kind is SourceKind.CONDITION:
-        nuggets, label_counts, topics = selectors.condition_description_data(
-            nuggets=source.nuggets, assigner=source.assigner
-        )
-        if not topics:
-            raise _unknown(str(source), "no assignment labels for this nugget set and assigner")
-        return nugget_condition_describe(nuggets, label_counts, topics)
-    if source.kind is SourceKind.SUPPORT:
-        support_counts, topics = selectors.support_description_data(method=source.name)
-        if not support_counts:
-            raise _unknown(str(source), "no support labels for this method")
-        return support_method_describe(support_counts, topics)
-    if source.kind is SourceKind.FAMILY:
-        scores = source_scores(source)
-        return {"topics": len(scores.topics), "runs": len(scores.runs), "rows": len(scores.per_topic)}
-    if source.name not in selectors.score_tables_list():
-        raise _unknown(str(source), f"no score table named {source.name!r}")
-    return selectors.score_table_description_data(name=source.name)
+    if source.kind is SourceKind.SCORES:
+        if source.name not in selectors.score_tables_list():
+            raise _unknown(str(source), f"no score table named {source.name!r}")
+        return selectors.score_table_description_data(name=source.name)
+    family = source_family(source)
+    if family.describe is not None:
+        try:
+            return family.describe(_columns(source))
+        except LookupError as exc:
+            raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
+    scores = source_scores(source)
+    return {"topics": len(scores.topics), "runs": len(scores.runs), "rows": len(scores.per_topic)}
 
 
 def _label_source(source: Source) -> LabelSource | None:
-    """The label source behind a condition's assigner or a support method; none behind a score table."""
-    if source.kind is SourceKind.CONDITION:
-        return source_get(family=assignment_kinds.LABEL_FAMILY, name=source.assigner)
-    if source.kind is SourceKind.SUPPORT:
-        return source_get(family=support_kinds.LABEL_FAMILY, name=source.name)
-    return None
+    """The label source behind a source, where its score family names one (a condition's assigner, a support
+    method); none behind a score table."""
+    if source.kind is SourceKind.SCORES:
+        return None
+    family = source_family(source)
+    if family.label_source is None:
+        return None
+    label_family, name = family.label_source(_columns(source))
+    return source_get(family=label_family, name=name)
 
 
 def source_judge(source: Source) -> dict | None:
@@ -301,24 +306,17 @@ def sources_notes(texts: list[str]) -> list[str]:
             sources.append(source_parse(text))
         except SourceError:
             continue
-    conditions = [(s.nuggets, s.assigner) for s in sources if s.kind is SourceKind.CONDITION]
-    methods = [(s.name,) for s in sources if s.kind is SourceKind.SUPPORT]
-    of_condition = conditions_notes(conditions) if conditions else {}
-    of_method = methods_notes(methods) if methods else {}
+    by_family: dict[str, list[tuple[str, ...]]] = {}
+    for source in sources:
+        if source.kind is not SourceKind.SCORES:
+            by_family.setdefault(source_family(source).name, []).append(_columns(source))
     of_family = {
-        (source.family, source.columns): _family_of(source).notes([source.columns])[source.columns]
-        for source in sources
-        if source.kind is SourceKind.FAMILY
+        (name, columns): own
+        for name, columns_list in by_family.items()
+        for columns, own in _registered(name).notes(columns_list).items()
     }
     notes: list[str] = []
     for source in sources:
-        if source.kind is SourceKind.CONDITION:
-            own = of_condition[(source.nuggets, source.assigner)]
-        elif source.kind is SourceKind.SUPPORT:
-            own = of_method[(source.name,)]
-        elif source.kind is SourceKind.FAMILY:
-            own = of_family[(source.family, source.columns)]
-        else:
-            own = []
+        own = of_family[(source_family(source).name, _columns(source))] if source.kind is not SourceKind.SCORES else []
         notes += [note for note in own if note not in notes]
     return notes

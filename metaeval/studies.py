@@ -12,8 +12,8 @@ of judges on the sample (their Table 3), each judge's label distribution
 (their Figure 3) and how often the later judges sided with either source.
 
 What is family-specific (the work given, the LLM job, how an item is shown) is
-the family's `StudyJudging`: the TREC 2024 family's in metaeval.study_families,
-any other's registered with its label family (assessor.registry).
+the family's `StudyJudging`, registered with its label family by the app that
+owns it (assessor.registry; support.study, assignment.study, argue.study).
 """
 
 import hashlib
@@ -29,20 +29,11 @@ from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
 from assessor.models import AssessorWork, LabelSource, Topic
 from assessor.names import name_problem
-from assessor.registry import StudyJudging, registry
+from assessor.registry import StudyJudging, registry, study_item_key, study_item_stored
 from assessor.work.services import WorkError, person_source_claim
-from metaeval.judges import (
-    Item,
-    TopicLabels,
-    family_labels,
-    flat,
-    item_key,
-    item_stored,
-    labels_by_topic,
-)
+from metaeval.judges import Item, TopicLabels, family_labels, flat, labels_by_topic
 from metaeval.models import Study
 from metaeval.stats import Confusion, confusion_from_pairs
-from metaeval.study_families import FIRST_FAMILY_STUDIES
 
 DEFAULT_K = 15
 ROLE_NAMES = {"a": "source a", "b": "source b", "assessor": "independent assessor", "llm": "LLM"}
@@ -84,12 +75,12 @@ def disagreements_sample(disagreeing: Mapping[str, Sequence[Item]], *, k: int, s
 
 
 def study_families() -> list[str]:
-    """The label families a study can compare: the TREC 2024 family's two, then those apps register."""
-    return [*FIRST_FAMILY_STUDIES, *(name for name in registry.study_families() if name not in FIRST_FAMILY_STUDIES)]
+    """The label families a study can compare, as their apps registered them."""
+    return registry.study_families()
 
 
 def study_judging_or_none(family: str) -> StudyJudging | None:
-    return FIRST_FAMILY_STUDIES.get(family) or registry.study_judging(family)
+    return registry.study_judging(family)
 
 
 def study_judging(family: str) -> StudyJudging:
@@ -186,7 +177,7 @@ def study_create(
         nugget_set_name=nugget_set,
         k=k,
         seed=seed,
-        sample={topic: [item_stored(item) for item in items] for topic, items in sample.items()},
+        sample={topic: [study_item_stored(item) for item in items] for topic, items in sample.items()},
         judge=judge,
         assessor=assessor,
         created_by=by,
@@ -277,7 +268,7 @@ class StudyReport:
 
 
 def sample_items(study: Study) -> dict[str, list[Item]]:
-    return {topic: [item_key(item) for item in items] for topic, items in study.sample.items()}
+    return {topic: [study_item_key(item) for item in items] for topic, items in study.sample.items()}
 
 
 def study_judges(study: Study) -> list[Judge]:

@@ -40,7 +40,7 @@ from assessor.registry import (
 )
 from assessor.scoring.kept import kept_topic_counts
 from assessor.scoring.lifecycle import provisional_flag
-from support import auto, judging, views
+from support import auto, comparison, judging, study, views
 from support.importing import support_import
 from support.kinds import AUTO_SUPPORT, IMPORT_SUPPORT, LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
@@ -170,7 +170,16 @@ def register() -> None:
                 unit="pairs",
             )
         )
-    register_label_family(LabelFamily(LABEL_FAMILY, "support method"))
+    register_label_family(
+        LabelFamily(
+            LABEL_FAMILY,
+            "support method",
+            item_labels=study.item_labels,
+            labels=tuple(study.LABEL_NAMES.values()),
+            study=study.STUDY,
+            score_family=FAMILY,
+        )
+    )
     register_nav_link(
         NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54, WORK_GROUP)
     )
@@ -187,6 +196,10 @@ def register() -> None:
             empty="No support method has labels yet.",
             order=20,
             notes=methods_notes,
+            crosstab=comparison.method_crosstab,
+            require=comparison.method_require_columns,
+            describe=comparison.method_describe,
+            label_source=comparison.method_label_source,
         )
     )
     register_topic_count(TopicCount("Support methods", partial(kept_topic_counts, FAMILY), order=30))

@@ -9,9 +9,10 @@ from django.urls import reverse
 
 from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
+from assignment.comparison import LLM_LIKE_CONFUSION, llm_like_scores
 from assignment.kinds import IMPORT_ASSIGNMENTS
 from assignment.models import AssignmentLabel
-from metaeval.calibration import LLM_LIKE_CONFUSION, calibration_build, llm_like_scores
+from metaeval.calibration import calibration_build
 from metaeval.ppi import Z_95, answer_sample, ppi_estimates, ppi_simulate
 from nuggets.models import Nugget
 from tests.builders import make_answer, make_batch, make_run, make_user, source_of
