@@ -369,19 +369,11 @@ def _documents(record: dict[str, Any], *, path: Path, line: int) -> tuple[Docume
     return tuple(documents)
 
 
-def _parse_report(record: dict[str, Any], *, path: Path, line: int) -> ReportLine:
-    metadata = require(record, "metadata", dict, path=path, line=line)
-    run_id = _metadata_id(metadata, "run_id", path=path, line=line)
-    team_id = _metadata_id(metadata, "team_id", path=path, line=line)
-    topic_id = _topic_id(metadata, path=path, line=line)
-    key = _sentences_key(record, path=path, line=line)
-    raw_sentences: list[Any] = record[key]
-    shape = _shape_of_report(raw_sentences, key, path=path, line=line)
-    references = _references(record, path=path, line=line)
-    if shape == CitationShape.INDICES and references is None:
-        raise ImportFailure(
-            "missing: the report cites by index into its references", path=path, line=line, field="references"
-        )
+def _sentences(
+    raw_sentences: list[Any], key: str, shape: str, references: list[str] | None, *, path: Path, line: int
+) -> tuple[list[str], list[SentenceLine], list[dict[str, float]]]:
+    """A report's sentences, their citations as ranks into its references (the listed ones, else in order of
+    citation), and their citations' confidences."""
     order: list[str] = list(references or [])
     sentences: list[SentenceLine] = []
     confidences: list[dict[str, float]] = []
@@ -411,6 +403,23 @@ def _parse_report(record: dict[str, Any], *, path: Path, line: int) -> ReportLin
                 order.append(docid)
         sentences.append(SentenceLine(text=text, citations=tuple(order.index(docid) for docid in docids)))
         confidences.append(sentence_confidences)
+    return order, sentences, confidences
+
+
+def _parse_report(record: dict[str, Any], *, path: Path, line: int) -> ReportLine:
+    metadata = require(record, "metadata", dict, path=path, line=line)
+    run_id = _metadata_id(metadata, "run_id", path=path, line=line)
+    team_id = _metadata_id(metadata, "team_id", path=path, line=line)
+    topic_id = _topic_id(metadata, path=path, line=line)
+    key = _sentences_key(record, path=path, line=line)
+    raw_sentences: list[Any] = record[key]
+    shape = _shape_of_report(raw_sentences, key, path=path, line=line)
+    references = _references(record, path=path, line=line)
+    if shape == CitationShape.INDICES and references is None:
+        raise ImportFailure(
+            "missing: the report cites by index into its references", path=path, line=line, field="references"
+        )
+    order, sentences, confidences = _sentences(raw_sentences, key, shape, references, path=path, line=line)
     answer = AnswerLine(
         line=line,
         run_id=run_id,

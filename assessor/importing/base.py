@@ -462,8 +462,6 @@ def import_file(
     failure (ImportFailure) leaves the database as it was.
     """
     path = Path(path)
-    # Whoever watches the import (an upload's worker) hears how far it got, here and from read_lines and the writes.
-    progress = progress_current()
     fields = {
         "kind": kind,
         "file_name": path.name,
@@ -472,15 +470,28 @@ def import_file(
         "imported_by": user,
     }
     if not staging_used():
-        with transaction.atomic():
-            imports_one_at_a_time()
-            batch = ImportBatch.objects.create(**fields)
-            with DirectWrites(batch) as writes:
-                result = prepare(writes)
-                if progress is not None:
-                    progress.prepared()
-                _scores_refresh_later(writes, kind)
-                return batch_finish(batch, result)
+        return _import_direct(prepare, fields)
+    return _import_staged(prepare, fields, path=path)
+
+
+def _import_direct(prepare: Callable[[Writes], R], fields: dict[str, Any]) -> R:
+    """The import inside one transaction, writing as it goes (PostgreSQL, or SQLite with staging off)."""
+    # Whoever watches the import (an upload's worker) hears how far it got, here and from read_lines and the writes.
+    progress = progress_current()
+    with transaction.atomic():
+        imports_one_at_a_time()
+        batch = ImportBatch.objects.create(**fields)
+        with DirectWrites(batch) as writes:
+            result = prepare(writes)
+            if progress is not None:
+                progress.prepared()
+            _scores_refresh_later(writes, fields["kind"])
+            return batch_finish(batch, result)
+
+
+def _import_staged(prepare: Callable[[Writes], R], fields: dict[str, Any], *, path: Path) -> R:
+    """The import staged, then switched in; prepared again when its switch meets another import's rows (SQLite)."""
+    progress = progress_current()
     conflict: SwitchConflict | None = None
     for _ in range(SWITCH_ATTEMPTS):
         since = ImportBatch.objects.aggregate(last=Max("pk"))["last"] or 0
@@ -496,7 +507,7 @@ def import_file(
                 return result
             _batch_fill(batch, result)
             writes.create_one(batch)
-            _scores_refresh_later(writes, kind)
+            _scores_refresh_later(writes, fields["kind"])
             try:
                 _switch(writes, since)
             except SwitchConflict as exc:
