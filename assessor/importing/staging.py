@@ -36,16 +36,14 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 
 from assessor.importing.progress import progress_current
+from assessor.models import ImportBatch
 from assessor.project.security import owner_only_folder
-
-if TYPE_CHECKING:
-    from assessor.models import ImportBatch
 
 M = TypeVar("M", bound=models.Model)
 
@@ -84,7 +82,7 @@ class Writes:
 
     staged = False
 
-    def __init__(self, batch: "ImportBatch") -> None:
+    def __init__(self, batch: ImportBatch) -> None:
         self.batch = batch
         self.progress = progress_current()
         # What the import wrote that scores read, for the refresh after its last write:
@@ -227,7 +225,7 @@ class StagedWrites(Writes):
 
     staged = True
 
-    def __init__(self, batch: "ImportBatch") -> None:
+    def __init__(self, batch: ImportBatch) -> None:
         super().__init__(batch)
         self.made: dict[type[models.Model], int] = {}  # provisional keys handed out, by model
         # Staging tables: (model, columns, ignore_conflicts) -> rows to insert, (model, columns) -> updates.
