@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.forms import RunsLaunchForm
@@ -15,7 +17,7 @@ class ArgueLaunchForm(RunsLaunchForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["bank"].choices = [(name, name) for name in bank_names()]
+        cast(forms.ChoiceField, self.fields["bank"]).choices = [(name, name) for name in bank_names()]
 
     def selection(self) -> dict:
         return {**super().selection(), "bank": self.cleaned_data["bank"], "check_all": self.cleaned_data["check_all"]}

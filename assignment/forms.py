@@ -1,5 +1,7 @@
 """The AutoAssign launch form: the same selection flags as `run_auto_assign`."""
 
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.forms import RunsLaunchForm
@@ -14,7 +16,7 @@ class AutoAssignForm(RunsLaunchForm):
         # Fact nuggets only: question banks are the report family's.
         facts = NuggetSet.objects.filter(form=NuggetSet.Form.FACTS)
         names = facts.order_by("name").values_list("name", flat=True).distinct()
-        self.fields["nuggets"].choices = [(name, name) for name in names]
+        cast(forms.ChoiceField, self.fields["nuggets"]).choices = [(name, name) for name in names]
 
     def selection(self) -> dict:
         return {**super().selection(), "nuggets": self.cleaned_data["nuggets"]}

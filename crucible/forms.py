@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.forms import LaunchForm
@@ -21,7 +23,7 @@ class CrucibleLaunchForm(LaunchForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["name"].help_text = "The id of the run the job makes."
-        self.fields["bank"].choices = [(name, name) for name in bank_names()]
+        cast(forms.ChoiceField, self.fields["bank"]).choices = [(name, name) for name in bank_names()]
 
     def selection(self) -> dict:
         data = self.cleaned_data

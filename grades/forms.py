@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.forms import RunsLaunchForm
@@ -13,7 +15,7 @@ class GradesLaunchForm(RunsLaunchForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["bank"].choices = [(name, name) for name in bank_names()]
+        cast(forms.ChoiceField, self.fields["bank"]).choices = [(name, name) for name in bank_names()]
 
     def selection(self) -> dict:
         return {**super().selection(), "bank": self.cleaned_data["bank"], "documents": self.cleaned_data["documents"]}

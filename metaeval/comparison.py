@@ -290,8 +290,8 @@ def confusion_csv(comparison: Comparison) -> Iterator[str]:
         yield ["total", *confusion.column_totals(), confusion.total]
         yield []
         yield [f"% of {confusion.total} pairs", *confusion.labels]
-        for label, row in zip(confusion.labels, confusion.percentages, strict=True):
-            yield [label, *(round(cell, 4) for cell in row)]
+        for label, shares in zip(confusion.labels, confusion.percentages, strict=True):
+            yield [label, *(round(cell, 4) for cell in shares)]
         yield []
         yield ["agreement", confusion.agreement]
         yield ["kappa", confusion.kappa]

@@ -1,6 +1,7 @@
 """Pages of the agreement studies: second assessors (replicates) and disagreement studies, for organizers."""
 
 import random
+from typing import cast
 
 from django import forms
 from django.contrib import messages
@@ -55,10 +56,10 @@ class StudyForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         choices = _source_choices()
-        self.fields["source_a"].choices = choices
-        self.fields["source_b"].choices = choices
-        self.fields["assessor"].queryset = assessor_choices()
-        self.fields["llm_endpoint"].choices = [("", "default"), *endpoint_choices()]
+        cast(forms.ChoiceField, self.fields["source_a"]).choices = choices
+        cast(forms.ChoiceField, self.fields["source_b"]).choices = choices
+        cast(forms.ModelChoiceField, self.fields["assessor"]).queryset = assessor_choices()
+        cast(forms.ChoiceField, self.fields["llm_endpoint"]).choices = [("", "default"), *endpoint_choices()]
 
     def clean(self) -> dict:
         data = super().clean() or {}

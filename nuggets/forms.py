@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.forms import LaunchForm
@@ -35,7 +37,7 @@ class AutoNuggetsForm(LaunchForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         names = list(QrelSource.objects.values_list("name", flat=True))
-        self.fields["qrels"].choices = [(name, name) for name in names]
+        cast(forms.ChoiceField, self.fields["qrels"]).choices = [(name, name) for name in names]
         if "nist" in names:
             self.fields["qrels"].initial = "nist"
 

@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.forms import LaunchForm
@@ -15,7 +17,7 @@ class PrefNuggetLaunchForm(LaunchForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         names = LabelSource.objects.filter(family=PREFERENCES_FAMILY).order_by("name").values_list("name", flat=True)
-        self.fields["preferences"].choices = [(name, name) for name in names]
+        cast(forms.ChoiceField, self.fields["preferences"]).choices = [(name, name) for name in names]
 
     def selection(self) -> dict:
         return {**super().selection(), "preferences": self.cleaned_data["preferences"]}

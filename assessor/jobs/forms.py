@@ -1,5 +1,7 @@
 """The parts every job launch form shares (the apps add their own fields), and the launch itself."""
 
+from typing import cast
+
 from django import forms
 
 from assessor.jobs.engine import JobRequestInvalid
@@ -36,7 +38,7 @@ class LaunchForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         choices = endpoint_choices()
-        self.fields["endpoint"].choices = choices
+        cast(forms.ChoiceField, self.fields["endpoint"]).choices = choices
         names = [name for name, _ in choices]
         self.fields["endpoint"].initial = DEFAULT_ENDPOINT if DEFAULT_ENDPOINT in names else (names or [""])[0]
 

@@ -7,6 +7,8 @@ run nothing: the registry names the parts it describes that way.
 """
 
 import ast
+import re
+import tomllib
 from pathlib import Path
 
 from django.apps import apps
@@ -90,6 +92,39 @@ def test_the_check_fails_on_an_import_of_any_installed_app(tmp_path):
             module.write_text(original + added)
             assert app_imports(foundation, app_names), f"an import of {app} from assessor/ passed: {added!r}"
     assert set(app_names) == {*PROJECT_APPS, "tests.verdicts"}  # the loop ran over every app
+
+
+def unchecked_modules(mypy: dict, app_names: tuple[str, ...]) -> list[str]:
+    """The modules of these apps that mypy's `files` and `exclude` (pyproject.toml) leave out of the type check."""
+    left_out = []
+    for app in app_names:
+        for path in sorted(REPO.joinpath(*app.split(".")).rglob("*.py")):
+            relative = path.relative_to(REPO).as_posix()
+            if "migrations" in path.parts or path.name.startswith("test_") or path.name == "conftest.py":
+                continue
+            listed = any(top in (".", relative) or relative.startswith(f"{top.rstrip('/')}/") for top in mypy["files"])
+            # mypy skips a folder whose path, with a final slash, an exclude pattern matches.
+            parts = path.relative_to(REPO).parts
+            seen = [*("/".join(parts[:end]) + "/" for end in range(1, len(parts))), relative]
+            if not listed or any(re.search(pattern, name) for pattern in mypy.get("exclude", []) for name in seen):
+                left_out.append(relative)
+    return left_out
+
+
+def test_the_type_check_covers_every_installed_app():
+    mypy = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert unchecked_modules(mypy, repository_apps()) == []
+
+
+def test_the_type_check_rule_sees_an_app_left_out():
+    mypy = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mypy"]
+    excluded = {**mypy, "exclude": [*mypy["exclude"], "^argue/"]}
+    assert "argue/parts.py" in unchecked_modules(excluded, repository_apps())
+    folder_excluded = {**mypy, "exclude": [*mypy["exclude"], "^tests/(?!verdicts/)"]}  # "tests/" itself matches
+    assert "tests/verdicts/parts.py" in unchecked_modules(folder_excluded, repository_apps())
+    listed = {**mypy, "files": ["assessor", "nuggets"]}
+    assert "tests/verdicts/parts.py" in unchecked_modules(listed, repository_apps())
+    assert not any(path.startswith("nuggets/") for path in unchecked_modules(listed, repository_apps()))
 
 
 def test_the_check_sees_a_lazy_import(tmp_path):

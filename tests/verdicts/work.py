@@ -72,8 +72,11 @@ def verdict_save(
     if label not in LABELS:
         raise JudgeError("A verdict is yes or no.")
     work = locked_open_work(work_id=work_id, user=user, kinds=[VERDICT_WORK], expected_version=expected_version)
+    if work.source is None:
+        raise JudgeError("This work has no verdict source: an organizer has to give it again.")
+    source = work.source
     answer_id = answer_at(order=answer_order(work), number=number, token=token)
-    existing = Verdict.objects.select_for_update().filter(source=work.source, answer_id=answer_id).first()
+    existing = Verdict.objects.select_for_update().filter(source=source, answer_id=answer_id).first()
     saved = label_write(
         work=work,
         existing=existing,
@@ -82,7 +85,7 @@ def verdict_save(
         previous=previous,
         conflict=lambda current: f"This answer's verdict was changed to {current or 'none'} in another tab: reload.",
         create=lambda seconds: Verdict.objects.create(
-            answer_id=answer_id, source=work.source, work=work, created_by=user, label=label, seconds_spent=seconds
+            answer_id=answer_id, source=source, work=work, created_by=user, label=label, seconds_spent=seconds
         ),
         item=str(number),
         op_id=op_id,
