@@ -49,7 +49,6 @@ def _give(topic, data: dict, organizer):
 
 GRADING = LabelApp(
     namespace="grades",
-    kinds=(GRADE_WORK,),
     item="report",
     template="grades/judge.html",
     label_choices=LABEL_CHOICES,
