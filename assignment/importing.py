@@ -455,7 +455,7 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
         stored: dict[tuple[int, int], tuple[int, str]],
     ) -> None:
         new_rows: list[tuple] = []
-        changed: list[AssignmentLabel] = []
+        changed: list[tuple[int, str]] = []
         for key, answer in keyed:
             answer_id = answer_ids[key]
             for index, (nugget_id, label) in enumerate(
@@ -478,7 +478,7 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
                 elif old[1] == label:
                     self.result.unchanged += 1
                 elif self.replace:
-                    changed.append(self._label_replaced(old[0], label))
+                    changed.append((old[0], label))
                 else:
                     raise ImportFailure(
                         f"assigner {self.assigner_name!r} has labeled this nugget {old[1]} on the answer of run "
@@ -488,21 +488,8 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
                         field=f"nuggets[{index}].assignment",
                     )
         self.writes.rows(AssignmentLabel, LABEL_COLUMNS, new_rows)
-        self.writes.update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
+        self.labels_replaced(AssignmentLabel, changed)
         self.result.count_made("labels", len(new_rows))
-        self.result.replaced += len(changed)
-
-    def _label_replaced(self, label_id: int, label: str) -> AssignmentLabel:
-        # The file is now the label's maker: one maker, as Provenance requires.
-        return AssignmentLabel(
-            id=label_id,
-            label=label,
-            imported_from=self.batch,
-            created_by=None,
-            job=None,
-            seconds_spent=None,
-            created_at=self.now,
-        )
 
 
 def assignments_import(

@@ -25,6 +25,7 @@ from assessor.importing.base import (
     json_id,
     optional_float,
     read_jsonl,
+    required_json_id,
 )
 from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer
@@ -48,12 +49,6 @@ class GradeLine:
     document: str
 
 
-def _id(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
-    if record.get(key) is None:
-        raise ImportFailure("missing", path=path, line=line, field=key)
-    return json_id(record[key], limit, path=path, line=line, field=key, whole_numbers=key == "query_id")
-
-
 def _grade_line(record: dict[str, Any], *, path: Path, line: int) -> GradeLine:
     grade = integer_checked(record.get("grade"), 0, 5, path=path, line=line, field="grade")
     confidence = optional_float(record, "confidence", path=path, line=line)
@@ -69,8 +64,8 @@ def _grade_line(record: dict[str, Any], *, path: Path, line: int) -> GradeLine:
         raise ImportFailure("missing: give nugget_id or question", path=path, line=line, field="nugget_id")
     return GradeLine(
         line=line,
-        run_id=_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
-        topic_id=_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line),
+        run_id=required_json_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
+        topic_id=required_json_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
         question=named.strip(),
         grade=grade,
         confidence=confidence,

@@ -24,9 +24,9 @@ from assessor.importing.base import (
     ImportFailure,
     ImportResult,
     integer_checked,
-    json_id,
     optional_float,
     read_jsonl,
+    required_json_id,
 )
 from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer
@@ -50,12 +50,6 @@ class Comparison:
     reasoning: str
 
 
-def _id(record: dict[str, Any], key: str, limit: int, *, path: Path, line: int) -> str:
-    if record.get(key) is None:
-        raise ImportFailure("missing", path=path, line=line, field=key)
-    return json_id(record[key], limit, path=path, line=line, field=key, whole_numbers=key == "query_id")
-
-
 def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
     # 1 or 2 as the reference writes them; 0 (a tie) from a checkpoint that kept ties.
     label = integer_checked(record.get("better_passage"), 0, 2, path=path, line=line, field="better_passage")
@@ -64,9 +58,9 @@ def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
         raise ImportFailure("must be a string", path=path, line=line, field="reasoning")
     return Comparison(
         line=line,
-        topic_id=_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line),
-        run_id=_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
-        run_id2=_id(record, "run_id2", MAX_ID_CHARS, path=path, line=line),
+        topic_id=required_json_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+        run_id=required_json_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
+        run_id2=required_json_id(record, "run_id2", MAX_ID_CHARS, path=path, line=line),
         label=label,
         confidence=optional_float(record, "confidence", path=path, line=line),
         reasoning=reasoning,

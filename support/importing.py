@@ -419,7 +419,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
     def _labels_write(self, pending: list[PendingLabel], stored: dict[int, tuple[int, int]]) -> None:
         created_at = connection.ops.adapt_datetimefield_value(self.now)
         rows = []
-        changed = []
+        changed: list[tuple[int, int]] = []
         for target, label, line, where in pending:
             citation_id = target.pk if isinstance(target, Citation) else target
             old = stored.get(citation_id)
@@ -430,17 +430,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
                 if old[0] != -1:
                     self.result.unchanged += 1
             elif self.replace and old[0] != -1:
-                changed.append(
-                    SupportLabel(
-                        id=old[0],
-                        label=label,
-                        imported_from=self.batch,
-                        created_by=None,
-                        job=None,
-                        seconds_spent=None,
-                        created_at=self.now,
-                    )
-                )
+                changed.append((old[0], label))
             else:
                 raise ImportFailure(
                     f"the method {self.name!r} has judged this citation {old[1]}, not {label}"
@@ -450,9 +440,8 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
                     field=where,
                 )
         self.writes.rows(SupportLabel, LABEL_COLUMNS, rows)
-        self.writes.update(changed, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
+        self.labels_replaced(SupportLabel, changed)
         self.result.count_made("labels", len(rows))
-        self.result.replaced += len(changed)
 
 
 def _options_check(*, path: Path, method: str, name: str) -> None:

@@ -379,6 +379,15 @@ def json_id(value: Any, limit: int, *, path: Path, line: int, field: str, whole_
     return id_checked(value, limit, path=path, line=line, field=field)
 
 
+def required_json_id(
+    record: dict[str, Any], key: str, limit: int, *, path: Path, line: int, whole_numbers: bool = False
+) -> str:
+    """The id of a required field (`json_id`); absent or null is refused as missing."""
+    if record.get(key) is None:
+        raise ImportFailure("missing", path=path, line=line, field=key)
+    return json_id(record[key], limit, path=path, line=line, field=key, whole_numbers=whole_numbers)
+
+
 def finite_check(value: Any, *, path: Path, line: int, field: str) -> None:
     """Refuse NaN and Infinity anywhere in a JSON value kept as JSON (no JSON column, nor export, holds them)."""
     if isinstance(value, float) and not math.isfinite(value):

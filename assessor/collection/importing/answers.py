@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from django.db.models import Model
 from django.utils import timezone
 
 from assessor.collection.runs import AmbiguousRun, RunResolver
@@ -243,6 +244,7 @@ class JudgedLine(Protocol):
 
 
 Line = TypeVar("Line", bound=JudgedLine)
+L = TypeVar("L", bound=Model)
 
 
 class JudgmentsImport(RecordImport[Line, AnswerKey, Answer, JudgmentsImportResult]):
@@ -267,6 +269,19 @@ class JudgmentsImport(RecordImport[Line, AnswerKey, Answer, JudgmentsImportResul
 
     def chunk_import(self, chunk: list[Line]) -> None:
         raise NotImplementedError
+
+    def labels_replaced(self, model: type[L], changed: list[tuple[int, Any]]) -> None:
+        """Stored labels (id, new label) the file now makes, updated: the file is their one maker, as Provenance
+        requires, and they date from this import."""
+        rows = [
+            model(
+                id=label_id, label=label, imported_from=self.batch, created_by=None, job=None, seconds_spent=None,
+                created_at=self.now,
+            )
+            for label_id, label in changed
+        ]  # fmt: skip
+        self.writes.update(rows, ["label", "imported_from", "created_by", "job", "seconds_spent", "created_at"])
+        self.result.replaced += len(rows)
 
     def answers_keyed(self, chunk: list[Line], *, topic_field: str) -> list[tuple[AnswerKey, Line]]:
         """Each line with its answer's key: its topic stored, its run found or made, no answer named twice."""
