@@ -11,7 +11,7 @@ counts (0), and a source's judgments of one report are all made against one bank
 
 from django.db import models
 
-from assessor.models import Provenance
+from assessor.models import LabelProvenance, Provenance
 
 
 class YesNo(models.TextChoices):
@@ -40,10 +40,8 @@ class JudgedReport(Provenance):
         return f"report {self.answer_id} against {self.bank} ({self.kept} sentences kept)"
 
 
-class SupportAttestation(Provenance):
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+class SupportAttestation(LabelProvenance):
     citation = models.ForeignKey("assessor.Citation", on_delete=models.CASCADE, related_name="+")
-    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     # Blank: the document has no text to judge it by (not judged; scored as no).
     label = models.CharField(max_length=3, choices=YesNo.choices, blank=True)
     reasoning = models.TextField(blank=True)
@@ -60,12 +58,10 @@ class SupportAttestation(Provenance):
         return f"citation {self.citation_id}: {self.label or 'not judged'}"
 
 
-class AnswerAttestation(Provenance):
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+class AnswerAttestation(LabelProvenance):
     sentence = models.ForeignKey("assessor.Sentence", on_delete=models.CASCADE, related_name="+")
     question = models.ForeignKey("nuggets.Nugget", on_delete=models.CASCADE, related_name="+")
     answer_index = models.PositiveSmallIntegerField()  # the gold answer's position in its question
-    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     label = models.CharField(max_length=3, choices=YesNo.choices)
     reasoning = models.TextField(blank=True)
 

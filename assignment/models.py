@@ -2,10 +2,10 @@
 
 from django.db import models
 
-from assessor.models import Provenance
+from assessor.models import LabelProvenance, Provenance
 
 
-class AssignmentLabel(Provenance):
+class AssignmentLabel(LabelProvenance):
     class Label(models.TextChoices):
         SUPPORT = "support"
         PARTIAL_SUPPORT = "partial_support"
@@ -20,12 +20,6 @@ class AssignmentLabel(Provenance):
     # Defaults to the kind; names several assigners of one kind (AutoAssign by two models).
     assigner = models.SlugField(max_length=100)
     assigner_kind = models.CharField(max_length=10, choices=AssignerKind.choices)
-    # The label source the name belongs to (assessor.models.sources): its kind and provenance.
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
-    # For a person's label: the piece of work it was made in (blindness and the lifecycle read it).
-    work = models.ForeignKey(
-        "assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     label = models.CharField(max_length=16, choices=Label.choices)
 
     class Meta:
@@ -56,7 +50,9 @@ class RetiredAssignmentLabel(models.Model):
     label = models.CharField(max_length=16, choices=AssignmentLabel.Label.choices)
     made_by = models.CharField(max_length=200)  # the label's provenance, as Provenance.made_by reads
     made_at = models.DateTimeField()
-    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    work = models.ForeignKey(
+        "assessor.AssessorWork", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     seconds_spent = models.FloatField(null=True, blank=True)
     reason = models.CharField(max_length=20)  # removed, reworded, replaced
     retired_at = models.DateTimeField(auto_now_add=True)

@@ -10,7 +10,7 @@ foreign key cascades only for a question deleted without that step.
 
 from django.db import models
 
-from assessor.models import Provenance
+from assessor.models import LabelProvenance, Provenance
 
 GRADES = range(6)
 # The six grades as PrefNugget's grading prompt defines them.
@@ -24,12 +24,10 @@ GRADE_MEANINGS = {
 }
 
 
-class GradeLabel(Provenance):
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+class GradeLabel(LabelProvenance):
     topic = models.ForeignKey("assessor.Topic", on_delete=models.PROTECT, related_name="+")
     answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
     nugget = models.ForeignKey("nuggets.Nugget", on_delete=models.CASCADE, related_name="+")
-    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     label = models.PositiveSmallIntegerField()  # the grade, 0-5 (`label` as every label model names it)
     confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)

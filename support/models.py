@@ -2,10 +2,10 @@
 
 from django.db import models
 
-from assessor.models import Provenance
+from assessor.models import LabelProvenance, Provenance
 
 
-class SupportLabel(Provenance):
+class SupportLabel(LabelProvenance):
     class Label(models.IntegerChoices):
         # The numbers are those of the NIST support files.
         UNJUDGED = -1, "unjudged"
@@ -22,18 +22,10 @@ class SupportLabel(Provenance):
     # Defaults to the kind; names several judges of one kind.
     method = models.SlugField(max_length=100)
     method_kind = models.CharField(max_length=10, choices=MethodKind.choices)
-    # The label source the name belongs to (assessor.models.sources): its kind and provenance.
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
-    # For a person's label: the piece of work it was made in (blindness and the lifecycle read it).
-    work = models.ForeignKey(
-        "assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
     label = models.SmallIntegerField(choices=Label.choices)
     # Post-editing: the LLM label the assessor was shown (and its source), kept beside the final one.
     shown_label = models.SmallIntegerField(choices=Label.choices, null=True, blank=True)
-    shown_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="post_edits"
-    )
+    shown_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="post_edits")
 
     class Meta:
         ordering = ["citation_id"]

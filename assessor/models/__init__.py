@@ -12,7 +12,7 @@ from assessor.models.collection import (
     Topic,
 )
 from assessor.models.jobs import Job, JobItem, LLMAskInFlight, LLMCall, LLMEndpoint, PromptTemplate
-from assessor.models.provenance import ImportBatch, Provenance
+from assessor.models.provenance import ImportBatch, LabelProvenance, Provenance
 from assessor.models.scores import KeptAnswerScore, KeptRunScore, KeptSource
 from assessor.models.sources import LabelSource
 from assessor.models.uploads import Upload
@@ -35,6 +35,7 @@ __all__ = [
     "LLMCall",
     "LLMEndpoint",
     "PromptTemplate",
+    "LabelProvenance",
     "Provenance",
     "Qrel",
     "QrelSource",

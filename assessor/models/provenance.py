@@ -71,3 +71,15 @@ class Provenance(models.Model):
         if self.job_id:
             return f"job:{self.job_id}"
         return f"file:{self.imported_from}"
+
+
+class LabelProvenance(Provenance):
+    """What every label carries beside its maker: the label source its name belongs to (assessor.models.sources:
+    its kind and provenance) and, for a person's label, the piece of work it was made in (blindness and the
+    lifecycle read it)."""
+
+    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        abstract = True
