@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from argue import agreement, judging, llm, scoring, study, views
+from argue.fake_answers import FAKE_ANSWERS
 from argue.forms import ArgueLaunchForm
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
 from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
@@ -21,6 +22,7 @@ from assessor.registry import (
     ScoreSource,
     WorkPage,
     register_collection_routes,
+    register_fake_answer,
     register_job_kind,
     register_label_family,
     register_nav_link,
@@ -48,6 +50,7 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_label_family(
         LabelFamily(
             ARGUE_FAMILY,

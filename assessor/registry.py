@@ -452,6 +452,39 @@ class Deletable:
     order: int
 
 
+# --- the fake LLM server -------------------------------------------------------------------------
+
+
+class FakeMatch(StrEnum):
+    """Where the fake LLM server finds a prompt's marker."""
+
+    SYSTEM_START = "system start"  # the system message starts with it: "You are SupportJudgeLLM"
+    SYSTEM_END = "system end"  # it ends with it: DSPy's layouts all start alike, and differ by their objective
+    USER_START = "user start"  # there is no system message and the user's starts with it: published prompts
+
+
+@dataclass(frozen=True)
+class FakeAnswer:
+    """How the project's fake LLM server (`bench/fake_llm.py`: the tests, the benchmarks and `bin/demo
+    --fake-llm`, never a real job) answers one prompt of an app: by a fixed rule a test can work out again."""
+
+    marker: str  # the words that tell the prompt apart, found where `match` says
+    answer: Callable[[str], str]  # the prompt's first user message -> the answer's text
+    match: FakeMatch = FakeMatch.SYSTEM_START
+    # How a server started with --flip (a second "model" that disagrees) turns the answer round; None: it does not.
+    flip: Callable[[str], str] | None = None
+    # Asked for log-probabilities: (user message, answer) -> the span of the answer whose tokens have the
+    # log-probability given, every other token having 0; None: every token has 0.
+    logprob_span: Callable[[str, str], tuple[tuple[int, int], float]] | None = None
+
+    def recognises(self, system: str, user: str) -> bool:
+        if self.match is FakeMatch.SYSTEM_START:
+            return system.startswith(self.marker)
+        if self.match is FakeMatch.SYSTEM_END:
+            return system.endswith(self.marker)
+        return not system and user.startswith(self.marker)
+
+
 # --- the registry -------------------------------------------------------------------------------
 
 
@@ -475,6 +508,7 @@ class Registry:
     upload_dependents: dict[str, list[Callable[[], dict[str, list[str]]]]] = field(default_factory=dict)
     # Called after the commit of a transaction that renewed a kept source's stamp (its figures changed).
     stamp_listeners: list[Callable[[], None]] = field(default_factory=list)
+    fake_answers: list[FakeAnswer] = field(default_factory=list)
 
     def job_kind(self, kind: str) -> JobKind:
         try:
@@ -528,6 +562,16 @@ class Registry:
         (in registration order where it is the same)."""
         studied = [(family.study.order, name) for name, family in self.label_families.items() if family.study]
         return [name for _order, name in sorted(studied, key=lambda pair: pair[0])]
+
+
+    def fake_answer(self, system: str, user: str) -> FakeAnswer | None:
+        """The rule that answers these messages: a marker at the system message's start goes before one at its
+        end, which goes before one at the user message's start."""
+        for match in FakeMatch:
+            for answer in self.fake_answers:
+                if answer.match is match and answer.recognises(system, user):
+                    return answer
+        return None
 
 
 def _unknown(value: str) -> str:
@@ -624,3 +668,9 @@ def register_stamp_listener(listener: Callable[[], None]) -> None:
 def register_answer_badges(badges: AnswerBadges) -> None:
     _unique("answer badges", (b.name for b in registry.answer_badges), badges.name)
     registry.answer_badges.append(badges)
+
+
+def register_fake_answer(*answers: FakeAnswer) -> None:
+    for answer in answers:
+        _unique("fake answer marker", (a.marker for a in registry.fake_answers), answer.marker)
+        registry.fake_answers.append(answer)

@@ -32,6 +32,7 @@ from assessor.registry import (
     WorkPage,
     register_answer_badges,
     register_collection_routes,
+    register_fake_answer,
     register_importer,
     register_job_kind,
     register_label_family,
@@ -44,6 +45,7 @@ from assessor.registry import (
 from assessor.scoring.kept import kept_topic_counts
 from assessor.scoring.lifecycle import provisional_flag
 from assignment import auto, comparison, dependents, judging, study, views
+from assignment.fake_answers import FAKE_ANSWERS
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
 from assignment.judging import assign_work_give
@@ -185,6 +187,7 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_nugget_dependents(
         NuggetDependents(
             name="assignment",

@@ -1,46 +1,24 @@
 """A local OpenAI-compatible chat server that answers the project's prompts like a model.
 
-Used by the tests and by `bench_llm`; never by production code. Without a
-script it answers every prompt sensibly and deterministically (rules below);
-`script(...)` queues replies that go first, one per request: fenced or
-prose-wrapped lists, wrong lengths, unknown labels, slow answers, 429 with
-Retry-After, 500s, or any literal text.
+Used by the tests, the benchmarks and `bin/demo --fake-llm`; never by production code. Without a
+script it answers every prompt sensibly and deterministically, by the rule the app that sends the
+prompt registered (`registry.FakeAnswer`, in each app's `fake_answers.py`: AutoNuggets', AutoAssign's,
+support's, UMBRELA's, PrefNugget's preferences, banks and grades, ARGUE-style judgments, Crucible's
+extraction; the example judge's in tests/verdicts/parts.py); tests recompute the rules independently.
+A prompt no installed app registers is answered "I am a test server.". `script(...)` queues replies that
+go first, one per request: fenced or prose-wrapped lists, wrong lengths, unknown labels, slow answers,
+429 with Retry-After, 500s, or any literal text.
 
-The rules of the "model" (tests recompute them independently):
-- nuggetize: the current list, then the first 6 words of each context passage
-  not yet in it, capped at 30;
-- importance: "vital" for a nugget with an even number of words, else "okay";
-- assign: "support" if the nugget's text is in the passage (case-insensitive),
-  "partial_support" if one of its words of 4+ letters is, else "not_support";
-- support: "FS" if the sentence is in the passage, "PS" if one of its words of
-  4+ letters is, else "NS" (the published prompt: "Full Support", "Partial
-  Support", "No Support", the statement against the citation);
-- umbrela: the number of distinct query words of 4+ letters in the passage, at most 3
-  (the published prompt: "##final score: N");
-- yes/no ("You are YesNoJudgeLLM"): "yes" if the answer shares a word of 4+
-  letters with the question, else "no";
-- preference (PrefNugget's prompt, in DSPy's `[[ ## name ## ]]` layout): the passage
-  with more distinct words of 4+ letters of the title and problem statement is
-  better; equal counts are a tie ("0"), or "1" for the must-decide prompt;
-- Crucible's extraction: the extracted text is the document's sentences (split after
-  . ! or ? and a space) that share a word of 4+ letters with the question, joined by
-  one space ("NO ANSWER" when none does); the condensed sentence is the first of them.
-  Asked for log-probabilities (`logprobs`), every token of the extracted text has the
-  probability (s + 1) / (q + 2), s the question's distinct words of 4+ letters in the
-  extracted text and q all of them; every other token has probability 1. A server
-  started with `logprobs=False` never returns any.
-- ARGUE-style ("You are ArgueCitationJudge" / "You are ArgueAnswerJudge", the same layout): a cited
-  document supports a sentence when the sentence is in it, a sentence agrees with a gold answer when the
-  answer is in it (both case-insensitive).
+Run on its own (`python -m bench.fake_llm`), it sets Django up first (`DJANGO_SETTINGS_MODULE`, the
+project's settings by default), so that the installed apps register their rules.
 
-A server started with `flip` (`--flip`) is a second "model" that disagrees:
-it answers by the same rules, then turns every label round (support <->
-not_support, vital <-> okay, FS <-> NS, grade g -> 3 - g, yes <-> no, preference 1 <-> 2; partial support and
-the nuggets themselves stay), so that two endpoints give two conditions that
-differ in a way a test can compute.
+A server started with `flip` (`--flip`) is a second "model" that disagrees: it answers by the same
+rules, then turns every label round as each rule's `flip` says (support <-> not_support, vital <->
+okay, FS <-> NS, grade g -> 3 - g, yes <-> no, preference 1 <-> 2; partial support and the nuggets
+themselves stay), so that two endpoints give two conditions that differ in a way a test can compute.
+A server started with `logprobs=False` never returns log-probabilities.
 """
 
-import ast
 import json
 import re
 import threading
@@ -50,158 +28,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-WORD = re.compile(r"[A-Za-z0-9']+")
+from assessor.jobs.llm.fake_rules import first_words
+from assessor.registry import registry
+
+__all__ = ["FakeLLMServer", "Reply", "first_words", "model_answer", "token_logprobs"]
 
 
-def _line_after(text: str, prefix: str) -> str:
-    for line in text.splitlines():
-        if line.startswith(prefix):
-            return line[len(prefix) :]
-    return ""
-
-
-def _list_after(text: str, prefix: str) -> list:
-    """The list written on the line after `prefix`: JSON, as the project writes it, or a Python literal, as
-    nuggetizer writes its nugget lists (`str(list)`: single quotes)."""
-    written = _line_after(text, prefix) or "[]"
-    try:
-        value = json.loads(written)
-    except json.JSONDecodeError:
-        value = ast.literal_eval(written)
-    if not isinstance(value, list):
-        raise ValueError(f"{prefix.strip()} is not a list: {written[:80]!r}")
-    return value
-
-
-def _long_words(text: str) -> set[str]:
-    return {word.lower() for word in WORD.findall(text) if len(word) >= 4}
-
-
-def first_words(text: str, count: int = 6) -> str:
-    return " ".join(WORD.findall(text)[:count])
-
-
-def _nuggetize(user: str) -> str:
-    context = user.split("Context:\n", 1)[1].split("\nSearch Query:", 1)[0]
-    passages = [re.sub(r"^\[\d+\] ", "", line) for line in context.splitlines() if re.match(r"^\[\d+\] ", line)]
-    nuggets = _list_after(user, "Initial Nugget List: ")
-    for passage in passages:
-        nugget = first_words(passage)
-        if nugget and nugget not in nuggets:
-            nuggets.append(nugget)
-    return json.dumps(nuggets[:30])
-
-
-def _importance(user: str) -> str:
-    nuggets = _list_after(user, "Nugget List: ")
-    return json.dumps(["vital" if len(n.split()) % 2 == 0 else "okay" for n in nuggets])
-
-
-def _assign(user: str) -> str:
-    passage = _line_after(user, "Passage: ").lower()
-    nuggets = _list_after(user, "Nugget List: ")
-    labels = []
-    for nugget in nuggets:
-        if nugget.lower() in passage:
-            labels.append("support")
-        elif _long_words(nugget) & _long_words(passage):
-            labels.append("partial_support")
-        else:
-            labels.append("not_support")
-    return json.dumps(labels)
-
-
-def _support_code(sentence: str, passage: str) -> str:
-    if sentence.lower() in passage.lower():
-        return "FS"
-    return "PS" if _long_words(sentence) & _long_words(passage) else "NS"
-
-
-def _support(user: str) -> str:
-    return _support_code(_line_after(user, "Sentence: "), _line_after(user, "Passage: "))
-
-
-def _support_thakur(user: str) -> str:
-    code = _support_code(_line_after(user, "Statement: "), _line_after(user, "Citation: "))
-    return {"FS": "Full Support", "PS": "Partial Support", "NS": "No Support"}[code]
-
-
-def _grade(query: str, passage: str) -> int:
-    return min(3, len(_long_words(query) & _long_words(passage)))
-
-
-def _umbrela(user: str) -> str:
-    return str(_grade(_line_after(user, "Search Query: "), _line_after(user, "Passage: ")))
-
-
-def _umbrela_published(user: str) -> str:
-    return f"##final score: {_grade(_line_after(user, 'Query: '), _line_after(user, 'Passage: '))}"
-
-
-def _yes_no(user: str) -> str:
-    """A yes/no judge: yes when the answer shares a word of four letters or more with the question."""
-    return "yes" if _long_words(_line_after(user, "Question: ")) & _long_words(_line_after(user, "Answer: ")) else "no"
-
-
-SECTION = re.compile(r"^\[\[ ## (\w+) ## \]\]\n(.*?)(?=^\[\[ ## |^Respond with|\Z)", re.MULTILINE | re.DOTALL)
-
-
-def _sections(user: str) -> dict[str, str]:
-    return {name: text.strip() for name, text in SECTION.findall(user)}
-
-
-def _dspy_answer(reasoning: str, **fields: str) -> str:
-    parts = [f"[[ ## reasoning ## ]]\n{reasoning}"] + [f"[[ ## {name} ## ]]\n{value}" for name, value in fields.items()]
-    return "\n\n".join(parts + ["[[ ## completed ## ]]"])
-
-
-def _preference(user: str, *, must_decide: bool) -> str:
-    fields = _sections(user)
-    asked = _long_words(fields.get("query_title", "") + " " + fields.get("query_problem", ""))
-    first, second = (len(asked & _long_words(fields.get(f"passage_{n}", ""))) for n in (1, 2))
-    better = "1" if first > second else "2" if second > first else ("1" if must_decide else "0")
-    reasoning = f"Passage 1 shares {first} of the request's words, passage 2 {second}."
-    return _dspy_answer(reasoning, better_passage=better, confidence="0.8")
-
-
-def _preference_ties(user: str) -> str:
-    return _preference(user, must_decide=False)
-
-
-def _preference_must_decide(user: str) -> str:
-    return _preference(user, must_decide=True)
-
-
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-NO_ANSWER = "NO ANSWER"
-
-
-def _crucible_extract(user: str) -> str:
-    fields = _sections(user)
-    asked = _long_words(fields.get("nugget_text", ""))
-    found = [s for s in SENTENCE_END.split(fields.get("source_document", "")) if asked & _long_words(s)]
-    extracted, condensed = (" ".join(found), found[0]) if found else (NO_ANSWER, NO_ANSWER)
-    return f"[[ ## extracted_text ## ]]\n{extracted}\n\n[[ ## condensed_sentence ## ]]\n{condensed}\n\n[[ ## completed ## ]]"
-
-
-def _crucible_probability(user: str, extracted: str) -> float:
-    asked = _long_words(_sections(user).get("nugget_text", ""))
-    return (len(asked & _long_words(extracted)) + 1) / (len(asked) + 2)
-
-
-EXTRACTED = re.compile(r"\[\[ ## extracted_text ## \]\]\n(.*?)(?=\n\n\[\[ ## |\Z)", re.DOTALL)
+def _system_and_user(messages: list[dict]) -> tuple[str, str]:
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    # The first user message holds the prompt; re-asks come after it.
+    user = next((m["content"] for m in messages if m["role"] == "user"), "")
+    return system, user
 
 
 def token_logprobs(messages: list[dict], text: str) -> list[dict]:
     """The answer's tokens (whitespace kept with the word after it) and their log-probabilities."""
-    import math
-
-    user = next((m["content"] for m in messages if m["role"] == "user"), "")
-    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    system, user = _system_and_user(messages)
+    rule = registry.fake_answer(system, user)
     span, logprob = (0, 0), 0.0
-    found = EXTRACTED.search(text)
-    if _rule_for(system, user) is _crucible_extract and found is not None:
-        span, logprob = found.span(1), math.log(_crucible_probability(user, found.group(1)))
+    if rule is not None and rule.logprob_span is not None:
+        span, logprob = rule.logprob_span(user, text)
     tokens, start = [], 0
     for token in re.findall(r"\s*\S+|\s+", text):
         inside = start < span[1] and start + len(token) > span[0] and token.strip()
@@ -210,150 +56,14 @@ def token_logprobs(messages: list[dict], text: str) -> list[dict]:
     return tokens
 
 
-def _flip_preference(answer: str) -> str:
-    swap = {"1": "2", "2": "1"}
-    return re.sub(r"(\[\[ ## better_passage ## \]\]\n)([12])", lambda m: m.group(1) + swap[m.group(2)], answer)
-
-
-def _contrastive_questions(user: str) -> str:
-    """PrefNugget's extraction: for each sentence of the winner that the loser does not contain, the question
-    "<its first 5 words>?", leaving out those already given; all of them (the job keeps the first 2)."""
-    fields = _sections(user)
-    given = set(json.loads(fields.get("given_exam_questions") or "[]"))
-    loser = fields.get("loser_passage", "")
-    questions: list[str] = []
-    for sentence in SENTENCE_END.split(fields.get("winner_passage", "")):
-        question = f"{first_words(sentence, 5)}?"
-        if sentence.strip() and sentence.strip() not in loser and question not in given and question not in questions:
-            questions.append(question)
-    reasoning = f"The winner says {len(questions)} things the loser does not."
-    return _dspy_answer(reasoning, differentiating_questions=json.dumps(questions), confidence="0.7")
-
-
-def _query_only_questions(user: str) -> str:
-    """The query-only bank: "What about <word>?" for each distinct word of 4+ letters of the title, in order."""
-    words: list[str] = []
-    for word in WORD.findall(_sections(user).get("query_title", "")):
-        if len(word) >= 4 and word.lower() not in words:
-            words.append(word.lower())
-    questions = [f"What about {word}?" for word in words]
-    return _dspy_answer("The title's words.", questions=json.dumps(questions), confidence="0.9")
-
-
-def _bank_questions(user: str) -> str:
-    """PrefNugget's two bank prompts end their objective alike: told apart by their input fields."""
-    return _contrastive_questions(user) if "[[ ## winner_passage ## ]]" in user else _query_only_questions(user)
-
-
-def _grade_question(user: str) -> str:
-    """PrefNugget's grading: the question's words of four letters or more found in the passage, at most 5."""
-    fields = _sections(user)
-    shared = len(_long_words(fields.get("question", "")) & _long_words(fields.get("passage", "")))
-    return _dspy_answer(
-        f"The passage has {shared} of the question's words.", grade=str(min(5, shared)), confidence="0.9"
-    )
-
-
-def _flip_question_grade(answer: str) -> str:
-    return re.sub(r"(\[\[ ## grade ## \]\]\n)([0-5])", lambda m: m.group(1) + str(5 - int(m.group(2))), answer)
-
-
-def _argue_support(user: str) -> str:
-    """ARGUE-style citation support: yes when the sentence is in the document (case-insensitive)."""
-    fields = _sections(user)
-    yes = fields.get("sentence", "").lower() in fields.get("document", "").lower()
-    return _dspy_answer("The document was read for the sentence.", supports="yes" if yes else "no")
-
-
-def _argue_answer(user: str) -> str:
-    """ARGUE-style answer agreement: yes when the gold answer is in the sentence (case-insensitive)."""
-    fields = _sections(user)
-    yes = fields.get("gold_answer", "").lower() in fields.get("sentence", "").lower()
-    return _dspy_answer("The sentence was read for the gold answer.", agrees="yes" if yes else "no")
-
-
-def _flip_yes_no_section(answer: str) -> str:
-    swap = {"yes": "no", "no": "yes"}
-    return re.sub(r"(## \]\]\n)(yes|no)\b", lambda m: m.group(1) + swap[m.group(2)], answer)
-
-
-RULES: dict[str, Callable[[str], str]] = {
-    "You are NuggetizeLLM": _nuggetize,
-    "You are NuggetizeScoreLLM": _importance,
-    "You are NuggetizeAssignerLLM": _assign,
-    "You are SupportJudgeLLM": _support,
-    "You are RelevanceJudgeLLM": _umbrela,
-    "You are YesNoJudgeLLM": _yes_no,
-    "You are ArgueCitationJudge": _argue_support,
-    "You are ArgueAnswerJudge": _argue_answer,
-}
-# The published prompts with no system message, known by how the user message starts.
-USER_RULES: dict[str, Callable[[str], str]] = {
-    "Given a query and a passage, you must provide a score": _umbrela_published,
-    "In this task, you will evaluate whether each statement": _support_thakur,
-}
-# DSPy's layout starts every system message alike ("Your input fields are:"): known by its objective.
-OBJECTIVE_RULES: dict[str, Callable[[str], str]] = {
-    "If both passages are similar, answer with 0.": _preference_ties,
-    "If both passages are similar, select the simplest and clearest.": _preference_must_decide,
-    'Make questions self-contained (e.g., "Capital of France?" not "The capital?").': _bank_questions,
-    "how the question is answered, without referring to the source document.": _crucible_extract,
-    "- 0: The answer is not relevant or complete at all.": _grade_question,
-}
-
-LABEL_FLIPS = {"support": "not_support", "not_support": "support", "vital": "okay", "okay": "vital"}
-SUPPORT_FLIPS = {"FS": "NS", "NS": "FS", "Full Support": "No Support", "No Support": "Full Support"}
-
-
-def _flip_list(answer: str) -> str:
-    return json.dumps([LABEL_FLIPS.get(label, label) for label in json.loads(answer)])
-
-
-def _flip_grade(answer: str) -> str:
-    return re.sub(r"\d", lambda digit: str(3 - int(digit.group())), answer)
-
-
-# How the flipped "model" turns each rule's answer round (nuggetization is left as it is).
-FLIPS: dict[Callable[[str], str], Callable[[str], str]] = {
-    _importance: _flip_list,
-    _assign: _flip_list,
-    _support: lambda answer: SUPPORT_FLIPS.get(answer, answer),
-    _support_thakur: lambda answer: SUPPORT_FLIPS.get(answer, answer),
-    _umbrela: _flip_grade,
-    _umbrela_published: _flip_grade,
-    _yes_no: lambda answer: {"yes": "no", "no": "yes"}[answer],
-    _preference_ties: _flip_preference,
-    _preference_must_decide: _flip_preference,
-    _grade_question: _flip_question_grade,
-    _argue_support: _flip_yes_no_section,
-    _argue_answer: _flip_yes_no_section,
-}
-
-
-def _rule_for(system: str, user: str) -> Callable[[str], str] | None:
-    for start, rule in RULES.items():
-        if system.startswith(start):
-            return rule
-    for objective, rule in OBJECTIVE_RULES.items():
-        if system.endswith(objective):
-            return rule
-    if not system:
-        for start, rule in USER_RULES.items():
-            if user.startswith(start):
-                return rule
-    return None
-
-
 def model_answer(messages: list[dict], *, flip: bool = False) -> str:
-    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-    # The first user message holds the prompt; re-asks come after it.
-    user = next((m["content"] for m in messages if m["role"] == "user"), "")
-    rule = _rule_for(system, user)
+    system, user = _system_and_user(messages)
+    rule = registry.fake_answer(system, user)
     if rule is None:
         return "I am a test server."
-    answer = rule(user)
-    if flip and rule in FLIPS:
-        return FLIPS[rule](answer)
+    answer = rule.answer(user)
+    if flip and rule.flip is not None:
+        return rule.flip(answer)
     return answer
 
 
@@ -574,6 +284,16 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def _django_setup() -> None:
+    """The installed apps register the rules that answer their prompts while Django starts."""
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "assessor.project.settings")
+    django.setup()
+
+
 def main() -> None:
     """Serve until killed, printing the base URL first (for benchmarks in another process)."""
     import argparse
@@ -585,6 +305,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
     parser.add_argument("--flip", action="store_true", help="turn every label round: a second model that disagrees")
     args = parser.parse_args()
+    _django_setup()
     server = FakeLLMServer(latency=args.latency, flip=args.flip).start(port=args.port)
     print(server.url, flush=True)
 

@@ -1,14 +1,16 @@
 """What the crucible app adds to the registry: its job, which writes a run from a question bank, and the
 section of that run's page that says so."""
 
-from assessor.registry import JobKind, RunPanel, register_job_kind, register_run_panel
+from assessor.registry import JobKind, RunPanel, register_fake_answer, register_job_kind, register_run_panel
 from crucible import llm, pages
+from crucible.fake_answers import FAKE_ANSWERS
 from crucible.forms import CrucibleLaunchForm
 from crucible.kinds import CRUCIBLE
 from crucible.prompts import EXTRACT
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_job_kind(
         JobKind(
             kind=CRUCIBLE,

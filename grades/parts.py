@@ -21,6 +21,7 @@ from assessor.registry import (
     ScoreSource,
     WorkPage,
     register_collection_routes,
+    register_fake_answer,
     register_importer,
     register_job_kind,
     register_label_family,
@@ -30,6 +31,7 @@ from assessor.registry import (
     register_work_page,
 )
 from grades import dependents, judging, llm, scoring, views
+from grades.fake_answers import FAKE_ANSWERS
 from grades.files import grades_import
 from grades.forms import GradesLaunchForm
 from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY, IMPORT_GRADES
@@ -66,6 +68,7 @@ def _bank_field() -> forms.Field:
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_nugget_dependents(
         NuggetDependents(
             name="grades",

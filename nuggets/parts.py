@@ -20,6 +20,7 @@ from assessor.registry import (
     WorkPage,
     register_collection_routes,
     register_deletable,
+    register_fake_answer,
     register_importer,
     register_job_kind,
     register_label_family,
@@ -34,6 +35,7 @@ from nuggets import auto, views
 from nuggets.bankfiles import banks_import
 from nuggets.deleting import NUGGETS_DELETABLE, qrels_read_by_nugget_work
 from nuggets.exporting import nuggets_notes
+from nuggets.fake_answers import FAKE_ANSWERS
 from nuggets.forms import AutoNuggetsForm
 from nuggets.giving import nugget_cap, nugget_work_give
 from nuggets.importing import RETIRE_LABELS_LABEL, nuggets_import
@@ -126,6 +128,7 @@ def _nugget_sets_per_topic() -> dict[str, int]:
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_urls("nuggets/", "nuggets.urls")
     register_importer(
         Importer(

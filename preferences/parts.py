@@ -21,6 +21,7 @@ from assessor.registry import (
     ScoreSource,
     WorkPage,
     register_collection_routes,
+    register_fake_answer,
     register_importer,
     register_job_kind,
     register_label_family,
@@ -31,6 +32,7 @@ from assessor.registry import (
 )
 from preferences import judging, llm, scoring, views
 from preferences.checkpoint import preferences_import
+from preferences.fake_answers import FAKE_ANSWERS
 from preferences.forms import PreferencesLaunchForm
 from preferences.kinds import IMPORT_PREFERENCES, PREFERENCE_WORK, PREFERENCES, PREFERENCES_FAMILY
 from preferences.prompts import PREFERENCE_MUST_DECIDE, PREFERENCE_TIES
@@ -57,6 +59,7 @@ def _source_name_field() -> forms.Field:
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_label_family(LabelFamily(PREFERENCES_FAMILY, "preference source"))
     register_job_kind(
         JobKind(

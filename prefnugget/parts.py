@@ -1,13 +1,15 @@
 """What the prefnugget app adds to the registry: its two bank jobs (their banks are the nuggets app's)."""
 
-from assessor.registry import JobKind, register_job_kind
+from assessor.registry import JobKind, register_fake_answer, register_job_kind
 from prefnugget import jobs
+from prefnugget.fake_answers import FAKE_ANSWERS
 from prefnugget.forms import PrefNuggetLaunchForm, QueryBankLaunchForm
 from prefnugget.kinds import PREFNUGGET_BANK, QUERY_BANK
 from prefnugget.prompts import EXTRACT, QUERY_ONLY
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_job_kind(
         JobKind(
             kind=PREFNUGGET_BANK,

@@ -1,13 +1,15 @@
 """What the relevance app adds to the registry: the UMBRELA job, which writes a qrels source."""
 
 from assessor.jobs.forms import RunsLaunchForm
-from assessor.registry import JobKind, register_job_kind
+from assessor.registry import JobKind, register_fake_answer, register_job_kind
 from relevance import umbrela
+from relevance.fake_answers import FAKE_ANSWERS
 from relevance.kinds import UMBRELA
 from relevance.prompts import UMBRELA as UMBRELA_PROMPT
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_job_kind(
         JobKind(
             kind=UMBRELA,

@@ -29,6 +29,7 @@ from assessor.registry import (
     WorkPage,
     register_answer_badges,
     register_collection_routes,
+    register_fake_answer,
     register_importer,
     register_job_kind,
     register_label_family,
@@ -41,6 +42,7 @@ from assessor.registry import (
 from assessor.scoring.kept import kept_topic_counts
 from assessor.scoring.lifecycle import provisional_flag
 from support import auto, comparison, judging, study, views
+from support.fake_answers import FAKE_ANSWERS
 from support.importing import support_import
 from support.kinds import AUTO_SUPPORT, IMPORT_SUPPORT, LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
 from support.models import SupportLabel
@@ -124,6 +126,7 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
 
 
 def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
     register_urls("support/", "support.urls")
     register_importer(
         Importer(

@@ -10,9 +10,11 @@ from django import forms
 from django.urls import reverse
 
 from assessor.jobs.forms import RunsLaunchForm
+from assessor.jobs.llm.fake_rules import line_after, long_words
 from assessor.names import NameField
 from assessor.registry import (
     Download,
+    FakeAnswer,
     Importer,
     JobKind,
     LabelFamily,
@@ -22,6 +24,7 @@ from assessor.registry import (
     ScoreSource,
     WorkPage,
     register_collection_routes,
+    register_fake_answer,
     register_importer,
     register_job_kind,
     register_label_family,
@@ -56,6 +59,11 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
     )
 
 
+def _fake_verdict(user: str) -> str:
+    """The fake LLM server's verdict: yes when the answer shares a word of four letters or more with the question."""
+    return "yes" if long_words(line_after(user, "Question: ")) & long_words(line_after(user, "Answer: ")) else "no"
+
+
 def register() -> None:
     # 1. The kinds, with what people read.
     register_label_family(LabelFamily(LABEL_FAMILY, "verdict source"))
@@ -72,6 +80,11 @@ def register() -> None:
             form=RunsLaunchForm,
             prompts=(VERDICT,),
         )
+    )
+    # How the fake LLM server (bench/fake_llm.py) answers the prompt, known by how its system message starts;
+    # a server started with --flip says the opposite.
+    register_fake_answer(
+        FakeAnswer("You are YesNoJudgeLLM", _fake_verdict, flip=lambda answer: {"yes": "no", "no": "yes"}[answer])
     )
     # 3. The human work: its page, how it is given, and its progress in the assessor's queue.
     register_urls("verdicts/", "tests.verdicts.urls")
