@@ -11,8 +11,9 @@ own source: blind to every LLM's. Saves go through the judging core (assessor.wo
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -467,6 +468,28 @@ def _report_of(work: AssessorWork, token: str | None) -> int:
     raise JudgeError("The topic's reports changed since the page was loaded: reload it.", status=409)
 
 
+def _sentence_asked(
+    work: AssessorWork, token: str | None, sentence_index: int
+) -> tuple[int, list[Question], PlannedSentence]:
+    """The report the page's token names, the bank's questions, and the report's sentence `sentence_index` as this
+    work asks it; refused where the report's limit cuts it or the work asks nothing of it."""
+    options = _options(work)
+    answer_id = _report_of(work, token)
+    questions = bank_questions(options.bank, [work.topic_id]).get(work.topic_id, [])
+    reports = report_plans(
+        topic_id=work.topic_id, answer_ids=[answer_id], questions=questions, check_all=options.check_all
+    )
+    planned = [
+        sentence for report in _restricted(reports, questions, _asked_items(work)) for sentence in report.planned
+    ]
+    sentence = next((s for s in planned if s.index == sentence_index), None)
+    if sentence is None:
+        raise JudgeError(
+            "This sentence is not judged here (the report's limit cuts it, or it asks nothing of this work)."
+        )
+    return answer_id, questions, sentence
+
+
 @transaction.atomic
 def argue_save(
     *,
@@ -488,76 +511,36 @@ def argue_save(
     source_id = work.source_id
     if source_id is None:
         raise JudgeError("This work has no label source: ask an organizer to give it again.")
-    options = _options(work)
-    answer_id = _report_of(work, token)
-    questions = bank_questions(options.bank, [work.topic_id]).get(work.topic_id, [])
-    reports = report_plans(
-        topic_id=work.topic_id, answer_ids=[answer_id], questions=questions, check_all=options.check_all
-    )
-    planned = [
-        sentence for report in _restricted(reports, questions, _asked_items(work)) for sentence in report.planned
-    ]
-    sentence = next((s for s in planned if s.index == sentence_index), None)
-    if sentence is None:
-        raise JudgeError(
-            "This sentence is not judged here (the report's limit cuts it, or it asks nothing of this work)."
-        )
-    was = previous if previous in LABELS else ""
-    conflict = "This judgment was changed in another tab: reload."
-    item = f"{answer_id}:{sentence_index}:{row}"
-    citation_id = next((c.citation_id for c in sentence.cited if row == row_token(support_key(c.citation_id))), None)
-    if citation_id is not None:
-        existing = (
-            SupportAttestation.objects.select_for_update().filter(source_id=source_id, citation_id=citation_id).first()
-        )
+    answer_id, questions, sentence = _sentence_asked(work, token, sentence_index)
+
+    def write(existing: Any, create: Callable[[float], Any]) -> Any:
         return label_write(
             work=work,
             existing=existing,
             empty="",
             value=label,
-            previous=was,
-            conflict=lambda current: conflict,
-            create=lambda seconds: SupportAttestation.objects.create(
-                source_id=source_id,
-                citation_id=citation_id,
-                label=label,
-                work=work,
-                created_by=user,
-                seconds_spent=seconds,
-            ),
-            item=item,
+            previous=previous if previous in LABELS else "",
+            conflict=lambda current: "This judgment was changed in another tab: reload.",
+            create=create,
+            item=f"{answer_id}:{sentence_index}:{row}",
             op_id=op_id,
+        )
+
+    made = {"source_id": source_id, "label": label, "work": work, "created_by": user}
+    citation_id = next((c.citation_id for c in sentence.cited if row == row_token(support_key(c.citation_id))), None)
+    if citation_id is not None:
+        return write(
+            SupportAttestation.objects.select_for_update().filter(source_id=source_id, citation_id=citation_id).first(),
+            lambda seconds: SupportAttestation.objects.create(citation_id=citation_id, seconds_spent=seconds, **made),
         )
     asked = {row_token(answer_key(questions[q].pk or 0, a)): (questions[q].pk or 0, a) for q, a in sentence.checks}
     if row not in asked:
         raise JudgeError("This sentence is not asked that (reload the page).")
     question_id, answer_index = asked[row]
-    existing_answer = (
-        AnswerAttestation.objects.select_for_update()
-        .filter(
-            source_id=source_id, sentence_id=sentence.sentence_id, question_id=question_id, answer_index=answer_index
-        )
-        .first()
-    )
-    return label_write(
-        work=work,
-        existing=existing_answer,
-        empty="",
-        value=label,
-        previous=was,
-        conflict=lambda current: conflict,
-        create=lambda seconds: AnswerAttestation.objects.create(
-            source_id=source_id,
-            sentence_id=sentence.sentence_id,
-            question_id=question_id,
-            answer_index=answer_index,
-            label=label,
-            work=work,
-            created_by=user,
-            seconds_spent=seconds,
-        ),
-        item=item,
-        op_id=op_id,
+    its = {"sentence_id": sentence.sentence_id, "question_id": question_id, "answer_index": answer_index}
+    return write(
+        AnswerAttestation.objects.select_for_update().filter(source_id=source_id, **its).first(),
+        lambda seconds: AnswerAttestation.objects.create(seconds_spent=seconds, **its, **made),
     )
 
 

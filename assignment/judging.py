@@ -236,17 +236,10 @@ def assignment_label_save(
     )
     if label not in LABELS:
         raise JudgeError(f"Unknown label {label!r}: one of {', '.join(LABELS)}.")
-    nugget_list_check(work=work, nugget_id=nugget_id)
-    redo = redo_nuggets(work)
-    if redo and nugget_id not in redo:
-        raise JudgeError("Only the nuggets that changed are reopened: this label stays as it was submitted.")
     if work.source is None:
         raise JudgeError("This work has no label source: an organizer has to give it again.")
     source = work.source
-    answer_id = answer_at(order=answer_order(work=work), number=number, token=token)
-    allowed = item_nuggets(work)
-    if allowed is not None and nugget_id not in allowed[answer_id]:
-        raise JudgeError("This nugget is not to be labelled on this answer in this work.")
+    answer_id = _labelled_answer(work=work, nugget_id=nugget_id, number=number, token=token)
     row = _OWN_LABEL.first(answer_id, nugget_id, work.pk)
     existing = instance_from_row(AssignmentLabel, _OWN_LABEL_FIELDS, row) if row else None
     saved = label_write(
@@ -277,6 +270,20 @@ def assignment_label_save(
         work, family=FAMILY, columns=(work.nugget_set_name, source.name), topic=work.topic_id, answer=answer_id
     )
     return saved
+
+
+def _labelled_answer(*, work: AssessorWork, nugget_id: int, number: int, token: str | None) -> int:
+    """The answer at `number` that the label of `nugget_id` goes to; refused where this work may not label the
+    nugget there (not in its submitted list, not reopened, not in a restricted work's items)."""
+    nugget_list_check(work=work, nugget_id=nugget_id)
+    redo = redo_nuggets(work)
+    if redo and nugget_id not in redo:
+        raise JudgeError("Only the nuggets that changed are reopened: this label stays as it was submitted.")
+    answer_id = answer_at(order=answer_order(work=work), number=number, token=token)
+    allowed = item_nuggets(work)
+    if allowed is not None and nugget_id not in allowed[answer_id]:
+        raise JudgeError("This nugget is not to be labelled on this answer in this work.")
+    return answer_id
 
 
 def nugget_list_check(*, work: AssessorWork, nugget_id: int) -> None:

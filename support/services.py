@@ -201,15 +201,7 @@ def support_label_save(
     existing = instance_from_row(SupportLabel, _OWN_LABEL_FIELDS, row) if row else None
 
     def create(seconds: float) -> SupportLabel:
-        shown_from = None
-        if work.kind == SUPPORT_POSTEDIT:
-            shown_from = (
-                SupportLabel.objects.filter(
-                    citation_id=citation_id, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
-                )
-                .exclude(source__kind=LabelSource.Kind.PERSON)
-                .first()
-            )
+        shown_from = _llm_label_shown(work, citation_id)
         return SupportLabel.objects.create(
             citation_id=citation_id,
             method=source.name,
@@ -238,6 +230,19 @@ def support_label_save(
     )
     scores_refresh_label(work, family=FAMILY, columns=(source.name,), topic=work.topic_id, answer=answer_id)
     return saved
+
+
+def _llm_label_shown(work: AssessorWork, citation_id: int) -> SupportLabel | None:
+    """Post-editing: the LLM label of the pair the page showed (kept beside the person's); None from scratch."""
+    if work.kind != SUPPORT_POSTEDIT:
+        return None
+    return (
+        SupportLabel.objects.filter(
+            citation_id=citation_id, method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO
+        )
+        .exclude(source__kind=LabelSource.Kind.PERSON)
+        .first()
+    )
 
 
 def judgeable(citations: QuerySet[Citation]) -> QuerySet[Citation]:
