@@ -31,6 +31,7 @@ from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
     json_type,
+    maker_kind_check,
     same_modulo_whitespace,
     slug_check,
     text_field,
@@ -341,17 +342,10 @@ def _options_check(*, path: Path, nuggets: str, assigner: str, nuggets_name: str
         raise ImportFailure(
             f"--assigner must be one of {', '.join(AssignmentLabel.AssignerKind.values)}, not {assigner!r}", path=path
         )
-    other_kind = (
-        AssignmentLabel.objects.filter(assigner=assigner_name)
-        .exclude(assigner_kind=assigner)
-        .values_list("assigner_kind", flat=True)
-        .first()
-    )
-    if other_kind:
-        raise ImportFailure(
-            f"the assigner {assigner_name!r} already holds {other_kind} labels; give these another --assigner-name",
-            path=path,
-        )
+    maker_kind_check(
+        AssignmentLabel.objects.filter(assigner=assigner_name), kind_field="assigner_kind", kind=assigner,
+        held=f"the assigner {assigner_name!r}", option="--assigner-name", path=path,
+    )  # fmt: skip
 
 
 class AssignmentsImport(JudgmentsImport[AssignedAnswer]):

@@ -27,6 +27,7 @@ from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
     json_type,
+    maker_kind_check,
     same_modulo_whitespace,
     sentences_fit,
     slug_check,
@@ -450,16 +451,10 @@ def _options_check(*, path: Path, method: str, name: str) -> None:
         raise ImportFailure(
             f"--method must be one of {', '.join(SupportLabel.MethodKind.values)}, not {method!r}", path=path
         )
-    other_kind = (
-        SupportLabel.objects.filter(method=name)
-        .exclude(method_kind=method)
-        .values_list("method_kind", flat=True)
-        .first()
-    )
-    if other_kind:
-        raise ImportFailure(
-            f"the support method {name!r} already holds {other_kind} labels; give these another --name", path=path
-        )
+    maker_kind_check(
+        SupportLabel.objects.filter(method=name), kind_field="method_kind", kind=method,
+        held=f"the support method {name!r}", option="--name", path=path,
+    )  # fmt: skip
 
 
 def support_import(

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from assessor.collection.runs import AmbiguousRun, RunResolver
@@ -150,6 +150,13 @@ def slug_check(name: str, *, option: str, path: Path) -> None:
     """Names of nugget sets, banks, assigners and methods follow the rule of every name (assessor.names)."""
     if problem := name_problem(name):
         raise ImportFailure(f"{option}: {problem}", path=path)
+
+
+def maker_kind_check(labels: QuerySet, *, kind_field: str, kind: str, held: str, option: str, path: Path) -> None:
+    """The labels of one name are of one kind of maker (`kind_field`): a file of another kind is refused under it."""
+    other_kind = labels.exclude(**{kind_field: kind}).values_list(kind_field, flat=True).first()
+    if other_kind:
+        raise ImportFailure(f"{held} already holds {other_kind} labels; give these another {option}", path=path)
 
 
 def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) -> None:
