@@ -270,6 +270,7 @@ def test_refusals_on_the_pages_speak_of_names_and_nugget_sets_not_command_line_o
     taken = Job.objects.create(
         kind=assignment_kinds.AUTO_ASSIGN,
         output_name="taken",
+        output_family="assignment",
         status=Job.Status.DONE,
         model="m",
         endpoint_name="default",

@@ -112,8 +112,14 @@ def test_an_llm_source_takes_no_other_model():
         kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 1}
     )
     source_claim(family="assignment", name="gpt", kind="llm", job=job)
+    # The jobs below are no owners of the output (a job launched under a taken name is refused before it is
+    # made): the source's own rule is what is tested.
     other = Job.objects.create(
-        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-two", prompt_versions={"assign": 1}
+        kind=assignment_kinds.AUTO_ASSIGN,
+        output_name="x",
+        owns_output=False,
+        model="model-two",
+        prompt_versions={"assign": 1},
     )
     with pytest.raises(
         SourceRefused,
@@ -121,13 +127,21 @@ def test_an_llm_source_takes_no_other_model():
     ):
         source_claim(family="assignment", name="gpt", kind="llm", job=other)
     newer = Job.objects.create(
-        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 2}
+        kind=assignment_kinds.AUTO_ASSIGN,
+        output_name="x",
+        owns_output=False,
+        model="model-one",
+        prompt_versions={"assign": 2},
     )
     with pytest.raises(SourceRefused, match="made with the prompts assign v1"):
         source_claim(family="assignment", name="gpt", kind="llm", job=newer)
     # The same model and prompts may write again (a re-run of changed items).
     same = Job.objects.create(
-        kind=assignment_kinds.AUTO_ASSIGN, output_name="x", model="model-one", prompt_versions={"assign": 1}
+        kind=assignment_kinds.AUTO_ASSIGN,
+        output_name="x",
+        owns_output=False,
+        model="model-one",
+        prompt_versions={"assign": 1},
     )
     assert source_claim(family="assignment", name="gpt", kind="llm", job=same).kind == "llm"
 
