@@ -563,7 +563,6 @@ class Registry:
         studied = [(family.study.order, name) for name, family in self.label_families.items() if family.study]
         return [name for _order, name in sorted(studied, key=lambda pair: pair[0])]
 
-
     def fake_answer(self, system: str, user: str) -> FakeAnswer | None:
         """The rule that answers these messages: a marker at the system message's start goes before one at its
         end, which goes before one at the user message's start."""
