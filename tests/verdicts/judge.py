@@ -1,4 +1,4 @@
-"""The LLM judge: one job item per answer of the chosen runs and topics, its verdict stored under the job's name."""
+"""The LLM judge: its prompt and its job, one item per answer of the chosen runs and topics."""
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -6,13 +6,18 @@ from django.db import transaction
 from assessor.jobs.engine import job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_single_label
-from assessor.jobs.llm.prompts import prompt_messages
+from assessor.jobs.llm.prompts import PromptText, prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Job, JobItem, LabelSource
-from tests.verdicts.kinds import LABEL_FAMILY, VERDICT_JOB
-from tests.verdicts.models import Verdict
+from tests.verdicts.models import LABEL_FAMILY, LABELS, VERDICT_JOB, Verdict
 
-YES_NO = ("yes", "no")
+VERDICT = PromptText(
+    name="answer_verdict",
+    system="You are YesNoJudgeLLM, an assistant that says whether an answer answers a question.",
+    user="Question: {query}\nAnswer: {answer}\n"
+    "Does the answer answer the question? Reply with exactly one word: yes or no.",
+    params=(("temperature", 0.0), ("max_tokens", 5)),
+)
 
 
 def verdict_job_create(
@@ -25,7 +30,7 @@ def verdict_job_create(
     config: LLMConfig | None = None,
     endpoint: str | None = None,
 ) -> Job:
-    """The job's `create`, for the launch page and the command alike (raises JobRequestInvalid)."""
+    """The job's `create`, for the launch page (raises JobRequestInvalid)."""
     taken = LabelSource.objects.filter(family=LABEL_FAMILY, name=name).exists()
     output_name_check(kind=VERDICT_JOB, name=name, taken=taken, family=LABEL_FAMILY)
     answers = Answer.objects.filter(run__in=runs_select(runs), topic__in=topics_select(topics)).order_by("pk")
@@ -37,7 +42,7 @@ def verdict_job_create(
             output_name=name,
             params=params,
             items=items,
-            prompts=["answer_verdict"],
+            prompts=[VERDICT.name],
             user=user,
             config=config,
             endpoint=endpoint,
@@ -48,13 +53,12 @@ def verdict_job_create(
 def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> str:
     """One call, outside any transaction: the answer's verdict."""
     answer = Answer.objects.select_related("topic").get(pk=item.payload["answer"])
-    prompt = job_prompt(job, "answer_verdict")
+    prompt = job_prompt(job, VERDICT.name)
     messages = prompt_messages(prompt, query=answer.topic.query, answer=answer.text)
-    return llm.ask(prompt, messages, lambda raw: parse_single_label(raw, allowed=YES_NO))
+    return llm.ask(prompt, messages, lambda raw: parse_single_label(raw, allowed=LABELS))
 
 
 def item_store(*, job: Job, item: JobItem, result: str) -> None:
     """Inside the transaction that marks the item done."""
-    Verdict.objects.create(
-        answer_id=item.payload["answer"], source=job_source(job, LABEL_FAMILY), job=job, label=result
-    )
+    source = job_source(job, LABEL_FAMILY)
+    Verdict.objects.create(answer_id=item.payload["answer"], source=source, job=job, label=result)

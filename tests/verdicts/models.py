@@ -1,22 +1,29 @@
-"""A verdict: does this answer answer its topic's query? Yes or no, by whom or what (Provenance)."""
+"""A verdict: does this answer answer its topic's query? Yes or no, by a person, an LLM job or a file.
+
+The kinds are the strings the foundation stores for the app (docs/architecture.md, "Kinds are the apps' strings").
+"""
 
 from django.db import models
 
-from assessor.models import Provenance
+from assessor.models import LabelProvenance
+
+VERDICT_JOB = "answer_verdict"  # a job: an LLM says whether each answer answers its query
+VERDICT_WORK = "verdict_manual"  # work: a person says so, an answer a page
+IMPORT_VERDICTS = "verdicts"  # a file: verdicts in JSONL
+LABEL_FAMILY = "verdicts"  # the label family of verdict sources
+SCORE_FAMILY = "verdict_sources"  # the score family: one leaderboard per source
+LABELS = ("yes", "no")
 
 
-class Verdict(Provenance):
+class Verdict(LabelProvenance):
+    """Its maker, source and work are LabelProvenance's; the judging core reads and writes `label`."""
+
     answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
-    # The label source its name belongs to: people's work, an LLM, or imported files.
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
-    # A person's verdict: the work it was made in (the lifecycle counts it once that work is submitted).
-    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    # The judging core (assessor.work.judging) reads and writes `label` and `seconds_spent`.
-    label = models.CharField(max_length=3, choices=[("yes", "yes"), ("no", "no")])
+    label = models.CharField(max_length=3, choices=[(label, label) for label in LABELS])
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["source", "answer"], name="one_verdict_per_source_and_answer"),
-            Provenance.one_maker_constraint("verdict_has_one_maker"),
-            models.CheckConstraint(condition=models.Q(label__in=["yes", "no"]), name="verdict_is_yes_or_no"),
+            LabelProvenance.one_maker_constraint("verdict_has_one_maker"),
+            models.CheckConstraint(condition=models.Q(label__in=LABELS), name="verdict_is_yes_or_no"),
         ]

@@ -1,12 +1,10 @@
-"""What the verdicts app adds to the registry: every part of a judge and of a kind of human work.
-
-The same steps as docs/architecture.md, "Adding a judge" and "Adding a kind of human work".
-"""
+"""What the verdicts app adds to the registry, found and called by the foundation while Django starts: the steps of
+docs/architecture.md's "Adding a judge"."""
 
 from functools import partial
 from urllib.parse import urlencode
 
-from django import forms
+from django.contrib import admin
 from django.urls import reverse
 
 from assessor.jobs.forms import RunsLaunchForm
@@ -32,14 +30,17 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from tests.verdicts import judge, scoring, views, work
-from tests.verdicts.importing import verdicts_import
-from tests.verdicts.kinds import IMPORT_VERDICTS, LABEL_FAMILY, SCORE_FAMILY, VERDICT_JOB, VERDICT_WORK
-from tests.verdicts.prompts import VERDICT
+from tests.verdicts import judge, labels, work
+from tests.verdicts.models import IMPORT_VERDICTS, LABEL_FAMILY, SCORE_FAMILY, VERDICT_JOB, VERDICT_WORK, Verdict
 
 
-def _source_name_field() -> forms.Field:
-    return NameField(required=False, label="Verdict source", help_text="The name the verdicts are stored under.")
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    """A verdict is a record of who or what said it: the admin shows it, with its provenance, and changes nothing."""
+
+    list_display = ("answer", "source", "label", "created_by", "job", "imported_from", "created_at")
+    raw_id_fields = ("answer", "work")
+    readonly_fields = [field.name for field in Verdict._meta.fields]
 
 
 def _score_source(columns: tuple[str, ...]) -> ScoreSource:
@@ -48,14 +49,14 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
         key=name,
         title=f"{name} verdicts",
         columns=columns,
-        scores=partial(scoring.verdict_scores, name=name),
+        scores=partial(labels.verdict_scores, name=name),
         leaderboard_url=f"{reverse('collection:verdict_leaderboard')}?{urlencode({'source': name})}",
         leaderboard_label="runs by share of yes",
         downloads=(
             Download("scores", reverse("collection:download_verdict_scores", args=[name])),
             Download("verdicts", reverse("collection:download_verdicts", args=[name])),
         ),
-        notes=lambda: scoring.notes([columns])[columns],
+        notes=lambda: labels.notes([columns])[columns],
     )
 
 
@@ -65,71 +66,66 @@ def _fake_verdict(user: str) -> str:
 
 
 def register() -> None:
-    # 1. The kinds, with what people read.
     register_label_family(LabelFamily(LABEL_FAMILY, "verdict source"))
-    # 2. The judge: an LLM job launched from the jobs page or `run_answer_verdict`.
+    about_job = "An LLM says, answer by answer, whether the answer answers its topic's question."
     register_job_kind(
         JobKind(
-            kind=VERDICT_JOB,
-            label="Answer verdicts",
-            command="run_answer_verdict",
-            description="An LLM says, answer by answer, whether the answer answers its topic's question.",
-            compute=judge.item_compute,
-            store=judge.item_store,
-            create=judge.verdict_job_create,
-            form=RunsLaunchForm,
-            prompts=(VERDICT,),
+            VERDICT_JOB,
+            "Answer verdicts",
+            judge.item_compute,
+            judge.item_store,
+            judge.verdict_job_create,
+            RunsLaunchForm,
+            (judge.VERDICT,),
+            description=about_job,
         )
     )
-    # How the fake LLM server (bench/fake_llm.py) answers the prompt, known by how its system message starts;
-    # a server started with --flip says the opposite.
+    # Known by how its system message starts; a server started with --flip says the opposite.
     register_fake_answer(
-        FakeAnswer("You are YesNoJudgeLLM", _fake_verdict, flip=lambda answer: {"yes": "no", "no": "yes"}[answer])
+        FakeAnswer("You are YesNoJudgeLLM", _fake_verdict, flip={"yes": "no", "no": "yes"}.__getitem__)
     )
-    # 3. The human work: its page, how it is given, and its progress in the assessor's queue.
-    register_urls("verdicts/", "tests.verdicts.urls")
+    register_urls("verdicts/", "tests.verdicts.work")  # the label-app kit's seven pages
+    about_work = "The assessor says, answer by answer, whether the answer answers the question."
     register_work_page(
         WorkPage(
-            kind=VERDICT_WORK,
-            label="Answer verdicts",
-            description="The assessor says, answer by answer, whether the answer answers the question.",
-            url_name="verdicts:judge",
-            give=work.verdict_work_give,
+            VERDICT_WORK,
+            "Answer verdicts",
+            "verdicts:judge",
+            work.verdict_work_give,
             stage=3,
             progress=work.verdict_progress,
             unit="answers",
+            description=about_work,
         )
     )
-    # 4. Files in and out.
     register_importer(
         Importer(
             IMPORT_VERDICTS,
             "Answer verdicts (JSONL)",
-            verdicts_import,
+            lambda **kw: labels.VerdictsImport(**kw).run(),
             scores=ScoreRefresh.TOUCHED,
-            fields={"verdict_source": _source_name_field},
             required=("verdict_source",),
+            fields={"verdict_source": lambda: NameField(required=False, label="Verdict source")},
             options=lambda data: {"name": data["verdict_source"]},
         )
     )
     register_collection_routes(
-        Route("leaderboards/verdicts/", views.leaderboard, "verdict_leaderboard"),
-        Route("download/verdicts/<slug:name>/", views.download_verdicts, "download_verdicts"),
-        Route("download/verdict-scores/<slug:name>/", views.download_scores, "download_verdict_scores"),
+        Route("leaderboards/verdicts/", labels.leaderboard, "verdict_leaderboard"),
+        Route("download/verdicts/<slug:name>/", labels.download_verdicts, "download_verdicts"),
+        Route("download/verdict-scores/<slug:name>/", labels.download_scores, "download_verdict_scores"),
     )
-    # 5. The scores: one source per verdict source name, kept by the foundation.
     register_score_family(
         ScoreFamily(
-            name=SCORE_FAMILY,
-            title="Answer verdicts",
-            headers=("Verdict source",),
-            source=_score_source,
-            listed=scoring.listed,
-            compute=scoring.compute,
-            job_scope=scoring.job_scope,
-            work_scope=scoring.work_scope,
-            empty="No verdict source has verdicts yet.",
-            order=90,
-            notes=scoring.notes,
+            SCORE_FAMILY,
+            "Answer verdicts",
+            ("Verdict source",),
+            _score_source,
+            labels.listed,
+            labels.compute,
+            labels.job_scope,
+            labels.work_scope,
+            "No verdict source has verdicts yet.",
+            90,
+            labels.notes,
         )
     )

@@ -11,8 +11,8 @@ from assessor.models import AssessorWork, ImportBatch, LabelSource
 from assessor.work.judging import answer_token
 from assessor.work.roles import Role
 from tests.builders import make_user
-from tests.verdicts.kinds import VERDICT_WORK
-from tests.verdicts.models import Verdict
+from tests.verdicts.labels import VerdictsImport, verdict_scores
+from tests.verdicts.models import VERDICT_WORK, Verdict
 from tests.verdicts.work import answer_order
 
 pytestmark = pytest.mark.django_db
@@ -53,15 +53,12 @@ def test_a_bad_verdict_file_changes_nothing_and_names_line_and_field(organizer, 
     assert not LabelSource.objects.filter(name="file-c").exists()
 
 
-def test_an_llm_source_refuses_a_file(llm_server, verdict_collection, write_file):
-    from django.core.management import call_command
-
+def test_an_llm_source_refuses_a_file(run_judge, verdict_collection, write_file):
     from assessor.importing.base import ImportFailure
-    from tests.verdicts.importing import verdicts_import
 
-    call_command("run_answer_verdict", "--name", "llm-x", "--runs", "r1", "--sync", "--threads", "1", stdout=None)
+    run_judge("llm-x", runs=["r1"])
     with pytest.raises(ImportFailure) as refused:
-        verdicts_import(path=write_file("v.jsonl", jsonl(("r2", "t1", "no"))), name="llm-x")
+        VerdictsImport(path=write_file("v.jsonl", jsonl(("r2", "t1", "no"))), name="llm-x").run()
     assert refused.value.field == "name" and "llm-x" in refused.value.message
 
 
@@ -89,9 +86,13 @@ def test_people_give_judge_and_submit_verdicts(organizer, verdict_collection):
     queue = client.get(reverse("home")).content.decode()
     assert "Answer verdicts" in queue and "0 / 3 answers" in queue
     assert reverse("verdicts:judge", args=[work.pk]) in queue
-    page = client.get(reverse("verdicts:judge", args=[work.pk])).content.decode()
-    assert "volcano eruption lava" in page and "Lava flows after an eruption." in page
-    assert ">r1<" not in page  # the page names answers by position, never by run
+    start = client.get(reverse("verdicts:judge", args=[work.pk]))
+    assert start.url == reverse("verdicts:answer", args=[work.pk, 1])  # the first answer without a verdict
+    pages = [client.get(reverse("verdicts:answer", args=[work.pk, n])).content.decode() for n in (1, 2, 3)]
+    assert all("volcano eruption lava" in page for page in pages)
+    texts = [text for (_, topic), answer in verdict_collection.items() if topic == "t1" for text in [answer.text]]
+    assert sorted(text for text in texts for page in pages if text in page) == sorted(texts)  # an answer a page
+    assert not any(">r1<" in page for page in pages)  # a page names its answer by position, never by run
 
     order = answer_order(work)
     by_answer = {answer.pk: (run, topic) for (run, topic), answer in verdict_collection.items()}
@@ -115,8 +116,6 @@ def test_people_give_judge_and_submit_verdicts(organizer, verdict_collection):
     for run in chosen:
         assert f">{run}<" in board
     # Each run answered t1 once, and t1 is the only topic judged: its mean is its one verdict.
-    from tests.verdicts.scoring import verdict_scores
-
     means = {run: row["yes"] for run, row in verdict_scores(name="people").run_means.items()}
     assert means == {run: (1.0 if label == "yes" else 0.0) for run, label in chosen.items()}
 

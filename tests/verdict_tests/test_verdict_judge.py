@@ -1,5 +1,5 @@
-"""The example app's judge, through the registry alone: launched from the jobs page and from its command,
-scored on the leaderboards, exported, and compared in the meta-evaluation."""
+"""The example app's judge, through the registry alone: launched from the jobs page (and run in this process by
+`run_judge`), scored on the leaderboards, exported, and compared in the meta-evaluation."""
 
 import io
 import json
@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from assessor.models import Job, LabelSource
-from tests.verdicts.collection import ANSWERS
-from tests.verdicts.kinds import VERDICT_JOB
-from tests.verdicts.models import Verdict
+from tests.verdict_tests.collection import ANSWERS
+from tests.verdicts.labels import VerdictsImport
+from tests.verdicts.models import VERDICT_JOB, Verdict
 
 pytestmark = pytest.mark.django_db
 
@@ -27,9 +27,10 @@ def test_the_jobs_page_lists_the_apps_judge_and_launches_it(organizer, llm_serve
     listing = organizer.get(reverse("jobs:list")).content.decode()
     assert reverse("jobs:launch", args=[VERDICT_JOB]) in listing and "Answer verdicts" in listing
     launch = organizer.get(reverse("jobs:launch", args=[VERDICT_JOB])).content.decode()
-    assert "manage.py run_answer_verdict --name NAME" in launch
     assert "answer by answer, whether the answer answers" in launch
-    response = organizer.post(reverse("jobs:launch", args=[VERDICT_JOB]), {"name": "llm-page", "runs": "", "topics": ""})
+    response = organizer.post(
+        reverse("jobs:launch", args=[VERDICT_JOB]), {"name": "llm-page", "runs": "", "topics": ""}
+    )
     job = Job.objects.get(output_name="llm-page")
     assert response.status_code == 302 and worker_inline == [job.pk]
     job.refresh_from_db()
@@ -43,25 +44,24 @@ def test_the_jobs_page_lists_the_apps_judge_and_launches_it(organizer, llm_serve
     assert "Answer verdicts" in detail
 
 
-def test_the_command_runs_the_same_job(llm_server, verdict_collection):
-    out = io.StringIO()
-    call_command("run_answer_verdict", "--name", "llm-cli", "--runs", "r1", "r2", "--sync", "--threads", "1", stdout=out)
-    assert "Answer verdicts -> 'llm-cli', 4 items" in out.getvalue()
+def test_the_job_judges_the_chosen_runs_only(run_judge, verdict_collection):
+    job = run_judge("llm-cli", runs=["r1", "r2"])
+    assert (job.status, job.total_items, job.done_items) == (Job.Status.DONE, 4, 4)
     assert stored("llm-cli") == {key: value for key, value in EXPECTED.items() if key[0] in ("r1", "r2")}
     assert set(Verdict.objects.filter(source__name="llm-cli").values_list("job__kind", flat=True)) == {VERDICT_JOB}
 
 
-def test_a_malformed_answer_is_asked_again_and_stored_once_right(llm_server, verdict_collection):
+def test_a_malformed_answer_is_asked_again_and_stored_once_right(llm_server, run_judge, verdict_collection):
     from tests.llm_server import Reply
 
     llm_server.script(Reply.literal("Well, I think yes."))
-    call_command("run_answer_verdict", "--name", "llm-reask", "--runs", "r1", "--topics", "t1", "--sync", "--threads", "1", stdout=io.StringIO())
+    run_judge("llm-reask", runs=["r1"], topics=["t1"])
     assert stored("llm-reask") == {("r1", "t1"): "yes"}
     assert llm_server.count == 2  # the prose answer, then the re-ask
 
 
-def test_the_scores_are_on_the_leaderboards_and_in_the_exports(organizer, llm_server, verdict_collection):
-    call_command("run_answer_verdict", "--name", "llm-a", "--sync", "--threads", "1", stdout=io.StringIO())
+def test_the_scores_are_on_the_leaderboards_and_in_the_exports(organizer, run_judge, verdict_collection):
+    job = run_judge("llm-a")
     index = organizer.get(reverse("collection:leaderboards")).content.decode()
     assert "<h2>Answer verdicts</h2>" in index
     assert reverse("collection:verdict_leaderboard") + "?source=llm-a" in index
@@ -77,21 +77,23 @@ def test_the_scores_are_on_the_leaderboards_and_in_the_exports(organizer, llm_se
     labels = b"".join(organizer.get(reverse("collection:download_verdicts", args=["llm-a"])).streaming_content)
     lines = [json.loads(line) for line in labels.decode().splitlines()]
     assert {(row["run_id"], row["topic_id"]): row["verdict"] for row in lines} == EXPECTED
-    job = Job.objects.get(output_name="llm-a")
     assert {row["made_by"] for row in lines} == {f"job:{job.pk}"}
-    out = io.StringIO()
-    call_command("export_verdicts", "--name", "llm-a", stdout=out)
-    assert [json.loads(line) for line in out.getvalue().splitlines()] == lines
+    assert len(lines) == 6
 
 
-def test_the_meta_evaluation_compares_the_apps_sources(llm_server, verdict_collection, write_file):
-    call_command("run_answer_verdict", "--name", "llm-a", "--sync", "--threads", "1", stdout=io.StringIO())
+def test_the_meta_evaluation_compares_the_apps_sources(run_judge, verdict_collection, write_file):
+    run_judge("llm-a")
     # A second judge from a file: r1 yes, no -> 0.5; r2 yes, yes -> 1.0; r3 no, no -> 0.0.
-    verdicts = {("r1", "t1"): "yes", ("r1", "t2"): "no", ("r2", "t1"): "yes", ("r2", "t2"): "yes", ("r3", "t1"): "no", ("r3", "t2"): "no"}
+    verdicts = {
+        ("r1", "t1"): "yes",
+        ("r1", "t2"): "no",
+        ("r2", "t1"): "yes",
+        ("r2", "t2"): "yes",
+        ("r3", "t1"): "no",
+        ("r3", "t2"): "no",
+    }
     lines = [json.dumps({"run_id": run, "topic_id": topic, "verdict": v}) for (run, topic), v in verdicts.items()]
-    from tests.verdicts.importing import verdicts_import
-
-    verdicts_import(path=write_file("v.jsonl", "\n".join(lines) + "\n"), name="file-a")
+    VerdictsImport(path=write_file("v.jsonl", "\n".join(lines) + "\n"), name="file-a").run()
     from metaeval.sources import sources_list
 
     assert {"verdict_sources:llm-a", "verdict_sources:file-a"} <= set(sources_list())

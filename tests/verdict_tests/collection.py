@@ -1,4 +1,5 @@
-"""A small collection the verdict tests share: two topics, three runs, six answers whose verdicts are known by hand."""
+"""A small collection the example app's tests share: two topics, three runs, six answers whose verdicts are known by
+hand."""
 
 from assessor.models import Answer
 from tests.builders import make_answer, make_run, make_topic
