@@ -8,6 +8,10 @@ here, by kind, and never import an app: a new kind of job or file is one
 
 Registration happens once, while Django starts (every `ready()` runs before
 the first request, command or task); the lookups below only read.
+
+The models read this module for their kinds' labels (`job_label`...), so it
+imports nothing of the foundation but `assessor.contracts`, which defines what
+its contracts name: the values, and the rows by what they are (`TopicRow`).
 """
 
 from __future__ import annotations
@@ -15,18 +19,24 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from django import forms
-    from django.contrib.auth.models import User
-    from django.http import HttpResponse
+from django import forms
+from django.http import HttpResponse
 
-    from assessor.jobs.forms import LaunchForm
-    from assessor.jobs.llm.client import LLMConfig
-    from assessor.jobs.llm.prompts import PromptText
-    from assessor.models import AssessorWork, Job, JobItem, LabelSource, Run, Topic
-    from assessor.scoring.scores import Scores
+from assessor.contracts import (
+    JobItemRow,
+    JobRow,
+    LabelSourceRow,
+    LaunchFormLike,
+    LLMSettings,
+    PromptText,
+    RunRow,
+    Scores,
+    TopicRow,
+    UserRow,
+    WorkRow,
+)
 
 
 class RegistryError(LookupError):
@@ -37,11 +47,11 @@ class RegistryError(LookupError):
 
 
 class ItemCompute(Protocol):
-    def __call__(self, *, job: Job, item: JobItem, llm: Any) -> Any: ...
+    def __call__(self, *, job: JobRow, item: JobItemRow, llm: Any) -> Any: ...
 
 
 class ItemStore(Protocol):
-    def __call__(self, *, job: Job, item: JobItem, result: Any) -> None: ...
+    def __call__(self, *, job: JobRow, item: JobItemRow, result: Any) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -52,8 +62,8 @@ class JobKind:
     label: str  # what people read: "AutoNuggets"
     compute: ItemCompute  # the calls of one item, outside any transaction; returns a result or raises
     store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
-    create: Callable[..., Job] | None = None  # create(user=, **form.selection()); None: not launched from a page
-    form: type[LaunchForm] | None = None  # the launch form; its `selection()` feeds `create`
+    create: Callable[..., JobRow] | None = None  # create(user=, **form.selection()); None: not launched from a page
+    form: Callable[..., LaunchFormLike] | None = None  # the launch form's class; its `selection()` feeds `create`
     prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send
     command: str = ""  # the management command that launches the same job: "run_auto_nuggets"
     description: str = ""  # one sentence for the jobs page: what the job makes
@@ -127,20 +137,20 @@ class NavLink:
 
 
 class WorkGive(Protocol):
-    def __call__(self, *, topic: Topic, assessor: User, kind: str, by: User | None) -> AssessorWork: ...
+    def __call__(self, *, topic: TopicRow, assessor: UserRow, kind: str, by: UserRow | None) -> WorkRow: ...
 
 
 class WorkProgress(Protocol):
     """(done, total) per work id, for the assessor's queue, in a fixed number of queries."""
 
-    def __call__(self, works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]: ...
+    def __call__(self, works: Sequence[WorkRow]) -> dict[int, tuple[int, int]]: ...
 
 
 class WorkWaiting(Protocol):
     """Why a work cannot be done yet (say, the list it labels against is still open), per waiting work id, in a
     fixed number of queries; a work that is not waiting is absent."""
 
-    def __call__(self, works: Sequence[AssessorWork]) -> dict[int, str]: ...
+    def __call__(self, works: Sequence[WorkRow]) -> dict[int, str]: ...
 
 
 @dataclass(frozen=True)
@@ -187,14 +197,14 @@ class StudyGive(Protocol):
     def __call__(
         self,
         *,
-        topic: Topic,
-        assessor: User,
-        by: User | None,
-        source: LabelSource,
-        blind_to: Sequence[LabelSource],
+        topic: TopicRow,
+        assessor: UserRow,
+        by: UserRow | None,
+        source: LabelSourceRow,
+        blind_to: Sequence[LabelSourceRow],
         items: Sequence[StudyItem],
         nugget_set: str,
-    ) -> AssessorWork: ...
+    ) -> WorkRow: ...
 
 
 class StudyLLMJob(Protocol):
@@ -209,10 +219,10 @@ class StudyLLMJob(Protocol):
         topics: list[str],
         answers: list[int],
         items: list[StudyItem],
-        user: User | None,
+        user: UserRow | None,
         endpoint: str | None,
-        config: LLMConfig | None,
-    ) -> Job: ...
+        config: LLMSettings | None,
+    ) -> JobRow: ...
 
 
 @dataclass(frozen=True)
@@ -338,7 +348,7 @@ class ScoreFamily:
     # The sources and topics the labels of a job touch: {columns: topics}, for when its status changes.
     job_scope: Callable[[int], dict[tuple[str, ...], set[str]]]
     # The sources whose counted labels a submit or reopening of this work changes (in its topic only).
-    work_scope: Callable[[AssessorWork], list[tuple[str, ...]]]
+    work_scope: Callable[[WorkRow], list[tuple[str, ...]]]
     empty: str  # what the index says when the family has no source yet
     order: int
     # The notes (ScoreSource.notes) of many of its sources in a fixed number of queries: the pages listing them.
@@ -378,7 +388,7 @@ class TopicPanel:
     """A section an app adds to the topic page: a template and its context."""
 
     template: str
-    context: Callable[[Topic], dict[str, Any]]
+    context: Callable[[TopicRow], dict[str, Any]]
     order: int
     # The section's heading and its id in the template, for the page's in-page navigation.
     title: str = ""
@@ -391,7 +401,7 @@ class RunPanel:
     None where the app has nothing to say of that run."""
 
     template: str
-    context: Callable[[Run], dict[str, Any] | None]
+    context: Callable[[RunRow], dict[str, Any] | None]
     order: int
 
 

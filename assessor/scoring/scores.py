@@ -2,13 +2,16 @@
 
 Nugget conditions, support methods and imported score tables all produce a
 `Scores`: the official exports write it, the leaderboard shows it, and the
-meta-evaluation compares two of them.
+meta-evaluation compares two of them. `Scores` itself is defined in the lowest
+layer (`assessor.contracts`), where the registry's contracts can name it.
 """
 
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+
+from assessor.contracts import Scores
 
 NUGGET_METRICS = ("A", "Astrict", "V", "Vstrict", "W", "Wstrict", "L")
 SUPPORT_METRICS = ("weighted_precision", "weighted_recall")
@@ -21,17 +24,6 @@ IN_LIST_LIMIT = 900
 NARROW_TOPICS = 50
 
 RunTopic = tuple[str, str]  # (run id, topic id)
-
-
-@dataclass
-class Scores:
-    metrics: tuple[str, ...]
-    # (run_id, topic_id) -> metric -> value, for the answers that were evaluated
-    per_topic: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
-    # run_id -> metric -> mean over the evaluated topics (a missing answer counts 0)
-    run_means: dict[str, dict[str, float]] = field(default_factory=dict)
-    topics: list[str] = field(default_factory=list)
-    runs: list[str] = field(default_factory=list)
 
 
 # --- the helpers every score shares ------------------------------------------------------
@@ -54,8 +46,7 @@ def run_means(
     for run in runs:
         rows = [per_topic.get((run, topic)) for topic in topics]
         means[run] = {
-            metric: ratio(math.fsum(row[metric] for row in rows if row is not None), len(topics))
-            for metric in metrics
+            metric: ratio(math.fsum(row[metric] for row in rows if row is not None), len(topics)) for metric in metrics
         }
     return means
 

@@ -2,8 +2,9 @@
 
 The layers of `assessor/`, lowest first: a package imports packages of its own
 layer's lower layers only, so no two of them import each other and a new one
-has a place to go. Imports under `if TYPE_CHECKING:` are annotations, which
-run nothing: the registry names the parts it describes that way.
+has a place to go. An import under `if TYPE_CHECKING:` counts like any other:
+the registry names what its contracts describe through the lowest layer
+(`assessor/contracts.py`), so no such import stands in for a cycle.
 """
 
 import ast
@@ -27,23 +28,10 @@ def repository_apps() -> tuple[str, ...]:
     )
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[ast.AST]:
-    """The statements under `if TYPE_CHECKING:`, which only the type checker reads."""
-    inside: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", "")) == "TYPE_CHECKING":
-            for statement in node.body:
-                inside.update(ast.walk(statement))
-    return inside
-
-
-def imported_modules(path: Path, *, runtime_only: bool = False) -> set[str]:
+def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
-    skipped = _type_checking_nodes(tree) if runtime_only else set()
     names: set[str] = set()
     for node in ast.walk(tree):
-        if node in skipped:
-            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -154,6 +142,7 @@ def test_the_check_sees_an_import_of_a_test_module(tmp_path):
 
 # Lowest first. A package may import its own modules and those of the layers below it.
 LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"contracts"}),  # the values the registry's contracts name
     frozenset({"registry", "http", "project", "source_fill", "names"}),  # declarations, request types, settings, Celery; data migrations; the rule of names
     frozenset({"models"}),
     frozenset({"scoring"}),  # what is counted (the lifecycle rule) and the kept scores
@@ -167,8 +156,8 @@ LAYERS: tuple[frozenset[str], ...] = (
 )
 
 
-def package_of(path: Path) -> str:
-    relative = path.relative_to(REPO / "assessor").parts
+def package_of(path: Path, foundation: Path = REPO / "assessor") -> str:
+    relative = path.relative_to(foundation).parts
     return relative[0] if len(relative) > 1 else relative[0].removesuffix(".py")
 
 
@@ -176,18 +165,27 @@ def layer_of(package: str) -> int:
     return next(index for index, layer in enumerate(LAYERS) if package in layer)
 
 
-def foundation_imports() -> dict[tuple[str, str], list[str]]:
-    """{(package, imported package): [modules that import it]} between packages of assessor/, at run time."""
+def foundation_imports(foundation: Path = REPO / "assessor") -> dict[tuple[str, str], list[str]]:
+    """{(package, imported package): [modules that import it]} between packages of assessor/, under
+    `if TYPE_CHECKING:` too."""
     edges: dict[tuple[str, str], list[str]] = {}
-    for path in sorted((REPO / "assessor").rglob("*.py")):
+    for path in sorted(foundation.rglob("*.py")):
         if "migrations" in path.parts:
             continue
-        source = package_of(path)
-        for name in imported_modules(path, runtime_only=True):
+        source = package_of(path, foundation)
+        for name in imported_modules(path):
             parts = name.split(".")
             if parts[0] == "assessor" and len(parts) > 1 and parts[1] != source:
-                edges.setdefault((source, parts[1]), []).append(str(path.relative_to(REPO)))
+                edges.setdefault((source, parts[1]), []).append(str(path.relative_to(foundation.parent)))
     return edges
+
+
+def upward_imports(foundation: Path = REPO / "assessor") -> list[str]:
+    return [
+        f"{source} imports {target} (in {', '.join(sorted(set(modules)))})"
+        for (source, target), modules in foundation_imports(foundation).items()
+        if target in set().union(*LAYERS) and layer_of(target) >= layer_of(source)
+    ]
 
 
 def test_every_package_of_assessor_has_a_layer():
@@ -197,12 +195,7 @@ def test_every_package_of_assessor_has_a_layer():
 
 
 def test_the_packages_of_assessor_import_only_the_layers_below():
-    upward = [
-        f"{source} imports {target} (in {', '.join(sorted(set(modules)))})"
-        for (source, target), modules in foundation_imports().items()
-        if target in set().union(*LAYERS) and layer_of(target) >= layer_of(source)
-    ]
-    assert upward == []
+    assert upward_imports() == []
 
 
 def test_no_two_packages_of_assessor_import_each_other():
@@ -212,15 +205,18 @@ def test_no_two_packages_of_assessor_import_each_other():
 
 
 def test_the_layer_check_sees_an_upward_import(tmp_path):
-    module = tmp_path / "m.py"
-    module.write_text(
-        "from typing import TYPE_CHECKING\n"
-        "from assessor.jobs.engine import job_create\n"
-        "if TYPE_CHECKING:\n    from assessor.site.urls import urlpatterns\n"
-    )
-    assert imported_modules(module, runtime_only=True) == {"typing", "assessor.jobs.engine"}
-    assert "assessor.site.urls" in imported_modules(module)
-    assert layer_of("jobs") > layer_of("scoring")
+    """The registry and its contracts naming a model, at run time or for the type checker only, go up a layer."""
+    foundation = tmp_path / "assessor"
+    foundation.mkdir()
+    for name in ("registry.py", "contracts.py"):
+        (foundation / name).write_text((REPO / "assessor" / name).read_text())
+    assert upward_imports(foundation) == []
+    with (foundation / "contracts.py").open("a") as contracts:
+        contracts.write("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from assessor.models import Job\n")
+    assert upward_imports(foundation) == ["contracts imports models (in assessor/contracts.py)"]
+    with (foundation / "registry.py").open("a") as registry_module:
+        registry_module.write("from assessor.jobs.forms import LaunchForm\n")
+    assert "registry imports jobs (in assessor/registry.py)" in upward_imports(foundation)
 
 
 def app_kinds() -> set[str]:

@@ -15,25 +15,14 @@ user message, as the published relevance and support prompts were.
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
+from assessor.contracts import PromptText
 from assessor.models import PromptTemplate
 from assessor.registry import registry
-
-
-@dataclass(frozen=True)
-class PromptText:
-    name: str
-    system: str  # "" sends no system message
-    user: str
-    params: tuple[tuple[str, float], ...] = ()  # sampling parameters sent with each call
-    # Texts this prompt had before, oldest first: a database that never stored them gets them as
-    # versions 1, 2... before the current one, so that version numbers mean the same text everywhere.
-    earlier: tuple["PromptText", ...] = ()
 
 
 def prompt_file(path: Path) -> str:
