@@ -49,17 +49,7 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
     )
 
 
-def register() -> None:
-    register_fake_answer(*FAKE_ANSWERS)
-    register_label_family(
-        LabelFamily(
-            ARGUE_FAMILY,
-            "ARGUE-style source",
-            item_labels=agreement.item_labels,
-            labels=agreement.YES_NO,
-            study=study.STUDY,
-        )
-    )
+def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
             kind=ARGUE,
@@ -76,7 +66,9 @@ def register() -> None:
             prompts=(CITATION_SUPPORT, ANSWER_AGREEMENT),
         )
     )
-    register_urls("argue/", "argue.urls")
+
+
+def _register_nav_link() -> None:
     register_nav_link(
         NavLink(
             "ARGUE-style judging",
@@ -86,6 +78,9 @@ def register() -> None:
             WORK_GROUP,
         )
     )
+
+
+def _register_work_page() -> None:
     register_work_page(
         WorkPage(
             kind=ARGUE_WORK,
@@ -101,11 +96,9 @@ def register() -> None:
             unit="questions",
         )
     )
-    register_collection_routes(
-        Route("leaderboards/argue/", views.leaderboard, "argue_leaderboard"),
-        Route("download/argue-scores/<slug:name>/", views.download_scores, "download_argue_scores"),
-        Route("download/argue/<slug:name>/", views.download_judgments, "download_argue_judgments"),
-    )
+
+
+def _register_score_family() -> None:
     register_score_family(
         ScoreFamily(
             name=SCORE_FAMILY,
@@ -123,3 +116,26 @@ def register() -> None:
             support_crosstab=agreement.support_crosstab,
         )
     )
+
+
+def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
+    register_label_family(
+        LabelFamily(
+            ARGUE_FAMILY,
+            "ARGUE-style source",
+            item_labels=agreement.item_labels,
+            labels=agreement.YES_NO,
+            study=study.STUDY,
+        )
+    )
+    _register_job_kind()
+    register_urls("argue/", "argue.urls")
+    _register_nav_link()
+    _register_work_page()
+    register_collection_routes(
+        Route("leaderboards/argue/", views.leaderboard, "argue_leaderboard"),
+        Route("download/argue-scores/<slug:name>/", views.download_scores, "download_argue_scores"),
+        Route("download/argue/<slug:name>/", views.download_judgments, "download_argue_judgments"),
+    )
+    _register_score_family()

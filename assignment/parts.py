@@ -1,7 +1,7 @@
 """What the assignment app adds to the shell (assessor.registry)."""
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import partial
 from urllib.parse import urlencode
 
@@ -109,6 +109,31 @@ def _condition_source(columns: tuple[str, ...]) -> ScoreSource:
     )
 
 
+# answer -> (set name, assigner) -> nugget -> (position, nugget, label, state); label "" for a stale nugget not labelled
+ByCondition = dict[int, dict[tuple[str, str], dict[int, tuple[int, int, str, str]]]]
+
+
+def _labels_by_condition(
+    label_rows: Sequence[tuple[int, int, str, str, bool]],
+    stale: Mapping[str, Collection[int]],
+    nuggets: Mapping[int, tuple[str, str, int, str]],
+) -> ByCondition:
+    """Each answer's labels by condition, with the stale nuggets of its topic its assigner has not labelled again."""
+    by_answer: ByCondition = defaultdict(lambda: defaultdict(dict))
+    for answer_id, nugget_id, assigner, label, provisional in label_rows:
+        set_name, _, position, _ = nuggets[nugget_id]
+        state = BADGE_STALE if nugget_id in stale.get(assigner, ()) else BADGE_PROVISIONAL if provisional else ""
+        by_answer[answer_id][(set_name, assigner)][nugget_id] = (position, nugget_id, label, state)
+    for conditions in by_answer.values():
+        for (set_name, assigner), labels in conditions.items():
+            topics = {nuggets[nugget_id][1] for nugget_id in labels}
+            for nugget_id in stale.get(assigner, ()):
+                stale_set, topic_id, position, _ = nuggets.get(nugget_id, ("", "", 0, ""))
+                if stale_set == set_name and topic_id in topics and nugget_id not in labels:
+                    labels[nugget_id] = (position, nugget_id, "", BADGE_STALE)
+    return by_answer
+
+
 def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
     """Each answer's labels, a row per condition, in nugget order.
 
@@ -132,21 +157,7 @@ def _condition_rows(answer_ids: Sequence[int]) -> dict[int, list[BadgeRow]]:
             pk__in={row[1] for row in label_rows} | {pk for ids in stale.values() for pk in ids}
         ).values_list("pk", "nugget_set__name", "nugget_set__topic_id", "position", "text")
     }
-    # answer -> (set name, assigner) -> (position, nugget, label, state); label "" for a stale nugget not labelled
-    by_answer: dict[int, dict[tuple[str, str], dict[int, tuple[int, int, str, str]]]] = defaultdict(
-        lambda: defaultdict(dict)
-    )
-    for answer_id, nugget_id, assigner, label, provisional in label_rows:
-        set_name, _, position, _ = nuggets[nugget_id]
-        state = BADGE_STALE if nugget_id in stale.get(assigner, ()) else BADGE_PROVISIONAL if provisional else ""
-        by_answer[answer_id][(set_name, assigner)][nugget_id] = (position, nugget_id, label, state)
-    for conditions in by_answer.values():
-        for (set_name, assigner), labels in conditions.items():
-            topics = {nuggets[nugget_id][1] for nugget_id in labels}
-            for nugget_id in stale.get(assigner, ()):
-                stale_set, topic_id, position, _ = nuggets.get(nugget_id, ("", "", 0, ""))
-                if stale_set == set_name and topic_id in topics and nugget_id not in labels:
-                    labels[nugget_id] = (position, nugget_id, "", BADGE_STALE)
+    by_answer = _labels_by_condition(label_rows, stale, nuggets)
     made: dict[tuple[int, int, str, str], Badge] = {}
 
     def badge(number: int, nugget_id: int, label: str, state: str) -> Badge:
@@ -186,18 +197,7 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     return {row.work.pk: (row.labels_done, row.labels_total) for row in judging.assign_progress(works)}
 
 
-def register() -> None:
-    register_fake_answer(*FAKE_ANSWERS)
-    register_nugget_dependents(
-        NuggetDependents(
-            name="assignment",
-            describe=dependents.labels_describe,
-            retire=dependents.labels_retire,
-            changed=dependents.list_changed,
-        )
-    )
-    register_urls("assignment/", "assignment.urls")
-    register_urls("judge/", "assignment.judge_urls")
+def _register_importer() -> None:
     register_importer(
         Importer(
             IMPORT_ASSIGNMENTS,
@@ -216,6 +216,9 @@ def register() -> None:
             options=_import_options,
         )
     )
+
+
+def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
             kind=AUTO_ASSIGN,
@@ -229,12 +232,9 @@ def register() -> None:
             prompts=(ASSIGN,),
         )
     )
-    register_collection_routes(
-        Route(
-            "download/assignments/<slug:nuggets>/<slug:assigner>/", views.download_assignments, "download_assignments"
-        ),
-        Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
-    )
+
+
+def _register_work_page() -> None:
     register_work_page(
         WorkPage(
             kind=ASSIGN_MANUAL,
@@ -248,19 +248,9 @@ def register() -> None:
             unit="labels",
         )
     )
-    register_label_family(
-        LabelFamily(
-            LABEL_FAMILY,
-            "assigner",
-            set_item_labels=study.set_item_labels,
-            labels=study.LABELS,
-            study=study.STUDY,
-            score_family=FAMILY,
-        )
-    )
-    register_nav_link(
-        NavLink("ManualAssign", "give nugget assignment to assessors, follow it", "judge:organize", 52, WORK_GROUP)
-    )
+
+
+def _register_score_family() -> None:
     register_score_family(
         ScoreFamily(
             name="conditions",
@@ -281,5 +271,42 @@ def register() -> None:
             llm_like=comparison.condition_llm_like,
         )
     )
+
+
+def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
+    register_nugget_dependents(
+        NuggetDependents(
+            name="assignment",
+            describe=dependents.labels_describe,
+            retire=dependents.labels_retire,
+            changed=dependents.list_changed,
+        )
+    )
+    register_urls("assignment/", "assignment.urls")
+    register_urls("judge/", "assignment.judge_urls")
+    _register_importer()
+    _register_job_kind()
+    register_collection_routes(
+        Route(
+            "download/assignments/<slug:nuggets>/<slug:assigner>/", views.download_assignments, "download_assignments"
+        ),
+        Route("download/scores/<slug:nuggets>/<slug:assigner>/", views.download_scores, "download_scores"),
+    )
+    _register_work_page()
+    register_label_family(
+        LabelFamily(
+            LABEL_FAMILY,
+            "assigner",
+            set_item_labels=study.set_item_labels,
+            labels=study.LABELS,
+            study=study.STUDY,
+            score_family=FAMILY,
+        )
+    )
+    register_nav_link(
+        NavLink("ManualAssign", "give nugget assignment to assessors, follow it", "judge:organize", 52, WORK_GROUP)
+    )
+    _register_score_family()
     register_topic_count(TopicCount("Nugget conditions", partial(kept_topic_counts, FAMILY), order=20))
     register_answer_badges(AnswerBadges(name="assignment", answer_rows=_condition_rows))

@@ -67,17 +67,7 @@ def _bank_field() -> forms.Field:
     )
 
 
-def register() -> None:
-    register_fake_answer(*FAKE_ANSWERS)
-    register_nugget_dependents(
-        NuggetDependents(
-            name="grades",
-            describe=dependents.grades_describe,
-            retire=dependents.grades_retire,
-            changed=dependents.bank_changed,
-        )
-    )
-    register_label_family(LabelFamily(GRADES_FAMILY, "grade source"))
+def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
             kind=GRADES,
@@ -91,6 +81,9 @@ def register() -> None:
             prompts=(GRADE,),
         )
     )
+
+
+def _register_importer() -> None:
     register_importer(
         Importer(
             IMPORT_GRADES,
@@ -102,12 +95,9 @@ def register() -> None:
             options=lambda data: {"name": data["grade_source"], "bank": data["grade_bank"]},
         )
     )
-    register_urls("grades/", "grades.urls")
-    register_nav_link(
-        NavLink(
-            "Grading", "give reports to grade on a bank's questions (0-5), follow it", "grades:organize", 59, WORK_GROUP
-        )
-    )
+
+
+def _register_work_page() -> None:
     register_work_page(
         WorkPage(
             kind=GRADE_WORK,
@@ -120,10 +110,9 @@ def register() -> None:
             unit="grades",
         )
     )
-    register_collection_routes(
-        Route("leaderboards/grades/", views.leaderboard, "grade_leaderboard"),
-        Route("download/grade-scores/<slug:name>/", views.download_scores, "download_grade_scores"),
-    )
+
+
+def _register_score_family() -> None:
     register_score_family(
         ScoreFamily(
             name=scoring.SCORE_FAMILY,
@@ -140,3 +129,30 @@ def register() -> None:
             crosstab=scoring.crosstab,
         )
     )
+
+
+def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
+    register_nugget_dependents(
+        NuggetDependents(
+            name="grades",
+            describe=dependents.grades_describe,
+            retire=dependents.grades_retire,
+            changed=dependents.bank_changed,
+        )
+    )
+    register_label_family(LabelFamily(GRADES_FAMILY, "grade source"))
+    _register_job_kind()
+    _register_importer()
+    register_urls("grades/", "grades.urls")
+    register_nav_link(
+        NavLink(
+            "Grading", "give reports to grade on a bank's questions (0-5), follow it", "grades:organize", 59, WORK_GROUP
+        )
+    )
+    _register_work_page()
+    register_collection_routes(
+        Route("leaderboards/grades/", views.leaderboard, "grade_leaderboard"),
+        Route("download/grade-scores/<slug:name>/", views.download_scores, "download_grade_scores"),
+    )
+    _register_score_family()

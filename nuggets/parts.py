@@ -127,9 +127,7 @@ def _nugget_sets_per_topic() -> dict[str, int]:
     return {row["topic_id"]: row["n"] for row in rows}
 
 
-def register() -> None:
-    register_fake_answer(*FAKE_ANSWERS)
-    register_urls("nuggets/", "nuggets.urls")
+def _register_importers() -> None:
     register_importer(
         Importer(
             IMPORT_NUGGETS,
@@ -168,6 +166,9 @@ def register() -> None:
             },
         )
     )
+
+
+def _register_job_kinds() -> None:
     register_job_kind(
         JobKind(
             kind=AUTO_NUGGETS,
@@ -192,8 +193,9 @@ def register() -> None:
             prompts=(NUGGETIZE,),
         )
     )
-    register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
-    register_collection_routes(Route("download/banks/<slug:name>/", views.download_banks, "download_banks"))
+
+
+def _register_work_pages() -> None:
     for kind, label, description in (
         (NUGGETS_MANUAL, "ManualNuggets", "The assessor writes the topic's nuggets from its relevant segments."),
         (NUGGETS_AUTO_EDIT, "AutoNuggets+Edits", "The assessor post-edits the nuggets an LLM drafted."),
@@ -212,13 +214,9 @@ def register() -> None:
                 unit="questions" if kind in BANK_KINDS else "nuggets",
             )
         )
-    register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
-    register_nav_link(
-        NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50, WORK_GROUP)
-    )
-    register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
-    register_deletable(NUGGETS_DELETABLE)
-    register_upload_dependents("qrels", qrels_read_by_nugget_work)
+
+
+def _register_topic_panels() -> None:
     register_topic_panel(
         TopicPanel(
             template="nuggets/topic_nugget_sets_panel.html",
@@ -230,3 +228,21 @@ def register() -> None:
     )
     # Shown only on a topic with banks (most TREC 2024 topics have none), so it is not in the page's section links.
     register_topic_panel(TopicPanel(template="nuggets/topic_banks_panel.html", context=_banks_panel, order=11))
+
+
+def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
+    register_urls("nuggets/", "nuggets.urls")
+    _register_importers()
+    _register_job_kinds()
+    register_collection_routes(Route("download/nuggets/<slug:name>/", views.download_nuggets, "download_nuggets"))
+    register_collection_routes(Route("download/banks/<slug:name>/", views.download_banks, "download_banks"))
+    _register_work_pages()
+    register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
+    register_nav_link(
+        NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50, WORK_GROUP)
+    )
+    register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
+    register_deletable(NUGGETS_DELETABLE)
+    register_upload_dependents("qrels", qrels_read_by_nugget_work)
+    _register_topic_panels()

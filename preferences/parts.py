@@ -58,9 +58,7 @@ def _source_name_field() -> forms.Field:
     )
 
 
-def register() -> None:
-    register_fake_answer(*FAKE_ANSWERS)
-    register_label_family(LabelFamily(PREFERENCES_FAMILY, "preference source"))
+def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
             kind=PREFERENCES,
@@ -74,7 +72,9 @@ def register() -> None:
             prompts=(PREFERENCE_TIES, PREFERENCE_MUST_DECIDE),
         )
     )
-    register_urls("preferences/", "preferences.urls")
+
+
+def _register_work_page() -> None:
     register_work_page(
         WorkPage(
             kind=PREFERENCE_WORK,
@@ -87,15 +87,9 @@ def register() -> None:
             unit="pairs",
         )
     )
-    register_nav_link(
-        NavLink(
-            "Preferences",
-            "give pairs of reports to compare to assessors, follow it",
-            "preferences:organize",
-            58,
-            WORK_GROUP,
-        )
-    )
+
+
+def _register_importer() -> None:
     register_importer(
         Importer(
             IMPORT_PREFERENCES,
@@ -107,10 +101,9 @@ def register() -> None:
             options=lambda data: {"name": data["preference_source"]},
         )
     )
-    register_collection_routes(
-        Route("leaderboards/borda/", views.leaderboard, "borda_leaderboard"),
-        Route("download/borda-scores/<slug:name>/", views.download_scores, "download_borda_scores"),
-    )
+
+
+def _register_score_family() -> None:
     register_score_family(
         ScoreFamily(
             name=scoring.SCORE_FAMILY,
@@ -127,3 +120,26 @@ def register() -> None:
             crosstab=scoring.crosstab,
         )
     )
+
+
+def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
+    register_label_family(LabelFamily(PREFERENCES_FAMILY, "preference source"))
+    _register_job_kind()
+    register_urls("preferences/", "preferences.urls")
+    _register_work_page()
+    register_nav_link(
+        NavLink(
+            "Preferences",
+            "give pairs of reports to compare to assessors, follow it",
+            "preferences:organize",
+            58,
+            WORK_GROUP,
+        )
+    )
+    _register_importer()
+    register_collection_routes(
+        Route("leaderboards/borda/", views.leaderboard, "borda_leaderboard"),
+        Route("download/borda-scores/<slug:name>/", views.download_scores, "download_borda_scores"),
+    )
+    _register_score_family()

@@ -125,9 +125,7 @@ def _progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     return {row.work.pk: (row.pairs_done, row.pairs_total) for row in judging.support_progress(works)}
 
 
-def register() -> None:
-    register_fake_answer(*FAKE_ANSWERS)
-    register_urls("support/", "support.urls")
+def _register_importer() -> None:
     register_importer(
         Importer(
             IMPORT_SUPPORT,
@@ -139,6 +137,9 @@ def register() -> None:
             options=lambda data: {"method": data["method_kind"], "method_name": data["method_name"] or None},
         )
     )
+
+
+def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
             kind=AUTO_SUPPORT,
@@ -152,11 +153,9 @@ def register() -> None:
             prompts=(SUPPORT,),
         )
     )
-    register_collection_routes(
-        Route("leaderboards/support/", views.leaderboard, "support_leaderboard"),
-        Route("download/support/<slug:method>/", views.download_labels, "download_support"),
-        Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
-    )
+
+
+def _register_work_pages() -> None:
     for kind, label, description in (
         (SUPPORT_SCRATCH, "Support from scratch", "The assessor judges each sentence's citation, without LLM labels."),
         (SUPPORT_POSTEDIT, "Support with LLM labels", "The assessor checks and corrects an LLM's support labels."),
@@ -173,19 +172,9 @@ def register() -> None:
                 unit="pairs",
             )
         )
-    register_label_family(
-        LabelFamily(
-            LABEL_FAMILY,
-            "support method",
-            item_labels=study.item_labels,
-            labels=tuple(study.LABEL_NAMES.values()),
-            study=study.STUDY,
-            score_family=FAMILY,
-        )
-    )
-    register_nav_link(
-        NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54, WORK_GROUP)
-    )
+
+
+def _register_score_family() -> None:
     register_score_family(
         ScoreFamily(
             name="methods",
@@ -205,5 +194,32 @@ def register() -> None:
             label_source=comparison.method_label_source,
         )
     )
+
+
+def register() -> None:
+    register_fake_answer(*FAKE_ANSWERS)
+    register_urls("support/", "support.urls")
+    _register_importer()
+    _register_job_kind()
+    register_collection_routes(
+        Route("leaderboards/support/", views.leaderboard, "support_leaderboard"),
+        Route("download/support/<slug:method>/", views.download_labels, "download_support"),
+        Route("download/support-scores/<slug:method>/", views.download_scores, "download_support_scores"),
+    )
+    _register_work_pages()
+    register_label_family(
+        LabelFamily(
+            LABEL_FAMILY,
+            "support method",
+            item_labels=study.item_labels,
+            labels=tuple(study.LABEL_NAMES.values()),
+            study=study.STUDY,
+            score_family=FAMILY,
+        )
+    )
+    register_nav_link(
+        NavLink("Support judging", "give support judging to assessors, follow it", "support:organize", 54, WORK_GROUP)
+    )
+    _register_score_family()
     register_topic_count(TopicCount("Support methods", partial(kept_topic_counts, FAMILY), order=30))
     register_answer_badges(AnswerBadges(name="support", sentence_badges=_first_citation_badges))
