@@ -47,6 +47,47 @@ def argue_export_notes(*, name: str) -> list[str]:
     return notes + job_sentences(jobs, labels="judgments", partial="the export holds only what it judged")
 
 
+def _citations_judged(name: str, answer_ids: list[int]) -> dict[int, list[dict]]:
+    """Each sentence's judged citations, in order: the document, the source's yes/no, who said it."""
+    supports = {
+        citation: (label, _made_by(*maker))
+        for citation, label, *maker in labels_counted(
+            SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name)
+        ).values_list("citation_id", "label", *MAKER)
+    }
+    citations: dict[int, list[dict]] = defaultdict(list)
+    for sentence_id, citation_id, docid in (
+        Citation.objects.filter(sentence__answer_id__in=answer_ids)
+        .order_by("sentence_id", "position")
+        .values_list("sentence_id", "pk", "segment_id")
+    ):
+        if citation_id in supports:
+            label, made_by = supports[citation_id]
+            citations[sentence_id].append({"docid": docid, "supports": label, "made_by": made_by})
+    return citations
+
+
+def _answers_judged(name: str, answer_ids: list[int]) -> dict[int, list[dict]]:
+    """Each sentence's judgments against the bank's gold answers, in the bank's order."""
+    answers: dict[int, list[dict]] = defaultdict(list)
+    for sentence_id, text, index, label, *maker in (
+        labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+        .filter(sentence__answer_id__in=answer_ids)
+        .order_by("sentence_id", "question__position", "answer_index")
+        .values_list("sentence_id", "question__text", "answer_index", "label", *MAKER)
+    ):
+        answers[sentence_id].append(
+            {
+                "question_id": question_id(text),
+                "question": text,
+                "answer_index": index,
+                "agrees": label,
+                "made_by": _made_by(*maker),
+            }
+        )
+    return answers
+
+
 def argue_lines(*, name: str) -> Iterator[str]:
     """The counted judgments of a source, one judged report a line; LookupError when it has none."""
     reports = list(
@@ -64,37 +105,8 @@ def argue_lines(*, name: str) -> Iterator[str]:
         .values_list("pk", "answer_id", "index", "text")
     ):
         sentences[answer_id].append((pk, index, text))
-    supports = {
-        citation: (label, _made_by(*maker))
-        for citation, label, *maker in labels_counted(
-            SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name)
-        ).values_list("citation_id", "label", *MAKER)
-    }
-    citations: dict[int, list[dict]] = defaultdict(list)
-    for sentence_id, citation_id, docid in (
-        Citation.objects.filter(sentence__answer_id__in=answer_ids)
-        .order_by("sentence_id", "position")
-        .values_list("sentence_id", "pk", "segment_id")
-    ):
-        if citation_id in supports:
-            label, made_by = supports[citation_id]
-            citations[sentence_id].append({"docid": docid, "supports": label, "made_by": made_by})
-    answers: dict[int, list[dict]] = defaultdict(list)
-    for sentence_id, text, index, label, *maker in (
-        labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
-        .filter(sentence__answer_id__in=answer_ids)
-        .order_by("sentence_id", "question__position", "answer_index")
-        .values_list("sentence_id", "question__text", "answer_index", "label", *MAKER)
-    ):
-        answers[sentence_id].append(
-            {
-                "question_id": question_id(text),
-                "question": text,
-                "answer_index": index,
-                "agrees": label,
-                "made_by": _made_by(*maker),
-            }
-        )
+    citations = _citations_judged(name, answer_ids)
+    answers = _answers_judged(name, answer_ids)
     for answer_id, run_id, topic_id, bank, kept, check_all, *maker in reports:
         judged = [
             {"index": index, "text": text, "citations": citations[pk], "answers": answers[pk]}

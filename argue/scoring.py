@@ -8,6 +8,9 @@ some answers is computed over those answers alone.
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
+
+from django.db.models import QuerySet
 
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
 from argue.metrics import METRICS, SentenceJudged, report_metrics
@@ -24,6 +27,9 @@ from assessor.scoring.lifecycle import (
 )
 from assessor.scoring.scores import Scores, run_means
 from nuggets.banks import bank_questions
+
+# The judged reports' answers a computation is scoped to, as a subquery.
+AnswersInScope = QuerySet[JudgedReport, dict[str, Any]]
 
 
 def _of_source(model, name: str):
@@ -49,32 +55,9 @@ def argue_scores_from_labels(
     rows = list(reports.values_list("answer_id", "answer__run__run_id", "answer__topic_id", "bank", "kept"))
     in_scope = reports.values("answer_id")
     kept = {answer_id: count for answer_id, _, _, _, count in rows}
-    sentences: dict[int, list[int]] = defaultdict(list)  # answer -> its kept sentences' ids, in order
-    for pk, answer_id, index in (
-        Sentence.objects.filter(answer_id__in=in_scope)
-        .order_by("answer_id", "index")
-        .values_list("pk", "answer_id", "index")
-    ):
-        if index < kept[answer_id]:
-            sentences[answer_id].append(pk)
-    supports = {
-        citation: label == "yes"
-        for citation, label in _of_source(SupportAttestation, name).values_list("citation_id", "label")
-    }
-    citations: dict[int, list[tuple[str, bool | None]]] = defaultdict(list)
-    for sentence_id, citation_id, docid in (
-        Citation.objects.filter(sentence__answer_id__in=in_scope)
-        .order_by("sentence_id", "position")
-        .values_list("sentence_id", "pk", "segment_id")
-    ):
-        citations[sentence_id].append((docid, supports.get(citation_id)))
-    agreed: dict[int, set[tuple[int, int]]] = defaultdict(set)  # sentence -> (question pk, answer index)
-    for sentence_id, question_id, answer_index in (
-        _of_source(AnswerAttestation, name)
-        .filter(label="yes", sentence__answer_id__in=in_scope)
-        .values_list("sentence_id", "question_id", "answer_index")
-    ):
-        agreed[sentence_id].add((question_id, answer_index))
+    sentences = _kept_sentences(in_scope, kept)
+    citations = _citations(name, in_scope)
+    agreed = _agreed(name, in_scope)
     banks = {
         bank: bank_questions(bank, {topic for _, _, topic, name_, _ in rows if name_ == bank})
         for bank in {bank for _, _, _, bank, _ in rows}
@@ -106,6 +89,47 @@ def argue_scores_from_labels(
         topics=evaluated,
         runs=runs,
     )
+
+
+def _kept_sentences(in_scope: AnswersInScope, kept: dict[int, int]) -> dict[int, list[int]]:
+    """Each answer's kept sentences' ids, in order."""
+    sentences: dict[int, list[int]] = defaultdict(list)
+    for pk, answer_id, index in (
+        Sentence.objects.filter(answer_id__in=in_scope)
+        .order_by("answer_id", "index")
+        .values_list("pk", "answer_id", "index")
+    ):
+        if index < kept[answer_id]:
+            sentences[answer_id].append(pk)
+    return sentences
+
+
+def _citations(name: str, in_scope: AnswersInScope) -> dict[int, list[tuple[str, bool | None]]]:
+    """Each sentence's cited documents, in order, with the source's support judgment (None when not judged)."""
+    supports = {
+        citation: label == "yes"
+        for citation, label in _of_source(SupportAttestation, name).values_list("citation_id", "label")
+    }
+    citations: dict[int, list[tuple[str, bool | None]]] = defaultdict(list)
+    for sentence_id, citation_id, docid in (
+        Citation.objects.filter(sentence__answer_id__in=in_scope)
+        .order_by("sentence_id", "position")
+        .values_list("sentence_id", "pk", "segment_id")
+    ):
+        citations[sentence_id].append((docid, supports.get(citation_id)))
+    return citations
+
+
+def _agreed(name: str, in_scope: AnswersInScope) -> dict[int, set[tuple[int, int]]]:
+    """Each sentence's (question pk, answer index) the source said it gives."""
+    agreed: dict[int, set[tuple[int, int]]] = defaultdict(set)
+    for sentence_id, question_id, answer_index in (
+        _of_source(AnswerAttestation, name)
+        .filter(label="yes", sentence__answer_id__in=in_scope)
+        .values_list("sentence_id", "question_id", "answer_index")
+    ):
+        agreed[sentence_id].add((question_id, answer_index))
+    return agreed
 
 
 def argue_scores(*, name: str, runs: Sequence[str] | None = None, per_topic: bool = True) -> Scores:

@@ -36,6 +36,22 @@ def scores_lines(scores: Scores) -> Iterator[str]:
     return tsv_lines(scores)
 
 
+def _labels_read(
+    *, assigner: str, nugget_ids: list[int], provenance: bool
+) -> tuple[dict[int, dict[int, str]], dict[tuple[int, int], dict]]:
+    """The assigner's counted labels of the nuggets, by answer then nugget, and, with `provenance`, who made each."""
+    labels: dict[int, dict[int, str]] = defaultdict(dict)
+    made: dict[tuple[int, int], dict] = {}
+    fields = ("answer_id", "nugget_id", "label", *(PROVENANCE_FIELDS if provenance else ()))
+    for answer_id, nugget_id, label, *maker in (
+        counted_labels().filter(assigner=assigner, nugget_id__in=nugget_ids).values_list(*fields)
+    ):
+        labels[answer_id][nugget_id] = label
+        if maker:
+            made[(answer_id, nugget_id)] = provenance_record(*maker)
+    return labels, made
+
+
 def assignments_lines(
     *, nuggets: str, assigner: str, provenance: bool = False, team_prefix: bool = False
 ) -> Iterator[str]:
@@ -59,17 +75,9 @@ def assignments_lines(
         topic_nuggets = list(
             Nugget.objects.filter(nugget_set_id=set_id).order_by("position").values_list("id", "text", "importance")
         )
-        labels: dict[int, dict[int, str]] = defaultdict(dict)
-        made: dict[tuple[int, int], dict] = {}
-        fields = ("answer_id", "nugget_id", "label", *(PROVENANCE_FIELDS if provenance else ()))
-        for answer_id, nugget_id, label, *maker in (
-            counted_labels()
-            .filter(assigner=assigner, nugget_id__in=[nugget_id for nugget_id, _, _ in topic_nuggets])
-            .values_list(*fields)
-        ):
-            labels[answer_id][nugget_id] = label
-            if maker:
-                made[(answer_id, nugget_id)] = provenance_record(*maker)
+        labels, made = _labels_read(
+            assigner=assigner, nugget_ids=[nugget_id for nugget_id, _, _ in topic_nuggets], provenance=provenance
+        )
         if not labels:
             continue
         answers = (

@@ -122,6 +122,18 @@ def crucible_plan(
     return banks, chunked
 
 
+def _request_check(*, name: str, variant: str, length: str) -> str:
+    """Refuse a run name already taken, an unknown variant or length; the variant's stored value."""
+    if Run.objects.filter(run_id=name).exists() or RunAlias.objects.filter(alias=name).exists():
+        raise JobRequestInvalid(f"A run named {name!r} is stored already: choose another name.")
+    output_name_check(kind=CRUCIBLE, name=name, taken=False, family="")
+    if variant not in Variant.values:
+        raise JobRequestInvalid(f"unknown variant {variant!r}: {' or '.join(Variant.values)}")
+    if length not in PER_QUESTION:
+        raise JobRequestInvalid(f"unknown report length {length!r}: short or long")
+    return Variant(variant).value
+
+
 def crucible_job_create(
     *,
     name: str,
@@ -136,14 +148,7 @@ def crucible_job_create(
     config: LLMConfig | None = None,
     endpoint: str | None = None,
 ) -> Job:
-    if Run.objects.filter(run_id=name).exists() or RunAlias.objects.filter(alias=name).exists():
-        raise JobRequestInvalid(f"A run named {name!r} is stored already: choose another name.")
-    output_name_check(kind=CRUCIBLE, name=name, taken=False, family="")
-    if variant not in Variant.values:
-        raise JobRequestInvalid(f"unknown variant {variant!r}: {' or '.join(Variant.values)}")
-    variant = Variant(variant).value
-    if length not in PER_QUESTION:
-        raise JobRequestInvalid(f"unknown report length {length!r}: short or long")
+    variant = _request_check(name=name, variant=variant, length=length)
     banks, chunked = crucible_plan(bank=bank, topics=topics, documents=documents, chunks=chunks)
     items = [
         (f"{topic_id}/{position}", {"topic": topic_id, "question": position, "text": question.text})

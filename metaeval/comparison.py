@@ -97,6 +97,32 @@ def metrics_paired(
     return _renamed(scores_a, names_a), _renamed(scores_b, names_b)
 
 
+def _options_check(options: TauOptions) -> None:
+    if options.missing not in ("zero", "skip"):
+        raise ValueError(f"unknown missing-topic rule {options.missing!r}: zero or skip")
+    if options.top_k < 2:
+        raise ValueError("--top-k must be at least 2")
+    if options.top_k_of not in ("a", "b"):
+        raise ValueError(f"the top k are a's or b's, not {options.top_k_of!r}")
+
+
+def _labels_compare(a_text: str, b_text: str, *, confusion: bool, options: TauOptions, partial_yes: bool) -> Comparison:
+    """A comparison without scores or taus: the label matrix alone, when asked for."""
+    a, b = source_parse(a_text), source_parse(b_text)
+    source_require(a)
+    source_require(b)
+    empty = Scores(metrics=())
+    return Comparison(
+        a=a,
+        b=b,
+        scores_a=empty,
+        scores_b=empty,
+        taus=[],
+        confusion=sources_confusion(a, b, partial_yes=partial_yes) if confusion else None,
+        options=options,
+    )
+
+
 def comparison_build(
     a_text: str,
     b_text: str,
@@ -115,26 +141,9 @@ def comparison_build(
     method's PS counts as yes against a yes/no family (FS alone by default). Raises SourceError for
     an unknown source and ValueError for a metric one of them lacks.
     """
-    if options.missing not in ("zero", "skip"):
-        raise ValueError(f"unknown missing-topic rule {options.missing!r}: zero or skip")
-    if options.top_k < 2:
-        raise ValueError("--top-k must be at least 2")
-    if options.top_k_of not in ("a", "b"):
-        raise ValueError(f"the top k are a's or b's, not {options.top_k_of!r}")
+    _options_check(options)
     if not scores:
-        a, b = source_parse(a_text), source_parse(b_text)
-        source_require(a)
-        source_require(b)
-        empty = Scores(metrics=())
-        return Comparison(
-            a=a,
-            b=b,
-            scores_a=empty,
-            scores_b=empty,
-            taus=[],
-            confusion=sources_confusion(a, b, partial_yes=partial_yes) if confusion else None,
-            options=options,
-        )
+        return _labels_compare(a_text, b_text, confusion=confusion, options=options, partial_yes=partial_yes)
     a, scores_a = source_load(a_text)
     b, scores_b = source_load(b_text)
     pairs = [metric for metric in metrics or () if "=" in metric]

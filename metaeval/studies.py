@@ -149,26 +149,8 @@ def study_create(
     sample = disagreements_sample(_judgeable(judging, disagreements(labels_a, labels_b)), k=k, seed=seed)
     if not sample:
         raise StudyError(f"{a.name} and {b.name} disagree on no item they both labelled: there is nothing to study.")
-    try:
-        judge = person_source_claim(family=family, name=name, by=by)
-    except WorkError as exc:
-        raise StudyError(exc.message) from None
-    if AssessorWork.objects.filter(source=judge).exists():
-        raise StudyError(f"{name!r} holds the labels of other work: choose another name.")
-    topics = {topic.pk: topic for topic in Topic.objects.filter(pk__in=list(sample))}
-    for topic_id, items in sample.items():
-        try:
-            judging.give(
-                topic=topics[topic_id],
-                assessor=assessor,
-                by=by,
-                source=judge,
-                blind_to=[a, b],
-                items=items,
-                nugget_set=nugget_set,
-            )
-        except WorkError as exc:
-            raise StudyError(exc.message) from None
+    judge = _judge_claim(family=family, name=name, by=by)
+    _sample_give(judging, sample, assessor=assessor, by=by, judge=judge, blind_to=[a, b], nugget_set=nugget_set)
     study = Study.objects.create(
         name=name,
         family=family,
@@ -190,6 +172,44 @@ def study_create(
         study.save(update_fields=["llm_job", "llm_name"])
         job_queue(study.llm_job)
     return study
+
+
+def _judge_claim(*, family: str, name: str, by: User | None) -> LabelSource:
+    """The people's source the study's labels go into: a new name, or one that holds no other work's labels."""
+    try:
+        judge = person_source_claim(family=family, name=name, by=by)
+    except WorkError as exc:
+        raise StudyError(exc.message) from None
+    if AssessorWork.objects.filter(source=judge).exists():
+        raise StudyError(f"{name!r} holds the labels of other work: choose another name.")
+    return judge
+
+
+def _sample_give(
+    judging: StudyJudging,
+    sample: Mapping[str, list[Item]],
+    *,
+    assessor: User,
+    by: User | None,
+    judge: LabelSource,
+    blind_to: list[LabelSource],
+    nugget_set: str,
+) -> None:
+    """Give each topic's sampled items to the assessor, blind to the two sources compared."""
+    topics = {topic.pk: topic for topic in Topic.objects.filter(pk__in=list(sample))}
+    for topic_id, items in sample.items():
+        try:
+            judging.give(
+                topic=topics[topic_id],
+                assessor=assessor,
+                by=by,
+                source=judge,
+                blind_to=blind_to,
+                items=items,
+                nugget_set=nugget_set,
+            )
+        except WorkError as exc:
+            raise StudyError(exc.message) from None
 
 
 def _llm_job_create(

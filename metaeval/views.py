@@ -5,7 +5,7 @@ same query string (`a`, `b`, `metric`, and the options `top_k`, `bootstrap`,
 `seed`, `missing`, `topics`, `topics_of`) as the page.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
@@ -40,7 +40,7 @@ from metaeval.comparison_page import (
 from metaeval.qrels_agreement import FIGURES as QRELS_FIGURES
 from metaeval.qrels_agreement import QrelsSourceError, qrels_agreement_build, qrels_sources_list
 from metaeval.sources import CONDITION_PATTERN, SourceKind, source_judge, sources_list, sources_notes
-from metaeval.stats import Confusion, nan_as_none
+from metaeval.stats import Confusion, TauResult, nan_as_none
 
 DESCRIBE_HEADINGS = {
     "avg_nuggets": "nuggets / topic",
@@ -157,20 +157,38 @@ def _comparison_context(request: AuthenticatedRequest, shown: Shown, page: Compa
         judges=[(str(side), source_judge(side)) for side in (comparison.a, comparison.b)],
         metric=metric,
         metric_choices=[tau.metric for tau in comparison.taus],
-        taus=[
-            {
-                "tau": tau,
-                "run": [
-                    {
-                        "value": nan_as_none(getattr(tau, name)),
-                        "ci": [nan_as_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
-                    }
-                    for name in RUN_HEADINGS
-                ],
-                "topic": [nan_as_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
-            }
-            for tau in comparison.taus
-        ],
+        taus=_tau_rows(comparison.taus),
+        **_confusion_context(comparison),
+        described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
+        describe_columns=describe_columns,
+        describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
+        describe_errors=describe_errors,
+        query=query,
+        plot_query=plot_query,
+    )
+
+
+def _tau_rows(taus: Sequence[TauResult]) -> list[dict]:
+    """Each metric's taus, the run-level ones with their 95% intervals, as the page's table shows them."""
+    return [
+        {
+            "tau": tau,
+            "run": [
+                {
+                    "value": nan_as_none(getattr(tau, name)),
+                    "ci": [nan_as_none(end) for end in tau.ci95[name]] if name in tau.ci95 else None,
+                }
+                for name in RUN_HEADINGS
+            ],
+            "topic": [nan_as_none(getattr(tau, name)) for name in TOPIC_HEADINGS],
+        }
+        for tau in taus
+    ]
+
+
+def _confusion_context(comparison: Comparison) -> dict:
+    """The label matrix and its agreement figures, empty when the comparison has none."""
+    return dict(
         confusion=comparison.confusion,
         # A support method against yes/no judgments: the page says how its FS/PS/NS were read.
         support_crossed=comparison.confusion is not None
@@ -187,12 +205,6 @@ def _comparison_context(request: AuthenticatedRequest, shown: Shown, page: Compa
         ]
         if comparison.confusion
         else [],
-        described=[{"source": s, "values": [v.get(c, "") for c in describe_columns]} for s, v in described.items()],
-        describe_columns=describe_columns,
-        describe_headings=[DESCRIBE_HEADINGS.get(column, column) for column in describe_columns],
-        describe_errors=describe_errors,
-        query=query,
-        plot_query=plot_query,
     )
 
 

@@ -70,26 +70,9 @@ def nugget_work_give(
     name = name or (BANK_NAMES[condition] if bank else condition)
     if NuggetSet.objects.filter(topic=topic, name=name).exists():
         raise WorkError(f"Topic {topic.pk} already has a nugget set named {name!r}: choose another name.")
-    drafts = None
-    if condition == NuggetSet.Kind.AUTO_EDIT:
-        if bank:
-            candidates = NuggetSet.objects.filter(topic=topic, kind__in=BANK_DRAFT_KINDS, form=form)
-        else:
-            candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT, form=form)
-        if drafts_name:
-            candidates = candidates.filter(name=drafts_name)
-        drafts = candidates.order_by("-created_at", "-id").first()
-        if drafts is None:
-            wanted = f"named {drafts_name!r} " if drafts_name else ""
-            if bank:
-                raise WorkError(
-                    f"Topic {topic.pk} has no LLM question bank {wanted}to post-edit: import one (import_banks) "
-                    "or make one with a bank job first."
-                )
-            raise WorkError(
-                f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
-                "or generate them with an AutoNuggets job first."
-            )
+    drafts = (
+        _drafts_find(topic=topic, form=form, drafts_name=drafts_name) if condition == NuggetSet.Kind.AUTO_EDIT else None
+    )
     source = person_source_claim(family=LABEL_FAMILY, name=name, by=by)
     work_kind = BANK_WORK_KINDS[condition] if bank else CONDITION_KINDS[condition]
     work = work_give(topic=topic, assessor=assessor, kind=work_kind, by=by, nugget_set_name=name, source=source)
@@ -105,33 +88,64 @@ def nugget_work_give(
         seconds_spent=0,
     )
     if drafts is not None:
-        draft_nuggets = list(drafts.nuggets.order_by("position", "id"))
-        copies = Nugget.objects.bulk_create(
-            [
-                Nugget(
-                    nugget_set=nugget_set,
-                    position=index,
-                    text=draft.text,
-                    # Fact drafts reach the assessor without importance; a bank's questions keep theirs and their rule.
-                    importance=draft.importance if bank else "",
-                    answer_rule=draft.answer_rule if bank else "",
-                    origin=Nugget.Origin.KEPT,
-                    created_by=assessor,
-                    seconds_spent=0,
-                )
-                for index, draft in enumerate(draft_nuggets)
-            ]
-        )
-        Through.objects.bulk_create(
-            [Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk) for copy, draft in zip(copies, draft_nuggets, strict=False)]
-        )
-        if bank:
-            copy_of = {draft.pk: copy for copy, draft in zip(copies, draft_nuggets, strict=True)}
-            GoldAnswer.objects.bulk_create(
-                GoldAnswer(nugget=copy_of[answer.nugget_id], position=answer.position, text=answer.text,
-                           documents=list(answer.documents))
-                for answer in GoldAnswer.objects.filter(nugget__nugget_set=drafts).order_by("nugget_id", "position")
-            )  # fmt: skip
+        _drafts_copy(drafts=drafts, nugget_set=nugget_set, assessor=assessor)
     return work
 
 
+def _drafts_find(*, topic: Topic, form: str, drafts_name: str) -> NuggetSet:
+    """The LLM's set a post-edit starts from: the set named `drafts_name`, or the topic's newest one."""
+    bank = form == NuggetSet.Form.QUESTIONS
+    if bank:
+        candidates = NuggetSet.objects.filter(topic=topic, kind__in=BANK_DRAFT_KINDS, form=form)
+    else:
+        candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT, form=form)
+    if drafts_name:
+        candidates = candidates.filter(name=drafts_name)
+    drafts = candidates.order_by("-created_at", "-id").first()
+    if drafts is None:
+        wanted = f"named {drafts_name!r} " if drafts_name else ""
+        if bank:
+            raise WorkError(
+                f"Topic {topic.pk} has no LLM question bank {wanted}to post-edit: import one (import_banks) "
+                "or make one with a bank job first."
+            )
+        raise WorkError(
+            f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
+            "or generate them with an AutoNuggets job first."
+        )
+    return drafts
+
+
+def _drafts_copy(*, drafts: NuggetSet, nugget_set: NuggetSet, assessor: User) -> None:
+    """Copy the drafts into the set being post-edited, each copy `kept` and derived from its draft."""
+    bank = nugget_set.form == NuggetSet.Form.QUESTIONS
+    draft_nuggets = list(drafts.nuggets.order_by("position", "id"))
+    copies = Nugget.objects.bulk_create(
+        [
+            Nugget(
+                nugget_set=nugget_set,
+                position=index,
+                text=draft.text,
+                # Fact drafts reach the assessor without importance; a bank's questions keep theirs and their rule.
+                importance=draft.importance if bank else "",
+                answer_rule=draft.answer_rule if bank else "",
+                origin=Nugget.Origin.KEPT,
+                created_by=assessor,
+                seconds_spent=0,
+            )
+            for index, draft in enumerate(draft_nuggets)
+        ]
+    )
+    Through.objects.bulk_create(
+        [
+            Through(from_nugget_id=copy.pk, to_nugget_id=draft.pk)
+            for copy, draft in zip(copies, draft_nuggets, strict=False)
+        ]
+    )
+    if bank:
+        copy_of = {draft.pk: copy for copy, draft in zip(copies, draft_nuggets, strict=True)}
+        GoldAnswer.objects.bulk_create(
+            GoldAnswer(nugget=copy_of[answer.nugget_id], position=answer.position, text=answer.text,
+                       documents=list(answer.documents))
+            for answer in GoldAnswer.objects.filter(nugget__nugget_set=drafts).order_by("nugget_id", "position")
+        )  # fmt: skip

@@ -143,6 +143,17 @@ def _why_not_judged(textless: bool | None) -> str:
     return "its citation is outside the pairs of this work (a study's sample): judged elsewhere, not here"
 
 
+def _llm_labels_shown(work: AssessorWork, judged: set[int]) -> dict[int, int]:
+    """The LLM's labels a post-edit shows on the pairs it judges, by citation."""
+    return dict(
+        SupportLabel.objects.filter(
+            method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO, citation_id__in=judged
+        )
+        .exclude(source__kind=LabelSource.Kind.PERSON)
+        .values_list("citation_id", "label")
+    )
+
+
 def support_page_load(*, work: AssessorWork, number: int | None = None) -> SupportPage:
     pairs = topic_pairs(work=work)
     if not pairs.order:
@@ -161,16 +172,8 @@ def support_page_load(*, work: AssessorWork, number: int | None = None) -> Suppo
         .select_related("segment")
         .only("id", "sentence_id", "segment__docid", "segment__text", "segment__title")
     }
-    shown: dict[int, int] = {}
     postedit = work.kind == SUPPORT_POSTEDIT
-    if postedit:
-        shown = dict(
-            SupportLabel.objects.filter(
-                method=llm_method_of(work), method_kind=SupportLabel.MethodKind.AUTO, citation_id__in=judged
-            )
-            .exclude(source__kind=LabelSource.Kind.PERSON)
-            .values_list("citation_id", "label")
-        )
+    shown = _llm_labels_shown(work, judged) if postedit else {}
     # Each sentence's first citation, judged here or not, with whether its passage has text: why one is not.
     first_cited = dict(
         Citation.objects.filter(sentence__answer_id=answer_id, position=0)

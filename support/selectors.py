@@ -76,17 +76,8 @@ def support_scores(
         raise
 
 
-def support_scores_from_labels(
-    *, method: str, topics: list[str] | None = None, runs: list[str] | None = None, answer_ids: list[int] | None = None
-) -> Scores:
-    """Weighted support precision and recall of a method computed from its labels, per answer and per run.
-
-    `topics` restricts the evaluated topics; `runs` restricts the runs shown
-    (their means stay over all the method's evaluated topics); `answers`
-    restricts the answers scored.
-    Raises LookupError when the method has no labels. Three queries, the
-    database counting per answer, so that a few rows per answer come back.
-    """
+def _labels_in_scope(*, method: str, topics: list[str] | None, answer_ids: list[int] | None) -> QuerySet[SupportLabel]:
+    """The method's counted labels on the topics' and the answers' citations (every one when None)."""
     labels = counted_labels().filter(method=method)
     if topics is not None and len(topics) <= NARROW_TOPICS:
         # The topics' citations first, then their labels through the (method, citation) index: through
@@ -99,6 +90,21 @@ def support_scores_from_labels(
     if answer_ids is not None:
         # The answers' citations first, then their labels through the (method, citation) index, as above.
         labels = labels.filter(citation_id__in=Citation.objects.filter(sentence__answer_id__in=answer_ids).values("id"))
+    return labels
+
+
+def support_scores_from_labels(
+    *, method: str, topics: list[str] | None = None, runs: list[str] | None = None, answer_ids: list[int] | None = None
+) -> Scores:
+    """Weighted support precision and recall of a method computed from its labels, per answer and per run.
+
+    `topics` restricts the evaluated topics; `runs` restricts the runs shown
+    (their means stay over all the method's evaluated topics); `answers`
+    restricts the answers scored.
+    Raises LookupError when the method has no labels. Three queries, the
+    database counting per answer, so that a few rows per answer come back.
+    """
+    labels = _labels_in_scope(method=method, topics=topics, answer_ids=answer_ids)
     counts = {str(value): Count("id", filter=Q(citation__position=0, label=value)) for value in SUPPORT_SCORE}
     # Every answer with a label of the method, with the labels of its first citations counted by value.
     judged = {
