@@ -305,15 +305,20 @@ def _source_refresh(
     _runs_refresh(source, removed=removed, added=added)
     answers_topics = {topic_id for _, topic_id in keys} if answers is not None else None
     evaluated = _topics_evaluated(source, topics=topics, answers_topics=answers_topics, added=added_topics)
+    _evaluated_store(source, evaluated)
+
+
+def _evaluated_store(source: KeptSource, evaluated: list[str]) -> None:
+    """Keep the source's evaluated topics under a new stamp, or drop the source when it has none left."""
     if not evaluated:
         source.delete()
-    else:
-        # A new stamp whatever changed: a refresh follows every write to the source's counted labels.
-        source.topics = evaluated
-        source.stamp = uuid.uuid4().hex
-        source.save(update_fields=["topics", "stamp"])
-        for listener in registry.stamp_listeners:
-            transaction.on_commit(listener, robust=True)
+        return
+    # A new stamp whatever changed: a refresh follows every write to the source's counted labels.
+    source.topics = evaluated
+    source.stamp = uuid.uuid4().hex
+    source.save(update_fields=["topics", "stamp"])
+    for listener in registry.stamp_listeners:
+        transaction.on_commit(listener, robust=True)
 
 
 def _topics_evaluated(
