@@ -179,6 +179,24 @@ def _write_qrels(path: Path, topics: list[BenchTopic], rng: random.Random) -> No
                 out.write(f"{topic.id} 0 {docid} {grade}\n")
 
 
+def _support_sentences(
+    sentences: list[dict], references: list[str], rng: random.Random
+) -> tuple[list[dict], list[dict]]:
+    """Each sentence's first citation judged by a person from scratch and by an LLM, drawn as NIST's shares go."""
+    scratch_sentences, auto_sentences = [], []
+    for index, sentence in enumerate(sentences):
+        scratch_citations, auto_citations = [], []
+        if sentence["citations"]:
+            reference = references[sentence["citations"][0]]
+            manual = _draw(tuple(SUPPORT_MANUAL_SHARES.items()), rng)
+            auto = _draw(SUPPORT_AUTO_GIVEN_MANUAL[manual], rng)
+            scratch_citations.append({"citationID": 0, "reference": reference, "support": str(manual)})
+            auto_citations.append({"citationID": 0, "reference": reference, "support": str(auto)})
+        scratch_sentences.append({"sentenceID": index, "text": sentence["text"], "citations": scratch_citations})
+        auto_sentences.append({"sentenceID": index, "text": sentence["text"], "citations": auto_citations})
+    return scratch_sentences, auto_sentences
+
+
 def _answers_write(
     *,
     run_id: str,
@@ -226,17 +244,7 @@ def _answers_write(
 
         # The support files name the run with its team prefix and judge each
         # sentence's first citation only, as NIST's do.
-        scratch_sentences, auto_sentences = [], []
-        for index, sentence in enumerate(sentences):
-            scratch_citations, auto_citations = [], []
-            if sentence["citations"]:
-                reference = references[sentence["citations"][0]]
-                manual = _draw(tuple(SUPPORT_MANUAL_SHARES.items()), rng)
-                auto = _draw(SUPPORT_AUTO_GIVEN_MANUAL[manual], rng)
-                scratch_citations.append({"citationID": 0, "reference": reference, "support": str(manual)})
-                auto_citations.append({"citationID": 0, "reference": reference, "support": str(auto)})
-            scratch_sentences.append({"sentenceID": index, "text": sentence["text"], "citations": scratch_citations})
-            auto_sentences.append({"sentenceID": index, "text": sentence["text"], "citations": auto_citations})
+        scratch_sentences, auto_sentences = _support_sentences(sentences, references, rng)
         support_header = {"topic_id": topic.id, "run_id": f"{team}.{run_id}"}
         scratch_out.write(_dumps({**support_header, "sentences": scratch_sentences}))
         support_auto_out.write(_dumps({**support_header, "sentences": auto_sentences}))

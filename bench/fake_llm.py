@@ -203,6 +203,33 @@ class FakeLLMServer:
             }
 
 
+def _completion(body: dict, text: str, *, number: int, logprobs: bool) -> dict:
+    """The chat completion that answers the request `body` with `text`, its usage counted in words; its tokens'
+    log-probabilities when the request asks for them and the server gives them (`logprobs`)."""
+    messages = body.get("messages", [])
+    prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
+    scored = {"logprobs": {"content": token_logprobs(messages, text)}} if body.get("logprobs") and logprobs else {}
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                **scored,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_words,
+            "completion_tokens": len(text.split()),
+            "total_tokens": prompt_words + len(text.split()),
+        },
+    }
+
+
 def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -252,31 +279,7 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     return
                 if reply.transform is not None:
                     text = reply.transform(text)
-                prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
-                scored = (
-                    {"logprobs": {"content": token_logprobs(messages, text)}}
-                    if body.get("logprobs") and fake.logprobs
-                    else {}
-                )
-                payload = {
-                    "id": f"chatcmpl-{fake.count}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body.get("model", "fake"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                            **scored,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": prompt_words,
-                        "completion_tokens": len(text.split()),
-                        "total_tokens": prompt_words + len(text.split()),
-                    },
-                }
+                payload = _completion(body, text, number=fake.count, logprobs=fake.logprobs)
                 self._send(200, payload, reply.headers)
             finally:
                 fake._done(body)

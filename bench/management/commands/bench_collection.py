@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.management import call_command, get_commands
@@ -28,6 +29,12 @@ from assignment import kinds as assignment_kinds
 from bench.collection_data import Measure, benchmark_collection_build, measured
 from bench.throwaway import throwaway_database
 from nuggets import kinds as nugget_kinds
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from assessor.models import Run, Topic
 
 BENCH_DATABASE = "assessor_bench"
 # The comparisons the worker computes at once after a run's import: both conditions on two metrics, both
@@ -300,26 +307,13 @@ class Command(BaseCommand):
         # The served process has its loaded objects frozen (assessor/project/wsgi.py): so has this one.
         gc.collect()
         gc.freeze()
-        from django.contrib.auth.models import User
         from django.test import Client
         from django.test.utils import override_settings
-        from django.urls import reverse
-        from django.utils import timezone
 
-        from assessor.models import Answer, AssessorWork, KeptSource, LabelSource, Run, Topic
-        from assessor.scoring.kept import scores_refresh, scores_refresh_work
-        from assessor.work.roles import Role, user_set_role
-        from assignment.judging import answer_order, assign_work_give, work_nugget_set
-        from assignment.models import AssignmentLabel
+        from assessor.models import Answer, Run, Topic
         from bench.request_bench import requests_time, response_ok
-        from metaeval.comparison_page import comparison_compute, kept_query
-        from metaeval.models import KeptComparison
 
-        # Made once: a second run on the same collection (--pages-only) takes them and their work again.
-        organizer, _ = User.objects.get_or_create(username="bench-collection-organizer")
-        user_set_role(organizer, Role.ORGANIZER)
-        assessor, _ = User.objects.get_or_create(username="bench-collection-assessor")
-        user_set_role(assessor, Role.ASSESSOR)
+        organizer, assessor = _bench_users()
         topic = Topic.objects.order_by("pk").first()
         run = Run.objects.order_by("run_id").first()
         if topic is None or run is None or not Answer.objects.exists():
@@ -327,120 +321,17 @@ class Command(BaseCommand):
             return
         client = Client()
         client.force_login(organizer)
-
-        def get(url: str) -> Callable[[], None]:
-            return lambda: response_ok(client.get(url))
-
-        def download(url: str) -> Callable[[], None]:
-            def read() -> None:
-                response = client.get(url)
-                response_ok(response)
-                b"".join(response.streaming_content)  # type: ignore[attr-defined]
-
-            return read
-
-        comparison_url = reverse("metaeval:index") + "?a=auto_edit/manual&b=auto_edit/auto&metric=Vstrict"
+        reads = _page_reads(client, topic=topic, run=run)
         pages = {
-            "home": get(reverse("home")),
-            "topics": get(reverse("collection:topics")),
-            "topic": get(reverse("collection:topic", args=[topic.pk])),
-            "runs": get(reverse("collection:runs")),
-            "run": get(reverse("collection:run", args=[run.run_id])),
-            "leaderboards": get(reverse("collection:leaderboards")),
-            "condition leaderboard": get(reverse("assignment:leaderboard") + "?nuggets=auto_edit&assigner=manual"),
-            "support leaderboard": get(reverse("collection:support_leaderboard") + "?method=scratch"),
-            "meta-evaluation": get(reverse("metaeval:index")),
-            "meta-evaluation, a comparison": get(comparison_url),
-            "scores download": download(reverse("collection:download_scores", args=["auto_edit", "manual"])),
+            **reads,
+            "run, after one source changed": _run_after_a_change(reads["run"]),
+            **_comparison_steps(client, comparison_get=reads["meta-evaluation, a comparison"]),
+            "label save (open work)": _label_save(organizer=organizer, assessor=assessor, topic=topic),
+            **_refresh_steps(topic),
         }
-        comparison_get = pages["meta-evaluation, a comparison"]
-
-        def sources_changed() -> None:
-            # A refresh gives the sources new stamps: the kept comparison is stale. Marked as asked for
-            # already, so that the view sends no task to the broker (a worker of another site could take it).
-            KeptSource.objects.update(stamp=uuid.uuid4().hex)
-            KeptComparison.objects.update(queued_at=timezone.now())
-
-        changed: list[bool] = []
-
-        def comparison_after_a_change() -> None:
-            # The change is made once, by the first (untimed) call: the timed views are the view alone.
-            if not changed:
-                sources_changed()
-                changed.append(True)
-            comparison_get()
-
-        def comparison_computed_again() -> None:
-            sources_changed()
-            for key in KeptComparison.objects.filter(query__metric="Vstrict").values_list("key", flat=True):
-                assert comparison_compute(key)
-
-        def comparison_asked_first() -> None:
-            # A comparison never computed, of sources this large: the view asks a worker and says so. Its row
-            # made as the view makes it, asked for already (no task to the broker, as above).
-            first = kept_query({"a": "auto_edit/manual", "b": "auto_edit/auto", "metric": "A"})
-            assert first is not None
-            KeptComparison.objects.filter(key=first.key).delete()
-            KeptComparison.objects.create(
-                key=first.key, query=first.query, viewed_at=timezone.now(), queued_at=timezone.now()
-            )
-            response_ok(client.get(comparison_url.replace("metric=Vstrict", "metric=A")))
-
-        run_get = pages["run"]
-
-        def run_after_a_change() -> None:
-            # One source's refresh (its new stamp, written here): the view reads and renders that source again.
-            KeptSource.objects.filter(pk=KeptSource.objects.order_by("pk").values("pk")[:1]).update(
-                stamp=uuid.uuid4().hex
-            )
-            run_get()
-
-        pages["run, after one source changed"] = run_after_a_change
-        pages["meta-evaluation, a comparison (a view after a change: stale)"] = comparison_after_a_change
-        pages["meta-evaluation, a comparison computed again (worker)"] = comparison_computed_again
-        pages["meta-evaluation, first view of a large comparison"] = comparison_asked_first
-        # A ManualAssign save on the collection's nugget lists: the label and its answer's kept scores.
-        work = AssessorWork.objects.filter(
-            assessor=assessor, topic=topic, kind=assignment_kinds.ASSIGN_MANUAL
-        ).first() or assign_work_give(topic=topic, assessor=assessor, by=organizer, assigner_name="bench-person")
-        nugget = work_nugget_set(work=work).nuggets.order_by("position").values_list("pk", flat=True)[0]
-        assessor_client = Client()
-        assessor_client.force_login(assessor)
-        # The label the first answer holds already (a second run): the save goes on from it.
-        first_answer = answer_order(work=work)[0]
-        stored = AssignmentLabel.objects.filter(work=work, answer_id=first_answer, nugget_id=nugget).first()
-        state = {"label": stored.label if stored else ""}
-
-        def label_save() -> None:
-            label = "support" if state["label"] != "support" else "not_support"
-            response = assessor_client.post(
-                reverse("judge:label", args=[work.pk, 1]),
-                {"nugget": nugget, "label": label, "previous": state["label"], "version": work.version},
-                HTTP_ACCEPT="application/json",
-            )
-            assert response.status_code == 200, response.content[:300]
-            state["label"] = label
-
-        pages["label save (open work)"] = label_save
-        # What a write that changes figures costs: one answer of a condition, one topic of every source (a submit).
-        answer = Answer.objects.filter(topic=topic).order_by("pk").first()
-        assert answer is not None
-        pages["refresh: one answer, one condition"] = lambda: scores_refresh(
-            family="conditions", columns=("auto_edit", "manual"), topics=[topic.pk], answers=[answer.pk]
-        )
-        pages["refresh: one topic, every source"] = lambda: scores_refresh(topics=[topic.pk])
-        # A submit (or reopening) refreshes what the work's labels go into, in its topic: a ManualAssign
-        # work into the condition auto_edit/manual; a nugget list every condition over it.
-        manual = LabelSource.objects.filter(family=assignment_kinds.LABEL_FAMILY, name="manual").first()
-        assign_work = AssessorWork(
-            topic=topic, kind=assignment_kinds.ASSIGN_MANUAL, nugget_set_name="auto_edit", source=manual
-        )
-        nugget_work = AssessorWork(topic=topic, kind=nugget_kinds.NUGGETS_AUTO_EDIT, nugget_set_name="auto_edit")
-        pages["refresh: a ManualAssign submit"] = lambda: scores_refresh_work(assign_work)
-        pages["refresh: a nugget list submit"] = lambda: scores_refresh_work(nugget_work)
         with override_settings(ALLOWED_HOSTS=["testserver"]):
             # Kept before it is timed: at this size its first view asks a worker, and none runs here.
-            response_ok(client.get(comparison_url + "&here=1"))
+            response_ok(client.get(_comparison_url() + "&here=1"))
             timings = requests_time(pages, repeat=repeat)
         self._say(f"{'request':<60}{'median ms':>10}{'cpu ms':>8}{'queries':>9}")
         for name, timing in timings.items():
@@ -551,3 +442,175 @@ class Command(BaseCommand):
     def _say(self, text: str) -> None:
         self.stdout.write(text)
         self.stdout.flush()
+
+
+# --- The timed requests of `_pages`, each a call with no argument ------------------------------------------------
+
+Step = Callable[[], None]
+
+
+def _comparison_url() -> str:
+    from django.urls import reverse
+
+    return reverse("metaeval:index") + "?a=auto_edit/manual&b=auto_edit/auto&metric=Vstrict"
+
+
+def _bench_users() -> "tuple[User, User]":
+    """The organizer and the assessor of the timed requests, made once: a second run on the same collection
+    (--pages-only) takes them and their work again."""
+    from django.contrib.auth.models import User
+
+    from assessor.work.roles import Role, user_set_role
+
+    organizer, _ = User.objects.get_or_create(username="bench-collection-organizer")
+    user_set_role(organizer, Role.ORGANIZER)
+    assessor, _ = User.objects.get_or_create(username="bench-collection-assessor")
+    user_set_role(assessor, Role.ASSESSOR)
+    return organizer, assessor
+
+
+def _page_reads(client: "Client", *, topic: "Topic", run: "Run") -> dict[str, Step]:
+    """The organizer's pages and a download, each read whole."""
+    from django.urls import reverse
+
+    from bench.request_bench import response_ok
+
+    def get(url: str) -> Step:
+        return lambda: response_ok(client.get(url))
+
+    def download(url: str) -> Step:
+        def read() -> None:
+            response = client.get(url)
+            response_ok(response)
+            b"".join(response.streaming_content)  # type: ignore[attr-defined]
+
+        return read
+
+    return {
+        "home": get(reverse("home")),
+        "topics": get(reverse("collection:topics")),
+        "topic": get(reverse("collection:topic", args=[topic.pk])),
+        "runs": get(reverse("collection:runs")),
+        "run": get(reverse("collection:run", args=[run.run_id])),
+        "leaderboards": get(reverse("collection:leaderboards")),
+        "condition leaderboard": get(reverse("assignment:leaderboard") + "?nuggets=auto_edit&assigner=manual"),
+        "support leaderboard": get(reverse("collection:support_leaderboard") + "?method=scratch"),
+        "meta-evaluation": get(reverse("metaeval:index")),
+        "meta-evaluation, a comparison": get(_comparison_url()),
+        "scores download": download(reverse("collection:download_scores", args=["auto_edit", "manual"])),
+    }
+
+
+def _run_after_a_change(run_get: Step) -> Step:
+    from assessor.models import KeptSource
+
+    def run_after_a_change() -> None:
+        # One source's refresh (its new stamp, written here): the view reads and renders that source again.
+        KeptSource.objects.filter(pk=KeptSource.objects.order_by("pk").values("pk")[:1]).update(stamp=uuid.uuid4().hex)
+        run_get()
+
+    return run_after_a_change
+
+
+def _comparison_steps(client: "Client", *, comparison_get: Step) -> dict[str, Step]:
+    """The kept comparison once its sources changed: viewed stale, computed again, and a large one's first view."""
+    from django.utils import timezone
+
+    from assessor.models import KeptSource
+    from bench.request_bench import response_ok
+    from metaeval.comparison_page import comparison_compute, kept_query
+    from metaeval.models import KeptComparison
+
+    def sources_changed() -> None:
+        # A refresh gives the sources new stamps: the kept comparison is stale. Marked as asked for
+        # already, so that the view sends no task to the broker (a worker of another site could take it).
+        KeptSource.objects.update(stamp=uuid.uuid4().hex)
+        KeptComparison.objects.update(queued_at=timezone.now())
+
+    changed: list[bool] = []
+
+    def comparison_after_a_change() -> None:
+        # The change is made once, by the first (untimed) call: the timed views are the view alone.
+        if not changed:
+            sources_changed()
+            changed.append(True)
+        comparison_get()
+
+    def comparison_computed_again() -> None:
+        sources_changed()
+        for key in KeptComparison.objects.filter(query__metric="Vstrict").values_list("key", flat=True):
+            assert comparison_compute(key)
+
+    def comparison_asked_first() -> None:
+        # A comparison never computed, of sources this large: the view asks a worker and says so. Its row
+        # made as the view makes it, asked for already (no task to the broker, as above).
+        first = kept_query({"a": "auto_edit/manual", "b": "auto_edit/auto", "metric": "A"})
+        assert first is not None
+        KeptComparison.objects.filter(key=first.key).delete()
+        KeptComparison.objects.create(
+            key=first.key, query=first.query, viewed_at=timezone.now(), queued_at=timezone.now()
+        )
+        response_ok(client.get(_comparison_url().replace("metric=Vstrict", "metric=A")))
+
+    return {
+        "meta-evaluation, a comparison (a view after a change: stale)": comparison_after_a_change,
+        "meta-evaluation, a comparison computed again (worker)": comparison_computed_again,
+        "meta-evaluation, first view of a large comparison": comparison_asked_first,
+    }
+
+
+def _label_save(*, organizer: "User", assessor: "User", topic: "Topic") -> Step:
+    """A ManualAssign save on the collection's nugget lists: the label and its answer's kept scores."""
+    from django.test import Client
+    from django.urls import reverse
+
+    from assessor.models import AssessorWork
+    from assignment.judging import answer_order, assign_work_give, work_nugget_set
+    from assignment.models import AssignmentLabel
+
+    work = AssessorWork.objects.filter(
+        assessor=assessor, topic=topic, kind=assignment_kinds.ASSIGN_MANUAL
+    ).first() or assign_work_give(topic=topic, assessor=assessor, by=organizer, assigner_name="bench-person")
+    nugget = work_nugget_set(work=work).nuggets.order_by("position").values_list("pk", flat=True)[0]
+    assessor_client = Client()
+    assessor_client.force_login(assessor)
+    # The label the first answer holds already (a second run): the save goes on from it.
+    first_answer = answer_order(work=work)[0]
+    stored = AssignmentLabel.objects.filter(work=work, answer_id=first_answer, nugget_id=nugget).first()
+    state = {"label": stored.label if stored else ""}
+
+    def label_save() -> None:
+        label = "support" if state["label"] != "support" else "not_support"
+        response = assessor_client.post(
+            reverse("judge:label", args=[work.pk, 1]),
+            {"nugget": nugget, "label": label, "previous": state["label"], "version": work.version},
+            HTTP_ACCEPT="application/json",
+        )
+        assert response.status_code == 200, response.content[:300]
+        state["label"] = label
+
+    return label_save
+
+
+def _refresh_steps(topic: "Topic") -> dict[str, Step]:
+    """What a write that changes figures costs: one answer of a condition, one topic of every source (a submit)."""
+    from assessor.models import Answer, AssessorWork, LabelSource
+    from assessor.scoring.kept import scores_refresh, scores_refresh_work
+
+    answer = Answer.objects.filter(topic=topic).order_by("pk").first()
+    assert answer is not None
+    # A submit (or reopening) refreshes what the work's labels go into, in its topic: a ManualAssign
+    # work into the condition auto_edit/manual; a nugget list every condition over it.
+    manual = LabelSource.objects.filter(family=assignment_kinds.LABEL_FAMILY, name="manual").first()
+    assign_work = AssessorWork(
+        topic=topic, kind=assignment_kinds.ASSIGN_MANUAL, nugget_set_name="auto_edit", source=manual
+    )
+    nugget_work = AssessorWork(topic=topic, kind=nugget_kinds.NUGGETS_AUTO_EDIT, nugget_set_name="auto_edit")
+    return {
+        "refresh: one answer, one condition": lambda: scores_refresh(
+            family="conditions", columns=("auto_edit", "manual"), topics=[topic.pk], answers=[answer.pk]
+        ),
+        "refresh: one topic, every source": lambda: scores_refresh(topics=[topic.pk]),
+        "refresh: a ManualAssign submit": lambda: scores_refresh_work(assign_work),
+        "refresh: a nugget list submit": lambda: scores_refresh_work(nugget_work),
+    }

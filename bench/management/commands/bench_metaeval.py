@@ -27,7 +27,7 @@ from django.core.management import call_command, get_commands
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, reset_queries
 
-from assessor.scoring.scores import NUGGET_METRICS
+from assessor.scoring.scores import NUGGET_METRICS, Scores
 
 if TYPE_CHECKING:
     from metaeval.comparison import Comparison
@@ -181,22 +181,11 @@ class Command(BaseCommand):
         self.stdout.write(text)
         self.stdout.flush()
 
-    def _bench(self) -> None:
+    def _scores_load(self) -> tuple[Scores, Scores]:
+        """The two conditions' scores; loading them is the scoring's work (assignment.selectors), timed once."""
         from assignment.selectors import nugget_scores
-        from metaeval.comparison import comparison_build
-        from metaeval.sources import source_parse, sources_confusion
-        from metaeval.stats import TauOptions, taus_compute_all
-        from support.selectors import support_methods_list
 
-        a_text, b_text = f"{NUGGETS}/{CONDITIONS[0]}", f"{NUGGETS}/{CONDITIONS[1]}"
-        # Fresh planner statistics, as autovacuum (PostgreSQL) or a periodic ANALYZE keeps them after
-        # a bulk import: without them the planner guesses a table holds a row and picks nested loops.
-        started = time.perf_counter()
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-        self._say(f"{'ANALYZE':<58} {time.perf_counter() - started:8.2f} s")
         try:
-            # Loading the scores is the scoring's work (assignment.selectors), timed once for reference.
             scores_a = self._time(
                 f"nugget_scores({NUGGETS}, {CONDITIONS[0]}) (load, once)",
                 lambda: nugget_scores(nuggets=NUGGETS, assigner=CONDITIONS[0]),
@@ -209,6 +198,37 @@ class Command(BaseCommand):
             )
         except LookupError as exc:
             raise CommandError(f"the database lacks a condition: {exc}") from None
+        return scores_a, scores_b
+
+    def _support_confusion(self) -> None:
+        """The support labels' matrix of the two methods, when the database holds both."""
+        from metaeval.sources import source_parse, sources_confusion
+        from support.selectors import support_methods_list
+
+        methods = support_methods_list()
+        if all(method in methods for method in SUPPORT_METHODS):
+            sa, sb = source_parse(f"support:{SUPPORT_METHODS[0]}"), source_parse(f"support:{SUPPORT_METHODS[1]}")
+            self._time(
+                "confusion matrix, every support label",
+                lambda: sources_confusion(sa, sb),
+                confusion_note,
+            )
+        else:
+            self._say(f"support methods {', '.join(SUPPORT_METHODS)} not in the database: support matrix skipped")
+
+    def _bench(self) -> None:
+        from metaeval.comparison import comparison_build
+        from metaeval.sources import source_parse, sources_confusion
+        from metaeval.stats import TauOptions, taus_compute_all
+
+        a_text, b_text = f"{NUGGETS}/{CONDITIONS[0]}", f"{NUGGETS}/{CONDITIONS[1]}"
+        # Fresh planner statistics, as autovacuum (PostgreSQL) or a periodic ANALYZE keeps them after
+        # a bulk import: without them the planner guesses a table holds a row and picks nested loops.
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        self._say(f"{'ANALYZE':<58} {time.perf_counter() - started:8.2f} s")
+        scores_a, scores_b = self._scores_load()
         self._say(
             f"scale: {len(scores_a.runs)} runs, {len(scores_a.topics)} topics, "
             f"{len(scores_a.per_topic)} answers in {a_text}, {len(scores_b.per_topic)} in {b_text}"
@@ -236,16 +256,7 @@ class Command(BaseCommand):
             lambda: sources_confusion(a, b),
             confusion_note,
         )
-        methods = support_methods_list()
-        if all(method in methods for method in SUPPORT_METHODS):
-            sa, sb = source_parse(f"support:{SUPPORT_METHODS[0]}"), source_parse(f"support:{SUPPORT_METHODS[1]}")
-            self._time(
-                "confusion matrix, every support label",
-                lambda: sources_confusion(sa, sb),
-                confusion_note,
-            )
-        else:
-            self._say(f"support methods {', '.join(SUPPORT_METHODS)} not in the database: support matrix skipped")
+        self._support_confusion()
         self._time(
             f"comparison_build({a_text}, {b_text}) (everything, once)",
             lambda: comparison_build(a_text, b_text, options=table_options),
