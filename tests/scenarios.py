@@ -102,14 +102,14 @@ class Scenario:
         return RUN_NAMES + LLM_NUGGET_TEXTS + [LLM_ASSIGNER, LLM_METHOD, LLM_FILE]
 
 
-def make_scenario(*, plant_llm: bool = True) -> Scenario:
+def make_scenario(*, plant_llm: bool = True, topic_id: str | None = None) -> Scenario:
     """A topic with three runs' answers, the assessor's nuggets and, planted beside them, LLM output.
 
     Every answer: sentence 0 cites a segment with text, sentence 1 cites
     nothing, sentence 2 cites a second segment; the third run's sentence 2
     cites a segment without text instead.
     """
-    topic = make_topic(query="what is the capital of the example country")
+    topic = make_topic(topic_id, query="what is the capital of the example country")
     assessor = make_user(Role.ASSESSOR)
     organizer = make_user(Role.ORGANIZER)
     seg_a = make_segment(text="The capital of the example country is Exampleton, since 1901.")
