@@ -6,6 +6,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from assessor.models import LabelSource
@@ -158,3 +159,31 @@ def test_the_leaderboard_sorts_by_htmx_and_says_when_there_is_no_source(organize
     grade_file("hand", graded_collection(), HAND)
     table = organizer.get(url + "?source=hand&sort=maxgrade&dir=asc", HTTP_HX_REQUEST="true").content.decode()
     assert "<h1>" not in table and table.index("rB") < table.index("rA")  # rB's maxgrade 1.5 before rA's 4.5
+
+
+def test_export_grades_scores_writes_the_score_tsv_with_the_all_rows():
+    grade_file("hand", graded_collection(), HAND)
+    out, err = StringIO(), StringIO()
+    call_command("export_grades", "--name", "hand", "--scores", stdout=out, stderr=err)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "run_id\ttopic_id\tmetric\tvalue"
+    # Per run: its graded topics' 12 measures, then its 12 means under `all` (rB has no report on t2: no row).
+    assert len(lines) == 1 + (2 * 12 + 12) + (12 + 12)
+    assert lines[1:3] == ["rA\tt1\tmaxgrade\t5.0", f"rA\tt1\tavggrade\t{10 / 3!r}"]
+    assert "rA\tall\tcover4\t0.5833333333333333" in lines  # (2/3 + 1/2) / 2
+    assert "rB\tt1\tavggrade\t1.0" in lines and "rB\tall\tavggrade\t0.5" in lines  # (3/3 + 0) / 2
+    assert not [line for line in lines if line.startswith("rB\tt2\t")]
+    assert "1 topic rows of runs that did not answer them are left out" in err.getvalue()
+    zeros = StringIO()
+    call_command("export_grades", "--name", "hand", "--scores", "--zero-rows", stdout=zeros, stderr=StringIO())
+    assert "rB\tt2\tcover4\t0.0" in zeros.getvalue().splitlines()
+    # A score file's options are refused on the grades themselves, which are JSONL.
+    with pytest.raises(CommandError, match="--format: options of a score file, which only --scores writes"):
+        call_command("export_grades", "--name", "hand", "--format", "tot", stdout=StringIO())
+    assert json.loads(grade_lines_first("hand"))["grade"] in range(6)
+
+
+def grade_lines_first(name: str) -> str:
+    out = StringIO()
+    call_command("export_grades", "--name", name, stdout=out, stderr=StringIO())
+    return out.getvalue().splitlines()[0]
