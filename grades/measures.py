@@ -7,8 +7,8 @@ With N the bank's size and g the report's grades (a question without one counts 
     coverT    = #(g >= T) / N              for T in 1..5 (the seed's cover4: T = 4)
     coveredT  = #(g >= T)
 
-and every measure is 0 when N = 0. A run's score is its mean over the source's topics, a topic without
-its report counting 0 (assessor.scoring.scores.run_means).
+and every measure is 0 when N = 0. A run's score is its mean over every request of the family, a request
+without a bank, without the source's grades or without the run's report counting 0 (grades.scoring).
 """
 
 import re

@@ -1,17 +1,24 @@
 """A grade source's scores: each report's maxgrade, avggrade, coverT and coveredT on its topic's bank
-(grades.measures), and a run's mean over the source's topics, a topic without its report counting 0.
+(grades.measures), and a run's mean over every request of the family (`family_requests`): a request without
+a bank, one the source did not grade, or one without the run's report counts 0, as autojudge-base's leaderboard
+computes the `all` row with `on_missing="fix_aggregate"` over the campaign's requests.
 
 Only counted grades are read (assessor.scoring.lifecycle: not those of open work or of a job still running)
 of questions in counted banks (nuggets.selectors.nugget_sets_counted_q). A topic's N is the size of the bank
 its graded questions belong to, so a question nobody graded counts 0 for every report.
+
+The kept scores (assessor.scoring.kept) keep a source's rows and each run's sums, and divide by the topics the
+source has rows on; `grade_scores` divides the same sums by the family's requests instead, so that the kept
+figures and those computed from the labels are the same numbers.
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from django.db.models import Count
 
-from assessor.models import Answer, AssessorWork, LabelSource
+from assessor.models import Answer, AssessorWork, KeptRunScore, LabelSource
 from assessor.registry import Crosstab
 from assessor.scoring.kept import kept_scores
 from assessor.scoring.lifecycle import (
@@ -22,14 +29,22 @@ from assessor.scoring.lifecycle import (
     open_work_by,
     open_work_sentences,
 )
-from assessor.scoring.scores import Scores, run_means
+from assessor.scoring.scores import Scores, ratio, run_means
 from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY
 from grades.measures import METRICS, report_measures
 from grades.models import GradeLabel
 from nuggets.models import Nugget
 from nuggets.selectors import nugget_sets_counted_q
+from reports.models import ReportRequest
 
 SCORE_FAMILY = "grades"
+
+
+def family_requests(graded: Iterable[str]) -> list[str]:
+    """The requests a grade source's run means are taken over: every report request (`import_requests`) and
+    every topic the source graded (a TREC 2024 topic graded on a bank is a request whose title is its query).
+    The first family's topics that nobody graded are not the family's requests, and are left out."""
+    return sorted(set(ReportRequest.objects.values_list("topic_id", flat=True)) | set(graded))
 
 
 def grades_counted(name: str):
@@ -51,7 +66,7 @@ def grade_scores_from_labels(
         Nugget.objects.filter(nugget_set_id__in=list(banks)).order_by().values("nugget_set_id").annotate(n=Count("pk"))
     ).values_list("nugget_set_id", "n"):
         bank_size[banks[set_id]] += size
-    scope = set(every_topic)
+    scope = set(family_requests(every_topic))
     if topics is not None:
         scope &= set(topics)
     if answers is not None:
@@ -63,7 +78,7 @@ def grade_scores_from_labels(
     for run_id, topic_id, grade in scoped.order_by().values_list("answer__run__run_id", "topic_id", "label"):
         grades[(run_id, topic_id)].append(grade)
     per_topic = {key: report_measures(given, bank_size[key[1]]) for key, given in grades.items()}
-    evaluated = sorted(scope) if topics is not None or answers is not None else every_topic
+    evaluated = sorted(scope)
     runs = sorted(set(Answer.objects.filter(topic_id__in=every_topic).values_list("run__run_id", flat=True)))
     return Scores(
         metrics=METRICS,
@@ -75,10 +90,24 @@ def grade_scores_from_labels(
 
 
 def grade_scores(*, name: str, runs: Sequence[str] | None = None, per_topic: bool = True) -> Scores:
-    """As kept (assessor.scoring.kept), or from the labels when open work is counted."""
+    """As kept (assessor.scoring.kept), or from the labels when open work is counted; either way a run's mean is
+    over every request of the family."""
     if open_included():
         return grade_scores_from_labels(name=name)
-    return kept_scores(family=SCORE_FAMILY, columns=(name,), runs=runs, per_topic=per_topic)
+    kept = kept_scores(family=SCORE_FAMILY, columns=(name,), runs=runs, per_topic=per_topic)
+    return _kept_over_requests(kept, name=name)
+
+
+def _kept_over_requests(kept: Scores, *, name: str) -> Scores:
+    """Kept scores whose run means are over every request of the family: each run's kept sum (an exact sum of
+    its rows, as `run_means` adds them) divided by the number of requests, not by the topics with rows."""
+    requests = family_requests(kept.topics)
+    if requests == kept.topics:
+        return kept
+    rows = KeptRunScore.objects.filter(source__family=SCORE_FAMILY, source__name=name)  # a row a run
+    sums = dict(rows.order_by().values_list("run__run_id", "sums"))
+    means = {run: {metric: ratio(sums[run][metric], len(requests)) for metric in kept.metrics} for run in kept.runs}
+    return replace(kept, topics=requests, run_means=means)
 
 
 def compute(*, columns: tuple[str, ...], topics: Sequence[str] | None, answers: Sequence[int] | None) -> Scores:

@@ -49,7 +49,7 @@ def _shown(scores: Scores, threshold: int) -> Scores:
 
 @organizer_required
 def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
-    """Runs ranked by a grade source's measures at a grade threshold (a run's mean over the source's topics)."""
+    """Runs ranked by a grade source's measures at a grade threshold (a run's mean over every request of the family)."""
     names = [name for (name,) in scoring.listed()]
     name = request.GET.get("source") or (names[0] if names else "")
     threshold = _threshold(request)

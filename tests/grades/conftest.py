@@ -8,6 +8,10 @@ from reports.importing import reports_import, requests_import
 from tests.builders import make_batch, source_of
 from tests.reports.kiddie import KIDDIE_RUNS, KIDDIE_TOPICS
 
+# The kiddie collection's five requests (kiddie-topics.jsonl): a grade source's run means are over all of them,
+# a request without a bank counting 0.
+KIDDIE_REQUESTS = ["bee", "cloud", "earthworms", "hibernation", "leaf"]
+
 BANK = {
     "leaf": ["Why do some leaves turn red in the fall?", "What pigment makes leaves green?", "Will the tree be okay?"],
     "bee": ["How do bees make honey?", "Do bees sting people?"],

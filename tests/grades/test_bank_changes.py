@@ -15,7 +15,7 @@ from nuggets.dependents import Change, nugget_dependents, nugget_list_changed, n
 from nuggets.kinds import NUGGETS_MANUAL
 from nuggets.models import Nugget, NuggetSet
 from tests.builders import make_user
-from tests.grades.conftest import BANK
+from tests.grades.conftest import BANK, KIDDIE_REQUESTS
 
 pytestmark = pytest.mark.django_db
 
@@ -59,7 +59,9 @@ def test_a_removed_question_retires_its_grades_and_the_bank_shrinks(qbank):
     work.refresh_from_db()
     grade_submit(work_id=work.pk, user=assessor, expected_version=work.version)
     before = grade_scores(name="people").run_means["run1"]
-    assert (before["avggrade"], before["cover4"]) == (pytest.approx(5 / 2), 0.5)  # grades 4 and 1 of 2 questions
+    # Grades 4 and 1 of 2 questions on bee; the other four requests count 0 in the mean over five.
+    assert (before["avggrade"], before["cover4"]) == (pytest.approx(5 / 2 / 5), pytest.approx(0.5 / 5))
+    assert len(KIDDIE_REQUESTS) == 5
     # The bank's list reopened, a question removed, the list submitted again: the kept scores follow each step
     # (the list's work names the bank, and the grades on it are refreshed).
     list_work = AssessorWork(topic_id="bee", kind=NUGGETS_MANUAL, nugget_set_name="qbank")
@@ -73,7 +75,7 @@ def test_a_removed_question_retires_its_grades_and_the_bank_shrinks(qbank):
     scores_refresh_work(list_work)
     assert set(RetiredGradeLabel.objects.values_list("reason", "label", "work_id")) == {(Change.REMOVED, 1, work.pk)}
     after = grade_scores(name="people").run_means["run1"]
-    assert (after["avggrade"], after["cover4"]) == (4.0, 1.0)  # grade 4 of the one question left
+    assert (after["avggrade"], after["cover4"]) == (4.0 / 5, 1.0 / 5)  # grade 4 of the one question left
     # A question added to the bank reopens the submitted grading for it.
     added = Nugget.objects.create(
         nugget_set=bank_of("bee"),

@@ -17,7 +17,7 @@ from grades.models import GradeLabel
 from grades.scoring import grade_scores_from_labels
 from metaeval.comparison import comparison_build
 from nuggets.banks import question_id
-from tests.grades.conftest import BANK
+from tests.grades.conftest import BANK, KIDDIE_REQUESTS
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
@@ -169,7 +169,9 @@ def test_an_organizer_launches_grades_from_the_jobs_page(organizer, llm_server, 
 def test_grades_count_once_their_job_is_finished(llm_server, qbank):
     job = grades_job_create(name="llm", bank="qbank", topics=["bee"])
     job_run_sync(job.pk)
-    assert grade_scores_from_labels(name="llm").topics == ["bee"]
+    counted = grade_scores_from_labels(name="llm")
+    # Means over every request; the rows are bee's, the one topic graded.
+    assert counted.topics == KIDDIE_REQUESTS and {topic for _, topic in counted.per_topic} == {"bee"}
     Job.objects.filter(pk=job.pk).update(status=Job.Status.RUNNING)
     with pytest.raises(LookupError):
         grade_scores_from_labels(name="llm")

@@ -20,7 +20,7 @@ from grades.scoring import grade_scores
 from nuggets.dependents import Change, nugget_list_changed
 from nuggets.models import Nugget, NuggetSet
 from tests.builders import make_user
-from tests.grades.conftest import BANK
+from tests.grades.conftest import BANK, KIDDIE_REQUESTS
 
 pytestmark = pytest.mark.django_db
 
@@ -40,9 +40,10 @@ def grade(question: str, passage: str) -> int:
 
 
 def avggrades(questions: list[str]) -> dict[str, float]:
-    """Each run's avggrade on leaf (its only topic here) over the bank's 3 questions, the given ones graded."""
+    """Each run's mean avggrade: on leaf (the one topic graded here) over the bank's 3 questions, the given ones
+    graded, and 0 on each of the other kiddie requests."""
     return {
-        run: sum(grade(question, text) for question in questions) / 3
+        run: sum(grade(question, text) for question in questions) / 3 / len(KIDDIE_REQUESTS)
         for run, text in Answer.objects.filter(topic_id="leaf").values_list("run__run_id", "text")
     }
 
@@ -116,6 +117,6 @@ def test_run_grades_rerun_stale_fills_the_changed_items(llm_server, qbank):
     reports = Answer.objects.filter(topic_id="bee").count()
     means = grade_scores(name="llm").run_means
     for run, text in Answer.objects.filter(topic_id="bee").values_list("run__run_id", "text"):
-        expected = sum(grade(q, text) for q in [*BANK["bee"], "Where do bees live?"]) / 3
+        expected = sum(grade(q, text) for q in [*BANK["bee"], "Where do bees live?"]) / 3 / len(KIDDIE_REQUESTS)
         assert means[run]["avggrade"] == pytest.approx(expected)
     assert Job.objects.get(output_name="llm", params__rerun=True, status=Job.Status.DONE).total_items == reports
