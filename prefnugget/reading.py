@@ -1,65 +1,169 @@
-"""Reading the bank prompts' answers, as the reference's converters read them.
+"""Reading the bank prompts' answers as the reference reads them: minima-llm 0.2.8's `TolerantChatAdapter`
+(the adapter the PrefNugget starter kit runs DSPy with), then the starter kit's converters.
 
-Both answers carry a list of questions in one `[[ ## name ## ]]` section, written as a JSON array (a Python
-list literal is read too, as DSPy reads one). An answer without the section, or with it empty, is asked
-again.
-- Contrastive extraction (`differentiating_questions`): a value that is not a list (null included: the
-  reference's converter refuses it as "LLM did not follow instructions") is asked again; the questions kept
-  are its first 2 strings that are not empty once stripped.
-- The query-only bank (`questions`): a JSON array is read item by item (each item as text, stripped, empty
-  ones dropped); anything else is split into its non-empty lines, as the reference's converter falls back.
+The adapter's rules, restated (`answer_fields`):
+- Headers: `[[ ## name ## ]]` in any case, with any spacing inside the brackets, anywhere in a line (text
+  before it on the line belongs to the section before); the name is stripped, lower-cased, and its spaces
+  become underscores (`[[## Differentiating Questions ##]]` is `differentiating_questions`).
+- A section's text: its lines, each stripped, blank ones dropped, joined by newlines. A field given twice
+  keeps its last text that says something; a text that is empty, `none` or `null` (any case) says nothing.
+- A field that says nothing is missing: a required one is asked again; an optional one is None.
+- A float field: the first number in its text (`0.8 (sure)` is 0.8); no number: asked again.
+- A list field: a text starting `["` must be a JSON array; one starting `['` a Python list literal with an
+  even number of unescaped single quotes (an odd one is an apostrophe: asked again); anything else must be
+  a JSON array. Its items that are not empty, null, false or 0, each as text, stripped. Anything else
+  (numbered lines, a fenced block, a trailing comma in JSON) is asked again.
+Where the adapter raises, the reference asks again (DSPy and minima-llm's retries); here the answer is
+unusable, and the LLM client re-asks with the reason.
+
+Then the converters:
+- Contrastive extraction (`differentiating_questions`, optional in the reference's signature): a missing
+  list is refused ("LLM did not follow instructions"), so asked again; the questions kept are its first 2
+  that are not empty once stripped.
+- The query-only bank (`questions`, required): the list as read. The bank takes its first 20 distinct
+  non-empty questions (`contrastive.bank_of`).
 """
 
 import ast
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from assessor.jobs.llm.parsing import AnswerUnusable
 from prefnugget.contrastive import QUESTIONS_PER_PAIR, kept_questions
-from reports.chat_layout import answer_field, answer_float, answer_sections
 
 EXTRACT_FIELD = "differentiating_questions"
 QUERY_ONLY_FIELD = "questions"
+
+HEADER = re.compile(r"\[\[\s*##\s*(?P<name>[^#\]\r\n]+?)\s*##\s*\]\]", re.IGNORECASE)
+SAYS_NOTHING = frozenset({"", "none", "null"})
+NUMBER = re.compile(r"[-+]?[0-9]*\.?[0-9]+")
+PYTHON_LIST_START = re.compile(r"\[\s*'")
+UNESCAPED_QUOTE = re.compile(r"(?<!\\)'")
+
+FieldValue = str | float | list[str] | None
+
+
+@dataclass(frozen=True)
+class OutputField:
+    name: str
+    kind: Literal["text", "float", "list"]
+    optional: bool = False
+
+
+# The reference's output fields (DSPy's ChainOfThought puts `reasoning` first), with their types.
+EXTRACT_FIELDS = (
+    OutputField("reasoning", "text"),
+    OutputField(EXTRACT_FIELD, "list", optional=True),
+    OutputField("confidence", "float"),
+)
+QUERY_ONLY_FIELDS = (
+    OutputField("reasoning", "text"),
+    OutputField(QUERY_ONLY_FIELD, "list"),
+    OutputField("confidence", "float"),
+)
 
 
 @dataclass(frozen=True)
 class Questions:
     questions: list[str]
     reasoning: str
-    confidence: float | None
+    confidence: float
 
 
-def _literal(value: str) -> object:
+def _field_name(header: str) -> str:
+    return header.strip().lower().replace(" ", "_")
+
+
+def section_texts(raw: str) -> dict[str, str]:
+    """Each section's text, by field name, as the adapter cuts them; a field that says nothing is absent."""
+    sections: list[tuple[str | None, list[str]]] = [(None, [])]
+    for line in (line.strip() for line in raw.splitlines()):
+        start = 0
+        for header in HEADER.finditer(line):
+            if before := line[start : header.start()].strip():
+                sections[-1][1].append(before)
+            sections.append((_field_name(header.group("name")), []))
+            start = header.end()
+        if after := line[start:].strip():
+            sections[-1][1].append(after)
+    texts: dict[str, str] = {}
+    for name, lines in sections:
+        text = "\n".join(lines).strip()
+        if name is not None and text.lower() not in SAYS_NOTHING:
+            texts[name] = text  # a later section of the same name wins
+    return texts
+
+
+def _items(value: object, text: str) -> list[str]:
+    if not isinstance(value, list):
+        raise AnswerUnusable(f"{text[:80]!r} is not a JSON array")
+    return [str(item).strip() for item in value if item]
+
+
+def _json_list(text: str) -> list[str]:
     try:
-        return json.loads(value)
+        value = json.loads(text)
     except ValueError:
-        pass
+        raise AnswerUnusable(f"{text[:80]!r} is not a JSON array; answer with one, as the example shows") from None
+    return _items(value, text)
+
+
+def list_field(text: str) -> list[str]:
+    """A list field's text as the adapter reads it (a JSON array, or a Python list literal in single quotes)."""
+    text = text.strip()
+    if PYTHON_LIST_START.match(text):
+        if len(UNESCAPED_QUOTE.findall(text)) % 2:
+            raise AnswerUnusable(f"{text[:80]!r} has unbalanced single quotes (an apostrophe?); use a JSON array")
+        try:
+            return _items(ast.literal_eval(text), text)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise AnswerUnusable(f"{text[:80]!r} is not a list; answer with a JSON array") from None
+    return _json_list(text)
+
+
+def float_field(text: str) -> float:
+    """A float field's text as the adapter reads it: its first number."""
+    found = NUMBER.search(text.strip())
+    if found is None:
+        raise AnswerUnusable(f"{text[:80]!r} is not a number; give a single float value")
+    return float(found.group())
+
+
+def _typed(field: OutputField, text: str) -> FieldValue:
     try:
-        return ast.literal_eval(value)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise AnswerUnusable(f"the value {value[:80]!r} is not a JSON array") from None
+        if field.kind == "float":
+            return float_field(text)
+        return list_field(text) if field.kind == "list" else text
+    except AnswerUnusable as unusable:
+        raise AnswerUnusable(f"the [[ ## {field.name} ## ]] section: {unusable.reason}") from None
+
+
+def answer_fields(raw: str, fields: Sequence[OutputField]) -> dict[str, FieldValue]:
+    """The answer's output fields, typed as the adapter types them; AnswerUnusable where it would fail."""
+    texts = section_texts(raw)
+    absent = [field for field in fields if field.name not in texts]
+    if any(not field.optional for field in absent):  # the message names the optional ones absent too
+        sections = ", ".join(f"[[ ## {field.name} ## ]]" for field in absent)
+        raise AnswerUnusable(f"the answer has no value in {sections}; answer in the sections asked for")
+    return {field.name: _typed(field, texts[field.name]) if field.name in texts else None for field in fields}
+
+
+def _questions(values: dict[str, FieldValue], name: str, *, keep: int | None = None) -> Questions:
+    listed = values[name]
+    if not isinstance(listed, list):
+        raise AnswerUnusable(f"the [[ ## {name} ## ]] section says none; give a JSON array of questions")
+    questions = kept_questions(listed, keep=keep) if keep is not None else listed
+    reasoning, confidence = values["reasoning"], values["confidence"]
+    assert isinstance(reasoning, str) and isinstance(confidence, float)
+    return Questions(questions, reasoning, confidence)
 
 
 def extracted_read(raw: str, *, keep: int = QUESTIONS_PER_PAIR) -> Questions:
-    value = _literal(answer_field(raw, EXTRACT_FIELD))
-    if not isinstance(value, list):
-        raise AnswerUnusable(
-            f"the [[ ## {EXTRACT_FIELD} ## ]] section holds {type(value).__name__}, not a JSON array of questions"
-        )
-    return Questions(
-        kept_questions(value, keep=keep), answer_sections(raw).get("reasoning", ""), answer_float(raw, "confidence")
-    )
+    return _questions(answer_fields(raw, EXTRACT_FIELDS), EXTRACT_FIELD, keep=keep)
 
 
 def query_only_read(raw: str) -> Questions:
-    value = answer_field(raw, QUERY_ONLY_FIELD)
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, list):
-        questions = [str(item).strip() for item in parsed if item]
-    else:
-        questions = [line.strip() for line in value.split("\n") if line.strip()]
-    questions = [question for question in questions if question]
-    return Questions(questions, answer_sections(raw).get("reasoning", ""), answer_float(raw, "confidence"))
+    return _questions(answer_fields(raw, QUERY_ONLY_FIELDS), QUERY_ONLY_FIELD)

@@ -179,18 +179,25 @@ def test_a_topic_stops_once_it_has_more_than_20_questions_worked_by_hand(llm_ser
     assert bank == sum(kept, [])[:20]
 
 
-def test_an_answer_without_a_list_is_asked_again(llm_server, ranked):
+def test_an_answer_the_reference_adapter_refuses_is_asked_again(llm_server, ranked):
     llm_server.script(
         Reply.literal("Why do bees sting?"),  # no section
         Reply.literal(extraction(["Why?"]).replace('["Why?"]', "null")),  # None: the reference refuses it
+        Reply(),  # the fake model's own answer
+        Reply.literal(extraction(["Why?"]).replace('["Why?"]', '```json\n["Why?"]\n```')),  # a fenced block
+        Reply.literal(extraction(["Why?"]).replace('["Why?"]', '["Why?",]')),  # JSON with a trailing comma
     )
     job = prefnugget_job_create(name="odd", preferences=ranked, topics=["bee"])
     job_run_sync(job.pk)
     job.refresh_from_db()
-    assert (job.done_items, job.failed_items, llm_server.count) == (1, 0, 8)
-    first = LLMCall.objects.filter(job=job).order_by("pk")[:3]
-    assert [call.parsed_ok for call in first] == [False, False, True]
-    assert "differentiating_questions" in first[0].error
+    # Six calls, the first two asked twice again each (three asks are the most a call makes).
+    assert (job.done_items, job.failed_items, llm_server.count) == (1, 0, 10)
+    first = list(LLMCall.objects.filter(job=job).order_by("pk")[:6])
+    assert [call.parsed_ok for call in first] == [False, False, True, False, False, True]
+    assert "[[ ## reasoning ## ]]" in first[0].error
+    assert "[[ ## differentiating_questions ## ]] section says none" in first[1].error
+    assert "[[ ## differentiating_questions ## ]] section: '```json" in first[3].error
+    assert "[[ ## differentiating_questions ## ]] section: '[\"Why?\",]' is not a JSON array" in first[4].error
 
 
 def test_an_item_whose_answers_never_read_fails_and_stores_no_bank(llm_server, ranked):

@@ -71,10 +71,16 @@ def test_the_bank_is_the_answers_questions_as_an_llms_question_set(llm_server, k
 def test_the_bank_keeps_the_first_20_distinct_questions(llm_server):
     make_topic("t", query="why")
     asked = [" Q1 ", "Q1", ""] + [f"Q{n}" for n in range(2, 30)]
-    llm_server.script(Reply.literal("Here you go."), Reply.literal(questions_answer(json.dumps(asked))))
+    llm_server.script(
+        Reply.literal("Here you go."),
+        Reply.literal(questions_answer("1. Q1\n2. Q2")),  # numbered lines: the reference's adapter refuses them
+        Reply.literal(questions_answer(json.dumps(asked))),
+    )
     job = query_bank_job_create(name="twenty")
     job_run_sync(job.pk)
-    assert llm_server.count == 2  # the answer without its section was asked again
+    assert llm_server.count == 3  # the answer without its section, then the one without a list, asked again
+    refused = LLMCall.objects.filter(job=job, parsed_ok=False).order_by("pk")
+    assert ["[[ ## questions ## ]]" in call.error for call in refused] == [True, True]
     assert [q.text for q in bank_questions("twenty")["t"]] == [f"Q{n}" for n in range(1, 21)]
     # A TREC 2024 topic: its query stands for the title, background and problem statement are empty.
     user = LLMCall.objects.filter(job=job).order_by("pk").first().messages[1]["content"]
