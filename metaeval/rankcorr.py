@@ -26,9 +26,9 @@ undefined (a constant leaderboard, fewer than two runs) is NaN.
   when `top_k_of` is "b" (ties at the boundary broken by position).
 """
 
-import math
-
 import numpy as np
+
+from assessor.scoring.exact import common_denominator
 
 COEFFICIENTS = ("tau", "spearman", "pearson", "tau_ap", "tau_gap", "tau_top_k")
 
@@ -166,125 +166,64 @@ def coefficients(x, y, *, top_k: int, top_k_of: str = "a") -> dict[str, np.ndarr
 # --- run means and their bootstrap over topics ----------------------------------------------
 
 
-def run_means(matrix: np.ndarray, weights: np.ndarray, *, missing: str) -> np.ndarray:
-    """Each run's mean for each row of topic weights: (samples, topics) x (runs, topics) -> (samples, runs).
-
-    `matrix` holds NaN where a run did not answer a topic. `missing="zero"`
-    counts such a topic as 0 in the denominator (the track's rule);
-    `missing="skip"` averages over the topics the run answered (0 if none).
-    """
-    answered = ~np.isnan(matrix)
-    totals = weights @ np.where(answered, matrix, 0.0).T
-    if missing == "zero":
-        return totals / weights.sum(axis=1, keepdims=True)
-    if missing == "skip":
-        counts = weights @ answered.T.astype(float)
-        return np.where(counts > 0, totals / np.where(counts > 0, counts, 1), 0.0)
-    raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
-
-
 def exact_run_means(matrix: np.ndarray, *, missing: str) -> np.ndarray:
-    """Each run's mean over every topic (a row of `matrix`), its sum correctly rounded (`math.fsum`).
-
-    The point estimate: two runs whose scores are the same values in another order are tied exactly
-    (a matrix product's summation order would split them: 0.1, 0.2, 0.3 and 0.3, 0.2, 0.1 sum to
-    0.6000000000000001 and 0.6), and the means equal the leaderboards' (`assessor.scoring.scores`).
-    """
-    answered = ~np.isnan(matrix)
-    sums = np.array([math.fsum(row[mask].tolist()) for row, mask in zip(matrix, answered, strict=True)])
-    if missing == "zero":
-        return sums / matrix.shape[1] if matrix.shape[1] else np.zeros(len(matrix))
-    if missing == "skip":
-        counts = answered.sum(axis=1)
-        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), 0.0)
-    raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
-
-
-# A matrix product's sum of n terms is within n ulps of the exact one: means closer than this share of
-# the largest may be tied exactly, and are taken again from their exact sums before they are ranked.
-_TIE_SHARE = 1e-11
-_LIMB_BITS = 26
-
-
-def _exact_limbs(matrix: np.ndarray) -> tuple[list[np.ndarray], int] | None:
-    """The values (NaN as 0) as integers in limbs of 26 bits, value = sum_k limb_k 2^(26k + shift), exactly.
-
-    Each limb of a weighted sum of a resample (draw counts, which add up to the number of topics, times
-    limbs) stays an integer below 2^53, so one matrix product per limb gives it exactly, in any order.
-    None when the values span too many bits for that (or are not finite).
-    """
-    values = np.where(np.isnan(matrix), 0.0, matrix)
-    if not np.all(np.isfinite(values)) or not np.any(values):
-        return None
-    mantissas, exponents = np.frexp(np.abs(values))
-    nonzero = mantissas != 0
-    shift = int(exponents[nonzero].min()) - 53  # every value is an integer multiple of 2^shift
-    bits = int(exponents[nonzero].max()) - shift
-    topics = max(matrix.shape[1], 1)
-    # A resample draws `topics` topics in all, so a limb's weighted sum stays below topics x 2^26.
-    if _LIMB_BITS + math.log2(topics) >= 53 or bits > 8 * _LIMB_BITS:
-        return None
-    scaled = np.ldexp(np.abs(values), -shift)  # integers, exact: scaling by a power of two
-    sign = np.sign(values)
-    limbs = []
-    for k in range(math.ceil(bits / _LIMB_BITS)):
-        limbs.append(sign * np.fmod(np.floor(np.ldexp(scaled, -_LIMB_BITS * k)), 2.0**_LIMB_BITS))
-    return limbs, shift
+    """Each run's mean over every topic (a row of `matrix`): the point estimate, as `resampled_run_means`
+    takes it on the one sample that draws each topic once."""
+    return resampled_run_means(matrix, np.ones((1, matrix.shape[1])), missing=missing)[0]
 
 
 def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) -> np.ndarray:
-    """Each run's mean on each resample (`run_means`), its sum correctly rounded wherever it may tie another run.
+    """Each run's mean on each resample of topics: (samples, topics) draw counts x (runs, topics) -> (samples, runs).
 
-    A resample's means come from one matrix product, whose summation order would split runs that tie
-    exactly (as `exact_run_means` explains for the point estimate). Only the runs whose means lie within
-    a few ulps of another run's on the same resample can be ranked wrongly by that; their sums are taken
-    again exactly (from integer limbs, `_exact_limbs`, correctly rounded once), so the ranks, and every
-    coefficient, are those of the exact means.
+    A mean is that of the scores' fractions (`assessor.scoring.exact`), rounded to a float once, so runs
+    whose means are the same number tie on every resample, as they do in exact arithmetic: summed as
+    floats, in a matrix product's order or even exactly (`math.fsum`), the means of 1/3, 1, 1 and of
+    2/3, 2/3, 1 differ in their last bit. `matrix` holds NaN where a run did not answer a topic.
+    `missing="zero"` counts such a topic as 0 in the denominator (the track's rule); `missing="skip"`
+    averages over the topics the run answered (0 if none).
     """
-    means = run_means(matrix, draws, missing=missing)
-    if means.shape[1] < 2:
-        return means
-    order = np.argsort(means, axis=1, kind="stable")
-    ranked = np.take_along_axis(means, order, axis=1)
-    scale = np.maximum(np.abs(ranked).max(axis=1, keepdims=True), np.finfo(float).tiny)
-    close = np.diff(ranked, axis=1) <= _TIE_SHARE * scale
-    samples, positions = np.nonzero(close)
-    if not len(samples):
-        return means
-    marked = np.zeros_like(means, dtype=bool)
-    marked[samples, order[samples, positions]] = True
-    marked[samples, order[samples, positions + 1]] = True
+    if missing not in ("zero", "skip"):
+        raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
     answered = ~np.isnan(matrix)
-    denominators = draws.sum(axis=1, keepdims=True) if missing == "zero" else draws @ answered.T.astype(float)
-    sums = _exact_sums(matrix, draws, marked)
-    for (sample, run), total in sums.items():
-        drawn = denominators[sample, 0] if missing == "zero" else denominators[sample, run]
-        means[sample, run] = total / drawn if drawn else 0.0
+    means = np.zeros((len(draws), len(matrix)))
+    for run, row in enumerate(matrix):
+        numerators, denominator = common_denominator(row[answered[run]].tolist())
+        drawn = draws[:, answered[run]]
+        counts = draws.sum(axis=1) if missing == "zero" else drawn.sum(axis=1)
+        means[:, run] = _quotients(_integer_sums(drawn, numerators), counts, denominator)
     return means
 
 
-def _exact_sums(matrix: np.ndarray, draws: np.ndarray, marked: np.ndarray) -> dict[tuple[int, int], float]:
-    """(sample, run) -> the correctly rounded sum of the run's values drawn on the sample, for the marked ones."""
-    where = list(zip(*(index.tolist() for index in np.nonzero(marked)), strict=True))
-    found = _exact_limbs(matrix)
-    if found is None:  # values of too many bits for the limbs: math.fsum over the drawn topics
-        answered = ~np.isnan(matrix)
-        return {
-            (sample, run): math.fsum(
-                np.repeat(matrix[run, answered[run]], draws[sample, answered[run]].astype(int)).tolist()
-            )
-            for sample, run in where
-        }
-    limbs, shift = found
-    rows, columns = np.nonzero(marked)
-    # Exact integers (see _exact_limbs), read as Python ints: their sum is exact too, and its float correctly rounded.
-    limb_sums = [(draws @ limb.T)[rows, columns].astype(np.int64).tolist() for limb in limbs]
-    unit = 2.0**shift
-    totals = [0] * len(where)
-    for k, column in enumerate(limb_sums):
-        place = _LIMB_BITS * k
-        totals = [total + (value << place) for total, value in zip(totals, column, strict=True)]
-    return {key: float(total) * unit for key, total in zip(where, totals, strict=True)}
+# A float holds every integer below 2^53; a matrix product of integers stays exact while its sums do.
+_EXACT_INTEGERS = 2**53
+_LIMB_BITS = 26
+
+
+def _integer_sums(weights: np.ndarray, numerators: list[int]) -> np.ndarray:
+    """weights @ numerators, exactly (weights: draw counts): floats where every sum stays below 2^53,
+    else Python ints (an object array) from the numerators cut into limbs of 26 bits, whose weighted sums
+    stay below 2^53 (a resample draws fewer than 2^27 topics)."""
+    largest = max((abs(n) for n in numerators), default=0)
+    if largest * int(weights.sum(axis=1).max(initial=0.0)) < _EXACT_INTEGERS:
+        return weights @ np.array(numerators, dtype=float)
+    signs = np.array([-1.0 if n < 0 else 1.0 for n in numerators])
+    mask = (1 << _LIMB_BITS) - 1
+    totals = np.zeros(len(weights), dtype=object)
+    for place in range(0, largest.bit_length(), _LIMB_BITS):
+        limb = np.array([(abs(n) >> place) & mask for n in numerators], dtype=float) * signs
+        totals = totals + (weights @ limb).astype(np.int64).astype(object) * (1 << place)
+    return totals
+
+
+def _quotients(sums: np.ndarray, counts: np.ndarray, denominator: int) -> np.ndarray:
+    """sums / (denominator x counts), each correctly rounded (0 where nothing was drawn): a float division
+    of exact integers is, and so is Python's division of two ints."""
+    drawn = counts > 0
+    if sums.dtype != object and denominator * int(counts.max(initial=0.0)) < _EXACT_INTEGERS:
+        return np.where(drawn, sums / np.where(drawn, denominator * counts, 1.0), 0.0)
+    return np.array(
+        [int(total) / (denominator * int(count)) if count else 0.0 for total, count in zip(sums, counts, strict=True)]
+    )
 
 
 def topic_draws(topics: int, *, samples: int, seed: int | None) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Run-level correlations of two leaderboards and their bootstrap intervals, against hand work and independent code."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -9,9 +10,9 @@ from scipy import stats
 from metaeval.rankcorr import (
     bootstrap_intervals,
     coefficients,
+    exact_run_means,
     pearson,
     resampled_run_means,
-    run_means,
     spearman,
     tau_ap_b,
     tau_b,
@@ -95,14 +96,14 @@ def test_a_constant_leaderboard_has_no_coefficient():
 
 def test_run_means_count_a_missing_topic_as_zero_or_skip_it():
     matrix = np.array([[1.0, np.nan, 0.5], [np.nan, np.nan, np.nan]])
-    everything = np.ones((1, 3))
-    assert run_means(matrix, everything, missing="zero").tolist() == [[0.5, 0.0]]
-    assert run_means(matrix, everything, missing="skip").tolist() == [[0.75, 0.0]]
-    # Topic 0 drawn twice, topic 2 once: zero (1 + 1 + 0.5) / 3; skip the same over 3 answered draws.
+    assert exact_run_means(matrix, missing="zero").tolist() == [0.5, 0.0]
+    assert exact_run_means(matrix, missing="skip").tolist() == [0.75, 0.0]
+    # Topic 0 drawn twice, topic 2 once: zero (1 + 1 + 0.5) / 3 = 5/6; skip the same over 3 answered draws.
     twice = np.array([[2.0, 0.0, 1.0]])
-    assert run_means(matrix, twice, missing="zero")[0, 0] == pytest.approx(2.5 / 3)
+    assert resampled_run_means(matrix, twice, missing="zero").tolist() == [[5 / 6, 0.0]]
+    assert resampled_run_means(matrix, twice, missing="skip").tolist() == [[5 / 6, 0.0]]
     with pytest.raises(ValueError, match="zero or skip"):
-        run_means(matrix, everything, missing="drop")
+        exact_run_means(matrix, missing="drop")
 
 
 def test_topic_draws_are_seeded_resamples_with_replacement():
@@ -201,59 +202,100 @@ def test_bootstrap_intervals_match_a_plain_loop_over_the_same_resamples():
     assert got["tau_gap"] == pytest.approx((np.percentile(gaps, 2.5), np.percentile(gaps, 97.5)), abs=1e-12)
 
 
-# Runs r1 and r2 score the same values in another order: on a resample drawing each topic as often, their
-# means are one number, which a matrix product splits (0.1 + 0.2 + 0.3 against 0.3 + 0.2 + 0.1).
-TIED_A = np.array([[0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [0.0, 0.1, 0.1], [0.5, 0.5, 0.6]])
-TIED_B = np.array([[0.6, 0.6, 0.6], [0.5, 0.5, 0.5], [0.1, 0.1, 0.1], [0.9, 0.9, 0.9]])
+# --- exact ties: run means of the scores' fractions ------------------------------------------
+
+# Scores in thirds. Runs 0 and 1 both have the mean 7/9 (1/3 + 1 + 1 = 2/3 + 2/3 + 1 = 7/3), but the floats'
+# means, even summed exactly, differ in the last bit (checked below): 0.7777777777777778 and 0.7777777777777777.
+THIRDS = np.array([[1, 3, 3], [2, 2, 3], [0, 1, 1], [3, 3, 2]])
+TIED_A = THIRDS / 3
+# Constant rows: the means are the values, 0.9, 0.5, 0.1, 0.8.
+TIED_B = np.array([[0.9] * 3, [0.5] * 3, [0.1] * 3, [0.8] * 3])
 
 
 def fsum_means(matrix, counts):
-    """Each run's mean over the drawn topics, summed by math.fsum over the topics repeated as drawn."""
+    """Each run's mean over the drawn topics, its floats summed exactly (math.fsum) over the topics as drawn."""
     return [math.fsum(np.repeat(row, counts.astype(int)).tolist()) / counts.sum() for row in matrix]
 
 
-def test_resampled_means_tie_where_the_exact_sums_tie():
-    draws = topic_draws(3, samples=300, seed=4)
-    product = run_means(TIED_A, draws, missing="zero")
-    means = resampled_run_means(TIED_A, draws, missing="zero")
-    tied_resamples = split_by_the_product = 0
+def fraction_means(numerators, denominators, counts):
+    """Each run's mean of the fractions numerator/denominator over the drawn topics (missing topics count 0)."""
+    drawn = counts.astype(int)
+    return [
+        sum((Fraction(int(n), int(d)) * int(c) for n, d, c in zip(row, den, drawn, strict=True)), Fraction(0))
+        / int(drawn.sum())
+        for row, den in zip(numerators, denominators, strict=True)
+    ]
+
+
+def test_means_of_fractions_tie_where_float_means_split_and_tau_keeps_the_tie():
+    # The case can fail: the floats' own means split runs 0 and 1.
+    split = fsum_means(TIED_A, np.ones(3))
+    assert split[0] != split[1]
+    means = exact_run_means(TIED_A, missing="zero")
+    assert means.tolist() == [7 / 9, 7 / 9, 2 / 9, 8 / 9]
+    b = exact_run_means(TIED_B, missing="zero")
+    assert b.tolist() == [0.9, 0.5, 0.1, 0.8]
+    # By hand, a's order 3 > 0 = 1 > 2, b's 0 > 3 > 1 > 2: of the 6 pairs, (0, 1) tied in a, (0, 3) discordant,
+    # the other 4 concordant: tau-b = (4 - 1) / sqrt((6 - 1) x 6) = 3 / sqrt(30).
+    assert one(tau_b, means, b) == pytest.approx(3 / math.sqrt(30), abs=1e-15)
+    # Split (0 above 1, as b has them), the pair would be concordant: (5 - 1) / 6.
+    assert one(tau_b, split, b) == pytest.approx(4 / 6, abs=1e-15)
+    # tau_ap_b(a|b): run 3 is beaten in b by 0, which a puts below it (0/1); run 1 by 0 and 3, of which a puts
+    # only 3 above it (1/2); run 2 by all three, above it in a too (3/3): 2 x (1.5 / 3) - 1 = 0.
+    # tau_ap_b(b|a): run 0 is beaten in a by 3 only (1 ties it), below it in b (0/1); run 1 by 3 (1/1); run 2
+    # by 3, 0, 1 (3/3): 2 x (2 / 3) - 1 = 1/3. tau_ap_b is their mean, 1/6.
+    assert one(tau_ap_b, means, b) == pytest.approx(1 / 6, abs=1e-15)
+
+
+def test_resampled_means_order_every_pair_as_the_fractions_do():
+    """On every resample of a small table with ties, each pair of runs compares (<, =, >) as their means of
+    the fractions do; float means, even summed exactly, split some of those ties."""
+    rng = np.random.default_rng(3)
+    denominators = rng.choice([3, 5, 7, 14, 168], size=(12, 6))
+    numerators = rng.integers(0, denominators + 1)
+    matrix = numerators / denominators
+    draws = topic_draws(6, samples=300, seed=5)
+    means = resampled_run_means(matrix, draws, missing="zero")
+    assert len(draws) == len(means) == 300
+    tied_pairs = split_by_floats = 0
     for sample, counts in enumerate(draws):
-        exact = fsum_means(TIED_A, counts)
-        assert means[sample].tolist() == pytest.approx(exact, abs=1e-15)
-        if exact[0] == exact[1]:
-            tied_resamples += 1
-            assert means[sample, 0] == means[sample, 1]
-            split_by_the_product += product[sample, 0] != product[sample, 1]
-    # The case can fail: the product alone splits the tied runs on resamples that tie them.
-    assert tied_resamples > 0 and split_by_the_product > 0
+        exact = fraction_means(numerators, denominators, counts)
+        floats = fsum_means(matrix, counts)
+        assert means[sample].tolist() == [float(mean) for mean in exact]
+        for i in range(12):
+            for j in range(i + 1, 12):
+                assert np.sign(means[sample, i] - means[sample, j]) == np.sign(exact[i] - exact[j])
+                if exact[i] == exact[j]:
+                    tied_pairs += 1
+                    split_by_floats += floats[i] != floats[j]
+    # The case can fail: the table ties runs on resamples, and the floats' means split some of those ties.
+    assert tied_pairs > 0 and split_by_floats > 0
 
 
-def test_bootstrap_intervals_rank_tied_runs_as_their_exact_means_do():
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_bootstrap_intervals_rank_tied_runs_as_their_exact_means_do(missing):
     draws = topic_draws(3, samples=400, seed=4)
-    got = bootstrap_intervals(TIED_A, TIED_B, missing="zero", samples=400, seed=None, top_k=2, draws=draws)
-    taus, spearmans = [], []
+    a = TIED_A.copy()
+    a[2, 1] = np.nan  # a topic run 2 did not answer: 0 under "zero", left out under "skip"
+    got = bootstrap_intervals(a, TIED_B, missing=missing, samples=400, seed=None, top_k=2, draws=draws)
+    answered = ~np.isnan(a)
+    taus, spearmans, tied = [], [], 0
     for counts in draws:
-        mean_a, mean_b = fsum_means(TIED_A, counts), fsum_means(TIED_B, counts)
+        drawn = counts.astype(int)
+        mean_a = []
+        for row, has in zip(THIRDS, answered, strict=True):
+            total = sum(
+                (Fraction(int(n), 3) * int(c) for n, c, h in zip(row, drawn, has, strict=True) if h), Fraction(0)
+            )
+            taken = int(drawn.sum()) if missing == "zero" else int(drawn[has].sum())
+            mean_a.append(float(total / taken) if taken else 0.0)
+        mean_b = [0.9, 0.5, 0.1, 0.8]
+        tied += mean_a[0] == mean_a[1]
         taus.append(stats.kendalltau(mean_a, mean_b).statistic)
         spearmans.append(stats.spearmanr(mean_a, mean_b).statistic)
+    assert tied > 0
     assert got["tau"] == pytest.approx((np.percentile(taus, 2.5), np.percentile(taus, 97.5)), abs=1e-15)
     assert got["spearman"] == pytest.approx((np.percentile(spearmans, 2.5), np.percentile(spearmans, 97.5)), abs=1e-15)
-
-
-@pytest.mark.parametrize("levels", [3, 7, 20])
-def test_resampled_means_order_every_pair_of_runs_as_their_fsum_means_do(levels):
-    """Scores that are fractions of a few nuggets tie often: on every resample, each pair of runs compares
-    (<, =, >) as the means from math.fsum over the drawn topics compare."""
-    rng = np.random.default_rng(levels)
-    matrix = rng.integers(0, levels + 1, (30, 25)) / levels
-    draws = topic_draws(25, samples=80, seed=levels)
-    means = resampled_run_means(matrix, draws, missing="zero")
-    assert len(draws) == len(means) == 80
-    for sample, counts in enumerate(draws):
-        exact = np.array(fsum_means(matrix, counts))
-        assert (
-            np.sign(means[sample][:, None] - means[sample][None, :]) == np.sign(exact[:, None] - exact[None, :])
-        ).all()
 
 
 def test_resampled_means_skip_unanswered_topics_exactly():
@@ -264,9 +306,26 @@ def test_resampled_means_skip_unanswered_topics_exactly():
     assert len(draws) == len(means) == 50
     for sample, counts in enumerate(draws):
         drawn = counts.astype(int)
-        answered = drawn[:2].sum()
-        expected = math.fsum(np.repeat(matrix[0, :2], drawn[:2]).tolist()) / answered if answered else 0.0
-        assert means[sample, 0] == pytest.approx(expected, abs=1e-15)
+        answered = int(drawn[:2].sum())
+        expected = Fraction(int(THIRDS[0, 0] * drawn[0] + THIRDS[0, 1] * drawn[1]), 3 * answered) if answered else 0
+        assert means[sample, 0] == float(expected)
+
+
+def test_means_of_values_beyond_any_small_fraction_are_exact_too():
+    """Values that are no fraction of a small denominator are taken as the floats they are, their sums exactly
+    (past 2^53, in Python integers): 2^-60 beside 1/3 and 10^10/7."""
+    matrix = np.array([[2.0**-60, 1 / 3, 1e10 / 7], [1e-300, 0.5, 0.123456789123]])
+    draws = topic_draws(3, samples=40, seed=8)
+    means = resampled_run_means(matrix, draws, missing="zero")
+    values = [
+        [Fraction(2**-60), Fraction(1, 3), Fraction(10**10, 7)],
+        [Fraction(1e-300), Fraction(1, 2), Fraction(0.123456789123)],
+    ]
+    assert len(means) == 40
+    for sample, counts in enumerate(draws):
+        drawn = [int(c) for c in counts]
+        expected = [float(sum((v * c for v, c in zip(row, drawn, strict=True)), Fraction(0)) / 3) for row in values]
+        assert means[sample].tolist() == expected
 
 
 def test_identical_leaderboards_have_intervals_at_one():
