@@ -31,6 +31,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from assessor.scoring.exact import exact_mean, exact_sum
 from assessor.scoring.scores import RunTopic
 from metaeval.stats import kendall_tau_b
 
@@ -59,6 +60,17 @@ AnswerSample = Mapping[str, Sequence[str]]
 
 def _variance(values: Sequence[float]) -> float:
     return statistics.variance(values) if len(values) > 1 else 0.0
+
+
+def _exact_estimate(
+    llm_scores: Sequence[float], sampled_human: Sequence[float], sampled_llm: Sequence[float], *, answered: int
+) -> tuple[float, float, float]:
+    """(LLM mean, correction, estimate) of a run, each of the scores' fractions and rounded once
+    (assessor.scoring.exact), so that estimates that are one number tie, as the human means' ranking does."""
+    topics, sampled = len(llm_scores), len(sampled_human)
+    llm_mean = exact_sum(llm_scores) / topics
+    correction = (exact_sum(sampled_human) - exact_sum(sampled_llm)) * answered / (topics * sampled)
+    return float(llm_mean), float(correction), float(llm_mean + correction)
 
 
 def ppi_estimates(
@@ -95,9 +107,10 @@ def ppi_estimates(
         x = [llm.get((run, topic), 0.0) for topic in topics]
         answered = len({topic for topic in topics if (run, topic) in llm} | set(sample[run]))
         share = answered / len(topics)
-        llm_mean = math.fsum(x) / len(x)
-        correction = share * math.fsum(d) / len(d)
-        estimate = llm_mean + correction
+        llm_mean, correction, estimate = _exact_estimate(
+            x, [human[(run, topic)] for topic in sample[run]], [llm.get((run, topic), 0.0) for topic in sample[run]],
+            answered=answered,
+        )  # fmt: skip
         variance_d = _variance(d) if len(d) > 1 else pooled_variance
         spread = z * math.sqrt(_variance(x) / len(x) + share**2 * variance_d / len(d))
         estimates.append(
@@ -128,15 +141,18 @@ def answer_sample(answers: AnswerSample, *, fraction: float, seed: int) -> dict[
 
 
 def run_means_over(scores: Mapping[RunTopic, float], *, runs: Sequence[str], topics: Sequence[str]) -> dict[str, float]:
-    return {run: math.fsum(scores.get((run, topic), 0.0) for topic in topics) / len(topics) for run in runs}
+    """Each run's mean over `topics` (a missing one counts 0), of its scores' fractions (assessor.scoring.exact)."""
+    return {run: exact_mean((scores.get((run, topic), 0.0) for topic in topics), len(topics)) for run in runs}
 
 
 def sample_only_means(
     human: Mapping[RunTopic, float], *, sample: AnswerSample, answered: Mapping[str, int], topics: int
 ) -> dict[str, float]:
-    """Each run's mean from its sampled human scores alone (no LLM): |A|/N times their mean."""
+    """Each run's mean from its sampled human scores alone (no LLM): |A|/N times their mean, of the scores'
+    fractions and rounded once (assessor.scoring.exact), so that runs whose means are one number tie: 5/14 of
+    a run that answered 5 of 14 topics and 60/168 of one that answered 12 of 14 are one float."""
     return {
-        run: answered[run] / topics * math.fsum(human[(run, topic)] for topic in chosen) / len(chosen)
+        run: float(exact_sum(human[(run, topic)] for topic in chosen) * answered[run] / (topics * len(chosen)))
         for run, chosen in sample.items()
     }
 

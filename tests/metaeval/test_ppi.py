@@ -13,7 +13,7 @@ from assignment.comparison import LLM_LIKE_CONFUSION, llm_like_scores
 from assignment.kinds import IMPORT_ASSIGNMENTS
 from assignment.models import AssignmentLabel
 from metaeval.calibration import calibration_build
-from metaeval.ppi import Z_95, answer_sample, ppi_estimates, ppi_simulate
+from metaeval.ppi import Z_95, answer_sample, ppi_estimates, ppi_simulate, sample_only_means
 from nuggets.models import Nugget
 from tests.builders import make_answer, make_batch, make_run, make_user, source_of
 
@@ -102,6 +102,41 @@ def test_an_llm_that_agrees_with_people_is_recovered_exactly():
     )  # fmt: skip
     row = simulation.rows[0]
     assert (simulation.tau_llm_only, row.tau_mean, row.coverage, row.error) == (1.0, 1.0, 1.0, 0.0)
+
+
+# Human scores over 14 topics whose run means tie as fractions: run a scores 1 on 5 topics (5/14), run b
+# 1, 1, 1, 1 and four quarters on 8 (5/14 too), run c 1/2 on all 14, run d 1 on 2 (1/7). The LLM sees half
+# of each score.
+TIED_TOPICS = [f"t{t:02d}" for t in range(14)]
+TIED_HUMAN = {
+    **{("a", topic): 1.0 for topic in TIED_TOPICS[:5]},
+    **{("b", topic): 1.0 if i < 4 else 0.25 for i, topic in enumerate(TIED_TOPICS[:8])},
+    **{("c", topic): 0.5 for topic in TIED_TOPICS},
+    **{("d", topic): 1.0 for topic in TIED_TOPICS[:2]},
+}
+TIED_LLM = {key: value / 2 for key, value in TIED_HUMAN.items()}
+
+
+def test_sample_alone_means_tie_where_their_fractions_do():
+    answered = {"a": 5, "b": 8}
+    # a: 5/14 x 1 / 1; b: 8/14 x (1/4 + 1) / 2 = 10/28. One number, 5/14.
+    alone = sample_only_means(TIED_HUMAN, sample={"a": ["t00"], "b": ["t00", "t04"]}, answered=answered, topics=14)
+    assert alone == {"a": 5 / 14, "b": 5 / 14}
+    # The case can fail: the same means in floats, |A|/N times the sample's mean, split the two.
+    assert 5 / 14 * 1.0 / 1 != 8 / 14 * math.fsum([0.25, 1.0]) / 2
+
+
+def test_with_every_answer_sampled_both_rankings_are_the_human_one():
+    """At 100%, the sample-alone means and the estimates are the human means, as fractions: both rank the runs
+    as the human means do, ties kept (a and b tie), so their taus are 1 exactly."""
+    simulation = ppi_simulate(
+        llm=TIED_LLM, human=TIED_HUMAN, runs=["a", "b", "c", "d"], topics=TIED_TOPICS, fractions=[1.0], seeds=[1, 2]
+    )
+    (row,) = simulation.rows
+    assert (row.sample_answers, row.repeats) == (29, 2)
+    assert (row.tau_sample_only, row.tau_mean, row.error) == (1.0, 1.0, 0.0)
+    # The LLM's means are half the human ones: the same order, the tie kept.
+    assert simulation.tau_llm_only == 1.0
 
 
 @pytest.mark.django_db
