@@ -61,6 +61,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
             leaderboard_context(request, scores=_shown(scores, threshold), default_sort="avggrade", base_query=base)
         )
         context["download_url"] = reverse("collection:download_grade_scores", args=[name])
+        context["requests"] = len(scores.topics)
         context["notes"] = scoring.notes([(name,)])[(name,)]
         context["stale_rerun"] = (
             LabelSource.objects.filter(family=GRADES_FAMILY, name=name, kind=LabelSource.Kind.LLM)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from assessor.models import Topic
 from assessor.scoring.kept import scores_refresh
@@ -112,7 +113,7 @@ def every_figure() -> list[tuple[str, dict[str, dict[str, float]]]]:
     ]
 
 
-def test_a_request_without_a_bank_counts_0_as_autojudge_bases_leaderboard_counts_it():
+def test_a_request_without_a_bank_counts_0_as_autojudge_bases_leaderboard_counts_it(organizer):
     # Two requests, a bank of 2 questions on the first only; run r graded 5 on both: maxgrade 5 on `first`, and no
     # bank on `second`. Over the source's one graded topic that was 5.0; over the two requests (5 + 0) / 2 = 2.5.
     request("first")
@@ -129,6 +130,8 @@ def test_a_request_without_a_bank_counts_0_as_autojudge_bases_leaderboard_counts
         assert (reader, r["maxgrade"], r["cover4"], r["covered4"]) == (reader, 2.5, 0.5, 1.0)
     assert len(figures) == 4
     assert grade_scores(name="src").topics == ["first", "second"]
+    page = organizer.get(reverse("collection:grade_leaderboard") + "?source=src").content.decode()
+    assert '(<span id="request-count">2</span> requests)' in page
 
 
 def random_collection(seed: int) -> Collection:
