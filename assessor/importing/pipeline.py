@@ -58,7 +58,7 @@ class Changes(Generic[Key, Line, Stored]):
 class RecordImport(Generic[Line, Key, Stored, Result]):
     """One file's import, configured by a subclass: its parser, its id resolution, its comparison, its writer."""
 
-    kind: ClassVar[str]
+    kind: str  # the Importer kind it reads: a class attribute, or set by an importer configured per app
     # Lines a chunk holds; None: the whole file is one chunk (files whose records resolve together).
     chunk_size: ClassVar[int | None] = CHUNK_LINES
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("collection/", include("assessor.collection.urls")),
     path("jobs/", include("assessor.jobs.urls")),
     path("accounts/", include("assessor.accounts.urls")),
+    path("labels/", include("assessor.labelkit.urls")),  # the answer-label kit's boards and files, for its apps
     path("work/<int:work_id>/notes/", work_pages.work_notes, name="work_notes"),
     *(path(item.prefix, include(item.module)) for item in registry.url_includes),
 ]

@@ -477,7 +477,7 @@ def test_the_rebuild_command_recomputes_what_was_lost(llm_server, write_file):
     assert nugget_scores(nuggets="auto_edit", assigner="nist") == kept
     rebuilt = scores_rebuild()
     # Every registered family is rebuilt (the test settings' example app's too, with nothing to keep).
-    assert rebuilt == {"conditions": 1, "methods": 0, "preferences": 0, "grades": 0, "argue": 0, "verdict_sources": 0}
+    assert rebuilt == {"conditions": 1, "methods": 0, "preferences": 0, "grades": 0, "argue": 0, "verdicts": 0}
 
 
 def test_one_label_save_refreshes_its_answer_only(llm_server, write_file):

@@ -8,13 +8,13 @@ and its judging pages come from assessor/work/kit.py and templates/work/.
 import pytest
 from django.urls import reverse
 
+from assessor.labelkit.work import answer_order
 from assessor.models import AssessorWork
 from assessor.work.roles import Role
 from tests.builders import make_user
 from tests.e2e.keys import settled, submit
 from tests.verdict_tests.collection import make_verdict_collection
 from tests.verdicts.models import Verdict
-from tests.verdicts.work import answer_order
 
 expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
 

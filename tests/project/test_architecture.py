@@ -152,6 +152,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"collection"}),  # topics, runs, qrels, leaderboards, uploads
     frozenset({"jobs"}),  # the LLM job engine
     frozenset({"accounts"}),
+    frozenset({"labelkit"}),  # a judge of answers in a few lines: work, job, file, scores and boards together
     frozenset({"site", "management", "admin", "apps", "__init__"}),  # the site, commands, admin, start-up
 )
 

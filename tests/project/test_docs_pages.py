@@ -88,8 +88,8 @@ def test_the_pages_asked_for_are_read_from_the_installed_apps():
     # The foundation's, Django's login and the apps' of project_apps.py; not the example app's.
     assert {"home", "login", "collection:topics", "argue:judge", "grades:judge", "metaeval:index"} <= names
     assert "verdicts:judge" not in names
-    assert beside_the_project(resolve(reverse("collection:verdict_leaderboard")).func.__module__)  # routed, left out
-    assert beside_the_project("tests.verdicts.work")  # its URL module (the label-app kit's pages)
+    assert beside_the_project("tests.verdicts.parts")  # its URL module (the label-app kit's pages)
+    assert "labels:leaderboard" in names  # the answer-label kit's boards, documented once for its apps
     assert not beside_the_project(resolve(reverse("argue:judge", args=[1])).func.__module__)
     assert not beside_the_project("argue.urls")
 

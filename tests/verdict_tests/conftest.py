@@ -3,8 +3,9 @@
 import pytest
 
 from assessor.jobs.engine import job_run_sync
+from assessor.labelkit.job import AnswerJob
 from tests.verdict_tests.collection import make_verdict_collection
-from tests.verdicts.judge import verdict_job_create
+from tests.verdicts.parts import VERDICTS
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def run_judge(llm_server):
     does); returns the job."""
 
     def run(name: str, runs: list[str] | None = None, topics: list[str] | None = None):
-        job = verdict_job_create(name=name, runs=runs, topics=topics)
+        job = AnswerJob(VERDICTS).create(name=name, runs=runs, topics=topics)
         job_run_sync(job.pk, threads=1)
         job.refresh_from_db()
         return job

@@ -7,13 +7,15 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from assessor.labelkit.files import AnswerLabelsImport
+from assessor.labelkit.scores import AnswerScores
+from assessor.labelkit.work import answer_order
 from assessor.models import AssessorWork, ImportBatch, LabelSource
 from assessor.work.judging import answer_token
 from assessor.work.roles import Role
 from tests.builders import make_user
-from tests.verdicts.labels import VerdictsImport, verdict_scores
 from tests.verdicts.models import VERDICT_WORK, Verdict
-from tests.verdicts.work import answer_order
+from tests.verdicts.parts import VERDICTS
 
 pytestmark = pytest.mark.django_db
 
@@ -58,7 +60,7 @@ def test_an_llm_source_refuses_a_file(run_judge, verdict_collection, write_file)
 
     run_judge("llm-x", runs=["r1"])
     with pytest.raises(ImportFailure) as refused:
-        VerdictsImport(path=write_file("v.jsonl", jsonl(("r2", "t1", "no"))), name="llm-x").run()
+        AnswerLabelsImport(spec=VERDICTS, path=write_file("v.jsonl", jsonl(("r2", "t1", "no"))), name="llm-x").run()
     assert refused.value.field == "name" and "llm-x" in refused.value.message
 
 
@@ -112,11 +114,11 @@ def test_people_give_judge_and_submit_verdicts(organizer, verdict_collection):
     verdicts = Verdict.objects.filter(source__name="people")
     assert {v.answer.run.run_id: v.label for v in verdicts} == chosen
     assert all(v.created_by == ann and v.work_id == work.pk and v.seconds_spent is not None for v in verdicts)
-    board = organizer.get(reverse("collection:verdict_leaderboard"), {"source": "people"}).content.decode()
+    board = organizer.get(reverse("labels:leaderboard", args=["verdicts"]), {"source": "people"}).content.decode()
     for run in chosen:
         assert f">{run}<" in board
     # Each run answered t1 once, and t1 is the only topic judged: its mean is its one verdict.
-    means = {run: row["yes"] for run, row in verdict_scores(name="people").run_means.items()}
+    means = {run: row["yes"] for run, row in AnswerScores(VERDICTS).scores(name="people").run_means.items()}
     assert means == {run: (1.0 if label == "yes" else 0.0) for run, label in chosen.items()}
 
 

@@ -8,10 +8,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from assessor.labelkit.files import AnswerLabelsImport
 from assessor.models import Job, LabelSource
 from tests.verdict_tests.collection import ANSWERS
-from tests.verdicts.labels import VerdictsImport
 from tests.verdicts.models import VERDICT_JOB, Verdict
+from tests.verdicts.parts import VERDICTS
 
 pytestmark = pytest.mark.django_db
 
@@ -64,17 +65,17 @@ def test_the_scores_are_on_the_leaderboards_and_in_the_exports(organizer, run_ju
     job = run_judge("llm-a")
     index = organizer.get(reverse("collection:leaderboards")).content.decode()
     assert "<h2>Answer verdicts</h2>" in index
-    assert reverse("collection:verdict_leaderboard") + "?source=llm-a" in index
-    board = organizer.get(reverse("collection:verdict_leaderboard"), {"source": "llm-a"}).content.decode()
+    assert reverse("labels:leaderboard", args=["verdicts"]) + "?source=llm-a" in index
+    board = organizer.get(reverse("labels:leaderboard", args=["verdicts"]), {"source": "llm-a"}).content.decode()
     # By hand: r1 yes, yes -> 1.0; r2 no, yes -> 0.5; r3 no, no -> 0.0, in that order.
     assert board.index(">r1<") < board.index(">r2<") < board.index(">r3<")
-    tsv = b"".join(organizer.get(reverse("collection:download_verdict_scores", args=["llm-a"])).streaming_content)
+    tsv = b"".join(organizer.get(reverse("labels:score_file", args=["verdicts", "llm-a"])).streaming_content)
     rows = {tuple(line.split("\t")[:3]): line.split("\t")[3] for line in tsv.decode().splitlines()[1:]}
     assert float(rows[("r1", "all", "yes")]) == 1.0
     assert float(rows[("r2", "all", "yes")]) == 0.5
     assert float(rows[("r3", "all", "yes")]) == 0.0
     assert float(rows[("r2", "t1", "yes")]) == 0.0
-    labels = b"".join(organizer.get(reverse("collection:download_verdicts", args=["llm-a"])).streaming_content)
+    labels = b"".join(organizer.get(reverse("labels:download", args=["verdicts", "llm-a"])).streaming_content)
     lines = [json.loads(line) for line in labels.decode().splitlines()]
     assert {(row["run_id"], row["topic_id"]): row["verdict"] for row in lines} == EXPECTED
     assert {row["made_by"] for row in lines} == {f"job:{job.pk}"}
@@ -93,12 +94,12 @@ def test_the_meta_evaluation_compares_the_apps_sources(run_judge, verdict_collec
         ("r3", "t2"): "no",
     }
     lines = [json.dumps({"run_id": run, "topic_id": topic, "verdict": v}) for (run, topic), v in verdicts.items()]
-    VerdictsImport(path=write_file("v.jsonl", "\n".join(lines) + "\n"), name="file-a").run()
+    AnswerLabelsImport(spec=VERDICTS, path=write_file("v.jsonl", "\n".join(lines) + "\n"), name="file-a").run()
     from metaeval.sources import sources_list
 
-    assert {"verdict_sources:llm-a", "verdict_sources:file-a"} <= set(sources_list())
+    assert {"verdicts:llm-a", "verdicts:file-a"} <= set(sources_list())
     out = io.StringIO()
-    call_command("metaeval", "--a", "verdict_sources:llm-a", "--b", "verdict_sources:file-a", "--json", stdout=out)
+    call_command("metaeval", "--a", "verdicts:llm-a", "--b", "verdicts:file-a", "--json", stdout=out)
     figures = json.loads(out.getvalue())["metrics"]["yes"]
     # Rankings r1 > r2 > r3 and r2 > r1 > r3: one discordant pair of three, tau = (2 - 1) / 3.
     assert figures["tau_run"] == pytest.approx(1 / 3)

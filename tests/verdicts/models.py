@@ -9,14 +9,11 @@ from assessor.models import LabelProvenance
 
 VERDICT_JOB = "answer_verdict"  # a job: an LLM says whether each answer answers its query
 VERDICT_WORK = "verdict_manual"  # work: a person says so, an answer a page
-IMPORT_VERDICTS = "verdicts"  # a file: verdicts in JSONL
-LABEL_FAMILY = "verdicts"  # the label family of verdict sources
-SCORE_FAMILY = "verdict_sources"  # the score family: one leaderboard per source
 LABELS = ("yes", "no")
 
 
 class Verdict(LabelProvenance):
-    """Its maker, source and work are LabelProvenance's; the judging core reads and writes `label`."""
+    """Its maker, source and work are LabelProvenance's; the kit reads and writes `answer` and `label`."""
 
     answer = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
     label = models.CharField(max_length=3, choices=[(label, label) for label in LABELS])

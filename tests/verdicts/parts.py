@@ -1,63 +1,36 @@
-"""What the verdicts app adds to the registry, found and called by the foundation while Django starts: the steps of
-docs/architecture.md's "Adding a judge"."""
+"""The verdicts app on the answer-label kit (assessor.labelkit): its prompt, its labels and what they score, the fake
+LLM server's answer to its prompt, and its URL module (the kit's pages of its people's work)."""
 
-from functools import partial
-from urllib.parse import urlencode
-
-from django.contrib import admin
-from django.urls import reverse
-
-from assessor.jobs.forms import RunsLaunchForm
+from assessor.contracts import PromptText
 from assessor.jobs.llm.fake_rules import line_after, long_words
-from assessor.names import NameField
-from assessor.registry import (
-    Download,
-    FakeAnswer,
-    Importer,
-    JobKind,
-    LabelFamily,
-    Route,
-    ScoreFamily,
-    ScoreRefresh,
-    ScoreSource,
-    WorkPage,
-    register_collection_routes,
-    register_fake_answer,
-    register_importer,
-    register_job_kind,
-    register_label_family,
-    register_score_family,
-    register_urls,
-    register_work_page,
+from assessor.labelkit.parts import answer_labels_register, answer_labels_urls
+from assessor.labelkit.spec import AnswerLabels
+from assessor.registry import FakeAnswer, register_fake_answer
+from tests.verdicts.models import VERDICT_JOB, VERDICT_WORK, Verdict
+
+VERDICTS = AnswerLabels(
+    name="verdicts",
+    title="Answer verdicts",
+    noun="verdict",
+    model=Verdict,
+    choices=[("yes", "y", "yes", "yes"), ("no", "n", "no", "no")],
+    values={"yes": 1.0, "no": 0.0},
+    metric="yes",
+    job_kind=VERDICT_JOB,
+    work_kind=VERDICT_WORK,
+    prompt=PromptText(
+        name="answer_verdict",
+        system="You are YesNoJudgeLLM, an assistant that says whether an answer answers a question.",
+        user="Question: {query}\nAnswer: {answer}\n"
+        "Does the answer answer the question? Reply with exactly one word: yes or no.",
+        params=(("temperature", 0.0), ("max_tokens", 5)),
+    ),
+    about_job="An LLM says, answer by answer, whether the answer answers its topic's question.",
+    about_work="The assessor says, answer by answer, whether the answer answers the question.",
+    about_scores="Run means of the share of answers judged to answer their question (a missing answer counts 0).",
 )
-from tests.verdicts import judge, labels, work
-from tests.verdicts.models import IMPORT_VERDICTS, LABEL_FAMILY, SCORE_FAMILY, VERDICT_JOB, VERDICT_WORK, Verdict
-
-
-@admin.register(Verdict)
-class VerdictAdmin(admin.ModelAdmin):
-    """A verdict is a record of who or what said it: the admin shows it, with its provenance, and changes nothing."""
-
-    list_display = ("answer", "source", "label", "created_by", "job", "imported_from", "created_at")
-    raw_id_fields = ("answer", "work")
-    readonly_fields = [field.name for field in Verdict._meta.fields]
-
-
-def _score_source(columns: tuple[str, ...]) -> ScoreSource:
-    (name,) = columns
-    return ScoreSource(
-        key=name,
-        title=f"{name} verdicts",
-        columns=columns,
-        scores=partial(labels.verdict_scores, name=name),
-        leaderboard_url=f"{reverse('collection:verdict_leaderboard')}?{urlencode({'source': name})}",
-        leaderboard_label="runs by share of yes",
-        downloads=(
-            Download("scores", reverse("collection:download_verdict_scores", args=[name])),
-            Download("verdicts", reverse("collection:download_verdicts", args=[name])),
-        ),
-        notes=lambda: labels.notes([columns])[columns],
-    )
+app_name = VERDICTS.name  # this module is also the URLconf of the kit's pages of people's work
+urlpatterns = answer_labels_urls(VERDICTS)
 
 
 def _fake_verdict(user: str) -> str:
@@ -66,66 +39,8 @@ def _fake_verdict(user: str) -> str:
 
 
 def register() -> None:
-    register_label_family(LabelFamily(LABEL_FAMILY, "verdict source"))
-    about_job = "An LLM says, answer by answer, whether the answer answers its topic's question."
-    register_job_kind(
-        JobKind(
-            VERDICT_JOB,
-            "Answer verdicts",
-            judge.item_compute,
-            judge.item_store,
-            judge.verdict_job_create,
-            RunsLaunchForm,
-            (judge.VERDICT,),
-            description=about_job,
-        )
-    )
+    answer_labels_register(VERDICTS, url_module=__name__)
     # Known by how its system message starts; a server started with --flip says the opposite.
     register_fake_answer(
         FakeAnswer("You are YesNoJudgeLLM", _fake_verdict, flip={"yes": "no", "no": "yes"}.__getitem__)
-    )
-    register_urls("verdicts/", "tests.verdicts.work")  # the label-app kit's seven pages
-    about_work = "The assessor says, answer by answer, whether the answer answers the question."
-    register_work_page(
-        WorkPage(
-            VERDICT_WORK,
-            "Answer verdicts",
-            "verdicts:judge",
-            work.verdict_work_give,
-            stage=3,
-            progress=work.verdict_progress,
-            unit="answers",
-            description=about_work,
-        )
-    )
-    register_importer(
-        Importer(
-            IMPORT_VERDICTS,
-            "Answer verdicts (JSONL)",
-            lambda **kw: labels.VerdictsImport(**kw).run(),
-            scores=ScoreRefresh.TOUCHED,
-            required=("verdict_source",),
-            fields={"verdict_source": lambda: NameField(required=False, label="Verdict source")},
-            options=lambda data: {"name": data["verdict_source"]},
-        )
-    )
-    register_collection_routes(
-        Route("leaderboards/verdicts/", labels.leaderboard, "verdict_leaderboard"),
-        Route("download/verdicts/<slug:name>/", labels.download_verdicts, "download_verdicts"),
-        Route("download/verdict-scores/<slug:name>/", labels.download_scores, "download_verdict_scores"),
-    )
-    register_score_family(
-        ScoreFamily(
-            SCORE_FAMILY,
-            "Answer verdicts",
-            ("Verdict source",),
-            _score_source,
-            labels.listed,
-            labels.compute,
-            labels.job_scope,
-            labels.work_scope,
-            "No verdict source has verdicts yet.",
-            90,
-            labels.notes,
-        )
     )
