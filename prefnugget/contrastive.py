@@ -13,10 +13,14 @@ From a preference source's labels, per topic:
 
 The reference batches every topic's head pairs together; since a topic's batches see only that topic's
 questions, working each topic's batches in turn gives the same calls and the same bank.
+
+The reference's variant `random` (its null hypothesis, that winner/loser pairs do not help) takes no
+preferences: `random_pairs_drawn` draws the topic's pairs, and the rest is the same.
 """
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from random import Random
 
 from preferences.borda import standings
 from preferences.sampling import report_pairs
@@ -72,6 +76,22 @@ def winner_loser_pairs(labels: Iterable[Label], *, keep: int = MAX_PAIRS) -> dic
         topic_id: sorted(pairs, key=lambda pair: pair.score, reverse=True)[:keep]
         for topic_id, pairs in sorted(found.items())
     }
+
+
+def random_pairs_drawn(
+    topic_id: str, run_ids: Iterable[str], *, seed: str = "", keep: int = MAX_PAIRS
+) -> list[WinnerLoser]:
+    """The reference's random pairs of a topic (`extract_random_pairs`): its reports (by run id) shuffled by a
+    generator seeded with the topic id, then every pair i < j in that order, the earlier shown as the winner;
+    taken as drawn (no score), the first `keep`. A `seed` other than "" seeds with "seed:topic id" instead."""
+    reports = sorted(set(run_ids))
+    Random(f"{seed}:{topic_id}" if seed else topic_id).shuffle(reports)
+    drawn = [
+        WinnerLoser(topic_id, winner, loser, 0.0)
+        for index, winner in enumerate(reports)
+        for loser in reports[index + 1 :]
+    ]
+    return drawn[:keep]
 
 
 def batches(pairs: Sequence[object], *, size: int = PAIRS_PER_BATCH) -> list[list[int]]:

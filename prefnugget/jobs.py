@@ -5,7 +5,8 @@ Both make one job item per topic and store the topic's bank as an LLM's nugget s
 AutoNuggets draft; each question's origin (the call, the batch, the pair) is kept in `QuestionOrigin`.
 
 PrefNugget's item works its topic's batches in turn (each batch sees the questions of the earlier ones, so a
-topic is a chain of calls); topics are independent items, worked at once. The rules are in `contrastive`.
+topic is a chain of calls); topics are independent items, worked at once. The rules are in `contrastive`. Its
+pairs come from a preference source, or are drawn at random (the reference's variant `random`): `Pairing`.
 """
 
 from dataclasses import dataclass
@@ -24,7 +25,15 @@ from nuggets.kinds import LABEL_FAMILY
 from nuggets.models import NuggetSet
 from preferences.kinds import PREFERENCES_FAMILY
 from preferences.models import PreferenceLabel
-from prefnugget.contrastive import QuestionList, WinnerLoser, bank_of, batches, winner_loser_pairs
+from prefnugget.contrastive import (
+    MAX_PAIRS,
+    QuestionList,
+    WinnerLoser,
+    bank_of,
+    batches,
+    random_pairs_drawn,
+    winner_loser_pairs,
+)
 from prefnugget.kinds import PREFNUGGET_BANK, QUERY_BANK
 from prefnugget.models import QuestionOrigin
 from prefnugget.prompts import EXTRACT, QUERY_ONLY
@@ -49,14 +58,39 @@ class PlannedPair:
     loser: int
 
 
-def prefnugget_plan(*, preferences: str, topics: list[str] | None = None) -> dict[str, list[PlannedPair]]:
-    """Per topic (in id order), the (winner, loser) pairs the job works, from the source's counted preferences.
+@dataclass(frozen=True)
+class Pairing:
+    """Where the job's (winner, loser) pairs come from: a preference source's counted preferences (the
+    reference's variant `best`), or random pairs drawn with `seed` (its variant `random`); at most `max_pairs`
+    a topic (the reference's max_pairs_considered)."""
 
-    Raises JobRequestInvalid for an unknown source or topic, and when no selected topic has a pair.
-    """
+    preferences: str = ""
+    random_pairs: bool = False
+    seed: str = ""
+    max_pairs: int = MAX_PAIRS
+
+    def check(self) -> None:
+        """Raises JobRequestInvalid for a request that does not say one way of pairing, or says it wrongly."""
+        if self.random_pairs and self.preferences:
+            raise JobRequestInvalid("random pairs take no preference source: give one or the other")
+        if not self.random_pairs and not self.preferences:
+            raise JobRequestInvalid("give the preference source whose pairs are used, or ask for random pairs")
+        if self.seed and not self.random_pairs:
+            raise JobRequestInvalid("a seed draws random pairs: ask for random pairs, or give no seed")
+        if self.max_pairs < 1:
+            raise JobRequestInvalid(f"the pairs a topic keeps must be at least 1, not {self.max_pairs}")
+
+    def params(self) -> dict:
+        """What the job records of its pairing."""
+        if self.random_pairs:
+            return {"pairs": "random", "seed": self.seed, "max_pairs": self.max_pairs}
+        return {"pairs": "preferences", "preferences": self.preferences, "max_pairs": self.max_pairs}
+
+
+def _preference_plan(pairing: Pairing, topic_ids: list[str]) -> dict[str, list[PlannedPair]]:
+    preferences = pairing.preferences
     if not LabelSource.objects.filter(family=PREFERENCES_FAMILY, name=preferences).exists():
         raise JobRequestInvalid(f"no preference source named {preferences!r}")
-    topic_ids = [topic.id for topic in topics_select(topics)]
     labels = labels_counted(
         PreferenceLabel.objects.filter(source__family=PREFERENCES_FAMILY, source__name=preferences)
     ).filter(topic_id__in=topic_ids)
@@ -72,7 +106,7 @@ def prefnugget_plan(*, preferences: str, topics: list[str] | None = None) -> dic
         topic_id: [
             PlannedPair(pair, answer_of[(topic_id, pair.winner)], answer_of[(topic_id, pair.loser)]) for pair in pairs
         ]
-        for topic_id, pairs in winner_loser_pairs(given).items()
+        for topic_id, pairs in winner_loser_pairs(given, keep=pairing.max_pairs).items()
     }
     if not plan:
         raise JobRequestInvalid(
@@ -82,10 +116,45 @@ def prefnugget_plan(*, preferences: str, topics: list[str] | None = None) -> dic
     return plan
 
 
+def _random_plan(pairing: Pairing, topic_ids: list[str]) -> dict[str, list[PlannedPair]]:
+    answer_of: dict[str, dict[str, int]] = {}
+    for topic_id, run_id, answer_id in Answer.objects.filter(topic_id__in=topic_ids).values_list(
+        "topic_id", "run__run_id", "pk"
+    ):
+        answer_of.setdefault(topic_id, {})[run_id] = answer_id
+    plan: dict[str, list[PlannedPair]] = {}
+    for topic_id in sorted(answer_of):
+        reports = answer_of[topic_id]
+        pairs = random_pairs_drawn(topic_id, reports, seed=pairing.seed, keep=pairing.max_pairs)
+        if pairs:
+            plan[topic_id] = [PlannedPair(pair, reports[pair.winner], reports[pair.loser]) for pair in pairs]
+    if not plan:
+        raise JobRequestInvalid("no selected topic has two reports to pair")
+    return plan
+
+
+def prefnugget_plan(
+    *, preferences: str = "", topics: list[str] | None = None, pairing: Pairing | None = None
+) -> dict[str, list[PlannedPair]]:
+    """Per topic (in id order), the (winner, loser) pairs the job works: from the source's counted preferences,
+    or drawn at random (`pairing`; the source named by `preferences` when it is None).
+
+    Raises JobRequestInvalid for a request without one way of pairing, an unknown source or topic, and when no
+    selected topic has a pair.
+    """
+    pairing = pairing or Pairing(preferences=preferences)
+    pairing.check()
+    topic_ids = [topic.id for topic in topics_select(topics)]
+    return _random_plan(pairing, topic_ids) if pairing.random_pairs else _preference_plan(pairing, topic_ids)
+
+
 def prefnugget_job_create(
     *,
     name: str,
-    preferences: str,
+    preferences: str = "",
+    random_pairs: bool = False,
+    seed: str = "",
+    max_pairs: int | None = None,
     topics: list[str] | None = None,
     user: User | None = None,
     queue: str | None = None,
@@ -95,12 +164,13 @@ def prefnugget_job_create(
     output_name_check(
         kind=PREFNUGGET_BANK, name=name, taken=NuggetSet.objects.filter(name=name).exists(), family=LABEL_FAMILY
     )
-    plan = prefnugget_plan(preferences=preferences, topics=topics)
+    pairing = Pairing(preferences, random_pairs, seed, MAX_PAIRS if max_pairs is None else max_pairs)
+    plan = prefnugget_plan(topics=topics, pairing=pairing)
     items = [
         (f"topic:{topic_id}", {"topic": topic_id, "pairs": [[pair.winner, pair.loser] for pair in pairs]})
         for topic_id, pairs in plan.items()
     ]
-    params = {"preferences": preferences, "topics": topics or [], "queue": queue or ""}
+    params = {**pairing.params(), "topics": topics or [], "queue": queue or ""}
     return job_create(
         kind=PREFNUGGET_BANK,
         output_name=name,

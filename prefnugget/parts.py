@@ -15,8 +15,8 @@ def register() -> None:
             kind=PREFNUGGET_BANK,
             label="PrefNugget bank",
             command="run_prefnugget",
-            description="An LLM asks, for each (winner, loser) pair of a preference source, which questions the "
-            "winner answers better: a bank of up to 20 questions a topic.",
+            description="An LLM asks, for each (winner, loser) pair of a preference source (or for random pairs "
+            "of reports), which questions the winner answers better: a bank of up to 20 questions a topic.",
             compute=jobs.prefnugget_item_compute,
             store=jobs.prefnugget_item_store,
             create=jobs.prefnugget_job_create,

@@ -4,7 +4,6 @@ the batches and the stop on a topic worked by hand, re-asks, re-runs, the comman
 import json
 import re
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -21,52 +20,18 @@ from prefnugget.kinds import PREFNUGGET_BANK
 from prefnugget.models import QuestionOrigin
 from tests.builders import make_answer, make_run, make_topic, source_of
 from tests.llm_server import Reply
+from tests.prefnugget.golden import FIXTURES, answers_replaying, extraction, reference_calls, section
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(__file__).with_name("fixtures")
 TOPICS = ["bee", "cloud", "earthworms", "hibernation", "leaf"]
 # run1 > run2 > run3 > run4: Borda 3, 1, -1, -3; pairs by Borda(winner) + 0.99 Borda(loser):
 # 1>2 3.99, 1>3 2.01, 1>4 0.03, 2>3 0.01, 2>4 -1.97, 3>4 -3.97.
 ORDER = [("run1", "run2"), ("run1", "run3"), ("run1", "run4"), ("run2", "run3"), ("run2", "run4"), ("run3", "run4")]
 
 
-def section(user: str, name: str) -> str:
-    found = re.search(rf"\[\[ ## {name} ## \]\]\n(.*?)\n\n(?:\[\[ ## |Respond with)", user, re.DOTALL)
-    assert found is not None, name
-    return found.group(1)
-
-
-def extraction(questions: list[str]) -> str:
-    return (
-        "[[ ## reasoning ## ]]\nr\n\n[[ ## differentiating_questions ## ]]\n"
-        f"{json.dumps(questions)}\n\n[[ ## confidence ## ]]\n0.5\n\n[[ ## completed ## ]]"
-    )
-
-
-def reference_calls() -> tuple[str, dict[str, list[str]]]:
-    """The golden trace's system message and, per request title, its user messages in the order sent."""
-    lines = [json.loads(line) for line in (FIXTURES / "prefnugget-best.extract.jsonl").read_text().splitlines()]
-    by_title: dict[str, list[str]] = {}
-    for line in lines[1:]:
-        by_title.setdefault(section(line["user"], "query_title"), []).append(line["user"])
-    return lines[0]["system"], by_title
-
-
-def answers_replaying(calls: list[str]) -> list[list[str]]:
-    """Answers that make the reference's next lists: what each batch's list adds, two questions per call."""
-    given = [json.loads(section(user, "given_exam_questions")) for user in calls]
-    answers: list[list[str]] = []
-    for batch in range(0, len(calls), 2):
-        now, after = given[batch], (given[batch + 2] if batch + 2 < len(calls) else given[batch])
-        added = after[len(now) :]
-        assert after[: len(now)] == now and len(added) <= 4
-        answers += [added[:2], added[2:4]]
-    return answers
-
-
 def test_the_kiddie_calls_are_the_references_byte_for_byte(llm_server, ranked):
-    system, by_title = reference_calls()
+    system, by_title = reference_calls("prefnugget-best.extract.jsonl")
     titles = {topic: section(calls[0], "query_title") for topic, calls in zip(TOPICS, by_title.values(), strict=True)}
     assert titles["bee"].startswith("bee honey") and titles["leaf"].startswith("fall leaf")
     # One item per topic, worked in topic order: the fake model answers as the reference's model did.
@@ -108,7 +73,13 @@ def expected_fake_bank(topic: str) -> list[str]:
 
 def test_the_bank_is_an_llms_question_set_with_each_questions_pair_and_call(llm_server, ranked):
     job = prefnugget_job_create(name="pn-fake", preferences=ranked, topics=["bee", "leaf"])
-    assert job.params == {"preferences": "ranked", "topics": ["bee", "leaf"], "queue": ""}
+    assert job.params == {
+        "pairs": "preferences",
+        "preferences": "ranked",
+        "max_pairs": 100,
+        "topics": ["bee", "leaf"],
+        "queue": "",
+    }
     job_run_sync(job.pk)
     assert llm_server.count == 12
     bee = NuggetSet.objects.get(name="pn-fake", topic_id="bee")
@@ -274,7 +245,14 @@ def test_run_prefnugget_makes_the_job(llm_server, ranked):
         stdout=out,
     )
     job = Job.objects.get(output_name="cmd")
-    assert (job.kind, job.params) == (PREFNUGGET_BANK, {"preferences": "ranked", "topics": ["bee"], "queue": ""})
+    assert job.kind == PREFNUGGET_BANK
+    assert job.params == {
+        "pairs": "preferences",
+        "preferences": "ranked",
+        "max_pairs": 100,
+        "topics": ["bee"],
+        "queue": "",
+    }
     assert f"job {job.pk} done: 1/1 items" in out.getvalue()
     assert list(bank_questions("cmd")) == ["bee"]
     with pytest.raises(JobRequestInvalid, match="already produces 'cmd'"):
