@@ -47,7 +47,7 @@ def _score_source(spec: AnswerLabels, columns: tuple[str, ...]) -> ScoreSource:
         columns=columns,
         scores=partial(AnswerScores(spec).scores, name=name),
         leaderboard_url=board,
-        leaderboard_label=f"runs by {spec.metric}",
+        leaderboard_label=f"runs by {spec.ranked_by}",
         downloads=(
             Download("score file", reverse("labels:score_file", args=[spec.name, name])),
             Download(f"{spec.noun}s", reverse("labels:download", args=[spec.name, name])),

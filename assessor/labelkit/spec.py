@@ -24,6 +24,7 @@ class AnswerLabels:
     about_job: str  # a sentence for the jobs page
     about_work: str  # a sentence for the organizer's and the assessor's pages
     about_scores: str  # a sentence for the leaderboard: what a run's score is
+    ranked_by: str  # the leaderboards index's link to a source's board reads "runs by <ranked_by>"
     stage: int = 3  # the queue's order of a topic's work (WorkPage.stage)
     order: int = 90  # the leaderboards index's order (ScoreFamily.order)
 

@@ -25,7 +25,7 @@ def leaderboard(request: AuthenticatedRequest, family: str) -> HttpResponse:
     scoring = AnswerScores(spec)
     names = [name for (name,) in scoring.listed()]
     name = request.GET.get("source") or (names[0] if names else "")
-    context: dict = {"names": names, "name": name, "title": f"{spec.title}: leaderboard", "about": spec.about_scores}
+    context: dict = {"names": names, "name": name, "title": f"{spec.title} leaderboard", "about": spec.about_scores}
     if name:
         scores = scores_or_404(lambda: scoring.scores(name=name, per_topic=False))
         context.update(

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from assessor.labelkit.work import answer_order
-from assessor.models import AssessorWork
+from assessor.models import Answer, AssessorWork
 from assessor.work.roles import Role
 from tests.builders import make_user
 from tests.e2e.keys import settled, submit
@@ -67,3 +67,15 @@ def test_an_assessor_judges_answers_given_through_the_apps_page(open_as):
     assert [
         stored[answer_id] for answer_id in answer_order(work)
     ] == chosen  # what was pressed, in the assessor's order
+
+    # The organizer finds the people's source on the leaderboards and opens its board, the kit's page for the app.
+    by_run = dict(Answer.objects.filter(topic_id="t1").values_list("pk", "run__run_id"))
+    shares = {by_run[answer_id]: 1.0 if label == "yes" else 0.0 for answer_id, label in stored.items()}
+    boards = open_as(organizer, reverse("collection:leaderboards"))
+    people = boards.locator("tr", has=boards.get_by_role("cell", name="people", exact=True))
+    people.get_by_role("link", name="runs by share of yes").click()
+    boards.wait_for_url("**/labels/verdicts/leaderboard/?source=people")
+    for run, share in shares.items():  # every run's row on the first screen, with its share of yes
+        row = boards.locator("tbody tr", has=boards.get_by_text(run, exact=True))
+        expect(row).to_be_in_viewport()
+        expect(row).to_contain_text(f"{share:.4f}")

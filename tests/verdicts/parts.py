@@ -28,6 +28,7 @@ VERDICTS = AnswerLabels(
     about_job="An LLM says, answer by answer, whether the answer answers its topic's question.",
     about_work="The assessor says, answer by answer, whether the answer answers the question.",
     about_scores="Run means of the share of answers judged to answer their question (a missing answer counts 0).",
+    ranked_by="share of yes",
 )
 app_name = VERDICTS.name  # this module is also the URLconf of the kit's pages of people's work
 urlpatterns = answer_labels_urls(VERDICTS)
