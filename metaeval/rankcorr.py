@@ -185,45 +185,52 @@ def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) 
     if missing not in ("zero", "skip"):
         raise ValueError(f"unknown missing-topic rule {missing!r}: zero or skip")
     answered = ~np.isnan(matrix)
+    fractions = [common_denominator(row[has].tolist()) for row, has in zip(matrix, answered, strict=True)]
+    drawn = draws.sum(axis=1, keepdims=True)
+    counts = np.repeat(drawn, len(matrix), axis=1) if missing == "zero" else draws @ answered.T.astype(float)
+    # A float holds every integer below 2^53: a product of draw counts and numerators whose sums stay below
+    # it is exact in any order, and so is its quotient by a denominator below it, correctly rounded.
+    most = int(drawn.max(initial=0.0))
+    small = np.array(
+        [max(map(abs, numerators), default=0) * most < _EXACT_INTEGERS and denominator * most < _EXACT_INTEGERS
+         for numerators, denominator in fractions],
+        dtype=bool,
+    )  # fmt: skip
     means = np.zeros((len(draws), len(matrix)))
-    for run, row in enumerate(matrix):
-        numerators, denominator = common_denominator(row[answered[run]].tolist())
-        drawn = draws[:, answered[run]]
-        counts = draws.sum(axis=1) if missing == "zero" else drawn.sum(axis=1)
-        means[:, run] = _quotients(_integer_sums(drawn, numerators), counts, denominator)
+    if small.any():
+        numerator_matrix = np.zeros((int(small.sum()), matrix.shape[1]))
+        for place, run in enumerate(np.flatnonzero(small)):
+            numerator_matrix[place, answered[run]] = fractions[run][0]
+        denominators = np.array([fractions[run][1] for run in np.flatnonzero(small)], dtype=float)
+        taken = counts[:, small]
+        sums = draws @ numerator_matrix.T
+        means[:, small] = np.where(taken > 0, sums / np.where(taken > 0, denominators * taken, 1.0), 0.0)
+    for run in np.flatnonzero(~small):
+        numerators, denominator = fractions[run]
+        sums = _integer_sums(draws[:, answered[run]], numerators)
+        means[:, run] = [
+            int(total) / (denominator * int(count)) if count else 0.0
+            for total, count in zip(sums, counts[:, run], strict=True)
+        ]
     return means
 
 
-# A float holds every integer below 2^53; a matrix product of integers stays exact while its sums do.
 _EXACT_INTEGERS = 2**53
 _LIMB_BITS = 26
 
 
-def _integer_sums(weights: np.ndarray, numerators: list[int]) -> np.ndarray:
-    """weights @ numerators, exactly (weights: draw counts): floats where every sum stays below 2^53,
-    else Python ints (an object array) from the numerators cut into limbs of 26 bits, whose weighted sums
-    stay below 2^53 (a resample draws fewer than 2^27 topics)."""
-    largest = max((abs(n) for n in numerators), default=0)
-    if largest * int(weights.sum(axis=1).max(initial=0.0)) < _EXACT_INTEGERS:
-        return weights @ np.array(numerators, dtype=float)
+def _integer_sums(weights: np.ndarray, numerators: list[int]) -> list[int]:
+    """weights @ numerators (weights: draw counts), exactly, as Python ints: the numerators cut into limbs of
+    26 bits, whose weighted sums stay below 2^53 (a resample draws fewer than 2^27 topics), so that one float
+    product per limb gives them exactly."""
     signs = np.array([-1.0 if n < 0 else 1.0 for n in numerators])
     mask = (1 << _LIMB_BITS) - 1
-    totals = np.zeros(len(weights), dtype=object)
-    for place in range(0, largest.bit_length(), _LIMB_BITS):
+    totals = [0] * len(weights)
+    for place in range(0, max(map(abs, numerators), default=0).bit_length(), _LIMB_BITS):
         limb = np.array([(abs(n) >> place) & mask for n in numerators], dtype=float) * signs
-        totals = totals + (weights @ limb).astype(np.int64).astype(object) * (1 << place)
+        parts = (weights @ limb).astype(np.int64).tolist()
+        totals = [total + (part << place) for total, part in zip(totals, parts, strict=True)]
     return totals
-
-
-def _quotients(sums: np.ndarray, counts: np.ndarray, denominator: int) -> np.ndarray:
-    """sums / (denominator x counts), each correctly rounded (0 where nothing was drawn): a float division
-    of exact integers is, and so is Python's division of two ints."""
-    drawn = counts > 0
-    if sums.dtype != object and denominator * int(counts.max(initial=0.0)) < _EXACT_INTEGERS:
-        return np.where(drawn, sums / np.where(drawn, denominator * counts, 1.0), 0.0)
-    return np.array(
-        [int(total) / (denominator * int(count)) if count else 0.0 for total, count in zip(sums, counts, strict=True)]
-    )
 
 
 def topic_draws(topics: int, *, samples: int, seed: int | None) -> np.ndarray:

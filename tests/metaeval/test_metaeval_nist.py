@@ -1,12 +1,16 @@
 """Descriptive statistics on NIST's real TREC 2024 RAG judgments, against counts read here from the files."""
 
 import json
+import math
 from collections import Counter
+from fractions import Fraction
 from io import StringIO
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.core.management import call_command, get_commands
+from scipy import stats
 
 pytestmark = [pytest.mark.django_db, pytest.mark.shared_data, pytest.mark.slow]
 
@@ -99,7 +103,9 @@ def test_nists_condition_compared_with_itself_agrees_fully(shared_data):
     )  # fmt: skip
     answers = sum(1 for _ in _lines(shared_data / NUGGET_FILE))
     out = StringIO()
-    call_command("metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/manual", "--metric", "Vstrict", "--json", stdout=out)
+    call_command(
+        "metaeval", "--a", "auto_edit/manual", "--b", "auto_edit/manual", "--metric", "Vstrict", "--json", stdout=out
+    )
     data = json.loads(out.getvalue())
     values = data["metrics"]["Vstrict"]
     assert values["pairs"] == answers
@@ -108,3 +114,63 @@ def test_nists_condition_compared_with_itself_agrees_fully(shared_data):
     assert data["confusion"]["kappa"] == pytest.approx(1.0)
     counts = data["confusion"]["counts"]
     assert sum(counts[i][i] for i in range(3)) == sum(map(sum, counts))
+
+
+def _vstrict_from_file(path: Path) -> dict[tuple[str, str], Fraction]:
+    """(run, topic) -> Vstrict as a fraction, from NIST's file: vital nuggets supported / vital nuggets."""
+    scores = {}
+    for record in _lines(path):
+        vital = [nugget for nugget in record["nuggets"] if nugget["importance"] == "vital"]
+        supported = sum(nugget["assignment"] == "support" for nugget in vital)
+        scores[(record["run_id"], record["qid"])] = Fraction(supported, len(vital)) if vital else Fraction(0)
+    return scores
+
+
+def test_bootstrap_on_nists_labels_ranks_runs_by_their_exact_means(shared_data):
+    """NIST's Vstrict against a seeded LLM-like copy, 1,000 resamples of the 21 topics at seed 7: each resample's
+    run means are the fractions' (NIST's from the file, the copy's read back with a denominator of at most
+    100 and checked to round-trip), and the intervals of tau-b and Spearman's rho are those of scipy on them, of
+    tau_ap_b that of its vectorized form (checked against ircor's in test_rankcorr) on them."""
+    _require_commands("import_topics", "import_assignments")
+    from assignment.comparison import llm_like_scores
+    from metaeval.rankcorr import bootstrap_intervals, resampled_run_means, tau_ap_b, topic_draws
+
+    call_command("import_topics", str(shared_data / "topics.rag24.test.txt"), stdout=StringIO())
+    call_command(
+        "import_assignments", str(shared_data / NUGGET_FILE), "--nuggets", "auto_edit", "--assigner", "manual",
+        stdout=StringIO(),
+    )  # fmt: skip
+    human = _vstrict_from_file(shared_data / NUGGET_FILE)
+    copy = {}
+    for key, values in llm_like_scores(nuggets="auto_edit", assigner="manual", seed=0).per_topic.items():
+        copy[key] = Fraction(values["Vstrict"]).limit_denominator(100)
+        assert float(copy[key]) == values["Vstrict"]
+    runs = sorted({run for run, _ in human})
+    topics = sorted({topic for _, topic in human})
+    assert (len(runs), len(topics), len(human)) == (45, 21, 927) and set(copy) == set(human)
+
+    def matrix(scores):
+        return np.array([[float(scores[(r, t)]) if (r, t) in scores else np.nan for t in topics] for r in runs])
+
+    a, b = matrix(human), matrix(copy)
+    draws = topic_draws(len(topics), samples=1000, seed=7)
+    got_a, got_b = resampled_run_means(a, draws, missing="zero"), resampled_run_means(b, draws, missing="zero")
+    taus, rhos, means_a, means_b, split = [], [], [], [], 0
+    for sample, counts in enumerate(draws):
+        drawn = {topic: int(count) for topic, count in zip(topics, counts, strict=True)}
+        mean_a = [float(sum(human.get((r, t), 0) * c for t, c in drawn.items()) / len(topics)) for r in runs]
+        mean_b = [float(sum(copy.get((r, t), 0) * c for t, c in drawn.items()) / len(topics)) for r in runs]
+        assert got_a[sample].tolist() == mean_a and got_b[sample].tolist() == mean_b
+        floats = [math.fsum(np.repeat(np.nan_to_num(row), counts.astype(int)).tolist()) / len(topics) for row in a]
+        split += any(mean_a[i] == mean_a[j] and floats[i] != floats[j] for i in range(45) for j in range(i))
+        taus.append(stats.kendalltau(mean_a, mean_b).statistic)
+        rhos.append(stats.spearmanr(mean_a, mean_b).statistic)
+        means_a.append(mean_a)
+        means_b.append(mean_b)
+    tau_aps = tau_ap_b(np.array(means_a), np.array(means_b))
+    # The case can fail: on some resamples the floats' means, even summed exactly, split runs tied exactly.
+    assert split > 0
+    got = bootstrap_intervals(a, b, missing="zero", samples=1000, seed=None, top_k=10, draws=draws)
+    assert got["tau"] == pytest.approx((np.percentile(taus, 2.5), np.percentile(taus, 97.5)), abs=1e-15)
+    assert got["spearman"] == pytest.approx((np.percentile(rhos, 2.5), np.percentile(rhos, 97.5)), abs=1e-15)
+    assert got["tau_ap"] == pytest.approx((np.percentile(tau_aps, 2.5), np.percentile(tau_aps, 97.5)), abs=1e-15)

@@ -313,12 +313,13 @@ def test_resampled_means_skip_unanswered_topics_exactly():
 
 def test_means_of_values_beyond_any_small_fraction_are_exact_too():
     """Values that are no fraction of a small denominator are taken as the floats they are, their sums exactly
-    (past 2^53, in Python integers): 2^-60 beside 1/3 and 10^10/7."""
-    matrix = np.array([[2.0**-60, 1 / 3, 1e10 / 7], [1e-300, 0.5, 0.123456789123]])
+    (past 2^53, in Python integers): 2^-60 beside 1/3 and 10^10/7; a run of small fractions beside them."""
+    matrix = np.array([[2.0**-60, 1 / 3, 1e10 / 7], [0.5, 0.25, 1 / 3], [1e-300, 0.5, 0.123456789123]])
     draws = topic_draws(3, samples=40, seed=8)
     means = resampled_run_means(matrix, draws, missing="zero")
     values = [
         [Fraction(2**-60), Fraction(1, 3), Fraction(10**10, 7)],
+        [Fraction(1, 2), Fraction(1, 4), Fraction(1, 3)],
         [Fraction(1e-300), Fraction(1, 2), Fraction(0.123456789123)],
     ]
     assert len(means) == 40
