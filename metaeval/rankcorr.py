@@ -188,14 +188,8 @@ def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) 
     fractions = [common_denominator(row[has].tolist()) for row, has in zip(matrix, answered, strict=True)]
     drawn = draws.sum(axis=1, keepdims=True)
     counts = np.repeat(drawn, len(matrix), axis=1) if missing == "zero" else draws @ answered.T.astype(float)
-    # A float holds every integer below 2^53: a product of draw counts and numerators whose sums stay below
-    # it is exact in any order, and so is its quotient by a denominator below it, correctly rounded.
     most = int(drawn.max(initial=0.0))
-    small = np.array(
-        [max(map(abs, numerators), default=0) * most < _EXACT_INTEGERS and denominator * most < _EXACT_INTEGERS
-         for numerators, denominator in fractions],
-        dtype=bool,
-    )  # fmt: skip
+    small = np.array([_fits_floats(*fraction, most=most) for fraction in fractions], dtype=bool)
     means = np.zeros((len(draws), len(matrix)))
     if small.any():
         numerator_matrix = np.zeros((int(small.sum()), matrix.shape[1]))
@@ -207,16 +201,23 @@ def resampled_run_means(matrix: np.ndarray, draws: np.ndarray, *, missing: str) 
         means[:, small] = np.where(taken > 0, sums / np.where(taken > 0, denominators * taken, 1.0), 0.0)
     for run in np.flatnonzero(~small):
         numerators, denominator = fractions[run]
-        sums = _integer_sums(draws[:, answered[run]], numerators)
+        totals = _integer_sums(draws[:, answered[run]], numerators)
         means[:, run] = [
-            int(total) / (denominator * int(count)) if count else 0.0
-            for total, count in zip(sums, counts[:, run], strict=True)
+            total / (denominator * int(count)) if count else 0.0
+            for total, count in zip(totals, counts[:, run], strict=True)
         ]
     return means
 
 
 _EXACT_INTEGERS = 2**53
 _LIMB_BITS = 26
+
+
+def _fits_floats(numerators: list[int], denominator: int, *, most: int) -> bool:
+    """Whether a run's sums of at most `most` draws of its numerators, and its denominator times that many,
+    stay below 2^53: a float holds every integer below it, so a product of draw counts and such numerators
+    is exact in any order, and its quotient by such a denominator correctly rounded."""
+    return max(map(abs, numerators), default=0) * most < _EXACT_INTEGERS and denominator * most < _EXACT_INTEGERS
 
 
 def _integer_sums(weights: np.ndarray, numerators: list[int]) -> list[int]:
