@@ -182,6 +182,7 @@ def preference_save(
             second_id=second,
             label=value,
             work=work,
+            created_by=user,
             seconds_spent=seconds,
         ),
         item=str(number),

@@ -6,7 +6,8 @@ copy the reference adds for Borda is computed, never stored. Its source says who
 """
 
 from django.db import models
-from django.utils import timezone
+
+from assessor.models import LabelProvenance
 
 
 class Preference(models.IntegerChoices):
@@ -15,8 +16,10 @@ class Preference(models.IntegerChoices):
     SECOND = 2, "second better"
 
 
-class PreferenceLabel(models.Model):
-    source = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
+class PreferenceLabel(LabelProvenance):
+    """Its maker (a person, with the work it was made in and the active seconds; an LLM job; a file) and its source
+    are LabelProvenance's."""
+
     topic = models.ForeignKey("assessor.Topic", on_delete=models.PROTECT, related_name="+")
     first = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
     second = models.ForeignKey("assessor.Answer", on_delete=models.CASCADE, related_name="+")
@@ -25,19 +28,13 @@ class PreferenceLabel(models.Model):
     label = models.PositiveSmallIntegerField(choices=Preference.choices, null=True, blank=True)
     confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
-    job = models.ForeignKey("assessor.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    work = models.ForeignKey("assessor.AssessorWork", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    imported_from = models.ForeignKey(
-        "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    seconds_spent = models.FloatField(default=0)  # a person's time on the pair
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["source_id", "topic_id", "first_id", "second_id"]
         constraints = [
             models.UniqueConstraint(fields=["source", "first", "second"], name="one_preference_per_source_and_pair"),
             models.CheckConstraint(condition=~models.Q(first=models.F("second")), name="preference_of_two_reports"),
+            LabelProvenance.one_maker_constraint("preference_has_one_maker"),
         ]
         indexes = [models.Index(fields=["source", "topic"], name="preference_source_topic")]
 

@@ -7,10 +7,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import AssessorWork, LabelSource
+from assessor.models import AssessorWork, Job, LabelSource
 from assessor.work.roles import Role
 from preferences.judging import pair_order, preference_progress, preference_work_give
-from preferences.kinds import PREFERENCE_WORK
+from preferences.kinds import PREFERENCE_WORK, PREFERENCES
 from preferences.models import PreferenceLabel
 from tests.builders import make_answer, make_run, make_topic, make_user
 
@@ -45,9 +45,11 @@ def client_for(user) -> Client:
 def plant_llm_preferences(topic) -> None:
     """An LLM's preferences beside the person's: never shown on the person's pages."""
     source = LabelSource.objects.create(family="preferences", name="llm-secret-prefs", kind=LabelSource.Kind.LLM)
+    job = Job.objects.create(kind=PREFERENCES, output_name=source.name, status=Job.Status.DONE)
     answers = {answer.run.run_id: answer for answer in topic.answers.select_related("run")}
     PreferenceLabel.objects.create(
         source=source,
+        job=job,
         topic=topic,
         first=answers[RUNS[0]],
         second=answers[RUNS[1]],
@@ -108,6 +110,7 @@ def test_a_preference_is_saved_with_its_person_time_and_pair(work):
     left, right = pair_order(work)[1]
     assert (label.first_id, label.second_id, label.label, label.source_id) == (left, right, 1, work.source_id)
     assert label.seconds_spent >= 0 and label.job_id is None
+    assert (label.created_by, label.made_by) == (work.assessor, f"user:{work.assessor}")  # its maker, by name
     # Changed to a tie from the page that showed 1; a save from a page that showed nothing is a conflict.
     assert post_label(client, work, 2, "0", previous="1").json()["label"] == 0
     stale = post_label(client, work, 2, "2", previous="")

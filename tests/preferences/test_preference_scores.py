@@ -99,12 +99,14 @@ def test_a_person_and_an_llm_compared_confusion_and_kappa(llm_server, kiddie):
 def test_a_pair_shown_the_other_way_round_is_turned_before_it_is_compared(kiddie):
     from assessor.models import Answer, LabelSource
     from assessor.scoring.kept import scores_refresh
+    from tests.builders import make_batch
 
     answers = {a.run.run_id: a for a in Answer.objects.filter(topic_id="bee").select_related("run")}
     one = LabelSource.objects.create(family="preferences", name="one", kind=LabelSource.Kind.FILE)
     other = LabelSource.objects.create(family="preferences", name="other", kind=LabelSource.Kind.FILE)
-    PreferenceLabel.objects.create(source=one, topic_id="bee", first=answers["run1"], second=answers["run2"], label=1)
-    PreferenceLabel.objects.create(source=other, topic_id="bee", first=answers["run2"], second=answers["run1"], label=2)
+    pair = {"topic_id": "bee", "imported_from": make_batch(kind="preferences")}
+    PreferenceLabel.objects.create(source=one, first=answers["run1"], second=answers["run2"], label=1, **pair)
+    PreferenceLabel.objects.create(source=other, first=answers["run2"], second=answers["run1"], label=2, **pair)
     scores_refresh(family="preferences", discover=True)
     confusion = comparison_build("preferences:one", "preferences:other", scores=False).confusion
     assert confusion.counts == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]  # both said run1 is better

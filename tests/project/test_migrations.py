@@ -154,3 +154,44 @@ def test_costs_in_dollars_become_the_same_costs_in_picodollars():
     assert new.get_model("assessor", "Job").objects.get(pk=job.pk).cost_picodollars == 12_345_678_000_000
     assert new.get_model("assessor", "LLMCall").objects.get(pk=call.pk).cost_picodollars == 7_000_000
     call_command("migrate", verbosity=0)
+
+
+BEFORE_PREFERENCE_MAKERS = [("preferences", "0001_initial"), ("assessor", "0022_one_job_per_output")]
+AFTER_PREFERENCE_MAKERS = [("preferences", "0002_label_provenance")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_persons_preferences_name_their_maker_after_the_upgrade():
+    """Preferences from before they carried LabelProvenance: a person's are made by the work's assessor, with their
+    seconds; an LLM's and a file's keep their job or file and lose the zero seconds that were never a person's."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_PREFERENCE_MAKERS)
+    old = executor.loader.project_state(BEFORE_PREFERENCE_MAKERS).apps
+    ann = old.get_model("auth", "User").objects.create(username="ann")
+    topic = old.get_model("assessor", "Topic").objects.create(id="t1", query="q")
+    runs = [old.get_model("assessor", "Run").objects.create(run_id=f"r{n}") for n in (1, 2)]
+    a, b = (old.get_model("assessor", "Answer").objects.create(run=r, topic=topic, text="x", words=1) for r in runs)
+    Source = old.get_model("assessor", "LabelSource")
+    people = Source.objects.create(family="preferences", name="people", kind="person")
+    llm = Source.objects.create(family="preferences", name="gpt", kind="llm")
+    work = old.get_model("assessor", "AssessorWork").objects.create(
+        topic=topic, assessor=ann, kind="preference_judging", source=people
+    )
+    job = old.get_model("assessor", "Job").objects.create(kind="preferences", output_name="gpt", status="done")
+    Label = old.get_model("preferences", "PreferenceLabel")
+    Label.objects.create(source=people, topic=topic, first=a, second=b, label=1, work=work, seconds_spent=12.5)
+    Label.objects.create(source=llm, topic=topic, first=b, second=a, label=2, job=job)
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(AFTER_PREFERENCE_MAKERS)
+    new = executor.loader.project_state(AFTER_PREFERENCE_MAKERS).apps
+    rows = new.get_model("preferences", "PreferenceLabel").objects.order_by("label")
+    assert list(rows.values_list("source__name", "created_by_id", "job_id", "seconds_spent")) == [
+        ("people", ann.pk, None, 12.5),
+        ("gpt", None, job.pk, None),
+    ]
+    call_command("migrate", verbosity=0)
