@@ -14,11 +14,12 @@ from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Job, LabelSource, LLMCall
 from nuggets.banks import bank_questions
 from nuggets.models import NuggetSet
+from preferences.kinds import IMPORT_PREFERENCES
 from preferences.models import PreferenceLabel
 from prefnugget.jobs import prefnugget_job_create
 from prefnugget.kinds import PREFNUGGET_BANK
 from prefnugget.models import QuestionOrigin
-from tests.builders import make_answer, make_run, make_topic, source_of
+from tests.builders import make_answer, make_batch, make_run, make_topic, source_of
 from tests.llm_server import Reply
 from tests.prefnugget.golden import FIXTURES, answers_replaying, extraction, reference_calls, section
 
@@ -124,9 +125,10 @@ def many_runs(count: int = 8) -> list[Answer]:
 def test_a_topic_stops_once_it_has_more_than_20_questions_worked_by_hand(llm_server):
     answers = many_runs(8)
     source = source_of("preferences", "all-pairs")
+    batch = make_batch(kind=IMPORT_PREFERENCES, file_name="all-pairs.preferences.jsonl")
     # Every pair, the lower run better: r0 Borda 7, r1 5, ... r7 -7; 28 pairs, 14 batches.
     PreferenceLabel.objects.bulk_create(
-        PreferenceLabel(source=source, topic_id="t", first=a, second=b, label=1)
+        PreferenceLabel(source=source, topic_id="t", first=a, second=b, label=1, imported_from=batch)
         for i, a in enumerate(answers)
         for b in answers[i + 1 :]
     )
@@ -185,9 +187,12 @@ def test_only_topics_with_a_decided_pair_get_an_item(llm_server, kiddie):
     source = source_of("preferences", "ties")
     bee = dict(Answer.objects.filter(topic_id="bee").values_list("run__run_id", "pk"))
     leaf = dict(Answer.objects.filter(topic_id="leaf").values_list("run__run_id", "pk"))
-    PreferenceLabel.objects.create(source=source, topic_id="bee", first_id=bee["run1"], second_id=bee["run2"], label=2)
+    batch = make_batch(kind=IMPORT_PREFERENCES, file_name="ties.preferences.jsonl")
     PreferenceLabel.objects.create(
-        source=source, topic_id="leaf", first_id=leaf["run1"], second_id=leaf["run2"], label=0
+        source=source, topic_id="bee", first_id=bee["run1"], second_id=bee["run2"], label=2, imported_from=batch
+    )
+    PreferenceLabel.objects.create(
+        source=source, topic_id="leaf", first_id=leaf["run1"], second_id=leaf["run2"], label=0, imported_from=batch
     )
     job = prefnugget_job_create(name="one", preferences="ties")
     assert list(job.items.values_list("key", "payload")) == [
