@@ -2,10 +2,15 @@
 
 An assessor judges a topic's reports one sentence at a time: the reports in an order shuffled once per
 assessor and topic, each cut to its request's limit (the sentences after the cut are shown, struck, and not
-judged), its kept sentences in order. A sentence's page asks, for each document it cites, "does it
-support the sentence?", then, for the bank's gold answers (by default those whose documents the sentence
-cites; all when the work says so), "does the sentence give this answer?". A sentence with nothing to ask
-has no page. The pages name a report by a token, never by run or id, and read no judgment but the work's
+judged), its kept sentences in order. A sentence's page asks ARGUE's questions (argue.metrics says how
+they score): of a sentence that cites, for each document it cites, "does it support the sentence?", then, for
+the bank's kept gold answers (by default those whose documents the sentence cites; all when the work says so
+or the bank is a no-reference one), "does the sentence give this answer?"; of a sentence that cites nothing,
+"does it need a citation?" and, when a sentence comes before it, "is it the first instance of its claim?"
+(and, with the work's option of negative assertions, "is it a negative assertion?" and every kept gold
+answer). A page asks all its questions at once, so a person answers some that the LLM's flow skips (the
+answers of a sentence a document does not support, the first instance of one that needs no citation): they
+are stored and compared, and score nothing. A sentence with nothing to ask has no page. The pages name a report by a token, never by run or id, and read no judgment but the work's
 own source: blind to every LLM's. Saves go through the judging core (assessor.work.judging).
 """
 
@@ -23,8 +28,16 @@ from django.db.models import Q
 from argue.agreement import ANSWER_ITEM, SUPPORT_ITEM
 from argue.cut import sentences_kept
 from argue.kinds import ARGUE_FAMILY, ARGUE_WORK
-from argue.metrics import answers_to_check
-from argue.models import AnswerAttestation, ArgueWork, JudgedReport, SupportAttestation, YesNo
+from argue.metrics import answers_to_check, bank_as_scored, first_instance_asked
+from argue.models import (
+    AnswerAttestation,
+    ArgueWork,
+    JudgedReport,
+    SentenceCheck,
+    SupportAttestation,
+    UncitedAttestation,
+    YesNo,
+)
 from assessor.models import Answer, AssessorWork, Citation, LabelSource, Segment, Sentence, Topic
 from assessor.work.judging import (
     JudgeError,
@@ -42,6 +55,15 @@ from reports.models import ReportRequest
 
 PEOPLE_SOURCE = "people"  # the source people's judgments go into unless the organizer names another
 LABELS = (YesNo.YES.value, YesNo.NO.value)
+# What the page asks of a sentence that cites nothing, in the order it asks them.
+UNCITED_QUESTIONS: dict[str, str] = {
+    SentenceCheck.NEGATIVE: "Is the sentence a negative assertion (that something is not so, or that there is no "
+    "evidence or report of it)?",
+    SentenceCheck.NEEDS_CITATION: "The sentence cites nothing: does it need a citation (does it make a claim a reader "
+    "would want to verify in a source)?",
+    SentenceCheck.FIRST_INSTANCE: "Is it the first instance of its claim in the report (no sentence before it made "
+    "it)? Counted only where it needs a citation.",
+}
 
 
 # --- giving -----------------------------------------------------------------------------------
@@ -71,12 +93,14 @@ def argue_work_give(
     name: str = "",
     bank: str = "",
     check_all: bool = False,
+    negatives: bool = False,
 ) -> AssessorWork:
     """The registry's `WorkPage.give`: the topic's ARGUE-style work against a bank, into a people's source."""
     bank = _bank_of(topic, bank)
     source = person_source_claim(family=ARGUE_FAMILY, name=name or PEOPLE_SOURCE, by=by)
     work = work_give(topic=topic, assessor=assessor, kind=kind, by=by, source=source, nugget_set_name=bank)
-    ArgueWork.objects.update_or_create(work=work, defaults={"bank": bank, "check_all": check_all})
+    defaults = {"bank": bank, "check_all": check_all, "negatives": negatives}
+    ArgueWork.objects.update_or_create(work=work, defaults=defaults)
     return work
 
 
@@ -106,6 +130,7 @@ def argue_second_give(*, topic: Topic, assessor: User, by: User | None, of_name:
         blind_to=[first.source],
         bank=options.bank,
         check_all=options.check_all,
+        negatives=options.negatives,
     )
 
 
@@ -118,6 +143,7 @@ def _independent_give(
     blind_to: Sequence[LabelSource],
     bank: str,
     check_all: bool,
+    negatives: bool = False,
     items: Sequence[list[int]] = (),
 ) -> AssessorWork:
     """ARGUE-style work blind to `blind_to`, into its own source, against `bank` (restricted to `items` if given)."""
@@ -131,7 +157,8 @@ def _independent_give(
         blind_to=blind_to,
         items=items,
     )
-    ArgueWork.objects.update_or_create(work=work, defaults={"bank": bank, "check_all": check_all})
+    defaults = {"bank": bank, "check_all": check_all, "negatives": negatives}
+    ArgueWork.objects.update_or_create(work=work, defaults=defaults)
     return work
 
 
@@ -187,10 +214,11 @@ class PlannedSentence:
     text: str
     cited: tuple[Cited, ...]
     checks: tuple[tuple[int, int], ...]  # (question index in the bank, answer index)
+    uncited: tuple[str, ...] = ()  # the SentenceChecks asked of a sentence citing nothing
 
     @property
     def asks(self) -> int:
-        return len(self.cited) + len(self.checks)
+        return len(self.cited) + len(self.uncited) + len(self.checks)
 
 
 @dataclass(frozen=True)
@@ -215,8 +243,28 @@ def _options(work: AssessorWork) -> ArgueWork:
     return options
 
 
+def sentence_asks(
+    cited: Sequence[Cited], position: int, questions: Sequence[Question], *, check_all: bool, negatives: bool
+) -> tuple[list[tuple[int, int]], tuple[str, ...]]:
+    """The gold answers and the uncited checks a kept sentence's page asks (as the LLM's flow, but all at once)."""
+    bank = bank_as_scored(questions)
+    if cited:
+        return answers_to_check([c.docid for c in cited], bank, check_all=check_all), ()
+    uncited = (
+        (SentenceCheck.NEGATIVE,) * negatives
+        + (SentenceCheck.NEEDS_CITATION,)
+        + (SentenceCheck.FIRST_INSTANCE,) * first_instance_asked(position)
+    )
+    return (bank.keys() if negatives else []), tuple(str(asked) for asked in uncited)
+
+
 def report_plans(
-    *, topic_id: str, answer_ids: Sequence[int], questions: Sequence[Question], check_all: bool
+    *,
+    topic_id: str,
+    answer_ids: Sequence[int],
+    questions: Sequence[Question],
+    check_all: bool,
+    negatives: bool = False,
 ) -> list[ReportPlan]:
     """What each report asks, in the order of `answer_ids` (four queries)."""
     request = ReportRequest.objects.filter(pk=topic_id).first()
@@ -243,8 +291,8 @@ def report_plans(
         planned = []
         for index, (pk, text) in enumerate(sentences[:kept]):
             its = tuple(cited.get(pk, ()))
-            checks = answers_to_check([c.docid for c in its], questions, check_all=check_all)
-            sentence = PlannedSentence(answer_id, index, pk, text, its, tuple(checks))
+            checks, uncited = sentence_asks(its, index, questions, check_all=check_all, negatives=negatives)
+            sentence = PlannedSentence(answer_id, index, pk, text, its, tuple(checks), uncited)
             if sentence.asks:
                 planned.append(sentence)
         plans.append(ReportPlan(answer_id, tuple(only_texts), kept, tuple(planned)))
@@ -273,8 +321,9 @@ def _restricted(
             checks = tuple(
                 (q, a) for q, a in sentence.checks if (ANSWER_ITEM, sentence.sentence_id, questions[q].pk, a) in asked
             )
+            # A study samples support and answer judgments only: the uncited checks are not asked again.
             if cited or checks:
-                planned.append(replace(sentence, cited=cited, checks=checks))
+                planned.append(replace(sentence, cited=cited, checks=checks, uncited=()))
         if planned:
             kept_reports.append(replace(report, planned=tuple(planned)))
     return kept_reports
@@ -289,7 +338,11 @@ def topic_plan(work: AssessorWork, options: ArgueWork | None = None) -> TopicPla
     options = options or _options(work)
     questions = bank_questions(options.bank, [work.topic_id]).get(work.topic_id, [])
     reports = report_plans(
-        topic_id=work.topic_id, answer_ids=report_order(work), questions=questions, check_all=options.check_all
+        topic_id=work.topic_id,
+        answer_ids=report_order(work),
+        questions=questions,
+        check_all=options.check_all,
+        negatives=options.negatives,
     )
     reports = _restricted(reports, questions, _asked_items(work))
     pages = [sentence for report in reports for sentence in report.planned]
@@ -305,6 +358,10 @@ def answer_key(question_id: int, answer_index: int) -> str:
     return f"q{question_id}-{answer_index}"
 
 
+def uncited_key(sentence_id: int, asked: str) -> str:
+    return f"u{sentence_id}-{asked}"
+
+
 def row_token(key: str) -> str:
     """The opaque name of a row (`support_key` or `answer_key`) on the page and in its save, keyed by SECRET_KEY
     like `assessor.work.judging.answer_token`: citation ids follow the import order of reports, so a page showing
@@ -318,9 +375,11 @@ def _given(work: AssessorWork, sentence_ids: Sequence[int] | None = None) -> dic
         source_id=work.source_id, citation__sentence__answer__topic_id=work.topic_id
     )
     answers = AnswerAttestation.objects.filter(source_id=work.source_id, sentence__answer__topic_id=work.topic_id)
+    uncited = UncitedAttestation.objects.filter(source_id=work.source_id, sentence__answer__topic_id=work.topic_id)
     if sentence_ids is not None:
         supports = supports.filter(citation__sentence_id__in=sentence_ids)
         answers = answers.filter(sentence_id__in=sentence_ids)
+        uncited = uncited.filter(sentence_id__in=sentence_ids)
     given = {support_key(citation): label for citation, label in supports.values_list("citation_id", "label") if label}
     given.update(
         (f"s{sentence}:" + answer_key(question, index), label)
@@ -328,11 +387,16 @@ def _given(work: AssessorWork, sentence_ids: Sequence[int] | None = None) -> dic
             "sentence_id", "question_id", "answer_index", "label"
         )
     )
+    given.update(
+        (uncited_key(sentence, asked), label)
+        for sentence, asked, label in uncited.values_list("sentence_id", "asked", "label")
+    )
     return given
 
 
 def _row_labels(sentence: PlannedSentence, questions: Sequence[Question], given: dict[str, str]) -> list[str]:
     labels = [given.get(support_key(cited.citation_id), "") for cited in sentence.cited]
+    labels += [given.get(uncited_key(sentence.sentence_id, asked), "") for asked in sentence.uncited]
     for question_index, answer_index in sentence.checks:
         question_id = questions[question_index].pk
         labels.append(given.get(f"s{sentence.sentence_id}:" + answer_key(question_id or 0, answer_index), ""))
@@ -345,7 +409,7 @@ def _row_labels(sentence: PlannedSentence, questions: Sequence[Question], given:
 @dataclass(frozen=True)
 class Row:
     key: str
-    kind: str  # "support" or "answer"
+    kind: str  # "support", "uncited" or "answer"
     label: str
     document: Document | None = None
     question: str = ""
@@ -428,7 +492,12 @@ def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> Sent
         )
         for cited, label in zip(sentence.cited, current, strict=False)
     ]
-    for (question_index, answer_index), label in zip(sentence.checks, current[len(sentence.cited) :], strict=True):
+    before = len(sentence.cited) + len(sentence.uncited)
+    rows += [
+        Row(row_token(uncited_key(sentence.sentence_id, asked)), "uncited", label, question=UNCITED_QUESTIONS[asked])
+        for asked, label in zip(sentence.uncited, current[len(sentence.cited) : before], strict=True)
+    ]
+    for (question_index, answer_index), label in zip(sentence.checks, current[before:], strict=True):
         question = plan.questions[question_index]
         rows.append(
             Row(
@@ -477,7 +546,11 @@ def _sentence_asked(
     answer_id = _report_of(work, token)
     questions = bank_questions(options.bank, [work.topic_id]).get(work.topic_id, [])
     reports = report_plans(
-        topic_id=work.topic_id, answer_ids=[answer_id], questions=questions, check_all=options.check_all
+        topic_id=work.topic_id,
+        answer_ids=[answer_id],
+        questions=questions,
+        check_all=options.check_all,
+        negatives=options.negatives,
     )
     planned = [
         sentence for report in _restricted(reports, questions, _asked_items(work)) for sentence in report.planned
@@ -502,9 +575,9 @@ def argue_save(
     expected_version: int | None,
     token: str | None,
     op_id: str = "",
-) -> SupportAttestation | AnswerAttestation | Replayed:
-    """One yes/no of a sentence page: `row` is the token (`row_token`) of a cited document or of a gold answer
-    the sentence is asked about."""
+) -> SupportAttestation | AnswerAttestation | UncitedAttestation | Replayed:
+    """One yes/no of a sentence page: `row` is the token (`row_token`) of a cited document, of an uncited check or
+    of a gold answer the sentence is asked about."""
     if label not in LABELS:
         raise JudgeError("A judgment is yes or no.")
     work = locked_open_work(work_id=work_id, user=user, kinds=[ARGUE_WORK], expected_version=expected_version)
@@ -532,6 +605,13 @@ def argue_save(
         return write(
             SupportAttestation.objects.select_for_update().filter(source_id=source_id, citation_id=citation_id).first(),
             lambda seconds: SupportAttestation.objects.create(citation_id=citation_id, seconds_spent=seconds, **made),
+        )
+    uncited = {row_token(uncited_key(sentence.sentence_id, asked)): asked for asked in sentence.uncited}
+    if row in uncited:
+        asked_here = {"sentence_id": sentence.sentence_id, "asked": uncited[row]}
+        return write(
+            UncitedAttestation.objects.select_for_update().filter(source_id=source_id, **asked_here).first(),
+            lambda seconds: UncitedAttestation.objects.create(seconds_spent=seconds, **asked_here, **made),
         )
     asked = {row_token(answer_key(questions[q].pk or 0, a)): (questions[q].pk or 0, a) for q, a in sentence.checks}
     if row not in asked:
@@ -564,6 +644,7 @@ def argue_submit(*, work_id: int, user: User, expected_version: int | None) -> N
                 "bank": options.bank,
                 "kept": report.kept,
                 "check_all": options.check_all,
+                "negatives": options.negatives,
                 "questions": [q.pk for q in plan.questions if q.pk is not None],
                 "created_by": user,
             },
@@ -579,6 +660,7 @@ def argue_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
     progress = {}
     done = Counter(labels_counted_by_work(SupportAttestation, works, given=~Q(label="")))
     done.update(labels_counted_by_work(AnswerAttestation, works))
+    done.update(labels_counted_by_work(UncitedAttestation, works))
     for work in works:
         try:
             plan = topic_plan(work)
@@ -590,7 +672,9 @@ def argue_progress(works: Sequence[AssessorWork]) -> dict[int, tuple[int, int]]:
 
 
 def organizer_progress() -> list[WorkProgress]:
-    return progress_rows(kinds=[ARGUE_WORK], progress=argue_progress, models=[SupportAttestation, AnswerAttestation])
+    return progress_rows(
+        kinds=[ARGUE_WORK], progress=argue_progress, models=[SupportAttestation, AnswerAttestation, UncitedAttestation]
+    )
 
 
 @dataclass
@@ -615,8 +699,9 @@ def work_detail(work: AssessorWork) -> list[SentenceDetail]:
         "citation__sentence_id", "seconds_spent"
     ):
         seconds[sentence_id] += spent or 0.0
-    for sentence_id, spent in AnswerAttestation.objects.filter(work=work).values_list("sentence_id", "seconds_spent"):
-        seconds[sentence_id] += spent or 0.0
+    for model in (AnswerAttestation, UncitedAttestation):
+        for sentence_id, spent in model.objects.filter(work=work).values_list("sentence_id", "seconds_spent"):
+            seconds[sentence_id] += spent or 0.0
     rows = []
     for number, sentence in enumerate(plan.pages, start=1):
         labels = _row_labels(sentence, plan.questions, given)

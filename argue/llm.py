@@ -1,33 +1,47 @@
 """ARGUE-style judgments by an LLM: one job item per report, judged against a question bank.
 
-Each report is first cut to its request's limit (`argue.cut`). Then, for each kept sentence: one call per
-cited document (does it support the sentence?), and one call per (question, gold answer) the sentence is
-checked against (by default the answers one of whose supporting documents it cites; all with
-`check_all`). A cited document without text is not shown to the model: its support is stored as unjudged
-(None, scored as no). The item's judgments go into the job's ARGUE-style source, with the job on each.
+Each report is first cut to its request's limit (`argue.cut`). Then, for each kept sentence in report order,
+ARGUE's questions (argue.metrics says how their answers score):
+- a sentence that cites: one call per cited document (does it support the sentence?), and one call per kept
+  (question, gold answer) the sentence is checked against (`argue.metrics.answers_to_check`: by default the
+  answers one of whose supporting documents it cites; all with `check_all` or on a no-reference bank);
+- a sentence that cites nothing: with `negatives`, is it a negative assertion? (if yes, every kept gold
+  answer is asked, and nothing else); does it need a citation? if yes, and a sentence comes before it, is it
+  the first instance of its claim given the sentences before it?
+A cited document without text is not shown to the model: its support is stored as unjudged (None, scored as
+no). The item's judgments go into the job's ARGUE-style source, with the job on each.
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from django.contrib.auth.models import User
 
 from argue.cut import sentences_kept
 from argue.kinds import ARGUE, ARGUE_FAMILY
-from argue.metrics import answers_to_check
-from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
-from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
+from argue.metrics import ScoredBank, answers_to_check, bank_as_scored, first_instance_asked
+from argue.models import AnswerAttestation, JudgedReport, SentenceCheck, SupportAttestation, UncitedAttestation
+from argue.prompts import (
+    ANSWER_AGREEMENT,
+    CITATION_SUPPORT,
+    FIRST_INSTANCE,
+    NEEDS_CITATION,
+    NEGATIVE_ASSERTION,
+)
+from assessor.contracts import PromptText
 from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
-from assessor.jobs.llm.client import LLMConfig, LLMSession
+from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMSession
+from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Citation, Job, JobItem, LabelSource, Sentence
-from nuggets.banks import bank_questions
+from nuggets.banks import Question, bank_questions
 from reports.chat_layout import answer_field, answer_sections
 from reports.texts import request_texts
 
 FIRST_WORD = re.compile(r"[A-Za-z]+")
+PROMPTS = (CITATION_SUPPORT, ANSWER_AGREEMENT, NEEDS_CITATION, FIRST_INSTANCE, NEGATIVE_ASSERTION)
 
 
 @dataclass(frozen=True)
@@ -46,12 +60,24 @@ def yes_no_read(raw: str, *, field: str) -> YesNo:
     )
 
 
+def bare_yes_no_read(raw: str) -> bool:
+    """A one-word YES/NO answer (Auto-ARGUE's): its first word, in any case; anything else is unusable, and
+    asked again."""
+    word = FIRST_WORD.search(raw)
+    said = word.group().lower() if word else ""
+    if said not in ("yes", "no"):
+        raise AnswerUnusable("answer with one word, YES or NO")
+    return said == "yes"
+
+
 @dataclass(frozen=True)
 class ReportJudged:
     kept: int
     questions: list[int]  # the bank's questions as judged against
     supports: list[tuple[int, bool | None, str]]  # (citation id, supports, reasoning)
     agrees: list[tuple[int, int, int, bool, str]]  # (sentence id, question id, answer index, agrees, reasoning)
+    uncited: list[tuple[int, str, bool]] = field(default_factory=list)  # (sentence id, SentenceCheck, yes)
+    malformed: int = 0  # bare yes/no answers that were neither after the re-asks (counted as no)
 
 
 def argue_select(
@@ -77,6 +103,7 @@ def argue_job_create(
     topics: list[str] | None = None,
     runs: list[str] | None = None,
     check_all: bool = False,
+    negatives: bool = False,
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
@@ -92,18 +119,109 @@ def argue_job_create(
     )
     selected = argue_select(bank=bank, topics=topics, runs=runs, answers=answers)
     items = [(f"answer:{pk}", {"answer": pk}) for pk in selected]
-    params = {"bank": bank, "check_all": check_all, "runs": runs or [], "topics": topics or [], "queue": queue or ""}
+    params = {
+        "bank": bank,
+        "check_all": check_all,
+        "negatives": negatives,
+        "runs": runs or [],
+        "topics": topics or [],
+        "queue": queue or "",
+    }
     return job_create(
         kind=ARGUE,
         output_name=name,
         params=params,
         items=items,
-        prompts=[CITATION_SUPPORT.name, ANSWER_AGREEMENT.name],
+        prompts=[prompt.name for prompt in PROMPTS if negatives or prompt is not NEGATIVE_ASSERTION],
         user=user,
         config=config,
         endpoint=endpoint,
         family=ARGUE_FAMILY,
     )
+
+
+@dataclass
+class _Judging:
+    """One report's judging under way: the job's prompts, the bank as scored, what has been said so far."""
+
+    llm: LLMSession
+    job: Job
+    request: str
+    questions: list[Question]
+    bank: ScoredBank
+    supports: list[tuple[int, bool | None, str]] = field(default_factory=list)
+    agrees: list[tuple[int, int, int, bool, str]] = field(default_factory=list)
+    uncited: list[tuple[int, str, bool]] = field(default_factory=list)
+    malformed: int = 0
+
+    def bare(self, prompt: PromptText, sentence_id: int, asked: str, **fields: str) -> bool:
+        """One bare YES/NO check of an uncited sentence; neither after the re-asks: no, and counted malformed."""
+        template = job_prompt(self.job, prompt.name)
+        try:
+            yes = self.llm.ask(template, prompt_messages(template, **fields), bare_yes_no_read)
+        except LLMAnswerFailed:
+            yes = False
+            self.malformed += 1
+        self.uncited.append((sentence_id, asked, yes))
+        return yes
+
+    def answers(self, sentence_id: int, sentence: str, keys: list[tuple[int, int]]) -> None:
+        template = job_prompt(self.job, ANSWER_AGREEMENT.name)
+        for question_index, answer_index in keys:
+            question = self.questions[question_index]
+            messages = prompt_messages(
+                template, question=question.text, gold_answer=question.answers[answer_index].text, sentence=sentence
+            )
+            said = self.llm.ask(template, messages, partial(yes_no_read, field="agrees"))
+            assert question.pk is not None  # read from the database
+            self.agrees.append((sentence_id, question.pk, answer_index, said.yes, said.reasoning))
+
+    def cited(self, sentence_id: int, sentence: str, cited: list[tuple[int, str, str]]) -> None:
+        """Support per cited document, then the gold answers of what it cites. A sentence a document does not
+        support is penalized whatever it says, but its answers are asked all the same, as people are asked them
+        on the sentence's page: the two sources then judge the same questions."""
+        template = job_prompt(self.job, CITATION_SUPPORT.name)
+        for citation_id, _, document in cited:
+            if not document:
+                self.supports.append((citation_id, None, ""))
+                continue
+            messages = prompt_messages(template, request=self.request, sentence=sentence, document=document)
+            said = self.llm.ask(template, messages, partial(yes_no_read, field="supports"))
+            self.supports.append((citation_id, said.yes, said.reasoning))
+        check_all = bool(self.job.params.get("check_all"))
+        self.answers(sentence_id, sentence, answers_to_check([d for _, d, _ in cited], self.bank, check_all=check_all))
+
+    def not_cited(self, sentence_id: int, sentence: str, earlier: list[str]) -> None:
+        """ARGUE's questions of a sentence citing nothing, each asked only where the one before leads to it."""
+        if self.job.params.get("negatives") and self.bare(
+            NEGATIVE_ASSERTION, sentence_id, SentenceCheck.NEGATIVE, sentence=sentence
+        ):
+            self.answers(sentence_id, sentence, self.bank.keys())
+            return
+        needs = self.bare(
+            NEEDS_CITATION, sentence_id, SentenceCheck.NEEDS_CITATION, request=self.request, sentence=sentence
+        )
+        if needs and first_instance_asked(len(earlier)):
+            earlier_text = "\n".join(earlier)
+            self.bare(
+                FIRST_INSTANCE,
+                sentence_id,
+                SentenceCheck.FIRST_INSTANCE,
+                earlier_sentences=earlier_text,
+                sentence=sentence,
+            )
+
+
+def _cited_documents(sentence_ids: list[int]) -> dict[int, list[tuple[int, str, str]]]:
+    """Each sentence's (citation id, document id, document text), in citation order."""
+    citations: dict[int, list[tuple[int, str, str]]] = {}
+    for sentence_id, citation_id, docid, text in (
+        Citation.objects.filter(sentence_id__in=sentence_ids)
+        .order_by("sentence_id", "position")
+        .values_list("sentence_id", "pk", "segment_id", "segment__text")
+    ):
+        citations.setdefault(sentence_id, []).append((citation_id, docid, text))
+    return citations
 
 
 def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> ReportJudged:
@@ -116,42 +234,20 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> ReportJudged:
         raise LookupError(f"the bank {job.params['bank']!r} has no counted questions on topic {topic_id}")
     request = request_texts([topic_id])[topic_id]
     request_text = " ".join(part for part in (request.title, request.problem_statement) if part)
-    support_prompt = job_prompt(job, CITATION_SUPPORT.name)
-    answer_prompt = job_prompt(job, ANSWER_AGREEMENT.name)
-    citations: dict[int, list[tuple[int, str, str]]] = {}
-    for sentence_id, citation_id, docid, text in (
-        Citation.objects.filter(sentence_id__in=[pk for pk, _ in sentences[:kept]])
-        .order_by("sentence_id", "position")
-        .values_list("sentence_id", "pk", "segment_id", "segment__text")
-    ):
-        citations.setdefault(sentence_id, []).append((citation_id, docid, text))
-    supports: list[tuple[int, bool | None, str]] = []
-    agrees: list[tuple[int, int, int, bool, str]] = []
-    for sentence_id, sentence in sentences[:kept]:
-        cited = citations.get(sentence_id, [])
-        for citation_id, _, document in cited:
-            if not document:
-                supports.append((citation_id, None, ""))
-                continue
-            messages = prompt_messages(support_prompt, request=request_text, sentence=sentence, document=document)
-            said = llm.ask(support_prompt, messages, partial(yes_no_read, field="supports"))
-            supports.append((citation_id, said.yes, said.reasoning))
-        check_all = bool(job.params.get("check_all"))
-        for question_index, answer_index in answers_to_check(
-            [docid for _, docid, _ in cited], questions, check_all=check_all
-        ):
-            question = questions[question_index]
-            messages = prompt_messages(
-                answer_prompt,
-                question=question.text,
-                gold_answer=question.answers[answer_index].text,
-                sentence=sentence,
-            )
-            said = llm.ask(answer_prompt, messages, partial(yes_no_read, field="agrees"))
-            assert question.pk is not None  # read from the database
-            agrees.append((sentence_id, question.pk, answer_index, said.yes, said.reasoning))
+    judging = _Judging(llm, job, request_text, questions, bank_as_scored(questions))
+    citations = _cited_documents([pk for pk, _ in sentences[:kept]])
+    for position, (sentence_id, sentence) in enumerate(sentences[:kept]):
+        if sentence_id in citations:
+            judging.cited(sentence_id, sentence, citations[sentence_id])
+        else:
+            judging.not_cited(sentence_id, sentence, [text for _, text in sentences[:position]])
     return ReportJudged(
-        kept=kept, questions=[q.pk for q in questions if q.pk is not None], supports=supports, agrees=agrees
+        kept=kept,
+        questions=[q.pk for q in questions if q.pk is not None],
+        supports=judging.supports,
+        agrees=judging.agrees,
+        uncited=judging.uncited,
+        malformed=judging.malformed,
     )
 
 
@@ -167,8 +263,14 @@ def item_store(*, job: Job, item: JobItem, result: ReportJudged) -> None:
         bank=job.params["bank"],
         kept=result.kept,
         check_all=bool(job.params.get("check_all")),
+        negatives=bool(job.params.get("negatives")),
+        malformed=result.malformed,
         questions=result.questions,
         job=job,
+    )
+    UncitedAttestation.objects.bulk_create(
+        UncitedAttestation(source=source, sentence_id=sentence_id, asked=asked, label=_label(yes), job=job)
+        for sentence_id, asked, yes in result.uncited
     )
     SupportAttestation.objects.bulk_create(
         SupportAttestation(source=source, citation_id=citation_id, label=_label(yes), reasoning=reasoning, job=job)

@@ -1,12 +1,15 @@
-"""ARGUE-style judgments of reports: two yes/no questions, each answered by a person, an LLM job or a file.
+"""ARGUE-style judgments of reports: yes/no questions, each answered by a person, an LLM job or a file.
 
 - `SupportAttestation`: does a cited document support the sentence that cites it?
 - `AnswerAttestation`: does a sentence agree with one gold answer of one question of the bank?
+- `UncitedAttestation`: of a sentence that cites nothing, does it need a citation, is it the first instance
+  of its claim, is it a negative assertion (`SentenceCheck`)?
 
 `JudgedReport` records that a source judged a report against a bank: how many of its sentences the
-request's limit kept (the cut), and whether every gold answer was checked or only those whose documents a
-sentence cites. Scores are computed from the judged reports, so a report judged with no "yes" at all still
-counts (0), and a source's judgments of one report are all made against one bank.
+request's limit kept (the cut), whether every gold answer was checked or only those whose documents a
+sentence cites, and whether uncited negative assertions were judged. Scores are computed from the judged
+reports, so a report judged with no "yes" at all still counts (0), and a source's judgments of one report
+are all made against one bank.
 """
 
 from django.db import models
@@ -26,6 +29,9 @@ class JudgedReport(Provenance):
     bank = models.SlugField(max_length=100)  # the name of the question bank judged against
     kept = models.PositiveSmallIntegerField()  # sentences kept from the first by the request's limit
     check_all = models.BooleanField(default=False)  # every gold answer checked, not only the cited ones'
+    negatives = models.BooleanField(default=False)  # ARGUE's negative assertions judged (an option, off by default)
+    # Yes/no answers of an LLM that were neither after a re-ask (counted as no).
+    malformed = models.PositiveIntegerField(default=0)
     # The bank's questions (nugget ids) as they were when the report was judged: a bank edited since is told.
     questions = models.JSONField(default=list, blank=True)
 
@@ -79,6 +85,32 @@ class AnswerAttestation(LabelProvenance):
         return f"sentence {self.sentence_id} / question {self.question_id}.{self.answer_index}: {self.label}"
 
 
+class SentenceCheck(models.TextChoices):
+    """The questions asked of a sentence that cites nothing."""
+
+    NEEDS_CITATION = "needs_citation", "needs a citation"
+    FIRST_INSTANCE = "first_instance", "first instance of its claim"
+    NEGATIVE = "negative", "negative assertion"
+
+
+class UncitedAttestation(LabelProvenance):
+    sentence = models.ForeignKey("assessor.Sentence", on_delete=models.CASCADE, related_name="+")
+    asked = models.CharField(max_length=20, choices=SentenceCheck.choices)  # which question
+    label = models.CharField(max_length=3, choices=YesNo.choices)
+    reasoning = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["source_id", "sentence_id", "asked"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "sentence", "asked"], name="one_uncited_attestation_per_source"),
+            Provenance.one_maker_constraint("uncited_attestation_has_one_maker"),
+            models.CheckConstraint(condition=models.Q(label__in=["yes", "no"]), name="uncited_attestation_label"),
+        ]
+
+    def __str__(self) -> str:
+        return f"sentence {self.sentence_id} {self.asked}: {self.label}"
+
+
 class ArgueWork(models.Model):
     """What a person's ARGUE-style work on a topic is judged against: the bank, and whether every gold answer is
     asked of each sentence (by default only the answers whose documents the sentence cites)."""
@@ -86,6 +118,7 @@ class ArgueWork(models.Model):
     work = models.OneToOneField("assessor.AssessorWork", on_delete=models.CASCADE, related_name="+")
     bank = models.SlugField(max_length=100)
     check_all = models.BooleanField(default=False)
+    negatives = models.BooleanField(default=False)  # uncited negative assertions asked (ARGUE's option)
 
     def __str__(self) -> str:
         return f"work {self.work_id} against {self.bank}{' (every answer)' if self.check_all else ''}"

@@ -10,7 +10,6 @@ from argue import agreement, judging, llm, scoring, study, views
 from argue.fake_answers import FAKE_ANSWERS
 from argue.forms import ArgueLaunchForm
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
-from argue.prompts import ANSWER_AGREEMENT, CITATION_SUPPORT
 from assessor.registry import (
     WORK_GROUP,
     Download,
@@ -57,13 +56,14 @@ def _register_job_kind() -> None:
             command="run_argue",
             description=(
                 "An LLM says yes or no, sentence by sentence of each report cut to its limit: does each cited "
-                "document support it, does it agree with the bank's gold answers."
+                "document support it, does it agree with the bank's gold answers; of a sentence citing nothing, "
+                "does it need a citation, is it the first instance of its claim."
             ),
             compute=llm.item_compute,
             store=llm.item_store,
             create=llm.argue_job_create,
             form=ArgueLaunchForm,
-            prompts=(CITATION_SUPPORT, ANSWER_AGREEMENT),
+            prompts=llm.PROMPTS,
         )
     )
 

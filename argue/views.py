@@ -36,6 +36,12 @@ class GiveArgueForm(forms.Form):
         label="Every gold answer",
         help_text="Ask every gold answer of each sentence (by default only those whose documents it cites).",
     )
+    negatives = forms.BooleanField(
+        required=False,
+        label="Negative assertions",
+        help_text="ARGUE's option: ask whether a sentence citing nothing is a negative assertion (then every gold "
+        "answer is asked of it).",
+    )
     name = NameField(
         label="ARGUE-style source",
         required=False,
@@ -69,6 +75,7 @@ def _give(topic, data: dict, organizer):
         name=data["name"],
         bank=data["bank"],
         check_all=data["check_all"],
+        negatives=data["negatives"],
     )
 
 

@@ -11,6 +11,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from argue.llm import argue_job_create
+from argue.metrics import COUNTS, MICRO, RATIOS
 from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
 from argue.scoring import argue_scores, argue_scores_from_labels, notes
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
@@ -48,8 +49,9 @@ def test_each_kept_sentence_is_judged_on_its_citations_and_the_answers_of_what_i
     assert job.total_items == 3
     job_run_sync(job.pk)
     job.refresh_from_db()
-    # t1/A: 3 citations + 4 gated answers (s0 cites d1, d3: Ann, May, June; s1 cites d2: Bob); s2 is cut.
-    # t2/A: 1 citation + 1 answer. t1/B: empty, no call.
+    # t1/A: 3 citations + 4 gated answers (s0 cites d1, d3: Ann, May, June, asked though d3 does not support s0;
+    # s1 cites d2: Bob); s2, which cites nothing, is cut: nothing asked of it. t2/A: 1 citation + 1 answer. t1/B:
+    # empty, no call.
     assert (job.status, job.done_items, llm_server.count) == (Job.Status.DONE, 3, 9)
     assert supports("llm") == {("A", 0, "d1"): True, ("A", 0, "d3"): False, ("A", 1, "d2"): True, ("A", 0, "d4"): True}
     assert agreements("llm") == {
@@ -66,7 +68,13 @@ def test_each_kept_sentence_is_judged_on_its_citations_and_the_answers_of_what_i
     assert JudgedReport.objects.filter(job=job).count() == 3
     systems = {call.messages[0]["content"].split(",")[0] for call in LLMCall.objects.filter(job=job)}
     assert systems == {"You are ArgueCitationJudge", "You are ArgueAnswerJudge"}
-    assert job.prompt_versions == {"argue-citation-support-v1": 1, "argue-answer-agreement-v1": 1}
+    # The checks of uncited sentences are the job's prompts too (negative assertions only with the option).
+    assert job.prompt_versions == {
+        "argue-citation-support-v1": 1,
+        "argue-answer-agreement-v1": 1,
+        "argue-needs-citation-v1": 1,
+        "argue-first-instance-v1": 1,
+    }
 
 
 def test_the_scores_of_a_judged_source_worked_by_hand(llm_server, argue_collection):
@@ -74,7 +82,8 @@ def test_the_scores_of_a_judged_source_worked_by_hand(llm_server, argue_collecti
     scores = argue_scores_from_labels(name="llm")
     assert scores.topics == ["t1", "t2"]
     a_t1 = scores.per_topic[("A", "t1")]
-    # citing sentences 2, supported 1 (s0's d3 does not); covered q0 (OR), not q1 (AND: June not agreed)
+    # citing sentences 2, supported 1 (s0's d3 does not): s0 is penalized, so its Ann and May earn nothing;
+    # covered q0 (OR) by s1's Bob, not q1 (AND: nothing rewarded states May or June)
     assert a_t1["sentence_support"] == pytest.approx(0.5)
     assert a_t1["citation_support"] == pytest.approx(2 / 3)
     assert a_t1["citation_relevance"] == 1.0  # d1, d3, d2 all support a gold answer
@@ -82,12 +91,13 @@ def test_the_scores_of_a_judged_source_worked_by_hand(llm_server, argue_collecti
     assert a_t1["weighted_coverage"] == pytest.approx(2 / 3)
     assert a_t1["f1"] == pytest.approx(0.5)
     assert a_t1["weighted_f1"] == pytest.approx(2 * 0.5 * (2 / 3) / (0.5 + 2 / 3))
-    assert set(scores.per_topic[("A", "t2")].values()) == {1.0}
-    assert set(scores.per_topic[("B", "t1")].values()) == {0.0}  # an empty report
+    assert {scores.per_topic[("A", "t2")][name] for name in RATIOS} == {1.0}
+    # an empty report: 0 throughout, but for its topic's 2 kept questions
+    assert {scores.per_topic[("B", "t1")][name] for name in RATIOS + COUNTS if name != "questions"} == {0.0}
     # Run means over t1 and t2; B has no report on t2 (0).
     assert scores.run_means["A"]["f1"] == pytest.approx((0.5 + 1) / 2)
     assert scores.run_means["A"]["weighted_f1"] == pytest.approx((4 / 7 + 1) / 2)
-    assert set(scores.run_means["B"].values()) == {0.0}
+    assert {scores.run_means["B"][name] for name in RATIOS + MICRO} == {0.0}
     # The kept scores (what the leaderboard reads) equal the scores from the labels.
     kept = argue_scores(name="llm")
     for run in ("A", "B"):
@@ -199,7 +209,12 @@ def test_the_jobs_page_launches_it_with_a_bank_and_check_all(organizer, llm_serv
     job.refresh_from_db()
     assert (job.status, job.done_items, job.params["check_all"], llm_server.count) == (Job.Status.DONE, 1, True, 11)
     source = LabelSource.objects.get(family="argue", name="page")
-    assert source.prompt_versions == {"argue-citation-support-v1": 1, "argue-answer-agreement-v1": 1}
+    assert set(source.prompt_versions) == {
+        "argue-citation-support-v1",
+        "argue-answer-agreement-v1",
+        "argue-needs-citation-v1",
+        "argue-first-instance-v1",
+    }
 
 
 def test_a_bank_edited_after_judging_is_told_in_the_sources_notes(llm_server, argue_collection):

@@ -11,7 +11,7 @@ from argue.agreement import argue_confusions
 from argue.judging import argue_progress, argue_work_give
 from argue.kinds import ARGUE_WORK
 from argue.llm import argue_job_create
-from argue.metrics import METRICS
+from argue.metrics import METRICS, MICRO
 from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
 from argue.scoring import argue_scores
 from assessor.jobs.engine import job_run_sync
@@ -174,7 +174,7 @@ def test_a_second_assessor_judges_independently_and_the_two_are_compared(llm_ser
     assert agreement.topics == ["t1"] and agreement.human.labels == ["yes", "no"]
     assert agreement.human.counts == [[3, 2], [0, 2]]
     # The two people's run scores, compared metric by metric (one run here: no tau to speak of).
-    assert {tau.metric for tau in agreement.taus} == set(METRICS)
+    assert {tau.metric for tau in agreement.taus} == set(METRICS + MICRO)
     page = organizer.get(reverse("metaeval:replicates")).content.decode()
     assert "ARGUE-style source <code>second</code>, a replicate of <code>people</code>" in page
     # The LLM beside each person, on the items all three judged, counted here from the stored judgments.

@@ -22,6 +22,11 @@ class Command(JobCommand):
             help="check each sentence against every gold answer, not only those whose documents it cites",
         )
         parser.add_argument(
+            "--negatives",
+            action="store_true",
+            help="ARGUE's option: ask whether an uncited sentence is a negative assertion, and if so every gold answer",
+        )
+        parser.add_argument(
             "--dry-run", action="store_true", help="print how many reports would be judged and call nothing"
         )
 
@@ -44,6 +49,7 @@ class Command(JobCommand):
             topics=options["topics"],
             runs=options["runs"],
             check_all=options["check_all"],
+            negatives=options["negatives"],
             queue=options["queue"],
             endpoint=options["endpoint"],
         )
