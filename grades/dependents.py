@@ -60,6 +60,7 @@ def grades_retire(nugget_ids: Sequence[int], reason: str, texts: Mapping[int, st
             confidence=grade.confidence,
             reasoning=grade.reasoning,
             document=grade.document,
+            document_grade=grade.document_grade,
             made_by=grade.made_by,
             made_at=grade.created_at,
             work_id=grade.work_id,

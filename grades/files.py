@@ -2,9 +2,11 @@
 
 One JSON object a line: `run_id`, `query_id`, `nugget_id` (the AutoJudge question id, the md5 of the question's
 text, or the question itself), `question`, `passage`, `grade` 0-5, `reasoning`, `confidence`, and for graded
-documents `doc_id` (and `paragraph_idx`). A file's grades go into a file's grade source on a named bank: each
-line's question must be one of the bank's questions of its topic. Lines of one report and question are
-graded documents: the question's grade is the highest, as the reference aggregates them.
+documents `doc_id` (and `paragraph_idx`). A report graded with its documents is written as its report's grade,
+with `document_id` and `document_grade` beside it (keys the reference's reader and the import ignore). A file's
+grades go into a file's grade source on a named bank: each line's question must be one of the bank's questions
+of its topic. Lines of one report and question are graded documents: the question's grade is the highest, as
+the reference aggregates them.
 """
 
 import json
@@ -202,13 +204,17 @@ def grade_lines(*, name: str) -> Iterator[str]:
         .order_by("topic_id", "answer__run__run_id", "nugget__position")
         .values_list(
             "answer_id", "answer__run__run_id", "topic_id", "nugget__text", "answer__text", "label", "reasoning", "confidence",
-            "document",
+            "document", "document_grade",
         )
     )  # fmt: skip
     if not rows:
         raise LookupError(f"no counted grades under {name!r}")
     documents: dict[int, dict[str, str]] = {}  # a graded document's text, the passage its grade was given on
-    for answer, run_id, topic_id, question, passage, grade, reasoning, confidence, document in rows:
+    for answer, run_id, topic_id, question, passage, grade, reasoning, confidence, document, document_grade in rows:
+        combined = {}
+        if document_grade is not None:  # the report's grade, its best document's beside it (keys the layout lacks)
+            combined = {"document_id": document or None, "document_grade": document_grade}
+            document = ""
         if document:
             if answer not in documents:
                 documents[answer] = dict(cited_documents(answer))
@@ -224,5 +230,6 @@ def grade_lines(*, name: str) -> Iterator[str]:
             "grade": grade,
             "reasoning": reasoning,
             "confidence": confidence,
+            **combined,
         }
         yield json.dumps(record) + "\n"

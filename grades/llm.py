@@ -5,6 +5,10 @@ A job item is one (report, question): one call, so that the engine keeps as many
 endpoint allows (an item per report would serialise its bank's calls). The passage is the report's text
 (its sentences joined by one space); with `documents`, it is each document the report cites instead, one
 call per document, and the question's grade is the highest of them (the reference's document grading).
+With `report_and_documents` (the reference's `grade_text: response_and_documents`) the report is graded, and
+where its grade reaches the job's `gate` each document it cites is graded too, the highest kept as the
+`document_grade` (0 where the gate was not reached: no document is asked); the scores read the product of the
+two (grades.scoring). Every call sends the one grading prompt, as the reference does in each of its modes.
 The answer is read as the reference's converter reads it (`grade_answer_read`).
 
 A bank changed after an LLM graded it leaves the source stale on the changed questions (grades.dependents);
@@ -12,7 +16,7 @@ A bank changed after an LLM graded it leaves the source stale on the changed que
 """
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.contrib.auth.models import User
 
@@ -27,7 +31,7 @@ from assessor.jobs.engine import (
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
-from assessor.models import Answer, AnswerReference, Job, JobItem, LabelSource
+from assessor.models import Answer, AnswerReference, Job, JobItem, LabelSource, PromptTemplate
 from grades.dependents import stale_questions, stale_reports, stale_settle
 from grades.kinds import GRADES, GRADES_FAMILY
 from grades.measures import grade_read
@@ -45,6 +49,7 @@ class Reading:
     confidence: float | None
     reasoning: str
     document: str = ""  # graded documents: the one that gave the grade
+    document_grade: int | None = None  # the report with its documents: that document's grade
 
 
 def grade_answer_read(raw: str) -> Reading:
@@ -91,6 +96,22 @@ def grades_select(*, bank: str, topics: list[str] | None = None, runs: list[str]
     return planned
 
 
+# The reference's grade_threshold when its job names none (its gate in the report-with-documents mode).
+DEFAULT_GATE = 4
+
+
+def passage_params(*, documents: bool, report_and_documents: bool, gate: int) -> dict:
+    """What a job grades, as its params keep it: the report, its cited documents instead, or the report with
+    its cited documents past a gate (raises JobRequestInvalid for two of them, or a gate outside 0-5)."""
+    if documents and report_and_documents:
+        raise JobRequestInvalid("grade the cited documents instead of the report, or with it: not both")
+    if not 0 <= gate <= 5:
+        raise JobRequestInvalid(f"the gate is a grade from 0 to 5, not {gate}")
+    if report_and_documents:
+        return {"documents": False, "report_and_documents": True, "gate": gate}
+    return {"documents": documents}
+
+
 def grades_job_create(
     *,
     name: str,
@@ -98,11 +119,14 @@ def grades_job_create(
     topics: list[str] | None = None,
     runs: list[str] | None = None,
     documents: bool = False,
+    report_and_documents: bool = False,
+    gate: int = DEFAULT_GATE,
     user: User | None = None,
     queue: str | None = None,
     config: LLMConfig | None = None,
     endpoint: str | None = None,
 ) -> Job:
+    passage = passage_params(documents=documents, report_and_documents=report_and_documents, gate=gate)
     output_name_check(
         kind=GRADES,
         name=name,
@@ -113,7 +137,7 @@ def grades_job_create(
     items = [
         (grade.key, {"topic": grade.topic_id, "answer": grade.answer, "nugget": grade.nugget}) for grade in planned
     ]
-    params = {"bank": bank, "runs": runs or [], "topics": topics or [], "documents": documents, "queue": queue or ""}
+    params = {"bank": bank, "runs": runs or [], "topics": topics or [], **passage, "queue": queue or ""}
     return job_create(
         kind=GRADES,
         output_name=name,
@@ -132,8 +156,8 @@ def grades_rerun_create(
 ) -> Job:
     """Grade again what a change of the banks took from an LLM grade source: the changed questions still in their
     bank, of each report the source graded there, that have no grade yet. The endpoint, model and prompt must be
-    the source's (its grades stay one judge's), and so is the choice of passage (the report or its documents);
-    calls already made are answered from the cache."""
+    the source's (its grades stay one judge's), and so is the choice of passage (the report, its documents, or both
+    past the source's gate); calls already made are answered from the cache."""
     source = LabelSource.objects.filter(family=GRADES_FAMILY, name=name).first()
     if source is None or source.kind != LabelSource.Kind.LLM:
         raise JobRequestInvalid(f"{name!r} is not an LLM grade source")
@@ -162,8 +186,9 @@ def grades_rerun_create(
                 for nugget in questions
                 if (answer_id, nugget) not in graded
             ]  # fmt: skip
-    documents = bool(source.job is not None and source.job.params.get("documents"))
-    params = {"rerun": True, "stale": source.stale, "documents": documents, "queue": queue or ""}
+    made = source.job.params if source.job is not None else {}
+    passage = {key: made[key] for key in ("documents", "report_and_documents", "gate") if key in made}
+    params = {"rerun": True, "stale": source.stale, "documents": False, **passage, "queue": queue or ""}
     return job_create(
         kind=GRADES,
         output_name=name,
@@ -191,13 +216,24 @@ def cited_documents(answer_id: int) -> list[tuple[str, str]]:
 def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> Reading:
     question = Nugget.objects.values_list("text", flat=True).get(pk=item.payload["nugget"])
     prompt = job_prompt(job, GRADE.name)
-    if not job.params.get("documents"):
-        passage = Answer.objects.values_list("text", flat=True).get(pk=item.payload["answer"])
-        return llm.ask(prompt, prompt_messages(prompt, question=question, passage=passage), grade_answer_read)
+    if job.params.get("documents"):
+        return _best_document(prompt, question, item.payload["answer"], llm)
+    passage = Answer.objects.values_list("text", flat=True).get(pk=item.payload["answer"])
+    report = llm.ask(prompt, prompt_messages(prompt, question=question, passage=passage), grade_answer_read)
+    if not job.params.get("report_and_documents"):
+        return report
+    if report.grade < job.params["gate"]:  # the reference asks no document of a question below its gate
+        return replace(report, document_grade=0)
+    best = _best_document(prompt, question, item.payload["answer"], llm)
+    return replace(report, document=best.document, document_grade=best.grade)
+
+
+def _best_document(prompt: PromptTemplate, question: str, answer_id: int, llm: LLMSession) -> Reading:
+    """Each cited document graded on the question: the highest grade, the first document reaching it (the
+    reference keeps the first of equal grades); 0 for a report that cites none."""
     best = Reading(0, None, "The report cites no document.")
-    for docid, text in cited_documents(item.payload["answer"]):
+    for docid, text in cited_documents(answer_id):
         reading = llm.ask(prompt, prompt_messages(prompt, question=question, passage=text), grade_answer_read)
-        # The highest grade, the first document reaching it (the reference keeps the first of equal grades).
         if not best.document or reading.grade > best.grade:
             best = Reading(reading.grade, reading.confidence, reading.reasoning, docid)
     return best
@@ -213,6 +249,7 @@ def item_store(*, job: Job, item: JobItem, result: Reading) -> None:
         confidence=result.confidence,
         reasoning=result.reasoning,
         document=result.document,
+        document_grade=result.document_grade,
         job=job,
     )
     if job.params.get("rerun"):

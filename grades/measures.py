@@ -7,7 +7,8 @@ With N the bank's size and g the report's grades (a question without one counts 
     coverT    = #(g >= T) / N              for T in 1..5 (the seed's cover4: T = 4)
     coveredT  = #(g >= T)
 
-and every measure is 0 when N = 0. A run's score is its mean over every request of the family, a request
+and every measure is 0 when N = 0. A report graded with its documents has per question g = the report's grade
+times its best document's (0-25; 0 below the job's gate), covered at T x 5. A run's score is its mean over every request of the family, a request
 without a bank, without the source's grades or without the run's report counting 0 (grades.scoring).
 """
 
@@ -32,12 +33,14 @@ def grade_read(value: str) -> int:
     return int(found.group(1)) if found else 0
 
 
-def report_measures(grades: Sequence[int], bank_size: int) -> dict[str, float]:
+def report_measures(grades: Sequence[int], bank_size: int, *, scale: int = 1) -> dict[str, float]:
+    """`scale` 5: grades of a report with its documents (0-25, the report's grade times its best document's),
+    covered at T x 5, as the reference counts them (`compute_nugget_aggregates_combined`)."""
     if bank_size <= 0:
         return dict.fromkeys(METRICS, 0.0)
     measures = {"maxgrade": float(max(grades, default=0)), "avggrade": sum(grades) / bank_size}
     for threshold in THRESHOLDS:
-        covered = sum(1 for grade in grades if grade >= threshold)
+        covered = sum(1 for grade in grades if grade >= threshold * scale)
         measures[f"cover{threshold}"] = covered / bank_size
         measures[f"covered{threshold}"] = float(covered)
     return measures

@@ -31,14 +31,18 @@ class GradeLabel(LabelProvenance):
     label = models.PositiveSmallIntegerField()  # the grade, 0-5 (`label` as every label model names it)
     confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
-    # Grading the cited documents instead of the report: the document whose grade was the highest.
+    # Grading the cited documents (instead of the report, or with it): the document whose grade was the highest.
     document = models.CharField(max_length=200, blank=True)
+    # Grading the report with its cited documents: that document's grade, 0 where the report's grade (`label`)
+    # was below the job's gate and no document was asked; null in every other way of grading.
+    document_grade = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["source_id", "answer_id", "nugget_id"]
         constraints = [
             models.UniqueConstraint(fields=["source", "answer", "nugget"], name="one_grade_per_source_answer_question"),
             models.CheckConstraint(condition=models.Q(label__lte=5), name="grade_from_0_to_5"),
+            models.CheckConstraint(condition=models.Q(document_grade__lte=5), name="document_grade_from_0_to_5"),
             Provenance.one_maker_constraint("grade_label_has_one_maker"),
         ]
         indexes = [models.Index(fields=["source", "topic"], name="grade_source_topic")]
@@ -60,6 +64,7 @@ class RetiredGradeLabel(models.Model):
     confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
     document = models.CharField(max_length=200, blank=True)
+    document_grade = models.PositiveSmallIntegerField(null=True, blank=True)
     made_by = models.CharField(max_length=200)  # the grade's provenance, as Provenance.made_by reads
     made_at = models.DateTimeField()
     work = models.ForeignKey(

@@ -5,7 +5,8 @@ computes the `all` row with `on_missing="fix_aggregate"` over the campaign's req
 
 Only counted grades are read (assessor.scoring.lifecycle: not those of open work or of a job still running)
 of questions in counted banks (nuggets.selectors.nugget_sets_counted_q). A topic's N is the size of the bank
-its graded questions belong to, so a question nobody graded counts 0 for every report.
+its graded questions belong to, so a question nobody graded counts 0 for every report. A grade given with the
+report's documents (`document_grade` set) counts as the report's grade times the document's, on 0-25.
 
 The kept scores (assessor.scoring.kept) keep a source's rows and each run's sums, and divide by the topics the
 source has rows on; `grade_scores` divides the same sums by the family's requests instead, so that the kept
@@ -38,6 +39,9 @@ from nuggets.selectors import nugget_sets_counted_q
 from reports.models import ReportRequest
 
 SCORE_FAMILY = "grades"
+# A source that graded reports with their documents (grades.llm) grades a question 0-25: the report's grade
+# times its best document's, covered at T x 5.
+COMBINED_SCALE = 5
 
 
 def family_requests(graded: Iterable[str]) -> list[str]:
@@ -45,6 +49,12 @@ def family_requests(graded: Iterable[str]) -> list[str]:
     every topic the source graded (a TREC 2024 topic graded on a bank is a request whose title is its query).
     The first family's topics that nobody graded are not the family's requests, and are left out."""
     return sorted(set(ReportRequest.objects.values_list("topic_id", flat=True)) | set(graded))
+
+
+def graded_with_documents(name: str) -> bool:
+    """Whether the source graded reports with their documents (its questions graded 0-25)."""
+    labels = GradeLabel.objects.filter(source__family=GRADES_FAMILY, source__name=name)
+    return labels.filter(document_grade__isnull=False).exists()
 
 
 def grades_counted(name: str):
@@ -75,9 +85,13 @@ def grade_scores_from_labels(
     if answers is not None:
         scoped = scoped.filter(answer_id__in=list(answers))
     grades: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for run_id, topic_id, grade in scoped.order_by().values_list("answer__run__run_id", "topic_id", "label"):
+    scale = 1
+    rows = scoped.order_by().values_list("answer__run__run_id", "topic_id", "label", "document_grade")
+    for run_id, topic_id, grade, document_grade in rows:
+        if document_grade is not None:  # graded with its documents: a 0-25 grade
+            grade, scale = grade * document_grade, COMBINED_SCALE
         grades[(run_id, topic_id)].append(grade)
-    per_topic = {key: report_measures(given, bank_size[key[1]]) for key, given in grades.items()}
+    per_topic = {key: report_measures(given, bank_size[key[1]], scale=scale) for key, given in grades.items()}
     evaluated = sorted(scope)
     runs = sorted(set(Answer.objects.filter(topic_id__in=every_topic).values_list("run__run_id", flat=True)))
     return Scores(

@@ -62,6 +62,8 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
         )
         context["download_url"] = reverse("collection:download_grade_scores", args=[name])
         context["requests"] = len(scores.topics)
+        context["with_documents"] = scoring.graded_with_documents(name)
+        context["covered_at"] = threshold * (scoring.COMBINED_SCALE if context["with_documents"] else 1)
         context["notes"] = scoring.notes([(name,)])[(name,)]
         context["stale_rerun"] = (
             LabelSource.objects.filter(family=GRADES_FAMILY, name=name, kind=LabelSource.Kind.LLM)

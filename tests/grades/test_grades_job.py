@@ -1,5 +1,6 @@
 """PrefNugget's grades by an LLM on the kiddie collection: the job, its prompt, its answers read, its command."""
 
+import json
 import re
 from io import StringIO
 from pathlib import Path
@@ -19,10 +20,12 @@ from metaeval.comparison import comparison_build
 from nuggets.banks import question_id
 from tests.grades.conftest import BANK, KIDDIE_REQUESTS
 from tests.llm_server import Reply
+from tests.reports.kiddie import KIDDIE
 
 pytestmark = pytest.mark.django_db
 PROMPTS = Path("/work/shared/prompts/prefnugget")
 RUNS = ["run1", "run2", "run3", "run4"]
+KIDDIE_RUNS_DIR = KIDDIE / "runs" / "repgen"
 
 
 def stored(name: str) -> dict[tuple[str, str, str], int]:
@@ -187,3 +190,91 @@ def test_a_flipped_model_grades_5_minus_the_grade_and_the_crosstab_shows_it(two_
     for grade in alpha.values():
         counts[grade][5 - grade] += 1
     assert confusion.counts == counts and sum(map(sum, counts)) == 20
+
+
+def kiddie_report(run: str, topic: str) -> tuple[str, dict[str, str]]:
+    """A report's text (its sentences joined by one space) and its cited documents' texts, from the run file."""
+    for line in (KIDDIE_RUNS_DIR / f"{run}.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["metadata"]["topic_id"] == topic:
+            text = " ".join(sentence["text"] for sentence in record["responses"])
+            cited = [doc for sentence in record["responses"] for doc in sentence["citations"]]
+            return text, {doc: record["documents"][doc]["text"] for doc in cited}
+    raise AssertionError(f"no {run} report on {topic}")
+
+
+def sent_passages(job) -> dict[str, list[str]]:
+    """The passages the job's prompts carried, by question, in the order sent."""
+    sent: dict[str, list[str]] = {}
+    for call in LLMCall.objects.filter(job=job).order_by("pk"):
+        user = call.messages[1]["content"]
+        question = re.search(r"\[\[ ## question ## \]\]\n(.*?)\n\n\[\[ ## passage", user, re.S)
+        passage = re.search(r"\[\[ ## passage ## \]\]\n(.*?)\n\nRespond with", user, re.S)
+        assert question and passage
+        sent.setdefault(question.group(1), []).append(passage.group(1))
+    return sent
+
+
+def test_a_report_graded_with_its_documents_past_the_gate(llm_server, qbank):
+    """The starter kit's `grade_text: response_and_documents`: the report graded; where its grade reaches the gate,
+    each cited document too; a question scores the report's grade times its best document's (0-25), covered at
+    T x 5."""
+    job = grades_job_create(
+        name="both", bank="qbank", topics=["leaf"], runs=["run1"], report_and_documents=True, gate=3
+    )
+    assert (job.params["report_and_documents"], job.params["gate"], job.params["documents"]) == (True, 3, False)
+    job_run_sync(job.pk)
+    report, documents = kiddie_report("run1", "leaf")
+    assert len(documents) == 5
+    report_grades = {q: overlap_grade(q, report) for q in BANK["leaf"]}
+    gated = [q for q in BANK["leaf"] if report_grades[q] >= 3]
+    # Worked by hand: "What pigment makes leaves green?" is graded 3 on the report, the other two below 3.
+    assert gated == [BANK["leaf"][1]]
+    sent = sent_passages(job)
+    for question in BANK["leaf"]:
+        # The report's text for every question; the cited documents' texts, in citation order, past the gate only.
+        assert sent[question] == [report, *(documents.values() if question in gated else [])]
+    assert llm_server.count == 3 + 5 * len(gated)
+    labels = {g.nugget.text: g for g in GradeLabel.objects.filter(source__name="both").select_related("nugget")}
+    document_grades = {q: max(overlap_grade(q, text) for text in documents.values()) for q in gated}
+    for question, label in labels.items():
+        assert label.label == report_grades[question]
+        assert label.document_grade == document_grades.get(question, 0)
+    # Chlorophyll's text has pigment, leaves and green: 3, the first document reaching the highest grade.
+    assert (labels[BANK["leaf"][1]].document, labels[BANK["leaf"][1]].document_grade) == ("Chlorophyll", 3)
+    assert labels[BANK["leaf"][0]].document == ""
+    # Scores on 0-25: question grades 0, 3 x 3 = 9, 0 on a bank of 3.
+    row = grade_scores_from_labels(name="both").per_topic[("run1", "leaf")]
+    assert (row["maxgrade"], row["avggrade"]) == (9.0, 3.0)
+    assert (row["cover1"], row["covered1"], row["cover2"], row["cover4"]) == (pytest.approx(1 / 3), 1.0, 0.0, 0.0)
+    exported = [json.loads(line) for line in export_lines("both")]
+    assert [(r["grade"], r["doc_id"], r["document_id"], r["document_grade"]) for r in exported] == [
+        (report_grades[q], None, labels[q].document or None, labels[q].document_grade) for q in BANK["leaf"]
+    ]
+    assert {r["passage"] for r in exported} == {report}
+
+
+def test_grading_documents_instead_of_the_report_and_with_it_is_refused(llm_server, qbank):
+    with pytest.raises(JobRequestInvalid, match="not both"):
+        grades_job_create(name="x", bank="qbank", documents=True, report_and_documents=True)
+    with pytest.raises(JobRequestInvalid, match="the gate is a grade from 0 to 5, not 6"):
+        grades_job_create(name="x", bank="qbank", report_and_documents=True, gate=6)
+    assert not Job.objects.exists()
+
+
+def export_lines(name: str) -> list[str]:
+    out = StringIO()
+    call_command("export_grades", "--name", name, stdout=out, stderr=StringIO())
+    return out.getvalue().splitlines()
+
+
+def test_the_launch_form_grades_the_report_with_its_documents(organizer, llm_server, qbank, worker_inline):
+    form = {"name": "page-both", "bank": "qbank", "topics": "bee", "runs": "run1", "report_and_documents": "on"}
+    organizer.post(reverse("jobs:launch", args=["question_grading"]), {**form, "gate": "2"})
+    job = Job.objects.get(output_name="page-both")
+    assert (job.params["report_and_documents"], job.params["gate"], worker_inline) == (True, 2, [job.pk])
+    assert GradeLabel.objects.filter(source__name="page-both", document_grade__isnull=False).count() == 2
+    page = organizer.get(reverse("collection:grade_leaderboard") + "?source=page-both").content.decode()
+    assert '<span id="covered-at">20</span> or more' in page and "0 to 25" in page  # 0-25 grades, cover4 at 20
+    organizer.post(reverse("jobs:launch", args=["question_grading"]), {**form, "name": "page-gate", "gate": ""})
+    assert Job.objects.get(output_name="page-gate").params["gate"] == 4  # the reference's grade_threshold

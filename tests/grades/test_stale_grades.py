@@ -16,6 +16,7 @@ from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Job, LabelSource
 from assessor.work.roles import Role
 from grades.llm import grades_job_create, grades_rerun_create
+from grades.models import GradeLabel
 from grades.scoring import grade_scores
 from nuggets.dependents import Change, nugget_list_changed
 from nuggets.models import Nugget, NuggetSet
@@ -120,3 +121,20 @@ def test_run_grades_rerun_stale_fills_the_changed_items(llm_server, qbank):
         expected = sum(grade(q, text) for q in [*BANK["bee"], "Where do bees live?"]) / 3 / len(KIDDIE_REQUESTS)
         assert means[run]["avggrade"] == pytest.approx(expected)
     assert Job.objects.get(output_name="llm", params__rerun=True, status=Job.Status.DONE).total_items == reports
+
+
+def test_a_rerun_grades_as_the_source_did_the_report_with_its_documents(llm_server, qbank):
+    job_run_sync(grades_job_create(name="both", bank="qbank", topics=["bee"], report_and_documents=True, gate=1).pk)
+    bank = NuggetSet.objects.get(topic_id="bee", name="qbank")
+    added = Nugget.objects.create(
+        nugget_set=bank, position=2, text="Where do bees live?", imported_from_id=bank.imported_from_id
+    )
+    nugget_list_changed(bank, {added.pk: Change.ADDED}, by=None)
+    rerun = grades_rerun_create(name="both")
+    assert (rerun.params["report_and_documents"], rerun.params["gate"]) == (True, 1)
+    job_run_sync(rerun.pk)
+    assert not GradeLabel.objects.filter(source__name="both", nugget=added, document_grade__isnull=True).exists()
+    assert (
+        GradeLabel.objects.filter(source__name="both", nugget=added).count()
+        == Answer.objects.filter(topic_id="bee").count()
+    )

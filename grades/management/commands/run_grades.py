@@ -3,7 +3,7 @@ from django.core.management.base import CommandError
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
-from grades.llm import grades_job_create, grades_rerun_create, grades_select
+from grades.llm import DEFAULT_GATE, grades_job_create, grades_rerun_create, grades_select
 
 
 class Command(JobCommand):
@@ -17,6 +17,19 @@ class Command(JobCommand):
             "--documents",
             action="store_true",
             help="grade the documents each report cites instead of its text (a question's grade: the highest)",
+        )
+        parser.add_argument(
+            "--report-and-documents",
+            action="store_true",
+            help="grade the report, then the documents it cites on each question whose report grade reaches --gate "
+            "(a question scores the report's grade times its best document's, 0-25)",
+        )
+        parser.add_argument(
+            "--gate",
+            type=int,
+            default=DEFAULT_GATE,
+            help=f"with --report-and-documents: the report grade from which its documents are graded (default "
+            f"{DEFAULT_GATE})",
         )
         parser.add_argument(
             "--rerun-stale",
@@ -54,6 +67,8 @@ class Command(JobCommand):
             topics=options["topics"],
             runs=options["runs"],
             documents=options["documents"],
+            report_and_documents=options["report_and_documents"],
+            gate=options["gate"],
             queue=options["queue"],
             endpoint=options["endpoint"],
         )
