@@ -12,7 +12,10 @@ def _request_panel(topic: Topic) -> dict:
 
 
 def register() -> None:
-    register_importer(Importer(IMPORT_REQUESTS, "Report requests (AutoJudge JSONL)", requests_import))
+    # A grade source's run mean is over every request of the family (grades/scoring.py): new requests change it.
+    register_importer(
+        Importer(IMPORT_REQUESTS, "Report requests (AutoJudge JSONL)", requests_import, scores=ScoreRefresh.ALL)
+    )
     register_importer(
         Importer(
             IMPORT_REPORTS, "Reports (AutoJudge JSONL, one report a line)", reports_import, scores=ScoreRefresh.TOUCHED

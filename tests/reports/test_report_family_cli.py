@@ -309,14 +309,21 @@ def test_the_kiddie_collection_through_the_report_family_on_the_command_line(llm
     grade_submit(work_id=grading.pk, user=assessor, expected_version=grading.version)
     assert AssessorWork.objects.get(pk=grading.pk).status == AssessorWork.Status.SUBMITTED
 
-    # The grade leaderboards: cover4 = #(grade >= 4) / N, bee the sources' only topic.
-    llm_cover = {r: sum(expected_grades[(r, q)] >= 4 for q in questions) / len(questions) for r in RUNS}
-    llm_avg = {r: sum(expected_grades[(r, q)] for q in questions) / len(questions) for r in RUNS}
+    # The grade leaderboards: cover4 = #(grade >= 4) / N on bee, the one request graded; a run's mean is over the
+    # five requests, the four without the bank counting 0.
+    assert len(topics) == 5
+    llm_cover = {r: sum(expected_grades[(r, q)] >= 4 for q in questions) / len(questions) / len(topics) for r in RUNS}
+    llm_avg = {r: sum(expected_grades[(r, q)] for q in questions) / len(questions) / len(topics) for r in RUNS}
     scores = grade_scores(name="llm-grades")
     assert {r: scores.run_means[r]["cover4"] for r in RUNS} == pytest.approx(llm_cover)
     assert {r: scores.run_means[r]["avggrade"] for r in RUNS} == pytest.approx(llm_avg)
     people_grades = grade_scores(name="people")
-    assert {r: people_grades.run_means[r]["cover4"] for r in RUNS} == {"run1": 1, "run2": 1, "run3": 0, "run4": 0}
+    assert {r: people_grades.run_means[r]["cover4"] for r in RUNS} == {
+        "run1": 1 / 5,
+        "run2": 1 / 5,
+        "run3": 0,
+        "run4": 0,
+    }
 
     # 8. The kiddie truth, and both LLM sources against it, as scipy correlates the run means.
     run("import_scores", str(TRUTH_FILE), "--name", "kiddie-truth", "--format", "ir_measures")
