@@ -12,6 +12,8 @@ import pytest
 from django.core.management import call_command, get_commands
 from scipy import stats
 
+from tests.metaeval.nist_fractions import vstrict_fractions
+
 pytestmark = [pytest.mark.django_db, pytest.mark.shared_data, pytest.mark.slow]
 
 NUGGET_FILE = "nugget_assignment.20241108.jl"
@@ -116,16 +118,6 @@ def test_nists_condition_compared_with_itself_agrees_fully(shared_data):
     assert sum(counts[i][i] for i in range(3)) == sum(map(sum, counts))
 
 
-def _vstrict_from_file(path: Path) -> dict[tuple[str, str], Fraction]:
-    """(run, topic) -> Vstrict as a fraction, from NIST's file: vital nuggets supported / vital nuggets."""
-    scores = {}
-    for record in _lines(path):
-        vital = [nugget for nugget in record["nuggets"] if nugget["importance"] == "vital"]
-        supported = sum(nugget["assignment"] == "support" for nugget in vital)
-        scores[(record["run_id"], record["qid"])] = Fraction(supported, len(vital)) if vital else Fraction(0)
-    return scores
-
-
 def test_bootstrap_on_nists_labels_ranks_runs_by_their_exact_means(shared_data):
     """NIST's Vstrict against a seeded LLM-like copy, 1,000 resamples of the 21 topics at seed 7: each resample's
     run means are the fractions' (NIST's from the file, the copy's read back with a denominator of at most
@@ -140,7 +132,7 @@ def test_bootstrap_on_nists_labels_ranks_runs_by_their_exact_means(shared_data):
         "import_assignments", str(shared_data / NUGGET_FILE), "--nuggets", "auto_edit", "--assigner", "manual",
         stdout=StringIO(),
     )  # fmt: skip
-    human = _vstrict_from_file(shared_data / NUGGET_FILE)
+    human = vstrict_fractions(shared_data / NUGGET_FILE)
     copy = {}
     for key, values in llm_like_scores(nuggets="auto_edit", assigner="manual", seed=0).per_topic.items():
         copy[key] = Fraction(values["Vstrict"]).limit_denominator(100)

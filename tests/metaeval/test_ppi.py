@@ -1,7 +1,9 @@
 """Calibrated estimates (prediction-powered inference), checked against hand computations."""
 
 import io
+import itertools
 import math
+from fractions import Fraction
 
 import pytest
 from django.core.management import call_command
@@ -16,6 +18,7 @@ from metaeval.calibration import calibration_build
 from metaeval.ppi import Z_95, answer_sample, ppi_estimates, ppi_simulate, sample_only_means
 from nuggets.models import Nugget
 from tests.builders import make_answer, make_batch, make_run, make_user, source_of
+from tests.metaeval.nist_fractions import vstrict_fractions
 
 
 def test_an_estimate_and_its_interval_by_hand():
@@ -281,3 +284,35 @@ def test_calibration_on_nist_s_labels_covers_the_human_means(shared_data):
     # ... and a larger sample ranks the runs closer to people and misses their means by less.
     assert half.tau_mean > quarter.tau_mean > ten.tau_mean
     assert half.error < quarter.error < ten.error < simulation.error_llm_only
+
+
+@pytest.mark.shared_data
+def test_the_sample_alone_on_nist_s_labels_keeps_every_tie_of_its_fractions(shared_data):
+    """NIST's Vstrict, a 10% sample with each of 50 seeds: each run's sample-alone mean is |A|/N times its
+    sampled scores' mean, worked here in fractions from NIST's file; runs whose fractions tie, tie. The floats'
+    |A|/N times their mean split 82 such pairs over 34 of the 50 draws."""
+    exact = vstrict_fractions(shared_data / "nugget_assignment.20241108.jl")
+    human = {key: float(value) for key, value in exact.items()}
+    runs = sorted({run for run, _ in exact})
+    topics = sorted({topic for _, topic in exact})
+    answers = {run: [topic for topic in topics if (run, topic) in exact] for run in runs}
+    answered = {run: len(chosen) for run, chosen in answers.items()}
+    assert (len(runs), len(topics), len(exact)) == (45, 21, 927)
+    split_pairs, split_draws = 0, set()
+    for seed in range(50):
+        sample = answer_sample(answers, fraction=0.10, seed=seed)
+        alone = sample_only_means(human, sample=sample, answered=answered, topics=len(topics))
+        fractions = {
+            run: Fraction(answered[run], len(topics)) * sum(exact[(run, t)] for t in chosen) / len(chosen)
+            for run, chosen in sample.items()
+        }
+        floats = {
+            run: answered[run] / len(topics) * math.fsum(human[(run, t)] for t in chosen) / len(chosen)
+            for run, chosen in sample.items()
+        }
+        assert alone == {run: float(value) for run, value in fractions.items()}
+        for first, second in itertools.combinations(runs, 2):
+            if fractions[first] == fractions[second] and floats[first] != floats[second]:
+                split_pairs += 1
+                split_draws.add(seed)
+    assert (split_pairs, len(split_draws)) == (82, 34)
