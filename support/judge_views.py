@@ -14,8 +14,13 @@ from assessor.work.organizing import WorkOrganizing
 from assessor.work.pages import TopicsField, assessor_choices
 from support import judging, services
 from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
+from support.models import SupportLabel
 
-LABEL_CHOICES = [("2", "f", "FS", "yes"), ("1", "p", "PS", "part"), ("0", "n", "NS", "no")]
+_TONES = {SupportLabel.Label.FS: "yes", SupportLabel.Label.PS: "part", SupportLabel.Label.NS: "no"}
+# (value, key, name, tone) of each button, keys from support.judging.LABEL_KEYS.
+LABEL_CHOICES = [
+    (str(int(label)), judging.LABEL_KEYS[label], judging.LABEL_SHORT[label], tone) for label, tone in _TONES.items()
+]
 
 
 class GiveSupportForm(forms.Form):

@@ -29,7 +29,8 @@ METHOD_OF_KIND: dict[str, str] = {
     SUPPORT_SCRATCH: SupportLabel.MethodKind.SCRATCH.value,
     SUPPORT_POSTEDIT: SupportLabel.MethodKind.POSTEDIT.value,
 }
-LABEL_KEYS = {SupportLabel.Label.FS: "f", SupportLabel.Label.PS: "p", SupportLabel.Label.NS: "n"}
+# The page's key of each label: ManualAssign's keys for the same meanings (s support, p partial, n no support).
+LABEL_KEYS = {SupportLabel.Label.FS: "s", SupportLabel.Label.PS: "p", SupportLabel.Label.NS: "n"}
 LABEL_SHORT: dict[int, str] = {SupportLabel.Label.FS: "FS", SupportLabel.Label.PS: "PS", SupportLabel.Label.NS: "NS"}
 
 

@@ -214,6 +214,7 @@
 
   function choose(row, label) {
     if (frozen() || !row) return;
+    hintHide();
     const wasComplete = answerComplete();
     const form = row.querySelector("form");
     const previous = row.dataset.current;
@@ -297,6 +298,49 @@
     document.getElementById("ws-alert").hidden = true;
   });
 
+  // --- the keys' hint: a key that does nothing here says which keys do ----------------------------
+
+  // Pages differ in their label keys (s p n, y n, 0-5, 1 2 0): a key another page uses, pressed here, would
+  // otherwise be lost without a word. The hint lists the selected row's keys, read from its buttons.
+  const HINT_MS = 4000;
+  const hint = document.getElementById("key-hint");
+  let hintTimer = null;
+
+  function hintHide() {
+    if (hintTimer) clearTimeout(hintTimer);
+    hintTimer = null;
+    if (hint) hint.hidden = true;
+  }
+  function keysText(row) {
+    const buttons = Array.from((row || root).querySelectorAll("button.choice[data-key]"));
+    const named = new Map();
+    buttons.forEach((button) => {
+      const name = button.querySelector(".choice-name");
+      if (!named.has(button.dataset.key)) named.set(button.dataset.key, (name || button).textContent.trim());
+    });
+    const labels = Array.from(named, ([key, name]) => key + " " + name).join(", ");
+    const item = hint.dataset.item || "answer";
+    const moves = "j k rows; ← → " + item + "s; ? every key";
+    return "Keys here: " + (labels ? labels + "; " : "") + moves + ".";
+  }
+  // labelKey: the key labels rows here, but the topic is submitted (frozen), so it did nothing.
+  function hintShow(key, row, labelKey) {
+    if (!hint) return;
+    hint.textContent = labelKey
+      ? "“" + key + "”: this topic is submitted, its labels are frozen."
+      : "“" + key + "” does nothing here. " + keysText(row);
+    // Next to the selected row's buttons, where the eyes are; in the bar when there is no row.
+    const place = (row && row.querySelector("form")) || sticky || root;
+    if (hint.parentElement !== place) place.appendChild(hint);
+    hint.hidden = false;
+    if (hintTimer) clearTimeout(hintTimer);
+    hintTimer = setTimeout(hintHide, HINT_MS);
+  }
+  // Only a printable key earns the hint: Space, Tab, Shift, Escape, Page Down... keep their own meaning.
+  function printable(event) {
+    return event.key.length === 1 && event.key.trim() !== "";
+  }
+
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.target.matches && event.target.matches("input[type=text], textarea, select")) return;
@@ -320,7 +364,10 @@
     else if (event.key === "?") helpOpen("keys");
     else if (event.key === "h") helpOpen("guide");
     else handled = false;
-    if (handled) event.preventDefault();
+    if (handled) {
+      hintHide();
+      event.preventDefault();
+    } else if (printable(event)) hintShow(event.key, row, Boolean(choice));
   });
 
   progressShow(); // takes the server's counts as the baseline

@@ -61,14 +61,14 @@ def test_each_page_defines_its_labels_in_the_help_dialog(scenario):
     nuggets = make_given_topic(condition="manual")
 
     text = guidelines(page_of(scenario.assessor, reverse("judge:assign", args=[assign.pk])))
-    assert "support The answer fully states the nugget's fact." in text
-    assert "partial The answer states part of the fact, or only implies it." in text
-    assert "not support The fact is not in the answer." in text
+    assert "support s The answer fully states the nugget's fact." in text
+    assert "partial p The answer states part of the fact, or only implies it." in text
+    assert "not support n The fact is not in the answer." in text
 
     text = guidelines(page_of(scenario.assessor, reverse("support:judge", args=[support.pk])))
-    assert "FS full support The passage states everything the sentence says." in text
-    assert "PS partial support The passage supports part of the sentence" in text
-    assert "NS no support The passage supports no part of the sentence." in text
+    assert "FS full support s The passage states everything the sentence says." in text
+    assert "PS partial support p The passage supports part of the sentence" in text
+    assert "NS no support n The passage supports no part of the sentence." in text
 
     html = page_of(nuggets.assessor, reverse("nuggets:work", args=[nuggets.pk]))
     text = guidelines(html)
@@ -152,7 +152,7 @@ def test_label_buttons_show_their_key_and_wear_their_tone(scenario):
     html = page_of(scenario.assessor, reverse("support:judge", args=[support.pk]))
     row = re.search(r'<li class="jrow.*?</li>', html, re.S).group(0)
     assert re.findall(r'<span class="choice-name">(\w+)</span> <kbd>(\w)</kbd>', row) == [
-        ("FS", "f"),
+        ("FS", "s"),
         ("PS", "p"),
         ("NS", "n"),
     ]
