@@ -227,7 +227,7 @@ def work_detail(work: AssessorWork) -> list[PairDetail]:
     order = pair_order(work)
     runs = dict(Answer.objects.filter(topic_id=work.topic_id).values_list("pk", "run__run_id"))
     stored = {
-        (first, second): (label, seconds)
+        (first, second): (label, seconds or 0.0)  # a person's label has its seconds; none is 0
         for first, second, label, seconds in PreferenceLabel.objects.filter(work=work).values_list(
             "first_id", "second_id", "label", "seconds_spent"
         )
