@@ -1,13 +1,15 @@
-"""ARGUE-style judgments out, as JSONL: one line per judged report, its sentences as judged, and who or what made
-each judgment (its provenance).
+"""ARGUE-style judgments out, as JSONL: one line per judged report, the judgments of its kept sentences, in the layout
+`import_argue` reads (argue.files):
 
-    {"run_id", "topic_id", "bank", "kept", "check_all", "made_by",
-     "sentences": [{"index", "text",
-                    "citations": [{"docid", "supports": "yes"|"no"|"", "made_by"}],
-                    "answers": [{"question_id", "question", "answer_index", "agrees": "yes"|"no", "made_by"}]}]}
+    {"run_id", "topic_id",
+     "sentences": [{"index",
+                    "citations": [{"docid", "supports": "yes"|"no"}],
+                    "answers": [{"question_id", "answer_index", "agrees": "yes"|"no"}],
+                    "needs_citation": "yes"|"no"|"", "first_instance": "yes"|"no"|"", "negative": "yes"|"no"|""}]}
 
-`question_id` is the AutoJudge tools' id of a question (the md5 of its text). Only counted judgments are
-written (submitted work, finished jobs); `argue_export_notes` says what that leaves out.
+`question_id` is the AutoJudge tools' id of a question (the md5 of its text); a check not asked is "". A citation
+not judged (its document has no text) is left out, as the import reads a citation left out: not judged. Only
+counted judgments are written (submitted work, finished jobs); `argue_export_notes` says what that leaves out.
 """
 
 import json
@@ -15,16 +17,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK
-from argue.models import AnswerAttestation, JudgedReport, SupportAttestation
+from argue.models import AnswerAttestation, JudgedReport, SentenceCheck, SupportAttestation, UncitedAttestation
 from assessor.models import AssessorWork, Citation, Sentence
 from assessor.scoring.lifecycle import job_sentences, jobs_not_final_by, labels_counted, open_included, open_work_by
 from nuggets.banks import question_id
-
-MAKER = ("created_by__username", "job_id", "imported_from_id")
-
-
-def _made_by(person: str | None, job_id: int | None, batch_id: int | None) -> str:
-    return f"user:{person}" if person else f"job:{job_id}" if job_id else f"file:{batch_id}"
 
 
 def argue_export_notes(*, name: str) -> list[str]:
@@ -47,14 +43,13 @@ def argue_export_notes(*, name: str) -> list[str]:
     return notes + job_sentences(jobs, labels="judgments", partial="the export holds only what it judged")
 
 
+def _of_source(model, name: str):
+    return labels_counted(model.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+
+
 def _citations_judged(name: str, answer_ids: list[int]) -> dict[int, list[dict]]:
-    """Each sentence's judged citations, in order: the document, the source's yes/no, who said it."""
-    supports = {
-        citation: (label, _made_by(*maker))
-        for citation, label, *maker in labels_counted(
-            SupportAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name)
-        ).values_list("citation_id", "label", *MAKER)
-    }
+    """Each sentence's judged citations, in order: the document and the source's yes/no."""
+    supports = dict(_of_source(SupportAttestation, name).exclude(label="").values_list("citation_id", "label"))
     citations: dict[int, list[dict]] = defaultdict(list)
     for sentence_id, citation_id, docid in (
         Citation.objects.filter(sentence__answer_id__in=answer_ids)
@@ -62,63 +57,64 @@ def _citations_judged(name: str, answer_ids: list[int]) -> dict[int, list[dict]]
         .values_list("sentence_id", "pk", "segment_id")
     ):
         if citation_id in supports:
-            label, made_by = supports[citation_id]
-            citations[sentence_id].append({"docid": docid, "supports": label, "made_by": made_by})
+            citations[sentence_id].append({"docid": docid, "supports": supports[citation_id]})
     return citations
 
 
 def _answers_judged(name: str, answer_ids: list[int]) -> dict[int, list[dict]]:
     """Each sentence's judgments against the bank's gold answers, in the bank's order."""
     answers: dict[int, list[dict]] = defaultdict(list)
-    for sentence_id, text, index, label, *maker in (
-        labels_counted(AnswerAttestation.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+    for sentence_id, text, index, label in (
+        _of_source(AnswerAttestation, name)
         .filter(sentence__answer_id__in=answer_ids)
         .order_by("sentence_id", "question__position", "answer_index")
-        .values_list("sentence_id", "question__text", "answer_index", "label", *MAKER)
+        .values_list("sentence_id", "question__text", "answer_index", "label")
     ):
-        answers[sentence_id].append(
-            {
-                "question_id": question_id(text),
-                "question": text,
-                "answer_index": index,
-                "agrees": label,
-                "made_by": _made_by(*maker),
-            }
-        )
+        answers[sentence_id].append({"question_id": question_id(text), "answer_index": index, "agrees": label})
     return answers
+
+
+def _uncited_judged(name: str, answer_ids: list[int]) -> dict[int, dict[str, str]]:
+    """Each sentence's checks of a sentence citing nothing, by check."""
+    uncited: dict[int, dict[str, str]] = defaultdict(dict)
+    for sentence_id, asked, label in (
+        _of_source(UncitedAttestation, name)
+        .filter(sentence__answer_id__in=answer_ids)
+        .values_list("sentence_id", "asked", "label")
+    ):
+        uncited[sentence_id][asked] = label
+    return uncited
 
 
 def argue_lines(*, name: str) -> Iterator[str]:
     """The counted judgments of a source, one judged report a line; LookupError when it has none."""
     reports = list(
-        labels_counted(JudgedReport.objects.filter(source__family=ARGUE_FAMILY, source__name=name))
+        _of_source(JudgedReport, name)
         .order_by("answer__run__run_id", "answer__topic_id")
-        .values_list("answer_id", "answer__run__run_id", "answer__topic_id", "bank", "kept", "check_all", *MAKER)
+        .values_list("answer_id", "answer__run__run_id", "answer__topic_id", "kept")
     )
     if not reports:
         raise LookupError(f"no counted ARGUE-style judgments under {name!r}")
     answer_ids = [row[0] for row in reports]
-    sentences: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
-    for pk, answer_id, index, text in (
+    sentences: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for pk, answer_id, index in (
         Sentence.objects.filter(answer_id__in=answer_ids)
         .order_by("answer_id", "index")
-        .values_list("pk", "answer_id", "index", "text")
+        .values_list("pk", "answer_id", "index")
     ):
-        sentences[answer_id].append((pk, index, text))
+        sentences[answer_id].append((pk, index))
     citations = _citations_judged(name, answer_ids)
     answers = _answers_judged(name, answer_ids)
-    for answer_id, run_id, topic_id, bank, kept, check_all, *maker in reports:
+    uncited = _uncited_judged(name, answer_ids)
+    for answer_id, run_id, topic_id, kept in reports:
         judged = [
-            {"index": index, "text": text, "citations": citations[pk], "answers": answers[pk]}
-            for pk, index, text in sentences[answer_id][:kept]
+            {
+                "index": index,
+                "citations": citations[pk],
+                "answers": answers[pk],
+                **{str(check): uncited[pk].get(check, "") for check in SentenceCheck},
+            }
+            for pk, index in sentences[answer_id][:kept]
         ]
-        record = {
-            "run_id": run_id,
-            "topic_id": topic_id,
-            "bank": bank,
-            "kept": kept,
-            "check_all": check_all,
-            "made_by": _made_by(*maker),
-            "sentences": judged,
-        }
+        record = {"run_id": run_id, "topic_id": topic_id, "sentences": judged}
         yield json.dumps(record, ensure_ascii=False) + "\n"

@@ -4,24 +4,30 @@ leaderboard and downloads."""
 from functools import partial
 from urllib.parse import urlencode
 
+from django import forms
 from django.urls import reverse
 
 from argue import agreement, judging, llm, scoring, study, views
 from argue.fake_answers import FAKE_ANSWERS
+from argue.files import argue_import
 from argue.forms import ArgueLaunchForm
-from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, SCORE_FAMILY
+from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, IMPORT_ARGUE, SCORE_FAMILY
+from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
     Download,
+    Importer,
     JobKind,
     LabelFamily,
     NavLink,
     Route,
     ScoreFamily,
+    ScoreRefresh,
     ScoreSource,
     WorkPage,
     register_collection_routes,
     register_fake_answer,
+    register_importer,
     register_job_kind,
     register_label_family,
     register_nav_link,
@@ -29,6 +35,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
+from nuggets.banks import bank_names
 
 
 def _score_source(columns: tuple[str, ...]) -> ScoreSource:
@@ -118,6 +125,35 @@ def _register_score_family() -> None:
     )
 
 
+def _source_name_field() -> forms.Field:
+    return NameField(
+        required=False, label="ARGUE-style source", max_length=100, help_text="The source the judgments go into."
+    )
+
+
+def _bank_field() -> forms.Field:
+    return forms.ChoiceField(
+        required=False,
+        label="Question bank",
+        choices=lambda: [("", "")] + [(name, name) for name in bank_names()],
+        help_text="The bank whose questions and gold answers the file judges.",
+    )
+
+
+def _register_importer() -> None:
+    register_importer(
+        Importer(
+            IMPORT_ARGUE,
+            "ARGUE-style judgments (export_argue JSONL)",
+            argue_import,
+            scores=ScoreRefresh.TOUCHED,
+            fields={"argue_source": _source_name_field, "argue_bank": _bank_field},
+            required=("argue_source", "argue_bank"),
+            options=lambda data: {"name": data["argue_source"], "bank": data["argue_bank"]},
+        )
+    )
+
+
 def register() -> None:
     register_fake_answer(*FAKE_ANSWERS)
     register_label_family(
@@ -130,6 +166,7 @@ def register() -> None:
         )
     )
     _register_job_kind()
+    _register_importer()
     register_urls("argue/", "argue.urls")
     _register_nav_link()
     _register_work_page()
