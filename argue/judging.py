@@ -462,20 +462,9 @@ class SentencePage:
         return [row for row in self.rows if row.kind == "answer"]
 
 
-def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> SentencePage | None:
-    """The page of sentence `number` (or of the first with a question unanswered); None if there is none."""
-    plan = topic_plan(work)
-    given = _given(work)
-    labels = [_row_labels(sentence, plan.questions, given) for sentence in plan.pages]
-    done = [sum(1 for label in row if label) for row in labels]
-    position = position_choose(done_counts=done, needed=[len(row) for row in labels], number=number)
-    if position is None:
-        return None
-    sentence = plan.pages[position.number - 1]
-    report_number, report = next(
-        (n, report) for n, report in enumerate(plan.reports, start=1) if report.answer_id == sentence.answer_id
-    )
-    current = labels[position.number - 1]
+def _page_rows(sentence: PlannedSentence, questions: Sequence[Question], current: list[str]) -> list[Row]:
+    """A sentence page's rows, in the order `_row_labels` reads their labels: cited documents, uncited checks,
+    gold answers."""
     # Only this sentence's documents are read whole.
     texts = {
         docid: Document(docid, title, text)
@@ -498,7 +487,7 @@ def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> Sent
         for asked, label in zip(sentence.uncited, current[len(sentence.cited) : before], strict=True)
     ]
     for (question_index, answer_index), label in zip(sentence.checks, current[before:], strict=True):
-        question = plan.questions[question_index]
+        question = questions[question_index]
         rows.append(
             Row(
                 row_token(answer_key(question.pk or 0, answer_index)),
@@ -509,6 +498,23 @@ def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> Sent
                 importance=question.importance,
             )
         )
+    return rows
+
+
+def sentence_page_load(*, work: AssessorWork, number: int | None = None) -> SentencePage | None:
+    """The page of sentence `number` (or of the first with a question unanswered); None if there is none."""
+    plan = topic_plan(work)
+    given = _given(work)
+    labels = [_row_labels(sentence, plan.questions, given) for sentence in plan.pages]
+    done = [sum(1 for label in row if label) for row in labels]
+    position = position_choose(done_counts=done, needed=[len(row) for row in labels], number=number)
+    if position is None:
+        return None
+    sentence = plan.pages[position.number - 1]
+    report_number, report = next(
+        (n, report) for n, report in enumerate(plan.reports, start=1) if report.answer_id == sentence.answer_id
+    )
+    rows = _page_rows(sentence, plan.questions, labels[position.number - 1])
     return SentencePage(
         number=position.number,
         total_answers=len(plan.pages),
