@@ -175,24 +175,39 @@ class Outcome:
     verdict: str  # REWARDED, PENALIZED or IGNORED
     stated: frozenset[AnswerKey] = frozenset()  # the answers credited (a rewarded sentence's)
     first_instance: bool = False  # penalized as an uncited first instance (counted in sentence support)
+    why: str = ""  # the branch of the flow that decided it, in words (the one-report page shows it)
 
 
 def sentence_outcome(
     sentence: SentenceJudged, position: int, bank: ScoredBank, *, check_all: bool = False, negatives: bool = False
 ) -> Outcome:
     if sentence.citations:
-        if not all(supports for _, supports in sentence.citations):
-            return Outcome(PENALIZED)
+        unsupported = [docid for docid, supports in sentence.citations if not supports]
+        if unsupported:
+            unjudged = " or was not judged" if any(supports is None for _, supports in sentence.citations) else ""
+            why = f"a cited document does not support it{unjudged} ({', '.join(unsupported)})"
+            return Outcome(PENALIZED, why=why)
         judged = answers_to_check([docid for docid, _ in sentence.citations], bank, check_all=check_all)
         stated = sentence.agrees & set(judged)
-        return Outcome(REWARDED, frozenset(stated)) if stated else Outcome(IGNORED)
+        if stated:
+            return Outcome(REWARDED, frozenset(stated), why="every citation supports it and it states a gold answer")
+        checked = "no gold answer" if not judged else "none of the gold answers it was checked against"
+        return Outcome(IGNORED, why=f"every citation supports it, but it states {checked}")
     if negatives and sentence.negative:
         stated = sentence.agrees & set(bank.keys())
-        return Outcome(REWARDED, frozenset(stated)) if stated else Outcome(PENALIZED)
+        if stated:
+            return Outcome(REWARDED, frozenset(stated), why="an uncited negative assertion a gold answer confirms")
+        return Outcome(PENALIZED, why="an uncited negative assertion no gold answer confirms")
     if sentence.needs_citation:
-        first = sentence.first_instance if first_instance_asked(position) else True
-        return Outcome(PENALIZED, first_instance=True) if first else Outcome(IGNORED)
-    return Outcome(IGNORED)
+        if not first_instance_asked(position):
+            return Outcome(PENALIZED, first_instance=True, why="needs a citation; the first sentence, a first instance")
+        if sentence.first_instance:
+            return Outcome(
+                PENALIZED, first_instance=True, why="needs a citation and is the first instance of its claim"
+            )
+        return Outcome(IGNORED, why="needs a citation, but repeats a claim made before")
+    asked = "was not asked whether it needs a citation" if sentence.needs_citation is None else "needs no citation"
+    return Outcome(IGNORED, why=f"cites nothing and {asked}")
 
 
 # --- one report -----------------------------------------------------------------------------------------

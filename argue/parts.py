@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.urls import reverse
 
-from argue import agreement, judging, llm, scoring, study, views
+from argue import agreement, judging, llm, report_views, scoring, study, views
 from argue.fake_answers import FAKE_ANSWERS
 from argue.files import argue_import
 from argue.forms import ArgueLaunchForm
@@ -21,6 +21,7 @@ from assessor.registry import (
     LabelFamily,
     NavLink,
     Route,
+    RunPanel,
     ScoreFamily,
     ScoreRefresh,
     ScoreSource,
@@ -31,6 +32,7 @@ from assessor.registry import (
     register_job_kind,
     register_label_family,
     register_nav_link,
+    register_run_panel,
     register_score_family,
     register_urls,
     register_work_page,
@@ -176,3 +178,5 @@ def register() -> None:
         Route("download/argue/<slug:name>/", views.download_judgments, "download_argue_judgments"),
     )
     _register_score_family()
+    # A run's page lists the reports each source judged, each a link to its page sentence by sentence.
+    register_run_panel(RunPanel("argue/run_panel.html", report_views.run_panel_context, order=30))

@@ -354,3 +354,28 @@ def _changed_sentences(topics: list[str]) -> list[str]:
         f"The bank changed since the reports of {len(topics)} topic(s) ({shown}) were judged: its new or changed "
         "questions count as not covered until they are judged again."
     ]
+
+
+@dataclass(frozen=True)
+class ReportJudged:
+    """One report as a source judged it: its kept sentences with what the source said, the bank as scored, and
+    the options it was judged with (the one-report page, argue/report_page.py)."""
+
+    sentences: list[SentenceJudged]
+    bank: ScoredBank
+    bank_name: str
+    check_all: bool
+    negatives: bool
+    made_by: str
+
+
+def report_judged(name: str, answer_id: int) -> ReportJudged | None:
+    """The source's counted judgments of one report, or None where it has none."""
+    report = _of_source(JudgedReport, name).filter(answer_id=answer_id).select_related("answer", "created_by").first()
+    if report is None:
+        return None
+    bank = _scored_banks({(report.bank, report.answer.topic_id)})[(report.bank, report.answer.topic_id)]
+    index_of = {answer_id: {kept.question.pk: kept.index for kept in bank.questions}}
+    in_scope = _of_source(JudgedReport, name).filter(pk=report.pk).values("answer_id")
+    sentences = _judged_sentences(name, in_scope, {answer_id: report.kept}, index_of)[answer_id]
+    return ReportJudged(sentences, bank, report.bank, report.check_all, report.negatives, report.made_by)

@@ -1,4 +1,7 @@
+from django.urls import path
+
+from argue.report_views import report
 from argue.views import ARGUE_JUDGING
 
 app_name = "argue"
-urlpatterns = ARGUE_JUDGING.urls()
+urlpatterns = [*ARGUE_JUDGING.urls(), path("report/", report, name="report")]
