@@ -18,7 +18,7 @@ from assessor.work.kit import LabelApp, Posted, time_or_dash
 from assessor.work.organizing import WorkOrganizing
 from assessor.work.pages import TopicsField, assessor_choices
 from assessor.work.roles import organizer_required
-from reports.texts import request_texts
+from reports.texts import work_request
 
 LABEL_CHOICES = [("yes", "y", "yes", "yes"), ("no", "n", "no", "no")]
 
@@ -91,7 +91,7 @@ ARGUE_JUDGING = LabelApp(
     numbered=False,
     submit=judging.argue_submit,
     empty="has no report sentence to judge yet",
-    context=lambda work: {"request_text": request_texts([work.topic_id])[work.topic_id]},
+    context=work_request,
     organizing=WorkOrganizing(
         kinds=(ARGUE_WORK,),
         title="ARGUE-style judging",

@@ -16,7 +16,7 @@ from grades import judging
 from grades.kinds import GRADE_WORK
 from grades.models import GRADE_MEANINGS
 from nuggets.banks import bank_names
-from reports.texts import request_texts
+from reports.texts import work_request
 
 LABEL_CHOICES = [
     (str(grade), str(grade), str(grade), "yes" if grade >= 4 else "part" if grade >= 2 else "no")
@@ -57,7 +57,7 @@ GRADING = LabelApp(
     posted=(Posted("question", "question"),),
     submit=judging.grade_submit,
     empty="has no report to grade yet",
-    context=lambda work: {"definitions": DEFINITIONS, "request_text": request_texts([work.topic_id])[work.topic_id]},
+    context=lambda work: {"definitions": DEFINITIONS, **work_request(work)},
     organizing=WorkOrganizing(
         kinds=(GRADE_WORK,),
         title="Grading",

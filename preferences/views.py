@@ -17,7 +17,7 @@ from assessor.work.pages import TopicsField, assessor_choices
 from assessor.work.roles import organizer_required
 from preferences import judging, scoring
 from preferences.kinds import PREFERENCE_WORK
-from reports.texts import request_texts
+from reports.texts import work_request
 
 LABEL_CHOICES = [
     ("1", "1", "left better", "yes"),
@@ -50,7 +50,7 @@ PREFERENCE_JUDGING = LabelApp(
     save=judging.preference_save,
     submit=judging.preference_submit,
     empty="has no pair of reports to compare yet",
-    context=lambda work: {"request_text": request_texts([work.topic_id])[work.topic_id]},
+    context=work_request,
     organizing=WorkOrganizing(
         kinds=(PREFERENCE_WORK,),
         title="Preference judging",

@@ -5,7 +5,7 @@ A topic without a request (a TREC 2024 topic) is a request whose title is its qu
 
 from dataclasses import dataclass
 
-from assessor.models import Topic
+from assessor.models import AssessorWork, Topic
 from reports.models import ReportRequest
 
 
@@ -28,3 +28,8 @@ def request_texts(topic_ids: list[str]) -> dict[str, RequestText]:
             else RequestText(query, "", "")
         )
     return texts
+
+
+def work_request(work: AssessorWork) -> dict[str, RequestText]:
+    """The judging pages' context of a report family's work: its topic's request (`LabelApp.context`)."""
+    return {"request_text": request_texts([work.topic_id])[work.topic_id]}
