@@ -67,6 +67,10 @@ class JobKind:
     prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send
     command: str = ""  # the management command that launches the same job: "run_auto_nuggets"
     description: str = ""  # one sentence for the jobs page: what the job makes
+    # The page of what a job of this kind made (its source's leaderboard, its run, its bank), or None when there is
+    # none to show; the jobs pages link it once the job has made something. Read for every row of the jobs list:
+    # a query at most.
+    output_url: Callable[[JobRow], str | None] | None = None
 
 
 # --- files --------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from assessor.collection.forms import run_id_field
-from assessor.models import AssessorWork, Topic
+from assessor.models import AssessorWork, Job, Topic
 from assessor.names import NameField
 from assessor.registry import (
     BADGE_PROVISIONAL,
@@ -218,6 +218,15 @@ def _register_importer() -> None:
     )
 
 
+def _assigner_board_url(job: Job) -> str | None:
+    """What an AutoAssign job made: its assigner's leaderboard, on the nugget list it labelled against (a re-run of
+    stale nuggets: the first list it labelled again)."""
+    nuggets = job.params.get("nuggets") or min(job.params.get("stale") or {}, default="")
+    if not nuggets:
+        return None
+    return _condition_source((nuggets, job.output_name)).leaderboard_url
+
+
 def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
@@ -230,6 +239,7 @@ def _register_job_kind() -> None:
             create=auto.auto_assign_job_create,
             form=AutoAssignForm,
             prompts=(ASSIGN,),
+            output_url=_assigner_board_url,
         )
     )
 

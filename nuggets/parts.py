@@ -4,8 +4,9 @@ from collections.abc import Sequence
 
 from django import forms
 from django.db.models import Count
+from django.urls import reverse
 
-from assessor.models import AssessorWork, Topic
+from assessor.models import AssessorWork, Job, Topic
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
@@ -168,6 +169,11 @@ def _register_importers() -> None:
     )
 
 
+def _nugget_sets_url(job: Job) -> str:
+    """What an AutoNuggets job made: its nugget sets of every topic, as the download of their name gives them."""
+    return reverse("collection:download_nuggets", args=[job.output_name])
+
+
 def _register_job_kinds() -> None:
     register_job_kind(
         JobKind(
@@ -180,6 +186,7 @@ def _register_job_kinds() -> None:
             create=auto.auto_nuggets_job_create,
             form=AutoNuggetsForm,
             prompts=(NUGGETIZE, IMPORTANCE),
+            output_url=_nugget_sets_url,
         )
     )
     # Drafts are the same job stopped after creation; the AutoNuggets form launches them (its "drafts" box).
@@ -191,6 +198,7 @@ def _register_job_kinds() -> None:
             compute=auto.item_compute,
             store=auto.item_store,
             prompts=(NUGGETIZE,),
+            output_url=_nugget_sets_url,
         )
     )
 

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.urls import reverse
 
+from assessor.models import Job
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
@@ -58,6 +59,11 @@ def _source_name_field() -> forms.Field:
     )
 
 
+def _borda_board_url(job: Job) -> str:
+    """What a preferences job made: its preference source's Borda leaderboard."""
+    return _score_source((job.output_name,)).leaderboard_url
+
+
 def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
@@ -70,6 +76,7 @@ def _register_job_kind() -> None:
             create=llm.preferences_job_create,
             form=PreferencesLaunchForm,
             prompts=(PREFERENCE_TIES, PREFERENCE_MUST_DECIDE),
+            output_url=_borda_board_url,
         )
     )
 

@@ -1,11 +1,19 @@
 """What the prefnugget app adds to the registry: its two bank jobs (their banks are the nuggets app's)."""
 
+from django.urls import reverse
+
+from assessor.models import Job
 from assessor.registry import JobKind, register_fake_answer, register_job_kind
 from prefnugget import jobs
 from prefnugget.fake_answers import FAKE_ANSWERS
 from prefnugget.forms import PrefNuggetLaunchForm, QueryBankLaunchForm
 from prefnugget.kinds import PREFNUGGET_BANK, QUERY_BANK
 from prefnugget.prompts import EXTRACT, QUERY_ONLY
+
+
+def _banks_url(job: Job) -> str:
+    """What a bank job made: its question banks of every topic, as the download of their name gives them."""
+    return reverse("collection:download_banks", args=[job.output_name])
 
 
 def register() -> None:
@@ -22,6 +30,7 @@ def register() -> None:
             create=jobs.prefnugget_job_create,
             form=PrefNuggetLaunchForm,
             prompts=(EXTRACT,),
+            output_url=_banks_url,
         )
     )
     register_job_kind(
@@ -36,5 +45,6 @@ def register() -> None:
             create=jobs.query_bank_job_create,
             form=QueryBankLaunchForm,
             prompts=(QUERY_ONLY,),
+            output_url=_banks_url,
         )
     )

@@ -9,7 +9,7 @@ from django import forms
 from django.urls import reverse
 
 from assessor.jobs.forms import RunsLaunchForm
-from assessor.models import AssessorWork
+from assessor.models import AssessorWork, Job
 from assessor.names import NameField
 from assessor.registry import (
     BADGE_PROVISIONAL,
@@ -139,6 +139,11 @@ def _register_importer() -> None:
     )
 
 
+def _method_board_url(job: Job) -> str:
+    """What an automatic support job made: its method's leaderboard."""
+    return _method_source((job.output_name,)).leaderboard_url
+
+
 def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
@@ -151,6 +156,7 @@ def _register_job_kind() -> None:
             create=auto.auto_support_job_create,
             form=RunsLaunchForm,
             prompts=(SUPPORT,),
+            output_url=_method_board_url,
         )
     )
 

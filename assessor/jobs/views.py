@@ -31,10 +31,22 @@ def _llm_context() -> dict:
     }
 
 
+def _output_url(job: Job) -> str | None:
+    """The page of what the job made, once it made something: done, or stopped short (failed, cancelled) with
+    some items done; from its kind's app (a kind whose app gives none, or is gone, has no link)."""
+    job_kind = registry.job_kinds.get(job.kind)
+    if job_kind is None or job_kind.output_url is None:
+        return None
+    if job.status not in FINAL_STATUSES or not job.done_items:
+        return None
+    return job_kind.output_url(job)
+
+
 def _job_context(job: Job) -> dict:
     finished = job.status in FINAL_STATUSES
     return {
         "job": job,
+        "output_url": _output_url(job),
         "percent": job_percent(job),
         "finished": finished,
         "can_cancel": not finished,
