@@ -62,7 +62,8 @@ def nugget_work_give(
     from its draft; the drafts are the set named `drafts_name`, or the topic's
     newest draft set. With `form="questions"` the work makes a question bank
     instead (a bank written from scratch, or a copy of an LLM's bank, drafts or
-    finished, with its answers), and never counts as a nugget condition.
+    finished, with its answers: the counted bank named `drafts_name`, which is
+    needed when the topic has several), and never counts as a nugget condition.
     """
     if condition not in CONDITION_KINDS:
         raise WorkError(f"Unknown condition {condition!r}: choose manual or auto_edit.")
@@ -93,27 +94,46 @@ def nugget_work_give(
 
 
 def _drafts_find(*, topic: Topic, form: str, drafts_name: str) -> NuggetSet:
-    """The LLM's set a post-edit starts from: the set named `drafts_name`, or the topic's newest one."""
-    bank = form == NuggetSet.Form.QUESTIONS
-    if bank:
-        candidates = NuggetSet.objects.filter(topic=topic, kind__in=BANK_DRAFT_KINDS, form=form)
-    else:
-        candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT, form=form)
+    """The LLM's set a post-edit starts from: the set named `drafts_name`, or the topic's newest draft set (facts).
+
+    A bank post-edit starts from a counted LLM bank; with no name, from the topic's only one: where there are
+    several, which one the assessor reads is the organizer's choice, never a silent default.
+    """
+    if form == NuggetSet.Form.QUESTIONS:
+        return _bank_drafts_find(topic=topic, drafts_name=drafts_name)
+    candidates = NuggetSet.objects.filter(topic=topic, kind=NuggetSet.Kind.DRAFT, form=form)
     if drafts_name:
         candidates = candidates.filter(name=drafts_name)
     drafts = candidates.order_by("-created_at", "-id").first()
     if drafts is None:
         wanted = f"named {drafts_name!r} " if drafts_name else ""
-        if bank:
-            raise WorkError(
-                f"Topic {topic.pk} has no LLM question bank {wanted}to post-edit: import one (import_banks) "
-                "or make one with a bank job first."
-            )
         raise WorkError(
             f"Topic {topic.pk} has no draft nuggets {wanted}to post-edit: import draft nuggets for it "
             "or generate them with an AutoNuggets job first."
         )
     return drafts
+
+
+def _bank_drafts_find(*, topic: Topic, drafts_name: str) -> NuggetSet:
+    # Imported here: the selectors read the caps above, and the lifecycle rule (what counts) is theirs.
+    from nuggets.selectors import nugget_sets_counted_q
+
+    candidates = NuggetSet.objects.filter(topic=topic, kind__in=BANK_DRAFT_KINDS, form=NuggetSet.Form.QUESTIONS).filter(
+        nugget_sets_counted_q()
+    )
+    if drafts_name:
+        candidates = candidates.filter(name=drafts_name)
+    found = list(candidates.order_by("name")[:2])
+    if not found:
+        wanted = f"named {drafts_name!r} " if drafts_name else ""
+        raise WorkError(
+            f"Topic {topic.pk} has no LLM question bank {wanted}to post-edit (a submitted one, not being made by a "
+            "job): import one (import_banks) or make one with a bank job first."
+        )
+    if len(found) > 1:
+        names = ", ".join(sorted(candidates.values_list("name", flat=True)))
+        raise WorkError(f"Topic {topic.pk} has several LLM question banks ({names}): choose the one to post-edit.")
+    return found[0]
 
 
 def _drafts_copy(*, drafts: NuggetSet, nugget_set: NuggetSet, assessor: User) -> None:

@@ -166,9 +166,7 @@ def relevant_segments(*, topic_id: str, panel: Panel | None = None) -> list[Segm
         .select_related("segment")
         .order_by("-grade", "segment_id")
     )
-    rows = [
-        SegmentRow(docid=q.segment_id, grade=q.grade, text=q.segment.text, title=q.segment.title) for q in qrels
-    ]
+    rows = [SegmentRow(docid=q.segment_id, grade=q.grade, text=q.segment.text, title=q.segment.title) for q in qrels]
     if panel is not None:
         by_docid = {row.docid: row for row in rows}
         for nugget_row in panel.rows:
@@ -204,9 +202,7 @@ def condition_averages() -> list[tuple[str, int, str, float]]:
         "kind", "active_seconds"
     )
     averages = rules.condition_average_seconds(rows)
-    return [
-        (registry.work_label(kind), count, duration_label(mean), mean) for kind, (count, mean) in averages.items()
-    ]
+    return [(registry.work_label(kind), count, duration_label(mean), mean) for kind, (count, mean) in averages.items()]
 
 
 def lineage_totals() -> dict[str, rules.LineageSummary]:
@@ -250,6 +246,8 @@ class WorkReport:
     edits_total: int
     # The edits with their descriptions, filled in by the organizer's page.
     log: list[tuple[NuggetEdit, str]] = field(default_factory=list)
+    # The set a post-edit started from, named with its maker and size (nuggets.bankchoices), by the same page.
+    started_from: str = ""
 
 
 def topic_report(*, topic: Topic) -> list[WorkReport]:
@@ -293,7 +291,9 @@ def edit_describe(edit: NuggetEdit) -> str:
         elif old["source_segment"] != snap["source_segment"]:
             parts.append(f"“{snap['text']}” source {snap['source_segment'] or 'none'}")
         elif old.get("rule", "") != snap.get("rule", "") and old.get("answers") == snap.get("answers"):
-            parts.append(f"“{snap['text']}”: rule {(old['rule'] or 'none').upper()} → {(snap['rule'] or 'none').upper()}")
+            parts.append(
+                f"“{snap['text']}”: rule {(old['rule'] or 'none').upper()} → {(snap['rule'] or 'none').upper()}"
+            )
         elif old.get("answers", []) != snap.get("answers", []):
             parts.append(f"“{snap['text']}”: {answers_describe(old['answers'], snap['answers'])}")
         elif old["position"] != snap["position"]:
@@ -309,7 +309,9 @@ def answers_describe(before: list[dict], after: list[dict]) -> str:
     """A question's answer changes in words: answers added, removed, or given other documents."""
     old = {answer["text"]: answer["documents"] for answer in before}
     new = {answer["text"]: answer["documents"] for answer in after}
-    parts = [f"answer + “{text}” ({', '.join(docs) or 'no documents'})" for text, docs in new.items() if text not in old]
+    parts = [
+        f"answer + “{text}” ({', '.join(docs) or 'no documents'})" for text, docs in new.items() if text not in old
+    ]
     parts += [f"answer − “{text}”" for text in old if text not in new]
     parts += [
         f"answer “{text}” documents {', '.join(old[text]) or 'none'} → {', '.join(docs) or 'none'}"

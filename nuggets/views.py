@@ -25,6 +25,7 @@ from assessor.work.roles import Role, assessor_required, organizer_required, use
 from assessor.work.services import WorkError, work_heartbeat
 from assessor.work.timing import duration_label
 from nuggets import selectors
+from nuggets.bankchoices import started_from_label
 from nuggets.bankediting import topic_document_texts
 from nuggets.bankfiles import banks_lines, banks_notes
 from nuggets.editing import OpResult
@@ -34,6 +35,7 @@ from nuggets.giving import GIVE_CHOICES, nugget_work_give
 from nuggets.kinds import WORKSPACE_KINDS
 from nuggets.services import DependentsUnconfirmed, nugget_operation_apply, nugget_set_reopen, nugget_set_submit
 from nuggets.workspace import WorkspaceError
+from reports.texts import work_request
 
 OPERATION_PARAMS = ("nugget", "text", "importance", "after", "to", "texts", "segment", "rule", "answer", "answer_text")
 
@@ -71,9 +73,13 @@ def _panel_context(request: AuthenticatedRequest, panel: selectors.Panel) -> dic
 
 
 def _panel_response(request: AuthenticatedRequest, panel: selectors.Panel) -> JsonResponse:
-    """The panel for the script to swap in, with the list's version."""
-    html = render_to_string("nuggets/workspace.html#panel", _panel_context(request, panel), request=request)
-    return JsonResponse({"panel": html, "version": panel.nugget_set.version})
+    """The panel for the script to swap in, with the list's version (and a bank's toolbar, which is in its bar)."""
+    context = _panel_context(request, panel)
+    html = render_to_string("nuggets/workspace.html#panel", context, request=request)
+    data = {"panel": html, "version": panel.nugget_set.version}
+    if panel.is_bank:
+        data["bar"] = render_to_string("nuggets/workspace_toolbar.html", context, request=request)
+    return JsonResponse(data)
 
 
 @require_GET
@@ -84,12 +90,15 @@ def work(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     if wants_json(request):
         return _panel_response(request, panel)
     if panel.is_bank:
-        # A bank's questions are written beside the topic's documents, whatever judged them.
+        # A bank's questions are written beside the topic's documents, whatever judged them, for the report
+        # request they are asked of (a TREC topic's request is its query alone).
         context = {
             **_panel_context(request, panel),
             "work": work,
             "topic": work.topic,
             "documents": topic_document_texts(work.topic_id),
+            **work_request(work),
+            "started_from": started_from_label(panel.nugget_set),
         }
         return render(request, "nuggets/workspace.html", context)
     segments = selectors.relevant_segments(topic_id=work.topic_id, panel=panel)
@@ -189,7 +198,7 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
                 form=GIVE_CHOICES[data["condition"]][1],
                 by=request.user,
                 name=data["name"],
-                drafts_name=data["drafts"],
+                drafts_name=form.drafts_name(),
             ),
         )
         if given:
@@ -217,6 +226,7 @@ def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse
     for report in reports:
         report.work.time_label = duration_label(report.work.active_seconds)
         report.log = [(edit, selectors.edit_describe(edit)) for edit in report.edits]
+        report.started_from = started_from_label(report.panel.nugget_set)
     context = {"topic": topic, "reports": reports, "reopen_form": ReopenForm()}
     return render(request, "nuggets/organize_topic.html", context)
 

@@ -84,7 +84,7 @@
   // --- saving (the queue itself is OfflineQueue's) --------------------------------
 
   function applied(op, data) {
-    swapPanel(data.panel || "");
+    swapPanel(data.panel || "", data.bar);
     if (root.dataset.conflict !== "1") alertHide();
   }
 
@@ -147,7 +147,7 @@
     return op;
   }
 
-  function swapPanel(html) {
+  function swapPanel(html, barHtml) {
     const holder = document.createElement("div");
     holder.innerHTML = html.trim();
     const fresh = holder.querySelector("#nugget-panel");
@@ -155,7 +155,17 @@
     // Whatever the assessor is typing while a change is saved stays where it is.
     const kept = typingState();
     panel().replaceWith(fresh);
+    if (barHtml) barSwap(barHtml);
     afterSwap(kept);
+  }
+
+  // A bank's toolbar (size, status, undo, submit) is in the sticky bar above the columns, not in the panel.
+  function barSwap(html) {
+    const holder = document.createElement("div");
+    holder.innerHTML = html.trim();
+    const fresh = holder.querySelector("#ws-toolbar");
+    const old = document.getElementById("ws-toolbar");
+    if (fresh && old) old.replaceWith(fresh);
   }
 
   function typingState() {
@@ -226,7 +236,8 @@
       credentials: "same-origin",
     });
     if (response.ok) {
-      swapPanel((await response.json()).panel);
+      const data = await response.json();
+      swapPanel(data.panel, data.bar);
       delete root.dataset.conflict;
       alertHide();
     }
@@ -615,6 +626,36 @@
     if (!saves.queue.length) setConnection("Saved", "ok");
   }
   setInterval(heartbeat, HEARTBEAT_MS);
+
+  // --- a bank's request and its bar ----------------------------------------------------
+
+  // The request stays folded once the assessor folds it, on every bank in this browser, until unfolded.
+  const request = document.getElementById("request-text");
+  const REQUEST_FOLDED_KEY = "nuggets:bank-request-folded";
+  if (request) {
+    try {
+      if (localStorage.getItem(REQUEST_FOLDED_KEY) === "1") request.open = false;
+    } catch (e) {
+      /* no storage: the request is shown */
+    }
+    request.addEventListener("toggle", () => {
+      try {
+        localStorage.setItem(REQUEST_FOLDED_KEY, request.open ? "0" : "1");
+      } catch (e) {
+        /* no storage: the fold lasts this page */
+      }
+    });
+  }
+  // The bar's height, as on the judging pages (--judge-bar-height): a question scrolled to and the documents'
+  // column stop below it.
+  const sticky = document.getElementById("judge-sticky");
+  function barMeasure() {
+    document.documentElement.style.setProperty("--judge-bar-height", sticky.getBoundingClientRect().height + "px");
+  }
+  if (sticky) {
+    barMeasure();
+    if (window.ResizeObserver) new ResizeObserver(barMeasure).observe(sticky);
+  }
 
   // --- start ---------------------------------------------------------------------------
 
