@@ -82,7 +82,7 @@ def test_an_llm_asks_argues_questions_sentence_by_sentence(llm_server, flow):
     }
 
 
-def test_the_scores_of_the_flow_worked_by_hand(llm_server, flow):
+def test_the_scores_of_the_flow_worked_by_hand(llm_server, flow, organizer):
     job_run_sync(argue_job_create(name="llm", bank="gold", topics=["f1", "f2", "f3"]).pk)
     scores = argue_scores_from_labels(name="llm")
     assert scores.topics == ["f1", "f2"]  # f3's bank has no gold answer: not scored
@@ -118,6 +118,8 @@ def test_the_scores_of_the_flow_worked_by_hand(llm_server, flow):
     assert (skipped["f1"], skipped["nugget_coverage_micro"]) == (1, 1)
     (unscored, ungated) = notes([("llm",)])[("llm",)]
     assert unscored.startswith("1 topic(s) (f3) not scored") and ungated.startswith("1 topic(s) (f2) scored ungated")
+    page = organizer.get(reverse("collection:argue_leaderboard"), {"source": "llm"}).content.decode()
+    assert "1 topic(s) (f3) not scored" in page and "1 topic(s) (f2) scored ungated" in page
 
 
 def test_an_answer_neither_yes_nor_no_is_asked_again_then_counts_as_no_and_malformed(llm_server, flow):
