@@ -13,7 +13,10 @@ A leaderboard here is run id -> score (a run's `all` row, or its row on one topi
 - `kendall@k`: over the runs both leaderboards have, the truth's k best (ties at the
   boundary by run id), tau-b there.
 - Per topic: the same figures on each topic both leaderboards have rows for, with the
-  same missing-run rule, and each figure's mean over the topics where it is defined.
+  same missing-run rule, and each figure's mean over the topics where it is defined. A
+  topic whose aligned scores all tie on either side has no figures (the tool's tau_ap_b
+  and tau_GAP would still give one there, from the tie-breaking alone), and is counted
+  apart (`TopicFigures.tied`).
 
 Fewer than 3 aligned runs give no figure (the tool stops with an error there).
 """
@@ -35,7 +38,18 @@ Leaderboard = Mapping[str, float]
 
 
 class RunsMismatch(ValueError):
-    """`error` was chosen and the two leaderboards do not hold the same runs."""
+    """`error` was chosen and the two leaderboards do not hold the same runs.
+
+    Its text ends with the command line's remedy; `differences` (the runs missing on each side) and `where` let a
+    page word the remedy as its form names it."""
+
+    def __init__(self, differences: str, where: str = "") -> None:
+        super().__init__(
+            f"the leaderboards hold different runs{where} ({differences}); "
+            "--on-missing zero counts a missing run 0, skip leaves it out"
+        )
+        self.differences = differences
+        self.where = where
 
 
 class TooFewRuns(ValueError):
@@ -71,10 +85,7 @@ def rankings_align(truth: Leaderboard, judged: Leaderboard, *, on_missing: str, 
             parts.append(f"missing in the judged leaderboard: {', '.join(missing_in_judged)}")
         if missing_in_truth:
             parts.append(f"missing in the truth: {', '.join(missing_in_truth)}")
-        raise RunsMismatch(
-            f"the leaderboards hold different runs{where} ({'; '.join(parts)}); "
-            "--on-missing zero counts a missing run 0, skip leaves it out"
-        )
+        raise RunsMismatch("; ".join(parts), where)
     runs = [run for run in sorted(truth) if run in judged or on_missing == "zero"]
     return Aligned(
         runs=runs,
@@ -133,13 +144,26 @@ def correlations(truth: Leaderboard, judged: Leaderboard, *, on_missing: str, to
     return figures
 
 
+def all_tied(truth: Leaderboard, judged: Leaderboard, *, on_missing: str) -> bool:
+    """Whether the aligned scores of either side are all one value: no ranking to correlate."""
+    aligned = rankings_align(truth, judged, on_missing=on_missing)
+    return any(len(set(scores)) <= 1 for scores in (aligned.truth, aligned.judged))
+
+
 @dataclass
 class TopicFigures:
-    """The figures of each topic (None: fewer than 3 runs there) and their means over the topics that have them."""
+    """The figures of each topic (None: fewer than 3 runs there; every figure NaN: its scores all tie on a side,
+    the topic listed in `tied`) and their means over the topics that have them."""
 
     topics: dict[str, dict[str, float] | None] = field(default_factory=dict)
     mean: dict[str, float] = field(default_factory=dict)
     counted: dict[str, int] = field(default_factory=dict)
+    tied: list[str] = field(default_factory=list)
+
+    @property
+    def too_few(self) -> list[str]:
+        """The topics with fewer than 3 runs."""
+        return [topic for topic, figures in self.topics.items() if figures is None]
 
 
 def per_topic_correlations(
@@ -154,6 +178,10 @@ def per_topic_correlations(
             )
         except TooFewRuns:
             result.topics[topic] = None
+            continue
+        if all_tied(truth[topic], judged[topic], on_missing=on_missing):
+            result.topics[topic] = dict.fromkeys(figure_names(top_k), NAN)
+            result.tied.append(topic)
     for name in figure_names(top_k):
         values = [f[name] for f in result.topics.values() if f is not None and not math.isnan(f[name])]
         result.counted[name] = len(values)

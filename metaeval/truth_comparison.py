@@ -123,7 +123,7 @@ def truth_build(
     if options.on_missing not in ON_MISSING:
         raise ValueError(f"unknown missing-run rule {options.on_missing!r}: {', '.join(ON_MISSING)}")
     if options.top_k < MIN_RUNS:
-        raise ValueError(f"--top-k must be at least {MIN_RUNS}")
+        raise ValueError(f"the top k must be at least {MIN_RUNS} runs")
     a, scores_a = source_load(a_text)
     truth, scores_truth = source_load(truth_text)
     pairs = [
@@ -148,6 +148,7 @@ def pair_json(pair: MetricPair, top_k: int) -> dict:
         "per_topic": {
             "mean": {name: _number(value) for name, value in pair.topics.mean.items()},
             "topics_counted": pair.topics.counted,
+            "topics_tied": pair.topics.tied,
             "topics": {
                 topic: None if figures is None else {name: _number(value) for name, value in figures.items()}
                 for topic, figures in pair.topics.topics.items()

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from metaeval.sources import source_judge, sources_list, sources_notes
-from metaeval.truth import ON_MISSING, figure_names
+from metaeval.truth import ON_MISSING, RunsMismatch, figure_names
 from metaeval.truth_comparison import TruthOptions, truth_build, truth_json
 
 FIGURE_HEADINGS = {
@@ -21,8 +21,55 @@ FIGURE_HEADINGS = {
 }
 
 
+# The track's rule, the page's default: a truth run the judged source lacks counts 0 (autojudge-evaluate's
+# `default`). The command line keeps the tool's own default, `error`.
+PAGE_ON_MISSING = "zero"
+MISSING_RULES = {
+    "zero": "a truth run the judged source lacks counts 0 (the track's rule)",
+    "skip": "a truth run the judged source lacks is left out",
+    "error": "the two must hold the same runs",
+}
+
+
+def mismatch_message(mismatch: RunsMismatch) -> str:
+    """The refusal of `error`, with the remedy as this page's form names it."""
+    return (
+        f"The leaderboards hold different runs{mismatch.where} ({mismatch.differences}). "
+        'Choose "zero" under Missing runs to count a missing truth run 0, or "skip" to leave it out.'
+    )
+
+
 def _headings(top_k: int) -> list[tuple[str, str]]:
     return [(name, FIGURE_HEADINGS.get(name, f"Kendall over the truth's top {top_k}")) for name in figure_names(top_k)]
+
+
+def _comparison_context(request: AuthenticatedRequest, comparison, top_k: int) -> dict:
+    """What the page shows of a comparison: its run-level row and per-topic rows a metric pair, the notes."""
+    names = figure_names(top_k)
+    json_query = request.GET.copy()
+    json_query["format"] = "json"
+    return {
+        "comparison": comparison,
+        "headings": _headings(top_k),
+        "notes": sources_notes([request.GET["a"], request.GET["truth"]]),
+        "judges": [
+            (str(comparison.a), source_judge(comparison.a)),
+            (str(comparison.truth), source_judge(comparison.truth)),
+        ],
+        "rows": [
+            {
+                "pair": pair,
+                "figures": [pair.figures[name] for name in names],
+                "means": [(pair.topics.mean[name], pair.topics.counted[name]) for name in names],
+                "topics": [
+                    (topic, None if figures is None else [figures[name] for name in names], topic in pair.topics.tied)
+                    for topic, figures in pair.topics.topics.items()
+                ],
+            }
+            for pair in comparison.pairs
+        ],
+        "json_query": json_query,
+    }
 
 
 @require_GET
@@ -35,8 +82,9 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
         "a": query.get("a", ""),
         "truth": query.get("truth", ""),
         "metric": query.get("metric", ""),
-        "on_missing": query.get("on_missing", "error"),
+        "on_missing": query.get("on_missing") or PAGE_ON_MISSING,
         "on_missing_choices": ON_MISSING,
+        "missing_rules": MISSING_RULES,
         "top_k": query.get("top_k", "10"),
         "per_topic": query.get("per_topic", "") not in ("", "0"),
         "error": "",
@@ -51,6 +99,8 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
                 metrics=context["metric"].split(),
                 options=TruthOptions(on_missing=context["on_missing"], top_k=top_k),
             )
+        except RunsMismatch as mismatch:
+            context["error"] = mismatch_message(mismatch)
         except (LookupError, ValueError) as exc:
             context["error"] = str(exc.args[0] if exc.args else exc)
         else:
@@ -58,26 +108,5 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
                 response = HttpResponse(json.dumps(truth_json(comparison), indent=2), content_type="application/json")
                 response["Content-Disposition"] = 'attachment; filename="metaeval-truth.json"'
                 return response
-            names = figure_names(top_k)
-            context["comparison"] = comparison
-            context["headings"] = _headings(top_k)
-            context["notes"] = sources_notes([context["a"], context["truth"]])
-            context["judges"] = [
-                (str(comparison.a), source_judge(comparison.a)),
-                (str(comparison.truth), source_judge(comparison.truth)),
-            ]
-            context["rows"] = [
-                {
-                    "pair": pair,
-                    "figures": [pair.figures[name] for name in names],
-                    "means": [(pair.topics.mean[name], pair.topics.counted[name]) for name in names],
-                    "topics": [
-                        (topic, None if figures is None else [figures[name] for name in names])
-                        for topic, figures in pair.topics.topics.items()
-                    ],
-                }
-                for pair in comparison.pairs
-            ]
-            context["json_query"] = request.GET.copy()
-            context["json_query"]["format"] = "json"
+            context.update(_comparison_context(request, comparison, top_k))
     return render(request, "metaeval/truth.html", context)

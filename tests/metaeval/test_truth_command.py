@@ -78,10 +78,18 @@ def test_the_commands_figures_are_meta_evaluates(leaderboards, rule):
 
     assert all(same(pair[name], expected[name]) for name in FIGURES), (pair, expected)
     assert set(pair["per_topic"]["topics"]) == set(topics) == {"leaf", "cloud", "bee", "earthworms", "hibernation"}
-    for topic, values in topics.items():
+    # bee's judged scores all tie once run4 is left out: the app gives it no figures, where the tool still gives a
+    # tau_ap_b and a tau_GAP from its tie-breaking alone; every other topic is the tool's.
+    tied = ["bee"] if rule == "skip" else []
+    assert pair["per_topic"]["topics_tied"] == tied
+    for topic in tied:
+        assert set(pair["per_topic"]["topics"][topic].values()) == {None}
+    compared = {topic: values for topic, values in topics.items() if topic not in tied}
+    assert len(compared) == 5 - len(tied)
+    for topic, values in compared.items():
         assert all(same(pair["per_topic"]["topics"][topic][name], values[name]) for name in FIGURES), topic
     for name in FIGURES:
-        defined = [float(values[name]) for values in topics.values() if not math.isnan(values[name])]
+        defined = [float(values[name]) for values in compared.values() if not math.isnan(values[name])]
         assert pair["per_topic"]["mean"][name] == pytest.approx(sum(defined) / len(defined), abs=1e-9)
 
 

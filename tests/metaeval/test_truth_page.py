@@ -37,7 +37,8 @@ def test_the_page_shows_the_run_level_and_per_topic_figures_with_the_options_ask
 def test_the_page_says_what_is_wrong_with_the_query(organizer, tmp_path):
     kiddie_leaderboards_import(tmp_path)
     url = reverse("metaeval:truth")
-    error = organizer.get(url, {"a": "scores:judged", "truth": "scores:kiddie-truth"}).content.decode()
+    query = {"a": "scores:judged", "truth": "scores:kiddie-truth", "on_missing": "error"}
+    error = organizer.get(url, query).content.decode()
     assert 'role="alert"' in error and "missing in the judged leaderboard: run4; missing in the truth: run5" in error
     bad_metric = organizer.get(url, {"a": "scores:judged", "truth": "scores:kiddie-truth", "metric": "JUDGE=X"})
     assert "has no metric &#x27;X&#x27;" in bad_metric.content.decode()
