@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.urls import reverse
 
-from argue import agreement, judging, llm, report_views, scoring, study, views
+from argue import agreement, answer_panel, judging, llm, report_views, scoring, study, views
 from argue.fake_answers import FAKE_ANSWERS
 from argue.files import argue_import
 from argue.forms import ArgueLaunchForm
@@ -15,6 +15,7 @@ from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, IMPORT_ARGUE, SCORE_FAM
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
+    AnswerPanel,
     Download,
     Importer,
     JobKind,
@@ -26,6 +27,7 @@ from assessor.registry import (
     ScoreRefresh,
     ScoreSource,
     WorkPage,
+    register_answer_panel,
     register_collection_routes,
     register_fake_answer,
     register_importer,
@@ -180,3 +182,6 @@ def register() -> None:
     _register_score_family()
     # A run's page lists the reports each source judged, each a link to its page sentence by sentence.
     register_run_panel(RunPanel("argue/run_panel.html", report_views.run_panel_context, order=30))
+    register_answer_panel(
+        AnswerPanel("ARGUE-style judgments", "argue/answer_panel.html", answer_panel.answer_panel_context, order=50)
+    )

@@ -409,6 +409,21 @@ class RunPanel:
     order: int
 
 
+@dataclass(frozen=True)
+class AnswerPanel:
+    """A section an app adds to one answer's page (`collection:answer`): every source's labels of the answer's
+    items side by side, each with who made it, and the items two sources label differently marked; or None
+    where the app has nothing on that answer. The answer is an `assessor.models.Answer`.
+
+    A context's `tables` (assessor.collection.answer_labels.LabelTable), where it has them, are what the page's
+    list of disagreements and its marks on the sentences read; `title` heads the page's section."""
+
+    title: str
+    template: str
+    context: Callable[[Any], dict[str, Any] | None]
+    order: int
+
+
 # What a label badge on the topic page is, besides its label: counted (""), provisional (made in open
 # work or by a job that has not finished: `assessor.scoring.lifecycle`), or stale (its nugget changed
 # since an LLM labelled it). The topic page draws and explains each (assessor.collection.tables).
@@ -515,6 +530,7 @@ class Registry:
     topic_counts: list[TopicCount] = field(default_factory=list)
     topic_panels: list[TopicPanel] = field(default_factory=list)
     run_panels: list[RunPanel] = field(default_factory=list)
+    answer_panels: list[AnswerPanel] = field(default_factory=list)
     answer_badges: list[AnswerBadges] = field(default_factory=list)
     deletables: dict[str, Deletable] = field(default_factory=dict)
     label_families: dict[str, LabelFamily] = field(default_factory=dict)
@@ -669,6 +685,11 @@ def register_topic_panel(panel: TopicPanel) -> None:
 def register_run_panel(panel: RunPanel) -> None:
     registry.run_panels.append(panel)
     registry.run_panels.sort(key=lambda item: item.order)
+
+
+def register_answer_panel(panel: AnswerPanel) -> None:
+    registry.answer_panels.append(panel)
+    registry.answer_panels.sort(key=lambda item: item.order)
 
 
 def register_stamp_listener(listener: Callable[[], None]) -> None:

@@ -17,6 +17,7 @@ from assessor.registry import (
     BADGE_STALE,
     WORK_GROUP,
     AnswerBadges,
+    AnswerPanel,
     Badge,
     BadgeRow,
     Download,
@@ -31,6 +32,7 @@ from assessor.registry import (
     TopicCount,
     WorkPage,
     register_answer_badges,
+    register_answer_panel,
     register_collection_routes,
     register_fake_answer,
     register_importer,
@@ -44,7 +46,7 @@ from assessor.registry import (
 )
 from assessor.scoring.kept import kept_topic_counts
 from assessor.scoring.lifecycle import provisional_flag
-from assignment import auto, comparison, dependents, judging, study, views
+from assignment import answer_panel, auto, comparison, dependents, judging, study, views
 from assignment.fake_answers import FAKE_ANSWERS
 from assignment.forms import AutoAssignForm
 from assignment.importing import assignments_import
@@ -320,3 +322,6 @@ def register() -> None:
     _register_score_family()
     register_topic_count(TopicCount("Nugget conditions", partial(kept_topic_counts, FAMILY), order=20))
     register_answer_badges(AnswerBadges(name="assignment", answer_rows=_condition_rows))
+    register_answer_panel(
+        AnswerPanel("Nugget assignment", "assignment/answer_panel.html", answer_panel.answer_panel_context, order=10)
+    )

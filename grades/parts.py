@@ -10,6 +10,7 @@ from django.urls import reverse
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
+    AnswerPanel,
     Download,
     Importer,
     JobKind,
@@ -20,6 +21,7 @@ from assessor.registry import (
     ScoreRefresh,
     ScoreSource,
     WorkPage,
+    register_answer_panel,
     register_collection_routes,
     register_fake_answer,
     register_importer,
@@ -30,7 +32,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from grades import dependents, judging, llm, scoring, views
+from grades import answer_panel, dependents, judging, llm, scoring, views
 from grades.fake_answers import FAKE_ANSWERS
 from grades.files import grades_import
 from grades.forms import GradesLaunchForm
@@ -156,3 +158,6 @@ def register() -> None:
         Route("download/grade-scores/<slug:name>/", views.download_scores, "download_grade_scores"),
     )
     _register_score_family()
+    register_answer_panel(
+        AnswerPanel("Grades", "grades/answer_panel.html", answer_panel.answer_panel_context, order=30)
+    )

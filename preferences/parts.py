@@ -11,6 +11,7 @@ from assessor.models import Job
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
+    AnswerPanel,
     Download,
     Importer,
     JobKind,
@@ -21,6 +22,7 @@ from assessor.registry import (
     ScoreRefresh,
     ScoreSource,
     WorkPage,
+    register_answer_panel,
     register_collection_routes,
     register_fake_answer,
     register_importer,
@@ -31,7 +33,7 @@ from assessor.registry import (
     register_urls,
     register_work_page,
 )
-from preferences import judging, llm, scoring, views
+from preferences import answer_panel, judging, llm, scoring, views
 from preferences.checkpoint import preferences_import
 from preferences.fake_answers import FAKE_ANSWERS
 from preferences.forms import PreferencesLaunchForm
@@ -150,3 +152,6 @@ def register() -> None:
         Route("download/borda-scores/<slug:name>/", views.download_scores, "download_borda_scores"),
     )
     _register_score_family()
+    register_answer_panel(
+        AnswerPanel("Preferences", "preferences/answer_panel.html", answer_panel.answer_panel_context, order=40)
+    )

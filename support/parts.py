@@ -15,6 +15,7 @@ from assessor.registry import (
     BADGE_PROVISIONAL,
     WORK_GROUP,
     AnswerBadges,
+    AnswerPanel,
     Badge,
     Download,
     Importer,
@@ -28,6 +29,7 @@ from assessor.registry import (
     TopicCount,
     WorkPage,
     register_answer_badges,
+    register_answer_panel,
     register_collection_routes,
     register_fake_answer,
     register_importer,
@@ -41,7 +43,7 @@ from assessor.registry import (
 )
 from assessor.scoring.kept import kept_topic_counts
 from assessor.scoring.lifecycle import provisional_flag
-from support import auto, comparison, judging, study, views
+from support import answer_panel, auto, comparison, judging, study, views
 from support.fake_answers import FAKE_ANSWERS
 from support.importing import support_import
 from support.kinds import AUTO_SUPPORT, IMPORT_SUPPORT, LABEL_FAMILY, SUPPORT_POSTEDIT, SUPPORT_SCRATCH
@@ -229,3 +231,8 @@ def register() -> None:
     _register_score_family()
     register_topic_count(TopicCount("Support methods", partial(kept_topic_counts, FAMILY), order=30))
     register_answer_badges(AnswerBadges(name="support", sentence_badges=_first_citation_badges))
+    register_answer_panel(
+        AnswerPanel(
+            "Support of the citations", "support/answer_panel.html", answer_panel.answer_panel_context, order=20
+        )
+    )

@@ -21,6 +21,7 @@ from assessor.collection.tables import (
     BADGE_STATE_NOTES,
     badges_html,
     cell,
+    id_url_maker,
     rows_html,
     score_cell,
     score_text,
@@ -313,6 +314,7 @@ class RunAnswerRow(NamedTuple):
     query: str
     sentence_count: int
     words: int
+    answer_id: int
 
 
 def run_answers(*, run: Run) -> list[RunAnswerRow]:
@@ -326,19 +328,22 @@ def run_answers(*, run: Run) -> list[RunAnswerRow]:
         for row in Answer.objects.filter(run=run)
         .annotate(sentence_count=Coalesce(Subquery(sentence_count.values("n")), 0))
         .order_by("topic_id")
-        .values_list("topic_id", "topic__query", "sentence_count", "words")
+        .values_list("topic_id", "topic__query", "sentence_count", "words", "id")
     ]
 
 
 def run_answer_rows_html(answers: Sequence[RunAnswerRow]) -> SafeString:
-    """The run page's answers table: topic, query, sentences, words (a row per topic the run answers)."""
+    """The run page's answers table: topic, query, sentences, words and the answer's page of every source's labels
+    (a row per topic the run answers)."""
     topic_url = url_maker("collection:topic")
+    answer_url = id_url_maker("collection:answer")
     return rows_html(
         [
             cell(answer.topic_id, css="mono", href=topic_url(answer.topic_id)),
             cell(answer.query),
             cell(answer.sentence_count, css="num"),
             cell(answer.words, css="num"),
+            cell("labels by source", css="answer-link", href=answer_url(answer.answer_id)),
         ]
         for answer in answers
     )
@@ -353,14 +358,16 @@ class ScoreSection:
     rows: list[tuple[str, list[float]]]  # (topic id, values)
     mean: list[float] | None
     notes: list[str] = field(default_factory=list)  # what keeps the scores from being final
+    # The run's answer of each topic: a topic's row links to the answer's page of every source's labels.
+    answer_ids: dict[str, int] = field(default_factory=dict)
 
     @cached_property
     def rows_html(self) -> SafeString:
         """The per-topic rows (hundreds of them at TREC scale), rendered in Python."""
-        topic_url = url_maker("collection:topic")
+        topic_url, answer_url = url_maker("collection:topic"), id_url_maker("collection:answer")
         return rows_html(
             [
-                cell(topic_id, css="mono", href=topic_url(topic_id)),
+                _topic_answer_cell(topic_id, topic_url(topic_id), self.answer_ids.get(topic_id), answer_url),
                 *(score_cell(metric, value) for metric, value in zip(self.metrics, values, strict=False)),
             ]
             for topic_id, values in self.rows
@@ -415,6 +422,16 @@ def _kept_run_sections(run: Run) -> dict[tuple[str, tuple[str, ...]], ScoreSecti
     return sections
 
 
+def _topic_answer_cell(topic_id: str, topic_href: str, answer_id: int | None, answer_url: Callable) -> str:
+    """A per-topic row's first cell: the topic's page, then the run's answer's page where the run answers it."""
+    topic = f'<a href="{escape(topic_href)}">{escape(topic_id)}</a>'
+    if answer_id is None:
+        return f'<td class="mono">{topic}</td>'
+    return (
+        f'<td class="mono">{topic} <a class="small answer-link" href="{escape(answer_url(answer_id))}">labels</a></td>'
+    )
+
+
 def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     """The run's per-topic scores under every condition and method the apps score.
 
@@ -425,6 +442,7 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     # The kept sections of every source in one read; with open work counted, each source computes its own.
     included = open_included()
     kept = {} if included else _kept_run_sections(run)
+    answer_ids = dict(Answer.objects.filter(run=run).values_list("topic_id", "id"))
     for family in registry.score_families:
         # The kept sources are those just read (`family_columns` would read them again).
         listed = (
@@ -440,6 +458,7 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
                 if section is None:
                     section = _score_section(source.title, source.scores(runs=[run.run_id]), run.run_id)
                 section.notes = notes[columns]
+                section.answer_ids = answer_ids
                 sections.append(section)
             except LookupError as exc:
                 missing.append(f"{source.title}: {exc}")

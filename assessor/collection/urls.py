@@ -8,6 +8,7 @@ urlpatterns = [
     path("topics/", views.topic_list, name="topics"),
     path("topics/<str:topic_id>/", views.topic_detail, name="topic"),
     path("runs/", views.run_list, name="runs"),
+    path("answers/<int:answer_id>/", views.answer_detail, name="answer"),
     # Not under runs/: a run id may hold slashes, so nothing may follow it there.
     path("run-join/<path:run_id>", views.run_join, name="run_join"),
     # Last in its pattern, so that a run id may hold any character.

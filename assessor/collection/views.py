@@ -13,12 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from assessor.collection import deleting, selectors, uploads
+from assessor.collection.answer_page import answer_page
 from assessor.collection.exporting import qrels_lines
 from assessor.collection.forms import UploadForm
 from assessor.collection.pages import download_response
 from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
-from assessor.models import Run, RunAlias, Topic, Upload
+from assessor.models import Answer, Run, RunAlias, Topic, Upload
 from assessor.registry import UploadRow, registry
 from assessor.scoring.kept import family_columns
 from assessor.scoring.lifecycle import open_work_overview
@@ -102,6 +103,13 @@ def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
         "other_run_ids": list(Run.objects.exclude(pk=run.pk).values_list("run_id", flat=True)),
     }
     return render(request, "collection/run_detail.html", context)
+
+
+@organizer_required
+def answer_detail(request: AuthenticatedRequest, answer_id: int) -> HttpResponse:
+    """One answer through every judge's eyes: its sentences, then each app's labels of it by source."""
+    answer = get_object_or_404(Answer.objects.select_related("run", "topic"), pk=answer_id)
+    return render(request, "collection/answer_detail.html", {"answer": answer, "page": answer_page(answer)})
 
 
 @organizer_required
