@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from nuggets.giving import BANK_DRAFT_KINDS
+from nuggets.lifecycle import nugget_sets_counted_q
 from nuggets.models import NuggetSet
-from nuggets.selectors import nugget_sets_counted_q
 
 
 @dataclass

@@ -6,6 +6,7 @@ from django.db import transaction
 from assessor.models import AssessorWork, Topic
 from assessor.work.services import WorkError, person_source_claim, work_give
 from nuggets.kinds import BANK_AUTO_EDIT, BANK_MANUAL, LABEL_FAMILY, NUGGETS_AUTO_EDIT, NUGGETS_MANUAL
+from nuggets.lifecycle import nugget_sets_counted_q
 from nuggets.models import GoldAnswer, Nugget, NuggetSet
 
 NIST_SOURCE = "nist"
@@ -115,9 +116,6 @@ def _drafts_find(*, topic: Topic, form: str, drafts_name: str) -> NuggetSet:
 
 
 def _bank_drafts_find(*, topic: Topic, drafts_name: str) -> NuggetSet:
-    # Imported here: the selectors read the caps above, and the lifecycle rule (what counts) is theirs.
-    from nuggets.selectors import nugget_sets_counted_q
-
     candidates = NuggetSet.objects.filter(topic=topic, kind__in=BANK_DRAFT_KINDS, form=NuggetSet.Form.QUESTIONS).filter(
         nugget_sets_counted_q()
     )

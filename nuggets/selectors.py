@@ -3,19 +3,19 @@
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from assessor.models import AssessorWork, Qrel, Topic, WorkEvent
 from assessor.registry import registry
-from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from assessor.work.access import assessor_work
 from assessor.work.timing import duration_label
 from nuggets import workspace as rules
 from nuggets.bankediting import topic_documents
 from nuggets.giving import NIST_SOURCE, nugget_cap, submit_cap
 from nuggets.kinds import NUGGET_KINDS, WORKSPACE_KINDS
+from nuggets.lifecycle import nugget_sets_counted_q as nugget_sets_counted_q  # the apps read the rule here too
 from nuggets.models import GoldAnswer, Nugget, NuggetEdit, NuggetSet
 
 EDIT_LOG_LIMIT = 500
@@ -330,14 +330,3 @@ def topic_nugget_sets(*, topic: Topic, form: str = NuggetSet.Form.FACTS, answers
         .prefetch_related(*prefetch)
         .order_by("name")
     )
-
-
-def nugget_sets_counted_q(prefix: str = "") -> Q:
-    """Nugget sets whose nuggets scores count: submitted lists, not made by a job still running.
-
-    A list reopened for editing counts for nothing until it is submitted again
-    (assessor.scoring.lifecycle, unless open work is included).
-    """
-    if open_included():
-        return Q()
-    return Q(**{f"{prefix}status": NuggetSet.Status.SUBMITTED}) & ~Q(**{f"{prefix}job_id__in": unfinished_job_ids()})
