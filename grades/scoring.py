@@ -19,9 +19,10 @@ from dataclasses import replace
 
 from django.db.models import Count
 
-from assessor.models import Answer, AssessorWork, KeptRunScore, LabelSource
+from assessor.models import Answer, AssessorWork, LabelSource
 from assessor.registry import Crosstab
-from assessor.scoring.kept import kept_scores
+from assessor.scoring.exact import mean_of_sum
+from assessor.scoring.kept import kept_run_sums, kept_scores
 from assessor.scoring.lifecycle import (
     job_sentences,
     jobs_not_final_by,
@@ -30,7 +31,7 @@ from assessor.scoring.lifecycle import (
     open_work_by,
     open_work_sentences,
 )
-from assessor.scoring.scores import Scores, ratio, run_means
+from assessor.scoring.scores import Scores, run_means
 from grades.kinds import GRADE_WORK, GRADES, GRADES_FAMILY
 from grades.measures import METRICS, report_measures
 from grades.models import GradeLabel
@@ -118,9 +119,10 @@ def _kept_over_requests(kept: Scores, *, name: str) -> Scores:
     requests = family_requests(kept.topics)
     if requests == kept.topics:
         return kept
-    rows = KeptRunScore.objects.filter(source__family=SCORE_FAMILY, source__name=name)  # a row a run
-    sums = dict(rows.order_by().values_list("run__run_id", "sums"))
-    means = {run: {metric: ratio(sums[run][metric], len(requests)) for metric in kept.metrics} for run in kept.runs}
+    sums = kept_run_sums(family=SCORE_FAMILY, columns=(name,))
+    means = {
+        run: {metric: mean_of_sum(sums[run][metric], len(requests)) for metric in kept.metrics} for run in kept.runs
+    }
     return replace(kept, topics=requests, run_means=means)
 
 

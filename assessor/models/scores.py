@@ -54,9 +54,10 @@ class KeptRunScore(models.Model):
     source = models.ForeignKey(KeptSource, on_delete=models.CASCADE, related_name="runs")
     run = models.ForeignKey("assessor.Run", on_delete=models.CASCADE, related_name="+")
     sums = models.JSONField()
-    # metric -> the exact partials of its sum (assessor.scoring.exact_sums), so that a refresh adds and
-    # takes away the answers it rewrites instead of reading the run's every answer; {} when not known.
-    partials = models.JSONField(default=dict)
+    # metric -> the exact sum of its values' fractions as text ("7/9", assessor.scoring.exact), so that a
+    # refresh adds and takes away the answers it rewrites instead of reading the run's every answer, and a
+    # mean is rounded once; `sums` holds the same sums rounded, for people reading the table.
+    exact_sums = models.JSONField(default=dict)
     answered = models.PositiveIntegerField()
 
     class Meta:

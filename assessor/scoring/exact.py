@@ -63,3 +63,18 @@ def common_denominator(values: Sequence[float]) -> tuple[list[int], int]:
     fractions = [score_fraction(value) for value in values]
     denominator = math.lcm(*{fraction.denominator for fraction in fractions}) if fractions else 1
     return [fraction.numerator * (denominator // fraction.denominator) for fraction in fractions], denominator
+
+
+def mean_of_sum(total: Fraction, count: int) -> float:
+    """A kept sum of fractions over `count`, correctly rounded once (`exact_mean` of the values it sums)."""
+    return total.numerator / (total.denominator * count) if count else 0.0
+
+
+def sum_kept(total: Fraction) -> str:
+    """A run's exact sum as the kept scores store it (JSON text: "7/9"), read back by `sum_read`."""
+    return str(total)
+
+
+def sum_read(kept: object) -> Fraction | None:
+    """A stored exact sum, or None where the row keeps none (rows from before the sums were exact)."""
+    return Fraction(kept) if isinstance(kept, str) else None

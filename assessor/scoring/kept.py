@@ -13,11 +13,11 @@ never by reading the labels (only a rebuild does).
 
 A run's mean is its sum divided by the number of the source's evaluated
 topics, which is kept on the source: a topic that becomes evaluated changes
-every run's mean without rewriting every run's row. Sums are kept as exact
-partials (assessor.scoring.exact_sums): a refresh adds the rows it writes and
-takes away those it replaces, reading no other row, and each sum still equals
-`math.fsum` over the run's kept values, so the means equal the from-labels ones
-exactly.
+every run's mean without rewriting every run's row. Sums are kept exact, as the
+sum of the kept values' fractions (assessor.scoring.exact): a refresh adds the
+rows it writes and takes away those it replaces, reading no other row, and a
+mean is that sum over the topics rounded once, so the means equal the
+from-labels ones (`run_means`) exactly, ties included.
 
 Every refresh gives its source a new random stamp (KeptSource.stamp): what is
 derived from a source and kept elsewhere (a meta-evaluation comparison) is kept
@@ -32,6 +32,7 @@ import json
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
@@ -39,9 +40,9 @@ from django.db.models.functions import Cast
 
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.registry import ScoreFamily, registry
-from assessor.scoring.exact_sums import partials_add, partials_sum
+from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
 from assessor.scoring.lifecycle import open_included, open_work_included, work_labels_counted
-from assessor.scoring.scores import Scores, ratio
+from assessor.scoring.scores import Scores
 
 Columns = tuple[str, ...]
 
@@ -104,7 +105,7 @@ def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = N
             (run_id, topic_id): values
             for run_id, topic_id, values in _json_decoded(answers.order_by(), "run__run_id", "topic_id", "values")
         }
-    return _kept_shaped(source, dict(_json_decoded(run_rows.order_by(), "run__run_id", "sums")), rows)
+    return _kept_shaped(source, dict(_json_decoded(run_rows.order_by(), "run__run_id", "exact_sums")), rows)
 
 
 def kept_scores_of_run(run_id: str, sources: Sequence[KeptSource] | None = None) -> dict[tuple[str, Columns], Scores]:
@@ -112,7 +113,7 @@ def kept_scores_of_run(run_id: str, sources: Sequence[KeptSource] | None = None)
     in three queries for all the sources together (the run page shows them all); keyed by (family, columns)."""
     sources = list(KeptSource.objects.all()) if sources is None else list(sources)
     run_rows = KeptRunScore.objects.filter(run__run_id=run_id, source__in=sources).order_by()
-    sums = dict(_json_decoded(run_rows, "source_id", "sums"))
+    sums = dict(_json_decoded(run_rows, "source_id", "exact_sums"))
     rows: dict[int, dict[tuple[str, str], dict[str, float]]] = defaultdict(dict)
     answers = KeptAnswerScore.objects.filter(run__run_id=run_id, source__in=sources).order_by()
     for source_pk, topic_id, values in _json_decoded(answers, "source_id", "topic_id", "values"):
@@ -134,13 +135,29 @@ def _json_decoded(rows: QuerySet, *fields: str) -> list[tuple]:
     return [(*row[:-1], value) for row, value in zip(read, decoded, strict=True)]
 
 
+def run_sum(sums: dict[str, str], metric: str) -> Fraction:
+    """A kept run's exact sum of `metric` (`KeptRunScore.exact_sums`)."""
+    return sum_read(sums.get(metric)) or Fraction(0)
+
+
+def kept_run_sums(*, family: str, columns: Columns) -> dict[str, dict[str, Fraction]]:
+    """Each run's exact sums under a kept source (run id -> metric -> sum), for a mean over other topics than the
+    source's (a grade source's, over every request of the family)."""
+    rows = KeptRunScore.objects.filter(source__family=family, source__name=source_name(columns)).order_by()
+    return {
+        run_id: {metric: run_sum(sums, metric) for metric in sums}
+        for run_id, sums in _json_decoded(rows, "run__run_id", "exact_sums")
+    }
+
+
 def _kept_shaped(
-    source: KeptSource, run_sums: dict[str, dict[str, float]], rows: dict[tuple[str, str], dict[str, float]]
+    source: KeptSource, run_sums: dict[str, dict[str, str]], rows: dict[tuple[str, str], dict[str, float]]
 ) -> Scores:
-    """Kept rows shaped as the from-labels scores: a run's mean is its sum over the source's evaluated topics."""
+    """Kept rows shaped as the from-labels scores: a run's mean is its exact sum over the source's evaluated topics,
+    rounded once."""
     metrics = tuple(source.metrics)
     run_means = {
-        run_id: {metric: ratio(sums[metric], len(source.topics)) for metric in metrics}
+        run_id: {metric: mean_of_sum(run_sum(sums, metric), len(source.topics)) for metric in metrics}
         for run_id, sums in sorted(run_sums.items())
     }
     return Scores(
@@ -350,9 +367,9 @@ def _runs_refresh(
     source: KeptSource, *, removed: dict[int, list[dict[str, float]]], added: dict[int, list[dict[str, float]]]
 ) -> None:
     """The sums of the runs whose kept answers changed: the rows taken away and added applied to their
-    exact partials, so that a topic's refresh does not read every run's every answer again.
+    exact sums, so that a topic's refresh does not read every run's every answer again.
 
-    A run is summed again from its kept answers when its partials are not known, or when its count of
+    A run is summed again from its kept answers when its exact sums are not known, or when its count of
     kept answers is not what the refresh expects (rows gone by a cascade, an answer deleted).
     """
     runs = set(removed) | set(added)
@@ -367,20 +384,23 @@ def _runs_refresh(
         .values_list("run_id", "n")
     )
     metrics = list(source.metrics)
-    partials: dict[int, dict[str, list[float]]] = {}
+    totals: dict[int, dict[str, Fraction]] = {}
     summed_again: set[int] = set()
     for run_pk in runs:
         row = kept_rows.get(run_pk)
         before = row.answered if row is not None else 0
-        known = row.partials if row is not None else {metric: [] for metric in metrics}
-        if counts.get(run_pk, 0) != before - len(removed[run_pk]) + len(added[run_pk]) or set(known) != set(metrics):
+        known = (
+            {metric: sum_read(row.exact_sums.get(metric)) for metric in metrics}
+            if row is not None
+            else dict.fromkeys(metrics, Fraction(0))
+        )
+        if counts.get(run_pk, 0) != before - len(removed[run_pk]) + len(added[run_pk]) or None in known.values():
             summed_again.add(run_pk)
             continue
-        partials[run_pk] = {
-            metric: partials_add(
-                known[metric],
-                [-values[metric] for values in removed[run_pk]] + [values[metric] for values in added[run_pk]],
-            )
+        totals[run_pk] = {
+            metric: known[metric]
+            - exact_sum(values[metric] for values in removed[run_pk])
+            + exact_sum(values[metric] for values in added[run_pk])
             for metric in metrics
         }
     if summed_again:
@@ -389,20 +409,18 @@ def _runs_refresh(
         for run_pk, row_values in every.values_list("run_id", "values"):
             values[run_pk].append(row_values)
         for run_pk in summed_again:
-            partials[run_pk] = {
-                metric: partials_add([], [row_values[metric] for row_values in values[run_pk]]) for metric in metrics
-            }
+            totals[run_pk] = {metric: exact_sum(row[metric] for row in values[run_pk]) for metric in metrics}
     KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
     KeptRunScore.objects.bulk_create(
         [
             KeptRunScore(
                 source=source,
                 run_id=run_pk,
-                sums={metric: partials_sum(run_partials[metric]) for metric in metrics},
-                partials=run_partials,
+                sums={metric: mean_of_sum(run_totals[metric], 1) for metric in metrics},
+                exact_sums={metric: sum_kept(run_totals[metric]) for metric in metrics},
                 answered=counts[run_pk],
             )
-            for run_pk, run_partials in partials.items()
+            for run_pk, run_totals in totals.items()
             if counts.get(run_pk)
         ]
     )

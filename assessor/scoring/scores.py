@@ -6,12 +6,12 @@ meta-evaluation compares two of them. `Scores` itself is defined in the lowest
 layer (`assessor.contracts`), where the registry's contracts can name it.
 """
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from assessor.contracts import Scores
+from assessor.scoring.exact import exact_mean
 
 NUGGET_METRICS = ("A", "Astrict", "V", "Vstrict", "W", "Wstrict", "L")
 SUPPORT_METRICS = ("weighted_precision", "weighted_recall")
@@ -41,12 +41,13 @@ def run_means(
     topics: Sequence[str],
     metrics: Sequence[str],
 ) -> dict[str, dict[str, float]]:
-    """Each run's mean over `topics`; a topic without a score for the run counts as 0."""
+    """Each run's mean over `topics`, the mean of its scores' exact fractions rounded once (assessor.scoring.exact:
+    means that are one number tie); a topic without a score for the run counts as 0."""
     means: dict[str, dict[str, float]] = {}
     for run in runs:
         rows = [per_topic.get((run, topic)) for topic in topics]
         means[run] = {
-            metric: ratio(math.fsum(row[metric] for row in rows if row is not None), len(topics)) for metric in metrics
+            metric: exact_mean((row[metric] for row in rows if row is not None), len(topics)) for metric in metrics
         }
     return means
 

@@ -110,7 +110,7 @@ def test_the_leaderboard_at_a_threshold_and_the_download_with_all_rows(organizer
     download = organizer.get(reverse("collection:download_grade_scores", args=["hand"]) + "?format=tot")
     lines = b"".join(download.streaming_content).decode().splitlines()
     assert "rA\tcover4\tt1\t0.6666666666666666" in lines
-    assert "rA\tcover4\tall\t0.5833333333333333" in lines  # (2/3 + 1/2) / 2
+    assert "rA\tcover4\tall\t0.5833333333333334" in lines  # (2/3 + 1/2) / 2 = 7/12, rounded once
     assert "rB\tavggrade\tall\t0.5" in lines
     irm = organizer.get(reverse("collection:download_grade_scores", args=["hand"]) + "?format=ir_measures")
     assert "rA\tall\tmaxgrade\t4.5" in b"".join(irm.streaming_content).decode().splitlines()
@@ -170,7 +170,7 @@ def test_export_grades_scores_writes_the_score_tsv_with_the_all_rows():
     # Per run: its graded topics' 12 measures, then its 12 means under `all` (rB has no report on t2: no row).
     assert len(lines) == 1 + (2 * 12 + 12) + (12 + 12)
     assert lines[1:3] == ["rA\tt1\tmaxgrade\t5.0", f"rA\tt1\tavggrade\t{10 / 3!r}"]
-    assert "rA\tall\tcover4\t0.5833333333333333" in lines  # (2/3 + 1/2) / 2
+    assert "rA\tall\tcover4\t0.5833333333333334" in lines  # (2/3 + 1/2) / 2 = 7/12, rounded once
     assert "rB\tt1\tavggrade\t1.0" in lines and "rB\tall\tavggrade\t0.5" in lines  # (3/3 + 0) / 2
     assert not [line for line in lines if line.startswith("rB\tt2\t")]
     assert "1 topic rows of runs that did not answer them are left out" in err.getvalue()

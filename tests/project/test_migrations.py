@@ -195,3 +195,41 @@ def test_a_persons_preferences_name_their_maker_after_the_upgrade():
         ("gpt", None, job.pk, None),
     ]
     call_command("migrate", verbosity=0)
+
+
+BEFORE_EXACT_SUMS = [("assessor", "0022_one_job_per_output")]
+AFTER_EXACT_SUMS = [("assessor", "0023_kept_exact_sums")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_kept_run_sums_become_the_exact_sums_of_their_answers():
+    """Sums kept as float partials become the sums of the answers' fractions: a run scoring 1/3, 1, 1 keeps 7/3."""
+    from fractions import Fraction
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(BEFORE_EXACT_SUMS)
+    old = executor.loader.project_state(BEFORE_EXACT_SUMS).apps
+    run = old.get_model("assessor", "Run").objects.create(run_id="r1")
+    source = old.get_model("assessor", "KeptSource").objects.create(
+        family="methods", name="scratch", metrics=["score"], topics=["t0", "t1", "t2"]
+    )
+    Kept = old.get_model("assessor", "KeptAnswerScore")
+    for n, value in enumerate([1 / 3, 1.0, 1.0]):
+        topic = old.get_model("assessor", "Topic").objects.create(id=f"t{n}", query="q")
+        answer = old.get_model("assessor", "Answer").objects.create(run=run, topic=topic, text="a", words=1)
+        Kept.objects.create(source=source, answer=answer, run=run, topic=topic, values={"score": value})
+    old.get_model("assessor", "KeptRunScore").objects.create(
+        source=source, run=run, sums={"score": 2.3333333333333335}, partials={"score": [2.3333333333333335]}, answered=3
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(AFTER_EXACT_SUMS)
+    new = executor.loader.project_state(AFTER_EXACT_SUMS).apps
+    row = new.get_model("assessor", "KeptRunScore").objects.get(run__run_id="r1")
+    assert row.exact_sums == {"score": "7/3"}
+    assert row.sums == {"score": float(Fraction(7, 3))}
+    call_command("migrate", verbosity=0)
