@@ -1,20 +1,10 @@
 """Reading the bank prompts' answers as the reference reads them: minima-llm 0.2.8's `TolerantChatAdapter`
 (the adapter the PrefNugget starter kit runs DSPy with), then the starter kit's converters.
 
-The adapter's rules, restated (`answer_fields`):
-- Headers: `[[ ## name ## ]]` in any case, with any spacing inside the brackets, anywhere in a line (text
-  before it on the line belongs to the section before); the name is stripped, lower-cased, and its spaces
-  become underscores (`[[## Differentiating Questions ##]]` is `differentiating_questions`).
-- A section's text: its lines, each stripped, blank ones dropped, joined by newlines. A field given twice
-  keeps its last text that says something; a text that is empty, `none` or `null` (any case) says nothing.
-- A field that says nothing is missing: a required one is asked again; an optional one is None.
-- A float field: the first number in its text (`0.8 (sure)` is 0.8); no number: asked again.
-- A list field: a text starting `["` must be a JSON array; one starting `['` a Python list literal with an
-  even number of unescaped single quotes (an odd one is an apostrophe: asked again); anything else must be
-  a JSON array. Its items that are not empty, null, false or 0, each as text, stripped. Anything else
-  (numbered lines, a fenced block, a trailing comma in JSON) is asked again.
-Where the adapter raises, the reference asks again (DSPy and minima-llm's retries); here the answer is
-unusable, and the LLM client re-asks with the reason.
+The adapter's rules (headers in any case and spacing, a field saying none or null missing, a float as its
+first number, a list as a JSON array or a Python list literal, asked again where the adapter would ask) are
+the report family's one reading of the chat layout: `reports.chat_layout.answer_fields`, given the
+reference's output fields of each prompt here.
 
 Then the converters:
 - Contrastive extraction (`differentiating_questions`, optional in the reference's signature): a missing
@@ -24,43 +14,23 @@ Then the converters:
   non-empty questions (`contrastive.bank_of`).
 """
 
-import ast
-import json
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from assessor.jobs.llm.parsing import AnswerUnusable
 from prefnugget.contrastive import QUESTIONS_PER_PAIR, kept_questions
+from reports.chat_layout import REASONING, FieldValue, OutputField, answer_fields
 
 EXTRACT_FIELD = "differentiating_questions"
 QUERY_ONLY_FIELD = "questions"
 
-HEADER = re.compile(r"\[\[\s*##\s*(?P<name>[^#\]\r\n]+?)\s*##\s*\]\]", re.IGNORECASE)
-SAYS_NOTHING = frozenset({"", "none", "null"})
-NUMBER = re.compile(r"[-+]?[0-9]*\.?[0-9]+")
-PYTHON_LIST_START = re.compile(r"\[\s*'")
-UNESCAPED_QUOTE = re.compile(r"(?<!\\)'")
-
-FieldValue = str | float | list[str] | None
-
-
-@dataclass(frozen=True)
-class OutputField:
-    name: str
-    kind: Literal["text", "float", "list"]
-    optional: bool = False
-
-
 # The reference's output fields (DSPy's ChainOfThought puts `reasoning` first), with their types.
 EXTRACT_FIELDS = (
-    OutputField("reasoning", "text"),
+    REASONING,
     OutputField(EXTRACT_FIELD, "list", optional=True),
     OutputField("confidence", "float"),
 )
 QUERY_ONLY_FIELDS = (
-    OutputField("reasoning", "text"),
+    REASONING,
     OutputField(QUERY_ONLY_FIELD, "list"),
     OutputField("confidence", "float"),
 )
@@ -71,84 +41,6 @@ class Questions:
     questions: list[str]
     reasoning: str
     confidence: float
-
-
-def _field_name(header: str) -> str:
-    return header.strip().lower().replace(" ", "_")
-
-
-def section_texts(raw: str) -> dict[str, str]:
-    """Each section's text, by field name, as the adapter cuts them; a field that says nothing is absent."""
-    sections: list[tuple[str | None, list[str]]] = [(None, [])]
-    for line in (line.strip() for line in raw.splitlines()):
-        start = 0
-        for header in HEADER.finditer(line):
-            if before := line[start : header.start()].strip():
-                sections[-1][1].append(before)
-            sections.append((_field_name(header.group("name")), []))
-            start = header.end()
-        if after := line[start:].strip():
-            sections[-1][1].append(after)
-    texts: dict[str, str] = {}
-    for name, lines in sections:
-        text = "\n".join(lines).strip()
-        if name is not None and text.lower() not in SAYS_NOTHING:
-            texts[name] = text  # a later section of the same name wins
-    return texts
-
-
-def _items(value: object, text: str) -> list[str]:
-    if not isinstance(value, list):
-        raise AnswerUnusable(f"{text[:80]!r} is not a JSON array")
-    return [str(item).strip() for item in value if item]
-
-
-def _json_list(text: str) -> list[str]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        raise AnswerUnusable(f"{text[:80]!r} is not a JSON array; answer with one, as the example shows") from None
-    return _items(value, text)
-
-
-def list_field(text: str) -> list[str]:
-    """A list field's text as the adapter reads it (a JSON array, or a Python list literal in single quotes)."""
-    text = text.strip()
-    if PYTHON_LIST_START.match(text):
-        if len(UNESCAPED_QUOTE.findall(text)) % 2:
-            raise AnswerUnusable(f"{text[:80]!r} has unbalanced single quotes (an apostrophe?); use a JSON array")
-        try:
-            return _items(ast.literal_eval(text), text)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise AnswerUnusable(f"{text[:80]!r} is not a list; answer with a JSON array") from None
-    return _json_list(text)
-
-
-def float_field(text: str) -> float:
-    """A float field's text as the adapter reads it: its first number."""
-    found = NUMBER.search(text.strip())
-    if found is None:
-        raise AnswerUnusable(f"{text[:80]!r} is not a number; give a single float value")
-    return float(found.group())
-
-
-def _typed(field: OutputField, text: str) -> FieldValue:
-    try:
-        if field.kind == "float":
-            return float_field(text)
-        return list_field(text) if field.kind == "list" else text
-    except AnswerUnusable as unusable:
-        raise AnswerUnusable(f"the [[ ## {field.name} ## ]] section: {unusable.reason}") from None
-
-
-def answer_fields(raw: str, fields: Sequence[OutputField]) -> dict[str, FieldValue]:
-    """The answer's output fields, typed as the adapter types them; AnswerUnusable where it would fail."""
-    texts = section_texts(raw)
-    absent = [field for field in fields if field.name not in texts]
-    if any(not field.optional for field in absent):  # the message names the optional ones absent too
-        sections = ", ".join(f"[[ ## {field.name} ## ]]" for field in absent)
-        raise AnswerUnusable(f"the answer has no value in {sections}; answer in the sections asked for")
-    return {field.name: _typed(field, texts[field.name]) if field.name in texts else None for field in fields}
 
 
 def _questions(values: dict[str, FieldValue], name: str, *, keep: int | None = None) -> Questions:

@@ -91,17 +91,17 @@ def test_a_rerun_under_another_name_calls_nothing(llm_server, qbank):
 @pytest.mark.parametrize(
     ("answer", "grade"),
     [
-        ("[[ ## grade ## ]]\n4/5\n\n[[ ## confidence ## ]]\nhigh", 4),
-        ("[[ ## grade ## ]]\nGrade: 3", 3),
-        ("[[ ## grade ## ]]\n7 out of 10", 0),  # no digit 0-5 standing alone: 0, as the reference reads it
-        ("[[ ## grade ## ]]\n45 then 5", 5),
+        ("[[ ## grade ## ]]\n4/5\n\n[[ ## confidence ## ]]\n0.9 (high)", 4),
+        ("[[ ## grade ## ]]\nGrade: 3\n\n[[ ## confidence ## ]]\n1", 3),
+        ("[[ ## grade ## ]]\n7 out of 10\n\n[[ ## confidence ## ]]\n0.5", 0),  # no digit 0-5 alone: 0, as the reference
+        ("[[ ## grade ## ]]\n45 then 5\n\n[[ ## confidence ## ]]\n0.5", 5),
     ],
 )
 def test_the_grade_is_the_first_digit_0_to_5_standing_alone(llm_server, qbank, answer, grade):
-    llm_server.script(Reply.literal(answer))
+    llm_server.script(Reply.literal("[[ ## reasoning ## ]]\nRead.\n\n" + answer))
     job_run_sync(grades_job_create(name="odd", bank="qbank", topics=["bee"], runs=["run1"]).pk)
     first = GradeLabel.objects.get(source__name="odd", nugget__text=BANK["bee"][0])
-    assert first.label == grade
+    assert (first.label, llm_server.count) == (grade, 2)  # the scripted answer read as it came: no re-ask
 
 
 def test_an_answer_without_a_grade_is_asked_again(llm_server, qbank):

@@ -4,12 +4,15 @@ from pathlib import Path
 
 import pytest
 
+from assessor.jobs.engine import job_run_sync
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.jobs.llm.prompts import prompt_messages, prompt_template_get
-from assessor.models import Answer
-from preferences.llm import Reading, preference_read
+from assessor.models import Answer, LLMCall
+from preferences.llm import Reading, preference_read, preferences_job_create
+from preferences.models import PreferenceLabel
 from preferences.prompts import FOLDER, PREFERENCE_MUST_DECIDE, PREFERENCE_TIES
 from reports.texts import request_texts
+from tests.llm_server import Reply
 
 FIXTURES = Path(__file__).with_name("fixtures")
 SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "prompts" / "prefnugget"
@@ -42,7 +45,12 @@ def test_the_label_is_the_first_allowed_digit(value, ties, must_decide):
 
 def test_confidence_and_reasoning_are_kept():
     assert preference_read(answer("1", "0.75"), must_decide=False) == Reading(1, 0.75, "Both are fine.")
-    assert preference_read(answer("1", "very"), must_decide=False).confidence is None
+    assert preference_read(answer("1", "0.6, or so"), must_decide=False).confidence == 0.6
+
+
+def test_a_confidence_that_is_no_number_is_unusable_as_the_reference_requires_a_float():
+    with pytest.raises(AnswerUnusable, match="confidence"):
+        preference_read(answer("1", "very"), must_decide=False)
 
 
 @pytest.mark.parametrize(
@@ -80,3 +88,29 @@ def test_the_bee_pair_is_the_message_the_reference_sent(kiddie, prompt, example)
 def test_the_system_messages_are_the_published_ones_byte_for_byte(stem):
     name = f"{stem}.system.txt"
     assert (FOLDER / name).read_bytes() == (SHARED_PROMPTS / name).read_bytes()
+
+
+@pytest.mark.django_db
+def test_an_answer_the_reference_adapter_refuses_is_asked_again_with_the_reason(llm_server, kiddie):
+    """Through the LLM client and the fake server: one pair, its first answers refused as the adapter refuses
+    them, then one in another case and spacing, given twice, read as the adapter reads it."""
+    tolerant = (
+        "Thinking. [[## Reasoning ##]] The second is clearer.\n[[ ## BETTER_PASSAGE ## ]] 1\n"
+        "[[ ## better passage ## ]]\n2\n[[##confidence##]] 0.7 (fairly sure)"
+    )
+    llm_server.script(
+        Reply.literal(answer("1", "very")),  # no number in the confidence
+        Reply.literal(answer("null")),  # a label saying null: missing
+        Reply.literal(tolerant),
+    )
+    job = preferences_job_create(name="odd", topics=["bee"], runs=["run1", "run2"])
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.done_items, job.failed_items, llm_server.count) == (1, 0, 3)
+    label = PreferenceLabel.objects.get(source__name="odd")
+    assert (label.label, label.confidence, label.reasoning) == (2, 0.7, "The second is clearer.")
+    calls = list(LLMCall.objects.filter(job=job).order_by("pk"))
+    assert [call.parsed_ok for call in calls] == [False, False, True]
+    assert "[[ ## confidence ## ]] section: 'very' is not a number" in calls[0].error
+    assert "no value in [[ ## better_passage ## ]]" in calls[1].error
+    assert calls[1].messages[-1]["content"].startswith("Your answer could not be used: the [[ ## confidence")

@@ -62,7 +62,12 @@ def test_must_decide_sends_its_own_prompt_and_has_no_ties(llm_server, kiddie):
 
 
 def test_an_answer_without_its_section_is_asked_again_and_one_without_a_digit_is_kept_unlabelled(llm_server, kiddie):
-    llm_server.script(Reply.literal("I prefer the first."), Reply.literal("[[ ## better_passage ## ]]\nneither"))
+    llm_server.script(
+        Reply.literal("I prefer the first."),
+        Reply.literal(
+            "[[ ## reasoning ## ]]\nHm.\n\n[[ ## better_passage ## ]]\nneither\n\n[[ ## confidence ## ]]\n0.5"
+        ),
+    )
     job = preferences_job_create(name="odd", topics=["bee"], runs=["run1", "run2"])
     job_run_sync(job.pk)
     job.refresh_from_db()

@@ -12,12 +12,12 @@ from prefnugget.reading import (
     EXTRACT_FIELDS,
     QUERY_ONLY_FIELDS,
     Questions,
-    answer_fields,
     extracted_read,
     query_only_read,
 )
-from tests.prefnugget import minima_reference
-from tests.prefnugget.minima_reference import PACKAGE, AdapterParseError, adapter_file, tolerant_chat_adapter
+from reports.chat_layout import answer_fields
+from tests import minima_reference
+from tests.minima_reference import PACKAGE, AdapterParseError, adapter_file, tolerant_chat_adapter
 
 SHARED_PROMPTS = Path(__file__).resolve().parents[3] / "shared" / "prompts" / "prefnugget"
 REASK = None  # the adapter (or the converter after it) refuses the answer: it is asked again

@@ -1,5 +1,6 @@
 """minima-llm 0.2.8's `TolerantChatAdapter` (minima_llm/dspy_adapter.py), loaded by path, and the reference's
-output fields of the two bank prompts.
+output fields of the report family's prompts (the two bank prompts, the preference judgments, the grading),
+with those of the ARGUE-style prompts that answer in the same layout.
 
 requirements-reference.txt installs minima-llm without its dependencies, and dspy_adapter.py imports DSPy
 at the top (and configures it, and defines DSPy language models) before and after the adapter. Only the
@@ -14,7 +15,7 @@ import importlib.util
 import re
 import typing
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 PACKAGE = "minima-llm==0.2.8"
 
@@ -71,3 +72,13 @@ class Signature:
 # Optional as typing writes it: the adapter recognises an optional field by typing.Union, not by `X | None`.
 EXTRACT = Signature(reasoning=str, differentiating_questions=Optional[list[str]], confidence=float)  # noqa: UP045
 QUERY_ONLY = Signature(reasoning=str, questions=list[str], confidence=float)
+
+# The starter kit's judging signatures (tag rag4reports-submission) as ChainOfThought sends them: PrefTiesJudgment
+# and PrefJudgment (judges/shared/pref_common.py), GradeNuggetAnswer (judges/shared/rubric_common.py, whose own
+# `reasoning` ChainOfThought puts first). Every field is required; a Literal is read as text, not checked.
+PREFERENCE_TIES = Signature(reasoning=str, better_passage=Literal["1", "2", "0"], confidence=float)
+PREFERENCE_MUST_DECIDE = Signature(reasoning=str, better_passage=Literal["1", "2"], confidence=float)
+GRADE = Signature(reasoning=str, grade=Literal["0", "1", "2", "3", "4", "5"], confidence=float)
+# The ARGUE-style prompts in the layout (argue/prompts.py): `reasoning` (str), then the yes/no field.
+CITATION_SUPPORT = Signature(reasoning=str, supports=str)
+ANSWER_AGREEMENT = Signature(reasoning=str, agrees=str)
