@@ -1,6 +1,6 @@
 from django.urls import path
 
-from metaeval import study_views, truth_views, views
+from metaeval import cell_views, study_views, truth_views, views
 
 app_name = "metaeval"
 urlpatterns = [
@@ -9,6 +9,7 @@ urlpatterns = [
     path("truth/", truth_views.truth, name="truth"),
     path("taus.csv", views.taus_download, name="taus_csv"),
     path("confusion.csv", views.confusion_download, name="confusion_csv"),
+    path("cell/", cell_views.cell, name="cell"),
     path("describe.csv", views.describe_download, name="describe_csv"),
     path("scores.csv", views.points_download, name="points_csv"),
     path("plot-run.png", views.plot, {"level": "run"}, name="plot_run"),

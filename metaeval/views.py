@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from django.core.cache import cache
 from django.http import HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
@@ -18,6 +19,7 @@ from assessor.scoring.lifecycle import qrels_notes
 from assessor.scoring.scores import NUGGET_METRICS, SUPPORT_METRICS
 from assessor.work.roles import organizer_required
 from metaeval.calibration import calibration_build, calibration_summary, simulation_on_condition, simulation_summary
+from metaeval.cell_items import cells_listed
 from metaeval.comparison import Comparison, confusion_csv, describe_csv, points_csv, taus_csv
 from metaeval.comparison_page import (
     DEFAULT_METRIC,
@@ -79,19 +81,32 @@ def _with(request: AuthenticatedRequest, **values: str) -> str:
     return query.urlencode()
 
 
-def _confusion_rows(confusion: Confusion) -> list[dict]:
-    """Cells with a shade proportional to their share of the largest cell (the colour of the table)."""
+def _confusion_rows(confusion: Confusion, comparison: Comparison) -> list[dict]:
+    """Cells with a shade proportional to their share of the largest cell (the colour of the table); each a link
+    to the items behind it (metaeval:cell) where the two sources' labels pair up item by item."""
+    listed = cells_listed(comparison.a, comparison.b)
     largest = max((cell for row in confusion.counts for cell in row), default=0) or 1
     rows = []
     for i, (label, counts, percentages) in enumerate(
         zip(confusion.labels, confusion.counts, confusion.percentages, strict=True)
     ):
         cells = [
-            {"count": count, "pct": pct, "alpha": round(0.08 + 0.8 * count / largest, 3), "diagonal": i == j}
+            {
+                "count": count,
+                "pct": pct,
+                "alpha": round(0.08 + 0.8 * count / largest, 3),
+                "diagonal": i == j,
+                "url": _cell_url(comparison, label, confusion.labels[j]) if listed and count else "",
+            }
             for j, (count, pct) in enumerate(zip(counts, percentages, strict=True))
         ]
         rows.append({"label": label, "cells": cells, "total": sum(counts)})
     return rows
+
+
+def _cell_url(comparison: Comparison, row: str, column: str) -> str:
+    query = {"a": str(comparison.a), "b": str(comparison.b), "row": row, "column": column}
+    return f"{reverse('metaeval:cell')}?{urlencode(query)}"
 
 
 @require_GET
@@ -193,7 +208,7 @@ def _confusion_context(comparison: Comparison) -> dict:
         # A support method against yes/no judgments: the page says how its FS/PS/NS were read.
         support_crossed=comparison.confusion is not None
         and {comparison.a.kind, comparison.b.kind} == {SourceKind.SUPPORT, SourceKind.FAMILY},
-        confusion_rows=_confusion_rows(comparison.confusion) if comparison.confusion else [],
+        confusion_rows=_confusion_rows(comparison.confusion, comparison) if comparison.confusion else [],
         confusion_agreement=nan_as_none(comparison.confusion.agreement) if comparison.confusion else None,
         confusion_agreement_pct=100 * comparison.confusion.agreement if comparison.confusion else None,
         confusion_kappa=nan_as_none(comparison.confusion.kappa) if comparison.confusion else None,
