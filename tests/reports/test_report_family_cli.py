@@ -17,7 +17,7 @@ from django.core.management import call_command
 from scipy import stats
 
 from argue.scoring import argue_scores
-from assessor.models import Answer, AssessorWork, LabelSource, Topic
+from assessor.models import Answer, AssessorWork, LabelSource, Segment, Topic
 from assessor.work.roles import Role
 from grades.judging import grade_save, grade_submit, grade_work_give, report_order
 from grades.models import GradeLabel
@@ -355,20 +355,46 @@ def test_the_kiddie_collection_through_the_report_family_on_the_command_line(llm
         llm_server, lambda: run("run_argue", "--bank", "gold", "--name", "argue-llm", "--sync", "--threads", "1")
     )
     assert calls == argue_calls == 26
-    # Agreement: the gold answer in the sentence; coverage weighted vital 2, okay 1.
-    covered = {
-        r: sum(
-            (2 if importance == "vital" else 1)
-            for answer, doc, importance in gold.values()
-            if any(doc in s["citations"] and answer in s["text"].lower() for s in reports[("bee", r)])
-        )
-        / 3
-        for r in RUNS
-    }
-    assert covered == {"run1": 1, "run2": 2 / 3, "run3": 0, "run4": 0}
+    # Agreement: the gold answer in the sentence; coverage weighted vital 2, okay 1. By the fake rule a cited
+    # document supports a sentence when the sentence is in it, and ARGUE credits only a sentence every citation of
+    # which supports it.
+    texts = dict(Segment.objects.values_list("pk", "text"))
+
+    def coverage(supported) -> dict[str, float]:
+        return {
+            r: sum(
+                (2 if importance == "vital" else 1)
+                for answer, doc, importance in gold.values()
+                if any(
+                    doc in s["citations"] and answer in s["text"].lower() and supported(s) for s in reports[("bee", r)]
+                )
+            )
+            / 3
+            for r in RUNS
+        }
+
     argue = argue_scores(name="argue-llm")
+    in_documents = coverage(lambda s: all(s["text"] in texts[doc] for doc in s["citations"]))
+    assert {r: argue.run_means[r]["weighted_coverage"] for r in RUNS} == pytest.approx(in_documents)
+    # Judgments made elsewhere, scored by the app: the LLM's, exported, with every citation said to support its
+    # sentence, imported as another source.
+    judged = [json.loads(line) for line in run("export_argue", "--name", "argue-llm").splitlines()]
+    for report in judged:
+        for sentence in report["sentences"]:
+            for citation in sentence["citations"]:
+                citation["supports"] = "yes"
+    (tmp_path / "argue-yes.jsonl").write_text("".join(json.dumps(report) + "\n" for report in judged))
+    run("import_argue", str(tmp_path / "argue-yes.jsonl"), "--name", "argue-yes", "--bank", "gold")
+    covered = coverage(lambda s: True)
+    assert covered == {"run1": 1, "run2": 2 / 3, "run3": 0, "run4": 0}
+    argue = argue_scores(name="argue-yes")
     assert {r: argue.run_means[r]["weighted_coverage"] for r in RUNS} == pytest.approx(covered)
     assert {r: argue.run_means[r]["nugget_coverage"] for r in RUNS} == {"run1": 1, "run2": 0.5, "run3": 0, "run4": 0}
+    tsv = run("export_argue", "--name", "argue-yes", "--scores").splitlines()
+    assert tsv[0] == "run_id\ttopic_id\tmetric\tvalue"
+    rows = {tuple(line.split("\t")[:3]): float(line.split("\t")[3]) for line in tsv[1:]}
+    assert rows[("run2", "all", "weighted_coverage")] == pytest.approx(2 / 3)
+    assert rows[("run2", "bee", "nugget_coverage")] == 0.5
 
     # 10. Crucible's run written from the PrefNugget bank: a report per topic with a bank, each sentence citing
     # one document; the calls the dry run plans are the calls made.
