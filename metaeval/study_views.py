@@ -18,7 +18,16 @@ from assessor.work.roles import organizer_required
 from metaeval.models import Study
 from metaeval.replicates import replicate_agreement, replicate_sources
 from metaeval.stats import Confusion, nan_as_none
-from metaeval.studies import DEFAULT_K, StudyError, study_create, study_families, study_report
+from metaeval.studies import (
+    DEFAULT_K,
+    StudyError,
+    StudyReport,
+    sample_items,
+    study_create,
+    study_families,
+    study_judging,
+    study_report,
+)
 from metaeval.study_export import study_csv, study_jsonl
 
 
@@ -117,8 +126,27 @@ def study(request: AuthenticatedRequest, name: str) -> HttpResponse:
             for pair in report.pairs
         ],
         "distributions": [(judge, judge.distribution(report.labels)) for judge in report.judges],
+        "sample_rows": _sample_rows(found, report),
     }
     return render(request, "metaeval/study.html", context)
+
+
+def _sample_rows(found: Study, report: StudyReport) -> list[dict]:
+    """The sampled items in the assessor's order on each topic, each judge's label of it, and the answer it is
+    about: a link to the answer's page of every judge's labels."""
+    sample = sample_items(found)
+    shown = study_judging(found.family).shown({item for items in sample.values() for item in items})
+    return [
+        {
+            "topic": topic,
+            "position": position,
+            "text": shown[item].text if item in shown else str(item),
+            "answer_id": shown[item].answer_id if item in shown else None,
+            "labels": [judge.labels.get(item, "") for judge in report.judges],
+        }
+        for topic, items in sample.items()
+        for position, item in enumerate(items, start=1)
+    ]
 
 
 @require_GET
