@@ -12,6 +12,7 @@ from argue.fake_answers import FAKE_ANSWERS
 from argue.files import argue_import
 from argue.forms import ArgueLaunchForm
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK, IMPORT_ARGUE, SCORE_FAMILY
+from assessor.models import Job
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
@@ -59,6 +60,11 @@ def _score_source(columns: tuple[str, ...]) -> ScoreSource:
     )
 
 
+def _argue_board_url(job: Job) -> str:
+    """What an ARGUE-style job made: its source's leaderboard."""
+    return _score_source((job.output_name,)).leaderboard_url
+
+
 def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
@@ -75,6 +81,7 @@ def _register_job_kind() -> None:
             create=llm.argue_job_create,
             form=ArgueLaunchForm,
             prompts=llm.PROMPTS,
+            output_url=_argue_board_url,
         )
     )
 

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.urls import reverse
 
+from assessor.models import Job
 from assessor.names import NameField
 from assessor.registry import (
     WORK_GROUP,
@@ -69,6 +70,11 @@ def _bank_field() -> forms.Field:
     )
 
 
+def _grade_board_url(job: Job) -> str:
+    """What a grading job made: its grade source's leaderboard."""
+    return _score_source((job.output_name,)).leaderboard_url
+
+
 def _register_job_kind() -> None:
     register_job_kind(
         JobKind(
@@ -81,6 +87,7 @@ def _register_job_kind() -> None:
             create=llm.grades_job_create,
             form=GradesLaunchForm,
             prompts=(GRADE,),
+            output_url=_grade_board_url,
         )
     )
 

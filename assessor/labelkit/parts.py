@@ -38,9 +38,13 @@ def answer_labels_urls(spec: AnswerLabels) -> list[URLPattern]:
     return AnswerWork(spec).judging().urls()
 
 
+def _board_url(spec: AnswerLabels, name: str) -> str:
+    return f"{reverse('labels:leaderboard', args=[spec.name])}?{urlencode({'source': name})}"
+
+
 def _score_source(spec: AnswerLabels, columns: tuple[str, ...]) -> ScoreSource:
     (name,) = columns
-    board = f"{reverse('labels:leaderboard', args=[spec.name])}?{urlencode({'source': name})}"
+    board = _board_url(spec, name)
     return ScoreSource(
         key=name,
         title=f"{name} {spec.noun}s",
@@ -116,6 +120,7 @@ def answer_labels_register(spec: AnswerLabels, *, url_module: str) -> None:
             RunsLaunchForm,
             (spec.prompt,),
             description=spec.about_job,
+            output_url=lambda job: _board_url(spec, job.output_name),  # what the job made: its source's board
         )
     )
     field = f"{spec.noun}_source"

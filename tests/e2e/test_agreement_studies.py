@@ -79,7 +79,7 @@ def test_an_organizer_makes_a_study_the_assessor_judges_it_and_the_organizer_rea
     work = AssessorWork.objects.get(source=study.judge)
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
     assert "nist-" not in page.content() and "eclipse" not in page.content()
-    judge_every_answer_by_keyboard(page, "f", len(topic_pairs(work=work).order))
+    judge_every_answer_by_keyboard(page, "s", len(topic_pairs(work=work).order))
     submit(page)
 
     organizer.reload()

@@ -157,7 +157,7 @@ def test_label_buttons_show_their_key_and_pressed_labels_are_green_yellow_red(op
 
     support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
-    page.keyboard.press("f")
+    page.keyboard.press("s")
     settled(page)
     fs = rgb(page, "#rows li.jrow:nth-child(1) button.choice.on")
     assert fs == green
@@ -381,8 +381,8 @@ def test_every_assessor_page_shows_its_guidelines_its_keys_and_one_colour_scheme
         ("workspace", reverse("nuggets:work", args=[manual.pk]), nugget_terms, ["vital v", "okay o"], None),
         ("post-edit", reverse("nuggets:work", args=[post_edit.pk]), nugget_terms, ["vital v", "okay o"], None),
         ("assign", reverse("judge:answer", args=[assign.pk, 1]), assign_terms, ["support s", "partial p", "not support n"], "sp"),
-        ("scratch", reverse("support:answer", args=[scratch.pk, two_pairs(scratch)]), support_terms, ["FS f", "PS p", "NS n"], "fp"),
-        ("postedit", reverse("support:answer", args=[postedit.pk, two_pairs(postedit)]), support_terms, ["FS f", "PS p", "NS n"], "fp"),
+        ("scratch", reverse("support:answer", args=[scratch.pk, two_pairs(scratch)]), support_terms, ["FS s", "PS p", "NS n"], "sp"),
+        ("postedit", reverse("support:answer", args=[postedit.pk, two_pairs(postedit)]), support_terms, ["FS s", "PS p", "NS n"], "sp"),
     ]  # fmt: skip
     greens, yellows = {}, {}
     for name, url, terms, buttons, keys in pages:

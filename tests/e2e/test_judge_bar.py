@@ -77,7 +77,7 @@ def test_the_bar_stays_in_view_over_long_passages(open_as):
         counts[number] = answer_rows(page, number)
         for index in range(counts[number]):
             rows.nth(index).scroll_into_view_if_needed()
-            press(page, "f")
+            press(page, "s")
     # The last label of the topic is in, the window scrolled down to it: the prompt and the bar are in view.
     assert page.evaluate("window.scrollY") > 0
     expect(page.locator("#all-done")).to_be_visible()

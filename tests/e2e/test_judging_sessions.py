@@ -72,7 +72,7 @@ def test_support_from_scratch_by_keyboard(open_as):
     work = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
     expect(page.locator(".shown-note")).to_have_count(0)
-    judge_every_answer_by_keyboard(page, "f", 3)
+    judge_every_answer_by_keyboard(page, "s", 3)
     expect(page.locator("#labels-done")).to_have_text("5")
     labels = SupportLabel.objects.filter(method="scratch")
     assert sorted(labels.values_list("label", flat=True)) == [2] * 5
@@ -138,7 +138,7 @@ def test_a_label_made_while_the_connection_is_lost_is_kept_and_sent_later(open_a
     page = open_as(scenario.assessor, reverse("support:judge", args=[work.pk]))
     page.route("**/label/", lambda route: route.abort())
     settled(page)  # the page's script is running and has nothing queued
-    page.keyboard.press("f")
+    page.keyboard.press("s")
     page.wait_for_function("window.judgePage.saves.queue.length === 1")
     page.wait_for_function("document.getElementById('connection').classList.contains('lost')", timeout=30_000)
     assert not SupportLabel.objects.filter(method="scratch").exists()

@@ -6,17 +6,20 @@ from html import escape
 import pytest
 from django.urls import reverse
 
+from argue.kinds import ARGUE
 from assessor.models import Job
 from assignment.kinds import AUTO_ASSIGN
 from assignment.models import AssignmentLabel
 from crucible.kinds import CRUCIBLE
 from crucible.models import CrucibleRun
+from grades.kinds import GRADES
 from nuggets.kinds import AUTO_NUGGETS, DRAFT_NUGGETS
 from preferences.kinds import PREFERENCES
 from prefnugget.kinds import PREFNUGGET_BANK, QUERY_BANK
 from relevance.kinds import UMBRELA
 from support.kinds import AUTO_SUPPORT
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
+from tests.verdicts.models import VERDICT_JOB
 
 pytestmark = pytest.mark.django_db
 
@@ -37,6 +40,10 @@ MADE = [
     (PREFERENCES, "prefs-llm", {}, "/collection/leaderboards/borda/?source=prefs-llm"),
     (PREFNUGGET_BANK, "bank-contrast", {}, "/collection/download/banks/bank-contrast/"),
     (QUERY_BANK, "bank-query", {}, "/collection/download/banks/bank-query/"),
+    (ARGUE, "argue-llm", {}, "/collection/leaderboards/argue/?source=argue-llm"),
+    (GRADES, "grades-llm", {}, "/collection/leaderboards/grades/?source=grades-llm"),
+    # An app on the answer-label kit (the test settings' example): the kit's board of its source.
+    (VERDICT_JOB, "verdicts-llm", {}, "/labels/verdicts/leaderboard/?source=verdicts-llm"),
 ]
 
 
@@ -79,7 +86,7 @@ def test_a_finished_job_links_what_it_made_for_each_kind(organizer):
             listing, job
         ), kind
         checked += 1
-    assert checked == len(MADE) == 9
+    assert checked == len(MADE) == 12
 
 
 def test_a_crucible_job_links_its_run_once_the_run_is_stored(organizer):
