@@ -9,7 +9,9 @@ from assessor.models import Answer, Citation
 from support.models import SupportLabel
 from support.study import LABEL_NAMES
 
-SUPPORT_CODES: dict[int, str] = {**LABEL_NAMES, SupportLabel.Label.UNJUDGED: "unjudged"}
+SUPPORT_CODES: dict[int, str] = {int(value): code for value, code in LABEL_NAMES.items()} | {
+    int(SupportLabel.Label.UNJUDGED): "unjudged"
+}
 
 
 def _cell(label: SupportLabel) -> LabelCell:

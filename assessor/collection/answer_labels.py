@@ -108,9 +108,9 @@ def label_table(
     for row in rows:
         row.cells = [None] * len(sources)
     for label in labels:
-        row = by_key.get(item(label))
-        if row is not None:
-            row.cells[place[label.source_id]] = cell(label)
+        labelled = by_key.get(item(label))
+        if labelled is not None:
+            labelled.cells[place[label.source_id]] = cell(label)
     kept = [row for row in rows if any(found is not None for found in row.cells)]
     for number, row in enumerate(kept, start=1):
         row.anchor = f"{anchor}-{number}"
