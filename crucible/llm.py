@@ -33,7 +33,7 @@ from crucible.prompts import EXTRACT
 from crucible.retrieval import bm25_ranked, segments_all
 from crucible.text import Candidate, chunks_split, confidence_of, is_no_answer, report_sentences
 from nuggets.banks import Question, bank_questions
-from reports.chat_layout import HEADER
+from reports.chat_layout import HEADER, field_name
 from reports.importing import reports_import
 from reports.layout import report_cut
 from reports.models import ReportRequest
@@ -64,7 +64,7 @@ def _section(raw: str, name: str) -> tuple[str, int, int] | None:
     """A section's text (stripped) and its span in the answer; None when the answer has no such section."""
     headers = list(HEADER.finditer(raw))
     for index, header in enumerate(headers):
-        if header.group(1) == name:
+        if field_name(header.group(1)) == name:
             end = headers[index + 1].start() if index + 1 < len(headers) else len(raw)
             body = raw[header.end() : end]
             stripped = body.strip()

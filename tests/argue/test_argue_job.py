@@ -120,7 +120,10 @@ def test_check_all_asks_every_gold_answer_of_each_kept_sentence(llm_server, argu
 
 
 def test_an_answer_without_its_field_is_asked_again_and_one_that_is_neither_is_no(llm_server, argue_collection):
-    llm_server.script(Reply.literal("It supports it."), Reply.literal("[[ ## supports ## ]]\nperhaps"))
+    llm_server.script(
+        Reply.literal("It supports it."),
+        Reply.literal("[[ ## reasoning ## ]]\nRead.\n\n[[ ## supports ## ]]\nperhaps"),
+    )
     job = argue_job_create(name="odd", bank="gold", topics=["t2"])
     job_run_sync(job.pk)
     job.refresh_from_db()
