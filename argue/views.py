@@ -113,8 +113,11 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     name = request.GET.get("source") or (names[0] if names else "")
     context: dict = {"names": names, "name": name}
     if name:
-        scores = scores_or_404(lambda: scoring.argue_scores(name=name, per_topic=False))
+        scores = scores_or_404(lambda: scoring.argue_scores(name=name))  # per topic: the plot's intervals
         context.update(leaderboard_context(request, scores=scores, default_sort="f1", base_query={"source": name}))
+        from metaeval.plots import leaderboard_plot  # matplotlib, imported by the pages that draw (0.4 s)
+
+        context["plot"] = leaderboard_plot(scores, "f1")
         context["notes"] = scoring.notes([(name,)])[(name,)]  # what keeps the scores from being final
         context["download_notes"] = argue_export_notes(name=name)  # said beside the judgments' link
     return render(request, "argue/leaderboard.html", context)

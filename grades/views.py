@@ -55,7 +55,7 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
     threshold = _threshold(request)
     context: dict = {"names": names, "name": name, "threshold": threshold, "thresholds": THRESHOLDS}
     if name:
-        scores = scores_or_404(lambda: scoring.grade_scores(name=name, per_topic=False))
+        scores = scores_or_404(lambda: scoring.grade_scores(name=name))  # per topic: the plot's intervals
         base = {"source": name, "threshold": str(threshold)}
         context.update(
             leaderboard_context(request, scores=_shown(scores, threshold), default_sort="avggrade", base_query=base)
@@ -70,7 +70,12 @@ def leaderboard(request: AuthenticatedRequest) -> HttpResponse:
             .exclude(stale={})
             .exists()
         )
-    return render(request, table_or_page(request, "grades/leaderboard.html", context), context)
+    template = table_or_page(request, "grades/leaderboard.html", context)
+    if name and not template.endswith("#table"):  # a sort click redraws the table alone
+        from metaeval.plots import leaderboard_plot  # matplotlib, imported by the pages that draw (0.4 s)
+
+        context["plot"] = leaderboard_plot(scores, "avggrade")
+    return render(request, template, context)
 
 
 @organizer_required

@@ -36,9 +36,7 @@ def kiddie_import() -> None:
         reports_import(path=path)
 
 
-def test_a_request_folded_on_the_first_pair_stays_folded_and_both_reports_start_on_the_first_screen(
-    open_as, tmp_path
-):
+def test_a_request_folded_on_one_pair_stays_folded_and_both_reports_start_on_the_first_screen(open_as, tmp_path):
     kiddie_import()
     assessor = make_user(Role.ASSESSOR)
     work = preference_work_give(topic=Topic.objects.get(pk="bee"), assessor=assessor, by=make_user(Role.ORGANIZER))
