@@ -4,7 +4,15 @@ marked."""
 
 from typing import Any
 
-from assessor.collection.answer_labels import PROVENANCE_RELATED, ItemRow, LabelCell, LabelTable, label_table, made_by
+from assessor.collection.answer_labels import (
+    PROVENANCE_RELATED,
+    ItemRow,
+    LabelCell,
+    LabelTable,
+    label_table,
+    made_by,
+    provisional_annotation,
+)
 from assessor.models import Answer
 from assignment.models import AssignmentLabel
 
@@ -37,9 +45,9 @@ def answer_panel_context(answer: Answer) -> dict[str, Any] | None:
     """The registry's `AnswerPanel.context`: a table per nugget list the answer's labels are against; None when
     no assigner labelled it."""
     labels = list(
-        AssignmentLabel.objects.filter(answer=answer).select_related(
-            "nugget", "nugget__nugget_set", *PROVENANCE_RELATED
-        )
+        AssignmentLabel.objects.filter(answer=answer)
+        .annotate(**provisional_annotation())
+        .select_related("nugget", "nugget__nugget_set", *PROVENANCE_RELATED)
     )
     if not labels:
         return None

@@ -4,7 +4,15 @@ two sources grade differently marked."""
 
 from typing import Any
 
-from assessor.collection.answer_labels import PROVENANCE_RELATED, ItemRow, LabelCell, LabelTable, label_table, made_by
+from assessor.collection.answer_labels import (
+    PROVENANCE_RELATED,
+    ItemRow,
+    LabelCell,
+    LabelTable,
+    label_table,
+    made_by,
+    provisional_annotation,
+)
 from assessor.models import Answer
 from grades.models import GradeLabel
 
@@ -49,7 +57,9 @@ def answer_panel_context(answer: Answer) -> dict[str, Any] | None:
     """The registry's `AnswerPanel.context`: a table per question bank the report's grades are on; None when no
     source graded it."""
     labels = list(
-        GradeLabel.objects.filter(answer=answer).select_related("nugget", "nugget__nugget_set", *PROVENANCE_RELATED)
+        GradeLabel.objects.filter(answer=answer)
+        .annotate(**provisional_annotation())
+        .select_related("nugget", "nugget__nugget_set", *PROVENANCE_RELATED)
     )
     if not labels:
         return None

@@ -8,7 +8,14 @@ from typing import Any
 from django.db.models import Q
 from django.urls import reverse
 
-from assessor.collection.answer_labels import PROVENANCE_RELATED, ItemRow, LabelCell, label_table, made_by
+from assessor.collection.answer_labels import (
+    PROVENANCE_RELATED,
+    ItemRow,
+    LabelCell,
+    label_table,
+    made_by,
+    provisional_annotation,
+)
 from assessor.models import Answer
 from preferences.models import Preference, PreferenceLabel
 
@@ -48,7 +55,9 @@ def answer_panel_context(answer: Answer) -> dict[str, Any] | None:
     """The registry's `AnswerPanel.context`: a row per other report this one was compared with; None when it
     took part in no pair."""
     labels = list(
-        PreferenceLabel.objects.filter(Q(first=answer) | Q(second=answer)).select_related(*PROVENANCE_RELATED)
+        PreferenceLabel.objects.filter(Q(first=answer) | Q(second=answer))
+        .annotate(**provisional_annotation())
+        .select_related(*PROVENANCE_RELATED)
     )
     if not labels:
         return None

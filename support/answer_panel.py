@@ -4,7 +4,14 @@ their sentence too."""
 
 from typing import Any
 
-from assessor.collection.answer_labels import PROVENANCE_RELATED, ItemRow, LabelCell, label_table, made_by
+from assessor.collection.answer_labels import (
+    PROVENANCE_RELATED,
+    ItemRow,
+    LabelCell,
+    label_table,
+    made_by,
+    provisional_annotation,
+)
 from assessor.models import Answer, Citation
 from support.models import SupportLabel
 from support.study import LABEL_NAMES
@@ -46,7 +53,11 @@ def _rows(answer: Answer) -> list[ItemRow]:
 def answer_panel_context(answer: Answer) -> dict[str, Any] | None:
     """The registry's `AnswerPanel.context`: a table of the answer's citations by method; None when no method
     judged any."""
-    labels = list(SupportLabel.objects.filter(citation__sentence__answer=answer).select_related(*PROVENANCE_RELATED))
+    labels = list(
+        SupportLabel.objects.filter(citation__sentence__answer=answer)
+        .annotate(**provisional_annotation())
+        .select_related(*PROVENANCE_RELATED)
+    )
     if not labels:
         return None
     table = label_table(

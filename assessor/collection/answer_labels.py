@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assessor.models import LabelSource
+from assessor.scoring.lifecycle import provisional_flag
 from assessor.sources import source_owner
 
 
@@ -67,7 +68,19 @@ class LabelTable:
 
 def made_by(label: Any) -> str:
     """Who made one label, from its provenance: the person (with the work and the active seconds), the job or the
-    file. The label's `created_by`, `job` and `imported_from` are read (select them with it)."""
+    file, and whether the scores count it yet (`provisional`, where the label is annotated with it:
+    `provisional_annotation`). The label's `created_by`, `job` and `imported_from` are read (select them with it)."""
+    maker = _maker(label)
+    return f"{maker}, provisional" if getattr(label, "provisional", False) else maker
+
+
+def provisional_annotation() -> dict[str, Any]:
+    """Labels annotated with it (`.annotate(**provisional_annotation())`) say whether they were made in open work or
+    by an unfinished job: not counted yet."""
+    return {"provisional": provisional_flag()}
+
+
+def _maker(label: Any) -> str:
     if label.created_by_id:
         work = f"work {label.work_id}" if label.work_id else ""
         seconds = f"{label.seconds_spent:.0f} s" if label.seconds_spent is not None else ""

@@ -8,6 +8,7 @@ from html import unescape
 import pytest
 from django.urls import reverse
 
+from assessor.models import Job
 from assessor.work.roles import Role
 from tests.builders import make_answer, make_run, make_topic, make_user
 from tests.collection.answer_judges import FIRST_SENTENCE, GPT_REASONING, judged_answer
@@ -136,3 +137,16 @@ def test_an_answer_without_labels_says_so(organizer):
     html = organizer.get(reverse("collection:answer", args=[answer.pk])).content.decode()
     assert "No source has labelled this answer yet." in html
     assert 'class="differs"' not in html
+
+
+def test_labels_of_a_job_still_running_are_marked_provisional(organizer):
+    judged = judged_answer()
+    judged.judges.job.status = Job.Status.RUNNING
+    judged.judges.job.save(update_fields=["status"])
+    html = organizer.get(reverse("collection:answer", args=[judged.answer.pk])).content.decode()
+    rows = rows_of(html, "assign-auto_edit-")
+    _, cells = rows["date nugget 2, vital"]
+    # gpt's label is its job's (running): provisional; alice's (no open work) and the file's are counted.
+    assert cells[1].endswith(f"job {judged.judges.job.pk}, provisional")
+    assert cells[0].endswith("alice (12 s)")
+    assert "provisional" not in rows["cause nugget 1, vital"][1][2]
