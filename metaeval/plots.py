@@ -133,8 +133,8 @@ def _mark_id(index: int) -> str:
 def means_svg(intervals: Sequence[RunInterval], *, metric: str) -> SafeString:
     """The runs top to bottom in the given order, each a dot at its mean on a line over its interval, as an
     inline <svg>; each run's mark is a <g class="run-mark" data-run="..."> with a <title> of its figures."""
-    height = 0.75 + 0.27 * max(len(intervals), 1)
-    figure = Figure(figsize=(7.0, height), dpi=96, layout="constrained")
+    height = 0.6 + 0.22 * max(len(intervals), 1)  # a run a line of text, so that the table stays near
+    figure = Figure(figsize=(6.6, height), dpi=96, layout="constrained")
     FigureCanvasSVG(figure)
     axes = figure.add_subplot()
     for y, interval in enumerate(intervals):
