@@ -10,10 +10,12 @@ from django.urls import reverse
 
 from assessor.models import Citation
 from assessor.scoring.kept import scores_refresh
+from assessor.work.roles import Role
 from assignment.selectors import FAMILY as CONDITIONS
 from metaeval.cell_items import CellError, cell_items
 from nuggets.models import Nugget
 from support.selectors import FAMILY as METHODS
+from tests.builders import make_user
 from tests.collection.answer_judges import judged_answer
 
 pytestmark = pytest.mark.django_db
@@ -79,3 +81,9 @@ def test_sources_without_item_labels_have_no_cell_page(judged, organizer_client)
         reverse("metaeval:cell"), {"a": "scores:none", "b": "support:gpt", "row": "FS", "column": "NS"}
     )
     assert response.status_code == 404
+
+
+def test_an_assessor_cannot_open_a_cell_page(judged, client):
+    client.force_login(make_user(Role.ASSESSOR))
+    query = {"a": "support:alice", "b": "support:gpt", "row": "FS", "column": "NS"}
+    assert client.get(reverse("metaeval:cell"), query).status_code == 403
