@@ -380,19 +380,59 @@ def _topic_level(x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, 
     }
 
 
+@dataclass(frozen=True)
+class Resamples:
+    """The bootstrap's resamples of the topics, each distinct one once: a comparison on a few topics draws the
+    same counts again and again (5 topics give at most 126 distinct draws in 1,000), and a draw's coefficients
+    are the same each time, so they are computed once a draw and counted as often as it was drawn."""
+
+    distinct: np.ndarray  # (distinct draws, topics): how often each topic is drawn
+    each: np.ndarray  # for each resample, in the order drawn, its row of `distinct`
+
+    @classmethod
+    def draw(cls, topics: int, *, samples: int, seed: int | None) -> "Resamples":
+        draws = rankcorr.topic_draws(topics, samples=samples, seed=seed)
+        distinct, each = np.unique(draws, axis=0, return_inverse=True)
+        return cls(distinct=distinct, each=np.asarray(each).reshape(-1))
+
+
+def _bootstrap_intervals(
+    a: np.ndarray, b: np.ndarray, resamples: Resamples, options: TauOptions
+) -> dict[str, tuple[float, float]]:
+    """rankcorr.bootstrap_intervals on the distinct resamples, each coefficient's percentiles taken over every
+    resample (a distinct one as often as it was drawn): the same intervals, in a fraction of the time."""
+    if a.shape[1] == 0 or a.shape[0] < 2:
+        return {name: (NAN, NAN) for name in rankcorr.COEFFICIENTS}
+    means_a = rankcorr.resampled_run_means(a, resamples.distinct, missing=options.missing)
+    means_b = rankcorr.resampled_run_means(b, resamples.distinct, missing=options.missing)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in rankcorr.COEFFICIENTS}
+    # In chunks of 25 resamples, as rankcorr.bootstrap_intervals takes them (the runs x runs arrays stay small).
+    for start in range(0, len(means_a), 25):
+        part = rankcorr.coefficients(
+            means_a[start : start + 25], means_b[start : start + 25], top_k=options.top_k, top_k_of=options.top_k_of
+        )
+        for name in rankcorr.COEFFICIENTS:
+            parts[name].append(part[name])
+    intervals = {}
+    for name in rankcorr.COEFFICIENTS:
+        column = np.concatenate(parts[name])[resamples.each]
+        column = column[~np.isnan(column)]
+        intervals[name] = (
+            (float(np.percentile(column, 2.5)), float(np.percentile(column, 97.5))) if len(column) else (NAN, NAN)
+        )
+    return intervals
+
+
 def _paired_taus(
-    a: Scores, b: Scores, paired: PairedScores, metric: str, options: TauOptions, draws: np.ndarray | None
+    a: Scores, b: Scores, paired: PairedScores, metric: str, options: TauOptions, resamples: "Resamples | None"
 ) -> TauResult:
     intervals: dict[str, tuple[float, float]] = {}
     if a.per_topic and b.per_topic:
         _, run_a, run_b = _paired_run_matrices(paired, metric, options)
         run_xs = rankcorr.exact_run_means(run_a, missing=options.missing) if len(run_a) else np.empty(0)
         run_ys = rankcorr.exact_run_means(run_b, missing=options.missing) if len(run_b) else np.empty(0)
-        if draws is not None and len(run_a):
-            found = rankcorr.bootstrap_intervals(
-                run_a, run_b, missing=options.missing, samples=len(draws), seed=None, top_k=options.top_k,
-                top_k_of=options.top_k_of, draws=draws,
-            )  # fmt: skip
+        if resamples is not None and len(run_a):
+            found = _bootstrap_intervals(run_a, run_b, resamples, options)
             intervals = {name: found[coefficient] for name, coefficient in RUN_COEFFICIENTS.items()}
     else:
         points = _table_run_means(a, b, metric)
@@ -418,11 +458,11 @@ def taus_compute_all(
 ) -> list[TauResult]:
     """The coefficients of each metric (the arrays are built once for all of them, the resamples drawn once)."""
     paired = paired_build(a, b, metrics)
-    draws = None
+    resamples = None
     topics = len(_selected_topics(paired, options))
     if options.bootstrap > 0 and topics and a.per_topic and b.per_topic:
-        draws = rankcorr.topic_draws(topics, samples=options.bootstrap, seed=options.seed)
-    return [_paired_taus(a, b, paired, metric, options, draws) for metric in metrics]
+        resamples = Resamples.draw(topics, samples=options.bootstrap, seed=options.seed)
+    return [_paired_taus(a, b, paired, metric, options, resamples) for metric in metrics]
 
 
 def taus_compute(a: Scores, b: Scores, metric: str, options: TauOptions = TauOptions()) -> TauResult:
