@@ -39,6 +39,15 @@ def mismatch_message(mismatch: RunsMismatch) -> str:
     )
 
 
+def _top_k(text: str) -> int:
+    """The form's top k (10 when empty), refused in the form's words when it is not a whole number."""
+    if not text.strip():
+        return 10
+    if not text.strip().isdigit():
+        raise ValueError(f"Top k must be a whole number of runs, not {text!r}")
+    return int(text)
+
+
 def _headings(top_k: int) -> list[tuple[str, str]]:
     return [(name, FIGURE_HEADINGS.get(name, f"Kendall over the truth's top {top_k}")) for name in figure_names(top_k)]
 
@@ -92,7 +101,7 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
     }
     if context["a"] and context["truth"]:
         try:
-            top_k = int(context["top_k"] or 10)
+            top_k = _top_k(context["top_k"])
             comparison = truth_build(
                 context["a"],
                 context["truth"],

@@ -41,6 +41,8 @@ def test_the_refusal_names_the_pages_choice_not_a_command_line_flag(organizer, t
     assert "--" not in page.split('role="alert">')[1].split("</p>")[0]
     short = text_of(organizer.get(reverse("metaeval:truth"), {**QUERY, "top_k": "2"}))
     assert "the top k must be at least 3 runs" in short and "--top-k" not in short
+    words = text_of(organizer.get(reverse("metaeval:truth"), {**QUERY, "top_k": "ten"}))
+    assert "Top k must be a whole number of runs, not 'ten'" in words and "invalid literal" not in words
 
 
 def test_a_topic_whose_scores_all_tie_shows_no_figures_and_the_note_counts_it(organizer, tmp_path):
