@@ -367,8 +367,9 @@ class ScoreSection:
         topic_url, answer_url = url_maker("collection:topic"), id_url_maker("collection:answer")
         return rows_html(
             [
-                _topic_answer_cell(topic_id, topic_url(topic_id), self.answer_ids.get(topic_id), answer_url),
+                cell(topic_id, css="mono", href=topic_url(topic_id)),
                 *(score_cell(metric, value) for metric, value in zip(self.metrics, values, strict=False)),
+                _answer_link_cell(self.answer_ids.get(topic_id), answer_url),
             ]
             for topic_id, values in self.rows
         )
@@ -400,8 +401,9 @@ def _run_section_key(source: KeptSource, run: Run) -> str:
     return f"collection:run-section:{source.pk}:{source.stamp}:{run.pk}"
 
 
-def _kept_run_sections(run: Run) -> dict[tuple[str, tuple[str, ...]], ScoreSection]:
-    """Every kept source's section of the run, without notes: from the cache, or read and rendered (and kept)."""
+def _kept_run_sections(run: Run, answer_ids: dict[str, int]) -> dict[tuple[str, tuple[str, ...]], ScoreSection]:
+    """Every kept source's section of the run, without notes: from the cache, or read and rendered (and kept), each
+    topic's row linking to the run's answer (`answer_ids`: its id by topic)."""
     sources = {(source.family, source_columns(source.name)): source for source in KeptSource.objects.all()}
     # A source without a stamp (never refreshed) is read every time.
     keys = {name: _run_section_key(source, run) for name, source in sources.items() if source.stamp}
@@ -415,6 +417,7 @@ def _kept_run_sections(run: Run) -> dict[tuple[str, tuple[str, ...]], ScoreSecti
             if family is None:
                 continue
             section = _score_section(family.source(name[1]).title, scores, run.run_id)
+            section.answer_ids = answer_ids
             section.rows_html  # noqa: B018  (rendered now, so that it is kept rendered)
             sections[name] = section
             if name in keys:
@@ -422,14 +425,11 @@ def _kept_run_sections(run: Run) -> dict[tuple[str, tuple[str, ...]], ScoreSecti
     return sections
 
 
-def _topic_answer_cell(topic_id: str, topic_href: str, answer_id: int | None, answer_url: Callable) -> str:
-    """A per-topic row's first cell: the topic's page, then the run's answer's page where the run answers it."""
-    topic = f'<a href="{escape(topic_href)}">{escape(topic_id)}</a>'
+def _answer_link_cell(answer_id: int | None, answer_url: Callable[[int], str]) -> str:
+    """A per-topic row's last cell: the run's answer's page of every judge's labels, where the run answers it."""
     if answer_id is None:
-        return f'<td class="mono">{topic}</td>'
-    return (
-        f'<td class="mono">{topic} <a class="small answer-link" href="{escape(answer_url(answer_id))}">labels</a></td>'
-    )
+        return "<td></td>"
+    return f'<td><a class="small answer-link" href="{escape(answer_url(answer_id))}">labels</a></td>'
 
 
 def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
@@ -441,8 +441,8 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
     missing: list[str] = []
     # The kept sections of every source in one read; with open work counted, each source computes its own.
     included = open_included()
-    kept = {} if included else _kept_run_sections(run)
     answer_ids = dict(Answer.objects.filter(run=run).values_list("topic_id", "id"))
+    kept = {} if included else _kept_run_sections(run, answer_ids)
     for family in registry.score_families:
         # The kept sources are those just read (`family_columns` would read them again).
         listed = (
@@ -457,8 +457,8 @@ def run_score_sections(*, run: Run) -> tuple[list[ScoreSection], list[str]]:
                 section = kept.get((family.name, columns))
                 if section is None:
                     section = _score_section(source.title, source.scores(runs=[run.run_id]), run.run_id)
+                    section.answer_ids = answer_ids
                 section.notes = notes[columns]
-                section.answer_ids = answer_ids
                 sections.append(section)
             except LookupError as exc:
                 missing.append(f"{source.title}: {exc}")

@@ -9,7 +9,9 @@ import pytest
 from django.urls import reverse
 
 from assessor.models import Job
+from assessor.scoring.kept import scores_refresh
 from assessor.work.roles import Role
+from assignment.selectors import FAMILY as CONDITIONS
 from tests.builders import make_answer, make_run, make_topic, make_user
 from tests.collection.answer_judges import FIRST_SENTENCE, GPT_REASONING, judged_answer
 
@@ -121,8 +123,14 @@ def test_the_list_of_disagreements_links_each_marked_row(page):
 
 def test_the_run_page_links_to_each_answer_page(organizer):
     judged = judged_answer()
+    scores_refresh(family=CONDITIONS, columns=("auto_edit", "alice"), topics=[judged.answer.topic_id])
     page = organizer.get(reverse("collection:run", args=["team.a"])).content.decode()
-    assert f'href="{reverse("collection:answer", args=[judged.answer.pk])}"' in page
+    url = reverse("collection:answer", args=[judged.answer.pk])
+    answers_table = page.split("<h2>Answers</h2>", 1)[1]
+    assert f'<td class="answer-link"><a href="{url}">labels by source</a></td>' in answers_table
+    # The condition's per-topic row of the topic links to the answer too.
+    scores = page.split("<h2>Scores per topic</h2>", 1)[1].split("<h2>Answers</h2>", 1)[0]
+    assert f'<td class="num">11</td><td><a class="small answer-link" href="{url}">labels</a></td></tr>' in scores
 
 
 def test_an_assessor_cannot_open_an_answer_page(client):

@@ -198,8 +198,11 @@ def test_the_run_page_shows_answers_and_per_topic_scores(organizer, small_collec
     # The per-topic rows, rendered in Python: a linked topic, four decimals, words whole, the mean below.
     topic_url = reverse("collection:topic", args=["2024-1"])
     assert f'<td class="mono"><a href="{topic_url}">2024-1</a></td><td class="num">0.7500</td>' in page
-    assert '<td class="num">0.8333</td><td class="num">0.6667</td><td class="num">10</td></tr>' in page
-    assert '<th class="num">0.6667</th><th class="num">10.0</th></tr></tfoot>' in page
+    # Each row ends with a link to the run's answer on the topic, its page of every judge's labels.
+    answer_url = reverse("collection:answer", args=[small_collection["good_answer"].pk])
+    answer_cell = f'<td><a class="small answer-link" href="{answer_url}">labels</a></td>'
+    assert f'<td class="num">0.8333</td><td class="num">0.6667</td><td class="num">10</td>{answer_cell}</tr>' in page
+    assert '<th class="num">0.6667</th><th class="num">10.0</th><th></th></tr></tfoot>' in page
     # The answers table: a row per topic with its query, sentences and words.
     assert f'<a href="{topic_url}">2024-1</a></td><td>how do bees see colour' in page
 
