@@ -173,11 +173,12 @@ class ComparisonPage:
     describe_errors: list[str]
 
 
-def describe_all(texts: list[str]) -> tuple[dict[str, dict], list[str]]:
+def describe_all(texts: list[str], loaded: Mapping[str, Scores] | None = None) -> tuple[dict[str, dict], list[str]]:
+    """Each source's descriptive statistics; `loaded`: scores already loaded, by source, not loaded again."""
     described, errors = {}, []
     for text in dict.fromkeys(texts):
         try:
-            described[text] = source_describe(source_parse(text))
+            described[text] = source_describe(source_parse(text), (loaded or {}).get(text))
         except SourceError as exc:
             errors.append(str(exc.args[0] if exc.args else exc))
     return described, errors
@@ -206,7 +207,8 @@ def page_compute(params: Params) -> ComparisonPage:
     comparison = comparison_from_query(params)
     metric = metric_of(params, comparison)
     plots = plot_data(comparison, metric) if metric else None
-    described, describe_errors = describe_all([str(comparison.a), str(comparison.b)])
+    loaded = {str(comparison.a): comparison.scores_a, str(comparison.b): comparison.scores_b}
+    described, describe_errors = describe_all([str(comparison.a), str(comparison.b)], loaded)
     if comparison.confusion is not None:
         # Krippendorff's alpha is computed on first use (a fifth of a second): now, so that it is kept too.
         comparison.confusion.alpha_ordinal  # noqa: B018

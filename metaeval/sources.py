@@ -253,8 +253,9 @@ def sources_confusion(a: Source, b: Source, *, partial_yes: bool = False) -> Con
     return confusion
 
 
-def source_describe(source: Source) -> dict[str, float | int]:
-    """The descriptive statistics of a source (the study's table)."""
+def source_describe(source: Source, scores: Scores | None = None) -> dict[str, float | int]:
+    """The descriptive statistics of a source (the study's table); `scores`, the source's scores when the caller
+    has loaded them already (a comparison has), are counted rather than loaded again."""
     if source.kind is SourceKind.SCORES:
         if source.name not in selectors.score_tables_list():
             raise _unknown(str(source), f"no score table named {source.name!r}")
@@ -265,7 +266,8 @@ def source_describe(source: Source) -> dict[str, float | int]:
             return family.describe(_columns(source))
         except LookupError as exc:
             raise _unknown(str(source), str(exc.args[0] if exc.args else exc)) from None
-    scores = source_scores(source)
+    if scores is None:
+        scores = source_scores(source)
     return {"topics": len(scores.topics), "runs": len(scores.runs), "rows": len(scores.per_topic)}
 
 

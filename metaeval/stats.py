@@ -380,6 +380,9 @@ def _topic_level(x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, 
     }
 
 
+BOOTSTRAP_CHUNK_CELLS = 25 * 146 * 146
+
+
 @dataclass(frozen=True)
 class Resamples:
     """The bootstrap's resamples of the topics, each distinct one once: a comparison on a few topics draws the
@@ -406,10 +409,15 @@ def _bootstrap_intervals(
     means_a = rankcorr.resampled_run_means(a, resamples.distinct, missing=options.missing)
     means_b = rankcorr.resampled_run_means(b, resamples.distinct, missing=options.missing)
     parts: dict[str, list[np.ndarray]] = {name: [] for name in rankcorr.COEFFICIENTS}
-    # In chunks of 25 resamples, as rankcorr.bootstrap_intervals takes them (the runs x runs arrays stay small).
-    for start in range(0, len(means_a), 25):
+    # In chunks whose runs x runs comparisons are no larger than 25 resamples' at TREC scale (146 runs), as
+    # rankcorr.bootstrap_intervals takes them there: few runs go in one chunk (each call costs its overhead).
+    chunk = max(25, BOOTSTRAP_CHUNK_CELLS // max(1, a.shape[0] ** 2))
+    for start in range(0, len(means_a), chunk):
         part = rankcorr.coefficients(
-            means_a[start : start + 25], means_b[start : start + 25], top_k=options.top_k, top_k_of=options.top_k_of
+            means_a[start : start + chunk],
+            means_b[start : start + chunk],
+            top_k=options.top_k,
+            top_k_of=options.top_k_of,
         )
         for name in rankcorr.COEFFICIENTS:
             parts[name].append(part[name])
