@@ -399,53 +399,102 @@ class Resamples:
         return cls(distinct=distinct, each=np.asarray(each).reshape(-1))
 
 
-def _bootstrap_intervals(
-    a: np.ndarray, b: np.ndarray, resamples: Resamples, options: TauOptions
-) -> dict[str, tuple[float, float]]:
-    """rankcorr.bootstrap_intervals on the distinct resamples, each coefficient's percentiles taken over every
-    resample (a distinct one as often as it was drawn): the same intervals, in a fraction of the time."""
-    if a.shape[1] == 0 or a.shape[0] < 2:
-        return {name: (NAN, NAN) for name in rankcorr.COEFFICIENTS}
-    means_a = rankcorr.resampled_run_means(a, resamples.distinct, missing=options.missing)
-    means_b = rankcorr.resampled_run_means(b, resamples.distinct, missing=options.missing)
+def _coefficients_stacked(x: np.ndarray, y: np.ndarray, options: TauOptions) -> dict[str, np.ndarray]:
+    """rankcorr.coefficients of each row pair (the leaderboards of every metric, or of every resample of every
+    metric) in a few calls: each call costs its overhead, and a row's coefficients do not depend on the others.
+    In chunks whose runs x runs comparisons are no larger than 25 resamples' at TREC scale (146 runs), as
+    rankcorr.bootstrap_intervals takes them there."""
+    chunk = max(25, BOOTSTRAP_CHUNK_CELLS // max(1, x.shape[1] ** 2))
     parts: dict[str, list[np.ndarray]] = {name: [] for name in rankcorr.COEFFICIENTS}
-    # In chunks whose runs x runs comparisons are no larger than 25 resamples' at TREC scale (146 runs), as
-    # rankcorr.bootstrap_intervals takes them there: few runs go in one chunk (each call costs its overhead).
-    chunk = max(25, BOOTSTRAP_CHUNK_CELLS // max(1, a.shape[0] ** 2))
-    for start in range(0, len(means_a), chunk):
+    for start in range(0, max(1, len(x)), chunk):
         part = rankcorr.coefficients(
-            means_a[start : start + chunk],
-            means_b[start : start + chunk],
-            top_k=options.top_k,
-            top_k_of=options.top_k_of,
+            x[start : start + chunk], y[start : start + chunk], top_k=options.top_k, top_k_of=options.top_k_of
         )
         for name in rankcorr.COEFFICIENTS:
             parts[name].append(part[name])
-    intervals = {}
-    for name in rankcorr.COEFFICIENTS:
-        column = np.concatenate(parts[name])[resamples.each]
-        column = column[~np.isnan(column)]
-        intervals[name] = (
-            (float(np.percentile(column, 2.5)), float(np.percentile(column, 97.5))) if len(column) else (NAN, NAN)
-        )
-    return intervals
+    return {name: np.concatenate(parts[name]) for name in rankcorr.COEFFICIENTS}
 
 
-def _paired_taus(
-    a: Scores, b: Scores, paired: PairedScores, metric: str, options: TauOptions, resamples: "Resamples | None"
-) -> TauResult:
-    intervals: dict[str, tuple[float, float]] = {}
-    if a.per_topic and b.per_topic:
-        _, run_a, run_b = _paired_run_matrices(paired, metric, options)
-        run_xs = rankcorr.exact_run_means(run_a, missing=options.missing) if len(run_a) else np.empty(0)
-        run_ys = rankcorr.exact_run_means(run_b, missing=options.missing) if len(run_b) else np.empty(0)
-        if resamples is not None and len(run_a):
-            found = _bootstrap_intervals(run_a, run_b, resamples, options)
-            intervals = {name: found[coefficient] for name, coefficient in RUN_COEFFICIENTS.items()}
-    else:
-        points = _table_run_means(a, b, metric)
-        run_xs, run_ys = np.array([p[1] for p in points]), np.array([p[2] for p in points])
-    run_level = rankcorr.coefficients(run_xs, run_ys, top_k=options.top_k, top_k_of=options.top_k_of)
+def _percentile_interval(column: np.ndarray) -> tuple[float, float]:
+    column = column[~np.isnan(column)]
+    if not len(column):
+        return (NAN, NAN)
+    low, high = np.percentile(column, [2.5, 97.5])
+    return (float(low), float(high))
+
+
+Matrices = list[tuple[np.ndarray, np.ndarray]]
+
+
+def _bootstrap_intervals(
+    matrices: Matrices, resamples: Resamples, options: TauOptions
+) -> list[dict[str, tuple[float, float]]]:
+    """rankcorr.bootstrap_intervals of each metric's (a, b) runs x topics, on the distinct resamples of all the
+    metrics at once, each coefficient's percentiles taken over every resample (a distinct one as often as it
+    was drawn): the same intervals, in a fraction of the time."""
+    runs, topics = matrices[0][0].shape
+    if topics == 0 or runs < 2:
+        return [{name: (NAN, NAN) for name in rankcorr.COEFFICIENTS} for _ in matrices]
+    means_a = np.vstack(
+        [rankcorr.resampled_run_means(a, resamples.distinct, missing=options.missing) for a, _ in matrices]
+    )
+    means_b = np.vstack(
+        [rankcorr.resampled_run_means(b, resamples.distinct, missing=options.missing) for _, b in matrices]
+    )
+    values = _coefficients_stacked(means_a, means_b, options)
+    drawn = len(resamples.distinct)
+    return [
+        {
+            name: _percentile_interval(values[name][place * drawn : (place + 1) * drawn][resamples.each])
+            for name in rankcorr.COEFFICIENTS
+        }
+        for place in range(len(matrices))
+    ]
+
+
+@dataclass(frozen=True)
+class _RunLevel:
+    """A metric's run means in a and b, their coefficients (RUN_COEFFICIENTS) and 95% intervals."""
+
+    xs: np.ndarray
+    ys: np.ndarray
+    coefficients: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+
+
+def _run_levels(
+    a: Scores, b: Scores, paired: PairedScores, metrics: Sequence[str], options: TauOptions, resamples: Resamples | None
+) -> list[_RunLevel]:
+    """Each metric's run level, the coefficients of every metric computed together (the same runs on each)."""
+    if not (a.per_topic and b.per_topic):
+        return [_table_run_level(a, b, metric, options) for metric in metrics]
+    matrices = [_paired_run_matrices(paired, metric, options)[1:] for metric in metrics]
+    means = [
+        tuple(rankcorr.exact_run_means(m, missing=options.missing) if len(m) else np.empty(0) for m in pair)
+        for pair in matrices
+    ]
+    point = _coefficients_stacked(np.array([x for x, _ in means]), np.array([y for _, y in means]), options)
+    intervals: list[dict[str, tuple[float, float]]] = [{} for _ in metrics]
+    if resamples is not None and len(matrices[0][0]):
+        intervals = [
+            {name: found[coefficient] for name, coefficient in RUN_COEFFICIENTS.items()}
+            for found in _bootstrap_intervals(matrices, resamples, options)
+        ]
+    return [
+        _RunLevel(xs, ys, {name: float(point[c][place]) for name, c in RUN_COEFFICIENTS.items()}, intervals[place])
+        for place, (xs, ys) in enumerate(means)
+    ]
+
+
+def _table_run_level(a: Scores, b: Scores, metric: str, options: TauOptions) -> _RunLevel:
+    """The run level of a metric from the run means of a table's `all` rows (no per-topic scores, no intervals)."""
+    points = _table_run_means(a, b, metric)
+    xs, ys = np.array([p[1] for p in points]), np.array([p[2] for p in points])
+    found = rankcorr.coefficients(xs, ys, top_k=options.top_k, top_k_of=options.top_k_of)
+    return _RunLevel(xs, ys, {name: float(found[c][0]) for name, c in RUN_COEFFICIENTS.items()}, {})
+
+
+def _paired_taus(paired: PairedScores, metric: str, options: TauOptions, run_level: _RunLevel) -> TauResult:
     x_matrix, y_matrix = paired.a[metric], paired.b[metric]
     scored = ~np.isnan(x_matrix) & ~np.isnan(y_matrix)
     if options.topics is not None:
@@ -454,10 +503,14 @@ def _paired_taus(
     topic_level = _topic_level(x_matrix.T.copy(), y_matrix.T.copy(), scored.T.copy())
     coefficients: dict[str, Any] = {
         **topic_level,
-        **{name: float(run_level[coefficient][0]) for name, coefficient in RUN_COEFFICIENTS.items() if name != "tau_run"},
+        **{name: value for name, value in run_level.coefficients.items() if name != "tau_run"},
     }
     return TauResult(
-        metric=metric, tau_run=kendall_tau_b(run_xs, run_ys), runs=len(run_xs), ci95=intervals, **coefficients
+        metric=metric,
+        tau_run=kendall_tau_b(run_level.xs, run_level.ys),
+        runs=len(run_level.xs),
+        ci95=run_level.intervals,
+        **coefficients,
     )
 
 
@@ -465,12 +518,17 @@ def taus_compute_all(
     a: Scores, b: Scores, metrics: Sequence[str], options: TauOptions = TauOptions()
 ) -> list[TauResult]:
     """The coefficients of each metric (the arrays are built once for all of them, the resamples drawn once)."""
+    if not metrics:
+        return []
     paired = paired_build(a, b, metrics)
     resamples = None
     topics = len(_selected_topics(paired, options))
     if options.bootstrap > 0 and topics and a.per_topic and b.per_topic:
         resamples = Resamples.draw(topics, samples=options.bootstrap, seed=options.seed)
-    return [_paired_taus(a, b, paired, metric, options, resamples) for metric in metrics]
+    run_levels = _run_levels(a, b, paired, metrics, options, resamples)
+    return [
+        _paired_taus(paired, metric, options, run_level) for metric, run_level in zip(metrics, run_levels, strict=True)
+    ]
 
 
 def taus_compute(a: Scores, b: Scores, metric: str, options: TauOptions = TauOptions()) -> TauResult:
