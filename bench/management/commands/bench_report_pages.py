@@ -19,9 +19,9 @@ Each page is requested `--repeat` times after one warming request: the median an
 of one request. `--load N` first starts N processes that keep a CPU busy each (stopped at the end), as a
 machine shared with test suites is. The target is under 500 ms a page on the loaded machine.
 
-Measured on a 2-core machine shared with other work, SQLite, `--repeat 7 --load 2`:
-
-    (see docs/metaeval.md, "How fast the report family's pages are")
+The numbers measured before and after the comparisons were made fast are in docs/metaeval.md, "How fast the
+report family's pages are"; `--profile PAGE` prints where one request of a page spends its time (cProfile,
+PROFILE_LINES functions, 40 by default).
 """
 
 import io
@@ -229,7 +229,7 @@ def _profile(client: Client, page: Page) -> None:
     client.get(path)
     profiler.disable()
     out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(int(os.environ.get("PROFILE_LINES", "40")))
     print(f"--- profile of {page.name}\n{out.getvalue()}", file=sys.stderr)
 
 
