@@ -38,7 +38,6 @@ from typing import NamedTuple
 from urllib.parse import urlencode
 
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
@@ -133,7 +132,6 @@ def _comparison_forget() -> None:
     from metaeval.models import KeptComparison
 
     KeptComparison.objects.all().delete()
-    cache.clear()
 
 
 def _work_path(username: str, kind_word: str) -> str:
