@@ -70,6 +70,9 @@ def launch(page, label: str, fields: dict[str, str], selects: dict[str, str] | N
     expect(page.locator("#job-status")).to_have_text("done")
     expect(page.locator("#job-status")).to_be_in_viewport()
     expect(page.locator("#progress")).to_contain_text(re.compile(r"\d+ done, 0 failed"))
+    # What it made, linked from the job's page, on the first screen.
+    expect(page.locator("#job-output")).to_contain_text(f"What it made: {fields['Name']}")
+    expect(page.locator("#job-output a")).to_be_in_viewport()
 
 
 def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, llm_server, worker_inline, tmp_path):
@@ -136,6 +139,11 @@ def test_the_kiddie_collection_through_the_report_family_in_chromium(open_as, ll
     page.locator("input[type=checkbox][value='bee']").check()
     page.get_by_label("Assessor").select_option(label="pat")
     page.get_by_label("Condition").select_option("bank_auto_edit")
+    # The bank to start from is listed with its provenance: the one counted LLM bank, chosen and shown.
+    choice = page.get_by_role("radio", name=re.compile(r"^pn-bank: job \d+, model .+; 10 questions"))
+    expect(choice).to_be_checked()
+    choice.scroll_into_view_if_needed()
+    expect(choice).to_be_in_viewport()
     page.get_by_role("button", name="Give").click()
     expect(page.locator(".messages li.success")).to_contain_text(re.compile(r"[Gg]iven to pat"))
     expect(page.locator("body")).to_contain_text("Question bank post-edit")
