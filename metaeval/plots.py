@@ -7,7 +7,7 @@ concurrent requests never draw on each other's figure.
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -18,7 +18,6 @@ from django.utils.safestring import SafeString, mark_safe
 matplotlib.use("Agg")
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.backends.backend_svg import FigureCanvasSVG  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from assessor.scoring.scores import Scores, ranked_run_ids  # noqa: E402
@@ -126,50 +125,60 @@ def run_mean_intervals(
     ]
 
 
-def _mark_id(index: int) -> str:
-    return f"run-mark-{index}"
+# The leaderboards' plot, drawn as SVG by hand: a page waits on it, and matplotlib took about half a second to
+# draw a few dozen runs (docs/metaeval.md, "How fast the report family's pages are").
+PLOT_WIDTH, LABEL_WIDTH, ROW_HEIGHT, AXIS_HEIGHT, PLOT_MARGIN = 634, 150, 21, 44, 12
+
+
+def _ticks(low: float, high: float) -> list[float]:
+    """About five round values spanning [low, high] (1, 2 or 5 times a power of ten apart)."""
+    span = (high - low) or 1.0
+    raw = span / 5
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(power * factor for factor in (1, 2, 5, 10) if power * factor >= raw)
+    first = math.floor(low / step) * step
+    return [first + step * n for n in range(int(math.ceil((high - first) / step + 1e-9)) + 1)]
+
+
+def _x_scale(intervals: Sequence[RunInterval]) -> tuple[list[float], Callable[[float], float]]:
+    values = [value for interval in intervals for value in (interval.low, interval.mean, interval.high)] or [0.0]
+    ticks = _ticks(min(values), max(values))
+    low, high = ticks[0], ticks[-1] if ticks[-1] > ticks[0] else ticks[0] + 1
+    right = PLOT_WIDTH - PLOT_MARGIN
+    return ticks, lambda value: LABEL_WIDTH + (value - low) / (high - low) * (right - LABEL_WIDTH)
 
 
 def means_svg(intervals: Sequence[RunInterval], *, metric: str) -> SafeString:
     """The runs top to bottom in the given order, each a dot at its mean on a line over its interval, as an
-    inline <svg>; each run's mark is a <g class="run-mark" data-run="..."> with a <title> of its figures."""
-    height = 0.6 + 0.22 * max(len(intervals), 1)  # a run a line of text, so that the table stays near
-    figure = Figure(figsize=(6.6, height), dpi=96, layout="constrained")
-    FigureCanvasSVG(figure)
-    axes = figure.add_subplot()
-    for y, interval in enumerate(intervals):
-        # One artist a run (one <g> in the SVG): the line over the interval, the dot at the mean.
-        (mark,) = axes.plot(
-            [interval.low, interval.mean, interval.high],
-            [y, y, y],
-            color="#1f5fbf",
-            linewidth=1.6,
-            marker="o",
-            markersize=5,
-            markevery=[1],
-            solid_capstyle="butt",
+    inline <svg>; each run's mark is a <g class="run-mark" data-run="..."> with a <title> of its figures, its name
+    at its left, so that the page's text names the runs in the leaderboard's order."""
+    ticks, x = _x_scale(intervals)
+    rows_bottom = PLOT_MARGIN + ROW_HEIGHT * max(len(intervals), 1)
+    height = rows_bottom + AXIS_HEIGHT
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{PLOT_WIDTH}" height="{height}" '
+        f'viewBox="0 0 {PLOT_WIDTH} {height}" font-family="sans-serif" font-size="11" role="img">'
+    ]
+    for tick in ticks:
+        at = f"{x(tick):.1f}"
+        parts.append(
+            f'<line x1="{at}" x2="{at}" y1="{PLOT_MARGIN}" y2="{rows_bottom}" stroke="#ccc" stroke-width="0.5"/>'
         )
-        mark.set_gid(_mark_id(y))
-    # The first run at the top: the y axis runs downwards, so that the tick labels, too, come in the SVG (and
-    # the page's text) in the leaderboard's order.
-    axes.set_yticks(range(len(intervals)), [interval.run for interval in intervals], fontsize=8)
-    axes.set_ylim(max(len(intervals), 1) - 0.3, -0.7)
-    axes.set_xlabel(f"mean {metric} over topics, with its 95% bootstrap interval", fontsize=8)
-    axes.tick_params(axis="x", labelsize=8)
-    axes.grid(True, axis="x", linewidth=0.3, alpha=0.6)
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "leaderboard"}):
-        figure.savefig(buffer, format="svg")
-    svg = buffer.getvalue()
-    svg = svg[svg.index("<svg") :]
+        parts.append(f'<text x="{at}" y="{rows_bottom + 14}" text-anchor="middle">{tick:g}</text>')
     for index, interval in enumerate(intervals):
+        y = PLOT_MARGIN + ROW_HEIGHT * index + ROW_HEIGHT / 2
         title = f"{interval.run}: mean {interval.mean:.4f}, 95% interval {interval.low:.4f} to {interval.high:.4f}"
-        svg = svg.replace(
-            f'<g id="{_mark_id(index)}">',
-            f'<g id="{_mark_id(index)}" class="run-mark" data-run="{escape(interval.run)}"><title>{escape(title)}</title>',
-            1,
+        parts.append(
+            f'<g class="run-mark" data-run="{escape(interval.run)}"><title>{escape(title)}</title>'
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 4:.1f}" text-anchor="end">{escape(interval.run)}</text>'
+            f'<line x1="{x(interval.low):.1f}" x2="{x(interval.high):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+            'stroke="#1f5fbf" stroke-width="1.6"/>'
+            f'<circle cx="{x(interval.mean):.1f}" cy="{y:.1f}" r="3.5" fill="#1f5fbf"/></g>'
         )
-    return mark_safe(svg)  # noqa: S308 - matplotlib's own SVG, the run ids escaped
+    label = f"mean {metric} over topics, with its 95% bootstrap interval"
+    middle = (LABEL_WIDTH + PLOT_WIDTH - PLOT_MARGIN) / 2
+    parts.append(f'<text x="{middle:.1f}" y="{rows_bottom + 34}" text-anchor="middle">{escape(label)}</text></svg>')
+    return mark_safe("".join(parts))  # noqa: S308 - every text from the data is escaped
 
 
 def leaderboard_plot(scores: Scores, metric: str) -> dict:

@@ -389,12 +389,11 @@ def _runs_refresh(
     for run_pk in runs:
         row = kept_rows.get(run_pk)
         before = row.answered if row is not None else 0
-        known = (
-            {metric: sum_read(row.exact_sums.get(metric)) for metric in metrics}
-            if row is not None
-            else dict.fromkeys(metrics, Fraction(0))
-        )
-        if counts.get(run_pk, 0) != before - len(removed[run_pk]) + len(added[run_pk]) or None in known.values():
+        known = dict.fromkeys(metrics, Fraction(0))  # a run new to the source sums from nothing
+        if row is not None:
+            read = {metric: sum_read(row.exact_sums.get(metric)) for metric in metrics}
+            known = {metric: total for metric, total in read.items() if total is not None}
+        if counts.get(run_pk, 0) != before - len(removed[run_pk]) + len(added[run_pk]) or len(known) != len(metrics):
             summed_again.add(run_pk)
             continue
         totals[run_pk] = {
