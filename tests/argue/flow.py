@@ -70,3 +70,15 @@ def flow_collection_make() -> FlowCollection:
     for topic, questions in BANKS.items():
         bank_store(topic_id=topic, name="gold", questions=questions, source=source, imported_from=batch)
     return FlowCollection(a_f1=a_f1, b_f1=b_f1, a_f2=a_f2, a_f3=a_f3, a_f4=a_f4, a_f5=a_f5)
+
+
+# The people's answers, by (run, sentence index), row by row as the page asks them: a citing sentence its
+# documents then its gold answers; an uncited one "needs a citation?" then "first instance?" (not of s0).
+PEOPLE = {
+    ("A", 0): ["yes", "yes"],
+    ("A", 1): ["yes", "yes"],
+    ("A", 2): ["no", "yes"],  # needs none: its "first instance" counts for nothing
+    ("A", 3): ["yes", "no"],
+    ("A", 4): ["no", "no"],
+    ("B", 0): ["yes", "yes"],
+}

@@ -15,7 +15,7 @@ from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Topic
 from assessor.work.roles import Role
 from nuggets.models import GoldAnswer
-from tests.argue.flow import F1_TEXTS, flow_collection_make
+from tests.argue.flow import F1_TEXTS, PEOPLE, flow_collection_make
 from tests.argue.pages import SCRIPT, client_for, judge_all, page_of, rows_of
 from tests.builders import make_user
 from tests.llm_server import Reply
@@ -148,18 +148,6 @@ def test_negative_assertions_are_an_option(llm_server, flow):
     a = argue_scores_from_labels(name="negatives").per_topic[("A", "f5")]
     # covered 1/1; no sentence counted in sentence support (0/0 = 0), so F1 0
     assert (a["nugget_coverage"], a["rewarded"], a["sentence_support"], a["f1"]) == (1, 1, 0, 0)
-
-
-# The people's answers, by (run, sentence index), row by row as the page asks them: a citing sentence its
-# documents then its gold answers; an uncited one "needs a citation?" then "first instance?" (not of s0).
-PEOPLE = {
-    ("A", 0): ["yes", "yes"],
-    ("A", 1): ["yes", "yes"],
-    ("A", 2): ["no", "yes"],  # needs none: its "first instance" counts for nothing
-    ("A", 3): ["yes", "no"],
-    ("A", 4): ["no", "no"],
-    ("B", 0): ["yes", "yes"],
-}
 
 
 def test_people_are_asked_the_same_questions_on_the_sentence_pages(flow):

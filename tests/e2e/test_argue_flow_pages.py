@@ -11,7 +11,7 @@ from argue.judging import argue_work_give, topic_plan
 from argue.models import UncitedAttestation
 from assessor.models import AssessorWork, Topic
 from assessor.work.roles import Role
-from tests.argue.flow import flow_collection_make
+from tests.argue.flow import PEOPLE, flow_collection_make
 from tests.argue.pages import client_for, page_of, post, rows_of
 from tests.builders import make_user
 from tests.e2e.keys import press, submit
@@ -19,18 +19,6 @@ from tests.e2e.keys import press, submit
 expect = pytest.importorskip("playwright.sync_api", reason="browser tests need the playwright package").expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-# Each sentence page's rows, as the person answers them (the LLM's answers in tests/argue/test_argue_flow.py):
-# A's s0 (its citation, Ann), s1 (needs a citation, first instance), s2 (needs none), s3 (needs one, a repeat),
-# s4 (its citation, Ann), and B's s0.
-PEOPLE = {
-    ("A", 0): ["yes", "yes"],
-    ("A", 1): ["yes", "yes"],
-    ("A", 2): ["no", "yes"],  # needs none: its "first instance" counts for nothing
-    ("A", 3): ["yes", "no"],
-    ("A", 4): ["no", "no"],
-    ("B", 0): ["yes", "yes"],
-}
 
 
 def test_the_uncited_checks_on_the_page_and_the_figures_on_the_boards(open_as):
