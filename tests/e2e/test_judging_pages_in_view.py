@@ -95,10 +95,18 @@ def test_the_grades_scale_stays_in_view_at_the_last_question(open_as, tmp_path):
     last = rows.last
     # The last question starts below the first screen: the page has to scroll to it.
     assert last.bounding_box()["y"] > SCREEN["height"]
-    # The whole scale and the report's first line on the first screen, at the middle question, at the last.
-    for where, row in (("first", rows.first), ("middle", rows.nth(len(QUESTIONS) // 2)), ("last", last)):
-        row.scroll_into_view_if_needed()
-        expect(row).to_be_in_viewport()
-        expect(scale).to_be_in_viewport(ratio=1)
-        expect(page.locator("#report-sentences li").first).to_be_in_viewport()
-        page.screenshot(path=str(shots_dir(tmp_path) / f"grading-{where}-question.png"))
+    # The whole scale and the report's first line on the first screen, at the middle question, at the last: on
+    # every report's page, since the reports' order (and so the first page's report) is drawn per assessor.
+    checked = []
+    for number in range(1, 5):
+        if number > 1:
+            page.goto(f"/grades/work/{work.pk}/report/{number}/")
+            page.wait_for_function("window.judgePage !== undefined")
+        for where, row in (("first", rows.first), ("middle", rows.nth(len(QUESTIONS) // 2)), ("last", rows.last)):
+            row.scroll_into_view_if_needed()
+            expect(row).to_be_in_viewport()
+            expect(scale).to_be_in_viewport(ratio=1)
+            expect(page.locator("#report-sentences li").first).to_be_in_viewport()
+            page.screenshot(path=str(shots_dir(tmp_path) / f"grading-{number}-{where}-question.png"))
+            checked.append((number, where))
+    assert len(checked) == 12
