@@ -41,7 +41,7 @@ from assessor.importing.base import (
     read_jsonl,
     required_json_id,
 )
-from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.pipeline import Changes, LabelsImport
 from assessor.models import Answer, Citation, Sentence
 from assessor.sources import import_source_claim
 from nuggets.banks import Question, bank_questions
@@ -258,7 +258,7 @@ def argue_import(*, path: Path, name: str, bank: str, replace: bool = False, use
     return ArgueImport(path=path, name=name, bank=bank, replace=replace, user=user).run()
 
 
-class ArgueImport(RecordImport[ArgueLine, int, JudgedReport, ImportResult]):
+class ArgueImport(LabelsImport[ArgueLine, int, JudgedReport, ImportResult]):
     """One judged report a line, keyed by the stored report; a report's judgments are compared and replaced whole."""
 
     kind = IMPORT_ARGUE
@@ -319,9 +319,6 @@ class ArgueImport(RecordImport[ArgueLine, int, JudgedReport, ImportResult]):
         judged = self.stored_judged[stored.answer_id]
         judged.kept, judged.check_all, judged.negatives = stored.kept, stored.check_all, stored.negatives
         return self.resolved[line.line].same_as(judged)
-
-    def replaceable(self, stored: JudgedReport) -> bool:
-        return stored.imported_from_id is not None
 
     def conflict(self, stored: JudgedReport, line: ArgueLine) -> ImportFailure:
         return ImportFailure(

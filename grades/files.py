@@ -29,7 +29,7 @@ from assessor.importing.base import (
     read_jsonl,
     required_json_id,
 )
-from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.pipeline import Changes, LabelsImport
 from assessor.models import Answer
 from assessor.sources import import_source_claim
 from grades.kinds import GRADES_FAMILY, IMPORT_GRADES
@@ -89,7 +89,7 @@ def grades_import(*, path: Path, name: str, bank: str, replace: bool = False, us
 GradeKey = tuple[int, int]  # (answer id, question id)
 
 
-class GradesImport(RecordImport[GradeLine, GradeKey, GradeLabel, ImportResult]):
+class GradesImport(LabelsImport[GradeLine, GradeKey, GradeLabel, ImportResult]):
     """A grade per report and question of a bank: a report's graded documents give the question's highest grade."""
 
     kind = IMPORT_GRADES
@@ -170,9 +170,6 @@ class GradesImport(RecordImport[GradeLine, GradeKey, GradeLabel, ImportResult]):
 
     def same(self, stored: GradeLabel, line: GradeLine) -> bool:
         return stored.label == line.grade
-
-    def replaceable(self, stored: GradeLabel) -> bool:
-        return stored.imported_from_id is not None
 
     def conflict(self, stored: GradeLabel, line: GradeLine) -> ImportFailure:
         return ImportFailure(

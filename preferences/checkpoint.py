@@ -28,7 +28,7 @@ from assessor.importing.base import (
     read_jsonl,
     required_json_id,
 )
-from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.pipeline import Changes, LabelsImport
 from assessor.models import Answer
 from assessor.scoring.lifecycle import labels_counted
 from assessor.sources import import_source_claim
@@ -110,7 +110,7 @@ def _stored_run(run_id: str, runs: set[str], aliases: dict[str, str], *, path: P
 Pair = tuple[int, int]  # (answer of passage 1, answer of passage 2), as the line has them
 
 
-class PreferencesImport(RecordImport[Comparison, Pair, PreferenceLabel, ImportResult]):
+class PreferencesImport(LabelsImport[Comparison, Pair, PreferenceLabel, ImportResult]):
     """One preference a pair of reports: a pair and its flipped copy are one, in the orientation first written."""
 
     kind = IMPORT_PREFERENCES
@@ -190,9 +190,6 @@ class PreferencesImport(RecordImport[Comparison, Pair, PreferenceLabel, ImportRe
 
     def same(self, stored: PreferenceLabel, line: Comparison) -> bool:
         return stored.label == self._value(stored, line)
-
-    def replaceable(self, stored: PreferenceLabel) -> bool:
-        return stored.imported_from_id is not None
 
     def conflict(self, stored: PreferenceLabel, line: Comparison) -> ImportFailure:
         return ImportFailure(

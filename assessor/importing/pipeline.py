@@ -23,12 +23,13 @@ nugget lists) replaces `chunk_import` and keeps the rest.
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from django.contrib.auth.models import User
 
 from assessor.importing.base import CHUNK_LINES, ImportFailure, ImportResult, chunked, import_file
 from assessor.importing.staging import Writes
+from assessor.models import Provenance
 
 Line = TypeVar("Line")
 Key = TypeVar("Key", bound=Hashable)
@@ -168,3 +169,11 @@ class RecordImport(Generic[Line, Key, Stored, Result]):
             changes.changed[key] = (stored, line)
         else:
             raise self.conflict(stored, line)
+
+
+class LabelsImport(RecordImport[Line, Key, Stored, Result]):
+    """An importer of labels (rows with Provenance): under `replace`, a file replaces only what a file made, never
+    a person's label or an LLM's."""
+
+    def replaceable(self, stored: Stored) -> bool:
+        return cast(Provenance, stored).imported_from_id is not None

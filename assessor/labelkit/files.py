@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from assessor.importing.base import ImportFailure, read_jsonl, require
-from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.pipeline import Changes, LabelsImport
 from assessor.labelkit.spec import AnswerLabels
 from assessor.models import Answer
 from assessor.scoring.lifecycle import labels_counted
@@ -16,7 +16,7 @@ from assessor.sources import import_source_claim
 Line = tuple[int, dict[str, Any]]  # (line number, the line's record)
 
 
-class AnswerLabelsImport(RecordImport[Line, int, Any, Any]):
+class AnswerLabelsImport(LabelsImport[Line, int, Any, Any]):
     """The registry's `Importer.function` of an `AnswerLabels`: a line a label, keyed by its answer."""
 
     chunk_size = None  # the whole file resolves at once
@@ -59,9 +59,6 @@ class AnswerLabelsImport(RecordImport[Line, int, Any, Any]):
 
     def same(self, stored: Any, line: Line) -> bool:
         return bool(stored.label == line[1][self.spec.noun])
-
-    def replaceable(self, stored: Any) -> bool:
-        return stored.imported_from_id is not None
 
     def conflict(self, stored: Any, line: Line) -> ImportFailure:
         message = f"{self.name!r} holds {stored.label!r} for this answer; import with replace to change it"
