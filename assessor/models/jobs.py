@@ -73,6 +73,8 @@ class Job(models.Model):
     calls = models.PositiveIntegerField(default=0)
     tokens_in = models.PositiveBigIntegerField(default=0)
     tokens_out = models.PositiveBigIntegerField(default=0)
+    # Of tokens_in, those the provider served from its prompt cache (priced at the endpoint's cached rate).
+    tokens_cached = models.PositiveBigIntegerField(default=0)
     # In pico-dollars (10^-12 $): a call's cost is exact at any price of six decimals per million tokens, so the
     # job's sum is exact on every database and rounded once, when shown.
     cost_picodollars = models.PositiveBigIntegerField(default=0)
@@ -146,6 +148,8 @@ class LLMCall(models.Model):
     raw_response = models.TextField(blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
+    # Of tokens_in, those the provider reported served from its prompt cache (usage.prompt_tokens_details).
+    tokens_cached = models.PositiveIntegerField(default=0)
     latency_ms = models.PositiveIntegerField(default=0)
     cost_picodollars = models.PositiveBigIntegerField(default=0)  # exact, as the job's
     # The request reached the endpoint (answered with any status, or timed out waiting): a call paid. False: it
@@ -202,6 +206,11 @@ class LLMEndpoint(models.Model):
     concurrency = models.PositiveIntegerField(default=8)
     price_input = models.FloatField(default=0.0, help_text="US dollars per million input tokens.")
     price_output = models.FloatField(default=0.0, help_text="US dollars per million output tokens.")
+    price_cached_input = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="US dollars per million cached input tokens. Empty: the input price (no discount known).",
+    )
     temperature = models.FloatField(default=0.0)
     timeout = models.FloatField(default=60.0, help_text="Seconds per call.")
     created_by = models.ForeignKey(
