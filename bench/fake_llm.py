@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from assessor.jobs.llm.fake_rules import first_words
 from assessor.registry import registry
+from bench.fake_batches import FakeBatches, add_arguments, configure
 
 __all__ = ["FakeLLMServer", "Reply", "first_words", "model_answer", "token_logprobs"]
 
@@ -134,6 +135,8 @@ class FakeLLMServer:
         self.in_flight_by_model: Counter[str] = Counter()
         self.max_in_flight_by_model: Counter[str] = Counter()
         self._server: ThreadingHTTPServer | None = None
+        # OpenAI's Files and Batch APIs, answered by the same rules; its knobs and counters (bench.fake_batches).
+        self.batches = FakeBatches(self)
 
     # --- control -----------------------------------------------------------
     def start(self, port: int = 0) -> "FakeLLMServer":
@@ -172,6 +175,7 @@ class FakeLLMServer:
             self.max_in_flight = 0
             self.requests_by_model.clear()
             self.max_in_flight_by_model.clear()
+        self.batches.reset()
 
     # --- serving -------------------------------------------------------------
     def _next_reply(self, body: dict, api_key: str) -> Reply:
@@ -251,12 +255,20 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:
+            if fake.batches.serve(self, "GET"):
+                return
             if self.path.split("?", 1)[0].rstrip("/").endswith("/stats"):
                 self._send(200, fake.stats(), {})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
 
+        def do_DELETE(self) -> None:
+            if not fake.batches.serve(self, "DELETE"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}}, {})
+
         def do_POST(self) -> None:
+            if fake.batches.serve(self, "POST"):
+                return
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             if not self.path.split("?", 1)[0].endswith("/chat/completions"):
@@ -307,9 +319,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
     parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
     parser.add_argument("--flip", action="store_true", help="turn every label round: a second model that disagrees")
+    add_arguments(parser)
     args = parser.parse_args()
     _django_setup()
     server = FakeLLMServer(latency=args.latency, flip=args.flip).start(port=args.port)
+    configure(server.batches, args)
     print(server.url, flush=True)
 
     def stop(*_args) -> None:
