@@ -43,6 +43,7 @@ from bench.processes import (
     workers_stop,
 )
 from bench.request_bench import TARGET_MS, requests_time, response_ok
+from bench.tidy import bench_leftovers, database_tidied
 
 
 class Command(BaseCommand):
@@ -60,6 +61,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         self.stdout.write(f"load average at the start: {load_average()}")
+        self.stdout.write(bench_leftovers())
         if not options["skip_llm"]:
             self._llm(options)
         if not options["skip_page"]:
@@ -82,6 +84,7 @@ class Command(BaseCommand):
             f"built {options['topics']} requests x {options['runs']} reports of {options['sentences']} sentences, "
             f"banks of {options['questions']} questions (bench-{tag})"
         )
+        self.stdout.write(database_tidied())
         server, url = fake_server_start(options["latency"])
         try:
             config = LLMConfig(model=f"bench-{tag}-argue", base_url=url, concurrency=options["concurrency"])
@@ -115,6 +118,7 @@ class Command(BaseCommand):
     # --- the people's page -------------------------------------------------------------------------------
 
     def _page(self, options: dict) -> None:
+        self.stdout.write(database_tidied())
         with transaction.atomic():
             roles_ensure()
             tag = uuid.uuid4().hex[:8]
@@ -124,6 +128,7 @@ class Command(BaseCommand):
             assessor = User.objects.create(username=f"bench-argue-assessor-{tag}")
             user_set_role(assessor, Role.ASSESSOR)
             work = argue_work_give(topic=Topic.objects.get(pk=built.topics[0]), assessor=assessor, by=None)
+            self.stdout.write(database_tidied())
             page = sentence_page_load(work=work, number=1)
             assert page is not None
             client = Client()

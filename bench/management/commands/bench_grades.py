@@ -29,6 +29,7 @@ from bench.processes import (
     workers_start,
     workers_stop,
 )
+from bench.tidy import bench_leftovers, database_tidied
 from grades.llm import grades_job_create
 from nuggets.banks import Question, bank_store
 from nuggets.kinds import IMPORT_NUGGETS
@@ -49,7 +50,9 @@ class Command(BaseCommand):
         redis_url = workers_broker("bench_grades", options["redis"])
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
+        self.stdout.write(bench_leftovers())
         topics, bank = self._build(tag, options["topics"], options["runs"], options["questions"])
+        self.stdout.write(database_tidied())
         server, url = fake_server_start(options["latency"])
         try:
             config = LLMConfig(model=f"bench-{tag}-grades", base_url=url, concurrency=options["concurrency"])

@@ -23,6 +23,7 @@ from django.db import connection
 from assessor.importing import staging
 from bench.collection_data import benchmark_collection_build, peak_rss_mib
 from bench.lock_watch import WriteLockWatch
+from bench.tidy import database_tidied
 
 
 class Command(BaseCommand):
@@ -63,6 +64,7 @@ class Command(BaseCommand):
         quiet = open(os.devnull, "w")
         call_command("import_topics", str(paths["topics"]), stdout=quiet)
         call_command("import_segments", str(paths["segments"]), stdout=quiet)
+        self._say(database_tidied())
         staging_sizes: list[int] = []
         close = staging.Writes.close
 

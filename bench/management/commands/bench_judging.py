@@ -54,6 +54,7 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
+from bench.tidy import database_tidied
 from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 from support import kinds as support_kinds
@@ -133,6 +134,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         repeat = max(1, options["repeat"])
         size = (options["answers"], options["sentences"], options["nuggets"])
+        self.stdout.write(database_tidied())
         with transaction.atomic():
             roles_ensure()
             large = self.measure(*size, repeat=repeat, tag="large")
@@ -148,6 +150,7 @@ class Command(BaseCommand):
         assessor_client, organizer_client, works, nugget_id = self.scenario(
             answers=answers, sentences=sentences, nuggets=nuggets, tag=tag
         )
+        self.stdout.write(f"{tag} topic built; " + database_tidied())
         assign, scratch, postedit = works
         state = {"assign": "", "support": ""}
         served = ServedPost(assessor_client)

@@ -48,6 +48,7 @@ from bench.processes import (
     workers_start,
     workers_stop,
 )
+from bench.tidy import bench_leftovers, database_tidied
 from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 
@@ -132,7 +133,9 @@ class Command(BaseCommand):
         per_answer = -(-options["nuggets"] // BATCH_SIZE)
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
+        self.stdout.write(bench_leftovers())
         nuggets_name, answer_ids = self._build(tag, max(options["calls"]) // per_answer, options)
+        self.stdout.write(database_tidied())
         server, url = self._start_server(options["latency"])
         try:
             client_ms = client_cpu_per_call(url, options)

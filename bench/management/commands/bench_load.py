@@ -36,6 +36,7 @@ from assignment.models import AssignmentLabel
 from bench.http_site import Reply, SiteError, Visitor, label_forms, label_post
 from bench.serving import ServedSite
 from bench.throwaway import throwaway_database
+from bench.tidy import database_tidied
 from nuggets import kinds as nugget_kinds
 from nuggets.models import Nugget, NuggetSet
 
@@ -165,6 +166,7 @@ class Command(BaseCommand):
             folder = Path(scratch)
             with throwaway_database(folder, prefix="assessor_load"):
                 loads = self._build(options)
+                self.stdout.write(database_tidied())
                 self._run(folder, loads, options)
 
     def _build(self, options: dict) -> list[AssessorLoad]:

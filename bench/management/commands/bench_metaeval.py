@@ -222,12 +222,11 @@ class Command(BaseCommand):
         from metaeval.stats import TauOptions, taus_compute_all
 
         a_text, b_text = f"{NUGGETS}/{CONDITIONS[0]}", f"{NUGGETS}/{CONDITIONS[1]}"
-        # Fresh planner statistics, as autovacuum (PostgreSQL) or a periodic ANALYZE keeps them after
-        # a bulk import: without them the planner guesses a table holds a row and picks nested loops.
-        started = time.perf_counter()
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-        self._say(f"{'ANALYZE':<58} {time.perf_counter() - started:8.2f} s")
+        # Fresh planner statistics and no dead rows, as autovacuum (PostgreSQL) or a periodic ANALYZE keeps them
+        # after a bulk import: without them the planner guesses a table holds a row and picks nested loops.
+        from bench.tidy import database_tidied
+
+        self._say(database_tidied())
         scores_a, scores_b = self._scores_load()
         self._say(
             f"scale: {len(scores_a.runs)} runs, {len(scores_a.topics)} topics, "

@@ -29,6 +29,7 @@ from bench.processes import (
     workers_start,
     workers_stop,
 )
+from bench.tidy import bench_leftovers, database_tidied
 from preferences.llm import preferences_job_create
 from reports.kinds import IMPORT_REQUESTS
 from reports.models import ReportRequest
@@ -48,7 +49,9 @@ class Command(BaseCommand):
         redis_url = workers_broker("bench_preferences", options["redis"])
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
+        self.stdout.write(bench_leftovers())
         topics = self._build(tag, options["topics"], options["runs"])
+        self.stdout.write(database_tidied())
         server, url = fake_server_start(options["latency"])
         try:
             model = f"bench-{tag}-preferences"

@@ -32,6 +32,7 @@ from bench.processes import (
     workers_start,
     workers_stop,
 )
+from bench.tidy import bench_leftovers, database_tidied
 from grades.llm import grades_job_create
 from preferences.llm import preferences_job_create
 from prefnugget.jobs import prefnugget_job_create
@@ -53,7 +54,9 @@ class Command(BaseCommand):
         redis_url = workers_broker("bench_prefnugget", options["redis"])
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
+        self.stdout.write(bench_leftovers())
         topics = self._build(tag, options["topics"], options["runs"])
+        self.stdout.write(database_tidied())
         server, url = fake_server_start(options["latency"])
         queue = f"bench-{tag}"
         try:

@@ -8,8 +8,8 @@ database itself (a scratch one: the demo adds nothing a second time, the jobs ar
 taken). It then runs the README tour's LLM jobs in this process against the fake LLM server (bench/fake_llm.py):
 preferences `llm-prefs`, the PrefNugget bank `prefnugget`, grades `llm-grades` and ARGUE-style `llm-argue` on
 bank `gold`, and a second source of grades and of ARGUE (`llm-grades-flip`, `llm-argue-flip`) from a flipped
-server (`--flip`: every label turned round), so that the comparisons have something to compare. After an
-ANALYZE (PostgreSQL's planner statistics, as autovacuum keeps them) it times each page an organizer or assessor
+server (`--flip`: every label turned round), so that the comparisons have something to compare. After a
+VACUUM and ANALYZE (bench.tidy: no dead rows and fresh planner statistics, as autovacuum keeps them) it times each page an organizer or assessor
 opens, through the test client (the pages are not streamed: the first byte goes when the page is rendered):
 the topic page of a kiddie request, the Borda, grade and ARGUE-style leaderboards, the meta-evaluation
 comparison of the two grade sources and of the two ARGUE sources (first view: its kept comparison deleted
@@ -49,6 +49,7 @@ from assessor.project.celery import app as celery_app
 from bench.fake_llm import FakeLLMServer
 from bench.processes import load_average
 from bench.throwaway import throwaway_database
+from bench.tidy import database_tidied
 
 TARGET_MS = 500.0
 TOPIC = "bee"  # a kiddie request
@@ -116,12 +117,7 @@ def report_sources_build(say: Callable[[str], None]) -> None:
         with fake_llm(flip=flip):
             _job(command, *arguments)
         say(f"{command + ' ' + ' '.join(arguments):<44}{time.perf_counter() - started:8.2f} s")
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+    say(database_tidied())
 
 
 # --- the pages ------------------------------------------------------------------------------------------------

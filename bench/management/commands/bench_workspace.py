@@ -30,6 +30,7 @@ from bench.request_bench import (
     response_ok,
     timings_write,
 )
+from bench.tidy import database_tidied
 from nuggets import kinds as nugget_kinds
 from nuggets.giving import nugget_work_give
 from nuggets.models import Nugget, NuggetSet
@@ -50,6 +51,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         repeat = max(1, options["repeat"])
+        self.stdout.write(database_tidied())
         with transaction.atomic():
             roles_ensure()
             large = self.measure(nuggets=options["nuggets"], segments=options["segments"], repeat=repeat, tag="large")
@@ -63,6 +65,7 @@ class Command(BaseCommand):
 
     def measure(self, *, nuggets: int, segments: int, repeat: int, tag: str) -> dict[str, Timing]:
         client, work, ids = self.scenario(nuggets=nuggets, segments=segments, tag=tag)
+        self.stdout.write(f"{tag} topic built; " + database_tidied())
         page_url = reverse("nuggets:work", args=[work.pk])
         op_url = reverse("nuggets:op", args=[work.pk, "edit"]).removesuffix("edit/")
         heartbeat_url = reverse("nuggets:heartbeat", args=[work.pk])
@@ -100,7 +103,9 @@ class Command(BaseCommand):
         topic = Topic.objects.create(id=f"bench-{tag}", query="how do assessors post-edit nuggets quickly")
         source, _ = QrelSource.objects.get_or_create(
             name="nist",
-            defaults={"source": source_claim(family=collection_kinds.QRELS_FAMILY, name="nist", kind=LabelSource.Kind.FILE)},
+            defaults={
+                "source": source_claim(family=collection_kinds.QRELS_FAMILY, name="nist", kind=LabelSource.Kind.FILE)
+            },
         )
         docs = Segment.objects.bulk_create(
             Segment(docid=f"msmarco_v2.1_doc_bench_{tag}#{i}_0", text=SEGMENT_TEXT) for i in range(segments)
