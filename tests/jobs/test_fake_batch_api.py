@@ -3,13 +3,20 @@ job engine drives api.openai.com: upload, create, poll, read the output and erro
 
 import io
 import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import openai
 import pytest
 
 from bench.fake_llm import model_answer
+from tests import processes
 from tests.llm_server import FakeLLMServer
+
+REPO = Path(__file__).resolve().parents[2]
 
 ENDPOINT = "/v1/chat/completions"
 ENDED = {"completed", "failed", "expired", "cancelled"}
@@ -118,3 +125,213 @@ def test_a_batch_round_trip_answers_each_request_as_the_chat_endpoint_does(flip)
     words = sum(len(str(m["content"]).split()) for ms in messages.values() for m in ms)
     assert batch.usage is not None and batch.usage.input_tokens == words
     assert batch.usage.output_tokens == sum(len(expected[c].split()) for c in messages)
+
+
+@pytest.fixture
+def server():
+    server = FakeLLMServer().start()
+    yield server
+    server.stop()
+
+
+def requests_of(count: int) -> list[dict]:
+    return [request(f"r{n}", plain(n)) for n in range(count)]
+
+
+def test_a_retrieve_midway_sees_the_requests_answered_so_far_in_order(server):
+    server.batches.delay = 1.0
+    client = client_for(server)
+    batch = create(client, upload(client, requests_of(20)))
+    seen = poll(client, batch.id)
+    counts = [b.request_counts.completed for b in seen if b.request_counts]
+    assert seen[-1].status == "completed" and counts[-1] == 20
+    assert counts == sorted(counts)  # never goes back
+    midway = [b for b in seen if b.status == "in_progress" and 0 < b.request_counts.completed < 20]
+    assert midway, [(b.status, b.request_counts) for b in seen]
+    # Before it starts, a batch counts no requests (OpenAI's total is 0 while validating).
+    assert all(b.request_counts.total == 0 for b in seen if b.status == "validating")
+    assert all(b.request_counts.total == 20 for b in seen if b.status != "validating")
+
+
+def test_failed_requests_go_to_the_error_file_with_a_500_and_the_rest_to_the_output(server):
+    server.batches.fail_every = 3  # lines 3 and 6: r2 and r5
+    server.batches.fail = lambda custom_id: custom_id == "r0"
+    client = client_for(server)
+    batch = poll(client, create(client, upload(client, requests_of(7))).id)[-1]
+    assert batch.status == "completed"
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (4, 3)
+    output, errors = jsonl(client, batch.output_file_id), jsonl(client, batch.error_file_id)
+    assert [line["custom_id"] for line in output] == ["r1", "r3", "r4", "r6"]
+    assert [line["custom_id"] for line in errors] == ["r0", "r2", "r5"]
+    for line in errors:
+        assert line["error"] is None and line["id"].startswith("batch_req_")
+        assert line["response"]["status_code"] == 500
+        assert line["response"]["body"]["error"]["type"] == "server_error"
+    assert server.batches.answered == {"r1": 1, "r3": 1, "r4": 1, "r6": 1}
+    assert server.batches.failed == {"r0": 1, "r2": 1, "r5": 1}
+    assert server.batches.calls == 7
+
+
+def test_all_requests_failing_leave_no_output_file(server):
+    server.batches.fail_every = 1
+    client = client_for(server)
+    batch = poll(client, create(client, upload(client, requests_of(2))).id)[-1]
+    assert (batch.status, batch.output_file_id, batch.request_counts.failed) == ("completed", None, 2)
+    assert len(jsonl(client, batch.error_file_id)) == 2
+
+
+def test_an_expired_batch_keeps_what_it_answered_and_lists_the_rest_as_expired(server):
+    server.batches.delay = 0.2
+    server.batches.expire_fraction = 0.5
+    client = client_for(server)
+    seen = poll(client, create(client, upload(client, requests_of(7))).id)
+    batch = seen[-1]
+    assert batch.status == "expired" and batch.expired_at is not None and batch.completed_at is None
+    assert "completed" not in {b.status for b in seen}
+    # floor(0.5 * 7) = 3 answered, in order; the other 4 expired, counted as failed.
+    assert (batch.request_counts.total, batch.request_counts.completed, batch.request_counts.failed) == (7, 3, 4)
+    assert [line["custom_id"] for line in jsonl(client, batch.output_file_id)] == ["r0", "r1", "r2"]
+    expired = jsonl(client, batch.error_file_id)
+    assert [line["custom_id"] for line in expired] == ["r3", "r4", "r5", "r6"]
+    assert all(line["response"] is None and line["error"]["code"] == "batch_expired" for line in expired)
+    assert sum(server.batches.answered.values()) == server.batches.calls == 3
+
+
+def test_a_cancelled_batch_keeps_only_what_it_answered_before_the_cancel(server):
+    server.batches.delay = 1.0
+    client = client_for(server)
+    batch = create(client, upload(client, requests_of(20)))
+    poll(client, batch.id, until=lambda b: b.request_counts is not None and b.request_counts.completed >= 2)
+    cancelling = client.batches.cancel(batch.id)
+    assert cancelling.status == "cancelling" and cancelling.cancelling_at is not None
+    answered = cancelling.request_counts.completed
+    cancelled = poll(client, batch.id)[-1]
+    assert cancelled.status == "cancelled" and cancelled.cancelled_at is not None
+    time.sleep(1.0)  # past the batch's delay: nothing more is answered
+    again = client.batches.retrieve(batch.id)
+    assert again.status == "cancelled" and again.request_counts.completed == answered
+    assert 2 <= answered < 20
+    assert [line["custom_id"] for line in jsonl(client, again.output_file_id)] == [f"r{n}" for n in range(answered)]
+    assert again.error_file_id is None
+    assert server.batches.calls == sum(server.batches.answered.values()) == answered
+    with pytest.raises(openai.BadRequestError):
+        client.batches.cancel(batch.id)
+
+
+def test_a_file_that_does_not_validate_fails_the_batch_naming_its_lines(server):
+    lines = [
+        request("a", plain(1)),
+        '{"custom_id": "b", "method": "POST", ',  # cut short
+        request("c", plain(2), url="/v1/embeddings"),
+        request("a", plain(3)),
+        request("d", plain(4)),
+        request("e", plain(5), model="other-model"),
+    ]
+    client = client_for(server)
+    batch = poll(client, create(client, upload(client, lines)).id)[-1]
+    assert batch.status == "failed" and batch.failed_at is not None
+    assert batch.errors is not None and batch.errors.data is not None
+    assert [(e.line, e.code) for e in batch.errors.data] == [
+        (2, "invalid_json_line"),
+        (3, "invalid_url"),
+        (4, "duplicate_custom_id"),
+        (6, "mismatched_model"),
+    ]
+    assert (batch.output_file_id, batch.error_file_id, batch.request_counts.total) == (None, None, 0)
+    assert server.batches.calls == 0 and server.count == 0
+
+
+def test_a_whole_batch_failure_fails_the_next_batches_only(server):
+    server.batches.fail_next(1)
+    client = client_for(server)
+    file_id = upload(client, requests_of(2))
+    failed = poll(client, create(client, file_id).id)[-1]
+    assert failed.status == "failed" and failed.errors is not None and failed.errors.data is not None
+    assert [(e.code, e.line) for e in failed.errors.data] == [("token_limit_exceeded", None)]
+    assert poll(client, create(client, file_id).id)[-1].status == "completed"
+    assert server.batches.created == 2 and server.batches.calls == 2
+
+
+def test_a_batch_over_the_limits_is_refused_so_that_the_client_splits_it(server):
+    server.batches.max_requests = 3
+    client = client_for(server)
+    with pytest.raises(openai.BadRequestError, match="more than the 3 allowed"):
+        create(client, upload(client, requests_of(4)))
+    assert poll(client, create(client, upload(client, requests_of(3))).id)[-1].status == "completed"
+    one = len(json.dumps(request("r0", plain(0))).encode()) + 1  # the bytes of one line and its newline
+    server.batches.max_file_bytes = 2 * one
+    with pytest.raises(openai.BadRequestError, match="too large"):
+        upload(client, [request("r0", plain(0)), request("r1", plain(1)), request("r2", plain(2))])
+    upload(client, [request("r0", plain(0)), request("r1", plain(1))])
+    assert (server.batches.created, server.batches.uploaded) == (1, 3)
+
+
+def test_the_defaults_are_openais_limits(server):
+    assert (server.batches.max_requests, server.batches.max_file_bytes) == (50_000, 200 * 1024 * 1024)
+
+
+def test_batches_are_listed_newest_first_a_page_at_a_time(server):
+    client = client_for(server)
+    file_id = upload(client, requests_of(1))
+    made = [create(client, file_id, n=str(n)).id for n in range(5)]
+    first = client.batches.list(limit=2)
+    assert [b.id for b in first.data] == [made[4], made[3]] and first.has_more
+    after = client.batches.list(limit=2, after=made[3])
+    assert [b.id for b in after.data] == [made[2], made[1]]
+    assert [b.id for b in client.batches.list(limit=2, after=made[1]).data] == [made[0]]
+    # The client's own paging walks every page.
+    assert [b.id for b in client.batches.list(limit=2)] == made[::-1]
+
+
+def test_a_deleted_file_is_not_found(server):
+    client = client_for(server)
+    file_id = upload(client, requests_of(2))
+    batch = poll(client, create(client, file_id).id)[-1]
+    assert client.files.retrieve(file_id).purpose == "batch"
+    output = client.files.retrieve(batch.output_file_id)
+    assert output.purpose == "batch_output" and output.bytes == len(client.files.content(output.id).content)
+    for deleted in (file_id, batch.output_file_id):
+        assert client.files.delete(deleted).deleted
+        with pytest.raises(openai.NotFoundError):
+            client.files.retrieve(deleted)
+        with pytest.raises(openai.NotFoundError):
+            client.files.content(deleted)
+        with pytest.raises(openai.NotFoundError):
+            client.files.delete(deleted)
+    with pytest.raises(openai.NotFoundError):
+        create(client, file_id)
+
+
+def test_the_answer_transform_changes_the_answers_a_test_names(server):
+    server.batches.transform = lambda custom_id, text: "not a list" if custom_id == "r1" else text
+    client = client_for(server)
+    batch = poll(client, create(client, upload(client, requests_of(3))).id)[-1]
+    answers = {
+        line["custom_id"]: line["response"]["body"]["choices"][0]["message"]["content"]
+        for line in jsonl(client, batch.output_file_id)
+    }
+    assert answers == {"r0": "I am a test server.", "r1": "not a list", "r2": "I am a test server."}
+
+
+def test_a_request_answered_in_two_batches_is_counted_twice(server):
+    client = client_for(server)
+    for _ in range(2):
+        poll(client, create(client, upload(client, requests_of(2))).id)
+    assert server.batches.answered == {"r0": 2, "r1": 2}
+    assert (server.batches.created, server.batches.uploaded, server.batches.calls) == (2, 2, 4)
+    server.reset()
+    assert (server.batches.created, server.batches.calls, server.batches.answered) == (0, 0, {})
+
+
+def test_run_on_its_own_it_takes_the_batch_knobs_as_flags(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "ASSESSOR_VAR_DIR": str(tmp_path)}
+    flags = ["--batch-delay", "0.2", "--batch-max-requests", "3", "--batch-fail-every", "2"]
+    command = [sys.executable, "-m", "bench.fake_llm", *flags]
+    with processes.running(command, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True) as process:
+        client = openai.OpenAI(base_url=process.stdout.readline().strip(), api_key="test", max_retries=0, timeout=10)
+        with pytest.raises(openai.BadRequestError):
+            create(client, upload(client, requests_of(4)))
+        seen = poll(client, create(client, upload(client, requests_of(3))).id)
+    assert "in_progress" in {b.status for b in seen}  # it took its time
+    batch = seen[-1]
+    assert (batch.status, batch.request_counts.completed, batch.request_counts.failed) == ("completed", 2, 1)
