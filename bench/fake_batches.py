@@ -20,6 +20,9 @@ directly, `server.reset()` puts them back):
     server.batches.uploaded: int            # files uploaded
     server.batches.requests: list[dict]     # the bodies a batch processed, in order
 
+A batch takes `delay` and `expire_fraction` as they are when it is created; `fail`, `fail_every` and
+`transform` as they are when each request's time comes. Cancelling a batch that has ended answers 400.
+
 Batch calls also count in the server's live counters (`requests`, `count`, `requests_by_model`, `api_keys`,
 `request_times`, `/stats`), as every call an endpoint bills does: live calls are `server.count -
 server.batches.calls`. Scripted replies (`server.script`) are for live calls only; batches never take them.

@@ -335,3 +335,17 @@ def test_run_on_its_own_it_takes_the_batch_knobs_as_flags(tmp_path):
     assert "in_progress" in {b.status for b in seen}  # it took its time
     batch = seen[-1]
     assert (batch.status, batch.request_counts.completed, batch.request_counts.failed) == ("completed", 2, 1)
+
+
+def test_a_prompt_the_rules_cannot_read_is_a_400_line_as_the_chat_endpoint_answers_it(server):
+    assigner = "You are NuggetizeAssignerLLM, an intelligent assistant that can label a list of atomic nuggets."
+    user = "Search Query: zebra stripes\nPassage: Zebras have stripes.\nNugget List: [an unterminated list\n"
+    messages = [{"role": "system", "content": assigner}, {"role": "user", "content": user}]
+    client = client_for(server)
+    batch = poll(client, create(client, upload(client, [request("bad", messages), request("ok", plain(1))])).id)[-1]
+    assert (batch.request_counts.completed, batch.request_counts.failed) == (1, 1)
+    (line,) = jsonl(client, batch.error_file_id)
+    assert (line["custom_id"], line["response"]["status_code"]) == ("bad", 400)
+    with pytest.raises(openai.BadRequestError) as live:
+        client.chat.completions.create(model="fake-model", messages=messages)
+    assert line["response"]["body"]["error"]["message"] == live.value.body["message"]
