@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.jobs.batch import batch_refusal, batch_run_sync, batch_settle, batch_wait, job_mode_set
 from assessor.jobs.engine import (
     JobRequestInvalid,
     job_cancel,
@@ -39,6 +40,20 @@ class JobCommand(BaseCommand):
             metavar="NAME",
             help="the named LLM endpoint whose server, model, limit and prices the job uses (default: default)",
         )
+        parser.add_argument(
+            "--batch",
+            action="store_true",
+            help="batch mode: send the calls through the endpoint's batch interface, at its batch price "
+            "(an endpoint marked batch = true); with --resume, resume in batch mode",
+        )
+        parser.add_argument(
+            "--batch-reasks",
+            choices=[Job.Mode.BATCH, Job.Mode.LIVE],
+            default=Job.Mode.BATCH,
+            help="in batch mode, ask again an answer that cannot be used in the next round's batch (batch, the "
+            "default) or at once (live)",
+        )
+        parser.add_argument("--live", action="store_true", help="with --resume: resume a batch-mode job live")
         self.add_selection_arguments(parser)
 
     def add_selection_arguments(self, parser) -> None:
@@ -61,30 +76,51 @@ class JobCommand(BaseCommand):
                 raise CommandError(missing)
             try:
                 pending = job_reopen(job.pk)
+                self._resume_mode(job, options)
             except JobRequestInvalid as exc:  # its output is another job's now
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"job {job.pk}: {pending} items to do")
         else:
             if missing := endpoint_missing(options["endpoint"]):
                 raise CommandError(missing)
+            if options["batch"] and (refusal := batch_refusal(options["endpoint"])):
+                raise CommandError(refusal)
             try:
                 # Every job command refuses a name outside the rule before it selects or creates anything.
                 name_checked(options["name"], option="--name")
                 job = self.create_job(options)
+                if options["batch"]:
+                    job_mode_set(job, mode=Job.Mode.BATCH, reasks=options["batch_reasks"])
             except (NameRefused, JobRequestInvalid, LLMNotConfigured) as exc:
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"job {job.pk}: {job.kind_label} -> {job.output_name!r}, {job.total_items} items")
-        if options["sync"]:
+        if options["sync"] and job.mode == Job.Mode.BATCH:
+            # The batches' rounds are database work: one thread unless asked for more.
+            job = batch_run_sync(job.pk, threads=options["threads"] or 1, report=self.stdout.write)
+        elif options["sync"]:
             threads = options["threads"] or endpoint_config(job.endpoint_name).concurrency
             job_run_sync(job.pk, threads=threads)
             job.refresh_from_db()
             self.stdout.write(job_progress_line(job))
         else:
             job_dispatch(job)
-            self.stdout.write(f"queued job {job.pk}")
-            if options["wait"]:
+            self.stdout.write(f"queued job {job.pk}" + (" in batch mode" if job.mode == Job.Mode.BATCH else ""))
+            if options["wait"] and job.mode == Job.Mode.BATCH:
+                job = batch_wait(job.pk, report=self.stdout.write)
+            elif options["wait"]:
                 job = job_wait(job.pk, report=self.stdout.write)
+        if job.status == Job.Status.FAILED and job.error:
+            self.stderr.write(job.error)
         self._report_failures(job)
+
+    def _resume_mode(self, job: Job, options: dict) -> None:
+        """--batch or --live switch a resumed job's mode; a batch job going live first stores what its batches
+        answered, so that those answers count."""
+        if options["batch"]:
+            job_mode_set(job, mode=Job.Mode.BATCH, reasks=options["batch_reasks"])
+        elif options["live"] and job.mode == Job.Mode.BATCH:
+            batch_settle(job)
+            job_mode_set(job, mode=Job.Mode.LIVE, reasks=job.batch_reasks)
 
     def _report_failures(self, job: Job) -> None:
         if not job.failed_items:

@@ -334,6 +334,8 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
 # Celery app, so that neither module imports the other.
 ITEM_TASK = "assessor.job_item_run"
 DISPATCH_TASK = "assessor.job_dispatch"
+# A batch-mode job's steps (assessor.jobs.batch): rounds of its items and its batches at the provider.
+BATCH_STEP_TASK = "assessor.job_batch_step"
 
 
 def pending_item_ids(job_id: int) -> list[int]:
@@ -344,6 +346,10 @@ def job_dispatch(job: Job) -> int:
     """Queue one Celery task per pending item (after the commit); returns how many."""
     ids = pending_item_ids(job.pk)
     queue = job.params.get("queue") or None
+    if job.mode == Job.Mode.BATCH:
+        # One task works the rounds and polls the batches; it queues its own next step.
+        transaction.on_commit(lambda: celery_task(BATCH_STEP_TASK).apply_async(args=[job.pk], queue=queue))
+        return len(ids)
 
     def send() -> None:
         task = celery_task(ITEM_TASK)

@@ -3,7 +3,7 @@
 from celery import shared_task
 from celery.signals import worker_init
 
-from assessor.jobs.engine import DISPATCH_TASK, ITEM_TASK, item_process, job_dispatch
+from assessor.jobs.engine import BATCH_STEP_TASK, DISPATCH_TASK, ITEM_TASK, item_process, job_dispatch
 from assessor.models import Job
 
 
@@ -17,6 +17,14 @@ def job_item_run(item_id: int) -> str:
 def job_dispatch_task(job_id: int) -> int:
     """Fan a job's pending items out from a worker (pages use it, so a request never queues thousands)."""
     return job_dispatch(Job.objects.get(pk=job_id))
+
+
+@shared_task(name=BATCH_STEP_TASK)
+def job_batch_step(job_id: int) -> str:
+    """A batch-mode job's step (assessor.jobs.batch); it queues the next while the job waits on its batches."""
+    from assessor.jobs.batch import batch_step_queued
+
+    return batch_step_queued(job_id)
 
 
 # A job's threads mostly wait: on the LLM, the database, Redis. A thread whose answer has arrived waits again

@@ -1,4 +1,5 @@
 from assessor.models.audit import AuditEntry
+from assessor.models.batches import LLMBatch, LLMBatchRequest
 from assessor.models.collection import (
     Answer,
     AnswerReference,
@@ -32,6 +33,8 @@ __all__ = [
     "KeptSource",
     "LabelSource",
     "LLMAskInFlight",
+    "LLMBatch",
+    "LLMBatchRequest",
     "LLMCall",
     "LLMEndpoint",
     "PromptTemplate",

@@ -49,6 +49,10 @@ class Job(models.Model):
         FAILED = "failed"  # finished, with items that failed
         CANCELLED = "cancelled"
 
+    class Mode(models.TextChoices):
+        LIVE = "live"
+        BATCH = "batch"
+
     # A kind an app declares (assessor.registry.JobKind); the foundation knows none of them.
     kind = models.CharField(max_length=50)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
@@ -66,6 +70,10 @@ class Job(models.Model):
     endpoint_name = models.CharField(max_length=50, default="default")
     # The OpenAI-compatible endpoint the calls went to (empty: the provider's default).
     endpoint = models.CharField(max_length=500, blank=True)
+    # Live: each call is sent as it is asked. Batch: the calls go in the provider's batches (assessor.jobs.batch).
+    mode = models.CharField(max_length=5, choices=Mode.choices, default=Mode.LIVE)
+    # In batch mode, how an answer that cannot be used is asked again: in the next round's batch, or at once, live.
+    batch_reasks = models.CharField(max_length=5, choices=Mode.choices, default=Mode.BATCH)
     prompt_versions = models.JSONField(default=dict, blank=True)
     total_items = models.PositiveIntegerField(default=0)
     done_items = models.PositiveIntegerField(default=0)
@@ -213,6 +221,12 @@ class LLMEndpoint(models.Model):
     )
     temperature = models.FloatField(default=0.0)
     timeout = models.FloatField(default=60.0, help_text="Seconds per call.")
+    batch = models.BooleanField(
+        default=False, help_text="It offers the batch interface (files and batches): jobs may run in batch mode."
+    )
+    batch_price_factor = models.FloatField(
+        default=0.5, help_text="A batch's calls cost this factor of the prices (0.5: half price)."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

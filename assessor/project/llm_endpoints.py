@@ -7,6 +7,8 @@
     concurrency = 8
     price_input = 2.5                # US dollars per million tokens
     price_output = 10.0
+    batch = true                     # it offers the batch interface (files and batches)
+    batch_price_factor = 0.5         # a batch's calls cost this factor of the prices (default 0.5)
 
 A wrong file stops the start with an error naming the file, the endpoint and
 the field (or the line, for a file that is not TOML).
@@ -33,11 +35,20 @@ FIELDS: dict[str, tuple[type, Any]] = {
     "price_output": (float, 0.0),
     "temperature": (float, 0.0),
     "timeout": (float, 60.0),
+    "batch": (bool, False),
+    "batch_price_factor": (float, 0.5),
 }
-MINIMUM = {"concurrency": 1, "price_input": 0.0, "price_output": 0.0, "temperature": 0.0, "timeout": 0.1}
+MINIMUM = {
+    "concurrency": 1,
+    "price_input": 0.0,
+    "price_output": 0.0,
+    "temperature": 0.0,
+    "timeout": 0.1,
+    "batch_price_factor": 0.0,
+}
 
 
-TYPE_WORDS = {str: "a string", int: "a whole number", float: "a number"}
+TYPE_WORDS = {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}
 
 
 class EndpointsFileInvalid(ValueError):
@@ -46,6 +57,10 @@ class EndpointsFileInvalid(ValueError):
 
 def _typed(where: str, field: str, value: Any) -> Any:
     kind, _default = FIELDS[field]
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise EndpointsFileInvalid(f"{where}, field {field!r}: {value!r} is not {TYPE_WORDS[kind]}")
+        return value
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if not isinstance(value, kind) or isinstance(value, bool):

@@ -246,6 +246,16 @@ LLM_MAX_REASKS = env_int("LLM_MAX_REASKS", 2, minimum=0)
 # US dollars per million tokens, for the cost estimate of each call.
 LLM_PRICE_INPUT = env_float("LLM_PRICE_INPUT", 0.0, minimum=0.0)
 LLM_PRICE_OUTPUT = env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0.0)
+# The default endpoint offers the provider's batch interface (docs/llm.md, "Batch mode"), whose calls are priced
+# at this factor of its prices.
+LLM_BATCH = env_bool("LLM_BATCH", False)
+LLM_BATCH_PRICE_FACTOR = env_float("LLM_BATCH_PRICE_FACTOR", 0.5, minimum=0.0)
+# The provider's limits of one batch (OpenAI's): requests in it, and bytes of its input file.
+LLM_BATCH_MAX_REQUESTS = env_int("LLM_BATCH_MAX_REQUESTS", 50_000, minimum=1)
+LLM_BATCH_MAX_BYTES = env_int("LLM_BATCH_MAX_BYTES", 200 * 1024 * 1024, minimum=1024)
+# How often a batch job looks at its batches, and the window it gives the provider to answer them.
+LLM_BATCH_POLL_SECONDS = env_float("LLM_BATCH_POLL_SECONDS", 30.0, minimum=0.01)
+LLM_BATCH_WINDOW = env_str("LLM_BATCH_WINDOW", "24h")
 # The variables besides LLM_KEY_* an endpoint added on a page may read its key from (assessor/project/llm_endpoints.py).
 LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES", [])
 # More endpoints, by name, from a TOML file (assessor/project/llm_endpoints.py); the LLM_* ones are "default".

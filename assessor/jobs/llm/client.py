@@ -97,6 +97,8 @@ class LLMConfig:
     price_input: float = 0.0  # US dollars per million tokens
     price_output: float = 0.0
     backoff: float = 0.5  # seconds before the first retry without Retry-After; doubles each time
+    batch: bool = False  # the endpoint offers the batch interface (assessor.jobs.batch)
+    batch_price_factor: float = 0.5  # a batch's calls cost this factor of the prices
 
     @classmethod
     def from_settings(cls) -> "LLMConfig":
@@ -115,6 +117,8 @@ class LLMConfig:
             price_input=settings.LLM_PRICE_INPUT,
             price_output=settings.LLM_PRICE_OUTPUT,
             backoff=getattr(settings, "LLM_BACKOFF_SECONDS", 0.5),
+            batch=getattr(settings, "LLM_BATCH", False),
+            batch_price_factor=getattr(settings, "LLM_BATCH_PRICE_FACTOR", 0.5),
         )
 
     def cost_picodollars(self, tokens_in: int, tokens_out: int) -> int:

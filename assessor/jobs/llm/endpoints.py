@@ -48,6 +48,7 @@ class Endpoint:
     price_input: float
     price_output: float
     missing: str  # what is still to set before it can be used; empty when it can
+    batch: bool = False  # it offers the batch interface
 
     @property
     def usable(self) -> bool:
@@ -66,6 +67,8 @@ def _default_fields() -> dict[str, Any]:
         "price_output": settings.LLM_PRICE_OUTPUT,
         "temperature": settings.LLM_TEMPERATURE,
         "timeout": settings.LLM_TIMEOUT,
+        "batch": settings.LLM_BATCH,
+        "batch_price_factor": settings.LLM_BATCH_PRICE_FACTOR,
     }
 
 
@@ -111,6 +114,7 @@ def endpoints_list() -> list[Endpoint]:
             price_input=fields["price_input"],
             price_output=fields["price_output"],
             missing=_missing(name, fields, where),
+            batch=fields["batch"],
         )
         for name, (where, fields) in _endpoint_sources().items()
     ]
@@ -157,6 +161,8 @@ def endpoint_config(name: str | None) -> LLMConfig:
         price_input=fields["price_input"],
         price_output=fields["price_output"],
         backoff=getattr(settings, "LLM_BACKOFF_SECONDS", 0.5),
+        batch=fields["batch"],
+        batch_price_factor=fields["batch_price_factor"],
     )
 
 
