@@ -464,7 +464,8 @@ def _step(job: Job, *, threads: int) -> str:
     JobItem.objects.filter(job=job, status=JobItem.Status.CLAIMED).update(
         status=JobItem.Status.PENDING, claimed_by="", claimed_at=None
     )
-    batch_round(job, threads=threads, record=not fallen)
+    # After a fallback too: what the batches answered counts, and the requests still wanted wait for a resume.
+    batch_round(job, threads=threads)
     _checkpoint("round_done")
     if fallen:
         reason = _fallback_reason(fallen)

@@ -1,16 +1,18 @@
 """Batch mode (assessor.jobs.batch): a job's calls through the provider's Files and Batch APIs, here the fake
 server's (bench.fake_batches), driven by the real `openai` client; its labels must be the live job's."""
 
+import time
 from dataclasses import replace
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.jobs.batch import batch_run_sync, batches_split, job_mode_set
-from assessor.jobs.engine import job_run_sync
+from assessor.jobs import batch as batch_flow
+from assessor.jobs.batch import batch_run_sync, batch_step, batches_split, job_mode_set
+from assessor.jobs.engine import job_cancel, job_reopen, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
-from assessor.models import Job, LLMBatch, LLMCall
+from assessor.models import Job, LLMBatch, LLMBatchRequest, LLMCall
 from assessor.models.jobs import PICODOLLARS
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
@@ -165,3 +167,175 @@ def labels_of_rule(answers) -> dict[tuple[int, str], str]:
         for index, answer in enumerate(answers)
         for nugget in NUGGETS
     }
+
+
+# --- answers that cannot be used, and requests that fail ------------------------------------------
+
+
+def test_an_answer_that_cannot_be_used_is_asked_again_in_the_next_rounds_batch(batch_server, answers):
+    batch_server.batches.transform = lambda custom_id, text: "no list here" if custom_id == "r1" else text
+    job = batch_run_sync(batch_job().pk)
+    assert (job.status, job.done_items) == ("done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    # r1's item asks again with its first round's chain, then goes on a round behind the others.
+    reask = LLMBatchRequest.objects.get(job=job, batch__round=2, item_id=LLMBatchRequest.objects.get(pk=1).item_id)
+    assert reask.messages[-2] == {"role": "assistant", "content": "no list here"}
+    assert reask.messages[-1]["content"].startswith("Your answer could not be used")
+    assert reask.chain_key == LLMBatchRequest.objects.get(pk=1).request_key
+    assert list(LLMBatch.objects.filter(job=job).values_list("round", "request_total")) == [
+        (1, 3),
+        (2, 3),
+        (3, 3),
+        (4, 1),
+    ]
+    assert batch_server.batches.calls == 10 and batch_server.count == 10
+    # Both answers logged, at the batch price, under the chain's first key: the usable one is the cache's.
+    chain = LLMCall.objects.filter(job=job, cache_key=reask.chain_key).order_by("id")
+    assert [(call.parsed_ok, bool(call.error)) for call in chain] == [(False, True), (True, False)]
+    calls, tokens_in, tokens_out = paid(job)
+    assert calls == job.calls == 10
+    assert job.cost_picodollars == (tokens_in * 1 + tokens_out * 4) * PICODOLLARS // 1_000_000
+
+
+def test_with_live_reasks_an_answer_that_cannot_be_used_is_asked_again_at_once(batch_server, answers):
+    batch_server.batches.transform = lambda custom_id, text: "no list here" if custom_id == "r1" else text
+    job = batch_run_sync(batch_job(reasks=Job.Mode.LIVE).pk)
+    assert (job.status, job.done_items) == ("done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    # Three rounds as without the bad answer; one call live, the re-ask.
+    assert list(LLMBatch.objects.filter(job=job).values_list("round", flat=True)) == [1, 2, 3]
+    assert batch_server.batches.calls == 9 and batch_server.count - batch_server.batches.calls == 1
+    live_request = [body for body in batch_server.requests if body["messages"][-2:][0]["role"] == "assistant"]
+    assert len(live_request) == 1 and live_request[0]["messages"][-2]["content"] == "no list here"
+    # The live re-ask at the live price ($2 and $8 a million), the batches' calls at half.
+    [reask] = [call for call in LLMCall.objects.filter(job=job) if len(call.messages) > 2]
+    assert reask.cost_picodollars == (reask.tokens_in * 2 + reask.tokens_out * 8) * PICODOLLARS // 1_000_000
+
+
+def test_a_request_that_failed_once_is_sent_again_in_a_later_round(batch_server, answers):
+    failures = {"r2": 1}
+
+    def fail(custom_id: str) -> bool:
+        if failures.get(custom_id, 0) > 0:
+            failures[custom_id] -= 1
+            return True
+        return False
+
+    batch_server.batches.fail = fail
+    job = batch_run_sync(batch_job().pk)
+    assert (job.status, job.done_items, job.failed_items) == ("done", 3, 0)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    assert batch_server.batches.failed["r2"] == 1 and batch_server.batches.answered["r2"] == 1
+    assert set(batch_server.batches.answered.values()) == {1}
+    assert LLMBatchRequest.objects.get(pk=2).attempts == 2
+
+
+def test_a_request_that_keeps_failing_fails_its_item_after_the_retries(batch_server, answers, settings):
+    batch_server.batches.fail = lambda custom_id: custom_id == "r3"
+    job = batch_run_sync(batch_job().pk)
+    assert (job.status, job.done_items, job.failed_items) == ("failed", 2, 1)
+    # Sent once and again LLM_MAX_RETRIES (3) times.
+    assert batch_server.batches.failed["r3"] == 1 + settings.LLM_MAX_RETRIES
+    failed = job.items.get(status="failed")
+    assert failed.pk == LLMBatchRequest.objects.get(pk=3).item_id
+    assert "500" in failed.error and "after 4 batches" in failed.error
+    # The other two items are labelled as live labels them.
+    assert {key for key in labels_of("auto-batch")} == {
+        key for key in labels_of_rule(answers) if key[0] != answers[2].pk
+    }
+
+
+# --- batches that end short: the answers count, the rest wait for a resume ------------------------
+
+
+def test_an_expired_batch_keeps_its_answers_and_the_job_resumes_in_batch_mode(batch_server, answers):
+    batch_server.batches.expire_fraction = 0.5
+    job = batch_run_sync(batch_job().pk)
+    assert job.status == "failed" and job.done_items == 0
+    assert "expired" in job.error and "1 of 3 requests answered" in job.error and "resume" in job.error
+    # The two requests the batch never reached, and the second ask of the item whose first was answered.
+    assert LLMBatchRequest.objects.filter(job=job, status="wanted").count() == 3
+    batch_server.batches.expire_fraction = None
+    assert job_reopen(job.pk) == 3
+    job = batch_run_sync(job.pk)
+    assert (job.status, job.done_items) == ("done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    # No request answered twice: the expired batch's answer was used, the others asked once more.
+    assert set(batch_server.batches.answered.values()) == {1} and batch_server.batches.calls == 9
+    assert paid(job)[0] == 9
+
+
+def test_a_batch_that_failed_whole_stops_the_job_saying_why(batch_server, answers):
+    batch_server.batches.fail_next(1)
+    job = batch_run_sync(batch_job().pk)
+    assert job.status == "failed" and "failed" in job.error and "Enqueued token limit" in job.error
+    assert job_reopen(job.pk) == 3
+    job = batch_run_sync(job.pk)
+    assert (job.status, job.done_items) == ("done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+
+
+def test_a_cancelled_job_cancels_its_batch_and_resumes_live_with_its_answers(batch_server, answers):
+    batch_server.batches.delay = 2.0
+    job = batch_job()
+    assert batch_step(job.pk) == "waiting"
+    job_cancel(job.pk)
+    time.sleep(1.0)  # some of the batch's requests are answered by now (request i of 3 at 0.2 + 0.53 (i + 1) s)
+    while batch_step(job.pk) == "waiting":
+        time.sleep(0.05)
+    batch = LLMBatch.objects.get(job=job)
+    assert batch.state == "cancelled" and batch.request_completed == 1
+    out = StringIO()
+    call_command("run_auto_assign", resume=job.pk, live=True, sync=True, threads=1, stdout=out)
+    job.refresh_from_db()
+    assert (job.mode, job.status, job.done_items) == ("live", "done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    # The one answer the batch gave was used; the eight other calls went live.
+    assert batch_server.batches.calls == 1 and batch_server.count == 9
+    assert paid(job)[0] == 9
+
+
+# --- restarts --------------------------------------------------------------------------------------
+
+POINTS = [
+    "batches_made",
+    "file_uploaded",
+    "file_saved",
+    "batch_creating",
+    "batch_created",
+    "batch_saved",
+    "polled",
+    "files_read",
+    "batch_read",
+    "round_done",
+]
+
+
+class Stopped(Exception):
+    pass
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_restart_at_any_step_pays_no_request_twice(batch_server, answers, point, monkeypatch):
+    batch_server.batches.delay = 0.05  # polled at least once
+    hits = {"count": 0}
+
+    def stop(name: str) -> None:
+        if name == point:
+            hits["count"] += 1
+            if hits["count"] == 2:  # the second round's: the first round's asks are in
+                raise Stopped(name)
+
+    monkeypatch.setattr(batch_flow, "checkpoint", stop)
+    job = batch_job()
+    with pytest.raises(Stopped):
+        batch_run_sync(job.pk)
+    monkeypatch.setattr(batch_flow, "checkpoint", None)
+    job = batch_run_sync(job.pk)
+    assert (job.status, job.done_items) == ("done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    assert set(batch_server.batches.answered.values()) == {1} and batch_server.batches.calls == 9
+    # One batch at the provider per batch of ours (a lost id was found, not made again); one more file at most.
+    assert batch_server.batches.created == LLMBatch.objects.filter(job=job).count() == 3
+    assert batch_server.batches.uploaded == 3 + (point == "file_uploaded")
+    assert paid(job)[0] == job.calls == 9
