@@ -386,6 +386,7 @@ class JobAdmin(admin.ModelAdmin):
         "calls",
         "tokens_in",
         "tokens_out",
+        "tokens_cached",
         "cost",
         "cost_picodollars",
         "created_by",
@@ -410,8 +411,8 @@ class JobItemAdmin(admin.ModelAdmin):
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
     list_display = (
-        "id", "job", "prompt", "model", "tokens_in", "tokens_out", "latency_ms", "cost", "from_cache", "parsed_ok",
-        "created_at",
+        "id", "job", "prompt", "model", "tokens_in", "tokens_out", "tokens_cached", "latency_ms", "cost", "from_cache",
+        "parsed_ok", "created_at",
     )
     list_filter = ("from_cache", "parsed_ok", "model")
     search_fields = ("cache_key", "error")
@@ -428,6 +429,7 @@ class LLMCallAdmin(admin.ModelAdmin):
         "raw_response",
         "tokens_in",
         "tokens_out",
+        "tokens_cached",
         "latency_ms",
         "cost",
         "cost_picodollars",
@@ -514,7 +516,16 @@ _register_llm_slots()
 class LLMEndpointAdmin(admin.ModelAdmin):
     """The organizers' endpoints (those of the settings are not rows); a key is named, never stored."""
 
-    list_display = ("name", "model", "base_url", "api_key_env", "concurrency", "price_input", "price_output")
+    list_display = (
+        "name",
+        "model",
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "price_input",
+        "price_output",
+        "price_cached_input",
+    )
     search_fields = ("name", "model")
     readonly_fields = ("created_by", "created_at")
 

@@ -17,8 +17,16 @@ rules, then turns every label round as each rule's `flip` says (support <-> not_
 okay, FS <-> NS, grade g -> 3 - g, yes <-> no, preference 1 <-> 2; partial support and the nuggets
 themselves stay), so that two endpoints give two conditions that differ in a way a test can compute.
 A server started with `logprobs=False` never returns log-probabilities.
+
+Its usage reports the prompt tokens served from a prompt cache (`prompt_tokens_details.cached_tokens`), after
+OpenAI's rule: a prompt's tokens are the words `prompt_tokens` counts (its messages' contents split on
+whitespace, in order); a prompt that shares its first 1024 tokens or more with the prompt of an earlier answered
+request has that shared prefix cached, in whole blocks of 128 tokens counted from the start (1024, 1152, ...;
+below 1024, nothing). A server started with `cached_tokens=False` reports no details, as servers that keep no
+prompt cache.
 """
 
+import hashlib
 import json
 import re
 import threading
@@ -117,10 +125,13 @@ class Reply:
 
 
 class FakeLLMServer:
-    def __init__(self, *, latency: float = 0.0, flip: bool = False, logprobs: bool = True):
+    def __init__(self, *, latency: float = 0.0, flip: bool = False, logprobs: bool = True, cached_tokens: bool = True):
         self.latency = latency
         self.flip = flip
         self.logprobs = logprobs  # False: an endpoint that never returns log-probabilities
+        self.cached_tokens = cached_tokens  # False: an endpoint that reports no prompt cache
+        # The digests of the answered prompts' prefixes at each cache boundary (`_prompt_prefixes`).
+        self._prompt_cache: set[bytes] = set()
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.requests: list[dict] = []
@@ -175,6 +186,7 @@ class FakeLLMServer:
             self.max_in_flight = 0
             self.requests_by_model.clear()
             self.max_in_flight_by_model.clear()
+            self._prompt_cache.clear()
         self.batches.reset()
 
     # --- serving -------------------------------------------------------------
@@ -196,6 +208,18 @@ class FakeLLMServer:
             self.in_flight -= 1
             self.in_flight_by_model[str(body.get("model", ""))] -= 1
 
+    def prompt_cached(self, messages: list[dict]) -> int:
+        """The prompt's tokens served from the prompt cache (module docstring); its own prefixes are cached after."""
+        keys = _prompt_prefixes(messages)
+        with self._lock:
+            shared = 0
+            for key in keys:  # a prefix is cached only if every shorter one is
+                if key not in self._prompt_cache:
+                    break
+                shared += 1
+            self._prompt_cache.update(keys)
+        return PROMPT_CACHE_MIN + (shared - 1) * PROMPT_CACHE_BLOCK if shared else 0
+
     def stats(self) -> dict:
         """What `GET /stats` answers: the requests received and the most in flight, in all and per model."""
         with self._lock:
@@ -207,9 +231,27 @@ class FakeLLMServer:
             }
 
 
-def _completion(body: dict, text: str, *, number: int, logprobs: bool) -> dict:
-    """The chat completion that answers the request `body` with `text`, its usage counted in words; its tokens'
-    log-probabilities when the request asks for them and the server gives them (`logprobs`)."""
+# The prompt cache's first block, and the size of each further one, in tokens (OpenAI's).
+PROMPT_CACHE_MIN = 1024
+PROMPT_CACHE_BLOCK = 128
+
+
+def _prompt_prefixes(messages: list[dict]) -> list[bytes]:
+    """A digest of each prefix of the prompt's words ending at a cache boundary (1024, 1152, ...), shortest first."""
+    words = [word for message in messages for word in str(message.get("content", "")).split()]
+    digest = hashlib.blake2b(digest_size=16)
+    prefixes = []
+    for end in range(PROMPT_CACHE_BLOCK, len(words) + 1, PROMPT_CACHE_BLOCK):
+        digest.update("\x00".join(words[end - PROMPT_CACHE_BLOCK : end]).encode() + b"\x00")
+        if end >= PROMPT_CACHE_MIN:
+            prefixes.append(digest.digest())
+    return prefixes
+
+
+def _completion(body: dict, text: str, *, number: int, logprobs: bool, cached: int | None = None) -> dict:
+    """The chat completion that answers the request `body` with `text`, its usage counted in words (`cached` of
+    the prompt's from the prompt cache, None: not reported); its tokens' log-probabilities when the request asks
+    for them and the server gives them (`logprobs`)."""
     messages = body.get("messages", [])
     prompt_words = sum(len(str(m.get("content", "")).split()) for m in messages)
     scored = {"logprobs": {"content": token_logprobs(messages, text)}} if body.get("logprobs") and logprobs else {}
@@ -230,6 +272,7 @@ def _completion(body: dict, text: str, *, number: int, logprobs: bool) -> dict:
             "prompt_tokens": prompt_words,
             "completion_tokens": len(text.split()),
             "total_tokens": prompt_words + len(text.split()),
+            **({} if cached is None else {"prompt_tokens_details": {"cached_tokens": cached}}),
         },
     }
 
@@ -291,7 +334,8 @@ def _handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                     return
                 if reply.transform is not None:
                     text = reply.transform(text)
-                payload = _completion(body, text, number=fake.count, logprobs=fake.logprobs)
+                cached = fake.prompt_cached(messages) if fake.cached_tokens else None
+                payload = _completion(body, text, number=fake.count, logprobs=fake.logprobs, cached=cached)
                 self._send(200, payload, reply.headers)
             finally:
                 fake._done(body)

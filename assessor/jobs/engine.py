@@ -216,9 +216,18 @@ def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> 
         cursor.execute(
             f"UPDATE {table} SET done_items = done_items + %s, failed_items = failed_items + %s, "
             "calls = calls + %s, tokens_in = tokens_in + %s, tokens_out = tokens_out + %s, "
-            "cost_picodollars = cost_picodollars + %s WHERE id = %s "
+            "tokens_cached = tokens_cached + %s, cost_picodollars = cost_picodollars + %s WHERE id = %s "
             "RETURNING done_items + failed_items >= total_items, done_items + failed_items",
-            [done, failed, usage.calls, usage.tokens_in, usage.tokens_out, usage.cost_picodollars, job_id],
+            [
+                done,
+                failed,
+                usage.calls,
+                usage.tokens_in,
+                usage.tokens_out,
+                usage.tokens_cached,
+                usage.cost_picodollars,
+                job_id,
+            ],
         )
         row = cursor.fetchone()
     if row is None:

@@ -87,6 +87,7 @@ class EndpointForm(forms.ModelForm):
             "concurrency",
             "price_input",
             "price_output",
+            "price_cached_input",
             "temperature",
             "timeout",
         ]
@@ -96,6 +97,7 @@ class EndpointForm(forms.ModelForm):
             "concurrency": "Calls at once",
             "price_input": "Input price",
             "price_output": "Output price",
+            "price_cached_input": "Cached input price",
         }
         help_texts = {
             "api_key_env": "The NAME of the environment variable holding the key (not the key): LLM_KEY_... "
@@ -103,4 +105,5 @@ class EndpointForm(forms.ModelForm):
         }
 
     def endpoint_fields(self) -> dict:
-        return {field: value for field, value in self.cleaned_data.items() if field != "name"}
+        # An empty cached input price is left out: the endpoint charges cached tokens at the input price.
+        return {field: value for field, value in self.cleaned_data.items() if field != "name" and value is not None}

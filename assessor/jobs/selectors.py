@@ -6,7 +6,7 @@ from decimal import Decimal
 from django.db.models import Count, QuerySet, Sum
 
 from assessor.models import Job, JobItem, LLMCall
-from assessor.models.jobs import dollars
+from assessor.models.jobs import cached_percent, dollars
 
 
 def jobs_list() -> QuerySet[Job]:
@@ -29,10 +29,15 @@ class Paid:
     tokens_in: int
     tokens_out: int
     cost_picodollars: int
+    tokens_cached: int = 0  # of tokens_in, served from the provider's prompt cache
 
     @property
     def cost(self) -> Decimal:
         return dollars(self.cost_picodollars)
+
+    @property
+    def cached_percent(self) -> str:
+        return cached_percent(self.tokens_cached, self.tokens_in)
 
 
 def job_paid(job: Job) -> Paid:
@@ -44,9 +49,15 @@ def job_paid(job: Job) -> Paid:
     a request that could not be sent reached no endpoint.
     """
     paid = LLMCall.objects.filter(job=job, from_cache=False, reached=True).aggregate(
-        calls=Count("id"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"), cost=Sum("cost_picodollars")
+        calls=Count("id"),
+        tokens_in=Sum("tokens_in"),
+        tokens_out=Sum("tokens_out"),
+        cost=Sum("cost_picodollars"),
+        tokens_cached=Sum("tokens_cached"),
     )
-    return Paid(paid["calls"], paid["tokens_in"] or 0, paid["tokens_out"] or 0, paid["cost"] or 0)
+    return Paid(
+        paid["calls"], paid["tokens_in"] or 0, paid["tokens_out"] or 0, paid["cost"] or 0, paid["tokens_cached"] or 0
+    )
 
 
 def job_percent(job: Job) -> int:

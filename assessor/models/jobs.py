@@ -18,6 +18,14 @@ def dollars(picodollars: int) -> Decimal:
     return (Decimal(picodollars) / PICODOLLARS).quantize(MICRODOLLAR)
 
 
+def cached_percent(tokens_cached: int, tokens_in: int) -> str:
+    """The share of prompt tokens served from the provider's prompt cache, in percent to one decimal (half up)."""
+    if not tokens_in:
+        return "0.0"
+    tenths = (2000 * tokens_cached + tokens_in) // (2 * tokens_in)
+    return f"{tenths // 10}.{tenths % 10}"
+
+
 class PromptTemplate(models.Model):
     """A versioned prompt: a changed text is a new version; results keep theirs."""
 
@@ -116,6 +124,10 @@ class Job(models.Model):
     @property
     def cost(self) -> Decimal:
         return dollars(self.cost_picodollars)
+
+    @property
+    def cached_percent(self) -> str:
+        return cached_percent(self.tokens_cached, self.tokens_in)
 
 
 class JobItem(models.Model):

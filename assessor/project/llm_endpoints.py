@@ -7,6 +7,7 @@
     concurrency = 8
     price_input = 2.5                # US dollars per million tokens
     price_output = 10.0
+    price_cached_input = 1.25        # for cached prompt tokens (omitted: the input price)
     batch = true                     # it offers the batch interface (files and batches)
     batch_price_factor = 0.5         # a batch's calls cost this factor of the prices (default 0.5)
 
@@ -33,6 +34,8 @@ FIELDS: dict[str, tuple[type, Any]] = {
     "concurrency": (int, 8),
     "price_input": (float, 0.0),
     "price_output": (float, 0.0),
+    # None: the input price (no discount known); TOML has no null, so it is set by leaving it out.
+    "price_cached_input": (float, None),
     "temperature": (float, 0.0),
     "timeout": (float, 60.0),
     "batch": (bool, False),
@@ -42,6 +45,7 @@ MINIMUM = {
     "concurrency": 1,
     "price_input": 0.0,
     "price_output": 0.0,
+    "price_cached_input": 0.0,
     "temperature": 0.0,
     "timeout": 0.1,
     "batch_price_factor": 0.0,

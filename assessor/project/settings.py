@@ -246,6 +246,10 @@ LLM_MAX_REASKS = env_int("LLM_MAX_REASKS", 2, minimum=0)
 # US dollars per million tokens, for the cost estimate of each call.
 LLM_PRICE_INPUT = env_float("LLM_PRICE_INPUT", 0.0, minimum=0.0)
 LLM_PRICE_OUTPUT = env_float("LLM_PRICE_OUTPUT", 0.0, minimum=0.0)
+# For the prompt tokens the provider served from its prompt cache; unset or empty: the input price.
+LLM_PRICE_CACHED_INPUT = (
+    env_float("LLM_PRICE_CACHED_INPUT", 0.0, minimum=0.0) if env_str("LLM_PRICE_CACHED_INPUT", "").strip() else None
+)
 # The default endpoint offers the provider's batch interface (docs/llm.md, "Batch mode"), whose calls are priced
 # at this factor of its prices.
 LLM_BATCH = env_bool("LLM_BATCH", False)

@@ -31,8 +31,8 @@ def test_a_file_gives_each_endpoint_its_fields_and_the_defaults(write_file):
     assert list(endpoints) == ["gpt4o", "local-llama"]
     assert endpoints["gpt4o"] == {
         "base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "model": "gpt-4o",
-        "api_version": "", "concurrency": 16, "price_input": 2.5, "price_output": 10.0, "temperature": 0.0,
-        "timeout": 60.0,
+        "api_version": "", "concurrency": 16, "price_input": 2.5, "price_output": 10.0, "price_cached_input": None,
+        "temperature": 0.0, "timeout": 60.0, "batch": False, "batch_price_factor": 0.5,
     }  # fmt: skip
     # A local server needs no key; the defaults fill the rest.
     assert endpoints["local-llama"]["api_key_env"] == ""

@@ -96,6 +96,8 @@ class LLMConfig:
     max_reasks: int = 2
     price_input: float = 0.0  # US dollars per million tokens
     price_output: float = 0.0
+    # For the prompt tokens the provider served from its prompt cache; None: the input price (no discount known).
+    price_cached_input: float | None = None
     backoff: float = 0.5  # seconds before the first retry without Retry-After; doubles each time
     batch: bool = False  # the endpoint offers the batch interface (assessor.jobs.batch)
     batch_price_factor: float = 0.5  # a batch's calls cost this factor of the prices
@@ -116,14 +118,24 @@ class LLMConfig:
             max_reasks=settings.LLM_MAX_REASKS,
             price_input=settings.LLM_PRICE_INPUT,
             price_output=settings.LLM_PRICE_OUTPUT,
+            price_cached_input=settings.LLM_PRICE_CACHED_INPUT,
             backoff=getattr(settings, "LLM_BACKOFF_SECONDS", 0.5),
             batch=getattr(settings, "LLM_BATCH", False),
             batch_price_factor=getattr(settings, "LLM_BATCH_PRICE_FACTOR", 0.5),
         )
 
-    def cost_picodollars(self, tokens_in: int, tokens_out: int) -> int:
-        """A call's cost, exact for prices of up to six decimals per million tokens (rounded beyond)."""
-        per_million = tokens_in * Decimal(repr(self.price_input)) + tokens_out * Decimal(repr(self.price_output))
+    def cost_picodollars(self, tokens_in: int, tokens_out: int, tokens_cached: int = 0) -> int:
+        """A call's cost, exact for prices of up to six decimals per million tokens (rounded beyond).
+
+        `tokens_cached` of the `tokens_in` are priced at the cached input price (the input price when none is set).
+        """
+        price_input = Decimal(repr(self.price_input))
+        price_cached = price_input if self.price_cached_input is None else Decimal(repr(self.price_cached_input))
+        per_million = (
+            (tokens_in - tokens_cached) * price_input
+            + tokens_cached * price_cached
+            + tokens_out * Decimal(repr(self.price_output))
+        )
         return int((per_million * PICODOLLARS / 1_000_000).to_integral_value(ROUND_HALF_EVEN))
 
     @property
@@ -188,6 +200,7 @@ class Completion:
     text: str
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int = 0  # of tokens_in, served from the provider's prompt cache
     latency_ms: int = 0
     # The answer's tokens with their log-probabilities, when they were asked for and the endpoint gave them.
     logprobs: tuple[TokenLogprob, ...] | None = None
@@ -272,10 +285,14 @@ def _completion_read(raw: bytes, *, latency_ms: int) -> Completion:
         text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
         text = surrogates_replaced(text)
         usage = response.get("usage") or {}
+        tokens_in = usage.get("prompt_tokens") or 0
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
         return Completion(
             text=text,
-            tokens_in=usage.get("prompt_tokens") or 0,
+            tokens_in=tokens_in,
             tokens_out=usage.get("completion_tokens") or 0,
+            # Within the prompt's tokens, so that the uncached part priced at the input price is never negative.
+            tokens_cached=max(0, min(cached, tokens_in)),
             latency_ms=latency_ms,
             logprobs=_logprobs_read(choices[0] if choices else {}),
         )
@@ -310,11 +327,13 @@ class Usage:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_picodollars: int = 0
+    tokens_cached: int = 0
 
-    def add(self, *, tokens_in: int, tokens_out: int, cost_picodollars: int) -> None:
+    def add(self, *, tokens_in: int, tokens_out: int, cost_picodollars: int, tokens_cached: int = 0) -> None:
         self.calls += 1
         self.tokens_in += tokens_in
         self.tokens_out += tokens_out
+        self.tokens_cached += tokens_cached
         self.cost_picodollars += cost_picodollars
 
     def job_increments(self) -> dict:
@@ -322,6 +341,7 @@ class Usage:
             "calls": F("calls") + self.calls,
             "tokens_in": F("tokens_in") + self.tokens_in,
             "tokens_out": F("tokens_out") + self.tokens_out,
+            "tokens_cached": F("tokens_cached") + self.tokens_cached,
             "cost_picodollars": F("cost_picodollars") + self.cost_picodollars,
         }
 
@@ -476,7 +496,11 @@ class LLMSession:
         error: str = "",
         answered: bool = True,
     ) -> None:
-        cost = 0 if from_cache else self.config.cost_picodollars(completion.tokens_in, completion.tokens_out)
+        cost = (
+            0
+            if from_cache
+            else self.config.cost_picodollars(completion.tokens_in, completion.tokens_out, completion.tokens_cached)
+        )
         row = {
             "job_id": self.job_id,
             "item_id": self.item_id,
@@ -486,6 +510,7 @@ class LLMSession:
             "raw_response": completion.text,
             "tokens_in": completion.tokens_in,
             "tokens_out": completion.tokens_out,
+            "tokens_cached": completion.tokens_cached,
             "latency_ms": completion.latency_ms,
             "cost_picodollars": cost,
             "cache_key": key,
@@ -498,7 +523,12 @@ class LLMSession:
         if from_cache or not answered:
             return
         self.calls_made += 1
-        self.usage.add(tokens_in=completion.tokens_in, tokens_out=completion.tokens_out, cost_picodollars=cost)
+        self.usage.add(
+            tokens_in=completion.tokens_in,
+            tokens_out=completion.tokens_out,
+            cost_picodollars=cost,
+            tokens_cached=completion.tokens_cached,
+        )
 
     def usage_take(self) -> "Usage":
         """The calls, tokens and cost not yet added to the job; the job engine adds them with the item's result."""

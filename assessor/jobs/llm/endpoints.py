@@ -47,6 +47,7 @@ class Endpoint:
     concurrency: int
     price_input: float
     price_output: float
+    price_cached_input: float | None  # None: the input price
     missing: str  # what is still to set before it can be used; empty when it can
     batch: bool = False  # it offers the batch interface
 
@@ -65,6 +66,7 @@ def _default_fields() -> dict[str, Any]:
         "concurrency": settings.LLM_CONCURRENCY,
         "price_input": settings.LLM_PRICE_INPUT,
         "price_output": settings.LLM_PRICE_OUTPUT,
+        "price_cached_input": settings.LLM_PRICE_CACHED_INPUT,
         "temperature": settings.LLM_TEMPERATURE,
         "timeout": settings.LLM_TIMEOUT,
         "batch": settings.LLM_BATCH,
@@ -113,6 +115,7 @@ def endpoints_list() -> list[Endpoint]:
             concurrency=fields["concurrency"],
             price_input=fields["price_input"],
             price_output=fields["price_output"],
+            price_cached_input=fields["price_cached_input"],
             missing=_missing(name, fields, where),
             batch=fields["batch"],
         )
@@ -160,6 +163,7 @@ def endpoint_config(name: str | None) -> LLMConfig:
         max_reasks=settings.LLM_MAX_REASKS,
         price_input=fields["price_input"],
         price_output=fields["price_output"],
+        price_cached_input=fields["price_cached_input"],
         backoff=getattr(settings, "LLM_BACKOFF_SECONDS", 0.5),
         batch=fields["batch"],
         batch_price_factor=fields["batch_price_factor"],
