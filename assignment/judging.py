@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, QuerySet, Subquery, Sum
 from django.http import Http404
 
-from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
+from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic, WorkOperation
 from assessor.scoring.kept import scores_refresh_label
 from assessor.work.judging import (
     JudgeError,
@@ -31,10 +31,11 @@ from assessor.work.judging import (
     answer_token,
     label_write,
     locked_open_work,
+    operation_read_with,
     position_choose,
     shuffled,
 )
-from assessor.work.prepared import Prepared, instance_from_row
+from assessor.work.prepared import Prepared, instance_from_row, row_create
 from assessor.work.services import (
     WorkError,
     person_source_claim,
@@ -239,7 +240,7 @@ def assignment_label_save(
     if work.source is None:
         raise JudgeError("This work has no label source: an organizer has to give it again.")
     source = work.source
-    answer_id = _labelled_answer(work=work, nugget_id=nugget_id, number=number, token=token)
+    answer_id = _labelled_answer(work=work, nugget_id=nugget_id, number=number, token=token, op_id=op_id)
     row = _OWN_LABEL.first(answer_id, nugget_id, work.pk)
     existing = instance_from_row(AssignmentLabel, _OWN_LABEL_FIELDS, row) if row else None
     saved = label_write(
@@ -253,16 +254,20 @@ def assignment_label_save(
         ),
         item=f"answer {answer_id} nugget {nugget_id}",
         op_id=op_id,
-        create=lambda seconds: AssignmentLabel.objects.create(
-            answer_id=answer_id,
-            nugget_id=nugget_id,
-            assigner=source.name,
-            assigner_kind=AssignmentLabel.AssignerKind.MANUAL,
-            source=source,
-            work=work,
-            label=label,
-            created_by=user,
-            seconds_spent=seconds,
+        # One INSERT written once (every save of a new label makes it), as objects.create would write it.
+        create=lambda seconds: row_create(
+            AssignmentLabel,
+            {
+                "answer_id": answer_id,
+                "nugget_id": nugget_id,
+                "assigner": source.name,
+                "assigner_kind": AssignmentLabel.AssignerKind.MANUAL,
+                "source": source,
+                "work": work,
+                "label": label,
+                "created_by": user,
+                "seconds_spent": seconds,
+            },
         ),
     )
     # The nugget list checked above is the work's: its name and topic are the work's.
@@ -272,10 +277,10 @@ def assignment_label_save(
     return saved
 
 
-def _labelled_answer(*, work: AssessorWork, nugget_id: int, number: int, token: str | None) -> int:
+def _labelled_answer(*, work: AssessorWork, nugget_id: int, number: int, token: str | None, op_id: str = "") -> int:
     """The answer at `number` that the label of `nugget_id` goes to; refused where this work may not label the
     nugget there (not in its submitted list, not reopened, not in a restricted work's items)."""
-    nugget_list_check(work=work, nugget_id=nugget_id)
+    nugget_list_check(work=work, nugget_id=nugget_id, op_id=op_id)
     redo = redo_nuggets(work)
     if redo and nugget_id not in redo:
         raise JudgeError("Only the nuggets that changed are reopened: this label stays as it was submitted.")
@@ -286,15 +291,19 @@ def _labelled_answer(*, work: AssessorWork, nugget_id: int, number: int, token: 
     return answer_id
 
 
-def nugget_list_check(*, work: AssessorWork, nugget_id: int) -> None:
+def nugget_list_check(*, work: AssessorWork, nugget_id: int, op_id: str = "") -> None:
     """Refuse a label on a nugget that is not in the work's submitted nugget list.
 
-    One query when the nugget is there (every save of a working page); the
-    refusals read the list again to say what is wrong: no list (404), a list
-    still open (409), a nugget not in it.
+    One query when the nugget is there (every save of a working page), which
+    also reads whether the save's operation id (`op_id`) was applied already,
+    for `operation_replayed`: the work is locked by then. The refusals read
+    the list again to say what is wrong: no list (404), a list still open
+    (409), a nugget not in it.
     """
-    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name)
+    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name, work.pk, op_id)
     found = row[0] if row else None
+    if row is not None and op_id:
+        operation_read_with(work=work, op_id=op_id, answer=row[1])
     status = found if found is not None else work_nugget_set(work=work).status
     if status == NuggetSet.Status.OPEN:
         raise JudgeError("The nugget list of this topic is not submitted yet: submit it first.", status=409)
@@ -303,7 +312,7 @@ def nugget_list_check(*, work: AssessorWork, nugget_id: int) -> None:
 
 
 _NUGGET_LIST_STATUS = Prepared(
-    lambda nugget_id, topic_id, name: (
+    lambda nugget_id, topic_id, name, work_id, op_id: (
         Nugget.objects.filter(
             pk=nugget_id,
             nugget_set__topic_id=topic_id,
@@ -311,11 +320,14 @@ _NUGGET_LIST_STATUS = Prepared(
             nugget_set__kind__in=HUMAN_NUGGET_KINDS,
             nugget_set__form=NuggetSet.Form.FACTS,
         )
+        .annotate(operation=Subquery(WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values("answer")[:1]))
         .order_by()
-        .values_list("nugget_set__status")[:1]
+        .values_list("nugget_set__status", "operation")[:1]
     ),
     int,
     str,
+    str,
+    int,
     str,
 )
 _OWN_LABEL_FIELDS = ["id", "label", "seconds_spent"]

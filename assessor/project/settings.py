@@ -56,7 +56,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's, the user and their role read in one query (as the session's row, SESSION_ENGINE below).
+    "assessor.project.sessions.UserMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -125,6 +126,8 @@ AUTHENTICATION_BACKENDS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Django's database sessions, the row read by a query written once (assessor/project/sessions.py).
+SESSION_ENGINE = "assessor.project.sessions"
 
 # --- Deployment security (README, "Deployment") ---------------------------------
 # Failed logins are throttled per account and address together (django-axes):

@@ -189,6 +189,17 @@ _OPERATION_ANSWER = Prepared(
 )
 
 
+# On the locked work: (operation id, what its first attempt answered or None), read by a query the save makes anyway.
+_OPERATION_READ = "_operation_read"
+
+
+def operation_read_with(*, work: AssessorWork, op_id: str, answer: dict | None) -> None:
+    """Note what a save's own read found of its operation id (`WorkOperation.answer`, None if not applied):
+    `operation_replayed` then asks nothing more. The read must come after `work` was locked, in a statement of
+    its own (a snapshot taken before the lock was granted could miss a first attempt that held it)."""
+    setattr(work, _OPERATION_READ, (op_id, answer))
+
+
 def operation_replayed(*, work: AssessorWork, op_id: str, request: list) -> dict | None:
     """What the first attempt of an operation id answered, if this work already applied it; None if it is new.
 
@@ -199,10 +210,14 @@ def operation_replayed(*, work: AssessorWork, op_id: str, request: list) -> dict
     """
     if not op_id:
         return None
-    row = _OPERATION_ANSWER.first(work.pk, op_id)
-    if row is None:
+    read = getattr(work, _OPERATION_READ, None)
+    if read is not None and read[0] == op_id:
+        answer = read[1]
+    else:
+        row = _OPERATION_ANSWER.first(work.pk, op_id)
+        answer = row[0] if row else None
+    if answer is None:
         return None
-    answer = row[0]
     if answer.get("request") != request:
         raise JudgeError("This operation id was already used for another save: reload the page.")
     return answer

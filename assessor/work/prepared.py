@@ -110,3 +110,27 @@ def row_update(instance: Model, fields: Sequence[str]) -> None:
     sql = f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)} WHERE {key} = %s"
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, instance.pk])
+
+
+def row_create(model: type[Model], values: dict[str, Any]) -> Any:
+    """`model.objects.create(**values)` as one INSERT written without the ORM's query building, and no signals:
+    the instance, its id read back (for rows a request writes on every call, such as a label)."""
+    instance = model(**values)
+    meta = model._meta
+    fields = [field for field in meta.concrete_fields if field is not meta.auto_field]
+    # pre_save as the ORM's insert calls it: the creation times (auto_now_add) are set here.
+    params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+    quote = connection.ops.quote_name
+    table, key = quote(meta.db_table), quote(meta.pk.column)
+    sql = f"INSERT INTO {table} ({', '.join(quote(field.column) for field in fields)}) "
+    sql += f"VALUES ({', '.join(['%s'] * len(params))})"
+    returning = meta.auto_field is not None and connection.features.can_return_columns_from_insert
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sql} RETURNING {key}" if returning else sql, params)
+        if returning:
+            instance.pk = cursor.fetchone()[0]
+        elif meta.auto_field is not None:
+            instance.pk = connection.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
+    instance._state.adding = False
+    instance._state.db = connection.alias
+    return instance

@@ -43,8 +43,12 @@ def user_role(user: User | AnonymousUser) -> Role | None:
     cached = getattr(user, ROLE_CACHE, False)
     if cached is not False:
         return cast(Role | None, cached)
-    names = {row[0] for row in _GROUP_NAMES.rows(user.pk)}
-    role = next((r for r in (Role.ADMIN, Role.ORGANIZER, Role.ASSESSOR) if r.value in names), None)
+    return role_remember(user, {row[0] for row in _GROUP_NAMES.rows(user.pk)})
+
+
+def role_remember(user: User, group_names: set[str]) -> Role | None:
+    """The role of a user in these groups (the highest), kept on the user for the rest of the request."""
+    role = next((r for r in (Role.ADMIN, Role.ORGANIZER, Role.ASSESSOR) if r.value in group_names), None)
     setattr(user, ROLE_CACHE, role)
     return role
 
