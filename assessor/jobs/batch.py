@@ -24,12 +24,13 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connections, transaction
-from django.db.models import F
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from assessor.jobs.engine import (
@@ -60,6 +61,7 @@ from assessor.jobs.llm.client import (
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.inflight import holder_name
 from assessor.models import Job, JobItem, LLMBatch, LLMBatchRequest
+from assessor.models.jobs import dollars
 from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
 
@@ -554,8 +556,59 @@ __all__ = [
     "batch_settle",
     "batch_step",
     "batch_step_queued",
+    "batch_summary",
     "batch_wait",
     "batches_line",
     "batches_split",
     "job_mode_set",
 ]
+
+
+# --- the job's page ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    """What the job's page shows of a batch-mode job: its batches, and the calls answered through them."""
+
+    batches: list[LLMBatch]
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_picodollars: int
+    factor: float | None  # the endpoint's batch price factor (None: the endpoint is gone)
+    waiting: int  # requests wanted or sent, not answered yet
+
+    @property
+    def cost(self) -> Decimal:
+        return dollars(self.cost_picodollars)
+
+    @property
+    def cost_live(self) -> Decimal | None:
+        """The same calls at the endpoint's live prices."""
+        if not self.factor:
+            return None
+        return dollars(int(Decimal(self.cost_picodollars) / Decimal(repr(self.factor))))
+
+
+def batch_summary(job: Job) -> BatchSummary | None:
+    """The job's batches and their calls; None for a job that never ran in batch mode."""
+    batches = list(LLMBatch.objects.filter(job=job).order_by("id"))
+    if job.mode != Job.Mode.BATCH and not batches:
+        return None
+    used = LLMBatchRequest.objects.filter(job=job, status=Status.USED).aggregate(
+        calls=Count("id"), tokens_in=Sum("tokens_in"), tokens_out=Sum("tokens_out"), cost=Sum("cost_picodollars")
+    )
+    try:
+        factor: float | None = endpoint_config(job.endpoint_name).batch_price_factor
+    except LLMNotConfigured:
+        factor = None
+    return BatchSummary(
+        batches=batches,
+        calls=used["calls"],
+        tokens_in=used["tokens_in"] or 0,
+        tokens_out=used["tokens_out"] or 0,
+        cost_picodollars=used["cost"] or 0,
+        factor=factor,
+        waiting=LLMBatchRequest.objects.filter(job=job, status__in=(Status.WANTED, Status.SENT)).count(),
+    )

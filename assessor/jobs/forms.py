@@ -4,6 +4,7 @@ from typing import cast
 
 from django import forms
 
+from assessor.jobs.batch import batch_refusal, job_mode_set
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.jobs.llm.endpoints import endpoints_list
 from assessor.models import Job, LLMEndpoint
@@ -34,6 +35,13 @@ class LaunchForm(forms.Form):
         help_text="The LLM endpoint the job's calls go to (its model, limit and prices); default when empty.",
     )
     topics = forms.CharField(required=False, help_text="Topic ids separated by spaces; all when empty.")
+    batch = forms.BooleanField(required=False, label="Batch mode")
+    batch_reasks = forms.ChoiceField(
+        required=False,
+        label="In batch mode, ask again an unusable answer",
+        choices=[(Job.Mode.BATCH, "in the next round's batch"), (Job.Mode.LIVE, "at once, live")],
+        initial=Job.Mode.BATCH,
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -41,12 +49,29 @@ class LaunchForm(forms.Form):
         cast(forms.ChoiceField, self.fields["endpoint"]).choices = choices
         names = [name for name, _ in choices]
         self.fields["endpoint"].initial = DEFAULT_ENDPOINT if DEFAULT_ENDPOINT in names else (names or [""])[0]
+        batched = [endpoint.name for endpoint in endpoints_list() if endpoint.usable and endpoint.batch]
+        if batched:
+            self.fields["batch"].help_text = (
+                "Send the calls through the provider's batch interface, at its batch price; the answers come "
+                f"within its window (hours), in rounds. Endpoints offering it: {', '.join(batched)}."
+            )
+        else:
+            # No endpoint offers it: nothing to choose.
+            del self.fields["batch"], self.fields["batch_reasks"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        if cleaned.get("batch") and (refusal := batch_refusal(cleaned.get("endpoint") or None)):
+            self.add_error("batch", refusal)
+        return cleaned
 
     def selection(self) -> dict:
         return {
             "name": self.cleaned_data["name"],
             "endpoint": self.cleaned_data["endpoint"] or None,
             "topics": _split(self.cleaned_data["topics"]) or None,
+            "batch": bool(self.cleaned_data.get("batch")),
+            "batch_reasks": self.cleaned_data.get("batch_reasks") or Job.Mode.BATCH,
         }
 
 
@@ -62,7 +87,14 @@ def job_launch(*, kind: str, selection: dict, user) -> Job:
     create = registry.job_kind(kind).create
     if create is None:
         raise JobRequestInvalid(f"jobs of kind {kind!r} are not launched from a page")
-    return create(user=user, **selection)
+    selection = dict(selection)
+    batch, reasks = selection.pop("batch", False), selection.pop("batch_reasks", Job.Mode.BATCH)
+    if batch and (refusal := batch_refusal(selection.get("endpoint"))):
+        raise JobRequestInvalid(refusal)
+    job = create(user=user, **selection)
+    if batch:
+        job_mode_set(job, mode=Job.Mode.BATCH, reasks=reasks)
+    return job
 
 
 class EndpointForm(forms.ModelForm):
@@ -90,6 +122,8 @@ class EndpointForm(forms.ModelForm):
             "price_cached_input",
             "temperature",
             "timeout",
+            "batch",
+            "batch_price_factor",
         ]
         labels = {
             "api_key_env": "Key's environment variable",
@@ -98,6 +132,8 @@ class EndpointForm(forms.ModelForm):
             "price_input": "Input price",
             "price_output": "Output price",
             "price_cached_input": "Cached input price",
+            "batch": "Batch interface",
+            "batch_price_factor": "Batch price factor",
         }
         help_texts = {
             "api_key_env": "The NAME of the environment variable holding the key (not the key): LLM_KEY_... "

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from assessor.http import AuthenticatedRequest
+from assessor.jobs.batch import batch_summary
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
 from assessor.jobs.forms import EndpointForm, job_launch
 from assessor.jobs.llm.client import LLMNotConfigured
@@ -78,6 +79,7 @@ def job_detail(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     context = {**_job_context(job), "failures": job_failures(job), "asked": job_params_shown(job), **_llm_context()}
     context["in_flight"] = _in_flight(job)
     context["paid"] = job_paid(job)
+    context["batches"] = batch_summary(job)
     if context["in_flight"]:
         context["finished"] = False  # the page follows them until they land
     template = "jobs/job_detail.html"

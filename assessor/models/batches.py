@@ -78,6 +78,10 @@ class LLMBatchRequest(models.Model):
     # The whole response body, read again as the live path reads a completion.
     response = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
+    # Once used: its tokens and its cost at the batch price (also in the item's LLMCall), for the job's page.
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    cost_picodollars = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

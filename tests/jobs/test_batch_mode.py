@@ -7,13 +7,16 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from assessor.jobs import batch as batch_flow
 from assessor.jobs.batch import batch_run_sync, batch_step, batches_split, job_mode_set
 from assessor.jobs.engine import job_cancel, job_reopen, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
+from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.models import Job, LLMBatch, LLMBatchRequest, LLMCall
 from assessor.models.jobs import PICODOLLARS
+from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoint_fields_check, endpoints_file_read
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
@@ -339,3 +342,110 @@ def test_a_restart_at_any_step_pays_no_request_twice(batch_server, answers, poin
     assert batch_server.batches.created == LLMBatch.objects.filter(job=job).count() == 3
     assert batch_server.batches.uploaded == 3 + (point == "file_uploaded")
     assert paid(job)[0] == job.calls == 9
+
+
+# --- the pages ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def batch_worker_inline(monkeypatch) -> list[int]:
+    """Jobs launched from the pages are run at once, in the test, through their batches."""
+    queued: list[int] = []
+
+    def queue(job) -> None:
+        queued.append(job.pk)
+        batch_run_sync(job.pk) if Job.objects.get(pk=job.pk).mode == "batch" else job_run_sync(job.pk)
+
+    monkeypatch.setattr("assessor.jobs.views.job_queue", queue)
+    return queued
+
+
+@pytest.fixture
+def second_endpoint(settings, batch_server):
+    """An endpoint "plain" on the same server that offers no batch interface."""
+    settings.LLM_ENDPOINTS = {
+        "plain": endpoint_fields_check("plain", {"base_url": batch_server.url, "model": "fake-model"})
+    }
+
+
+def test_a_job_launched_in_batch_mode_shows_its_batches_and_their_cost(
+    organizer, batch_server, answers, batch_worker_inline
+):
+    response = organizer.post(
+        reverse("jobs:launch", args=["auto_assign"]),
+        {"name": "auto-page", "nuggets": "manual", "endpoint": "default", "batch": "on", "batch_reasks": "live"},
+    )
+    job = Job.objects.get(output_name="auto-page")
+    assert response.status_code == 302 and batch_worker_inline == [job.pk]
+    assert (job.mode, job.batch_reasks, job.status) == ("batch", "live", "done")
+    page = organizer.get(reverse("jobs:detail", args=[job.pk])).content.decode()
+    table = page[page.index('id="batch-table"') :]
+    rows = table[table.index("<tbody>") : table.index("</tbody>")].split("<tr>")[1:]
+    assert len(rows) == 3
+    for round_number, (row, batch) in enumerate(zip(rows, LLMBatch.objects.filter(job=job), strict=True), 1):
+        cells = [cell.split(">", 1)[1].split("<")[0] for cell in row.split("<td")[1:]]
+        assert cells[0] == f"#{batch.pk}" and cells[1] == str(round_number)
+        assert batch.provider_id.startswith("batch_") and batch.provider_id in row
+        assert "completed" in row and cells[4:7] == ["3", "3", "0"]
+        assert batch.finished_at is not None and batch.finished_at.strftime("%Y-%m-%d %H:%M:%S") in row
+    _, tokens_in, tokens_out = paid(job)
+    # $2 and $8 a million at half: in dollars to the micro-dollar, and the same calls live at twice that.
+    half = (tokens_in * 1 + tokens_out * 4) / 1_000_000
+    assert f"9 calls answered through batches · {tokens_in} tokens in, {tokens_out} out" in page
+    assert f"${half:.6f} at the batch price (× 0.5; ${2 * half:.6f} live)" in page
+    assert "asked again at once, live" in page
+
+
+def test_the_job_page_says_why_a_batch_job_stopped(organizer, batch_server, answers):
+    batch_server.batches.expire_fraction = 0.5
+    job = batch_run_sync(batch_job().pk)
+    page = organizer.get(reverse("jobs:detail", args=[job.pk])).content.decode()
+    assert 'id="job-error"' in page and "expired" in page and "1 of 3 requests answered" in page
+    assert "3 requests waiting" in page
+    assert "Resume" in page
+
+
+def test_the_launch_page_refuses_batch_mode_on_an_endpoint_without_it(organizer, answers, second_endpoint):
+    form = organizer.get(reverse("jobs:launch", args=["auto_assign"])).content.decode()
+    assert "Batch mode" in form and "Endpoints offering it: default." in form
+    response = organizer.post(
+        reverse("jobs:launch", args=["auto_assign"]),
+        {"name": "auto-page", "nuggets": "manual", "endpoint": "plain", "batch": "on"},
+    )
+    assert response.status_code == 200
+    assert "The LLM endpoint &#x27;plain&#x27; does not offer batch mode" in response.content.decode()
+    assert not Job.objects.exists()
+
+
+def test_without_an_endpoint_offering_it_the_launch_page_has_no_batch_mode(organizer, llm_server, answers):
+    form = organizer.get(reverse("jobs:launch", args=["auto_assign"])).content.decode()
+    assert "Batch mode" not in form
+
+
+def test_the_endpoints_file_and_page_mark_an_endpoint_offering_batches(organizer, settings, write_file):
+    path = write_file("endpoints.toml", '[endpoints.cheap]\nbase_url = "http://x.test/v1"\nmodel = "m"\nbatch = true\n')
+    settings.LLM_ENDPOINTS = endpoints_file_read(path)
+    assert settings.LLM_ENDPOINTS["cheap"]["batch"] is True
+    assert settings.LLM_ENDPOINTS["cheap"]["batch_price_factor"] == 0.5
+    bad = write_file("bad.toml", '[endpoints.cheap]\nbase_url = "http://x.test/v1"\nmodel = "m"\nbatch = "yes"\n')
+    with pytest.raises(EndpointsFileInvalid, match="field 'batch': 'yes' is not true or false"):
+        endpoints_file_read(bad)
+    organizer.post(
+        reverse("jobs:endpoints"),
+        {
+            "name": "paged",
+            "base_url": "http://y.test/v1",
+            "model": "m",
+            "concurrency": 2,
+            "price_input": 1,
+            "price_output": 2,
+            "temperature": 0,
+            "timeout": 30,
+            "batch": "on",
+            "batch_price_factor": 0.4,
+        },
+    )
+    config = endpoint_config("paged")
+    assert (config.batch, config.batch_price_factor) == (True, 0.4)
+    page = organizer.get(reverse("jobs:endpoints")).content.decode()
+    assert "yes, × 0.4" in page and "yes, × 0.5" in page

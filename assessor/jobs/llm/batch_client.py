@@ -226,9 +226,15 @@ class BatchSession(LLMSession):
             return  # logged by an earlier round (or by another item asking the same)
         if self._priced is None:
             self._priced = LLMSession(config=batch_priced(self.config), job_id=self.job_id, item_id=self.item_id)
+        cost = self._priced.config.cost_picodollars(
+            completion.tokens_in, completion.tokens_out, getattr(completion, "tokens_cached", 0)
+        )
         with transaction.atomic():
             taken = LLMBatchRequest.objects.filter(pk=row.pk, status=LLMBatchRequest.Status.ANSWERED).update(
-                status=LLMBatchRequest.Status.USED
+                status=LLMBatchRequest.Status.USED,
+                tokens_in=completion.tokens_in,
+                tokens_out=completion.tokens_out,
+                cost_picodollars=cost,
             )
             if not taken:
                 return

@@ -50,6 +50,7 @@ class Endpoint:
     price_cached_input: float | None  # None: the input price
     missing: str  # what is still to set before it can be used; empty when it can
     batch: bool = False  # it offers the batch interface
+    batch_price_factor: float = 0.5
 
     @property
     def usable(self) -> bool:
@@ -118,6 +119,7 @@ def endpoints_list() -> list[Endpoint]:
             price_cached_input=fields["price_cached_input"],
             missing=_missing(name, fields, where),
             batch=fields["batch"],
+            batch_price_factor=fields["batch_price_factor"],
         )
         for name, (where, fields) in _endpoint_sources().items()
     ]
