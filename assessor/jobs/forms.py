@@ -107,6 +107,12 @@ class EndpointForm(forms.ModelForm):
         assume_scheme="https",
         help_text=LLMEndpoint._meta.get_field("base_url").help_text,
     )
+    # Empty: the usual discount of a batch, half price.
+    batch_price_factor = forms.FloatField(
+        required=False,
+        min_value=0.0,
+        help_text=LLMEndpoint._meta.get_field("batch_price_factor").help_text + " Empty: 0.5.",
+    )
 
     class Meta:
         model = LLMEndpoint
