@@ -34,8 +34,9 @@ The life of a batch is computed from the clock whenever it is read (no thread): 
 pace (request i of n at 0.1 d + 0.8 d (i + 1) / n), `finalizing` until d, then `completed` (or `expired`,
 or `failed` at 0.1 d if its file does not validate or `fail_next` asked for it). Cancelling answers what is
 due, stops, and ends `cancelled` a tenth of d later. A request's answer is the chat endpoint's for the same
-body (`model_answer(messages, flip=server.flip)`, then the server's completion and usage), made when its
-time comes; a prompt the rules cannot read is a 400 line in the error file, as the chat endpoint answers it.
+body (`model_answer(messages, flip=server.flip)`, then the server's completion and usage, the prompt cache
+shared with the live calls), made when its time comes; a prompt the rules cannot read is a 400 line in the
+error file, as the chat endpoint answers it. The batch's `usage` sums its answers' (cached tokens included).
 
 Files and objects follow OpenAI's: an output line `{"id": "batch_req_...", "custom_id", "response":
 {"status_code": 200, "request_id", "body": <chat.completion>}, "error": null}`; the error file holds the
@@ -601,7 +602,9 @@ class FakeBatches:
             else:
                 if self.transform is not None:
                     text = self.transform(line.custom_id, text)
-                payload = _completion(body, text, number=number, logprobs=server.logprobs)
+                # The prompt cache is the server's, shared with the live calls, as a provider's is.
+                cached = server.prompt_cached(body.get("messages", [])) if server.cached_tokens else None
+                payload = _completion(body, text, number=number, logprobs=server.logprobs, cached=cached)
         if status == 200:
             batch.completed += 1
             self.answered[line.custom_id] += 1

@@ -349,3 +349,28 @@ def test_a_prompt_the_rules_cannot_read_is_a_400_line_as_the_chat_endpoint_answe
     with pytest.raises(openai.BadRequestError) as live:
         client.chat.completions.create(model="fake-model", messages=messages)
     assert line["response"]["body"]["error"]["message"] == live.value.body["message"]
+
+
+@pytest.mark.parametrize("cached_tokens", [True, False])
+def test_batch_answers_report_the_prompt_cache_as_the_chat_endpoint_does(cached_tokens):
+    server = FakeLLMServer(cached_tokens=cached_tokens).start()
+    try:
+        long = [{"role": "user", "content": " ".join(f"w{n}" for n in range(1100))}]
+        client = client_for(server)
+        batch = poll(client, create(client, upload(client, [request("first", long), request("again", long)])).id)[-1]
+        usage = {line["custom_id"]: line["response"]["body"]["usage"] for line in jsonl(client, batch.output_file_id)}
+        live = client.chat.completions.create(model="fake-model", messages=long).usage
+    finally:
+        server.stop()
+    assert batch.usage is not None and live is not None
+    if cached_tokens:
+        # OpenAI's rule by hand: 1100 shared tokens are cached in blocks of 128 from 1024, so 1024 of them.
+        cached = {custom_id: u["prompt_tokens_details"]["cached_tokens"] for custom_id, u in usage.items()}
+        assert cached == {"first": 0, "again": 1024}
+        assert batch.usage.input_tokens_details.cached_tokens == 1024
+        # The batch's prompts are in the cache the live calls read.
+        assert live.prompt_tokens_details is not None and live.prompt_tokens_details.cached_tokens == 1024
+    else:
+        assert all("prompt_tokens_details" not in u for u in usage.values())
+        assert batch.usage.input_tokens_details.cached_tokens == 0
+    assert batch.usage.input_tokens == 2 * 1100
