@@ -19,7 +19,9 @@ from assessor.models.jobs import PICODOLLARS
 from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoint_fields_check, endpoints_file_read
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
-from tests.builders import make_answer, make_nugget_set, make_run, make_topic
+from nuggets.auto import auto_nuggets_job_create
+from nuggets.models import NuggetSet
+from tests.builders import make_answer, make_nugget_set, make_qrel, make_run, make_segment, make_topic
 from tests.llm_server import expected_assign
 
 pytestmark = pytest.mark.django_db
@@ -449,3 +451,35 @@ def test_the_endpoints_file_and_page_mark_an_endpoint_offering_batches(organizer
     assert (config.batch, config.batch_price_factor) == (True, 0.4)
     page = organizer.get(reverse("jobs:endpoints")).content.decode()
     assert "yes, × 0.4" in page and "yes, × 0.5" in page
+
+
+# --- a job whose asks depend on the answers before them ---------------------------------------------
+
+
+def test_auto_nuggets_in_batch_mode_makes_the_live_jobs_nuggets(batch_server, db):
+    """AutoNuggets asks window after window, each from the list the one before made, then the importance: a round
+    per ask, each replaying the answers before it."""
+    topic = make_topic("t2", query="zebra stripes")
+    for i in range(25):
+        text = f"Zebra passage {i:02d} says {'stripes ' * (i % 3)}things here"
+        make_qrel(topic, make_segment(f"doc{i:02d}#0", text=text), grade=1 + i % 3)
+    live = auto_nuggets_job_create(
+        name="auto-live", qrels="nist", config=replace(LLMConfig.from_settings(), model="m2")
+    )
+    job_run_sync(live.pk)
+    live.refresh_from_db()
+    job = auto_nuggets_job_create(name="auto-batch", qrels="nist")
+    job_mode_set(job, mode=Job.Mode.BATCH)
+    job = batch_run_sync(job.pk)
+    assert (live.status, job.status) == ("done", "done")
+
+    def nuggets(name: str) -> list[tuple[str, str]]:
+        return list(NuggetSet.objects.get(name=name).nuggets.order_by("position").values_list("text", "importance"))
+
+    assert nuggets("auto-batch") == nuggets("auto-live") and len(nuggets("auto-batch")) == 20
+    # Three windows one after the other, then the importance of 25 drafts, 10, 10 and 5 a call (one after the other).
+    assert list(LLMBatch.objects.filter(job=job).values_list("round", "request_total")) == [
+        (round_number, 1) for round_number in range(1, 7)
+    ]
+    assert batch_server.batches.calls == 6 and paid(job)[0] == paid(live)[0] == 6
+    assert job.cost_picodollars * 2 == live.cost_picodollars
