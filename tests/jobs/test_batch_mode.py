@@ -11,11 +11,12 @@ from django.urls import reverse
 
 from assessor.jobs import batch as batch_flow
 from assessor.jobs.batch import batch_run_sync, batch_step, batches_split, job_mode_set
-from assessor.jobs.engine import job_cancel, job_reopen, job_run_sync
+from assessor.jobs.engine import job_cancel, job_dispatch, job_reopen, job_run_sync
 from assessor.jobs.llm.client import LLMConfig
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.models import Job, LLMBatch, LLMBatchRequest, LLMCall
 from assessor.models.jobs import PICODOLLARS
+from assessor.project.celery import app as celery_app
 from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoint_fields_check, endpoints_file_read
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
@@ -483,3 +484,20 @@ def test_auto_nuggets_in_batch_mode_makes_the_live_jobs_nuggets(batch_server, db
     ]
     assert batch_server.batches.calls == 6 and paid(job)[0] == paid(live)[0] == 6
     assert job.cost_picodollars * 2 == live.cost_picodollars
+
+
+def test_the_workers_run_a_batch_job_step_after_step(batch_server, answers, django_capture_on_commit_callbacks):
+    """The job's dispatch queues its first step; each step queues the next while the batches are out (Celery's
+    eager mode runs each where it is sent: the real task names and arguments, no broker)."""
+    job = batch_job()
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert job_dispatch(job) == 3
+    finally:
+        celery_app.conf.task_always_eager = eager
+    job.refresh_from_db()
+    assert (job.status, job.done_items) == ("done", 3)
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    assert batch_server.batches.calls == 9 and batch_server.count == 9
