@@ -493,8 +493,33 @@ def batch_step_queued(job_id: int) -> str:
     return outcome
 
 
+def batches_recall(job: Job, *, poll: float | None = None) -> None:
+    """Call back the job's batches still out before it goes on live: a batch not yet at the provider is dropped
+    (its requests wait again), one at work is cancelled, and each is read as it ends, so that its answers count."""
+    config = _job_config(job)
+    client = _openai_client(config)
+    interval = settings.LLM_BATCH_POLL_SECONDS if poll is None else poll
+    for batch in LLMBatch.objects.filter(job=job, read_at__isnull=True, state__in=OURS):
+        remote = _batch_found(client, batch) if batch.state == State.CREATING else None
+        if remote is not None:
+            _batch_update(batch, remote, submitted=True)
+            continue
+        with transaction.atomic():
+            LLMBatchRequest.objects.filter(batch=batch, status=Status.SENT).update(
+                status=Status.WANTED, batch=None, attempts=F("attempts") - 1
+            )
+            LLMBatch.objects.filter(pk=batch.pk).update(state=State.CANCELLED, read_at=timezone.now())
+    while LLMBatch.objects.filter(job=job, read_at__isnull=True).exists():
+        _batches_cancel(job, client)
+        batches_advance(job, client, config)
+        if LLMBatch.objects.filter(job=job, read_at__isnull=True).exists():
+            time.sleep(interval)
+
+
 def batch_settle(job: Job, *, threads: int = 1) -> dict[str, int]:
-    """Store what the job's batches answered before it goes on live: a round that records nothing new."""
+    """Store what the job's batches answered before it goes on live (its batches still out called back first):
+    a round that records nothing new."""
+    batches_recall(job)
     return batch_round(job, threads=threads, record=False)
 
 

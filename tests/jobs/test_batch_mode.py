@@ -501,3 +501,18 @@ def test_the_workers_run_a_batch_job_step_after_step(batch_server, answers, djan
     assert (job.status, job.done_items) == ("done", 3)
     assert labels_of("auto-batch") == labels_of_rule(answers)
     assert batch_server.batches.calls == 9 and batch_server.count == 9
+
+
+def test_a_batch_job_resumed_live_calls_back_its_batch_still_out(batch_server, answers):
+    batch_server.batches.delay = 2.0
+    job = batch_job()
+    assert batch_step(job.pk) == "waiting"
+    time.sleep(1.0)  # one of the batch's three requests is answered by now (at 0.2 + 1.6 (i + 1) / 3 s)
+    call_command("run_auto_assign", resume=job.pk, live=True, sync=True, threads=1, stdout=StringIO())
+    job.refresh_from_db()
+    assert (job.mode, job.status, job.done_items) == ("live", "done", 3)
+    assert LLMBatch.objects.get(job=job).state == "cancelled"
+    assert labels_of("auto-batch") == labels_of_rule(answers)
+    # What the batch answered before it was cancelled was used; the rest went live: nine calls in all.
+    assert 1 <= batch_server.batches.calls < 3 and batch_server.count == 9
+    assert paid(job)[0] == 9
