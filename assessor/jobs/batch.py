@@ -438,9 +438,10 @@ def _fallback_reason(batches: list[LLMBatch]) -> str:
 # --- a step -------------------------------------------------------------------------------
 
 
-def batch_step(job_id: int, *, threads: int = 1) -> str:
+def batch_step(job_id: int, *, threads: int | None = None) -> str:
     """One step of a batch-mode job: "waiting" (on its batches), "done", "stopped" (cancelled, or a batch fell back),
-    or "busy" (another step holds the job)."""
+    or "busy" (another step holds the job). Its round works `threads` items at once (LLM_BATCH_ROUND_THREADS)."""
+    threads = threads or int(getattr(settings, "LLM_BATCH_ROUND_THREADS", 1))
     holder = holder_name()
     if not step_lease_claim(job_id, holder=holder, seconds=STEP_LEASE_SECONDS):
         return "busy"
@@ -549,7 +550,7 @@ def _report_changes(job_id: int, report: Callable[[str], None], last: list[str])
 
 
 def batch_run_sync(
-    job_id: int, *, threads: int = 1, report: Callable[[str], None] = lambda _line: None, poll: float | None = None
+    job_id: int, *, threads: int | None = None, report: Callable[[str], None] = lambda _line: None, poll: float | None = None
 ) -> Job:
     """Run the batch job's steps in this process, polling its batches, until it is done or stops."""
     interval = settings.LLM_BATCH_POLL_SECONDS if poll is None else poll

@@ -95,8 +95,8 @@ class JobCommand(BaseCommand):
                 raise CommandError(str(exc)) from None
             self.stdout.write(f"job {job.pk}: {job.kind_label} -> {job.output_name!r}, {job.total_items} items")
         if options["sync"] and job.mode == Job.Mode.BATCH:
-            # The batches' rounds are database work: one thread unless asked for more.
-            job = batch_run_sync(job.pk, threads=options["threads"] or 1, report=self.stdout.write)
+            # The batches' rounds are database work: LLM_BATCH_ROUND_THREADS unless asked otherwise.
+            job = batch_run_sync(job.pk, threads=options["threads"], report=self.stdout.write)
         elif options["sync"]:
             threads = options["threads"] or endpoint_config(job.endpoint_name).concurrency
             job_run_sync(job.pk, threads=threads)

@@ -263,6 +263,8 @@ LLM_BATCH_MAX_BYTES = env_int("LLM_BATCH_MAX_BYTES", 200 * 1024 * 1024, minimum=
 # How often a batch job looks at its batches, and the window it gives the provider to answer them.
 LLM_BATCH_POLL_SECONDS = env_float("LLM_BATCH_POLL_SECONDS", 30.0, minimum=0.01)
 LLM_BATCH_WINDOW = env_str("LLM_BATCH_WINDOW", "24h")
+# Items a batch job's round works at once: its database work, each item's look-ups and writes (PostgreSQL: more).
+LLM_BATCH_ROUND_THREADS = env_int("LLM_BATCH_ROUND_THREADS", 1, minimum=1)
 # The variables besides LLM_KEY_* an endpoint added on a page may read its key from (assessor/project/llm_endpoints.py).
 LLM_KEY_VARIABLES = env_list("LLM_KEY_VARIABLES", [])
 # More endpoints, by name, from a TOML file (assessor/project/llm_endpoints.py); the LLM_* ones are "default".

@@ -46,7 +46,7 @@ class Command(BaseCommand):
         parser.add_argument("--concurrency", type=int, default=16, help="live calls in flight")
         parser.add_argument("--batch-delay", type=float, default=5.0, help="seconds a batch takes to end")
         parser.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the batches")
-        parser.add_argument("--threads", type=int, default=1, help="threads working a batch round's items")
+        parser.add_argument("--threads", type=int, default=8, help="threads working a batch round's items")
         parser.add_argument("--price-input", type=float, default=2.5, help="US dollars per million input tokens")
         parser.add_argument("--price-output", type=float, default=10.0, help="US dollars per million output tokens")
 
