@@ -34,9 +34,23 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from assessor.models import KeptSource
 from assessor.project.celery import celery_task
 from assessor.scoring.scores import Scores
 from metaeval.comparison import Comparison, TopicsError, comparison_build, topics_resolve
+from metaeval.comparison_cells import (
+    Cells,
+    cells_build,
+    cells_kept_source,
+    cells_loads,
+    cells_taus,
+    cells_update,
+    confusion_again,
+    fingerprints,
+    intervals_compute,
+    pair_points_of,
+    run_points_of,
+)
 from metaeval.models import KeptComparison
 from metaeval.sources import Source, SourceError, source_answers, source_describe, source_parse, source_stamp
 from metaeval.stats import TauOptions, pair_points, run_points
@@ -171,6 +185,10 @@ class ComparisonPage:
     plots: PlotData | None  # None in a page read back from KeptComparison (kept_plots reads them)
     described: dict[str, dict]
     describe_errors: list[str]
+    # False: the figures of the scores are of the sources' latest labels, but the 95% intervals, the confusion matrix
+    # and the descriptive table are of the labels before the last change and computed next (a page brought up to
+    # date by its changed cells, metaeval.comparison_cells).
+    complete: bool = True
 
 
 def describe_all(texts: list[str], loaded: Mapping[str, Scores] | None = None) -> tuple[dict[str, dict], list[str]]:
@@ -204,6 +222,11 @@ def plot_data(comparison: Comparison, metric: str) -> PlotData:
 
 def page_compute(params: Params) -> ComparisonPage:
     """The page of a query, from the kept scores and the labels: BadQuery for a query that names no comparison."""
+    return _page_computed(params)[0]
+
+
+def _page_computed(params: Params) -> tuple[ComparisonPage, Comparison]:
+    """The page, and the comparison it was made of (with both sources' scores)."""
     comparison = comparison_from_query(params)
     metric = metric_of(params, comparison)
     plots = plot_data(comparison, metric) if metric else None
@@ -214,13 +237,14 @@ def page_compute(params: Params) -> ComparisonPage:
         comparison.confusion.alpha_ordinal  # noqa: B018
         comparison.confusion.alpha_nominal  # noqa: B018
     no_scores = Scores(metrics=())
-    return ComparisonPage(
+    page = ComparisonPage(
         comparison=replace(comparison, scores_a=no_scores, scores_b=no_scores),
         metric=metric,
         plots=plots,
         described=described,
         describe_errors=describe_errors,
     )
+    return page, comparison
 
 
 # --- keeping a page -------------------------------------------------------------------------------
@@ -290,7 +314,9 @@ def _unpickled(row: KeptComparison) -> ComparisonPage | None:
     return page if isinstance(page, ComparisonPage) else None
 
 
-def page_keep(kept: Kept, page: ComparisonPage, *, computed_at: datetime, seconds: float) -> None:
+def page_keep(
+    kept: Kept, page: ComparisonPage, *, computed_at: datetime, seconds: float, cells: Cells | None = None
+) -> None:
     figures = {
         "query": kept.query,
         "stamp_a": kept.stamps[0],
@@ -302,6 +328,7 @@ def page_keep(kept: Kept, page: ComparisonPage, *, computed_at: datetime, second
         "seconds": seconds,
         "error": "",
         "queued_at": None,
+        "cells": cells.dumps() if cells is not None else None,
     }
     KeptComparison.objects.update_or_create(
         key=kept.key, defaults=figures, create_defaults={**figures, "viewed_at": computed_at}
@@ -310,12 +337,85 @@ def page_keep(kept: Kept, page: ComparisonPage, *, computed_at: datetime, second
 
 def _computed(params: Params, kept: Kept | None) -> Shown:
     started = time.perf_counter()
-    page = page_compute(params)
+    sources = _cells_sources(kept)
+    # The topics' fingerprints before their scores: a row written in between is read again at the next update.
+    prints = (fingerprints(sources[0]), fingerprints(sources[1])) if sources is not None else None
+    page, comparison = _page_computed(params)
+    cells = cells_build(comparison, sources, prints) if sources is not None and prints is not None else None
     computed_at, seconds = timezone.now(), time.perf_counter() - started
     if kept is None:
         return Shown(page, computed_at=computed_at, seconds=seconds)
-    page_keep(kept, page, computed_at=computed_at, seconds=seconds)
+    page_keep(kept, page, computed_at=computed_at, seconds=seconds, cells=cells)
     return Shown(page, key=kept.key, computed_at=computed_at, seconds=seconds)
+
+
+def _cells_sources(kept: Kept | None) -> tuple[KeptSource, KeptSource] | None:
+    """Both sources' kept rows where their scores are those rows as they stand (metaeval.comparison_cells)."""
+    if kept is None:
+        return None
+    a, b = (cells_kept_source(source) for source in kept.sources)
+    return (a, b) if a is not None and b is not None else None
+
+
+def page_update(kept: Kept, row: KeptComparison) -> tuple[ComparisonPage, Cells] | None:
+    """The kept page brought up to date by the cells that changed in its sources (metaeval.comparison_cells): every
+    figure of the scores, and the plots; its intervals, confusion matrix and descriptive table those of the labels
+    before (`page_complete` next). None when it must be computed in full."""
+    sources = _cells_sources(kept)
+    page, cells = _unpickled(row), cells_loads(row.cells)
+    if sources is None or page is None or cells is None or cells_update(cells, sources) is None:
+        return None
+    comparison = page.comparison
+    taus = cells_taus(cells, [tau.ci95 for tau in comparison.taus])
+    plots = None
+    if page.metric:
+        tau = next(t for t in taus if t.metric == page.metric)
+        plots = {
+            "run": (run_points_of(cells, page.metric), tau.tau_run),
+            "pairs": (pair_points_of(cells, page.metric), tau.tau_all),
+        }
+    updated = replace(page, comparison=replace(comparison, taus=taus), plots=plots, complete=False)
+    return updated, cells
+
+
+def page_complete(page: ComparisonPage, cells: Cells, *, partial_yes: bool) -> ComparisonPage:
+    """An updated page's intervals from the kept matrices, its confusion matrix and descriptive table counted again
+    from the labels: the page a full computation gives."""
+    comparison = page.comparison
+    intervals = intervals_compute(cells) if comparison.options.bootstrap > 0 else [{} for _ in comparison.taus]
+    taus = [replace(tau, ci95=found) for tau, found in zip(comparison.taus, intervals, strict=True)]
+    comparison = confusion_again(replace(comparison, taus=taus), partial_yes)
+    described, describe_errors = describe_all([str(comparison.a), str(comparison.b)])
+    return replace(
+        page, comparison=comparison, described=described, describe_errors=describe_errors, complete=True, plots=None
+    )
+
+
+def _updated(kept: Kept, row: KeptComparison) -> bool:
+    """Bring a kept page up to date by its changed cells, then complete it; False when it cannot be."""
+    started = time.perf_counter()
+    updated = page_update(kept, row)
+    if updated is None:
+        return False
+    page, cells = updated
+    computed_at = timezone.now()
+    page_keep(kept, page, computed_at=computed_at, seconds=time.perf_counter() - started, cells=cells)
+    complete_keep(kept.key, kept.stamps, computed_at, page, cells)
+    return True
+
+
+def complete_keep(key: str, stamps: tuple[str, str], computed_at: datetime, page: ComparisonPage, cells: Cells) -> None:
+    """Complete a kept page (`page_complete`) and keep it, unless the row holds another page by then (a newer one,
+    kept by another worker)."""
+    if page.complete:
+        return
+    query = KeptComparison.objects.filter(key=key).values_list("query", flat=True).first()
+    if query is None:
+        return
+    whole = page_complete(page, cells, partial_yes=_text(query, "partial") == "yes")
+    KeptComparison.objects.filter(key=key, stamp_a=stamps[0], stamp_b=stamps[1], computed_at=computed_at).update(
+        page=pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL)
+    )
 
 
 def page_shown(params: Params, *, here: bool = False) -> Shown:
@@ -328,7 +428,7 @@ def page_shown(params: Params, *, here: bool = False) -> Shown:
     kept = kept_query(params)
     if kept is None:
         return _computed(params, None)
-    row = KeptComparison.objects.filter(key=kept.key).defer("plots").first()
+    row = KeptComparison.objects.filter(key=kept.key).defer("plots", "cells").first()
     current = row is not None and (row.stamp_a, row.stamp_b) == kept.stamps
     if row is not None and current and row.error:
         raise BadQuery(row.error)
@@ -407,7 +507,7 @@ def comparison_compute(key: str) -> bool:
 
 
 def _comparison_compute(key: str) -> bool:
-    row = KeptComparison.objects.filter(key=key).defer("page", "plots").first()
+    row = KeptComparison.objects.filter(key=key).defer("plots").first()
     if row is None:
         return False
     kept = kept_query(row.query)
@@ -415,13 +515,24 @@ def _comparison_compute(key: str) -> bool:
         KeptComparison.objects.filter(pk=row.pk).delete()
         return False
     if (row.stamp_a, row.stamp_b) == kept.stamps:
-        return False
+        return _intervals_pending(row)
+    if _updated(kept, row):
+        return True
     try:
         _computed(row.query, kept)
     except BadQuery as exc:  # shown to the organizer as the page's error, until either source changes
         KeptComparison.objects.filter(pk=row.pk).update(
             error=str(exc), stamp_a=kept.stamps[0], stamp_b=kept.stamps[1], queued_at=None
         )
+    return True
+
+
+def _intervals_pending(row: KeptComparison) -> bool:
+    """A current page not completed after its last update (the worker stopped short): completed now; True if so."""
+    page, cells = _unpickled(row), cells_loads(row.cells)
+    if page is None or cells is None or page.complete or row.computed_at is None:
+        return False
+    complete_keep(row.key, (row.stamp_a, row.stamp_b), row.computed_at, page, cells)
     return True
 
 

@@ -107,6 +107,9 @@ class KeptComparison(models.Model):
     # The pickled ComparisonPage without its plots, written by this code only; null until first computed.
     page = models.BinaryField(null=True)
     plots = models.BinaryField(null=True)  # the pickled (metric, points of both plots): read by the images only
+    # The pickled metaeval.comparison_cells.Cells: what the figures are made of, so that a change to a source is
+    # applied to them rather than computed again; null where the sources' scores are not kept rows.
+    cells = models.BinaryField(null=True)
     # What the worker's computation found wrong with the query (a metric neither source has...), under the stamps.
     error = models.TextField(blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)

@@ -121,7 +121,9 @@ def _pair_counts_table(x_ranks: np.ndarray, y_ranks: np.ndarray, shape: tuple[in
     return int((table * greater).sum()), int((table * lesser).sum())
 
 
-def pair_counts(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, method: str = "auto") -> PairCounts:
+def pair_counts(
+    x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, method: str = "auto"
+) -> PairCounts:
     """Concordant, discordant and tied pairs of two paired samples.
 
     `method`: "table" counts over the table of distinct values (quick when they
@@ -152,9 +154,7 @@ def pair_counts(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
         order = np.lexsort((y_ranks, x_ranks))
         discordant = _inversions(y_ranks[order])
         concordant = n0 - ties_x - ties_y + ties_xy - discordant
-    return PairCounts(
-        n=n, concordant=concordant, discordant=discordant, ties_x=ties_x, ties_y=ties_y, ties_xy=ties_xy
-    )
+    return PairCounts(n=n, concordant=concordant, discordant=discordant, ties_x=ties_x, ties_y=ties_y, ties_xy=ties_xy)
 
 
 def kendall_tau_b(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
@@ -283,13 +283,19 @@ def _selected_topics(paired: PairedScores, options: TauOptions) -> np.ndarray:
     return np.array([i for i in paired.shared_topics if paired.topics[i] in options.topics], dtype=int)
 
 
-def _paired_run_matrices(paired: PairedScores, metric: str, options: TauOptions) -> tuple[list[str], np.ndarray, np.ndarray]:
+def _paired_run_matrices(
+    paired: PairedScores, metric: str, options: TauOptions
+) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The shared runs and their scores on the selected topics (runs x topics, NaN where unanswered)."""
     topics = _selected_topics(paired, options)
     if not len(topics) or not len(paired.shared_runs):
         return [], np.empty((0, 0)), np.empty((0, 0))
     rows, columns = np.ix_(paired.shared_runs, topics)
-    return [paired.runs[i] for i in paired.shared_runs], paired.a[metric][rows, columns], paired.b[metric][rows, columns]
+    return (
+        [paired.runs[i] for i in paired.shared_runs],
+        paired.a[metric][rows, columns],
+        paired.b[metric][rows, columns],
+    )
 
 
 def _paired_run_means(
@@ -339,45 +345,84 @@ def pair_points(a: Scores, b: Scores, metric: str) -> list[tuple[str, str, float
     return shared
 
 
-def _topic_level(x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, float | int]:
-    """The per-topic averages of tau-b, Spearman and Pearson, and their values over all topic/run pairs.
+@dataclass
+class TopicFigures:
+    """Each topic's tau-b, Spearman and Pearson over the runs both sources scored there (topics in the matrices'
+    order; NaN where a topic has none), and whether every run was scored there: what the per-topic averages are
+    made of, kept by a comparison so that a change to some topics computes those topics' figures only."""
 
-    `x`, `y` and `scored` are topics x runs.
-    """
-    per_topic_runs = scored.sum(axis=1)
+    tau: np.ndarray
+    spearman: np.ndarray
+    pearson: np.ndarray
+    full: np.ndarray  # bool: every run scored on the topic (those are computed together, and come first)
+
+    @classmethod
+    def empty(cls, topics: int) -> "TopicFigures":
+        return cls(np.full(topics, NAN), np.full(topics, NAN), np.full(topics, NAN), np.zeros(topics, dtype=bool))
+
+
+def topic_figures_compute(
+    x: np.ndarray, y: np.ndarray, scored: np.ndarray, figures: TopicFigures, which: np.ndarray | None = None
+) -> None:
+    """Compute into `figures` the figures of the topics `which` (indexes; None: all). `x`, `y` and `scored` are
+    topics x runs. A topic's figures depend on its own row only (the topics every run answered are computed
+    together, row by row, as each alone would be)."""
+    rows = np.arange(len(x)) if which is None else np.asarray(which, dtype=int)
+    per_topic_runs = scored[rows].sum(axis=1)
     full = per_topic_runs == x.shape[1]
-    taus, spearmans, pearsons = [], [], []
-    if full.any() and x.shape[1] >= 2:
-        # Topics every run answered, all at once.
-        taus.append(np.array([_tau_b_small(xs, ys) for xs, ys in zip(x[full], y[full], strict=True)]))
-        spearmans.append(rankcorr.spearman(x[full], y[full]))
-        pearsons.append(rankcorr.pearson(x[full], y[full]))
-    for topic in np.flatnonzero(~full & (per_topic_runs >= 2)):
-        rows = scored[topic]
-        xs, ys = x[topic][rows], y[topic][rows]
-        taus.append(np.array([kendall_tau_b(xs, ys)]))
-        spearmans.append(rankcorr.spearman(xs, ys))
-        pearsons.append(rankcorr.pearson(xs, ys))
+    for array in (figures.tau, figures.spearman, figures.pearson):
+        array[rows] = NAN
+    figures.full[rows] = full
+    full_rows = rows[full]
+    if len(full_rows) and x.shape[1] >= 2:
+        figures.tau[full_rows] = [_tau_b_small(xs, ys) for xs, ys in zip(x[full_rows], y[full_rows], strict=True)]
+        figures.spearman[full_rows] = rankcorr.spearman(x[full_rows], y[full_rows])
+        figures.pearson[full_rows] = rankcorr.pearson(x[full_rows], y[full_rows])
+    for topic in rows[~full & (per_topic_runs >= 2)]:
+        have = scored[topic]
+        xs, ys = x[topic][have], y[topic][have]
+        figures.tau[topic] = kendall_tau_b(xs, ys)
+        figures.spearman[topic] = rankcorr.spearman(xs, ys)[0]
+        figures.pearson[topic] = rankcorr.pearson(xs, ys)[0]
 
-    def mean_defined(parts: list[np.ndarray]) -> tuple[float, int]:
-        values = np.concatenate(parts) if parts else np.empty(0)
+
+def topic_level_from(figures: TopicFigures, x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, float | int]:
+    """The per-topic averages of the topics' figures, and the figures over all topic/run pairs (`x`, `y`, `scored`
+    topics x runs).
+
+    Averaged in the order they were always taken: the topics every run answered first, then the others, each
+    in topic order (a float mean depends on the order of its terms)."""
+    order = np.concatenate([np.flatnonzero(figures.full), np.flatnonzero(~figures.full)])
+
+    def mean_defined(values: np.ndarray) -> tuple[float, int]:
+        values = values[order]
         values = values[~np.isnan(values)]
         return (float(values.mean()) if len(values) else NAN), len(values)
 
-    tau_topic_avg, topics_with_tau = mean_defined(taus)
+    tau_topic_avg, topics_with_tau = mean_defined(figures.tau)
     all_x, all_y = x[scored], y[scored]
     many = len(all_x) >= 2
     return {
         "tau_topic_avg": tau_topic_avg,
         "topics_with_tau": topics_with_tau,
-        "spearman_topic_avg": mean_defined(spearmans)[0],
-        "pearson_topic_avg": mean_defined(pearsons)[0],
+        "spearman_topic_avg": mean_defined(figures.spearman)[0],
+        "pearson_topic_avg": mean_defined(figures.pearson)[0],
         "tau_all": kendall_tau_b(all_x, all_y),
         "spearman_all": float(rankcorr.spearman(all_x, all_y)[0]) if many else NAN,
         "pearson_all": float(rankcorr.pearson(all_x, all_y)[0]) if many else NAN,
-        "topics": int((per_topic_runs > 0).sum()),
+        "topics": int((scored.sum(axis=1) > 0).sum()),
         "pairs": int(scored.sum()),
     }
+
+
+def _topic_level(x: np.ndarray, y: np.ndarray, scored: np.ndarray) -> dict[str, float | int]:
+    """The per-topic averages of tau-b, Spearman and Pearson, and their values over all topic/run pairs.
+
+    `x`, `y` and `scored` are topics x runs.
+    """
+    figures = TopicFigures.empty(len(x))
+    topic_figures_compute(x, y, scored, figures)
+    return topic_level_from(figures, x, y, scored)
 
 
 BOOTSTRAP_CHUNK_CELLS = 25 * 146 * 146

@@ -74,10 +74,17 @@ class Command(BaseCommand):
             help=f"use the configured database: time it as it is if it holds {NUGGETS}/manual and {NUGGETS}/auto, "
             "else build and import the collection into it first (it must hold no topics)",
         )
+        parser.add_argument(
+            "--kept",
+            action="store_true",
+            help="also time a kept comparison brought up to date after one topic's labels change, and the truth "
+            "leaderboard page (bench/metaeval_kept.py)",
+        )
 
     def handle(self, *args, **options) -> None:
         self.repeat = max(1, options["repeat"])
         self.bootstrap = max(0, options["bootstrap"])
+        self.kept = options["kept"]
         self._say(f"database: {connection.vendor}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if options["in_place"] and self._loaded():
             self._bench()
@@ -262,3 +269,9 @@ class Command(BaseCommand):
             lambda c: f"{len(c.taus)} metrics, {confusion_of(c).total} label pairs",
             repeat=1,
         )
+        if self.kept:
+            from bench.metaeval_kept import kept_comparison_bench, truth_page_bench
+
+            kept_options = {"a": a_text, "b": b_text, "nuggets": NUGGETS, "assigner_b": CONDITIONS[1]}
+            kept_comparison_bench(**kept_options, bootstrap=self.bootstrap, repeat=self.repeat, say=self._say)
+            truth_page_bench(judged=a_text, truth_of=b_text, repeat=self.repeat, say=self._say)
