@@ -5,13 +5,20 @@ leaderboard). Each source's run means are its `all` rows; its per-topic scores t
 topics' rows (a topic a run did not answer has no row, as in the files the app writes).
 """
 
+import hashlib
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from assessor.scoring.lifecycle import open_included
 from assessor.scoring.scores import Scores
-from metaeval.sources import Source, source_judge, source_load
+from metaeval.models import ImportedScore
+from metaeval.sources import Source, SourceKind, source_judge, source_load, source_parse, source_stamp
 from metaeval.truth import (
     MIN_RUNS,
     ON_MISSING,
@@ -131,6 +138,48 @@ def truth_build(
         for metric, truth_metric in metric_pairs(scores_a, scores_truth, metrics, a=a, truth=truth)
     ]
     return TruthComparison(a=a, truth=truth, options=options, pairs=pairs)
+
+
+# A comparison with a truth computed once is kept (in the cache) under what it was computed from: both sources'
+# stamps (a kept source's, made anew by every refresh; a score table's rows' fingerprint, which an import changes).
+# At most this long, for what no stamp tells of (a run joined between two score tables, whose ids then match).
+TRUTH_KEPT_SECONDS = 600
+
+
+def _source_stamp(text: str) -> str | None:
+    """What changes whenever the source's scores do, or None (open work counted: not kept)."""
+    source = source_parse(text)
+    if source.kind is SourceKind.SCORES:
+        if open_included():
+            return None
+        # An import adds rows (more of them) or replaces them (new ids, above every id before); a table made
+        # again has another creation time.
+        found = ImportedScore.objects.filter(table__name=source.name).aggregate(
+            n=Count("id"), most=Max("id"), made=Max("table__created_at")
+        )
+        return f"table:{source.name}:{found['n']}:{found['most']}:{found['made']}"
+    return source_stamp(source)
+
+
+def truth_kept(
+    a_text: str, truth_text: str, *, metrics: Sequence[str] = (), options: TruthOptions = TruthOptions()
+) -> TruthComparison:
+    """`truth_build`, kept under both sources' stamps: a page viewed again reads no score (tens of thousands of
+    rows at TREC scale, a few hundred milliseconds to read and correlate topic by topic)."""
+    try:
+        stamps = (_source_stamp(a_text), _source_stamp(truth_text))
+    except LookupError:  # an unknown source: truth_build says which
+        stamps = (None, None)
+    if None in stamps:
+        return truth_build(a_text, truth_text, metrics=metrics, options=options)
+    query = [a_text, truth_text, list(metrics), options.on_missing, options.top_k, list(stamps)]
+    key = "metaeval:truth:" + hashlib.sha256(json.dumps(query).encode()).hexdigest()
+    kept = cache.get(key)
+    if isinstance(kept, TruthComparison):
+        return kept
+    comparison = truth_build(a_text, truth_text, metrics=metrics, options=options)
+    cache.set(key, comparison, TRUTH_KEPT_SECONDS)
+    return comparison
 
 
 def _number(value: float) -> float | None:

@@ -10,7 +10,7 @@ from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from metaeval.sources import source_judge, sources_list, sources_notes
 from metaeval.truth import ON_MISSING, RunsMismatch, figure_names
-from metaeval.truth_comparison import TruthOptions, truth_build, truth_json
+from metaeval.truth_comparison import TruthOptions, truth_json, truth_kept
 
 FIGURE_HEADINGS = {
     "kendall": "Kendall tau-b",
@@ -102,7 +102,7 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
     if context["a"] and context["truth"]:
         try:
             top_k = _top_k(context["top_k"])
-            comparison = truth_build(
+            comparison = truth_kept(
                 context["a"],
                 context["truth"],
                 metrics=context["metric"].split(),

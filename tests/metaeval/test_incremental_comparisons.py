@@ -270,3 +270,30 @@ def test_the_page_says_what_is_of_the_labels_before_until_the_worker_completes_i
     response = organizer_client.get(url, query).content.decode()
     assert 'id="completing"' not in response and 'id="computed"' in response
     assert_pages_equal(_kept_page(kept.key)[0], page_compute(query))
+
+
+def test_the_truth_page_is_kept_until_a_source_changes(db, organizer_client, tmp_path):
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.urls import reverse
+
+    from metaeval.models import ImportedScore
+    from tests.metaeval.truth_data import kiddie_leaderboards_import
+
+    cache.clear()
+    judged = kiddie_leaderboards_import(tmp_path)
+    url = reverse("metaeval:truth")
+    query = {"a": "scores:judged", "truth": "scores:kiddie-truth", "on_missing": "zero", "top_k": "3"}
+    # run4 counts 0: tau (4 - 2) / 6 (tests/metaeval/test_truth_command.py works it by hand).
+    assert "0.6667" in organizer_client.get(url, query).content.decode()
+    with CaptureQueriesContext(connection) as queries:
+        assert "0.6667" in organizer_client.get(url, query).content.decode()
+    table = ImportedScore._meta.db_table
+    reads = [q["sql"] for q in queries.captured_queries if f'FROM "{table}"' in q["sql"]]
+    assert reads and all("COUNT(" in sql for sql in reads)  # its fingerprint only: no score read again
+    # run1's mean 0.9: judged 0.9, 0.8, 0.4 and run4's 0 order the runs as the truth does (0.864, 0.692, 0.316, 0.088).
+    judged.write_text(judged.read_text().replace("run1\tall\tJUDGE\t0.6", "run1\tall\tJUDGE\t0.9"))
+    call_command("import_scores", str(judged), "--name", "judged", "--format", "ir_measures", "--replace")
+    page = organizer_client.get(url, query).content.decode()
+    assert "0.6667" not in page.split('id="truth-runs"')[1].split("</table>")[0]
+    assert "1.0000" in page.split('id="truth-runs"')[1].split("</table>")[0]
