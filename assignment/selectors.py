@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db.models import Count, Q, QuerySet
 
-from assessor.models import Answer, AssessorWork, LabelSource
+from assessor.models import Answer, AssessorWork, Job, JobItem, LabelSource
 from assessor.scoring.kept import kept_columns, kept_scores
 from assessor.scoring.lifecycle import (
     job_sentences,
@@ -251,14 +251,24 @@ def condition_compute(
 def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
     """The conditions and topics a job's labels are in."""
     scope: dict[tuple[str, ...], set[str]] = defaultdict(set)
-    rows = (
-        AssignmentLabel.objects.filter(job_id=job_id)
-        .order_by()
-        .values_list("nugget__nugget_set__name", "assigner", "answer__topic_id")
-        .distinct()
-    )
-    for nuggets, assigner, topic in rows:
-        scope[nuggets, assigner].add(topic)
+    job = Job.objects.filter(pk=job_id).values_list("kind", "output_name").first()
+    if job is not None and job[0] == AUTO_ASSIGN:
+        # An AutoAssign job's labels are its done items' (written in the transaction that marks each done): each
+        # labels an answer against the nugget set its item names, of the answer's topic, under the job's name. Read
+        # from the items (one row an answer), not from the labels (a row a nugget, joined to their sets and answers).
+        items = JobItem.objects.filter(job_id=job_id, status=JobItem.Status.DONE).order_by()
+        sets = {payload["nugget_set"] for payload in items.values_list("payload", flat=True)}
+        for nuggets, topic in NuggetSet.objects.filter(pk__in=sets).order_by().values_list("name", "topic_id"):
+            scope[nuggets, job[1]].add(topic)
+    else:
+        rows = (
+            AssignmentLabel.objects.filter(job_id=job_id)
+            .order_by()
+            .values_list("nugget__nugget_set__name", "assigner", "answer__topic_id")
+            .distinct()
+        )
+        for nuggets, assigner, topic in rows:
+            scope[nuggets, assigner].add(topic)
     # The nugget lists it made: every condition labelling them (an AutoNuggets job).
     made = NuggetSet.objects.filter(job_id=job_id).values("pk")
     labelled = (

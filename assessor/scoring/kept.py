@@ -38,6 +38,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
 from django.db.models.functions import Cast
 
+from assessor.jobs.rows import rows_insert
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
@@ -308,16 +309,24 @@ def _source_refresh(
         }
 
     if scores is not None and scores.per_topic:
-        rows = [
-            KeptAnswerScore(source=source, answer_id=answer_id, run_id=run_pk, topic_id=key[1], values=values)
+        # Plain rows in one statement (assessor.jobs.rows): a job's end writes an answer's row for each of its
+        # answers, and building and binding model instances cost most of its CPU.
+        written = [
+            (answer_id, run_pk, key[1], values)
             for key, values in scores.per_topic.items()
             if key in keys
             for answer_id, run_pk in [keys[key]]
         ]
-        KeptAnswerScore.objects.bulk_create(rows, batch_size=1000)
-        for row in rows:
-            added[row.run_id].append(row.values)
-            added_topics.add(row.topic_id)
+        rows_insert(
+            KeptAnswerScore,
+            [
+                {"source_id": source.pk, "answer_id": answer_id, "run_id": run_pk, "topic_id": topic, "values": values}
+                for answer_id, run_pk, topic, values in written
+            ],
+        )
+        for _answer_id, run_pk, topic, values in written:
+            added[run_pk].append(values)
+            added_topics.add(topic)
 
     _runs_refresh(source, removed=removed, added=added)
     answers_topics = {topic_id for _, topic_id in keys} if answers is not None else None

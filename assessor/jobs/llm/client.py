@@ -27,9 +27,16 @@ from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
 from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot
-from assessor.jobs.llm.inflight import ask_claim, ask_release, ask_renew, holder_name, wait_pause
+from assessor.jobs.llm.inflight import (
+    ask_claim,
+    ask_release,
+    ask_release_statement,
+    ask_renew,
+    holder_name,
+    wait_pause,
+)
 from assessor.jobs.llm.parsing import AnswerUnusable
-from assessor.jobs.rows import rows_insert
+from assessor.jobs.rows import row_insert_releasing, rows_insert
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
@@ -394,7 +401,8 @@ class LLMSession:
                         return hit
                     return self._sent(prompt, messages, key, parse, lease, logprobs=logprobs)
                 finally:
-                    ask_release(key, holder=lease.holder)
+                    if not lease.released:
+                        ask_release(key, holder=lease.holder)
             # An identical ask is in flight: wait for its answer, or for it to end without one.
             wait_pause(waited)
             waited += 1
@@ -443,7 +451,7 @@ class LLMSession:
                     {"role": "user", "content": REASK.format(reason=reason)},
                 ]
                 continue
-            self._log(prompt, conversation, completion, key=key, parsed_ok=True)
+            self._log(prompt, conversation, completion, key=key, parsed_ok=True, lease=lease)
             return Scored(value, raw, completion.logprobs, False, key)
         raise LLMAnswerFailed(f"no usable answer after {self.config.max_reasks + 1} asks: {reason}", raw)
 
@@ -495,7 +503,11 @@ class LLMSession:
         parsed_ok: bool = False,
         error: str = "",
         answered: bool = True,
+        lease: "_Lease | None" = None,
     ) -> None:
+        """Log the call; with the `lease` of a usable answer, also let go of the ask's claim, in the same statement
+        where the database allows it (PostgreSQL): identical asks waiting on the claim find the answer in the cache
+        as soon as the claim is gone, as when the two writes follow each other."""
         cost = (
             0
             if from_cache
@@ -519,7 +531,12 @@ class LLMSession:
             "error": error,
             "reached": answered,
         }
-        rows_insert(LLMCall, [row])
+        if lease is not None and row_insert_releasing(
+            LLMCall, row, release=ask_release_statement(key, holder=lease.holder)
+        ):
+            lease.released = True
+        else:
+            rows_insert(LLMCall, [row])
         if from_cache or not answered:
             return
         self.calls_made += 1
@@ -554,6 +571,7 @@ class _Lease:
     holder: str
     seconds: float
     renewed_at: float = 0.0
+    released: bool = False  # let go of with the call log's row (LLMSession._log)
 
     def claim(self) -> bool:
         claimed = ask_claim(self.key, holder=self.holder, lease=self.seconds)

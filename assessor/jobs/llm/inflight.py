@@ -65,6 +65,13 @@ def ask_release(key: str, *, holder: str) -> None:
         cursor.execute(f"DELETE FROM {table} WHERE cache_key = %s AND holder = %s", [key, holder])
 
 
+def ask_release_statement(key: str, *, holder: str) -> tuple[str, list]:
+    """`ask_release`'s DELETE, for a statement that runs it beside another write (the call log's row)."""
+    connection = connections[router.db_for_write(LLMAskInFlight)]
+    table = connection.ops.quote_name(LLMAskInFlight._meta.db_table)
+    return f"DELETE FROM {table} WHERE cache_key = %s AND holder = %s", [key, holder]
+
+
 def ask_in_flight(key: str) -> bool:
     """Someone holds the key with a lease still running."""
     return LLMAskInFlight.objects.filter(cache_key=key, lease_until__gte=timezone.now()).exists()

@@ -38,9 +38,11 @@ from assessor.project.celery import app as celery_app
 from assessor.sources import source_claim
 from assignment.auto import BATCH_SIZE, auto_assign_job_create
 from assignment.models import AssignmentLabel
+from bench.llm_cpu import job_cpu_measure
 from bench.processes import (
     Workers,
     fake_server_start,
+    fake_server_stop,
     load_average,
     process_cpu_seconds,
     server_stats,
@@ -114,6 +116,15 @@ class Command(BaseCommand):
             "--setup-reference", action="store_true", help="make the reference's virtualenv first (pip from PyPI)"
         )
         parser.add_argument("--no-reference", action="store_true", help="measure the app alone")
+        parser.add_argument(
+            "--cpu-only",
+            type=int,
+            default=0,
+            metavar="ANSWERS",
+            help="measure instead the CPU and statements of that many answers worked in this process, one at a "
+            "time, against a server with no latency, and the job's end (bench/llm_cpu.py)",
+        )
+        parser.add_argument("--profile", action="store_true", help="with --cpu-only: print where the CPU went")
 
     def handle(self, *args, **options) -> None:
         redis_url = options["redis"] or (
@@ -125,6 +136,9 @@ class Command(BaseCommand):
             )
         if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
             raise CommandError("bench_llm needs a database the workers can share (a file or PostgreSQL)")
+        if options["cpu_only"]:
+            self._cpu_only(options["cpu_only"], redis_url, options)
+            return
         venv = Path(options["reference_venv"])
         if options["setup_reference"]:
             reference_setup(venv, report=self.stdout.write)
@@ -165,6 +179,41 @@ class Command(BaseCommand):
             stats = server.stdout.read().strip()
             server.wait(timeout=10)
         self.stdout.write(f"test server: {stats} (the limit was {options['concurrency']})")
+        self.stdout.write(f"load average at the end: {load_average()}")
+
+    def _cpu_only(self, answers: int, redis_url: str, options: dict) -> None:
+        """The live path's CPU per answer and the job's end, measured in this process (bench/llm_cpu.py)."""
+        # The concurrency limit kept in Redis, as in the workers.
+        settings.CELERY_BROKER_URL = redis_url
+        per_answer = -(-options["nuggets"] // BATCH_SIZE)
+        tag = uuid.uuid4().hex[:8]
+        self.stdout.write(f"load average at the start: {load_average()}")
+        nuggets_name, answer_ids = self._build(tag, answers, options)
+        server, url = fake_server_start(0.0)
+        try:
+            client_ms = client_cpu_per_call(url, options)
+            config = self._config(url, f"bench-{tag}-cpu", options)
+            job = auto_assign_job_create(
+                nuggets=nuggets_name, name=f"bench-{tag}-cpu", config=config, answers=answer_ids[:answers]
+            )
+            figures = job_cpu_measure(job.pk, config=config, profile=options["profile"])
+        finally:
+            fake_server_stop(server)
+        job.refresh_from_db()
+        cpu_ms = figures.cpu / figures.items * 1000
+        self.stdout.write(
+            f"{figures.items} answers ({job.done_items} done, {job.failed_items} failed, {job.calls} calls) in one "
+            f"process, one at a time, no latency: {cpu_ms:.2f} ms of CPU an answer, "
+            f"{cpu_ms - per_answer * client_ms:.2f} ms outside the openai client ({per_answer} calls x "
+            f"{client_ms:.2f} ms); {figures.statements / figures.items:.1f} statements an answer; "
+            f"wall {figures.wall / figures.items * 1000:.2f} ms an answer"
+        )
+        self.stdout.write(
+            f"the job's end: {figures.end_wall:.3f} s ({figures.end_cpu:.3f} s of CPU in this process), "
+            f"{figures.end_statements} statements"
+        )
+        if figures.profile:
+            self.stdout.write(figures.profile)
         self.stdout.write(f"load average at the end: {load_average()}")
 
     # --- data -----------------------------------------------------------------------

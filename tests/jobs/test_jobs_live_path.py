@@ -1,0 +1,126 @@
+"""What a job's item costs the database, and the shortcuts of the live path: one claim that reads the item, one read
+of the answer and its nuggets, the call log's row and the ask's claim let go of in one statement (PostgreSQL), a
+job's rows inserted as one JSON document (PostgreSQL), and an AutoAssign job's scope read from its items."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
+from assessor.jobs.rows import rows_insert
+from assessor.models import Job, LLMAskInFlight, LLMCall, PromptTemplate
+from assignment.auto import auto_assign_job_create
+from assignment.models import AssignmentLabel
+from assignment.selectors import condition_job_scope
+from tests.builders import make_answer, make_nugget_set, make_run, make_topic
+
+pytestmark = pytest.mark.django_db
+
+POSTGRES = connection.vendor == "postgresql"
+
+
+@pytest.fixture
+def two_topics():
+    answers = []
+    runs = [make_run(f"run{i}") for i in range(3)]
+    for topic_id in ("t1", "t2"):
+        topic = make_topic(topic_id, query=f"query of {topic_id}")
+        make_nugget_set(topic, texts=[f"{topic_id} fact {i} about zebras" for i in range(24)], name="manual")
+        answers += [make_answer(run, topic, [(f"Zebras {topic_id} fact {i}.", [])]) for i, run in enumerate(runs)]
+    return answers
+
+
+def _statements(queries) -> list[str]:
+    """The statements sent, less the savepoints of the test's own transaction and the concurrency limit's (its slots
+    are rows here, where the tests run without Redis)."""
+    return [
+        q["sql"]
+        for q in queries
+        if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) and "llmslot" not in q["sql"]
+    ]
+
+
+def test_an_assign_item_sends_its_statements_and_no_more(llm_server, two_topics):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    first, second, *_ = pending_item_ids(job.pk)
+    item_process(first)  # reads the job, its prompt version and its source once in this process
+    with CaptureQueriesContext(connection) as queries:
+        assert item_process(second) == "done"
+    # 24 nuggets: 3 calls. Each: a look in the cache, the ask's claim, a second look, the log's row (and on
+    # SQLite, the claim let go of apart). Around them: the claim of the item (reading it), one read of the answer
+    # and its nuggets, and the item's transaction: its update, its labels, the job's counts.
+    per_call = 4 if POSTGRES else 5
+    assert len(_statements(queries.captured_queries)) == 1 + 1 + 3 * per_call + 3
+    assert llm_server.count == 6
+    assert LLMAskInFlight.objects.count() == 0  # every claim let go of
+    assert LLMCall.objects.filter(job=job, from_cache=False, parsed_ok=True).count() == 6
+
+
+def test_the_labels_of_an_assign_job_are_those_the_server_gives(llm_server, two_topics):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.done_items, job.calls) == ("done", 6, 18)
+    labels = AssignmentLabel.objects.filter(job=job).select_related("answer", "nugget")
+    assert labels.count() == 6 * 24
+    for label in labels:
+        # The server's rule: a nugget whose text the answer holds is supported; these share words only.
+        assert label.label == "partial_support"
+        assert (label.assigner, label.assigner_kind, label.source.name) == ("auto-gpt", "auto", "auto-gpt")
+    # Each answer's labels in its nuggets' order, against its own topic's nuggets.
+    for answer in two_topics:
+        texts = list(labels.filter(answer=answer).order_by("nugget__position").values_list("nugget__text", flat=True))
+        assert texts == [f"{answer.topic_id} fact {i} about zebras" for i in range(24)]
+
+
+def test_an_assign_jobs_scope_is_the_conditions_and_topics_of_its_labels(llm_server, two_topics):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt", answers=[a.pk for a in two_topics[:4]])
+    job_run_sync(job.pk)
+    assert Job.objects.get(pk=job.pk).status == "done"
+    # Read from the labels, independently: the (nugget set name, assigner) and the answers' topics.
+    expected: dict[tuple[str, ...], set[str]] = {}
+    for label in AssignmentLabel.objects.filter(job=job).select_related("nugget__nugget_set", "answer"):
+        expected.setdefault((label.nugget.nugget_set.name, label.assigner), set()).add(label.answer.topic_id)
+    assert expected == {("manual", "auto-gpt"): {"t1", "t2"}}
+    assert dict(condition_job_scope(job.pk)) == expected
+
+
+def test_many_rows_go_in_as_given(llm_server):
+    # 17 columns x 5 rows: past the 50 parameters where PostgreSQL gets one JSON document.
+    prompt = PromptTemplate.objects.create(name="probe", version=1, system="s", user="u", sha256="0" * 64)
+    when = datetime(2026, 11, 26, 12, 0, 0, 123456, tzinfo=UTC)
+    rows = [
+        {
+            "prompt_id": prompt.pk,
+            "model": "m",
+            "messages": [{"role": "user", "content": f'row {i}: "quoted", ü, \\ and\nnewline'}],
+            "raw_response": "" if i % 2 else f"answer {i}",
+            "tokens_in": i,
+            "cost_picodollars": 10**15 + i,
+            "cache_key": f"k{i}",
+            "parsed_ok": bool(i % 2),
+            "created_at": when,
+        }
+        for i in range(5)
+    ]
+    rows_insert(LLMCall, rows)
+    stored = list(LLMCall.objects.filter(prompt=prompt).order_by("cache_key"))
+    assert [call.cache_key for call in stored] == ["k0", "k1", "k2", "k3", "k4"]
+    for i, call in enumerate(stored):
+        assert call.messages == [{"role": "user", "content": f'row {i}: "quoted", ü, \\ and\nnewline'}]
+        assert (call.raw_response, call.tokens_in, call.tokens_out, call.cost_picodollars) == (
+            "" if i % 2 else f"answer {i}",
+            i,
+            0,
+            10**15 + i,
+        )
+        assert (call.parsed_ok, call.from_cache, call.reached, call.error, call.job_id, call.created_at) == (
+            bool(i % 2),
+            False,
+            True,
+            "",
+            None,
+            when,
+        )
