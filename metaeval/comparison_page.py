@@ -507,7 +507,7 @@ def comparison_compute(key: str) -> bool:
 
 
 def _comparison_compute(key: str) -> bool:
-    row = KeptComparison.objects.filter(key=key).defer("plots").first()
+    row = KeptComparison.objects.filter(key=key).defer("page", "plots", "cells").first()  # read when needed
     if row is None:
         return False
     kept = kept_query(row.query)
@@ -529,8 +529,11 @@ def _comparison_compute(key: str) -> bool:
 
 def _intervals_pending(row: KeptComparison) -> bool:
     """A current page not completed after its last update (the worker stopped short): completed now; True if so."""
-    page, cells = _unpickled(row), cells_loads(row.cells)
-    if page is None or cells is None or page.complete or row.computed_at is None:
+    page = _unpickled(row)
+    if page is None or page.complete or row.computed_at is None:
+        return False
+    cells = cells_loads(row.cells)
+    if cells is None:
         return False
     complete_keep(row.key, (row.stamp_a, row.stamp_b), row.computed_at, page, cells)
     return True
