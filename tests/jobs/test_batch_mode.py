@@ -178,16 +178,33 @@ def labels_of_rule(answers) -> dict[tuple[int, str], str]:
 # --- answers that cannot be used, and requests that fail ------------------------------------------
 
 
+class FirstRequest:
+    """True for the first request the fake provider answers, every time it answers it (its custom_id is the
+    database's id of its row, which differs from one database to another)."""
+
+    def __init__(self) -> None:
+        self.custom_id = ""
+
+    def __call__(self, custom_id: str) -> bool:
+        self.custom_id = self.custom_id or custom_id
+        return custom_id == self.custom_id
+
+    def row(self) -> LLMBatchRequest:
+        return LLMBatchRequest.objects.get(pk=int(self.custom_id.removeprefix("r")))
+
+
 def test_an_answer_that_cannot_be_used_is_asked_again_in_the_next_rounds_batch(batch_server, answers):
-    batch_server.batches.transform = lambda custom_id, text: "no list here" if custom_id == "r1" else text
+    first = FirstRequest()
+    batch_server.batches.transform = lambda custom_id, text: "no list here" if first(custom_id) else text
     job = batch_run_sync(batch_job().pk)
     assert (job.status, job.done_items) == ("done", 3)
     assert labels_of("auto-batch") == labels_of_rule(answers)
-    # r1's item asks again with its first round's chain, then goes on a round behind the others.
-    reask = LLMBatchRequest.objects.get(job=job, batch__round=2, item_id=LLMBatchRequest.objects.get(pk=1).item_id)
+    spoilt = first.row()
+    # Its item asks again with its first round's chain, then goes on a round behind the others.
+    reask = LLMBatchRequest.objects.get(job=job, batch__round=2, item_id=spoilt.item_id)
     assert reask.messages[-2] == {"role": "assistant", "content": "no list here"}
     assert reask.messages[-1]["content"].startswith("Your answer could not be used")
-    assert reask.chain_key == LLMBatchRequest.objects.get(pk=1).request_key
+    assert reask.chain_key == spoilt.request_key
     assert list(LLMBatch.objects.filter(job=job).values_list("round", "request_total")) == [
         (1, 3),
         (2, 3),
@@ -204,7 +221,8 @@ def test_an_answer_that_cannot_be_used_is_asked_again_in_the_next_rounds_batch(b
 
 
 def test_with_live_reasks_an_answer_that_cannot_be_used_is_asked_again_at_once(batch_server, answers):
-    batch_server.batches.transform = lambda custom_id, text: "no list here" if custom_id == "r1" else text
+    first = FirstRequest()
+    batch_server.batches.transform = lambda custom_id, text: "no list here" if first(custom_id) else text
     job = batch_run_sync(batch_job(reasks=Job.Mode.LIVE).pk)
     assert (job.status, job.done_items) == ("done", 3)
     assert labels_of("auto-batch") == labels_of_rule(answers)
@@ -219,11 +237,12 @@ def test_with_live_reasks_an_answer_that_cannot_be_used_is_asked_again_at_once(b
 
 
 def test_a_request_that_failed_once_is_sent_again_in_a_later_round(batch_server, answers):
-    failures = {"r2": 1}
+    first = FirstRequest()
+    failures = [1]
 
     def fail(custom_id: str) -> bool:
-        if failures.get(custom_id, 0) > 0:
-            failures[custom_id] -= 1
+        if first(custom_id) and failures[0]:
+            failures[0] -= 1
             return True
         return False
 
@@ -231,23 +250,25 @@ def test_a_request_that_failed_once_is_sent_again_in_a_later_round(batch_server,
     job = batch_run_sync(batch_job().pk)
     assert (job.status, job.done_items, job.failed_items) == ("done", 3, 0)
     assert labels_of("auto-batch") == labels_of_rule(answers)
-    assert batch_server.batches.failed["r2"] == 1 and batch_server.batches.answered["r2"] == 1
+    chosen = first.row().custom_id
+    assert batch_server.batches.failed[chosen] == 1 and batch_server.batches.answered[chosen] == 1
     assert set(batch_server.batches.answered.values()) == {1}
-    assert LLMBatchRequest.objects.get(pk=2).attempts == 2
+    assert first.row().attempts == 2
 
 
 def test_a_request_that_keeps_failing_fails_its_item_after_the_retries(batch_server, answers, settings):
-    batch_server.batches.fail = lambda custom_id: custom_id == "r3"
+    first = FirstRequest()
+    batch_server.batches.fail = first
     job = batch_run_sync(batch_job().pk)
     assert (job.status, job.done_items, job.failed_items) == ("failed", 2, 1)
     # Sent once and again LLM_MAX_RETRIES (3) times.
-    assert batch_server.batches.failed["r3"] == 1 + settings.LLM_MAX_RETRIES
+    assert batch_server.batches.failed[first.row().custom_id] == 1 + settings.LLM_MAX_RETRIES
     failed = job.items.get(status="failed")
-    assert failed.pk == LLMBatchRequest.objects.get(pk=3).item_id
+    assert failed.pk == first.row().item_id
     assert "500" in failed.error and "after 4 batches" in failed.error
     # The other two items are labelled as live labels them.
     assert {key for key in labels_of("auto-batch")} == {
-        key for key in labels_of_rule(answers) if key[0] != answers[2].pk
+        key for key in labels_of_rule(answers) if key[0] != failed.payload["answer"]
     }
 
 
