@@ -537,3 +537,22 @@ def test_a_batch_job_resumed_live_calls_back_its_batch_still_out(batch_server, a
     # What the batch answered before it was cancelled was used; the rest went live: nine calls in all.
     assert 1 <= batch_server.batches.calls < 3 and batch_server.count == 9
     assert paid(job)[0] == 9
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_waits_for_the_workers_printing_the_batches_states(batch_server, answers):
+    """--wait follows the job the workers run (here Celery's eager mode, each step where it is sent), printing its
+    progress and its batches' states."""
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    out = StringIO()
+    try:
+        call_command("run_auto_assign", nuggets="manual", name="auto-wait", batch=True, wait=True, stdout=out)
+    finally:
+        celery_app.conf.task_always_eager = eager
+    job = Job.objects.get(output_name="auto-wait")
+    lines = out.getvalue().splitlines()
+    assert f"queued job {job.pk} in batch mode" in lines
+    ids = list(LLMBatch.objects.filter(job=job).values_list("pk", flat=True))
+    assert f"job {job.pk} batches: " + ", ".join(f"#{pk} r{n} completed 3/3" for n, pk in enumerate(ids, 1)) in lines
+    assert lines[-2].startswith(f"job {job.pk} done: 3/3 items")
