@@ -81,6 +81,55 @@ def save_times_served(log: str) -> list[float]:
     return times
 
 
+class DatabaseCpu:
+    """The CPU time PostgreSQL's server processes for this database spend while it runs, when they run on this
+    machine: each found by its process title (`postgres: user database ...`) four times a second, so that one
+    ended meanwhile (a connection older than CONN_MAX_AGE is closed and opened anew) loses a quarter second at
+    most. None on SQLite (it runs in the web processes) or when no such process is found here."""
+
+    def __init__(self) -> None:
+        self.name = str(connection.settings_dict["NAME"]) if connection.vendor == "postgresql" else ""
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.started = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def start(self) -> None:
+        if self.name:
+            self._sample()
+            self.started = True
+            self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.25):
+            self._sample()
+
+    def _sample(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        for folder in Path("/proc").glob("[0-9]*"):
+            try:
+                words = (folder / "cmdline").read_bytes().replace(b"\0", b" ").split()
+                # `postgres: [cluster:] user database host(port) state`
+                if words[:1] != [b"postgres:"] or self.name.encode() not in words[1:4]:
+                    continue
+                fields = (folder / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            seconds = (int(fields[11]) + int(fields[12])) / tick
+            # A process first seen after the start began during the run: all of its time counts.
+            self.first.setdefault(int(folder.name), 0.0 if self.started else seconds)
+            self.last[int(folder.name)] = seconds
+
+    def stop(self) -> float | None:
+        if not self.started:
+            return None
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        return sum(seconds - self.first[pid] for pid, seconds in self.last.items()) if self.last else None
+
+
 def load_average() -> str:
     return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -230,6 +279,9 @@ class Command(BaseCommand):
             for thread in threads:
                 thread.start()
             cpu_before = site.cpu_seconds()
+            database = DatabaseCpu()
+            database.start()
+            own_before = time.process_time()
             start.wait()
             began = time.monotonic()
             until[0] = began + options["seconds"]
@@ -237,6 +289,8 @@ class Command(BaseCommand):
                 thread.join()
             elapsed = time.monotonic() - began
             server_cpu = site.cpu_seconds() - cpu_before
+            own_cpu = time.process_time() - own_before
+            database_cpu = database.stop()
             server_save_ms = save_times_served(site.log.read_text(errors="replace"))
             after = load_average()
             served_with = self._served_with(site)
@@ -254,6 +308,8 @@ class Command(BaseCommand):
             served_with=served_with,
             server_cpu=server_cpu,
             server_save_ms=server_save_ms,
+            database_cpu=database_cpu,
+            own_cpu=own_cpu,
         )
 
     def _served_with(self, site: ServedSite) -> str:
@@ -274,6 +330,8 @@ class Command(BaseCommand):
         served_with: str,
         server_cpu: float,
         server_save_ms: list[float],
+        database_cpu: float | None,
+        own_cpu: float,
     ) -> None:
         saves = [ms for load in loads for ms in load.save_ms]
         pages = [ms for load in loads for ms in load.page_ms]
@@ -303,6 +361,22 @@ class Command(BaseCommand):
             f"server CPU: {server_cpu:.1f} s in all gunicorn processes, {server_cpu * 1000 / max(1, requests):.1f} ms "
             f"a request ({requests} requests): the cost of a request whatever the machine's load"
         )
+        database = (
+            f"{database_cpu:.1f} s in the database's server processes, {database_cpu * 1000 / max(1, requests):.1f} ms "
+            "a request"
+            if database_cpu is not None
+            else "not measured (SQLite runs in the web processes, or PostgreSQL on another machine)"
+        )
+        out(
+            f"database CPU: {database}; load generator CPU: {own_cpu * 1000 / max(1, requests):.1f} ms a request "
+            f"(this command's clients, on the same cores)"
+        )
+        if database_cpu is not None:
+            each = (server_cpu + database_cpu + own_cpu) / max(1, requests)
+            out(
+                f"all three: {each * 1000:.1f} ms of CPU a request, so at most {(os.cpu_count() or 1) / each:.0f} "
+                f"requests/s on {os.cpu_count()} idle cores"
+            )
         out(
             f"answer pages after the first: {len(pages)}, latency ms p50 {percentile(pages, 0.50):.1f}  p95 {percentile(pages, 0.95):.1f}"
         )
