@@ -77,8 +77,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--kept",
             action="store_true",
-            help="also time a kept comparison brought up to date after one topic's labels change, and the truth "
-            "leaderboard page (bench/metaeval_kept.py)",
+            help="also time a kept comparison brought up to date after one topic's labels change (it changes some "
+            "of the second condition's labels, --repeat topics), and the truth leaderboard page (bench/metaeval_kept.py)",
         )
 
     def handle(self, *args, **options) -> None:
