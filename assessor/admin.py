@@ -27,6 +27,8 @@ from assessor.models import (
     KeptSource,
     LabelSource,
     LLMAskInFlight,
+    LLMBatch,
+    LLMBatchRequest,
     LLMCall,
     LLMEndpoint,
     PromptTemplate,
@@ -449,6 +451,36 @@ class LLMAskInFlightAdmin(admin.ModelAdmin):
     search_fields = ("cache_key", "holder")
     # A claim is the workers' coordination, not data to edit: an edit could let two workers pay for one ask.
     readonly_fields = ("cache_key", "holder", "lease_until")
+
+
+@admin.register(LLMBatch)
+class LLMBatchAdmin(admin.ModelAdmin):
+    """A job's batch at the provider: read, never edited (its ids are how a restart finds it again)."""
+
+    list_display = ("id", "job", "round", "state", "provider_id", "request_total", "request_completed", "request_failed")
+    list_filter = ("state",)
+    search_fields = ("provider_id", "input_file_id", "error")
+    raw_id_fields = ("job",)
+    list_select_related = ("job",)
+    show_full_result_count = False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: LLMBatch | None = None) -> list[str]:
+        return [field.name for field in LLMBatch._meta.fields]
+
+
+@admin.register(LLMBatchRequest)
+class LLMBatchRequestAdmin(admin.ModelAdmin):
+    """A request sent, or to be sent, in a batch, and its answer: evidence of what was paid, read and never edited."""
+
+    list_display = ("id", "job", "batch", "status", "attempts", "tokens_in", "tokens_out")
+    list_filter = ("status",)
+    search_fields = ("request_key", "chain_key", "error")
+    raw_id_fields = ("job", "item", "batch", "prompt")
+    list_select_related = ("job", "batch")
+    show_full_result_count = False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: LLMBatchRequest | None = None) -> list[str]:
+        return [field.name for field in LLMBatchRequest._meta.fields]
 
 
 class WorkEventInline(admin.TabularInline):
