@@ -31,6 +31,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from assessor.models import WorkOperation
 from assessor.work.roles import roles_ensure
@@ -77,8 +78,18 @@ def test_a_manual_assign_save_makes_the_counted_queries(judged):
     queries, response = counted(lambda: script_post(client, path, fields))
     assert queries == ASSIGN_SAVE_QUERIES
     assert response.json()["label"] == "support" and response.json()["status"] == "in progress"
-    assert AssignmentLabel.objects.get(work=assign).label == "support"
+    stored = AssignmentLabel.objects.get(work=assign)
+    assert stored.label == "support"
     assert WorkOperation.objects.filter(work=assign, op_id=op_id).exists()
+    # Written by one INSERT of its own, with the provenance objects.create gave it.
+    assert (stored.created_by_id, stored.source_id, stored.assigner) == (
+        assign.assessor_id,
+        assign.source_id,
+        assign.source.name,
+    )
+    assert stored.assigner_kind == AssignmentLabel.AssignerKind.MANUAL and stored.nugget_id == nugget_id
+    assert stored.created_at is not None and (timezone.now() - stored.created_at).total_seconds() < 60
+    assert stored.seconds_spent is not None and stored.job_id is None and stored.imported_from_id is None
 
     queries, response = counted(lambda: script_post(client, path, fields))  # the same operation again
     assert queries == ASSIGN_REPLAY_QUERIES
