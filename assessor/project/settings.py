@@ -57,7 +57,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     # Django's, the user and their role read in one query (as the session's row, SESSION_ENGINE below).
-    "assessor.project.sessions.UserMiddleware",
+    "assessor.site.sessions.UserMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -126,8 +126,8 @@ AUTHENTICATION_BACKENDS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Django's database sessions, the row read by a query written once (assessor/project/sessions.py).
-SESSION_ENGINE = "assessor.project.sessions"
+# Django's database sessions, the row read by a query written once (assessor/site/sessions.py).
+SESSION_ENGINE = "assessor.site.sessions"
 
 # --- Deployment security (README, "Deployment") ---------------------------------
 # Failed logins are throttled per account and address together (django-axes):

@@ -1,4 +1,4 @@
-"""Who asks (assessor/project/sessions.py): the session and the user read by queries written once, with the same
+"""Who asks (assessor/site/sessions.py): the session and the user read by queries written once, with the same
 outcome as Django's own `auth.get_user` in every case it decides: signed in, logged out, expired, password
 changed, deactivated, deleted, a role changed, a session signed with a retired secret."""
 
@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from assessor.project.sessions import MODEL_BACKEND, SessionStore, request_user
+from assessor.site.sessions import MODEL_BACKEND, SessionStore, request_user
 from assessor.work.roles import ROLE_CACHE, Role, user_role, user_set_role
 from tests.builders import make_user
 
