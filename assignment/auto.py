@@ -13,9 +13,9 @@ from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_
 from assessor.jobs.llm.client import LLMConfig, LLMSession
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import as_list_text, prompt_messages
-from assessor.jobs.rows import rows_insert
 from assessor.jobs.selection import chunks, runs_select, topics_select
 from assessor.models import Answer, Job, JobItem, LabelSource, Topic
+from assessor.models.rows import rows_insert
 from assignment.dependents import stale_settle
 from assignment.kinds import AUTO_ASSIGN, LABEL_FAMILY
 from assignment.models import AssignmentLabel, RetiredAssignmentLabel

@@ -38,8 +38,8 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from assessor.jobs.rows import rows_insert
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource, Topic
+from assessor.models.rows import rows_insert
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
 from assessor.scoring.lifecycle import open_included, open_work_included, work_labels_counted
@@ -309,7 +309,7 @@ def _source_refresh(
         }
 
     if scores is not None and scores.per_topic:
-        # Plain rows in one statement (assessor.jobs.rows): a job's end writes an answer's row for each of its
+        # Plain rows in one statement (assessor.models.rows): a job's end writes an answer's row for each of its
         # answers, and building and binding model instances cost most of its CPU.
         written = [
             (answer_id, run_pk, key[1], values)

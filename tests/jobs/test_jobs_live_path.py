@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
-from assessor.jobs.rows import rows_insert
 from assessor.models import Job, LLMAskInFlight, LLMCall, PromptTemplate
+from assessor.models.rows import rows_insert
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_job_scope

@@ -36,9 +36,9 @@ from assessor.jobs.llm.inflight import (
     wait_pause,
 )
 from assessor.jobs.llm.parsing import AnswerUnusable
-from assessor.jobs.rows import row_insert_releasing, rows_insert
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
+from assessor.models.rows import row_insert_releasing, rows_insert
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 
 if TYPE_CHECKING:

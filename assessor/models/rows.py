@@ -1,4 +1,4 @@
-"""Rows written by a job's worker for every call and every item, in one plain INSERT each.
+"""Rows written many times a second (a job worker's call log and labels, the kept scores), in one plain INSERT each.
 
 `Model.objects.create` and `bulk_create` build a model instance per row and compile the statement through the
 ORM: for the two call-log rows and the twenty labels of an AutoAssign answer, that was a third of the CPU a
