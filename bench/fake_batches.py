@@ -566,8 +566,6 @@ class FakeBatches:
 
     def _answer(self, batch: Batch, line: Line) -> None:
         """The chat endpoint's answer to the line's body, or the failure a knob asks for, as a file line."""
-        from bench.fake_llm import _completion, model_answer
-
         server = self.server
         body = line.body
         with server._lock:
@@ -588,7 +586,7 @@ class FakeBatches:
             payload = {"error": {"message": SERVER_ERROR, "type": "server_error", "param": None, "code": None}}
         else:
             try:
-                text = model_answer(body.get("messages", []), flip=server.flip)
+                text = server.answer_text(body.get("messages", []))
             except (ValueError, SyntaxError, IndexError, KeyError) as exc:  # as the chat endpoint answers it
                 status = 400
                 payload = {
@@ -603,8 +601,7 @@ class FakeBatches:
                 if self.transform is not None:
                     text = self.transform(line.custom_id, text)
                 # The prompt cache is the server's, shared with the live calls, as a provider's is.
-                cached = server.prompt_cached(body.get("messages", [])) if server.cached_tokens else None
-                payload = _completion(body, text, number=number, logprobs=server.logprobs, cached=cached)
+                payload = server.completion(body, text, number=number)
         if status == 200:
             batch.completed += 1
             self.answered[line.custom_id] += 1

@@ -208,6 +208,15 @@ class FakeLLMServer:
             self.in_flight -= 1
             self.in_flight_by_model[str(body.get("model", ""))] -= 1
 
+    def answer_text(self, messages: list[dict]) -> str:
+        """This server's answer to a prompt (by the rules, flipped if it flips): a batch answers as the chat does."""
+        return model_answer(messages, flip=self.flip)
+
+    def completion(self, body: dict, text: str, *, number: int) -> dict:
+        """The chat completion this server sends for `text`, as the chat endpoint builds it (bench.fake_batches)."""
+        cached = self.prompt_cached(body.get("messages", [])) if self.cached_tokens else None
+        return _completion(body, text, number=number, logprobs=self.logprobs, cached=cached)
+
     def prompt_cached(self, messages: list[dict]) -> int:
         """The prompt's tokens served from the prompt cache (module docstring); its own prefixes are cached after."""
         keys = _prompt_prefixes(messages)
