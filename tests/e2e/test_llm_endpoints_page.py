@@ -30,7 +30,8 @@ def test_an_organizer_adds_an_endpoint_and_a_job_can_choose_it(open_as, two_llm_
     gamma = rows.nth(3)
     expect(gamma.locator("td").nth(1)).to_have_text("model-gamma")
     expect(gamma.locator("td").nth(3)).to_have_text("LLM_KEY_GAMMA")
-    expect(gamma.locator("td").nth(8)).to_have_text("ready")
+    expect(gamma.locator("td.state")).to_have_text("ready")
+    expect(gamma.locator("td.batch")).to_have_text("no")
     assert "secret-of-gamma" not in page.content()
     assert LLMEndpoint.objects.get(name="gamma").concurrency == 2
     page.goto(page.url.replace(reverse("jobs:endpoints"), reverse("jobs:launch", args=["auto_assign"])))
