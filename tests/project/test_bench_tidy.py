@@ -37,13 +37,16 @@ def _analyzed_tables() -> set[str]:
 def test_outside_a_transaction_it_vacuums_and_analyzes():
     Topic.objects.bulk_create(Topic(id=f"t{i}", query="a query long enough to fill pages " * 8) for i in range(3000))
     Topic.objects.exclude(id__in=["t1", "t2"]).delete()  # SQLite's ANALYZE writes no statistics of an empty table
+    free_before = _sqlite_free_pages() if connection.vendor == "sqlite" else 0
     if connection.vendor == "sqlite":
-        assert _sqlite_free_pages() > 0  # the deleted rows' pages, until a VACUUM gives them back
+        assert free_before > 50  # the deleted rows' pages, until a VACUUM gives them back
     line = database_tidied()
     assert line.startswith("vacuumed and analyzed (")
     assert line.endswith(" s")
     if connection.vendor == "sqlite":
-        assert _sqlite_free_pages() == 0
+        # The VACUUM gave the pages back; the ANALYZE after it may free a page or two of the statistics it rewrote
+        # (more of them in a database other tests analyzed before).
+        assert _sqlite_free_pages() < free_before // 10
     else:
         assert _postgresql_maintained(Topic._meta.db_table) == (True, True)
     assert Topic._meta.db_table in _analyzed_tables()
