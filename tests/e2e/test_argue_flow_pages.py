@@ -51,7 +51,8 @@ def test_the_uncited_checks_on_the_page_and_the_figures_on_the_boards(open_as):
         for row, label in zip(rows_of(sentence), labels, strict=True):
             assert post(client, work, number, row, label, page=sentence).status_code == 200
     assert len(others) == len(pages) - 1 == 5
-    page.reload()
+    # Opened again rather than reloaded: once its rows are labelled, the page may be moving on to the next sentence.
+    page.goto(page.url.split("/argue/")[0] + f"/argue/work/{work.pk}/sentence/{uncited}/")
     submit(page)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
