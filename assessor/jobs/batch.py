@@ -29,18 +29,18 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, connections, transaction
+from django.db import close_old_connections, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from assessor.jobs.engine import (
     BATCH_STEP_TASK,
-    ItemUnworkable,
     JobRequestInvalid,
     _item_fail,
-    _item_finish,
     _job_count,
     item_claim,
+    item_failure_reason,
+    item_result_store,
     job_complete_if_finished,
     job_progress_line,
 )
@@ -52,10 +52,8 @@ from assessor.jobs.llm.batch_client import (
     step_lease_release,
 )
 from assessor.jobs.llm.client import (
-    LLMAnswerFailed,
     LLMConfig,
     LLMNotConfigured,
-    LLMUnavailable,
     _openai_client,
 )
 from assessor.jobs.llm.endpoints import endpoint_config
@@ -155,25 +153,11 @@ def batch_item_process(item_id: int, *, config: LLMConfig, reasks_live: bool, re
         return "deferred"
     except Exception as exc:
         usage = llm.usage_take()
-        if isinstance(exc, LLMAnswerFailed):
-            reason, raw = exc.reason, exc.raw
-        elif isinstance(exc, (LLMUnavailable, LLMNotConfigured, ItemUnworkable)):
-            reason, raw = str(exc), ""
-        else:
-            logger.exception("job %s item %s", job.pk, item.key)
-            reason, raw = f"{type(exc).__name__}: {exc}", ""
+        reason, raw = item_failure_reason(exc, job=job, item=item)
         _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
         return "failed"
-    usage = llm.usage_take()
-    try:
-        stored, _last = _item_finish(
-            item, worker=worker, store=lambda: work.store(job=job, item=item, result=result), usage=usage
-        )
-    except DatabaseError as exc:
-        logger.exception("job %s item %s: storing the result", job.pk, item.key)
-        _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
-        return "failed"
-    return "done" if stored else "skipped"
+    outcome, _last = item_result_store(job, item, worker=worker, result=result, usage=llm.usage_take())
+    return outcome
 
 
 def _in_thread(work: Callable[[int], str], item_id: int) -> str:

@@ -387,29 +387,39 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
         result = work.compute(job=job, item=item, llm=llm)
     except Exception as exc:
         usage = llm.usage_take() if llm is not None else Usage()
-        if isinstance(exc, LLMAnswerFailed):
-            reason, raw = exc.reason, exc.raw
-        elif isinstance(exc, (LLMUnavailable, LLMNotConfigured, ItemUnworkable)):
-            reason, raw = str(exc), ""
-        else:  # a bug must not leave the item claimed for ever
-            logger.exception("job %s item %s", job.pk, item.key)
-            reason, raw = f"{type(exc).__name__}: {exc}", ""
+        reason, raw = item_failure_reason(exc, job=job, item=item)
         last = _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
     else:
-        usage = llm.usage_take()
-        try:
-            stored, last = _item_finish(
-                item, worker=worker, store=lambda: work.store(job=job, item=item, result=result), usage=usage
-            )
-        except DatabaseError as exc:
-            # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
-            logger.exception("job %s item %s: storing the result", job.pk, item.key)
-            last = _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
-        else:
-            outcome = "done" if stored else "skipped"
+        outcome, last = item_result_store(job, item, worker=worker, result=result, usage=llm.usage_take())
     if last:
         job_complete_if_finished(job.pk)
     return outcome
+
+
+def item_failure_reason(exc: Exception, *, job: Job, item: JobItem) -> tuple[str, str]:
+    """Why an item's compute failed, and the answer that could not be used: the item's error and raw response."""
+    if isinstance(exc, LLMAnswerFailed):
+        return exc.reason, exc.raw
+    if isinstance(exc, (LLMUnavailable, LLMNotConfigured, ItemUnworkable)):
+        return str(exc), ""
+    # A bug must not leave the item claimed for ever.
+    logger.exception("job %s item %s", job.pk, item.key)
+    return f"{type(exc).__name__}: {exc}", ""
+
+
+def item_result_store(job: Job, item: JobItem, *, worker: str, result: Any, usage: Usage) -> tuple[str, bool]:
+    """Store a computed item's result and mark it done; ("done" | "skipped" | "failed", whether it was the last)."""
+    work = registry.job_kind(job.kind)
+    try:
+        stored, last = _item_finish(
+            item, worker=worker, store=lambda: work.store(job=job, item=item, result=result), usage=usage
+        )
+    except DatabaseError as exc:
+        # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
+        logger.exception("job %s item %s: storing the result", job.pk, item.key)
+        last = _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
+        return "failed", last
+    return ("done" if stored else "skipped"), last
 
 
 # --- dispatch ------------------------------------------------------------------------
