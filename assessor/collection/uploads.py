@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from assessor.campaigns.scope import campaign_scope
 from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
 from assessor.importing.progress import ImportProgress, progress_watched
 from assessor.models import Upload
@@ -161,7 +162,13 @@ def upload_run(upload_id: int) -> str:
     worker = worker_name()
     if not upload_claim(upload_id, worker=worker):
         return "skipped"
-    upload = Upload.objects.select_related("created_by").get(pk=upload_id)
+    upload = Upload.objects.select_related("created_by", "campaign").get(pk=upload_id)
+    # The file's rows go into the campaign it was uploaded to.
+    with campaign_scope(upload.campaign):
+        return _upload_import(upload, worker=worker)
+
+
+def _upload_import(upload: Upload, *, worker: str) -> str:
     progress = ImportProgress(report=lambda seen: progress_write(upload, seen))
     try:
         importer = registry.importer(upload.kind)

@@ -33,6 +33,7 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
+from assessor.campaigns.scope import campaign_of_row, campaign_scope, scoped_campaign
 from assessor.jobs.engine import (
     BATCH_STEP_TASK,
     JobRequestInvalid,
@@ -173,8 +174,11 @@ def batch_round(job: Job, *, threads: int = 1, record: bool = True) -> dict[str,
     config = _job_config(job)
     reasks_live = job.batch_reasks == Job.Mode.LIVE
 
+    campaign = scoped_campaign()  # the round's threads work in the step's campaign (a thread starts outside it)
+
     def work(item_id: int) -> str:
-        return batch_item_process(item_id, config=config, reasks_live=reasks_live, record=record)
+        with campaign_scope(campaign):
+            return batch_item_process(item_id, config=config, reasks_live=reasks_live, record=record)
 
     ids = list(JobItem.objects.filter(job=job, status=JobItem.Status.PENDING).values_list("id", flat=True))
     counts = {"done": 0, "failed": 0, "deferred": 0, "skipped": 0}
@@ -425,6 +429,11 @@ def _fallback_reason(batches: list[LLMBatch]) -> str:
 def batch_step(job_id: int, *, threads: int | None = None) -> str:
     """One step of a batch-mode job: "waiting" (on its batches), "done", "stopped" (cancelled, or a batch fell back),
     or "busy" (another step holds the job). Its round works `threads` items at once (LLM_BATCH_ROUND_THREADS)."""
+    with campaign_scope(campaign_of_row(Job, job_id)):
+        return _batch_step(job_id, threads=threads)
+
+
+def _batch_step(job_id: int, *, threads: int | None = None) -> str:
     threads = threads or int(getattr(settings, "LLM_BATCH_ROUND_THREADS", 1))
     holder = holder_name()
     if not step_lease_claim(job_id, holder=holder, seconds=STEP_LEASE_SECONDS):
@@ -534,7 +543,11 @@ def _report_changes(job_id: int, report: Callable[[str], None], last: list[str])
 
 
 def batch_run_sync(
-    job_id: int, *, threads: int | None = None, report: Callable[[str], None] = lambda _line: None, poll: float | None = None
+    job_id: int,
+    *,
+    threads: int | None = None,
+    report: Callable[[str], None] = lambda _line: None,
+    poll: float | None = None,
 ) -> Job:
     """Run the batch job's steps in this process, polling its batches, until it is done or stops."""
     interval = settings.LLM_BATCH_POLL_SECONDS if poll is None else poll

@@ -1,7 +1,8 @@
 """The shared shape of the four job commands: select, queue (or run here), report."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.jobs.batch import batch_refusal, batch_run_sync, batch_settle, batch_wait, job_mode_set
 from assessor.jobs.engine import (
     JobRequestInvalid,
@@ -18,14 +19,20 @@ from assessor.models import Job
 from assessor.names import NameRefused, name_checked
 
 
-class JobCommand(BaseCommand):
+class JobCommand(CampaignCommand):
     """Subclasses add their selection flags and implement `create_job(options)`."""
+
+    campaign_writes = True
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--name", default="", help="the name of what the job produces (required for a new job)")
-        parser.add_argument("--resume", type=int, default=None, metavar="JOB", help="resume this job instead of creating one")
+        parser.add_argument(
+            "--resume", type=int, default=None, metavar="JOB", help="resume this job instead of creating one"
+        )
         parser.add_argument("--cancel", type=int, default=None, metavar="JOB", help="cancel this job")
-        parser.add_argument("--sync", action="store_true", help="run the whole job in this process (no broker, no worker)")
+        parser.add_argument(
+            "--sync", action="store_true", help="run the whole job in this process (no broker, no worker)"
+        )
         parser.add_argument("--wait", action="store_true", help="wait for the workers and print the progress")
         parser.add_argument(
             "--threads",
@@ -33,7 +40,9 @@ class JobCommand(BaseCommand):
             default=None,
             help="with --sync: items worked at once (default: the endpoint's concurrency)",
         )
-        parser.add_argument("--queue", default=None, help="the Celery queue to send the items to (default: the default queue)")
+        parser.add_argument(
+            "--queue", default=None, help="the Celery queue to send the items to (default: the default queue)"
+        )
         parser.add_argument(
             "--endpoint",
             default=None,

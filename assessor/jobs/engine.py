@@ -26,6 +26,7 @@ from django.db import DatabaseError, IntegrityError, close_old_connections, conn
 from django.db.models import F
 from django.utils import timezone
 
+from assessor.campaigns.scope import campaign_scope
 from assessor.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
@@ -246,7 +247,7 @@ def _item_claimed(item_id: int, *, worker: str) -> tuple[JobItem, Job] | None:
     with _jobs_lock:
         job = _jobs_read.get((job_id, created))
     if job is None:
-        job = Job.objects.get(pk=job_id)
+        job = Job.objects.select_related("campaign").get(pk=job_id)
         job._prompts = {}  # type: ignore[attr-defined]  # its prompt versions' rows, read once (job_prompt)
         job._sources = {}  # type: ignore[attr-defined]  # its sources' ids by family, read once (job_source_id)
         with _jobs_lock:
@@ -377,6 +378,12 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
         Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
             status=Job.Status.RUNNING, started_at=timezone.now()
         )
+    # The item's rows are its job's campaign's (what it reads of the collection, the sources it writes).
+    with campaign_scope(job.campaign):
+        return _item_work(item, job, worker=worker, config=config)
+
+
+def _item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None) -> str:
     work = registry.job_kind(job.kind)
     outcome = "failed"
     llm: LLMSession | None = None

@@ -8,6 +8,7 @@ from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.collection.score_formats import LAYOUTS, ScoreFile, ScoreFileRefused, rows_policy, score_table_lines
 from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
 from assessor.names import NameRefused, name_checked
@@ -15,8 +16,10 @@ from assessor.scoring.lifecycle import open_work_included
 from assessor.scoring.scores import Scores
 
 
-class ImportCommand(BaseCommand):
+class ImportCommand(CampaignCommand):
     """An import of one file: `run_import` does the work; failures become a clear CommandError."""
+
+    campaign_writes = True
 
     # The options naming what the import writes into (a source, a table): under the rule of names
     # (assessor.names), checked before the file is read. None (not given) lets a name default.
@@ -66,7 +69,7 @@ def output_stream(path: Path | None, stdout: TextIO | None = None) -> Iterator[T
     partial.replace(path)
 
 
-class ExportCommand(BaseCommand):
+class ExportCommand(CampaignCommand):
     """An export streamed to standard output or `--output PATH`."""
 
     def add_arguments(self, parser) -> None:

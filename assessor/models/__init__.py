@@ -1,5 +1,6 @@
 from assessor.models.audit import AuditEntry
 from assessor.models.batches import LLMBatch, LLMBatchRequest
+from assessor.models.campaigns import Campaign, CampaignMember
 from assessor.models.collection import (
     Answer,
     AnswerReference,
@@ -24,6 +25,8 @@ __all__ = [
     "AnswerReference",
     "AssessorWork",
     "AuditEntry",
+    "Campaign",
+    "CampaignMember",
     "Citation",
     "ImportBatch",
     "Job",

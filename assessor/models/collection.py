@@ -4,19 +4,33 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.campaigns.keys import published_id
+from assessor.campaigns.scope import CampaignScopedManager, campaign_default
+
 
 class Topic(models.Model):
+    # The stored key: the id as the campaign's files give it, made unique across campaigns
+    # (assessor.campaigns.keys); `published_id` is what files and pages show.
     id = models.CharField(primary_key=True, max_length=64)
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="topics"
+    )
     query = models.TextField()
     imported_from = models.ForeignKey(
         "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
+    objects = CampaignScopedManager["Topic"]()
+
     class Meta:
         ordering = ["id"]
 
     def __str__(self) -> str:
-        return self.id
+        return self.published_id
+
+    @property
+    def published_id(self) -> str:
+        return published_id(self.id)
 
 
 class Segment(models.Model):
@@ -52,7 +66,10 @@ class Segment(models.Model):
 class QrelSource(models.Model):
     """A named set of relevance grades: `nist` (people), `umbrela` (an LLM judge), or any name."""
 
-    name = models.SlugField(max_length=100, unique=True)
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
+    name = models.SlugField(max_length=100)
     source = models.OneToOneField("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     imported_from = models.ForeignKey(
@@ -60,8 +77,11 @@ class QrelSource(models.Model):
     )
     job = models.ForeignKey("assessor.Job", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
 
+    objects = CampaignScopedManager["QrelSource"]()
+
     class Meta:
         ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="one_qrel_source_name_per_campaign")]
 
     def __str__(self) -> str:
         return self.name
@@ -94,7 +114,7 @@ class Qrel(models.Model):
         indexes = [models.Index(fields=["topic", "source", "grade"])]
 
     def __str__(self) -> str:
-        return f"{self.topic_id} {self.segment_id} {self.grade} ({self.source})"
+        return f"{published_id(self.topic_id)} {self.segment_id} {self.grade} ({self.source})"
 
 
 class Run(models.Model):
@@ -105,7 +125,10 @@ class Run(models.Model):
     that differs only by a team prefix (`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`).
     """
 
-    run_id = models.CharField(max_length=200, unique=True)
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="runs"
+    )
+    run_id = models.CharField(max_length=200)
     # The id with its team prefix (`citi.BEST_cot_gpt3.5`) when a file named the run so; exports may write it.
     published_id = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
@@ -113,8 +136,11 @@ class Run(models.Model):
         "assessor.ImportBatch", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
+    objects = CampaignScopedManager["Run"]()
+
     class Meta:
         ordering = ["run_id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "run_id"], name="one_run_id_per_campaign")]
 
     def __str__(self) -> str:
         return self.run_id
@@ -127,7 +153,10 @@ class RunAlias(models.Model):
     the joined run. An alias never equals a stored run's id (the join checks it).
     """
 
-    alias = models.CharField(max_length=200, unique=True)
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
+    alias = models.CharField(max_length=200)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="aliases")
     # The id of the run whose answers a join moved into `run` (that run is deleted, so kept as text).
     joined_from = models.CharField(max_length=200, blank=True, default="")
@@ -140,9 +169,12 @@ class RunAlias(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = CampaignScopedManager["RunAlias"]()
+
     class Meta:
         ordering = ["alias"]
         verbose_name_plural = "run aliases"
+        constraints = [models.UniqueConstraint(fields=["campaign", "alias"], name="one_alias_per_campaign")]
 
     def __str__(self) -> str:
         return f"{self.alias} -> {self.run}"
@@ -166,7 +198,7 @@ class Answer(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "topic"], name="one_answer_per_run_and_topic")]
 
     def __str__(self) -> str:
-        return f"{self.run} / {self.topic_id}"
+        return f"{self.run} / {published_id(self.topic_id)}"
 
 
 class AnswerReference(models.Model):

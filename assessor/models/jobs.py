@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from assessor.campaigns.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
 
 PICODOLLARS = 10**12
@@ -61,6 +62,9 @@ class Job(models.Model):
         LIVE = "live"
         BATCH = "batch"
 
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
     # A kind an app declares (assessor.registry.JobKind); the foundation knows none of them.
     kind = models.CharField(max_length=50)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
@@ -102,13 +106,15 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    objects = CampaignScopedManager["Job"]()
+
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             # One job owns an output: of two launches of one name at once, the database lets one in
             # (assessor.jobs.engine). A cancelled job gives its name back; resuming it claims it again.
             models.UniqueConstraint(
-                fields=["output_family", "output_name"],
+                fields=["campaign", "output_family", "output_name"],
                 condition=Q(owns_output=True) & ~Q(status="cancelled"),
                 name="one_job_per_output",
             )

@@ -4,12 +4,16 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.campaigns.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
 
 
 class ImportBatch(models.Model):
     """One imported file: the provenance of every row it created."""
 
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
     # An importer's kind (assessor.registry.Importer), declared by the app that reads such files.
     kind = models.CharField(max_length=50)
     file_name = models.CharField(max_length=500)
@@ -24,6 +28,8 @@ class ImportBatch(models.Model):
     unchanged = models.PositiveIntegerField(default=0)
     replaced = models.PositiveIntegerField(default=0)
     warnings = models.JSONField(default=list, blank=True)
+
+    objects = CampaignScopedManager["ImportBatch"]()
 
     class Meta:
         ordering = ["-imported_at"]

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.campaigns.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
 
 
@@ -21,6 +22,9 @@ class LabelSource(models.Model):
         LLM = "llm", "an LLM"
         FILE = "file", "imported files"
 
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
     # A family an app declares (assessor.registry.LabelFamily): "nuggets", "qrels"...
     family = models.CharField(max_length=50)
     name = models.SlugField(max_length=100)
@@ -41,16 +45,18 @@ class LabelSource(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # A second person's independent judging of the same items as this earlier people's source
     # (inter-assessor agreement): its labels are the replicate's, compared with the first's.
-    replicate_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="replicates"
-    )
+    replicate_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="replicates")
     # Items whose labels a change of their inputs took away, to be labelled again:
     # {"<nugget set name>": {"<topic id>": [nugget ids]}}. Empty: up to date.
     stale = models.JSONField(default=dict, blank=True)
 
+    objects = CampaignScopedManager["LabelSource"]()
+
     class Meta:
         ordering = ["family", "name"]
-        constraints = [models.UniqueConstraint(fields=["family", "name"], name="one_source_per_family_and_name")]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "family", "name"], name="one_source_per_family_and_name")
+        ]
 
     def __str__(self) -> str:
         return f"{self.family_label} {self.name!r} ({self.get_kind_display()})"

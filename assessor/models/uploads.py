@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.campaigns.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
 
 
@@ -20,6 +21,9 @@ class Upload(models.Model):
         DONE = "done"
         FAILED = "failed"
 
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
     kind = models.CharField(max_length=50)  # an importer's kind (assessor.registry.Importer)
     # The upload form's options for this kind, as chosen (replace, source, names...).
     options = models.JSONField(default=dict, blank=True)
@@ -50,6 +54,8 @@ class Upload(models.Model):
     error_line = models.PositiveBigIntegerField(null=True, blank=True)
     error_field = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True)
+
+    objects = CampaignScopedManager["Upload"]()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

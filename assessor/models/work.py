@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.registry import registry
 
 
@@ -25,7 +26,9 @@ class AssessorWork(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     reopened_count = models.PositiveSmallIntegerField(default=0)
     # The label source this work's labels or nuggets go into (a person's source).
-    source = models.ForeignKey("assessor.LabelSource", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    source = models.ForeignKey(
+        "assessor.LabelSource", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     # Reopened for some items only: {"nuggets": {"<id>": "reworded"}, "why": "..."}; empty otherwise.
     redo = models.JSONField(default=dict, blank=True)
     # Optimistic concurrency: every change bumps it; a stale tab gets a conflict.
@@ -46,6 +49,8 @@ class AssessorWork(models.Model):
 
     # Not a column: the time spent, as the organizer's pages show it, set by them.
     time_label: str
+
+    objects = CampaignScopedManager["AssessorWork"]("topic__campaign")
 
     class Meta:
         ordering = ["topic_id", "kind"]

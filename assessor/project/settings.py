@@ -58,6 +58,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     # Django's, the user and their role read in one query (as the session's row, SESSION_ENGINE below).
     "assessor.site.sessions.UserMiddleware",
+    # A page under /c/<slug>/ is served inside that campaign (its rows, its URLs), to its people only.
+    "assessor.campaigns.middleware.CampaignMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

@@ -63,12 +63,21 @@ def is_staff_role(user: User | AnonymousUser) -> bool:
 
 
 def role_required(*roles: Role) -> Callable:
+    """A page for these roles. An organizer's page is a campaign's: it is served inside the campaign its URL
+    names, or the only one (`assessor.campaigns.middleware.campaign_page`); an assessor's is theirs across
+    their campaigns."""
+    campaign_page_of_role = Role.ASSESSOR not in roles
+
     def decorator(view: Callable) -> Callable:
         @login_required
         @wraps(view)
         def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             if not user_has_role(request.user, *roles):
                 raise PermissionDenied("This page is not for your role.")
+            if campaign_page_of_role:
+                from assessor.campaigns.middleware import campaign_page
+
+                return campaign_page(request, view, *args, **kwargs)
             return view(request, *args, **kwargs)
 
         return wrapped
@@ -81,10 +90,15 @@ assessor_required = role_required(Role.ASSESSOR)
 
 
 def user_set_role(user: User, role: Role) -> None:
+    """Give `user` the role, and make them a member of the campaign in effect (the only one, or the command's)."""
+    from assessor.campaigns.access import member_add
+    from assessor.campaigns.scope import campaign_in_effect
+
     user.groups.set([Group.objects.get(name=role.value)])
     user.is_staff = role in (Role.ORGANIZER, Role.ADMIN)
     user.save(update_fields=["is_staff"])
     setattr(user, ROLE_CACHE, role)
+    member_add(campaign_in_effect(), user)
 
 
 def role_context(request: HttpRequest) -> dict:

@@ -1,6 +1,7 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from argue.agreement import SUPPORT_MAPPINGS, argue_confusions, support_method_confusion
+from assessor.campaigns.commands import CampaignCommand
 from metaeval.stats import Confusion
 
 
@@ -19,7 +20,7 @@ def _lines(title: str, confusion: Confusion, names: tuple[str, str]) -> list[str
     return lines
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = (
         "Agreement of two ARGUE-style sources on each judgment (citation support, gold answers), or of a support "
         "method of the TREC 2024 family with an ARGUE-style source on the citations both judged."

@@ -3,13 +3,14 @@
 import getpass
 import sys
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from assessor.accounts.services import AccountRefused, account_create, password_generate
+from assessor.campaigns.commands import CampaignCommand
 from assessor.work.roles import Role
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = (
         "Create an account: the password from --password, typed at a prompt (--prompt), "
         "or made and printed once (the default)."

@@ -1,5 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.collection.run_join import RunJoinRefused, runs_join
 
 
@@ -10,7 +11,8 @@ def _choice(text: str) -> tuple[str, str]:
     return topic.strip(), run.strip()
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
+    campaign_writes = True
     help = (
         "Join run MERGE into run KEEP: MERGE's answers move to KEEP (their labels with them), MERGE's id "
         "becomes an alias of KEEP (later files naming it land on KEEP), and MERGE is deleted. Where both "

@@ -1,11 +1,10 @@
 import time
 
-from django.core.management.base import BaseCommand
-
+from assessor.campaigns.commands import CampaignCommand
 from assessor.scoring.kept import scores_rebuild
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = (
         "Compute every kept score again from the labels (the writes keep them up to date; this is for a "
         "database restored or changed by hand). One transaction: the pages read the old scores until it ends."

@@ -1,14 +1,15 @@
 """Calibrated run scores (prediction-powered inference), and the check of the method on known truth."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.management.base import add_include_open_argument, notes_write
 from assessor.scoring.lifecycle import open_work_included
 from metaeval.calibration import calibration_build, calibration_summary, simulation_on_condition, simulation_summary
 from metaeval.sources import CONDITION_PATTERN, sources_notes
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = (
         "Estimate each run's human-equivalent score with a 95%% interval from an LLM condition on every topic and a "
         "human condition on a sample of its answers (--llm, --human); or, with --simulate, check the method on a human "

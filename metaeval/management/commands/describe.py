@@ -1,7 +1,8 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.management.base import add_include_open_argument, notes_write
 from assessor.scoring.lifecycle import open_work_included
 from metaeval.comparison import describe_json
@@ -12,7 +13,7 @@ def _cell(value: float | int) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = "Descriptive statistics of score sources (NUGGETS/ASSIGNER, support:METHOD, scores:NAME), the study's table."
 
     def add_arguments(self, parser) -> None:

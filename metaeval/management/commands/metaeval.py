@@ -1,7 +1,8 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.management.base import add_include_open_argument, notes_write
 from assessor.scoring.lifecycle import open_work_included
 from metaeval.comparison import (
@@ -22,7 +23,7 @@ def _tau(value: float) -> str:
     return "n/a" if value != value else f"{value:.4f}"
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = (
         "Compare two score sources: Kendall's tau three ways per metric, Spearman, Pearson, tau_ap_b, tau_GAP and "
         "tau over the top k runs, with 95%% bootstrap intervals over topics and, where they share labels, the "

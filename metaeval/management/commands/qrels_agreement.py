@@ -1,7 +1,8 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.management.base import add_include_open_argument
 from assessor.scoring.lifecycle import open_work_included, qrels_notes
 from metaeval.qrels_agreement import FIGURES, QrelsSourceError, qrels_agreement_build, qrels_agreement_json
@@ -11,7 +12,7 @@ def _number(value: float) -> str:
     return "n/a" if value != value else f"{value:.4f}"
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
     help = (
         "Agreement of two qrels sources per topic and on average, over the segments both graded: precision, "
         "recall and F1 of b's relevant set against a's, Jaccard, Cohen's kappa and Krippendorff's alpha (ordinal)."

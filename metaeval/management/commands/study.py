@@ -1,8 +1,9 @@
 """Make a disagreement study, or print the report of one: kappa between judges, sides taken, label counts."""
 
 from django.contrib.auth.models import User
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.names import NameRefused, name_checked
 from metaeval.models import Study
 from metaeval.studies import DEFAULT_K, StudyError, study_create, study_families, study_report
@@ -17,7 +18,8 @@ def _source(text: str) -> tuple[str, str]:
     return family, name
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
+    campaign_writes = True
     help = (
         "Sample k items per topic on which two sources disagree (--a, --b) with a seed and give them to an "
         "independent assessor (and, with --llm-name, to an LLM job); or, with --show, print a study's report."

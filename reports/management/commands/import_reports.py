@@ -1,13 +1,15 @@
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from assessor.campaigns.commands import CampaignCommand
 from assessor.importing.base import ImportFailure, statistics_refresh
 from reports.importing import reports_import
 from reports.layout import reports_parse
 
 
-class Command(BaseCommand):
+class Command(CampaignCommand):
+    campaign_writes = True
     help = (
         "Import reports in the AutoJudge layout (JSONL, one report a line: metadata with team_id, run_id and "
         "topic_id; responses with their citations; optional references and documents). Every file is read and "

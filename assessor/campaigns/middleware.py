@@ -1,0 +1,90 @@
+"""Pages inside a campaign: `/c/<slug>/...` is the page `...` in the campaign `slug`.
+
+The middleware reads the campaign (and whether the person sees it) in one
+query, serves the rest of the path inside the campaign's scope, and sets the
+script prefix to `/c/<slug>/` for the request, so that every URL the page
+builds (`reverse`, `{% url %}`, redirects) stays in the campaign. A campaign
+that does not exist or that the person does not see is "not found".
+
+A page asked for without the prefix works inside the only campaign while
+there is one; once there are several, an organizer's page sends the person to
+the same page in their current campaign (`campaign_page`, through the roles'
+decorator).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import get_script_prefix, set_script_prefix
+
+from assessor.campaigns.access import campaign_visible, campaigns_with_membership
+from assessor.campaigns.scope import campaign_scope, scoped_campaign
+from assessor.models import Campaign
+
+CAMPAIGN_PATH = re.compile(r"^/c/(?P<slug>[-a-zA-Z0-9_]+)(?P<rest>/.*)$")
+# The campaign a person worked in last, for the pages asked for without one.
+SESSION_KEY = "campaign"
+
+
+def campaign_prefix(campaign: Campaign) -> str:
+    return f"c/{campaign.slug}/"
+
+
+def campaign_path(campaign: Campaign, path: str) -> str:
+    """`path` (a URL of this site, from its root) inside `campaign`."""
+    return "/" + campaign_prefix(campaign) + path.lstrip("/")
+
+
+@contextmanager
+def campaign_urls(campaign: Campaign) -> Iterator[None]:
+    """URLs built in the block are `campaign`'s pages (the script prefix names it), its rows the ones read."""
+    before = get_script_prefix()
+    set_script_prefix(before + campaign_prefix(campaign))
+    try:
+        with campaign_scope(campaign):
+            yield
+    finally:
+        set_script_prefix(before)
+
+
+class CampaignMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        match = CAMPAIGN_PATH.match(request.path_info)
+        if match is None:
+            return self.get_response(request)
+        user = request.user
+        campaign = campaigns_with_membership(user).filter(slug=match["slug"]).first()
+        if campaign is None or (user.is_authenticated and not campaign_visible(user, campaign)):
+            raise Http404("No such campaign.")
+        request.campaign = campaign  # type: ignore[attr-defined]
+        request.path_info = match["rest"]
+        if user.is_authenticated and request.session.get(SESSION_KEY) != campaign.slug:
+            request.session[SESSION_KEY] = campaign.slug
+        with campaign_urls(campaign):
+            return self.get_response(request)
+
+
+def campaign_page(request: HttpRequest, view: Callable[..., HttpResponse], *args, **kwargs) -> HttpResponse:
+    """Serve an organizer's page asked for without a campaign: inside the only campaign the person sees, or, once
+    there are several, by sending them to the page in their current one."""
+    if scoped_campaign() is not None:
+        return view(request, *args, **kwargs)
+    everyone = list(campaigns_with_membership(request.user))
+    visible = [campaign for campaign in everyone if campaign_visible(request.user, campaign)]
+    if len(everyone) == 1 and visible:
+        with campaign_scope(visible[0]):
+            return view(request, *args, **kwargs)
+    if not visible:
+        raise Http404("You are not an organizer of any campaign.")
+    if request.method not in ("GET", "HEAD"):
+        raise Http404("Name the campaign: this page is a campaign's.")
+    last = request.session.get(SESSION_KEY)
+    current = next((campaign for campaign in visible if campaign.slug == last), visible[0])
+    return HttpResponseRedirect(campaign_path(current, request.get_full_path()))
