@@ -90,15 +90,19 @@ assessor_required = role_required(Role.ASSESSOR)
 
 
 def user_set_role(user: User, role: Role) -> None:
-    """Give `user` the role, and make them a member of the campaign in effect (the only one, or the command's)."""
+    """Give `user` the role, and make them a member of the campaign in effect (the page's or the command's, or the
+    only one); with several campaigns and none in effect, campaigns take them in one by one (`campaign members`)."""
     from assessor.campaigns.access import member_add
-    from assessor.campaigns.scope import campaign_in_effect
+    from assessor.campaigns.scope import CampaignRequired, campaign_in_effect
 
     user.groups.set([Group.objects.get(name=role.value)])
     user.is_staff = role in (Role.ORGANIZER, Role.ADMIN)
     user.save(update_fields=["is_staff"])
     setattr(user, ROLE_CACHE, role)
-    member_add(campaign_in_effect(), user)
+    try:
+        member_add(campaign_in_effect(), user)
+    except CampaignRequired:
+        pass
 
 
 def role_context(request: HttpRequest) -> dict:

@@ -1,0 +1,233 @@
+"""Campaigns' foundation: stored keys, the scope and its managers, the `campaign` command, `--campaign`, and pages
+under /c/<slug>/ (assessor.campaigns)."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import get_script_prefix, reverse
+
+from assessor.campaigns.keys import TopicIdRefused, published_id, topic_id_checked, topic_key
+from assessor.campaigns.scope import CampaignRequired, campaign_in_effect, campaign_scope, scoped_campaign
+from assessor.campaigns.services import CampaignRefused, campaign_create
+from assessor.models import Campaign, CampaignMember, Run, Topic
+from assessor.work.roles import Role
+from tests.builders import REPO, make_user
+
+FIXTURES = REPO / "tests" / "fixtures" / "collection"
+TOPICS, SEGMENTS, QRELS = FIXTURES / "topics.tsv", FIXTURES / "segments.jsonl", FIXTURES / "qrels.txt"
+
+
+def _qrels(path) -> set[tuple[str, str, str]]:
+    """(topic, segment, grade) of each line: the files may differ in the iteration column ("0", "Q0")."""
+    return {
+        (topic, docid, grade) for topic, _, docid, grade in (line.split() for line in path.read_text().splitlines())
+    }
+
+
+def _topic_ids() -> list[str]:
+    return [line.split("\t", 1)[0] for line in TOPICS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture
+def main(db) -> Campaign:
+    return Campaign.objects.get(slug="main")
+
+
+@pytest.fixture
+def second(db) -> Campaign:
+    return campaign_create(slug="neuclir-2025", title="NeuCLIR 2025", families=["reports"])
+
+
+def out(*args, **options) -> str:
+    stdout = StringIO()
+    call_command(*args, stdout=stdout, **options)
+    return stdout.getvalue()
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+
+def test_first_campaign_keeps_ids_and_the_others_suffix_their_slug(main, second):
+    assert main.key_suffix == ""
+    assert second.key_suffix == "@neuclir-2025"
+    assert topic_key("300", main) == "300"
+    assert topic_key("300", second) == "300@neuclir-2025"
+    assert published_id("300@neuclir-2025") == "300"
+    assert published_id("2024-145979") == "2024-145979"
+
+
+def test_a_topic_id_holding_the_separator_is_refused():
+    assert topic_id_checked("2024-145979") == "2024-145979"
+    with pytest.raises(TopicIdRefused, match="'300@x'"):
+        topic_id_checked("300@x")
+
+
+# --- the scope and its managers ----------------------------------------------------------------
+
+
+def test_the_same_ids_in_two_campaigns_are_two_rows_each_seen_in_its_own(main, second):
+    with campaign_scope(main):
+        Topic.objects.create(id=topic_key("300"), query="main's")
+        Run.objects.create(run_id="baseline")
+    with campaign_scope(second):
+        Topic.objects.create(id=topic_key("300"), query="second's")
+        Run.objects.create(run_id="baseline")
+        assert [(t.pk, t.query, str(t)) for t in Topic.objects.all()] == [("300@neuclir-2025", "second's", "300")]
+        assert Run.objects.get(run_id="baseline").campaign_id == second.pk
+        assert Topic.objects.unscoped().count() == 2
+    with campaign_scope(main):
+        assert list(Topic.objects.values_list("query", flat=True)) == ["main's"]
+    # Outside a scope every campaign's rows are read.
+    assert Run.objects.filter(run_id="baseline").count() == 2
+
+
+def test_outside_a_scope_a_new_row_goes_to_the_only_campaign_and_with_two_is_refused(main):
+    assert Run.objects.create(run_id="r1").campaign_id == main.pk
+    campaign_create(slug="b", title="B")
+    with pytest.raises(CampaignRequired):
+        Run.objects.create(run_id="r2")
+    assert scoped_campaign() is None
+
+
+def test_an_empty_database_starts_with_its_first_campaign(db):
+    Campaign.objects.all().delete()
+    campaign = campaign_in_effect()
+    assert (campaign.slug, campaign.key_suffix) == ("main", "")
+
+
+def test_user_set_role_makes_the_person_a_member_of_the_campaign_in_effect(main, second):
+    with campaign_scope(second):
+        person = make_user(Role.ASSESSOR)
+    assert list(CampaignMember.objects.filter(user=person).values_list("campaign__slug", flat=True)) == ["neuclir-2025"]
+
+
+# --- the campaign command ---------------------------------------------------------------------------
+
+
+def test_campaign_add_show_list_close_reopen_members(main):
+    assert "Created campaign trec-2025 (TREC 2025 RAG)." in out(
+        "campaign", "add", "trec-2025", "--title", "TREC 2025 RAG", "--family", "rag", "--word-limit", "400",
+        "--reference-cap", "20",
+    )  # fmt: skip
+    made = Campaign.objects.get(slug="trec-2025")
+    assert (made.families, made.answer_word_limit, made.answer_reference_cap) == (["rag"], 400, 20)
+    person = make_user(Role.ORGANIZER, username="olga")
+    assert "Added 1 of 1 to trec-2025" in out("campaign", "members", "trec-2025", "olga")
+    assert "Added 0 of 1 to trec-2025" in out("campaign", "members", "trec-2025", "olga")
+    shown = out("campaign", "show", "trec-2025")
+    assert "word limit:   400" in shown and "references:   20" in shown and "families:     rag" in shown
+    assert "organizers:   1" in shown and "state:        open" in shown
+    listed = out("campaign", "list").splitlines()
+    assert [line.split("\t")[0] for line in listed] == ["main", "trec-2025"]
+    assert "Closed trec-2025." in out("campaign", "close", "trec-2025")
+    assert "was closed already" in out("campaign", "close", "trec-2025")
+    assert Campaign.objects.get(slug="trec-2025").is_closed
+    assert "Reopened trec-2025." in out("campaign", "reopen", "trec-2025")
+    assert CampaignMember.objects.filter(campaign=made, user=person).exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["main", "--title", "again"], "there is a campaign 'main' already"),
+        (["Upper", "--title", "x"], "the slug 'Upper'"),
+        (["x", "--title", "x", "--family", "rag", "--word-limit", "0"], "--word-limit: at least 1"),
+        (["x", "--title", "  "], "a campaign needs a title"),
+    ],
+)
+def test_campaign_add_refusals_create_nothing(main, arguments, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("campaign", "add", *arguments)
+    assert Campaign.objects.count() == 1
+
+
+def test_campaign_create_refuses_an_unknown_family(db):
+    with pytest.raises(CampaignRefused, match="unknown family ragged: choose among rag, reports"):
+        campaign_create(slug="x", title="x", families=["ragged"])
+
+
+def test_campaign_members_names_an_unknown_account(main):
+    with pytest.raises(CommandError, match="No account nobody"):
+        call_command("campaign", "members", "main", "nobody")
+
+
+# --- --campaign -------------------------------------------------------------------------------------
+
+
+def test_commands_work_in_the_campaign_named_and_need_one_once_there_are_two(main, second):
+    out("import_topics", str(TOPICS), campaign="main")
+    ids = _topic_ids()
+    assert sorted(Topic.objects.filter(campaign=main).values_list("pk", flat=True)) == sorted(ids)
+    with pytest.raises(CommandError, match=r"several campaigns: name one with --campaign \(main, neuclir-2025\)"):
+        call_command("export_run", "--run", "nothing")
+    with pytest.raises(CommandError, match="No campaign 'nope': there is main, neuclir-2025"):
+        call_command("import_topics", str(TOPICS), campaign="nope")
+
+
+def test_a_closed_campaign_refuses_imports_but_still_exports(main, tmp_path):
+    out("import_topics", str(TOPICS))
+    out("import_segments", str(SEGMENTS))
+    out("import_qrels", str(QRELS), "--source", "nist")
+    call_command("campaign", "close", "main")
+    with pytest.raises(CommandError, match="The campaign 'main' is closed"):
+        call_command("import_qrels", str(QRELS), "--source", "nist")
+    call_command("export_qrels", "--source", "nist", "--output", str(tmp_path / "q.txt"))
+    assert _qrels(tmp_path / "q.txt") == _qrels(QRELS)
+
+
+# --- pages under /c/<slug>/ -----------------------------------------------------------------------
+
+
+def _organizer_of(*campaigns: Campaign):
+    person = make_user(Role.ORGANIZER)
+    CampaignMember.objects.filter(user=person).delete()
+    for campaign in campaigns:
+        CampaignMember.objects.create(campaign=campaign, user=person)
+    return person
+
+
+def test_a_campaign_page_is_its_members_and_builds_its_urls_inside_it(client, main, second):
+    client.force_login(_organizer_of(second))
+    topics = reverse("collection:topics")
+    page = client.get(f"/c/neuclir-2025{topics}")
+    assert page.status_code == 200
+    assert f'href="/c/neuclir-2025{reverse("collection:runs")}"' in page.content.decode()
+    # Outside the request, URLs are the site's again.
+    assert get_script_prefix() == "/"
+    assert client.get(f"/c/main{topics}").status_code == 404
+    assert client.get(f"/c/no-such{topics}").status_code == 404
+
+
+def test_without_a_campaign_in_the_url_an_organizer_page_goes_to_the_current_campaign(client, main, second):
+    person = _organizer_of(main, second)
+    client.force_login(person)
+    topics = reverse("collection:topics")
+    assert client.get(topics + "?q=1").url == f"/c/main{topics}?q=1"
+    client.get(f"/c/neuclir-2025{topics}")  # the campaign worked in last is the current one
+    assert client.get(topics).url == f"/c/neuclir-2025{topics}"
+    assert client.post(topics).status_code == 404
+
+
+def test_with_one_campaign_pages_work_without_a_prefix(client, main):
+    client.force_login(make_user(Role.ORGANIZER))
+    assert client.get(reverse("collection:topics")).status_code == 200
+
+
+def test_an_organizer_of_no_campaign_sees_none_and_an_admin_sees_all(client, main, second):
+    client.force_login(_organizer_of())
+    topics = reverse("collection:topics")
+    assert client.get(topics).status_code == 404
+    assert client.get(f"/c/main{topics}").status_code == 404
+    admin = make_user(Role.ADMIN)
+    CampaignMember.objects.filter(user=admin).delete()
+    client.force_login(admin)
+    assert client.get(f"/c/main{topics}").status_code == 200
+    assert client.get(f"/c/neuclir-2025{topics}").status_code == 200
+
+
+def test_a_stranger_is_sent_to_log_in_and_back_into_the_campaign(client, main):
+    topics = reverse("collection:topics")
+    answer = client.get(f"/c/main{topics}")
+    assert answer.status_code == 302
+    assert "next=/c/main" + topics in answer.url.replace("%2F", "/")
