@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 FIRST_SLUG = "main"
 FIRST_TITLE = "Main campaign"
+# The first campaign's rules are TREC 2024 RAG's, which the app kept before campaigns had rules of their own.
+FIRST_RULES = {"answer_word_limit": 400, "answer_reference_cap": 20}
 
 _scope: ContextVar[Campaign | None] = ContextVar("campaign_scope", default=None)
 
@@ -68,7 +70,9 @@ def campaign_first() -> Campaign:
     """The campaign a database without any starts with (a flushed test database too)."""
     from assessor.models.campaigns import Campaign
 
-    campaign, _ = Campaign.objects.get_or_create(slug=FIRST_SLUG, defaults={"title": FIRST_TITLE, "key_suffix": ""})
+    campaign, _ = Campaign.objects.get_or_create(
+        slug=FIRST_SLUG, defaults={"title": FIRST_TITLE, "key_suffix": "", **FIRST_RULES}
+    )
     return campaign
 
 

@@ -26,7 +26,8 @@ from django.db import DatabaseError, IntegrityError, close_old_connections, conn
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.campaigns.scope import campaign_scope
+from assessor.campaigns.access import CampaignClosed, campaign_writable
+from assessor.campaigns.scope import campaign_in_effect, campaign_scope
 from assessor.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
@@ -83,7 +84,13 @@ def job_create(
     # Here as well as in output_name_check: no caller (a page, a command, a study, a benchmark) gets round the rule.
     if problem := name_problem(output_name):
         raise JobRequestInvalid(f"The name: {problem}")
-    config = config or endpoint_config(endpoint)
+    campaign = campaign_in_effect()
+    try:
+        campaign_writable(campaign)
+    except CampaignClosed as closed:
+        raise JobRequestInvalid(str(closed)) from None
+    # An endpoint not named is the campaign's own default, else the deployment's.
+    config = config or endpoint_config(endpoint or campaign.default_endpoint or None)
     items = list(items)
     if not items:
         raise JobRequestInvalid("the selection holds nothing to do")
@@ -100,6 +107,7 @@ def job_create(
             endpoint=config.base_url,
             prompt_versions=versions,
             created_by=user if user is not None and user.is_authenticated else None,
+            campaign=campaign,
         )
         rows = [JobItem(job=job, key=key, payload=payload) for key, payload in items]
         JobItem.objects.bulk_create(rows, batch_size=1000)
