@@ -2,6 +2,7 @@ from importlib import import_module
 
 from django.apps import AppConfig, apps
 from django.core.checks import Tags, register
+from django.core.exceptions import ImproperlyConfigured
 from django.db.models.signals import post_migrate
 from django.utils.module_loading import module_has_submodule
 
@@ -9,6 +10,7 @@ from django.utils.module_loading import module_has_submodule
 class AssessorConfig(AppConfig):
     name = "assessor"
     verbose_name = "Collection"
+    protocol_family = ""  # the foundation's parts show in every campaign, whatever its families
 
     def ready(self) -> None:
         from assessor.collection import parts
@@ -42,6 +44,21 @@ def apps_parts_register() -> None:
     In INSTALLED_APPS order (the foundation's own parts first), the order in which the
     registry lists what the apps declared (the jobs page's launch buttons, the queue).
     """
+    from assessor.registry import app_registering
+
     for config in apps.get_app_configs():
         if config.name != AssessorConfig.name and module_has_submodule(config.module, "parts"):
-            import_module(f"{config.name}.parts").register()
+            with app_registering(app_protocol_family(config)):
+                import_module(f"{config.name}.parts").register()
+
+
+def app_protocol_family(config: AppConfig) -> str:
+    """The protocol family an app's parts belong to (its `protocol_family`; none: every family)."""
+    from assessor.models import Campaign
+
+    family = getattr(config, "protocol_family", "")
+    if family and family not in Campaign.Family.values:
+        raise ImproperlyConfigured(
+            f"{type(config).__name__}.protocol_family is {family!r}: it is one of {Campaign.Family.values}, or empty"
+        )
+    return family

@@ -12,14 +12,24 @@ the first request, command or task); the lookups below only read.
 The models read this module for their kinds' labels (`job_label`...), so it
 imports nothing of the foundation but `assessor.contracts`, which defines what
 its contracts name: the values, and the rows by what they are (`TopicRow`).
+
+Protocol families. A campaign uses one protocol family or both (`Campaign.uses`:
+"rag", answers judged with nuggets; "reports"); the menu's links, the job kinds,
+the topic and run pages' sections and the work pages each belong to one
+(`family`), or to every family (EVERY_FAMILY: the foundation's own, a page that
+serves both). A part that names none belongs to its registering app's family
+(its AppConfig's `protocol_family`, in effect while its `parts.register()` runs:
+`app_registering`). Pages ask for the parts of their campaign through one
+lookup, `Registry.used_in`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from django import forms
 from django.http import HttpResponse
@@ -41,6 +51,11 @@ from assessor.contracts import (
 
 class RegistryError(LookupError):
     pass
+
+
+# A part's `family` when it belongs to every protocol family. A part that names none (None) gets the registering
+# app's, or every family where the app names none.
+EVERY_FAMILY = ""
 
 
 # --- jobs ---------------------------------------------------------------------------------
@@ -71,6 +86,7 @@ class JobKind:
     # none to show; the jobs pages link it once the job has made something. Read for every row of the jobs list:
     # a query at most.
     output_url: Callable[[JobRow], str | None] | None = None
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 # --- files --------------------------------------------------------------------------------
@@ -135,6 +151,7 @@ class NavLink:
     url_name: str
     order: int
     group: str = ""
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 # --- assessors' work ------------------------------------------------------------------------
@@ -173,6 +190,7 @@ class WorkPage:
     waiting: WorkWaiting | None = None
     unit: str = ""  # what progress counts: "nuggets", "labels", "pairs"
     description: str = ""  # one sentence for the organizer: what the assessor does
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 # --- label families -------------------------------------------------------------------------
@@ -397,6 +415,7 @@ class TopicPanel:
     # The section's heading and its id in the template, for the page's in-page navigation.
     title: str = ""
     anchor: str = ""
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 @dataclass(frozen=True)
@@ -407,6 +426,7 @@ class RunPanel:
     template: str
     context: Callable[[RunRow], dict[str, Any] | None]
     order: int
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 @dataclass(frozen=True)
@@ -517,6 +537,20 @@ class FakeAnswer:
 # --- the registry -------------------------------------------------------------------------------
 
 
+class FamilyUser(Protocol):
+    """What the lookups by campaign need of one (assessor.models.Campaign)."""
+
+    def uses(self, family: str) -> bool: ...
+
+
+class OfFamily(Protocol):
+    @property
+    def family(self) -> str | None: ...
+
+
+Part = TypeVar("Part", bound=OfFamily)
+
+
 @dataclass
 class Registry:
     job_kinds: dict[str, JobKind] = field(default_factory=dict)
@@ -552,8 +586,15 @@ class Registry:
         except KeyError:
             raise RegistryError(f"no job kind sends a prompt named {name!r}") from None
 
-    def launchable_kinds(self) -> Iterator[JobKind]:
-        return (job_kind for job_kind in self.job_kinds.values() if job_kind.form is not None)
+    def used_in(self, campaign: FamilyUser | None, parts: Iterable[Part]) -> list[Part]:
+        """The parts (nav links, job kinds, panels, work pages) of the families `campaign` uses, in their order;
+        every part when no campaign is in effect."""
+        return [part for part in parts if campaign is None or not part.family or campaign.uses(part.family)]
+
+    def launchable_kinds(self, campaign: FamilyUser | None = None) -> Iterator[JobKind]:
+        """The kinds a page launches, those of `campaign`'s families (all: None)."""
+        launchable = (job_kind for job_kind in self.job_kinds.values() if job_kind.form is not None)
+        return iter(self.used_in(campaign, launchable))
 
     def importer(self, kind: str) -> Importer:
         try:
@@ -609,6 +650,26 @@ def _unknown(value: str) -> str:
 
 registry = Registry()
 
+# The protocol family of the app whose parts are being registered (EVERY_FAMILY: none, or it names none).
+_registering_family = EVERY_FAMILY
+
+
+@contextmanager
+def app_registering(family: str) -> Iterator[None]:
+    """Parts registered in the block that name no family belong to `family` (the app's `protocol_family`)."""
+    global _registering_family
+    before, _registering_family = _registering_family, family
+    try:
+        yield
+    finally:
+        _registering_family = before
+
+
+def _of_registering_app(part: Part) -> Part:
+    if part.family is not None or not _registering_family:
+        return part
+    return replace(part, family=_registering_family)  # type: ignore[type-var]
+
 
 def _unique(kind: str, existing: Iterable[str], name: str) -> None:
     if name in existing:
@@ -617,6 +678,7 @@ def _unique(kind: str, existing: Iterable[str], name: str) -> None:
 
 def register_job_kind(job_kind: JobKind) -> None:
     _unique("job kind", registry.job_kinds, job_kind.kind)
+    job_kind = _of_registering_app(job_kind)
     registry.job_kinds[job_kind.kind] = job_kind
     for prompt in job_kind.prompts:
         # Two kinds may send the same prompt; two different texts under one name may not.
@@ -642,13 +704,13 @@ def register_urls(prefix: str, module: str) -> None:
 
 
 def register_nav_link(link: NavLink) -> None:
-    registry.nav_links.append(link)
+    registry.nav_links.append(_of_registering_app(link))
     registry.nav_links.sort(key=lambda item: item.order)
 
 
 def register_work_page(page: WorkPage) -> None:
     _unique("work kind", registry.work_pages, page.kind)
-    registry.work_pages[page.kind] = page
+    registry.work_pages[page.kind] = _of_registering_app(page)
 
 
 def register_label_family(family: LabelFamily) -> None:
@@ -678,12 +740,12 @@ def register_upload_dependents(kind: str, dependents: Callable[[], dict[str, lis
 
 
 def register_topic_panel(panel: TopicPanel) -> None:
-    registry.topic_panels.append(panel)
+    registry.topic_panels.append(_of_registering_app(panel))
     registry.topic_panels.sort(key=lambda item: item.order)
 
 
 def register_run_panel(panel: RunPanel) -> None:
-    registry.run_panels.append(panel)
+    registry.run_panels.append(_of_registering_app(panel))
     registry.run_panels.sort(key=lambda item: item.order)
 
 

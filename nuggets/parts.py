@@ -9,6 +9,7 @@ from django.urls import reverse
 from assessor.models import AssessorWork, Job, Topic
 from assessor.names import NameField
 from assessor.registry import (
+    EVERY_FAMILY,
     WORK_GROUP,
     Importer,
     JobKind,
@@ -220,6 +221,7 @@ def _register_work_pages() -> None:
                 stage=0,
                 progress=_progress,
                 unit="questions" if kind in BANK_KINDS else "nuggets",
+                family="reports" if kind in BANK_KINDS else None,  # question banks are the reports family's
             )
         )
 
@@ -235,7 +237,9 @@ def _register_topic_panels() -> None:
         )
     )
     # Shown only on a topic with banks (most TREC 2024 topics have none), so it is not in the page's section links.
-    register_topic_panel(TopicPanel(template="nuggets/topic_banks_panel.html", context=_banks_panel, order=11))
+    register_topic_panel(
+        TopicPanel(template="nuggets/topic_banks_panel.html", context=_banks_panel, order=11, family="reports")
+    )
 
 
 def register() -> None:
@@ -247,8 +251,16 @@ def register() -> None:
     register_collection_routes(Route("download/banks/<slug:name>/", views.download_banks, "download_banks"))
     _register_work_pages()
     register_label_family(LabelFamily(LABEL_FAMILY, "nugget set"))
+    # The page gives nugget lists (rag) and question banks (reports).
     register_nav_link(
-        NavLink("Nugget work", "give topics to assessors, follow their nugget work", "nuggets:organize", 50, WORK_GROUP)
+        NavLink(
+            "Nugget work",
+            "give topics to assessors, follow their nugget work",
+            "nuggets:organize",
+            50,
+            WORK_GROUP,
+            family=EVERY_FAMILY,
+        )
     )
     register_topic_count(TopicCount("Nugget sets", _nugget_sets_per_topic, order=10))
     register_deletable(NUGGETS_DELETABLE)

@@ -17,6 +17,7 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.utils.safestring import SafeString, mark_safe
 
+from assessor.campaigns.scope import scoped_campaign
 from assessor.collection.tables import (
     BADGE_STATE_NOTES,
     badges_html,
@@ -163,17 +164,17 @@ class Panel:
 
 
 def topic_panels(*, topic: Topic) -> list[Panel]:
-    """The sections the apps add to the topic page (its nugget sets...)."""
+    """The sections the apps add to the topic page (its nugget sets...), those of the campaign's families."""
     return [
         Panel(template=panel.template, context=panel.context(topic), title=panel.title, anchor=panel.anchor)
-        for panel in registry.topic_panels
+        for panel in registry.used_in(scoped_campaign(), registry.topic_panels)
     ]
 
 
 def run_panels(*, run: Run) -> list[Panel]:
-    """The sections the apps add to a run's page, those with something to say of it."""
+    """The sections the apps add to a run's page, those of the campaign's families with something to say of it."""
     panels = []
-    for panel in registry.run_panels:
+    for panel in registry.used_in(scoped_campaign(), registry.run_panels):
         context = panel.context(run)
         if context is not None:
             panels.append(Panel(template=panel.template, context=context))

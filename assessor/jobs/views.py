@@ -6,6 +6,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from assessor.campaigns.scope import scoped_campaign
 from assessor.http import AuthenticatedRequest
 from assessor.jobs.batch import batch_summary
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
@@ -28,7 +29,7 @@ def _llm_context() -> dict:
         "llm_missing": "" if usable else endpoints[0].missing,
         "llm_endpoints": usable,
         # In the order the apps registered them (INSTALLED_APPS).
-        "launch_kinds": list(registry.launchable_kinds()),
+        "launch_kinds": list(registry.launchable_kinds(scoped_campaign())),  # of the campaign's families
     }
 
 
