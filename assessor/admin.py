@@ -18,6 +18,8 @@ from assessor.models import (
     AnswerReference,
     AssessorWork,
     AuditEntry,
+    Campaign,
+    CampaignMember,
     Citation,
     ImportBatch,
     Job,
@@ -144,12 +146,35 @@ def kind_choice_form(model: type, field: str, declared: Declared) -> type[forms.
     return KindForm
 
 
+class CampaignMemberInline(admin.TabularInline):
+    model = CampaignMember
+    extra = 0
+    raw_id_fields = ("user",)
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("slug", "title", "families", "answer_word_limit", "answer_reference_cap", "closed_at", "created_at")
+    search_fields = ("slug", "title")
+    # The key suffix is fixed when the campaign is made: its topics' stored keys end with it.
+    readonly_fields = ("key_suffix",)
+    inlines = (CampaignMemberInline,)
+
+
+@admin.register(CampaignMember)
+class CampaignMemberAdmin(admin.ModelAdmin):
+    list_display = ("campaign", "user", "added_at")
+    list_filter = ("campaign",)
+    raw_id_fields = ("user",)
+
+
 @admin.register(Topic)
 class TopicAdmin(admin.ModelAdmin):
-    list_display = ("id", "query", "imported_from")
+    list_display = ("id", "campaign", "query", "imported_from")
+    list_filter = ("campaign",)
+    list_select_related = ("campaign", "imported_from")
     search_fields = ("id", "query")
     readonly_fields = ("imported_from",)
-    list_select_related = ("imported_from",)
 
 
 @admin.register(Segment)
@@ -195,10 +220,11 @@ class QrelAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("run_id", "created_at", "imported_from")
+    list_display = ("run_id", "campaign", "created_at", "imported_from")
+    list_filter = ("campaign",)
+    list_select_related = ("campaign", "imported_from")
     search_fields = ("run_id",)
     readonly_fields = ("created_at", "imported_from")
-    list_select_related = ("imported_from",)
 
 
 @admin.register(RunAlias)

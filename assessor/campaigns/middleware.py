@@ -8,8 +8,8 @@ that does not exist or that the person does not see is "not found".
 
 A page asked for without the prefix works inside the only campaign while
 there is one; once there are several, an organizer's page sends the person to
-the same page in their current campaign (`campaign_page`, through the roles'
-decorator).
+the same page in their current campaign (`process_view`: `campaign_page` is
+set on the view by the roles' decorator, assessor.work.roles.role_required).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import get_script_prefix, set_script_prefix
 
 from assessor.campaigns.access import campaign_visible, campaigns_with_membership
-from assessor.campaigns.scope import campaign_scope, scoped_campaign
 from assessor.models import Campaign
+from assessor.models.scope import campaign_scope, scope_enter, scope_leave, scoped_campaign
 
 CAMPAIGN_PATH = re.compile(r"^/c/(?P<slug>[-a-zA-Z0-9_]+)(?P<rest>/.*)$")
 # The campaign a person worked in last, for the pages asked for without one.
@@ -58,7 +58,10 @@ class CampaignMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         match = CAMPAIGN_PATH.match(request.path_info)
         if match is None:
-            return self.get_response(request)
+            try:
+                return self.get_response(request)
+            finally:
+                _page_scope_leave(request)
         user = request.user
         campaign = campaigns_with_membership(user).filter(slug=match["slug"]).first()
         if campaign is None or (user.is_authenticated and not campaign_visible(user, campaign)):
@@ -70,21 +73,30 @@ class CampaignMiddleware:
         with campaign_urls(campaign):
             return self.get_response(request)
 
+    def process_view(self, request: HttpRequest, view: Callable, args: tuple, kwargs: dict) -> HttpResponse | None:
+        """An organizer's page (`campaign_page`, set by assessor.work.roles.role_required) asked for without a
+        campaign: served inside the only campaign the person sees, or, once there are several, sent to the same page
+        in their current one."""
+        if not getattr(view, "campaign_page", False) or scoped_campaign() is not None:
+            return None
+        if not request.user.is_authenticated:
+            return None  # the page's login_required sends them to log in
+        everyone = list(campaigns_with_membership(request.user))
+        visible = [campaign for campaign in everyone if campaign_visible(request.user, campaign)]
+        if len(everyone) == 1 and visible:
+            request.campaign = visible[0]  # type: ignore[attr-defined]
+            request._campaign_scope = scope_enter(visible[0])  # type: ignore[attr-defined]
+            return None
+        if not visible:
+            raise Http404("You are not a member of any campaign.")
+        if request.method not in ("GET", "HEAD"):
+            raise Http404("Name the campaign: this page is a campaign's.")
+        last = request.session.get(SESSION_KEY)
+        current = next((campaign for campaign in visible if campaign.slug == last), visible[0])
+        return HttpResponseRedirect(campaign_path(current, request.get_full_path()))
 
-def campaign_page(request: HttpRequest, view: Callable[..., HttpResponse], *args, **kwargs) -> HttpResponse:
-    """Serve an organizer's page asked for without a campaign: inside the only campaign the person sees, or, once
-    there are several, by sending them to the page in their current one."""
-    if scoped_campaign() is not None:
-        return view(request, *args, **kwargs)
-    everyone = list(campaigns_with_membership(request.user))
-    visible = [campaign for campaign in everyone if campaign_visible(request.user, campaign)]
-    if len(everyone) == 1 and visible:
-        with campaign_scope(visible[0]):
-            return view(request, *args, **kwargs)
-    if not visible:
-        raise Http404("You are not an organizer of any campaign.")
-    if request.method not in ("GET", "HEAD"):
-        raise Http404("Name the campaign: this page is a campaign's.")
-    last = request.session.get(SESSION_KEY)
-    current = next((campaign for campaign in visible if campaign.slug == last), visible[0])
-    return HttpResponseRedirect(campaign_path(current, request.get_full_path()))
+
+def _page_scope_leave(request: HttpRequest) -> None:
+    token = getattr(request, "_campaign_scope", None)
+    if token is not None:
+        scope_leave(token)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.apps import apps
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -27,7 +28,11 @@ class CampaignRefused(ValueError):
     pass
 
 
-FAMILIES = [family.value for family in Campaign.Family]
+def protocol_families() -> list[str]:
+    """The protocol families the installed apps declare (`protocol_family` on their AppConfig), sorted."""
+    return sorted({family for config in apps.get_app_configs() if (family := getattr(config, "protocol_family", ""))})
+
+
 # What the campaign's pages' URLs hold (/c/<slug>/, assessor.campaigns.middleware).
 SLUG = re.compile(r"[a-z0-9][-a-z0-9_]{0,49}")
 SLUG_RULE = "lower-case letters, digits, '-' and '_', starting with a letter or a digit, at most 50"
@@ -47,11 +52,11 @@ def campaign_create(
     """A new campaign. Its topics' keys end with "@<slug>", unless it is the first (assessor.campaigns.keys)."""
     if not SLUG.fullmatch(slug):
         raise CampaignRefused(f"the slug {slug!r}: {SLUG_RULE}")
-    unknown = sorted(set(families or []) - set(FAMILIES))
+    known = protocol_families()
+    unknown = sorted(set(families or []) - set(known))
     if unknown:
         raise CampaignRefused(
-            f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}: "
-            f"choose among {', '.join(FAMILIES)}"
+            f"unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}: choose among {', '.join(known)}"
         )
     if not title.strip():
         raise CampaignRefused("a campaign needs a title")

@@ -2,11 +2,11 @@
 empty, so every topic keeps its key), and every person with a role becomes its member.
 
 The new `campaign` columns are filled with that campaign's id (1) in the database; in the models'
-state their default is the campaign in effect (assessor.campaigns.scope), which a migration must not
+state their default is the campaign in effect (assessor.models.scope), which a migration must not
 call: it reads the Campaign model as the code has it now, not as this migration left it.
 """
 
-import assessor.campaigns.scope
+import assessor.models.scope
 import django.db.models.deletion
 import django.utils.timezone
 from django.conf import settings
@@ -34,7 +34,7 @@ def campaign_column(model_name: str, related_name: str) -> migrations.SeparateDa
         ],
         state_operations=[
             migrations.AddField(
-                model_name=model_name, name="campaign", field=field(assessor.campaigns.scope.campaign_default)
+                model_name=model_name, name="campaign", field=field(assessor.models.scope.campaign_default)
             )
         ],
     )

@@ -2,7 +2,7 @@
 
 A campaign owns its topics and requests, runs, sources, jobs, uploads and
 studies (each such model has a `campaign` column, read through
-`assessor.campaigns.scope`). The corpus's segments are shared: a campaign
+`assessor.models.scope`). The corpus's segments are shared: a campaign
 cites documents by their ids.
 """
 
@@ -12,15 +12,11 @@ from django.utils import timezone
 
 
 class Campaign(models.Model):
-    class Family(models.TextChoices):
-        # The protocol families of PROTOCOL.md: answers judged with nuggets (TREC 2024 RAG), and reports.
-        RAG = "rag", "RAG answers (nuggets, support, relevance)"
-        REPORTS = "reports", "reports (banks, preferences, grades, ARGUE-style, Crucible)"
-
     slug = models.SlugField(max_length=50, unique=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    # The families whose pages, jobs and sections the campaign shows (Family values).
+    # The protocol families whose pages, jobs and sections the campaign shows, as the apps declare them
+    # (`protocol_family` on an app's AppConfig: assessor.campaigns.services.protocol_families). Empty: every one.
     families = models.JSONField(default=list, blank=True)
     # An answer's limits, as the track sets them (TREC 2024 RAG: 400 words, 20 references). Empty: none; a
     # report's limits are its request's own.
@@ -30,7 +26,7 @@ class Campaign(models.Model):
     # The endpoint the campaign's jobs use when none is named (empty: the deployment's `default`).
     default_endpoint = models.CharField(max_length=50, blank=True)
     # What its topics' stored keys end with: nothing for the first campaign (so a database made before campaigns
-    # keeps every key), "@<slug>" for the others. Topic ids never hold "@" (assessor.campaigns.keys).
+    # keeps every key), "@<slug>" for the others. Topic ids never hold "@" (assessor.models.keys).
     key_suffix = models.CharField(max_length=60, unique=True, blank=True, editable=False)
     # A closed campaign is read-only: no new labels or jobs; its pages and downloads still work.
     closed_at = models.DateTimeField(null=True, blank=True)

@@ -4,13 +4,13 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from assessor.campaigns.keys import published_id
-from assessor.campaigns.scope import CampaignScopedManager, campaign_default
+from assessor.models.keys import published_id
+from assessor.models.scope import CampaignScopedManager, campaign_default
 
 
 class Topic(models.Model):
     # The stored key: the id as the campaign's files give it, made unique across campaigns
-    # (assessor.campaigns.keys); `published_id` is what files and pages show.
+    # (assessor.models.keys); `published_id` is what files and pages show.
     id = models.CharField(primary_key=True, max_length=64)
     campaign = models.ForeignKey(
         "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="topics"

@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from assessor.campaigns.scope import CampaignScopedManager, campaign_default
+from assessor.models.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
 
 PICODOLLARS = 10**12

@@ -14,6 +14,8 @@ from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
+from assessor.models import CampaignMember
+from assessor.models.scope import CampaignRequired, campaign_in_effect
 from assessor.work.prepared import Prepared
 
 
@@ -63,10 +65,9 @@ def is_staff_role(user: User | AnonymousUser) -> bool:
 
 
 def role_required(*roles: Role) -> Callable:
-    """A page for these roles. An organizer's page is a campaign's: it is served inside the campaign its URL
-    names, or the only one (`assessor.campaigns.middleware.campaign_page`); an assessor's is theirs across
-    their campaigns."""
-    campaign_page_of_role = Role.ASSESSOR not in roles
+    """A page for these roles. An organizer's page is a campaign's (`campaign_page` on the view): the campaigns'
+    middleware serves it inside the campaign its URL names, or the only one (assessor.campaigns.middleware); an
+    assessor's page is theirs across their campaigns."""
 
     def decorator(view: Callable) -> Callable:
         @login_required
@@ -74,12 +75,9 @@ def role_required(*roles: Role) -> Callable:
         def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             if not user_has_role(request.user, *roles):
                 raise PermissionDenied("This page is not for your role.")
-            if campaign_page_of_role:
-                from assessor.campaigns.middleware import campaign_page
-
-                return campaign_page(request, view, *args, **kwargs)
             return view(request, *args, **kwargs)
 
+        wrapped.campaign_page = Role.ASSESSOR not in roles  # type: ignore[attr-defined]
         return wrapped
 
     return decorator
@@ -92,15 +90,12 @@ assessor_required = role_required(Role.ASSESSOR)
 def user_set_role(user: User, role: Role) -> None:
     """Give `user` the role, and make them a member of the campaign in effect (the page's or the command's, or the
     only one); with several campaigns and none in effect, campaigns take them in one by one (`campaign members`)."""
-    from assessor.campaigns.access import member_add
-    from assessor.campaigns.scope import CampaignRequired, campaign_in_effect
-
     user.groups.set([Group.objects.get(name=role.value)])
     user.is_staff = role in (Role.ORGANIZER, Role.ADMIN)
     user.save(update_fields=["is_staff"])
     setattr(user, ROLE_CACHE, role)
     try:
-        member_add(campaign_in_effect(), user)
+        CampaignMember.objects.get_or_create(campaign=campaign_in_effect(), user=user)
     except CampaignRequired:
         pass
 

@@ -149,6 +149,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"importing"}),  # atomic imports, which refresh the kept scores
     frozenset({"sources"}),  # who owns a label name
     frozenset({"work"}),  # people's work: roles, access, judging, queue
+    frozenset({"campaigns"}),  # campaigns: who sees one, its pages, its commands
     frozenset({"collection"}),  # topics, runs, qrels, leaderboards, uploads
     frozenset({"jobs"}),  # the LLM job engine
     frozenset({"accounts"}),

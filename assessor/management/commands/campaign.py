@@ -7,13 +7,13 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assessor.campaigns.commands import campaign_named
 from assessor.campaigns.services import (
-    FAMILIES,
     CampaignRefused,
     campaign_close,
     campaign_counts,
     campaign_create,
     campaign_reopen,
     members_add,
+    protocol_families,
 )
 from assessor.models import Campaign
 
@@ -26,7 +26,7 @@ class Command(BaseCommand):
         add = actions.add_parser("add", help="a new campaign")
         add.add_argument("slug", help="its name in URLs, commands and file names: trec-2025-rag")
         add.add_argument("--title", required=True, help='what people read: "TREC 2025 RAG"')
-        add.add_argument("--family", action="append", choices=FAMILIES, default=None,
+        add.add_argument("--family", action="append", default=None,
                          help="a protocol family it uses (repeat for both; default: both)")  # fmt: skip
         add.add_argument("--description", default="")
         add.add_argument("--word-limit", type=int, default=None, help="an answer's word limit (TREC 2024 RAG: 400)")
@@ -92,7 +92,7 @@ class Command(BaseCommand):
             f"campaign:     {campaign.slug}",
             f"title:        {campaign.title}",
             f"state:        {'closed ' + campaign.closed_at.isoformat() if campaign.closed_at else 'open'}",
-            f"families:     {', '.join(campaign.families) if campaign.families else 'all (' + ', '.join(FAMILIES) + ')'}",
+            f"families:     {', '.join(campaign.families) if campaign.families else 'all (' + ', '.join(protocol_families()) + ')'}",
             f"word limit:   {limit(campaign.answer_word_limit)}",
             f"references:   {limit(campaign.answer_reference_cap)}",
             f"endpoint:     {campaign.default_endpoint or 'default'}",
