@@ -12,6 +12,7 @@ class AssessorConfig(AppConfig):
     protocol_family = ""  # the foundation's parts show in every campaign, whatever its families
 
     def ready(self) -> None:
+        from assessor.campaigns import tasks as campaign_tasks  # noqa: F401  (a task runs in its sender's campaign)
         from assessor.collection import parts
         from assessor.collection import tasks as collection_tasks  # noqa: F401  (registers the upload task)
         from assessor.jobs import tasks  # noqa: F401  (registers the job engine's Celery tasks)
