@@ -14,6 +14,8 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Field, Model, QuerySet
 
+from assessor.models.scope import campaign_scope
+
 # Values that stand for a prepared query's parameters while the ORM writes it: found again among its
 # parameters by equality, so none may equal a constant of the query. The number fits every integer field
 # (the ORM writes a lookup out of a field's range as no query at all).
@@ -47,7 +49,11 @@ class Prepared:
         cache = wrapper.__dict__.setdefault("_prepared_queries", {})
         compiled = cache.get(self)
         if compiled is None:
-            compiler = self.build(*self.marks).query.get_compiler(connection=wrapper)
+            # Written outside any campaign: a campaign's filter would be kept in the SQL as a constant, for every
+            # campaign after. What the query reads is named by its ids (and the access rule of its caller).
+            with campaign_scope(None):
+                queryset = self.build(*self.marks)
+            compiler = queryset.query.get_compiler(connection=wrapper)
             sql, params = compiler.as_sql()
             slots = [(self.marks.index(p), None) if p in self.marks else (-1, p) for p in params]
             fields = [column[0] for column in compiler.select[0 : compiler.col_count]]

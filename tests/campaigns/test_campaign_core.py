@@ -11,6 +11,7 @@ from assessor.campaigns.keys import TopicIdRefused, published_id, topic_id_check
 from assessor.campaigns.scope import CampaignRequired, campaign_in_effect, campaign_scope, scoped_campaign
 from assessor.campaigns.services import CampaignRefused, campaign_create
 from assessor.models import Campaign, CampaignMember, Run, Topic
+from assessor.work.prepared import Prepared
 from assessor.work.roles import Role
 from tests.builders import REPO, make_user
 
@@ -231,3 +232,16 @@ def test_a_stranger_is_sent_to_log_in_and_back_into_the_campaign(client, main):
     answer = client.get(f"/c/main{topics}")
     assert answer.status_code == 302
     assert "next=/c/main" + topics in answer.url.replace("%2F", "/")
+
+
+def test_a_query_written_once_inside_a_campaign_serves_every_campaign(main, second):
+    """A prepared read (assessor.work.prepared) is compiled once: inside a campaign it must not keep that campaign."""
+    prepared = Prepared(lambda pk: Run.objects.filter(pk=pk).values_list("run_id"), int)
+    with campaign_scope(main):
+        first = Run.objects.create(run_id="a")
+    with campaign_scope(second):
+        other = Run.objects.create(run_id="b")
+    with campaign_scope(main):
+        assert list(prepared.first(first.pk)) == ["a"]
+    with campaign_scope(second):
+        assert list(prepared.first(other.pk)) == ["b"]
