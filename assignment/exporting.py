@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids, tsv_lines
 from assessor.models import Answer
@@ -89,7 +90,7 @@ def assignments_lines(
             answer_labels = labels[answer_id]
             record: dict[str, Any] = {
                 "query": query,
-                "qid": topic_id,
+                "qid": published_id(topic_id),
                 "run_id": run_display(run_id, published),
                 "answer_text": text,
                 "response_length": words,

@@ -25,6 +25,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     AnswerKey,
     JudgmentsImport,
@@ -50,6 +51,7 @@ from assessor.importing.base import (
     read_jsonl,
     require,
 )
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.sources import import_source_claim
 from assignment.kinds import IMPORT_ASSIGNMENTS, LABEL_FAMILY
 from assignment.models import AssignmentLabel
@@ -66,6 +68,7 @@ SCORE_FAMILY = "conditions"  # the score family of the conditions (assignment.pa
 # Labels are written as plain rows (see rows_insert): bulk_create would take minutes at benchmark scale.
 LABEL_COLUMNS = ("answer", "nugget", "assigner", "assigner_kind", "source", "label", "imported_from", "created_at")
 
+TOPIC_FIELDS = ("qid", "topic_id")
 NuggetList = tuple[tuple[str, str], ...]  # ((text, importance), ...) in file order
 
 
@@ -103,8 +106,12 @@ def _parse_nugget(raw: Any, index: int, *, path: Path, line: int) -> tuple[str, 
     return text, importance, label
 
 
-def _parse_answer(record: dict[str, Any], *, path: Path, line: int, run_id: str | None = None) -> AssignedAnswer:
-    topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
+def _parse_answer(
+    record: dict[str, Any], *, path: Path, line: int, topic_ids: FileTopicIds, run_id: str | None = None
+) -> AssignedAnswer:
+    """One line's answer, its topic as the stored key in the campaign in effect."""
+    topic_id = id_field(record, TOPIC_FIELDS, path=path, line=line)
+    topic_id = topic_ids.record_key(record, TOPIC_FIELDS, topic_id, path=path, line=line)
     named = ""
     if record.get("run_id") is not None or run_id is None:
         if record.get("run_id") is None:
@@ -156,8 +163,9 @@ def _parse_answers(path: Path, *, run_id: str | None = None) -> Iterator[Assigne
     """The file's answers, checked to repeat one nugget list per topic."""
     lists: dict[str, tuple[NuggetList, int]] = {}
     named_first: tuple[str, int] | None = None  # with --run-id: what the file calls its run, and where
+    topic_ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        answer = _parse_answer(record, path=path, line=number, run_id=run_id)
+        answer = _parse_answer(record, path=path, line=number, topic_ids=topic_ids, run_id=run_id)
         if run_id is not None:
             named = answer.named_as or run_id
             named_first = named_first or (named, number)
@@ -174,7 +182,7 @@ def _parse_answers(path: Path, *, run_id: str | None = None) -> Iterator[Assigne
             where = nugget_list_difference(first, answer.nuggets)
             what = f"{len(answer.nuggets)} nuggets, not {len(first)}" if where == "nuggets" else "another nugget"
             raise ImportFailure(
-                f"the nuggets of topic {answer.topic_id} differ from those on line {first_line} ({what}); "
+                f"the nuggets of topic {published_id(answer.topic_id)} differ from those on line {first_line} ({what}); "
                 "every answer of a topic carries the same list",
                 path=path,
                 line=number,
@@ -263,7 +271,7 @@ class NuggetSets:
         """Whether the stored set is the file's list; False where --replace lets the file's list replace it."""
         if nugget_set.form != NuggetSet.Form.FACTS:
             raise ImportFailure(
-                f"topic {nugget_set.topic_id} has a question bank named {self.name!r}: assignments label fact "
+                f"topic {published_id(nugget_set.topic_id)} has a question bank named {self.name!r}: assignments label fact "
                 "nuggets, choose another --nuggets-name",
                 path=self.path,
                 line=answer.line,
@@ -279,7 +287,7 @@ class NuggetSets:
         else:
             problem, where = "is stored with another nugget list", nugget_list_difference(stored_list, answer.nuggets)
         raise ImportFailure(
-            f"the nugget set {self.name!r} of topic {nugget_set.topic_id} {problem}; use --replace to change it "
+            f"the nugget set {self.name!r} of topic {published_id(nugget_set.topic_id)} {problem}; use --replace to change it "
             "(or --nuggets-name for another set)",
             path=self.path,
             line=answer.line,
@@ -314,7 +322,7 @@ class NuggetSets:
             if len(answer.nuggets) > NuggetSet.MAX_NUGGETS:
                 self.result.warn(
                     "long nugget lists",
-                    f"{self.path}, line {answer.line}: topic {answer.topic_id} has {len(answer.nuggets)} nuggets, "
+                    f"{self.path}, line {answer.line}: topic {published_id(answer.topic_id)} has {len(answer.nuggets)} nuggets, "
                     f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
                 )
 
@@ -436,7 +444,7 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
                 self.result.warn(
                     "answer texts",
                     f"{self.path}, line {answer.line}: answer_text differs from the stored answer of run "
-                    f"{answer.run_id} for topic {answer.topic_id}; the labels are attached to the stored answer, "
+                    f"{answer.run_id} for topic {published_id(answer.topic_id)}; the labels are attached to the stored answer, "
                     "its text is kept",
                 )
         ids = {key: answer.pk for key, answer in answers.items()}
@@ -476,7 +484,7 @@ class AssignmentsImport(JudgmentsImport[AssignedAnswer]):
                 else:
                     raise ImportFailure(
                         f"assigner {self.assigner_name!r} has labeled this nugget {old[1]} on the answer of run "
-                        f"{answer.run_id} for topic {answer.topic_id}; use --replace to change it",
+                        f"{answer.run_id} for topic {published_id(answer.topic_id)}; use --replace to change it",
                         path=self.path,
                         line=answer.line,
                         field=f"nuggets[{index}].assignment",

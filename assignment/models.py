@@ -2,7 +2,16 @@
 
 from django.db import models
 
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
+
+
+class AssignmentLabelManager(CampaignScopedManager["AssignmentLabel"]):
+    """An assigner's name is its campaign's (its label source): inside a campaign, that campaign's labels. The
+    path is the class's, so that the related managers Django derives from it (nugget.labels) filter on it too."""
+
+    def __init__(self) -> None:
+        super().__init__("source__campaign")
 
 
 class AssignmentLabel(LabelProvenance):
@@ -21,6 +30,8 @@ class AssignmentLabel(LabelProvenance):
     assigner = models.SlugField(max_length=100)
     assigner_kind = models.CharField(max_length=10, choices=AssignerKind.choices)
     label = models.CharField(max_length=16, choices=Label.choices)
+
+    objects = AssignmentLabelManager()
 
     class Meta:
         ordering = ["answer_id", "nugget__position"]

@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from assessor.campaigns.keys import KEY_SEPARATOR, published_id, topic_keys
 from assessor.scoring.scores import Scores
 from metaeval.sources import (
     Source,
@@ -53,7 +54,8 @@ class TopicsError(ValueError):
 
 
 def topics_resolve(*, topics: Sequence[str] = (), topics_of: str = "") -> frozenset[str] | None:
-    """The topic subset: the topics listed, or the topics source `topics_of` scored (None: no subset)."""
+    """The topic subset: the topics listed (as the campaign's files name them), or the topics source `topics_of`
+    scored (None: no subset); as the topics' stored keys in the campaign in effect."""
     if topics_of:
         _source, scores = source_load(topics_of)
         chosen = set(scores.topics) | {topic for _, topic in scores.per_topic}
@@ -61,7 +63,10 @@ def topics_resolve(*, topics: Sequence[str] = (), topics_of: str = "") -> frozen
             raise TopicsError(f"{topics_of} has no per-topic scores to take the topics of")
         return frozenset(chosen)
     if topics:
-        return frozenset(topic.strip() for topic in topics if topic.strip())
+        listed = [topic.strip() for topic in topics if topic.strip()]
+        if refused := [topic for topic in listed if KEY_SEPARATOR in topic]:
+            raise TopicsError(f"a topic id may not hold {KEY_SEPARATOR!r}: {refused[0]!r}")
+        return frozenset(topic_keys(listed).values())
     return None
 
 
@@ -333,6 +338,6 @@ def points_csv(comparison: Comparison, metric: str) -> Iterator[str]:
         for run, x, y in run_points(comparison.scores_a, comparison.scores_b, metric, comparison.options):
             yield ["run", run, "all", x, y]
         for run, topic, x, y in pair_points(comparison.scores_a, comparison.scores_b, metric):
-            yield ["pair", run, topic, x, y]
+            yield ["pair", run, published_id(topic), x, y]
 
     return _csv_lines(rows())

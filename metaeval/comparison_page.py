@@ -34,6 +34,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from assessor.campaigns.scope import campaign_in_effect, campaign_scope
 from assessor.models import KeptSource
 from assessor.project.celery import celery_task
 from assessor.scoring.scores import Scores
@@ -203,7 +204,9 @@ def describe_all(texts: list[str], loaded: Mapping[str, Scores] | None = None) -
 
 
 def plot_cache_key(a: str, b: str, metric: str, options: str = "") -> str:
-    digest = hashlib.sha256(f"{a}\n{b}\n{metric}\n{options}".encode()).hexdigest()
+    # Two campaigns may name their sources alike: the campaign in effect is part of the key.
+    campaign = campaign_in_effect().pk
+    digest = hashlib.sha256(f"{a}\n{b}\n{metric}\n{options}\n{campaign}".encode()).hexdigest()
     return f"metaeval:plot:{digest}"
 
 
@@ -281,8 +284,15 @@ def kept_query(params: Params) -> Kept | None:
         for key in QUERY_KEYS
         if key not in KEY_DEFAULTS or (_text(params, key) or KEY_DEFAULTS[key]) != KEY_DEFAULTS[key]
     }
-    digest = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()
-    return Kept(query=query, key=digest, stamps=(stamp_a, stamp_b), sources=(sides[0], sides[1]))
+    return Kept(query=query, key=kept_key(query), stamps=(stamp_a, stamp_b), sources=(sides[0], sides[1]))
+
+
+def kept_key(query: dict[str, str]) -> str:
+    """The key of a kept query in the campaign in effect: its sources are named as in that campaign. The first
+    campaign's keys are the query's alone, as before campaigns (its kept pages stay valid)."""
+    campaign = campaign_in_effect()
+    hashed = {**query, "campaign": campaign.slug} if campaign.key_suffix else query
+    return hashlib.sha256(json.dumps(hashed, sort_keys=True).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -507,9 +517,17 @@ def comparison_compute(key: str) -> bool:
 
 
 def _comparison_compute(key: str) -> bool:
-    row = KeptComparison.objects.filter(key=key).defer("page", "plots", "cells").first()  # read when needed
+    # A worker is in no campaign: the row's own names its sources, which are read inside it.
+    row = (
+        KeptComparison.objects.unscoped().filter(key=key).select_related("campaign").defer("page", "plots", "cells")
+    ).first()  # the page, plots and cells read when needed
     if row is None:
         return False
+    with campaign_scope(row.campaign):
+        return _row_compute(key, row)
+
+
+def _row_compute(key: str, row: KeptComparison) -> bool:
     kept = kept_query(row.query)
     if kept is None or kept.key != key:  # a source gone or no longer kept: the row is of no use
         KeptComparison.objects.filter(pk=row.pk).delete()
@@ -542,7 +560,8 @@ def _intervals_pending(row: KeptComparison) -> bool:
 def comparisons_warm() -> int:
     """Compute again the comparisons viewed lately whose sources changed, the latest viewed first; how many."""
     since = timezone.now() - timedelta(days=WARM_VIEWED_DAYS)
-    latest = KeptComparison.objects.filter(viewed_at__gte=since).order_by("-viewed_at")
+    # Every campaign's (each computed inside its own, comparison_compute): a worker is in none.
+    latest = KeptComparison.objects.unscoped().filter(viewed_at__gte=since).order_by("-viewed_at")
     return sum(comparison_compute(key) for key in list(latest.values_list("key", flat=True)[:WARM_AT_MOST]))
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.score_formats import LAYOUTS
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -42,6 +43,7 @@ from assessor.importing.base import (
     read_lines,
 )
 from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.names import name_problem
 from metaeval.kinds import IMPORT_SCORES
 from metaeval.models import ImportedScore, ScoreTable
@@ -161,13 +163,19 @@ def _cells(path: Path, *, layout: str, run_id: str | None) -> Iterator[tuple[int
 
 
 def _parse_scores(path: Path, *, layout: str = "tsv", run_id: str | None = None) -> Iterator[tuple[int, Cell, float]]:
+    """Each row's (line, (run id, topic key, metric), value): a topic is kept under its stored key in the
+    campaign in effect, as the scores computed here name it (a run's mean stays `all`)."""
     seen: dict[Cell, int] = {}
+    topic_ids = FileTopicIds()
     for number, parts in _cells(path, layout=layout, run_id=run_id):
         run_id_, topic_id, metric, raw_value = parts
         run_id_ = run_id_ if run_id is None else run_id
         for name, text, limit in (("run_id", run_id_, MAX_ID_CHARS), ("topic_id", topic_id, MAX_TOPIC_ID_CHARS)):
             if text != "all":  # a run's mean over its topics
                 id_checked(text, limit, path=path, line=number, field=name)
+        shown_topic = topic_id
+        if topic_id != "all":
+            topic_id = topic_ids.key(topic_id, path=path, line=number, field="topic_id")
         if not METRIC_NAME.match(metric):
             raise ImportFailure(f"not a metric name: {metric!r}", path=path, line=number, field="metric")
         limited(metric, MAX_METRIC_CHARS, path=path, line=number, field="metric")
@@ -180,7 +188,7 @@ def _parse_scores(path: Path, *, layout: str = "tsv", run_id: str | None = None)
         cell = (run_id_, topic_id, metric)
         if cell in seen:
             raise ImportFailure(
-                f"run {run_id_}, topic {topic_id}, metric {metric} repeated (first on line {seen[cell]})",
+                f"run {run_id_}, topic {shown_topic}, metric {metric} repeated (first on line {seen[cell]})",
                 path=path,
                 line=number,
             )
@@ -260,7 +268,7 @@ class ScoresImport(RecordImport[ScoreLine, Cell, float, ImportResult]):
     def conflict(self, stored: float, line: ScoreLine) -> ImportFailure:
         number, (run_id, topic_id, metric), _ = line
         return ImportFailure(
-            f"table {self.name!r} holds {stored!r} for run {run_id}, topic {topic_id}, metric {metric}; "
+            f"table {self.name!r} holds {stored!r} for run {run_id}, topic {published_id(topic_id)}, metric {metric}; "
             "use --replace to change it",
             path=self.path,
             line=number,

@@ -1,16 +1,33 @@
 """Score tables imported from elsewhere, to compare with the conditions computed here, and disagreement studies."""
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from assessor.campaigns.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
+
+if TYPE_CHECKING:
+    from assessor.models import Campaign
+
+
+def campaign_field() -> "models.ForeignKey[Campaign, Campaign]":
+    """The campaign that owns a row: its names are unique within it (made inside the campaign in effect)."""
+    return models.ForeignKey("assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+")
 
 
 class ScoreTable(models.Model):
-    name = models.SlugField(max_length=100, unique=True)
+    campaign = campaign_field()
+    name = models.SlugField(max_length=100)
     imported_from = models.ForeignKey("assessor.ImportBatch", null=True, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = CampaignScopedManager["ScoreTable"]()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="one_score_table_name_per_campaign")]
 
     def __str__(self) -> str:
         return self.name
@@ -43,7 +60,8 @@ class Study(models.Model):
     LLM may judge the same items into the source named `llm_name`.
     """
 
-    name = models.SlugField(max_length=100, unique=True)
+    campaign = campaign_field()
+    name = models.SlugField(max_length=100)
     # The label family of both sources: one that takes part in studies (metaeval.studies.study_families).
     family = models.CharField(max_length=32)
     source_a = models.ForeignKey("assessor.LabelSource", on_delete=models.PROTECT, related_name="+")
@@ -65,9 +83,12 @@ class Study(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = CampaignScopedManager["Study"]()
+
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "studies"
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="one_study_name_per_campaign")]
 
     def __str__(self) -> str:
         return f"study {self.name} ({self.source_a.name} vs {self.source_b.name})"
@@ -95,10 +116,13 @@ class KeptComparison(models.Model):
     Kept under the stamps its two sources had when its computation began (assessor's KeptSource.stamp, made
     anew by every refresh): a row whose stamps are no longer its sources' is stale, shown as such while a
     worker computes it again; a row without a page is a large comparison asked for and not yet computed.
-    In the database, so that every web process and worker machine shares it.
+    In the database, so that every web process and worker machine shares it. Its sources are named as in its
+    campaign (two campaigns may both have "auto_edit/manual"): the key hashes the campaign with the query
+    (metaeval.comparison_page.kept_query), and a worker computes it inside its campaign.
     """
 
-    key = models.CharField(max_length=64, unique=True)  # sha256 of the query
+    campaign = campaign_field()
+    key = models.CharField(max_length=64, unique=True)  # sha256 of the query (and of the campaign, past the first)
     # The page's parameters ({"a", "b", "metric", options}): what a worker computes it again from.
     query = models.JSONField()
     # The sources' stamps the page was computed under; empty while a comparison asked for was never computed.
@@ -117,6 +141,8 @@ class KeptComparison(models.Model):
     # The latest view (to the hour): the comparisons viewed lately are brought up to date when a source changes.
     viewed_at = models.DateTimeField()
     queued_at = models.DateTimeField(null=True, blank=True)  # when a view asked a worker to compute it
+
+    objects = CampaignScopedManager["KeptComparison"]()
 
     def __str__(self) -> str:
         return f"{self.query.get('a')} against {self.query.get('b')}"

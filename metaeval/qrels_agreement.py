@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assessor.campaigns.keys import published_id
 from assessor.models import Qrel, QrelSource
 from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from metaeval.agreement import alpha_nominal, alpha_ordinal, kappa_weighted
@@ -96,7 +97,8 @@ def qrels_agreement_compute(a: Grades, b: Grades, *, threshold: int = 1, names: 
             by_topic[key[0]].append((grade, other))
     grades = sorted(set(a.values()) | set(b.values())) or [0]
     grades = list(range(min(grades), max(grades) + 1))
-    topics = [_agreement(topic, pairs, threshold, grades) for topic, pairs in sorted(by_topic.items())]
+    # Each topic named as its campaign's files name it (the grades are keyed by the topics' stored keys).
+    topics = [_agreement(published_id(topic), pairs, threshold, grades) for topic, pairs in sorted(by_topic.items())]
     mean = {}
     for name in FIGURES:
         values = [row.figure(name) for row in topics if not math.isnan(row.figure(name))]
@@ -120,11 +122,13 @@ class QrelsSourceError(LookupError):
 
 
 def qrels_grades(name: str) -> dict[tuple[str, str], int]:
-    if not QrelSource.objects.filter(name=name).exists():
+    # The campaign in effect's source of that name: another campaign may have one named alike.
+    source = QrelSource.objects.filter(name=name).first()
+    if source is None:
         known = ", ".join(QrelSource.objects.values_list("name", flat=True)) or "none yet"
         raise QrelsSourceError(f"no qrels source named {name!r}; qrels sources: {known}")
     # Grades of a job still running are provisional, like labels (assessor.scoring.lifecycle).
-    qrels = Qrel.objects.filter(source__name=name)
+    qrels = Qrel.objects.filter(source=source)
     if not open_included():
         qrels = qrels.exclude(job_id__in=unfinished_job_ids())
     rows = qrels.values_list("topic_id", "segment_id", "grade")

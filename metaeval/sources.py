@@ -192,7 +192,9 @@ def source_answers(source: Source) -> int:
     if source.kind is SourceKind.SCORES:
         return 0
     family, name = _kept_name(source)
-    answered = KeptRunScore.objects.filter(source__family=family, source__name=name).aggregate(n=Sum("answered"))
+    # Through the kept source as its manager reads it: in the campaign in effect, where two may name one alike.
+    kept = KeptSource.objects.filter(family=family, name=name)
+    answered = KeptRunScore.objects.filter(source__in=kept).aggregate(n=Sum("answered"))
     return answered["n"] or 0
 
 

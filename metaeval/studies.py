@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from assessor.campaigns.keys import published_id
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
 from assessor.models import AssessorWork, LabelSource, Topic
@@ -57,8 +58,9 @@ def disagreements(a: TopicLabels, b: TopicLabels) -> dict[str, list[Item]]:
 
 
 def topic_seed(seed: int, topic_id: str) -> int:
-    """The generator's seed for one topic (stable across processes, unlike hash())."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{topic_id}".encode()).digest()[:8], "big")
+    """The generator's seed for one topic (stable across processes, unlike hash()); of its published id, so that
+    the same labels in two campaigns give the same sample."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{published_id(topic_id)}".encode()).digest()[:8], "big")
 
 
 def disagreements_sample(disagreeing: Mapping[str, Sequence[Item]], *, k: int, seed: int) -> dict[str, list[Item]]:
@@ -335,7 +337,8 @@ def study_report(study: Study) -> StudyReport:
     a, b = judges[0], judges[1]
     report.sided = [sided_count(judge, a, b) for judge in judges[2:]]
     report.open_topics = sorted(
-        AssessorWork.objects.filter(source=study.judge)
+        published_id(topic_id)
+        for topic_id in AssessorWork.objects.filter(source=study.judge)
         .exclude(status=AssessorWork.Status.SUBMITTED)
         .values_list("topic_id", flat=True)
     )

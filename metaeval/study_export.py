@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.exporting import provenance_record
 from assessor.models import Answer
 from assessor.registry import StudyJudging
@@ -63,7 +64,7 @@ def study_rows(study: Study) -> Iterator[ExportRow]:
                     continue
                 yield ExportRow(
                     study=study.name,
-                    topic_id=topic_id,
+                    topic_id=published_id(topic_id),
                     position=position,
                     run_id=runs.get(answer_of.get(item, 0), ""),
                     answer_id=answer_of.get(item, 0),

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db.models import Count, Max
 
+from assessor.campaigns.keys import published_id
+from assessor.campaigns.scope import campaign_in_effect
 from assessor.scoring.lifecycle import open_included
 from assessor.scoring.scores import Scores
-from metaeval.models import ImportedScore
+from metaeval.models import ImportedScore, ScoreTable
 from metaeval.sources import Source, SourceKind, source_judge, source_load, source_parse, source_stamp
 from metaeval.truth import (
     MIN_RUNS,
@@ -154,7 +156,7 @@ def _source_stamp(text: str) -> str | None:
             return None
         # An import adds rows (more of them) or replaces them (new ids, above every id before); a table made
         # again has another creation time.
-        found = ImportedScore.objects.filter(table__name=source.name).aggregate(
+        found = ImportedScore.objects.filter(table__in=ScoreTable.objects.filter(name=source.name)).aggregate(
             n=Count("id"), most=Max("id"), made=Max("table__created_at")
         )
         return f"table:{source.name}:{found['n']}:{found['most']}:{found['made']}"
@@ -172,7 +174,9 @@ def truth_kept(
         stamps = (None, None)
     if None in stamps:
         return truth_build(a_text, truth_text, metrics=metrics, options=options)
-    query = [a_text, truth_text, list(metrics), options.on_missing, options.top_k, list(stamps)]
+    # Two campaigns may name their sources alike: the campaign in effect is part of the key.
+    campaign = campaign_in_effect().pk
+    query = [a_text, truth_text, list(metrics), options.on_missing, options.top_k, list(stamps), campaign]
     key = "metaeval:truth:" + hashlib.sha256(json.dumps(query).encode()).hexdigest()
     kept = cache.get(key)
     if isinstance(kept, TruthComparison):
@@ -199,7 +203,9 @@ def pair_json(pair: MetricPair, top_k: int) -> dict:
             "topics_counted": pair.topics.counted,
             "topics_tied": pair.topics.tied,
             "topics": {
-                topic: None if figures is None else {name: _number(value) for name, value in figures.items()}
+                published_id(topic): None
+                if figures is None
+                else {name: _number(value) for name, value in figures.items()}
                 for topic, figures in pair.topics.topics.items()
             },
         },

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count
 
+from assessor.campaigns.keys import published_id
 from nuggets.giving import BANK_DRAFT_KINDS
 from nuggets.lifecycle import nugget_sets_counted_q
 from nuggets.models import NuggetSet
@@ -29,7 +30,7 @@ class OfferedBank:
         counts = sorted(set(self.sizes.values()))
         if len(self.sizes) == 1:
             (topic_id, count), *_ = self.sizes.items()
-            return f"{_count(count, 'question')} (topic {topic_id})"
+            return f"{_count(count, 'question')} (topic {published_id(topic_id)})"
         spread = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
         return f"{spread} questions a topic, {len(self.sizes)} topics"
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
@@ -40,6 +41,7 @@ from assessor.importing.base import (
     number_shown,
     read_jsonl,
 )
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Topic
 from nuggets.banks import QUESTIONS, Answer, Question, bank_sets, question_id
 from nuggets.exporting import nuggets_notes
@@ -204,8 +206,10 @@ def _question(raw: Any, key: str | None, *, where: str, path: Path, line: int) -
     )
 
 
-def _bank(record: dict[str, Any], *, path: Path, line: int) -> TopicBank:
+def _bank(record: dict[str, Any], *, path: Path, line: int, topic_ids: FileTopicIds) -> TopicBank:
+    """One line's bank, its topic as the stored key in the campaign in effect."""
     topic_id = id_field(record, ("query_id",), path=path, line=line)
+    topic_id = topic_ids.key(topic_id, path=path, line=line, field="query_id")
     version = record.get("format_version", FORMAT_VERSION)
     if version != FORMAT_VERSION:
         raise ImportFailure(
@@ -233,12 +237,13 @@ def _bank(record: dict[str, Any], *, path: Path, line: int) -> TopicBank:
 
 def _banks(path: Path) -> Iterator[TopicBank]:
     first_line: dict[str, int] = {}
+    topic_ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        bank = _bank(record, path=path, line=number)
+        bank = _bank(record, path=path, line=number, topic_ids=topic_ids)
         first = first_line.setdefault(bank.topic_id, number)
         if first != number:
             raise ImportFailure(
-                f"topic {bank.topic_id} repeated (first on line {first}); a file has one bank a topic",
+                f"topic {published_id(bank.topic_id)} repeated (first on line {first}); a file has one bank a topic",
                 path=path,
                 line=number,
                 field="query_id",
@@ -306,7 +311,7 @@ class BanksImport(NuggetSetsImport[TopicBank]):
 
     def form_conflict(self, line: TopicBank) -> ImportFailure:
         return ImportFailure(
-            f"topic {line.topic_id} has fact nuggets named {self.name!r}: choose another --name for the bank",
+            f"topic {published_id(line.topic_id)} has fact nuggets named {self.name!r}: choose another --name for the bank",
             path=self.path,
             line=line.line,
             field="query_id",
@@ -314,7 +319,7 @@ class BanksImport(NuggetSetsImport[TopicBank]):
 
     def conflict(self, stored: NuggetSet, line: TopicBank) -> ImportFailure:
         return ImportFailure(
-            f"the bank {self.name!r} of topic {line.topic_id} is stored with other questions or as another "
+            f"the bank {self.name!r} of topic {published_id(line.topic_id)} is stored with other questions or as another "
             "kind; use --replace to change it (or --name for another bank)",
             path=self.path,
             line=line.line,
@@ -325,7 +330,7 @@ class BanksImport(NuggetSetsImport[TopicBank]):
         edited = list(nugget_set.edited_sets.order_by("name").values_list("name", flat=True))
         if edited:
             raise ImportFailure(
-                f"the bank {self.name!r} of topic {line.topic_id} is being post-edited ({', '.join(edited)}): "
+                f"the bank {self.name!r} of topic {published_id(line.topic_id)} is being post-edited ({', '.join(edited)}): "
                 "import the new bank under another --name",
                 path=self.path,
                 line=line.line,
@@ -358,7 +363,7 @@ class BanksImport(NuggetSetsImport[TopicBank]):
     def long_warning(self, line: TopicBank, count: int) -> tuple[str, str]:
         return (
             "long banks",
-            f"{self.path}, line {line.line}: topic {line.topic_id} has {count} questions, "
+            f"{self.path}, line {line.line}: topic {published_id(line.topic_id)} has {count} questions, "
             f"more than PrefNugget's {NuggetSet.MAX_NUGGETS}",
         )
 
@@ -387,7 +392,11 @@ def bank_record(*, topic: Topic, questions: list[Question], creator: list[dict[s
     """One line of the v3 layout: the bank keyed by question text, each answer keyed by its text."""
     bank: dict[str, Any] = {}
     for question in questions:
-        entry: dict[str, Any] = {"question": question.text, "question_id": question.question_id, "query_id": topic.pk}
+        entry: dict[str, Any] = {
+            "question": question.text,
+            "question_id": question.question_id,
+            "query_id": topic.published_id,
+        }
         if question.answers:
             entry["answers"] = {
                 answer.text: {"answer": answer.text, "references": [{"doc_id": doc} for doc in answer.documents]}
@@ -399,7 +408,7 @@ def bank_record(*, topic: Topic, questions: list[Question], creator: list[dict[s
             entry["importance"] = question.importance
         bank[question.text] = entry
     record: dict[str, Any] = {
-        "query_id": topic.pk,
+        "query_id": topic.published_id,
         "title_query": topic.query,
         "format_version": FORMAT_VERSION,
         "nugget_bank": bank,

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from itertools import groupby
 
+from assessor.campaigns.keys import published_id
 from assessor.scoring.lifecycle import open_included
 from nuggets.models import Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q
@@ -55,7 +56,7 @@ def nuggets_lines(*, name: str) -> Iterator[str]:
     )
     for (topic_id, query), nuggets in groupby(rows, key=lambda row: (row[0], row[1])):
         record = {
-            "qid": topic_id,
+            "qid": published_id(topic_id),
             "query": query,
             "nuggets": [
                 {"text": text, "importance": importance} if importance else {"text": text}
@@ -74,7 +75,8 @@ def nuggets_notes(*, name: str) -> list[str]:
     )
     if not open_topics:
         return []
-    shown = ", ".join(open_topics[:5]) + (", ..." if len(open_topics) > 5 else "")
+    shown_ids = [published_id(topic_id) for topic_id in open_topics[:5]]
+    shown = ", ".join(shown_ids) + (", ..." if len(open_topics) > 5 else "")
     if open_included():
         return [f"{len(open_topics)} list(s) named {name!r} are still open ({shown}): exported as they stand, provisional."]
     return [f"{len(open_topics)} list(s) named {name!r} are still open ({shown}): left out of the export."]

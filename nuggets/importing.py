@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
@@ -33,11 +34,13 @@ from assessor.importing.base import (
     require,
 )
 from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.sources import import_source_claim
 from nuggets.dependents import Change, nugget_list_changed, nuggets_delete, set_dependents
 from nuggets.kinds import IMPORT_NUGGETS, LABEL_FAMILY
 from nuggets.models import Nugget, NuggetSet
 
+TOPIC_FIELDS = ("qid", "topic_id")
 IMPORTANCES = frozenset(Nugget.Importance.values)
 CHUNK_TOPICS = 500
 # The upload page's box that confirms replacing a labelled list (the commands' --retire-labels).
@@ -68,8 +71,12 @@ def _parse_nugget(raw: Any, index: int, *, drafts: bool, path: Path, line: int) 
     return text, importance
 
 
-def _parse_topic(record: dict[str, Any], *, drafts: bool, path: Path, line: int) -> TopicNuggets:
-    topic_id = id_field(record, ("qid", "topic_id"), path=path, line=line)
+def _parse_topic(
+    record: dict[str, Any], *, drafts: bool, path: Path, line: int, topic_ids: FileTopicIds
+) -> TopicNuggets:
+    """One line's nugget list, its topic as the stored key in the campaign in effect."""
+    topic_id = id_field(record, TOPIC_FIELDS, path=path, line=line)
+    topic_id = topic_ids.record_key(record, TOPIC_FIELDS, topic_id, path=path, line=line)
     raw_nuggets = require(record, "nuggets", list, path=path, line=line)
     if not raw_nuggets:
         raise ImportFailure("no nuggets", path=path, line=line, field="nuggets")
@@ -86,12 +93,13 @@ def _parse_topic(record: dict[str, Any], *, drafts: bool, path: Path, line: int)
 
 def _parse_topics(path: Path, *, drafts: bool) -> Iterator[TopicNuggets]:
     first_line: dict[str, int] = {}
+    topic_ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        topic = _parse_topic(record, drafts=drafts, path=path, line=number)
+        topic = _parse_topic(record, drafts=drafts, path=path, line=number, topic_ids=topic_ids)
         first = first_line.setdefault(topic.topic_id, number)
         if first != number:
             raise ImportFailure(
-                f"topic {topic.topic_id} repeated (first on line {first}); a file has one nugget list a topic",
+                f"topic {published_id(topic.topic_id)} repeated (first on line {first}); a file has one nugget list a topic",
                 path=path,
                 line=number,
                 field="qid",
@@ -123,7 +131,7 @@ def replaced_nuggets_retire(
     if dependents and not retire:
         held = ", ".join(f"{d.labels} of {d.source}" for d in dependents)
         raise ImportFailure(
-            f"the nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} has labels on its nuggets ({held}); "
+            f"the nugget set {nugget_set.name!r} of topic {published_id(nugget_set.topic_id)} has labels on its nuggets ({held}); "
             f"replacing it retires them (kept, not scored) and asks whoever labelled it for the new nuggets: "
             f"confirm it to replace the list ({option} on the command line, "
             f"'{RETIRE_LABELS_LABEL}' on the upload page)",
@@ -137,7 +145,7 @@ def replaced_nuggets_retire(
     if labels:
         result.warn(
             "replaced nugget sets",
-            f"{path}, line {line}: replacing nugget set {nugget_set.name!r} of topic {nugget_set.topic_id} "
+            f"{path}, line {line}: replacing nugget set {nugget_set.name!r} of topic {published_id(nugget_set.topic_id)} "
             f"retired {labels} labels on its old nuggets",
         )
 
@@ -156,7 +164,7 @@ def drafts_set_aside(
     aside = _aside_name(nugget_set)
     if not confirmed:
         raise ImportFailure(
-            f"the drafts {nugget_set.name!r} of topic {nugget_set.topic_id} are being post-edited "
+            f"the drafts {nugget_set.name!r} of topic {published_id(nugget_set.topic_id)} are being post-edited "
             f"({', '.join(edited)}); replacing them keeps them, renamed {aside!r}, as what those lists started "
             f"from, and makes the file's drafts the topic's drafts for new post-editing: confirm it "
             f"(--retire-labels on the command line, '{RETIRE_LABELS_LABEL}' on the upload page), "
@@ -367,7 +375,7 @@ class NuggetsImport(NuggetSetsImport[TopicNuggets]):
 
     def form_conflict(self, line: TopicNuggets) -> ImportFailure:
         return ImportFailure(
-            f"topic {line.topic_id} has a question bank named {self.name!r}: fact nuggets need another --name "
+            f"topic {published_id(line.topic_id)} has a question bank named {self.name!r}: fact nuggets need another --name "
             "(banks are imported with import_banks)",
             path=self.path,
             line=line.line,
@@ -380,7 +388,7 @@ class NuggetsImport(NuggetSetsImport[TopicNuggets]):
         else:
             problem, where = "is stored with another nugget list", _difference(self.contents[stored.pk], line.nuggets)
         return ImportFailure(
-            f"the nugget set {self.name!r} of topic {line.topic_id} {problem}; use --replace to change it "
+            f"the nugget set {self.name!r} of topic {published_id(line.topic_id)} {problem}; use --replace to change it "
             "(or --name for another set)",
             path=self.path,
             line=line.line,
@@ -399,7 +407,7 @@ class NuggetsImport(NuggetSetsImport[TopicNuggets]):
         self.writes.scores_touch_everywhere([line.topic_id])
         self.result.warn(
             "replaced nugget sets",
-            f"{self.path}, line {line.line}: the drafts of topic {line.topic_id} that {', '.join(edited)} "
+            f"{self.path}, line {line.line}: the drafts of topic {published_id(line.topic_id)} that {', '.join(edited)} "
             f"started from are kept as {nugget_set.name!r}; the file's drafts are {self.name!r}",
         )
         self.result.replaced += 1
@@ -422,6 +430,6 @@ class NuggetsImport(NuggetSetsImport[TopicNuggets]):
     def long_warning(self, line: TopicNuggets, count: int) -> tuple[str, str]:
         return (
             "long nugget lists",
-            f"{self.path}, line {line.line}: topic {line.topic_id} has {count} nuggets, "
+            f"{self.path}, line {line.line}: topic {published_id(line.topic_id)} has {count} nuggets, "
             f"more than the protocol's {NuggetSet.MAX_NUGGETS}",
         )

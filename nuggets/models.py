@@ -7,7 +7,23 @@ in the same workspace, with the same undo, lineage and lifecycle.
 
 from django.db import models
 
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import Provenance
+
+
+class NuggetSetManager(CampaignScopedManager["NuggetSet"]):
+    """Inside a campaign, the sets of its topics (their sources are its). The path is the class's, so that the
+    related managers Django derives from it (topic.nugget_sets) filter on it too."""
+
+    def __init__(self) -> None:
+        super().__init__("source__campaign")
+
+
+class NuggetManager(CampaignScopedManager["Nugget"]):
+    """Inside a campaign, the nuggets of its sets (a set's name says nothing of the campaign)."""
+
+    def __init__(self) -> None:
+        super().__init__("nugget_set__source__campaign")
 
 
 class NuggetSet(Provenance):
@@ -44,6 +60,9 @@ class NuggetSet(Provenance):
     form = models.CharField(max_length=10, choices=Form.choices, default=Form.FACTS)
     # Optimistic concurrency for the editing workspace.
     version = models.PositiveIntegerField(default=0)
+
+    # A set's name is its topic's: inside a campaign, the sets of that campaign's topics (their sources are its).
+    objects = NuggetSetManager()
 
     class Meta:
         ordering = ["topic_id", "name"]
@@ -103,6 +122,8 @@ class Nugget(Provenance):
     )
     # Question nuggets with gold answers only: how the answers combine (blank: open-ended, or a fact).
     answer_rule = models.CharField(max_length=3, choices=AnswerRule.choices, blank=True)
+
+    objects = NuggetManager()
 
     class Meta:
         ordering = ["nugget_set_id", "position"]

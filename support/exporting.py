@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids
 from assessor.models import Answer, Citation, Sentence
@@ -100,5 +101,9 @@ def _topic_lines(
             citation["provenance"] = made[citation_id]
         by_id[sentence_id]["citations"].append(citation)
     for run_id, answer_id in answers:
-        record = {"topic_id": topic_id, "run_id": run_display(run_id, published), "sentences": sentences[answer_id]}
+        record = {
+            "topic_id": published_id(topic_id),
+            "run_id": run_display(run_id, published),
+            "sentences": sentences[answer_id],
+        }
         yield json.dumps(record, ensure_ascii=False) + "\n"

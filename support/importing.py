@@ -21,6 +21,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     AnswerKey,
     JudgmentsImport,
@@ -48,11 +49,13 @@ from assessor.importing.base import (
     require,
 )
 from assessor.importing.staging import deletion_counts
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer, Citation, Sentence
 from assessor.sources import import_source_claim
 from support.kinds import IMPORT_SUPPORT, LABEL_FAMILY
 from support.models import SupportLabel
 
+TOPIC_FIELDS = ("topic_id", "qid")
 SUPPORT_VALUES = {"-1": -1, "0": 0, "1": 1, "2": 2}
 SENTENCE_ID_KEYS = ("sentenceID", "sentenceId", "sentence_id")
 CITATION_ID_KEYS = ("citationID", "citationId", "citation_id")
@@ -157,8 +160,10 @@ def _parse_sentence(
     return SentenceLine(text=text, citations=parsed), sentence_id
 
 
-def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> JudgedAnswer:
-    topic_id = id_field(record, ("topic_id", "qid"), path=path, line=line)
+def _parse_answer(record: dict[str, Any], *, path: Path, line: int, topic_ids: FileTopicIds) -> JudgedAnswer:
+    """One line's answer, its topic as the stored key in the campaign in effect."""
+    topic_id = id_field(record, TOPIC_FIELDS, path=path, line=line)
+    topic_id = topic_ids.record_key(record, TOPIC_FIELDS, topic_id, path=path, line=line)
     run_id = text_field(record, "run_id", limit=MAX_ID_CHARS, path=path, line=line, strip=False)
     id_checked(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
     raw_sentences = require(record, "sentences", list, path=path, line=line)
@@ -174,8 +179,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> JudgedAns
 
 
 def _parse_answers(path: Path) -> Iterator[JudgedAnswer]:
+    topic_ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        yield _parse_answer(record, path=path, line=number)
+        yield _parse_answer(record, path=path, line=number, topic_ids=topic_ids)
 
 
 @dataclass
@@ -294,7 +300,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
                 continue
             if not self.replace:
                 raise ImportFailure(
-                    f"the stored answer of run {line.run_id} for topic {line.topic_id} has other sentences; "
+                    f"the stored answer of run {line.run_id} for topic {published_id(line.topic_id)} has other sentences; "
                     "use --replace to change them",
                     path=self.path,
                     line=line.line,
@@ -352,7 +358,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
                 self.result.warn(
                     "answer texts",
                     f"{self.path}, line {line.line}: the sentences differ from the stored text of the answer of run "
-                    f"{line.run_id} for topic {line.topic_id}; they are attached to it, its text is kept",
+                    f"{line.run_id} for topic {published_id(line.topic_id)}; they are attached to it, its text is kept",
                 )
             else:
                 texts = list(fitted)
@@ -375,7 +381,7 @@ class SupportImport(JudgmentsImport[JudgedAnswer]):
             self.result.warn(
                 "replaced sentences",
                 f"{self.path}, line {line.line}: replacing the sentences of the answer of run {line.run_id} for topic "
-                f"{line.topic_id} deleted {labels} labels of their citations",
+                f"{published_id(line.topic_id)} deleted {labels} labels of their citations",
             )
         answer.text = line.text
         answer.words = words_count(line.text)

@@ -2,7 +2,16 @@
 
 from django.db import models
 
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
+
+
+class SupportLabelManager(CampaignScopedManager["SupportLabel"]):
+    """A method's name is its campaign's (its label source): inside a campaign, that campaign's labels. The path
+    is the class's, so that the related managers Django derives from it (citation.support_labels) filter on it."""
+
+    def __init__(self) -> None:
+        super().__init__("source__campaign")
 
 
 class SupportLabel(LabelProvenance):
@@ -26,6 +35,8 @@ class SupportLabel(LabelProvenance):
     # Post-editing: the LLM label the assessor was shown (and its source), kept beside the final one.
     shown_label = models.SmallIntegerField(choices=Label.choices, null=True, blank=True)
     shown_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="post_edits")
+
+    objects = SupportLabelManager()
 
     class Meta:
         ordering = ["citation_id"]

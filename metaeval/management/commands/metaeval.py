@@ -3,6 +3,7 @@ import json
 from django.core.management.base import CommandError
 
 from assessor.campaigns.commands import CampaignCommand
+from assessor.campaigns.keys import published_id
 from assessor.management.base import add_include_open_argument, notes_write
 from assessor.scoring.lifecycle import open_work_included
 from metaeval.comparison import (
@@ -162,7 +163,7 @@ class Command(CampaignCommand):
             if per_topic:
                 for topic, on_topic in topics.topics.items():
                     cells = "".join(f"{_tau(on_topic[name]) if on_topic else 'n/a':>12}" for name in names)
-                    out.write(f"  {topic:<26}{'':>8}{cells}")
+                    out.write(f"  {published_id(topic):<26}{'':>8}{cells}")
 
     def _write_table(self, comparison: Comparison) -> None:
         out = self.stdout

@@ -1,0 +1,43 @@
+"""A topic id read from a file, as the topic's stored key in the campaign in effect (assessor.models.keys).
+
+Files name topics as their campaign publishes them ("2024-145979"); the database keys a topic of any campaign
+but the first as "<id>@<slug>". An importer reads the campaign once (`FileTopicIds`) and maps each id it reads;
+an id holding "@" is refused with its file, line and field, so that a key always reads back one way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from assessor.importing.base import ImportFailure
+from assessor.models import Campaign
+from assessor.models.keys import TopicIdRefused, topic_id_checked, topic_key
+from assessor.models.scope import campaign_in_effect
+
+
+def file_topic_id(topic_id: str, *, path: str | Path, line: int | None, field: str) -> str:
+    """`topic_id` as a file gives it, refused (naming file, line and field) if it holds "@"."""
+    try:
+        return topic_id_checked(topic_id)
+    except TopicIdRefused as exc:
+        raise ImportFailure(str(exc), path=path, line=line, field=field) from None
+
+
+class FileTopicIds:
+    """The stored keys of one file's topic ids: the campaign in effect read once, when the file's reading begins."""
+
+    def __init__(self, campaign: Campaign | None = None) -> None:
+        self.campaign = campaign or campaign_in_effect()
+
+    def key(self, topic_id: str, *, path: str | Path, line: int | None, field: str) -> str:
+        """The stored key of the topic a file names `topic_id` at this line and field."""
+        return topic_key(file_topic_id(topic_id, path=path, line=line, field=field), self.campaign)
+
+    def record_key(
+        self, record: Mapping[str, Any], fields: Sequence[str], topic_id: str, *, path: str | Path, line: int
+    ) -> str:
+        """The stored key of `topic_id`, read from the first of `fields` the JSON record has."""
+        field = next((name for name in fields if name in record), fields[0])
+        return self.key(topic_id, path=path, line=line, field=field)
