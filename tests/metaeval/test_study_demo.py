@@ -6,8 +6,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from assessor.campaigns.scope import campaign_scope
 from assessor.jobs.engine import job_run_sync
-from assessor.models import AssessorWork, Citation, Topic
+from assessor.models import AssessorWork, Campaign, Citation, Topic
 from assignment.judging import assign_replicate_give
 from assignment.models import AssignmentLabel
 from metaeval.studies import study_create
@@ -19,10 +20,16 @@ from support.services import support_replicate_give
 pytestmark = pytest.mark.django_db
 
 SCRATCH_TOPICS = ["2024-214096", "2024-213817"]  # the topics NIST judged from scratch
+TREC_DEMO = "trec-2024-rag-demo"  # the demo's campaign of the TREC topics (the kiddie requests are in another)
 
 
 def test_a_study_of_nist_from_scratch_against_an_llm_on_the_demo(llm_server):
     call_command("load_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    with campaign_scope(Campaign.objects.get(slug=TREC_DEMO)):
+        _study_of_nist_from_scratch_against_an_llm()
+
+
+def _study_of_nist_from_scratch_against_an_llm() -> None:
     organizer, assessor = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
     job = auto_support_job_create(name="llm-support", topics=SCRATCH_TOPICS, user=organizer)
     job_run_sync(job.pk)
@@ -43,6 +50,11 @@ def test_a_second_assessor_beside_nist_on_the_demo():
     """The refusal the demo met ("no support work under the method 'nist-scratch' to replicate"): NIST's
     from-scratch pairs and its ManualAssign are given to a second assessor, blind to NIST's labels."""
     call_command("load_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    with campaign_scope(Campaign.objects.get(slug=TREC_DEMO)):
+        _second_assessor_beside_nist()
+
+
+def _second_assessor_beside_nist() -> None:
     organizer, assessor = User.objects.get(username="organizer"), User.objects.get(username="assessor1")
     topic = Topic.objects.get(pk="2024-213817")
     work = support_replicate_give(topic=topic, assessor=assessor, by=organizer, of_method="nist-scratch",

@@ -17,9 +17,12 @@ from django.test import Client
 
 from argue import kinds as argue_kinds
 from argue.models import ArgueWork
+from assessor.campaigns.keys import published_id, topic_key
 from assessor.models import (
     Answer,
     AssessorWork,
+    Campaign,
+    CampaignMember,
     Citation,
     ImportBatch,
     Qrel,
@@ -41,6 +44,7 @@ from support.models import SupportLabel
 pytestmark = pytest.mark.django_db
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "data"
+TREC, KIDDIE = "trec-2024-rag-demo", "rag4reports-kiddie"
 ACCOUNTS = {
     "organizer": ("organizer-demo", Role.ORGANIZER),
     "assessor1": ("assessor-demo", Role.ASSESSOR),
@@ -184,6 +188,41 @@ def _logs_in(username: str, password: str) -> bool:
     return Client().login(request=HttpRequest(), username=username, password=password)
 
 
+def _topic_ids(slug: str) -> set[str]:
+    """The published ids of the topics of campaign `slug`."""
+    return {
+        published_id(key) for key in Topic.objects.unscoped().filter(campaign__slug=slug).values_list("pk", flat=True)
+    }
+
+
+def test_it_makes_two_campaigns_each_with_its_collection_and_every_account_in_both():
+    _load_demo()
+    campaigns = {c.slug: c for c in Campaign.objects.all()}
+    assert set(campaigns) == {TREC, KIDDIE}
+    trec, kiddie = campaigns[TREC], campaigns[KIDDIE]
+    # The fresh database's first campaign became the TREC demo: its topics keep their ids as their keys.
+    assert trec.pk == 1 and trec.key_suffix == ""
+    assert (trec.title, trec.families, trec.answer_word_limit, trec.answer_reference_cap) == (
+        "TREC 2024 RAG (demo)", ["rag"], 400, 20,
+    )  # fmt: skip
+    assert (kiddie.title, kiddie.families) == ("Rag4Reports kiddie", ["reports"])
+    with (DEMO / "topics.tsv").open(encoding="utf-8") as handle:
+        trec_ids = {line.split("\t")[0] for line in handle if line.strip()}
+    assert _topic_ids(TREC) == trec_ids == {"2024-224701", "2024-79154", "2024-214096", "2024-213817"}
+    assert _topic_ids(KIDDIE) == {topic["request_id"] for topic in _jsonl("kiddie/topics/kiddie-topics.jsonl")}
+    assert _topic_ids(KIDDIE) == set(GOLD)
+    # The kiddie reports are runs of the kiddie campaign only.
+    kiddie_runs = set(Run.objects.unscoped().filter(campaign=kiddie).values_list("run_id", flat=True))
+    assert kiddie_runs == {"run1", "run2", "run3", "run4"}
+    assert not Answer.objects.filter(run__campaign=trec, topic__campaign=kiddie).exists()
+    members = set(CampaignMember.objects.values_list("campaign__slug", "user__username"))
+    assert members == {(slug, user) for slug in (TREC, KIDDIE) for user in ACCOUNTS}
+    # Each demo work lies in its topic's campaign: two of each assessor's four.
+    for username in ("assessor1", "assessor2"):
+        work = AssessorWork.objects.unscoped().filter(assessor__username=username)
+        assert sorted(work.values_list("topic__campaign__slug", flat=True)) == [KIDDIE, KIDDIE, TREC, TREC]
+
+
 def test_the_demo_accounts_log_in_with_their_roles_and_the_assessors_have_work():
     _load_demo()
     for username, (password, role) in ACCOUNTS.items():
@@ -233,11 +272,11 @@ GOLD = {
 def test_the_gold_bank_is_a_file_s_bank_that_counts_on_every_kiddie_request():
     _load_demo()
     banks = NuggetSet.objects.filter(name="gold")
-    assert {bank.topic_id for bank in banks} == set(GOLD)
+    assert {bank.topic_id for bank in banks} == {_kiddie_key(topic_id) for topic_id in GOLD}
     assert all(bank.form == "questions" and bank.source.kind == "file" for bank in banks)
-    counted = bank_questions("gold", list(GOLD))
+    counted = bank_questions("gold", [_kiddie_key(topic_id) for topic_id in GOLD])
     for topic_id, expected in GOLD.items():
-        questions = counted[topic_id]
+        questions = counted[_kiddie_key(topic_id)]
         assert {
             "questions": len(questions),
             "vital": sum(1 for q in questions if q.importance == "vital"),
@@ -255,10 +294,14 @@ def test_the_gold_bank_is_a_file_s_bank_that_counts_on_every_kiddie_request():
     assert {"Chlorophyll", "Soil_saturation", "Torpor", "Honeycomb", "Precipitation"} <= cited
 
 
+def _kiddie_key(topic_id: str) -> str:
+    return topic_key(topic_id, Campaign.objects.get(slug=KIDDIE))
+
+
 def test_the_report_family_work_is_given_on_the_kiddie_requests():
     _load_demo()
-    kiddie = AssessorWork.objects.filter(topic_id__in=list(GOLD)).select_related("source", "assessor")
-    given = {(w.assessor.username, w.topic_id, w.kind, w.nugget_set_name) for w in kiddie}
+    kiddie = AssessorWork.objects.filter(topic__campaign__slug=KIDDIE).select_related("source", "assessor")
+    given = {(w.assessor.username, published_id(w.topic_id), w.kind, w.nugget_set_name) for w in kiddie}
     assert given == {
         ("assessor1", "bee", preference_kinds.PREFERENCE_WORK, ""),
         ("assessor1", "cloud", nugget_kinds.BANK_MANUAL, "cloud-bank"),
@@ -267,7 +310,7 @@ def test_the_report_family_work_is_given_on_the_kiddie_requests():
     }
     assert all(w.source is not None and w.source.kind == "person" and w.status == "not_started" for w in kiddie)
     # The cloud bank is opened empty for its author, a bank, never a nugget condition; it does not count yet.
-    cloud = NuggetSet.objects.get(topic_id="cloud", name="cloud-bank")
+    cloud = NuggetSet.objects.get(topic_id=_kiddie_key("cloud"), name="cloud-bank")
     assert cloud.form == "questions" and cloud.kind == "manual" and cloud.status == "open"
-    assert not cloud.nuggets.exists() and "cloud" not in bank_questions("cloud-bank", ["cloud"])
-    assert ArgueWork.objects.get(work__topic_id="leaf").bank == "gold"
+    assert not cloud.nuggets.exists() and not bank_questions("cloud-bank", [_kiddie_key("cloud")])
+    assert ArgueWork.objects.get(work__topic_id=_kiddie_key("leaf")).bank == "gold"

@@ -45,6 +45,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
+from assessor.campaigns.keys import topic_key
+from assessor.campaigns.middleware import campaign_urls
+from assessor.models import Campaign
 from assessor.project.celery import app as celery_app
 from bench.fake_llm import FakeLLMServer
 from bench.processes import load_average
@@ -52,6 +55,7 @@ from bench.throwaway import throwaway_database
 from bench.tidy import database_tidied
 
 TARGET_MS = 500.0
+KIDDIE = "rag4reports-kiddie"  # the demo's campaign of the report family
 TOPIC = "bee"  # a kiddie request
 GRADES, GRADES_FLIP = "grades:llm-grades", "grades:llm-grades-flip"
 ARGUE, ARGUE_FLIP = "argue:llm-argue", "argue:llm-argue-flip"
@@ -81,7 +85,7 @@ def _job(command: str, *arguments: str) -> None:
     """One of the README tour's jobs, run in this process (`--sync`); skipped when its name is taken."""
     out = io.StringIO()
     try:
-        call_command(command, *arguments, "--sync", stdout=out, stderr=out)
+        call_command(command, *arguments, "--sync", "--campaign", KIDDIE, stdout=out, stderr=out)
     except CommandError as exc:
         if "already" not in str(exc) and "exists" not in str(exc):
             raise
@@ -144,13 +148,26 @@ def _work_path(username: str, kind_word: str) -> str:
 
 
 def pages_list() -> list[Page]:
+    """The organizer's pages, in the kiddie campaign (their URLs name it), then the assessors' work pages."""
+    with campaign_urls(Campaign.objects.get(slug=KIDDIE)):
+        organizer_pages = _organizer_pages()
+    return [
+        *organizer_pages,
+        Page("preference judging", "assessor1", _work_path("assessor1", "preference")),
+        Page("grading", "assessor2", _work_path("assessor2", "grade")),
+        Page("ARGUE-style judging", "assessor2", _work_path("assessor2", "argue")),
+        Page("bank workspace", "assessor1", _work_path("assessor1", "bank")),
+    ]
+
+
+def _organizer_pages() -> list[Page]:
     def compare(a: str, b: str) -> str:
         return f"{reverse('metaeval:index')}?{urlencode({'a': a, 'b': b})}"
 
     truth = {"a": GRADES, "truth": TRUTH, "metric": TRUTH_METRIC, "on_missing": "zero"}
     report = {"source": ARGUE.split(":")[1], "vs": ARGUE_FLIP.split(":")[1]}
     return [
-        Page("topic page (bee)", "organizer", reverse("collection:topic", args=[TOPIC])),
+        Page("topic page (bee)", "organizer", reverse("collection:topic", args=[topic_key(TOPIC)])),
         Page("Borda leaderboard", "organizer", reverse("collection:borda_leaderboard")),
         Page("grade leaderboard", "organizer", reverse("collection:grade_leaderboard")),
         Page("ARGUE-style leaderboard", "organizer", reverse("collection:argue_leaderboard")),
@@ -160,10 +177,6 @@ def pages_list() -> list[Page]:
         Page("compare ARGUE, kept", "organizer", compare(ARGUE, ARGUE_FLIP)),
         Page("truth: grades vs kiddie-truth", "organizer", f"{reverse('metaeval:truth')}?{urlencode(truth)}"),
         Page("ARGUE report page", "organizer", f"{reverse('argue:report')}?{urlencode(report)}"),
-        Page("preference judging", "assessor1", _work_path("assessor1", "preference")),
-        Page("grading", "assessor2", _work_path("assessor2", "grade")),
-        Page("ARGUE-style judging", "assessor2", _work_path("assessor2", "argue")),
-        Page("bank workspace", "assessor1", _work_path("assessor1", "bank")),
     ]
 
 

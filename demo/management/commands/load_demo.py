@@ -1,8 +1,10 @@
 """Load the demo dataset of demo/data and the demo accounts.
 
-Every step is an ordinary import of a file, in the order the data depends on
-(topics and segments before the grades and answers that name them), so a
-second run adds nothing.
+The demo is two campaigns: "TREC 2024 RAG (demo)", four TREC 2024 RAG topics
+as NIST judged them, and "Rag4Reports kiddie", the report family's small
+collection. Every step is an ordinary import of a file into its campaign
+(`--campaign`), in the order the data depends on (topics and segments before
+the grades and answers that name them), so a second run adds nothing.
 """
 
 from collections.abc import Callable
@@ -17,8 +19,12 @@ from django.db import transaction
 
 from argue import kinds as argue_kinds
 from argue.judging import argue_work_give
+from assessor.campaigns.keys import topic_key
+from assessor.campaigns.scope import campaign_scope
+from assessor.campaigns.services import campaign_create, members_add
 from assessor.importing.base import statistics_refresh
-from assessor.models import AssessorWork, Topic
+from assessor.models import AssessorWork, Campaign, Topic
+from assessor.models.scope import FIRST_SLUG, FIRST_TITLE
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
 from grades import kinds as grade_kinds
@@ -45,6 +51,22 @@ DEMO_ACCOUNTS = (
     DemoAccount("assessor2", "assessor-demo", Role.ASSESSOR),
 )
 
+
+@dataclass(frozen=True)
+class DemoCampaign:
+    slug: str
+    title: str
+    families: tuple[str, ...]
+    answer_word_limit: int | None = None
+    answer_reference_cap: int | None = None
+
+
+# The TREC 2024 RAG track's rules (an answer of at most 400 words citing at most 20 references); the report
+# requests carry their own length limits.
+TREC_DEMO = DemoCampaign("trec-2024-rag-demo", "TREC 2024 RAG (demo)", ("rag",), 400, 20)
+KIDDIE_DEMO = DemoCampaign("rag4reports-kiddie", "Rag4Reports kiddie", ("reports",))
+DEMO_CAMPAIGNS = (TREC_DEMO, KIDDIE_DEMO)
+
 # NIST's labels are imported under names of their own: the names of the
 # conditions (manual, scratch, postedit) stay free for the demo assessors' work.
 NIST_NUGGETS = "nist"
@@ -66,26 +88,31 @@ def _bank_from_scratch(*, topic: Topic, assessor: User, kind: str, by: User | No
     )
 
 
-# Work that needs no LLM: the imported NIST labels fill the other conditions
-# of these topics (AutoNuggets+Edits with ManualAssign, and the support
-# method the topic was not judged with). Each is (assessor, topic, kind, the give when not the registry's).
-DEMO_WORK: tuple[tuple[str, str, str, Give | None], ...] = (
-    ("assessor1", "2024-214096", nugget_kinds.NUGGETS_MANUAL, None),
-    ("assessor1", "2024-224701", support_kinds.SUPPORT_SCRATCH, None),
-    ("assessor2", "2024-213817", nugget_kinds.NUGGETS_MANUAL, None),
-    ("assessor2", "2024-79154", support_kinds.SUPPORT_SCRATCH, None),
+# Work that needs no LLM, by campaign slug. Each is (assessor, topic id as the files give it, kind, the give when
+# not the registry's).
+DEMO_WORK: dict[str, tuple[tuple[str, str, str, Give | None], ...]] = {
+    # The imported NIST labels fill the other conditions of these topics (AutoNuggets+Edits with ManualAssign,
+    # and the support method the topic was not judged with).
+    TREC_DEMO.slug: (
+        ("assessor1", "2024-214096", nugget_kinds.NUGGETS_MANUAL, None),
+        ("assessor1", "2024-224701", support_kinds.SUPPORT_SCRATCH, None),
+        ("assessor2", "2024-213817", nugget_kinds.NUGGETS_MANUAL, None),
+        ("assessor2", "2024-79154", support_kinds.SUPPORT_SCRATCH, None),
+    ),
     # The report family on the kiddie collection: the bee request's four reports compared pair by pair, the
     # cloud request's question bank written from scratch; the hibernation reports graded 0-5 on the gold bank,
     # and the leaf reports judged yes/no ARGUE-style against it (a topic's human work is one person's).
-    ("assessor1", "bee", preference_kinds.PREFERENCE_WORK, None),
-    ("assessor1", "cloud", nugget_kinds.BANK_MANUAL, _bank_from_scratch),
-    ("assessor2", "hibernation", grade_kinds.GRADE_WORK, partial(grade_work_give, bank=GOLD_BANK)),
-    ("assessor2", "leaf", argue_kinds.ARGUE_WORK, partial(argue_work_give, bank=GOLD_BANK)),
-)
+    KIDDIE_DEMO.slug: (
+        ("assessor1", "bee", preference_kinds.PREFERENCE_WORK, None),
+        ("assessor1", "cloud", nugget_kinds.BANK_MANUAL, _bank_from_scratch),
+        ("assessor2", "hibernation", grade_kinds.GRADE_WORK, partial(grade_work_give, bank=GOLD_BANK)),
+        ("assessor2", "leaf", argue_kinds.ARGUE_WORK, partial(argue_work_give, bank=GOLD_BANK)),
+    ),
+}
 
 
 def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
-    """The import commands, with their arguments, in the order they must run."""
+    """The import commands, with their arguments (their campaign's `--campaign` last), in the order they must run."""
     steps: list[tuple[str, list[str]]] = [
         ("import_topics", [str(demo_dir / "topics.tsv")]),
         ("import_segments", [str(demo_dir / "segments.jsonl")]),
@@ -111,13 +138,18 @@ def demo_imports(demo_dir: Path = DEMO_DIR) -> list[tuple[str, list[str]]]:
             [str(demo_dir / "support_without_prediction.jsonl"), "--method", "scratch", "--name", NIST_SCRATCH],
         ),
     ]
-    return steps + kiddie_imports(demo_dir / "kiddie")
+    return _in_campaign(steps, TREC_DEMO) + kiddie_imports(demo_dir / "kiddie")
+
+
+def _in_campaign(steps: list[tuple[str, list[str]]], campaign: DemoCampaign) -> list[tuple[str, list[str]]]:
+    return [(command, [*arguments, "--campaign", campaign.slug]) for command, arguments in steps]
 
 
 def kiddie_imports(kiddie: Path) -> list[tuple[str, list[str]]]:
     """The report family's small collection (MIT, from PrefNugget's starter kit): requests, four runs' reports
-    with their documents, and its truth leaderboard; and the gold question bank written for the demo."""
-    return [
+    with their documents, and its truth leaderboard; and the gold question bank written for the demo. Each into
+    the kiddie campaign."""
+    steps = [
         ("import_requests", [str(kiddie / "topics" / "kiddie-topics.jsonl")]),
         ("import_reports", [str(path) for path in sorted((kiddie / "runs" / "repgen").glob("*.jsonl"))]),
         (
@@ -135,28 +167,76 @@ def kiddie_imports(kiddie: Path) -> list[tuple[str, list[str]]]:
             [str(kiddie / "banks" / "kiddie-gold.v3.jsonl"), "--name", GOLD_BANK, "--kind", "manual"],
         ),
     ]
+    return _in_campaign(steps, KIDDIE_DEMO)
+
+
+@transaction.atomic
+def demo_campaigns_ensure() -> dict[str, Campaign]:
+    """The demo's campaigns by slug, made when missing. The TREC one takes over the campaign a fresh database starts
+    with while that one is empty and keeps its name (so its topics keep their ids as their keys, and the README's
+    commands on them work as they are once the campaign is named)."""
+    campaigns: dict[str, Campaign] = {}
+    for demo in DEMO_CAMPAIGNS:
+        campaign = Campaign.objects.filter(slug=demo.slug).first()
+        if campaign is None and demo is TREC_DEMO:
+            campaign = _fresh_campaign_taken(demo)
+        if campaign is None:
+            campaign = campaign_create(
+                slug=demo.slug,
+                title=demo.title,
+                families=list(demo.families),
+                answer_word_limit=demo.answer_word_limit,
+                answer_reference_cap=demo.answer_reference_cap,
+            )
+        campaigns[demo.slug] = campaign
+    return campaigns
+
+
+def _fresh_campaign_taken(demo: DemoCampaign) -> Campaign | None:
+    """The campaign a fresh database starts with, made `demo`, if it is still empty and keeps its first name."""
+    fresh = Campaign.objects.filter(slug=FIRST_SLUG, title=FIRST_TITLE).first()
+    if fresh is None or Topic.objects.unscoped().filter(campaign=fresh).exists():
+        return None
+    fresh.slug, fresh.title, fresh.families = demo.slug, demo.title, list(demo.families)
+    fresh.answer_word_limit, fresh.answer_reference_cap = demo.answer_word_limit, demo.answer_reference_cap
+    fresh.save(update_fields=["slug", "title", "families", "answer_word_limit", "answer_reference_cap"])
+    return fresh
 
 
 @transaction.atomic
 def demo_accounts_ensure() -> dict[str, bool]:
-    """Create the demo accounts that are missing; an existing account keeps its password."""
+    """Create the demo accounts that are missing, members of both demo campaigns; an existing account keeps its
+    password."""
     created: dict[str, bool] = {}
+    users = []
     for account in DEMO_ACCOUNTS:
         user = User.objects.filter(username=account.username).first()
         created[account.username] = user is None
         if user is None:
             user = User.objects.create_user(username=account.username, password=account.password)
         user_set_role(user, account.role)
+        users.append(user)
+    for campaign in Campaign.objects.filter(slug__in=[demo.slug for demo in DEMO_CAMPAIGNS]):
+        members_add(campaign, users)
     return created
 
 
-@transaction.atomic
 def demo_work_ensure() -> int:
-    """Give each demo assessor topics to work on, so that their queue shows something."""
+    """Give each demo assessor topics to work on in both campaigns, so that their queue shows something."""
+    added = 0
+    for campaign in Campaign.objects.filter(slug__in=list(DEMO_WORK)).order_by("pk"):
+        with campaign_scope(campaign):
+            added += _campaign_work_ensure(DEMO_WORK[campaign.slug])
+    return added
+
+
+@transaction.atomic
+def _campaign_work_ensure(works: tuple[tuple[str, str, str, Give | None], ...]) -> int:
+    """The demo work of the campaign in effect that is not given yet."""
     organizer = User.objects.get(username="organizer")
     added = 0
-    for username, topic_id, kind, give in DEMO_WORK:
-        topic = Topic.objects.filter(id=topic_id).first()
+    for username, topic_id, kind, give in works:
+        topic = Topic.objects.filter(id=topic_key(topic_id)).first()
         if topic is None or AssessorWork.objects.filter(topic=topic, kind=kind).exists():
             continue
         assessor = User.objects.get(username=username)
@@ -172,11 +252,12 @@ def demo_work_ensure() -> int:
 
 class Command(BaseCommand):
     help = (
-        "Load the demo dataset (four TREC 2024 RAG topics judged by NIST, and the kiddie report collection with its "
-        "gold question bank) and the demo accounts."
+        "Load the demo dataset in two campaigns (four TREC 2024 RAG topics judged by NIST, and the kiddie report "
+        "collection with its gold question bank) and the demo accounts."
     )
 
     def handle(self, *args, **options) -> None:
+        campaigns = demo_campaigns_ensure()
         for command, arguments in demo_imports():
             self.stdout.write(f"{command} {' '.join(Path(a).name if '/' in a else a for a in arguments)}")
             call_command(command, *arguments, stdout=self.stdout, stderr=self.stderr)
@@ -185,6 +266,9 @@ class Command(BaseCommand):
         # Each import refreshed what it filled where that is cheap; this covers every table on any database.
         statistics_refresh()
         self.stdout.write(f"assessor work: {added} added")
+        self.stdout.write("Campaigns:")
+        for campaign in campaigns.values():
+            self.stdout.write(f"  {campaign.slug}  {campaign.title}  (/c/{campaign.slug}/)")
         self.stdout.write("Demo accounts (user / password):")
         for account in DEMO_ACCOUNTS:
             note = "" if created[account.username] else "  (existed already; password unchanged)"
