@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK
 from argue.models import AnswerAttestation, JudgedReport, SentenceCheck, SupportAttestation, UncitedAttestation
+from assessor.campaigns.keys import published_id
 from assessor.models import AssessorWork, Citation, Sentence
 from assessor.scoring.lifecycle import job_sentences, jobs_not_final_by, labels_counted, open_included, open_work_by
 from nuggets.banks import question_id
@@ -28,7 +29,7 @@ def argue_export_notes(*, name: str) -> list[str]:
     (a report is recorded as judged only when its topic is submitted, so open work is never written, whether or
     not open work is included) and jobs not finished. Empty when everything the source holds is written."""
     works = AssessorWork.objects.filter(kind=ARGUE_WORK, source__family=ARGUE_FAMILY, source__name=name)
-    topics = sorted(topic for topic, _ in open_work_by(works).get((), []))
+    topics = sorted(published_id(topic) for topic, _ in open_work_by(works).get((), []))
     notes = []
     if topics:
         shown = ", ".join(topics[:5]) + (", ..." if len(topics) > 5 else "")
@@ -116,5 +117,5 @@ def argue_lines(*, name: str) -> Iterator[str]:
             }
             for pk, index in sentences[answer_id][:kept]
         ]
-        record = {"run_id": run_id, "topic_id": topic_id, "sentences": judged}
+        record = {"run_id": run_id, "topic_id": published_id(topic_id), "sentences": judged}
         yield json.dumps(record, ensure_ascii=False) + "\n"

@@ -30,6 +30,7 @@ from argue.cut import sentences_kept
 from argue.kinds import ARGUE_FAMILY, IMPORT_ARGUE, SCORE_FAMILY
 from argue.metrics import answers_to_check, bank_as_scored
 from argue.models import AnswerAttestation, JudgedReport, SentenceCheck, SupportAttestation, UncitedAttestation
+from assessor.campaigns.keys import published_id
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -42,6 +43,7 @@ from assessor.importing.base import (
     required_json_id,
 )
 from assessor.importing.pipeline import Changes, LabelsImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer, Citation, Sentence
 from assessor.sources import import_source_claim
 from nuggets.banks import Question, bank_questions
@@ -63,7 +65,7 @@ class SentenceLine:
 class ArgueLine:
     line: int
     run_id: str
-    topic_id: str
+    topic_id: str  # the topic's stored key (the file's topic_id in the campaign in effect)
     sentences: tuple[SentenceLine, ...]
 
 
@@ -131,7 +133,7 @@ def _sentence_line(record: Any, place: _Place, at: str) -> SentenceLine:
     return SentenceLine(index, tuple(citations), tuple(answers), uncited)
 
 
-def argue_line(record: dict[str, Any], *, path: Path, line: int) -> ArgueLine:
+def argue_line(record: dict[str, Any], ids: FileTopicIds, *, path: Path, line: int) -> ArgueLine:
     place = _Place(path, line)
     sentences = tuple(
         _sentence_line(sentence, place, f"sentences[{number}]")
@@ -144,14 +146,21 @@ def argue_line(record: dict[str, Any], *, path: Path, line: int) -> ArgueLine:
     return ArgueLine(
         line=line,
         run_id=required_json_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
-        topic_id=required_json_id(record, "topic_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+        topic_id=ids.key(
+            required_json_id(record, "topic_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+            path=path,
+            line=line,
+            field="topic_id",
+        ),
         sentences=sentences,
     )
 
 
 def argue_parse(path: Path) -> Iterator[ArgueLine]:
+    """The file's judged reports, each `topic_id` as its topic's stored key in the campaign in effect."""
+    ids = FileTopicIds()
     for line, record in read_jsonl(path):
-        yield argue_line(record, path=path, line=line)
+        yield argue_line(record, ids, path=path, line=line)
 
 
 # --- a report resolved --------------------------------------------------------------------------------------
@@ -301,14 +310,16 @@ class ArgueImport(LabelsImport[ArgueLine, int, JudgedReport, ImportResult]):
     def resolve(self, line: ArgueLine) -> int:
         place = _Place(self.path, line.line)
         if line.topic_id not in self.questions:
-            raise place.failure(f"topic {line.topic_id!r} has no submitted bank {self.bank!r}", "topic_id")
+            raise place.failure(
+                f"topic {published_id(line.topic_id)!r} has no submitted bank {self.bank!r}", "topic_id"
+            )
         try:
             run = run_match(line.run_id, self.runs, self.aliases)
         except AmbiguousRun as exc:
             raise place.failure(str(exc), "run_id") from None
         answer = self.answers.get((run, line.topic_id)) if run is not None else None
         if answer is None:
-            raise place.failure(f"no report of run {line.run_id!r} for topic {line.topic_id!r}", "run_id")
+            raise place.failure(f"no report of run {line.run_id!r} for topic {published_id(line.topic_id)!r}", "run_id")
         self.resolved[line.line] = report_resolved(
             line, self.reports[answer], self.questions[line.topic_id], place=place
         )

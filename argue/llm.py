@@ -29,6 +29,7 @@ from argue.prompts import (
     NEEDS_CITATION,
     NEGATIVE_ASSERTION,
 )
+from assessor.campaigns.keys import published_id
 from assessor.contracts import PromptText
 from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMSession
@@ -231,7 +232,7 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> ReportJudged:
     kept = sentences_kept(topic_id=topic_id, texts=[text for _, text in sentences])
     questions = bank_questions(job.params["bank"], [topic_id]).get(topic_id)
     if questions is None:
-        raise LookupError(f"the bank {job.params['bank']!r} has no counted questions on topic {topic_id}")
+        raise LookupError(f"the bank {job.params['bank']!r} has no counted questions on topic {published_id(topic_id)}")
     request = request_texts([topic_id])[topic_id]
     request_text = " ".join(part for part in (request.title, request.problem_statement) if part)
     judging = _Judging(llm, job, request_text, questions, bank_as_scored(questions))

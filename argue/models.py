@@ -14,6 +14,7 @@ are all made against one bank.
 
 from django.db import models
 
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
 
 
@@ -35,6 +36,9 @@ class JudgedReport(Provenance):
     # The bank's questions (nugget ids) as they were when the report was judged: a bank edited since is told.
     questions = models.JSONField(default=list, blank=True)
 
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["JudgedReport"]("source__campaign")
+
     class Meta:
         ordering = ["source_id", "answer_id"]
         constraints = [
@@ -51,6 +55,9 @@ class SupportAttestation(LabelProvenance):
     # Blank: the document has no text to judge it by (not judged; scored as no).
     label = models.CharField(max_length=3, choices=YesNo.choices, blank=True)
     reasoning = models.TextField(blank=True)
+
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["SupportAttestation"]("source__campaign")
 
     class Meta:
         ordering = ["source_id", "citation_id"]
@@ -70,6 +77,9 @@ class AnswerAttestation(LabelProvenance):
     answer_index = models.PositiveSmallIntegerField()  # the gold answer's position in its question
     label = models.CharField(max_length=3, choices=YesNo.choices)
     reasoning = models.TextField(blank=True)
+
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["AnswerAttestation"]("source__campaign")
 
     class Meta:
         ordering = ["source_id", "sentence_id", "question_id", "answer_index"]
@@ -98,6 +108,9 @@ class UncitedAttestation(LabelProvenance):
     asked = models.CharField(max_length=20, choices=SentenceCheck.choices)  # which question
     label = models.CharField(max_length=3, choices=YesNo.choices)
     reasoning = models.TextField(blank=True)
+
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["UncitedAttestation"]("source__campaign")
 
     class Meta:
         ordering = ["source_id", "sentence_id", "asked"]

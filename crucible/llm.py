@@ -20,6 +20,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from assessor.campaigns.keys import published_id
 from assessor.importing.base import ImportFailure
 from assessor.jobs.engine import ItemUnworkable, JobRequestInvalid, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMSession, Scored
@@ -333,7 +334,8 @@ def report_lines(job: Job, crucible: CrucibleRun) -> list[dict]:
         kept = report_of(candidates.get(topic_id, []), k=crucible.per_question, request=requests.get(topic_id))
         lines.append(
             {
-                "metadata": metadata | {"topic_id": topic_id},
+                # The report file names the topic as its campaign's files do; the import maps it back to its key.
+                "metadata": metadata | {"topic_id": published_id(topic_id)},
                 "responses": [{"text": c.text, "citations": [c.docid]} for c in kept],
                 "documents": {c.docid: documents[c.docid] for c in kept},
             }

@@ -8,6 +8,8 @@ which bank, with which endpoint, model, prompt version and variant.
 
 from django.db import models
 
+from assessor.campaigns.scope import CampaignScopedManager
+
 
 class Variant(models.TextChoices):
     ABSTRACTIVE = "abstractive", "abstractive (the condensed sentence)"
@@ -27,6 +29,9 @@ class CrucibleRun(models.Model):
     )
     # Why the run was not made (an endpoint without log-probabilities, a refused import).
     error = models.TextField(blank=True)
+
+    # Inside a campaign, the Crucible runs of its jobs only.
+    objects = CampaignScopedManager["CrucibleRun"]("job__campaign")
 
     class Meta:
         ordering = ["-job_id"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -30,6 +31,7 @@ from assessor.importing.base import (
     required_json_id,
 )
 from assessor.importing.pipeline import Changes, LabelsImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer
 from assessor.sources import import_source_claim
 from grades.kinds import GRADES_FAMILY, IMPORT_GRADES
@@ -43,7 +45,7 @@ from nuggets.banks import bank_questions, question_id
 class GradeLine:
     line: int
     run_id: str
-    topic_id: str
+    topic_id: str  # the topic's stored key (the file's query_id in the campaign in effect)
     question: str  # nugget_id, else question
     grade: int
     confidence: float | None
@@ -51,7 +53,7 @@ class GradeLine:
     document: str
 
 
-def _grade_line(record: dict[str, Any], *, path: Path, line: int) -> GradeLine:
+def _grade_line(record: dict[str, Any], ids: FileTopicIds, *, path: Path, line: int) -> GradeLine:
     grade = integer_checked(record.get("grade"), 0, 5, path=path, line=line, field="grade")
     confidence = optional_float(record, "confidence", path=path, line=line)
     reasoning = record.get("reasoning") or ""
@@ -67,7 +69,12 @@ def _grade_line(record: dict[str, Any], *, path: Path, line: int) -> GradeLine:
     return GradeLine(
         line=line,
         run_id=required_json_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
-        topic_id=required_json_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+        topic_id=ids.key(
+            required_json_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+            path=path,
+            line=line,
+            field="query_id",
+        ),
         question=named.strip(),
         grade=grade,
         confidence=confidence,
@@ -77,8 +84,10 @@ def _grade_line(record: dict[str, Any], *, path: Path, line: int) -> GradeLine:
 
 
 def grades_parse(path: Path) -> Iterator[GradeLine]:
+    """The file's grades, each `query_id` as its topic's stored key in the campaign in effect."""
+    ids = FileTopicIds()
     for line, record in read_jsonl(path):
-        yield _grade_line(record, path=path, line=line)
+        yield _grade_line(record, ids, path=path, line=line)
 
 
 def grades_import(*, path: Path, name: str, bank: str, replace: bool = False, user: User | None = None) -> ImportResult:
@@ -147,7 +156,7 @@ class GradesImport(LabelsImport[GradeLine, GradeKey, GradeLabel, ImportResult]):
     def resolve(self, line: GradeLine) -> GradeKey:
         if line.topic_id not in self.questions:
             raise ImportFailure(
-                f"topic {line.topic_id!r} has no submitted bank {self.bank!r}", path=self.path, line=line.line,
+                f"topic {published_id(line.topic_id)!r} has no submitted bank {self.bank!r}", path=self.path, line=line.line,
                 field="query_id",
             )  # fmt: skip
         try:
@@ -157,13 +166,13 @@ class GradesImport(LabelsImport[GradeLine, GradeKey, GradeLabel, ImportResult]):
         answer = self.answers.get((run, line.topic_id)) if run is not None else None
         if answer is None:
             raise ImportFailure(
-                f"no report of run {line.run_id!r} for topic {line.topic_id!r}", path=self.path, line=line.line,
+                f"no report of run {line.run_id!r} for topic {published_id(line.topic_id)!r}", path=self.path, line=line.line,
                 field="run_id",
             )  # fmt: skip
         nugget = self.questions[line.topic_id].get(line.question)
         if nugget is None:
             raise ImportFailure(
-                f"not a question of the bank {self.bank!r} of topic {line.topic_id!r}", path=self.path,
+                f"not a question of the bank {self.bank!r} of topic {published_id(line.topic_id)!r}", path=self.path,
                 line=line.line, field="nugget_id",
             )  # fmt: skip
         return answer, nugget
@@ -218,7 +227,7 @@ def grade_lines(*, name: str) -> Iterator[str]:
             passage = documents[answer].get(document, "")
         record = {
             "run_id": run_id,
-            "query_id": topic_id,
+            "query_id": published_id(topic_id),
             "nugget_id": question_id(question),
             "question": question,
             "passage": passage,

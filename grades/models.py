@@ -10,6 +10,8 @@ foreign key cascades only for a question deleted without that step.
 
 from django.db import models
 
+from assessor.campaigns.keys import published_id
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
 
 GRADES = range(6)
@@ -37,6 +39,9 @@ class GradeLabel(LabelProvenance):
     # was below the job's gate and no document was asked; null in every other way of grading.
     document_grade = models.PositiveSmallIntegerField(null=True, blank=True)
 
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["GradeLabel"]("source__campaign")
+
     class Meta:
         ordering = ["source_id", "answer_id", "nugget_id"]
         constraints = [
@@ -48,7 +53,7 @@ class GradeLabel(LabelProvenance):
         indexes = [models.Index(fields=["source", "topic"], name="grade_source_topic")]
 
     def __str__(self) -> str:
-        return f"{self.topic_id}: answer {self.answer_id}, question {self.nugget_id} -> {self.label}"
+        return f"{published_id(self.topic_id)}: answer {self.answer_id}, question {self.nugget_id} -> {self.label}"
 
 
 class RetiredGradeLabel(models.Model):
@@ -73,6 +78,9 @@ class RetiredGradeLabel(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     reason = models.CharField(max_length=20)  # removed, reworded, replaced
     retired_at = models.DateTimeField(auto_now_add=True)
+
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["RetiredGradeLabel"]("source__campaign")
 
     class Meta:
         ordering = ["-retired_at", "id"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -29,6 +30,7 @@ from assessor.importing.base import (
     required_json_id,
 )
 from assessor.importing.pipeline import Changes, LabelsImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer
 from assessor.scoring.lifecycle import labels_counted
 from assessor.sources import import_source_claim
@@ -42,7 +44,7 @@ from reports.texts import request_texts
 @dataclass(frozen=True)
 class Comparison:
     line: int
-    topic_id: str
+    topic_id: str  # the topic's stored key (the file's query_id in the campaign in effect)
     run_id: str  # passage 1
     run_id2: str
     label: int
@@ -50,7 +52,7 @@ class Comparison:
     reasoning: str
 
 
-def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
+def _comparison(record: dict[str, Any], ids: FileTopicIds, *, path: Path, line: int) -> Comparison:
     # 1 or 2 as the reference writes them; 0 (a tie) from a checkpoint that kept ties.
     label = integer_checked(record.get("better_passage"), 0, 2, path=path, line=line, field="better_passage")
     reasoning = record.get("reasoning") or ""
@@ -58,7 +60,12 @@ def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
         raise ImportFailure("must be a string", path=path, line=line, field="reasoning")
     return Comparison(
         line=line,
-        topic_id=required_json_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+        topic_id=ids.key(
+            required_json_id(record, "query_id", MAX_TOPIC_ID_CHARS, path=path, line=line, whole_numbers=True),
+            path=path,
+            line=line,
+            field="query_id",
+        ),
         run_id=required_json_id(record, "run_id", MAX_ID_CHARS, path=path, line=line),
         run_id2=required_json_id(record, "run_id2", MAX_ID_CHARS, path=path, line=line),
         label=label,
@@ -68,14 +75,16 @@ def _comparison(record: dict[str, Any], *, path: Path, line: int) -> Comparison:
 
 
 def checkpoint_parse(path: Path) -> Iterator[Comparison]:
-    """The comparison records of a checkpoint, checked; aggregate records are skipped, other types refused."""
+    """The comparison records of a checkpoint, checked; aggregate records are skipped, other types refused. Each
+    `query_id` is read as its topic's stored key in the campaign in effect."""
+    ids = FileTopicIds()
     for line, record in read_jsonl(path):
         kind = record.get("_type")
         if kind == "aggregate":
             continue
         if kind != "comparison":
             raise ImportFailure(f"expected comparison or aggregate, not {kind!r}", path=path, line=line, field="_type")
-        comparison = _comparison(record, path=path, line=line)
+        comparison = _comparison(record, ids, path=path, line=line)
         if comparison.run_id == comparison.run_id2:
             raise ImportFailure("a report compared with itself", path=path, line=line, field="run_id2")
         yield comparison
@@ -159,7 +168,7 @@ class PreferencesImport(LabelsImport[Comparison, Pair, PreferenceLabel, ImportRe
         if first is None or second is None:
             missing = line.run_id if first is None else line.run_id2
             raise ImportFailure(
-                f"no report of run {missing!r} for topic {line.topic_id!r}", path=self.path, line=line.line,
+                f"no report of run {missing!r} for topic {published_id(line.topic_id)!r}", path=self.path, line=line.line,
                 field="run_id" if first is None else "run_id2",
             )  # fmt: skip
         return first, second
@@ -234,7 +243,7 @@ def checkpoint_lines(*, name: str) -> Iterator[str]:
             continue  # a tie or an unreadable answer: the reference keeps neither
         request = requests[topic_id]
         common = {
-            "query_id": topic_id,
+            "query_id": published_id(topic_id),
             "query_title": request.title,
             "query_problem": request.problem_statement,
             "query_background": request.background,
@@ -248,11 +257,13 @@ def checkpoint_lines(*, name: str) -> Iterator[str]:
         record["better_passage"] = label
         yield json.dumps({**_ordered(record), "_type": "comparison"}) + "\n"
     table = standings((row[0], row[3], row[4], row[5]) for row in rows)
-    for (topic_id, run_id), standing in sorted(table.items(), key=lambda item: f"{item[0][1]}:{item[0][0]}"):
+    # As the reference orders them: by the string "run id:topic id" of the published ids.
+    ordered = sorted(table.items(), key=lambda item: f"{item[0][1]}:{published_id(item[0][0])}")
+    for (topic_id, run_id), standing in ordered:
         decided_count = standing.wins + standing.losses
         aggregate = {
             "run_id": run_id,
-            "topic_id": topic_id,
+            "topic_id": published_id(topic_id),
             "borda_score": standing.borda,
             "win_frac": standing.borda / decided_count if decided_count else 0.0,
             "better_than": standing.beat,

@@ -7,6 +7,8 @@ copy the reference adds for Borda is computed, never stored. Its source says who
 
 from django.db import models
 
+from assessor.campaigns.keys import published_id
+from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance
 
 
@@ -29,6 +31,9 @@ class PreferenceLabel(LabelProvenance):
     confidence = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True)
 
+    # A source's name is its campaign's: inside a campaign, the labels of its sources only.
+    objects = CampaignScopedManager["PreferenceLabel"]("source__campaign")
+
     class Meta:
         ordering = ["source_id", "topic_id", "first_id", "second_id"]
         constraints = [
@@ -39,4 +44,4 @@ class PreferenceLabel(LabelProvenance):
         indexes = [models.Index(fields=["source", "topic"], name="preference_source_topic")]
 
     def __str__(self) -> str:
-        return f"{self.topic_id}: {self.first_id} vs {self.second_id} -> {self.label}"
+        return f"{published_id(self.topic_id)}: {self.first_id} vs {self.second_id} -> {self.label}"

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from random import Random
 
+from assessor.campaigns.keys import published_id
 from preferences.borda import standings
 from preferences.sampling import report_pairs
 
@@ -50,7 +51,7 @@ def labels_in_order(labels: Iterable[Label]) -> list[Label]:
     for label in labels:
         by_topic.setdefault(label[0], []).append(label)
     ordered: list[Label] = []
-    for topic_id in sorted(by_topic):
+    for topic_id in sorted(by_topic, key=published_id):
         rows = by_topic[topic_id]
         runs = {run for _topic, first, second, _label in rows for run in (first, second)}
         plan = {pair: index for index, pair in enumerate(report_pairs(sorted(runs)))}
@@ -65,7 +66,7 @@ def winner_loser_pairs(labels: Iterable[Label], *, keep: int = MAX_PAIRS) -> dic
     found: dict[str, list[WinnerLoser]] = {}
     seen: set[tuple[str, str, str]] = set()
     # The reference's aggregates are grouped by the string "run id:topic id", in sorted order.
-    for topic_id, winner in sorted(table, key=lambda key: f"{key[1]}:{key[0]}"):
+    for topic_id, winner in sorted(table, key=lambda key: f"{key[1]}:{published_id(key[0])}"):
         for loser in table[(topic_id, winner)].beat:
             if (topic_id, winner, loser) in seen:
                 continue
@@ -83,9 +84,11 @@ def random_pairs_drawn(
 ) -> list[WinnerLoser]:
     """The reference's random pairs of a topic (`extract_random_pairs`): its reports (by run id) shuffled by a
     generator seeded with the topic id, then every pair i < j in that order, the earlier shown as the winner;
-    taken as drawn (no score), the first `keep`. A `seed` other than "" seeds with "seed:topic id" instead."""
+    taken as drawn (no score), the first `keep`. A `seed` other than "" seeds with "seed:topic id" instead. The
+    topic id is the published one: the same request draws the same pairs in every campaign."""
     reports = sorted(set(run_ids))
-    Random(f"{seed}:{topic_id}" if seed else topic_id).shuffle(reports)
+    published = published_id(topic_id)
+    Random(f"{seed}:{published}" if seed else published).shuffle(reports)
     drawn = [
         WinnerLoser(topic_id, winner, loser, 0.0)
         for index, winner in enumerate(reports)

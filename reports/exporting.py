@@ -1,10 +1,14 @@
-"""Report requests and reports written back in the AutoJudge layouts the importers read."""
+"""Report requests and reports written back in the AutoJudge layouts the importers read.
+
+Those of the campaign in effect, each topic under its published id (the id its campaign's files gave it).
+"""
 
 import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from assessor.campaigns.keys import published_id
 from assessor.models import Answer, AnswerReference, Citation, Run, Segment, Sentence
 from reports.models import CitationShape, ReportDocument, ReportLayout, ReportRequest
 
@@ -13,9 +17,10 @@ ANSWERS_PER_CHUNK = 500
 
 def requests_lines() -> Iterator[str]:
     """Every request, one a line by id, with the fields it has (a limit it does not set is left out)."""
-    for request in ReportRequest.objects.order_by("topic_id").iterator():
+    # By published id: a key's "@<slug>" would order "10@b" before "1@b".
+    for request in sorted(ReportRequest.objects.all(), key=lambda request: published_id(request.topic_id)):
         record: dict[str, Any] = {
-            "request_id": request.topic_id,
+            "request_id": published_id(request.topic_id),
             "title": request.title,
             "background": request.background,
             "problem_statement": request.problem_statement,
@@ -71,7 +76,9 @@ def reports_lines(*, run_ids: Sequence[str] = (), documents: bool = True) -> Ite
         if missing:
             raise LookupError(f"no run named {', '.join(missing)}")
     for run in runs:
-        answers = list(Answer.objects.filter(run=run).order_by("topic_id").values_list("id", "topic_id"))
+        answers = sorted(
+            Answer.objects.filter(run=run).values_list("id", "topic_id"), key=lambda row: published_id(row[1])
+        )
         for start in range(0, len(answers), ANSWERS_PER_CHUNK):
             yield from _chunk_lines(run, answers[start : start + ANSWERS_PER_CHUNK], documents=documents)
 
@@ -106,7 +113,11 @@ def _chunk_lines(run: Run, answers: list[tuple[int, str]], *, documents: bool) -
         listed = references[answer_id]
         for _, cited in sentences[answer_id]:
             listed.extend(docid for docid in cited if docid not in listed)
-        metadata = {"team_id": layout.team_id if layout else run.run_id, "run_id": run.run_id, "topic_id": topic_id}
+        metadata = {
+            "team_id": layout.team_id if layout else run.run_id,
+            "run_id": run.run_id,
+            "topic_id": published_id(topic_id),
+        }
         if layout is not None:
             metadata.update({key: value for key, value in layout.metadata.items() if key not in metadata})
         record: dict[str, Any] = {

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from assessor.campaigns.keys import published_id
 from assessor.collection.importing.runs import CHUNK_ANSWERS, AnswerLine, AnswerLinesStore
 from assessor.importing.base import ImportFailure, ImportResult, Writes, chunked, in_batches
 from assessor.importing.pipeline import Changes, RecordImport
@@ -53,14 +54,14 @@ class RequestsImport(RecordImport[RequestLine, str, ReportRequest, ImportResult]
         return requests_parse(self.path)
 
     def chunk_prepare(self, chunk: list[RequestLine]) -> None:
-        ids = [line.request_id for line in chunk]
+        ids = [line.key for line in chunk]
         self.topics = Topic.objects.in_bulk(ids)
         self.stored = ReportRequest.objects.in_bulk(ids)
         self.new_topics: list[Topic] = []
         self.changed_topics: list[Topic] = []
 
     def resolve(self, line: RequestLine) -> str:
-        return line.request_id
+        return line.key
 
     def compare(self, changes: Changes[str, RequestLine, ReportRequest], key: str, line: RequestLine) -> None:
         topic = self.topics.get(key)
@@ -69,7 +70,7 @@ class RequestsImport(RecordImport[RequestLine, str, ReportRequest, ImportResult]
         elif topic.query != line.title:
             if not self.replace:
                 raise ImportFailure(
-                    f"topic {key} is stored with the query {topic.query!r}; a request's title is its "
+                    f"topic {line.request_id} is stored with the query {topic.query!r}; a request's title is its "
                     "topic's query: use --replace to change it",
                     path=self.path,
                     line=line.line,
@@ -122,13 +123,14 @@ def reports_import(*, path: Path, replace: bool = False, user: User | None = Non
 
 
 def _topics_known(chunk: list[ReportLine], *, path: Path) -> dict[str, ReportRequest | None]:
-    """Each report's topic, which must be stored; its request where it has one (for the length rule)."""
+    """Each report's topic (by stored key), which must be stored in the campaign in effect; its request where it
+    has one (for the length rule)."""
     ids = {report.answer.topic_id for report in chunk}
     known = set(Topic.objects.filter(id__in=ids).values_list("id", flat=True))
     for report in chunk:
         if report.answer.topic_id not in known:
             raise ImportFailure(
-                f"unknown topic {report.answer.topic_id} (import the requests first)",
+                f"unknown topic {published_id(report.answer.topic_id)} (import the requests first)",
                 path=path,
                 line=report.answer.line,
                 field="metadata.topic_id",
@@ -139,7 +141,8 @@ def _topics_known(chunk: list[ReportLine], *, path: Path) -> dict[str, ReportReq
 
 def _length_warnings(report: ReportLine, request: ReportRequest | None, *, path: Path) -> list[str]:
     """An empty report, or one over its request's limit (cut there when judged), is imported with a warning."""
-    where = f"{path}, line {report.answer.line}: the report of run {report.answer.run_id} for topic {report.answer.topic_id}"
+    topic = published_id(report.answer.topic_id)
+    where = f"{path}, line {report.answer.line}: the report of run {report.answer.run_id} for topic {topic}"
     if not report.answer.sentences:
         return [f"{where} is empty"]
     limit = request.length_limit if request is not None else None
@@ -231,7 +234,7 @@ def _unfound_warnings(unfound: dict[int, tuple[str, str, list[str]]], given: set
         if len(missing) > UNFOUND_SHOWN:
             shown += f" and {len(missing) - UNFOUND_SHOWN} more"
         warnings.append(
-            f"{path}, line {line}: the report of run {run_id} for topic {topic_id} cites {len(missing)} documents "
+            f"{path}, line {line}: the report of run {run_id} for topic {published_id(topic_id)} cites {len(missing)} documents "
             f"found neither in the file nor in the collection: {shown}; they are kept as ids without text until "
             "their segments are imported"
         )
@@ -292,7 +295,8 @@ def _layouts_store(
             continue
         if layout is not None and not replace:
             raise ImportFailure(
-                f"the stored report of run {report.answer.run_id} for topic {report.answer.topic_id} has another "
+                f"the stored report of run {report.answer.run_id} for topic {published_id(report.answer.topic_id)} "
+                f"has another "
                 f"{differing}; use --replace to change it",
                 path=path,
                 line=report.answer.line,

@@ -15,6 +15,10 @@ key), `narrative_id` or `request_id` for `topic_id`.
 Each report parses into the collection's `AnswerLine`: its references are the
 `references` list where the file gives one, else the cited documents in the
 order first cited, and each citation is an index into them.
+
+A topic id read here (a request's id, a report's topic) is mapped to its topic's
+stored key in the campaign in effect (`FileTopicIds`); an id holding "@" is
+refused with its file, line and field.
 """
 
 import unicodedata
@@ -44,6 +48,7 @@ from assessor.importing.base import (
     read_jsonl,
     require,
 )
+from assessor.importing.topic_ids import FileTopicIds
 from reports.models import CitationShape, LengthUnit
 
 # A request's background and problem statement are a few paragraphs; this leaves ten times the room.
@@ -56,7 +61,8 @@ MAX_COLLECTION_IDS = 20
 @dataclass(frozen=True)
 class RequestLine:
     line: int
-    request_id: str
+    request_id: str  # as the file gives it (the campaign's published id)
+    key: str  # the request's topic's stored key in the campaign in effect (assessor.models.keys)
     title: str
     background: str
     problem_statement: str
@@ -142,7 +148,7 @@ def _mirrors_checked(record: dict[str, Any], request_id: str, names: tuple[str, 
             )
 
 
-def _parse_request(record: dict[str, Any], *, path: Path, line: int) -> RequestLine:
+def _parse_request(record: dict[str, Any], ids: FileTopicIds, *, path: Path, line: int) -> RequestLine:
     request_id = json_id(
         require(record, "request_id", (str, int), path=path, line=line),
         MAX_TOPIC_ID_CHARS,
@@ -152,12 +158,14 @@ def _parse_request(record: dict[str, Any], *, path: Path, line: int) -> RequestL
         whole_numbers=True,
     )
     _mirrors_checked(record, request_id, ("topic_id", "narrative_id"), path=path, line=line)
+    key = ids.key(request_id, path=path, line=line, field="request_id")
     title = require(record, "title", str, path=path, line=line).strip()
     if not title:
         raise ImportFailure("empty", path=path, line=line, field="title")
     return RequestLine(
         line=line,
         request_id=request_id,
+        key=key,
         title=limited(title, MAX_QUERY_CHARS, path=path, line=line, field="title"),
         background=_optional_text(record, "background", MAX_REQUEST_FIELD_CHARS, path=path, line=line),
         problem_statement=_optional_text(record, "problem_statement", MAX_REQUEST_FIELD_CHARS, path=path, line=line),
@@ -169,8 +177,9 @@ def _parse_request(record: dict[str, Any], *, path: Path, line: int) -> RequestL
 
 def requests_parse(path: Path) -> Iterator[RequestLine]:
     seen: dict[str, int] = {}
+    ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        request = _parse_request(record, path=path, line=number)
+        request = _parse_request(record, ids, path=path, line=number)
         if request.request_id in seen:
             raise ImportFailure(
                 f"request repeated (first on line {seen[request.request_id]})",
@@ -185,8 +194,8 @@ def requests_parse(path: Path) -> Iterator[RequestLine]:
 # --- reports ----------------------------------------------------------------------------------------------
 
 
-def _topic_id(metadata: dict[str, Any], *, path: Path, line: int) -> str:
-    """`topic_id`, or the track's other names for it; every name given must agree."""
+def _topic_id(metadata: dict[str, Any], ids: FileTopicIds, *, path: Path, line: int) -> str:
+    """The stored key of `topic_id`, or of the track's other names for it; every name given must agree."""
     names = ("topic_id", "narrative_id", "request_id")
     given = {name: metadata[name] for name in names if metadata.get(name) is not None}
     if not given:
@@ -205,7 +214,9 @@ def _topic_id(metadata: dict[str, Any], *, path: Path, line: int) -> str:
                 line=line,
                 field=f"metadata.{name}",
             )
-    return json_id(first, MAX_TOPIC_ID_CHARS, path=path, line=line, field=f"metadata.{first_name}", whole_numbers=True)
+    field = f"metadata.{first_name}"
+    topic_id = json_id(first, MAX_TOPIC_ID_CHARS, path=path, line=line, field=field, whole_numbers=True)
+    return ids.key(topic_id, path=path, line=line, field=field)
 
 
 def _metadata_id(metadata: dict[str, Any], key: str, *, path: Path, line: int) -> str:
@@ -406,11 +417,12 @@ def _sentences(
     return order, sentences, confidences
 
 
-def _parse_report(record: dict[str, Any], *, path: Path, line: int) -> ReportLine:
+def _parse_report(record: dict[str, Any], ids: FileTopicIds, *, path: Path, line: int) -> ReportLine:
+    """A report as the answers' store takes it: its `answer.topic_id` is the topic's stored key."""
     metadata = require(record, "metadata", dict, path=path, line=line)
     run_id = _metadata_id(metadata, "run_id", path=path, line=line)
     team_id = _metadata_id(metadata, "team_id", path=path, line=line)
-    topic_id = _topic_id(metadata, path=path, line=line)
+    topic_id = _topic_id(metadata, ids, path=path, line=line)
     key = _sentences_key(record, path=path, line=line)
     raw_sentences: list[Any] = record[key]
     shape = _shape_of_report(raw_sentences, key, path=path, line=line)
@@ -445,5 +457,6 @@ def _parse_report(record: dict[str, Any], *, path: Path, line: int) -> ReportLin
 
 
 def reports_parse(path: Path) -> Iterator[ReportLine]:
+    ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        yield _parse_report(record, path=path, line=number)
+        yield _parse_report(record, ids, path=path, line=number)

@@ -9,6 +9,9 @@ answer does not, so that the export gives the file's layout back.
 
 from django.db import models
 
+from assessor.campaigns.keys import published_id
+from assessor.campaigns.scope import CampaignScopedManager
+
 
 class LengthUnit(models.TextChoices):
     CHARACTERS = "characters", "characters (after NFKC)"
@@ -26,11 +29,14 @@ class ReportRequest(models.Model):
     collection_ids = models.JSONField(default=list, blank=True)
     imported_from = models.ForeignKey("assessor.ImportBatch", on_delete=models.PROTECT, related_name="+")
 
+    # Inside a campaign, the requests of its topics only (an export of one campaign writes none of another's).
+    objects = CampaignScopedManager["ReportRequest"]("topic__campaign")
+
     class Meta:
         ordering = ["topic_id"]
 
     def __str__(self) -> str:
-        return f"{self.topic_id}: {self.title}"
+        return f"{published_id(self.topic_id)}: {self.title}"
 
     @property
     def length_limit(self) -> tuple[int, str] | None:

@@ -1,5 +1,6 @@
 from django.core.management.base import CommandError
 
+from assessor.campaigns.keys import published_id
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
@@ -40,7 +41,7 @@ class Command(JobCommand):
                 raise CommandError(str(exc)) from None
             for topic_id, found in chunked.items():
                 for rank, (docid, text) in enumerate(found):
-                    self.stdout.write(f"{topic_id}\t{rank}\t{docid}\t{len(text)}")
+                    self.stdout.write(f"{published_id(topic_id)}\t{rank}\t{docid}\t{len(text)}")
             calls = sum(len(banks[topic_id]) * len(found) for topic_id, found in chunked.items())
             self.stdout.write(f"{calls} calls: {len(chunked)} topics, their questions x their chunks")
             return

@@ -1,5 +1,6 @@
 from django.core.management.base import CommandError
 
+from assessor.campaigns.keys import published_id
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
@@ -52,7 +53,7 @@ class Command(JobCommand):
             except JobRequestInvalid as exc:
                 raise CommandError(str(exc)) from None
             for grade in planned:
-                self.stdout.write(f"{grade.topic_id}\t{grade.run_id}\t{grade.question_id}")
+                self.stdout.write(f"{published_id(grade.topic_id)}\t{grade.run_id}\t{grade.question_id}")
             return
         super().handle(*args, **options)
 

@@ -1,5 +1,6 @@
 from django.core.management.base import CommandError
 
+from assessor.campaigns.keys import published_id
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
@@ -26,7 +27,7 @@ class Command(JobCommand):
             except JobRequestInvalid as exc:
                 raise CommandError(str(exc)) from None
             for pair in pairs:
-                self.stdout.write(f"{pair.topic_id}\t{pair.first_run}\t{pair.second_run}")
+                self.stdout.write(f"{published_id(pair.topic_id)}\t{pair.first_run}\t{pair.second_run}")
             return
         super().handle(*args, **options)
 

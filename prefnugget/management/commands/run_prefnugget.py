@@ -1,5 +1,6 @@
 from django.core.management.base import CommandError
 
+from assessor.campaigns.keys import published_id
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
@@ -50,7 +51,9 @@ class Command(JobCommand):
             for topic_id, pairs in plan.items():
                 for position, planned in enumerate(pairs):
                     pair = planned.pair
-                    self.stdout.write(f"{topic_id}\t{position // 2}\t{pair.winner}\t{pair.loser}\t{pair.score:g}")
+                    self.stdout.write(
+                        f"{published_id(topic_id)}\t{position // 2}\t{pair.winner}\t{pair.loser}\t{pair.score:g}"
+                    )
             return
         super().handle(*args, **options)
 
