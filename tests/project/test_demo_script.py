@@ -16,6 +16,8 @@ from tests import processes
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
+# The demo's campaign of the TREC topics: with the kiddie campaign beside it, a command names its campaign.
+TREC_DEMO = "trec-2024-rag-demo"
 
 
 def _free_port_triple() -> int:
@@ -91,7 +93,7 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         job_env["LLM_API_KEY"] = "demo-key"
         launch = subprocess.run(
             [sys.executable, "manage.py", "run_auto_assign", "--name", "tried", "--nuggets", "nist"]
-            + ["--topics", "2024-213817", "--wait"],
+            + ["--topics", "2024-213817", "--wait", "--campaign", TREC_DEMO],
             cwd=REPO,
             env=job_env,
             capture_output=True,
@@ -122,7 +124,7 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         assert f"The endpoint fake-flipped (model fake-llm-flipped, {tmp_path}/demo-endpoints.toml)" in banner
         launch = subprocess.run(
             [sys.executable, "manage.py", "run_auto_assign", "--name", "flipped", "--nuggets", "nist"]
-            + ["--topics", "2024-213817", "--endpoint", "fake-flipped", "--wait"],
+            + ["--topics", "2024-213817", "--endpoint", "fake-flipped", "--wait", "--campaign", TREC_DEMO],
             cwd=REPO,
             env=flipped_env,
             capture_output=True,
@@ -131,7 +133,8 @@ def test_the_demo_runs_an_llm_job_on_the_fake_server_eight_calls_at_once(tmp_pat
         )
         assert launch.returncode == 0, launch.stderr
         compared = subprocess.run(
-            [sys.executable, "manage.py", "metaeval", "--a", "nist/tried", "--b", "nist/flipped", "--json"],
+            [sys.executable, "manage.py", "metaeval", "--a", "nist/tried", "--b", "nist/flipped", "--json"]
+            + ["--campaign", TREC_DEMO],
             cwd=REPO,
             env=flipped_env,
             capture_output=True,
