@@ -1,4 +1,10 @@
-"""The home page: the organizer's destinations, or the assessor's queue of work."""
+"""The home page: an organizer's campaigns with their progress, and a campaign's destinations; or the assessor's
+queue of work, by campaign.
+
+`/` lists the campaigns the organizer sees (the site's administrators: all), each linking to its own home,
+`/c/<slug>/`: that campaign's size and the destinations of the families it uses. Where the organizer sees one
+campaign only, `/` shows its destinations too.
+"""
 
 from typing import cast
 
@@ -8,9 +14,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import Resolver404
 
-from assessor.collection import selectors
+from assessor.campaigns.middleware import campaign_path
+from assessor.campaigns.scope import scoped_campaign
+from assessor.models import Answer
+from assessor.site.campaigns import campaigns_seen
 from assessor.site.nav import organizer_links
-from assessor.work.queue import queue_items
+from assessor.work.queue import queue_groups, queue_items
 from assessor.work.roles import Role, user_role
 
 
@@ -18,11 +27,28 @@ from assessor.work.roles import Role, user_role
 def home(request: HttpRequest) -> HttpResponse:
     role = user_role(request.user)
     if role in (Role.ORGANIZER, Role.ADMIN):
-        context = {"links": organizer_links(), "counts": selectors.collection_counts()}
-        return render(request, "home_organizer.html", context)
+        return organizer_home(request)
     if role == Role.ASSESSOR:
-        return render(request, "home_assessor.html", {"queue": queue_items(user=cast(User, request.user))})
+        queue = queue_items(user=cast(User, request.user))
+        return render(request, "home_assessor.html", {"queue": queue, "groups": queue_groups(queue)})
     return render(request, "home.html")
+
+
+def organizer_home(request: HttpRequest) -> HttpResponse:
+    campaigns = campaigns_seen(request, progress=True)
+    scoped = scoped_campaign()
+    if scoped is not None:
+        shown = next((campaign for campaign in campaigns if campaign.pk == scoped.pk), None)
+    else:
+        shown = campaigns[0] if len(campaigns) == 1 else None
+    context = {
+        "campaign_home": scoped is not None,
+        "campaigns": [(campaign, campaign_path(campaign, "/")) for campaign in campaigns],
+        "campaign": shown,  # the campaign whose destinations the page shows, with its progress
+        "links": organizer_links(shown) if shown is not None else [],
+        "answers": Answer.objects.filter(run__campaign=shown).count() if shown is not None else 0,
+    }
+    return render(request, "home_organizer.html", context)
 
 
 def _reason(exception: Exception | None) -> str:
