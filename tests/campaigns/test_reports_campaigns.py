@@ -248,6 +248,20 @@ def test_each_campaigns_exports_write_the_input_files_ids(both):
     assert exported["main"] == exported["b"]
 
 
+@pytest.mark.xfail(reason="kept scores (assessor.scoring.kept, KeptSource) are not yet kept per campaign", strict=False)
+def test_each_campaigns_kept_scores_are_its_own(both):
+    kept = {
+        slug: (
+            out("export_grades", "--name", "g", "--scores", campaign=slug),
+            out("export_argue", "--name", "a", "--scores", campaign=slug),
+        )
+        for slug in ("main", "b")
+    }
+    assert kept["main"] == kept["b"]
+    graded = {r["query_id"] for r in grade_rows()}
+    assert tsv_topics(kept["main"][0]) == graded | {"all"}
+
+
 # --- an id holding "@" ---------------------------------------------------------------------------------------
 
 
