@@ -9,10 +9,16 @@ read these rows instead of recomputing a whole condition from its labels.
 
 from django.db import models
 
+from assessor.models.scope import CampaignScopedManager, campaign_default
+
 
 class KeptSource(models.Model):
     """A condition or method with kept scores: the list of sources the pages show, with its evaluated topics."""
 
+    # A campaign's conditions are its own: "auto_edit/manual" in two campaigns are two sources of kept scores.
+    campaign = models.ForeignKey(
+        "assessor.Campaign", on_delete=models.PROTECT, default=campaign_default, related_name="+"
+    )
     family = models.CharField(max_length=40)  # a registered ScoreFamily's name: "conditions", "methods"
     name = models.CharField(max_length=300)  # its columns joined by "/": "auto_edit/manual", "scratch"
     metrics = models.JSONField(default=list)
@@ -22,9 +28,11 @@ class KeptSource(models.Model):
     # (a meta-evaluation comparison) is kept under it and known stale once it changes.
     stamp = models.CharField(max_length=32, default="", blank=True)
 
+    objects = CampaignScopedManager["KeptSource"]()
+
     class Meta:
         ordering = ["family", "name"]
-        constraints = [models.UniqueConstraint(fields=["family", "name"], name="kept_source_once")]
+        constraints = [models.UniqueConstraint(fields=["campaign", "family", "name"], name="kept_source_once")]
 
     def __str__(self) -> str:
         return f"{self.family} {self.name}"

@@ -40,6 +40,7 @@ from django.db.models.functions import Cast
 
 from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.models.rows import rows_insert
+from assessor.models.scope import CampaignRequired
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
 from assessor.scoring.lifecycle import open_included, open_work_included, work_labels_counted
@@ -85,13 +86,22 @@ def family_columns(family: ScoreFamily) -> list[Columns]:
     return kept_columns(family.name)
 
 
+def _kept_source(family: str, columns: Columns) -> KeptSource | None:
+    """The kept source of these columns in the campaign in effect. Outside a campaign, with several kept under
+    the name, none is taken for another's: CampaignRequired."""
+    found = list(KeptSource.objects.filter(family=family, name=source_name(columns))[:2])
+    if len(found) > 1:
+        raise CampaignRequired(f"{family} {source_name(columns)!r} is kept in several campaigns: name one.")
+    return found[0] if found else None
+
+
 def kept_scores(*, family: str, columns: Columns, runs: Sequence[str] | None = None, per_topic: bool = True) -> Scores:
     """A source's kept scores, shaped as the from-labels ones (`runs` restricts the runs shown).
 
     `per_topic=False` leaves the per-answer rows out (a leaderboard needs the means only).
     Raises LookupError when the source has no kept scores.
     """
-    source = KeptSource.objects.filter(family=family, name=source_name(columns)).first()
+    source = _kept_source(family, columns)
     if source is None:
         raise LookupError(f"no kept scores for {family} {source_name(columns)!r}")
     run_rows = KeptRunScore.objects.filter(source=source)
@@ -277,7 +287,7 @@ def _source_refresh(
         scores = family.compute(columns=columns, topics=topics, answers=answers)
     except LookupError:
         scores = None
-    source = KeptSource.objects.filter(family=family.name, name=source_name(columns)).first()
+    source = _kept_source(family.name, columns)
     if source is None:
         if scores is None or not scores.per_topic:
             return

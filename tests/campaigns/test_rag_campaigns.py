@@ -14,6 +14,7 @@ from assessor.campaigns.keys import topic_key
 from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
 from assessor.collection.score_formats import run_published_ids
+from assessor.importing.topic_ids import command_topic_keys
 from assessor.models import Campaign, LabelSource, Run, Topic
 from assessor.scoring.scores import Scores
 from assignment.exporting import assignments_lines
@@ -143,11 +144,6 @@ def test_each_campaign_computes_the_same_figures_from_its_own_labels(campaigns):
     _figures_match(figures["main"], figures["b"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the kept scores (assessor.models.KeptSource) are one row per family and name across campaigns: "
-    "both campaigns' 'nist/nist' is one kept source holding both campaigns' answers",
-)
 def test_each_campaign_keeps_the_same_figures_for_the_meta_evaluation(campaigns):
     main, second = campaigns
     figures: dict[str, dict[str, Scores]] = {}
@@ -292,3 +288,12 @@ def test_a_topic_id_holding_the_separator_is_refused_with_file_line_and_field(db
     message = _refusal("import_scores", bad_scores, "--name", "refused")
     assert f"{bad_scores}, line 2, field 'topic_id'" in message
     assert not ScoreTable.objects.exists()  # nothing half-written
+
+
+def test_a_job_commands_topics_are_the_campaigns_and_one_holding_the_separator_is_refused(db):
+    second = campaign_create(slug="b", title="B", families=["rag"])
+    with campaign_scope(second):
+        assert command_topic_keys(["2024-79154", "2024-213817"]) == ["2024-79154@b", "2024-213817@b"]
+        assert command_topic_keys(None) is None
+    with pytest.raises(CommandError, match="--topics: a topic id may not hold '@': '2024-79154@main'"):
+        call_command("run_umbrela", "--name", "u", "--topics", "2024-79154@main", campaign="b", stdout=StringIO())
