@@ -42,9 +42,10 @@ def test_it_times_the_pages_of_three_tiny_campaigns_with_the_query_counts_of_one
     rows = _table(printed)
     assert set(rows) == set(PAGES)
     for page, columns in rows.items():
-        # median, p95, queries (3 campaigns), queries (1 campaign), median (1 campaign), median (the last campaign)
-        assert len(columns) in (6, 8), page  # "over target" may follow
-        assert int(columns[2]) == int(columns[3]) > 0, page
+        # median, p95, cpu, queries (3 campaigns), queries (1 campaign), median and cpu (1 campaign), median (the
+        # last campaign)
+        assert len(columns) in (8, 10), page  # "over target" may follow
+        assert int(columns[3]) == int(columns[4]) > 0, page
     assert "query counts unchanged from one campaign: yes" in printed
 
 
