@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from django.core.management.base import CommandError
+
 from assessor.importing.base import ImportFailure
 from assessor.models import Campaign
 from assessor.models.keys import TopicIdRefused, topic_id_checked, topic_key
@@ -41,3 +43,20 @@ class FileTopicIds:
         """The stored key of `topic_id`, read from the first of `fields` the JSON record has."""
         field = next((name for name in fields if name in record), fields[0])
         return self.key(topic_id, path=path, line=line, field=field)
+
+
+def listed_topic_keys(topic_ids: Sequence[str] | None) -> list[str] | None:
+    """The stored keys of the topic ids a person listed (a command's --topics), in the campaign in effect; None
+    (every topic) stays None. TopicIdRefused for an id holding "@"."""
+    if topic_ids is None:
+        return None
+    campaign = campaign_in_effect()
+    return [topic_key(topic_id_checked(topic_id), campaign) for topic_id in topic_ids]
+
+
+def command_topic_keys(topic_ids: Sequence[str] | None) -> list[str] | None:
+    """`listed_topic_keys` of a command's --topics: a refused id is the command's error."""
+    try:
+        return listed_topic_keys(topic_ids)
+    except TopicIdRefused as exc:
+        raise CommandError(f"--topics: {exc}") from None

@@ -290,7 +290,7 @@ def test_a_topic_id_holding_the_separator_is_refused_with_file_line_and_field(db
     assert not ScoreTable.objects.exists()  # nothing half-written
 
 
-def test_a_job_commands_topics_are_the_campaigns_and_one_holding_the_separator_is_refused(db):
+def test_a_job_commands_topics_are_the_campaigns_and_one_holding_the_separator_is_refused(db, llm_server):
     second = campaign_create(slug="b", title="B", families=["rag"])
     with campaign_scope(second):
         assert command_topic_keys(["2024-79154", "2024-213817"]) == ["2024-79154@b", "2024-213817@b"]

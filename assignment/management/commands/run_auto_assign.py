@@ -1,3 +1,4 @@
+from assessor.importing.topic_ids import command_topic_keys
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
@@ -26,7 +27,7 @@ class Command(JobCommand):
             nuggets=options["nuggets"],
             name=options["name"],
             runs=options["runs"],
-            topics=options["topics"],
+            topics=command_topic_keys(options["topics"]),
             queue=options["queue"],
             endpoint=options["endpoint"],
         )

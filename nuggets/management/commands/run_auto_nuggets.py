@@ -1,3 +1,4 @@
+from assessor.importing.topic_ids import command_topic_keys
 from assessor.jobs.command import JobCommand
 from assessor.models import Job
 from nuggets.auto import auto_nuggets_job_create
@@ -18,7 +19,7 @@ class Command(JobCommand):
         return auto_nuggets_job_create(
             name=options["name"],
             qrels=options["qrels"],
-            topics=options["topics"],
+            topics=command_topic_keys(options["topics"]),
             drafts=options["drafts"],
             queue=options["queue"],
             endpoint=options["endpoint"],

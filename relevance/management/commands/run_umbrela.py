@@ -1,3 +1,4 @@
+from assessor.importing.topic_ids import command_topic_keys
 from assessor.jobs.command import JobCommand
 from assessor.models import Job
 from relevance.umbrela import umbrela_job_create
@@ -14,7 +15,7 @@ class Command(JobCommand):
         return umbrela_job_create(
             name=options["name"],
             runs=options["runs"],
-            topics=options["topics"],
+            topics=command_topic_keys(options["topics"]),
             queue=options["queue"],
             endpoint=options["endpoint"],
         )
