@@ -17,7 +17,7 @@ Protocol families. A campaign uses one protocol family or both (`Campaign.uses`:
 "rag", answers judged with nuggets; "reports"); the menu's links, the job kinds,
 the topic and run pages' sections and the work pages each belong to one
 (`family`), or to every family (EVERY_FAMILY: the foundation's own, a page that
-serves both). A part that names none belongs to its registering app's family
+serves both); so do the topics page's columns and the answer page's sections. A part that names none belongs to its registering app's family
 (its AppConfig's `protocol_family`, in effect while its `parts.register()` runs:
 `app_registering`). Pages ask for the parts of their campaign through one
 lookup, `Registry.used_in`.
@@ -403,6 +403,7 @@ class TopicCount:
     title: str
     counts: Callable[[], dict[str, int]]
     order: int
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 @dataclass(frozen=True)
@@ -442,6 +443,7 @@ class AnswerPanel:
     template: str
     context: Callable[[Any], dict[str, Any] | None]
     order: int
+    family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
 
 
 # What a label badge on the topic page is, besides its label: counted (""), provisional (made in open
@@ -724,7 +726,7 @@ def register_score_family(family: ScoreFamily) -> None:
 
 
 def register_topic_count(count: TopicCount) -> None:
-    registry.topic_counts.append(count)
+    registry.topic_counts.append(_of_registering_app(count))
     registry.topic_counts.sort(key=lambda item: item.order)
 
 
@@ -750,7 +752,7 @@ def register_run_panel(panel: RunPanel) -> None:
 
 
 def register_answer_panel(panel: AnswerPanel) -> None:
-    registry.answer_panels.append(panel)
+    registry.answer_panels.append(_of_registering_app(panel))
     registry.answer_panels.sort(key=lambda item: item.order)
 
 

@@ -313,6 +313,17 @@ def test_registering_inside_an_app_stamps_its_family(monkeypatch):
     ]
 
 
+def test_the_topics_columns_and_answer_sections_are_tagged_with_their_apps_family():
+    assert {count.title: count.family for count in registry.topic_counts} == {
+        "Nugget sets": "rag",
+        "Nugget conditions": "rag",
+        "Support methods": "rag",
+    }
+    families = {panel.title: panel.family for panel in registry.answer_panels}
+    assert families["Nugget assignment"] == families["Support of the citations"] == "rag"
+    assert families["Grades"] == families["Preferences"] == families["ARGUE-style judgments"] == "reports"
+
+
 def test_each_app_declares_its_protocol_family():
     from django.apps import apps
 
