@@ -16,9 +16,10 @@ from argue.models import JudgedReport, SupportAttestation
 from assessor.campaigns.keys import topic_key
 from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
-from assessor.jobs.engine import JobRequestInvalid
+from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Campaign, Job, JobItem, LabelSource, Run, Topic
-from crucible.llm import _request_check
+from crucible.llm import _request_check, crucible_job_create
+from crucible.models import CrucibleRun
 from grades.kinds import GRADES, GRADES_FAMILY
 from grades.models import GradeLabel
 from nuggets.banks import Answer as GoldAnswer
@@ -214,7 +215,7 @@ def test_each_campaigns_exports_write_the_input_files_ids(both):
             "requests": out("export_requests", campaign=slug),
             "reports": out("export_reports", campaign=slug),
             "grades": out("export_grades", "--name", "g", campaign=slug),
-            # From the labels (--include-open): kept scores are the scores' part of campaigns, not this file's.
+            # From the labels (--include-open); the kept scores are the next test's.
             "grade scores": out("export_grades", "--name", "g", "--scores", "--include-open", campaign=slug),
             "argue": out("export_argue", "--name", "a", campaign=slug),
             "argue scores": out("export_argue", "--name", "a", "--scores", "--include-open", campaign=slug),
@@ -248,7 +249,6 @@ def test_each_campaigns_exports_write_the_input_files_ids(both):
     assert exported["main"] == exported["b"]
 
 
-@pytest.mark.xfail(reason="kept scores (assessor.scoring.kept, KeptSource) are not yet kept per campaign", strict=False)
 def test_each_campaigns_kept_scores_are_its_own(both):
     kept = {
         slug: (
@@ -332,3 +332,19 @@ def test_a_crucible_run_name_is_taken_only_in_its_own_campaign(both):
             _request_check(name="run1", variant="abstractive", length="short")
     with campaign_scope(empty):
         assert _request_check(name="run1", variant="abstractive", length="short") == "abstractive"
+
+
+def test_a_crucible_job_of_campaign_b_stores_its_run_on_b_s_requests(llm_server, both):
+    main, b = both
+    with campaign_scope(b):
+        job = crucible_job_create(name="crux", bank="qbank")
+    job_run_sync(job.pk)
+    crucible = CrucibleRun.objects.unscoped().get(job=job)
+    assert crucible.error == ""
+    run = Run.objects.unscoped().get(run_id="crux")
+    assert run.campaign_id == b.pk == crucible.run.campaign_id
+    assert set(Answer.objects.filter(run=run).values_list("topic_id", flat=True)) == {f"{t}@b" for t in BANK}
+    exported = out("export_reports", "--run", "crux", campaign="b")
+    assert {json.loads(line)["metadata"]["topic_id"] for line in exported.splitlines()} == set(BANK)
+    with campaign_scope(main):
+        assert not Run.objects.filter(run_id="crux").exists()
