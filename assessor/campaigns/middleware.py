@@ -28,6 +28,8 @@ from assessor.models.scope import campaign_scope, scope_enter, scope_leave, scop
 CAMPAIGN_PATH = re.compile(r"^/c/(?P<slug>[-a-zA-Z0-9_]+)(?P<rest>/.*)$")
 # The campaign a person worked in last, for the pages asked for without one.
 SESSION_KEY = "campaign"
+# Where a request keeps the campaigns the person sees, once read: (with their progress?, the campaigns).
+CAMPAIGNS_SEEN = "_campaigns_seen"
 
 
 def campaign_prefix(campaign: Campaign) -> str:
@@ -63,8 +65,11 @@ class CampaignMiddleware:
             finally:
                 _page_scope_leave(request)
         user = request.user
-        campaign = campaigns_with_membership(user).filter(slug=match["slug"]).first()
-        if campaign is None or (user.is_authenticated and not campaign_visible(user, campaign)):
+        visible = _campaigns_seen(request)
+        campaign = next((campaign for campaign in visible if campaign.slug == match["slug"]), None)
+        if campaign is None and not user.is_authenticated:
+            campaign = Campaign.objects.filter(slug=match["slug"]).first()  # its page sends them to log in
+        if campaign is None:
             raise Http404("No such campaign.")
         request.campaign = campaign  # type: ignore[attr-defined]
         request.path_info = match["rest"]
@@ -82,7 +87,7 @@ class CampaignMiddleware:
         if not request.user.is_authenticated:
             return None  # the page's login_required sends them to log in
         everyone = list(campaigns_with_membership(request.user))
-        visible = [campaign for campaign in everyone if campaign_visible(request.user, campaign)]
+        visible = _campaigns_seen(request, everyone)
         if len(everyone) == 1 and visible:
             request.campaign = visible[0]  # type: ignore[attr-defined]
             request._campaign_scope = scope_enter(visible[0])  # type: ignore[attr-defined]
@@ -94,6 +99,16 @@ class CampaignMiddleware:
         last = request.session.get(SESSION_KEY)
         current = next((campaign for campaign in visible if campaign.slug == last), visible[0])
         return HttpResponseRedirect(campaign_path(current, request.get_full_path()))
+
+
+def _campaigns_seen(request: HttpRequest, everyone: list[Campaign] | None = None) -> list[Campaign]:
+    """The campaigns the person sees, oldest first, read in one query (every campaign, with their membership) and
+    kept on the request for the header's switcher (`CAMPAIGNS_SEEN`)."""
+    if everyone is None:
+        everyone = list(campaigns_with_membership(request.user)) if request.user.is_authenticated else []
+    visible = [campaign for campaign in everyone if campaign_visible(request.user, campaign)]
+    setattr(request, CAMPAIGNS_SEEN, (False, visible))
+    return visible
 
 
 def _page_scope_leave(request: HttpRequest) -> None:

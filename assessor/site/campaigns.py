@@ -19,14 +19,14 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 
 from assessor.campaigns.access import campaigns_visible
-from assessor.campaigns.middleware import SESSION_KEY, campaign_path
+from assessor.campaigns.middleware import CAMPAIGNS_SEEN, SESSION_KEY, campaign_path
 from assessor.campaigns.scope import scoped_campaign
 from assessor.jobs.engine import OPEN_STATUSES
 from assessor.models import AssessorWork, Campaign, Job, Run, Topic
 
-# Where a request keeps the campaigns it read, and whether with their progress (the header and the home page
-# share them).
-SEEN = "_campaigns_seen"
+# Where a request keeps the campaigns it read, and whether with their progress (the middleware, the header and the
+# home page share them).
+SEEN = CAMPAIGNS_SEEN
 
 
 def _per_campaign(rows: QuerySet, path: str = "campaign", **filters: object) -> Coalesce:

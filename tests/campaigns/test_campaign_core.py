@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 from django.urls import get_script_prefix, reverse
 
 from assessor.campaigns.keys import TopicIdRefused, published_id, topic_id_checked, topic_key
-from assessor.campaigns.scope import CampaignRequired, campaign_in_effect, campaign_scope, scoped_campaign
+from assessor.campaigns.scope import CampaignRequired, campaign_first, campaign_in_effect, campaign_scope, scoped_campaign
 from assessor.campaigns.services import CampaignRefused, campaign_create
 from assessor.models import Campaign, CampaignMember, Run, Topic
 from assessor.work.prepared import Prepared
@@ -32,7 +32,7 @@ def _topic_ids() -> list[str]:
 
 @pytest.fixture
 def main(db) -> Campaign:
-    return Campaign.objects.get(slug="main")
+    return campaign_first()  # the database's first campaign (made again after a flush)
 
 
 @pytest.fixture
