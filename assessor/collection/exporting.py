@@ -1,4 +1,9 @@
-"""The collection's files, written in the formats its importers read."""
+"""The collection's files, written in the formats its importers read.
+
+A campaign's files: its runs and qrels sources (the campaign in effect), its topics
+written as its files name them (`published_id`), so that an export imports back
+into any campaign. Their download names carry the campaign (`campaign_file_name`).
+"""
 
 import json
 from collections import defaultdict
@@ -6,7 +11,13 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from assessor.models import Answer, AnswerReference, Citation, Qrel, QrelSource, Run, Sentence
+from django.db.models import F, Value
+from django.db.models.functions import Replace
+
+from assessor.collection.runs import campaign_runs
+from assessor.models import Answer, AnswerReference, Campaign, Citation, Qrel, QrelSource, Sentence
+from assessor.models.keys import published_id
+from assessor.models.scope import campaign_in_effect
 from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 
 FETCH_CHUNK = 20_000
@@ -55,29 +66,50 @@ def provenance_record(
     return record
 
 
+def campaign_file_name(file_name: str, campaign: Campaign | None = None) -> str:
+    """A download's or an export's file name with its campaign's slug in front: `trec-2025.qrels.nist.txt`."""
+    return f"{(campaign or campaign_in_effect()).slug}.{file_name}"
+
+
 def qrel_sources_list() -> list[str]:
-    return list(QrelSource.objects.order_by("name").values_list("name", flat=True))
+    """The names of the campaign's qrels sources."""
+    return list(_campaign_sources().order_by("name").values_list("name", flat=True))
+
+
+def _campaign_sources():
+    return QrelSource.objects.unscoped().filter(campaign=campaign_in_effect())
+
+
+def _by_published_topic(campaign: Campaign) -> list:
+    """An order_by() of rows by their topic as published: a key's suffix would put topic "10" before "1"."""
+    if not campaign.key_suffix:
+        return [F("topic_id")]
+    return [Replace(F("topic_id"), Value(campaign.key_suffix), Value(""))]
 
 
 def qrels_lines(*, source: str) -> Iterator[str]:
-    """TREC qrels `topic_id Q0 docid grade`, by topic then docid. Raises LookupError for an unknown source."""
-    if not QrelSource.objects.filter(name=source).exists():
+    """TREC qrels `topic_id Q0 docid grade` of the campaign's source, by topic then docid, the topics as the
+    campaign's files name them. Raises LookupError for an unknown source."""
+    campaign = campaign_in_effect()
+    qrel_source = _campaign_sources().filter(name=source).first()
+    if qrel_source is None:
         known = ", ".join(qrel_sources_list()) or "none"
         raise LookupError(f"no qrels source named {source!r}; sources: {known}")
-    qrels = Qrel.objects.filter(source__name=source)
+    qrels = Qrel.objects.filter(source=qrel_source)
     if not open_included():  # the grades of a job still running are provisional, like labels
         qrels = qrels.exclude(job_id__in=unfinished_job_ids())
     rows = (
-        qrels.order_by("topic_id", "segment_id")
+        qrels.order_by(*_by_published_topic(campaign), "segment_id")
         .values_list("topic_id", "segment_id", "grade")
         .iterator(chunk_size=FETCH_CHUNK)
     )
     for topic_id, docid, grade in rows:
-        yield f"{topic_id} Q0 {docid} {grade}\n"
+        yield f"{published_id(topic_id)} Q0 {docid} {grade}\n"
 
 
 def run_ids_list() -> list[str]:
-    return list(Run.objects.order_by("run_id").values_list("run_id", flat=True))
+    """The ids of the campaign's runs."""
+    return list(campaign_runs().order_by("run_id").values_list("run_id", flat=True))
 
 
 def run_lines(*, run_id: str) -> Iterator[str]:
@@ -88,12 +120,15 @@ def run_lines(*, run_id: str) -> Iterator[str]:
     (an answer known from a support file) has its segment added to the
     references. `response_length` is the answer's whitespace word count.
     """
-    run = Run.objects.filter(run_id=run_id).first()
+    campaign = campaign_in_effect()
+    run = campaign_runs(campaign).filter(run_id=run_id).first()
     if run is None:
         known = ", ".join(run_ids_list()) or "none"
         raise LookupError(f"no run named {run_id!r}; runs: {known}")
     answers = list(
-        Answer.objects.filter(run=run).order_by("topic_id").values_list("id", "topic_id", "topic__query", "words")
+        Answer.objects.filter(run=run)
+        .order_by(*_by_published_topic(campaign))
+        .values_list("id", "topic_id", "topic__query", "words")
     )
     for chunk_start in range(0, len(answers), ANSWERS_PER_CHUNK):
         chunk = answers[chunk_start : chunk_start + ANSWERS_PER_CHUNK]
@@ -130,7 +165,7 @@ def run_lines(*, run_id: str) -> Iterator[str]:
         for answer_id, topic_id, query, words in chunk:
             record = {
                 "run_id": run.run_id,
-                "topic_id": topic_id,
+                "topic_id": published_id(topic_id),
                 "topic": query,
                 "references": references[answer_id],
                 "response_length": words,

@@ -16,6 +16,9 @@ A run answers a topic once, so where both runs answer a topic one answer must go
   the join's history (`RunAlias.set_aside`): the answer and every row that hangs on it
   (sentences, citations, labels of any app), serialized, so that nothing is lost. Without
   a choice for each such topic the join is refused, naming them, and nothing changes.
+
+Both runs are the campaign's (the one in effect). Topics are named, in the plan, the
+choices and the result, as the campaign's files name them (`published_id`).
 """
 
 import json
@@ -27,8 +30,9 @@ from django.contrib.auth.models import User
 from django.core import serializers
 from django.db import DEFAULT_DB_ALIAS, transaction
 
-from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
+from assessor.collection.runs import AmbiguousRun, campaign_runs, run_aliases, run_match
 from assessor.models import Answer, KeptAnswerScore, Run, RunAlias
+from assessor.models.keys import published_id, topic_key
 from assessor.scoring.kept import scores_refresh
 
 # Rows computed from the labels, not made by anyone: neither compared, moved nor kept in the history (a join
@@ -44,7 +48,7 @@ class RunJoinRefused(ValueError):
 class Conflict:
     """A topic both runs answer: the two answers, described for the organizer's choice."""
 
-    topic: str
+    topic: str  # as the campaign's files name it
     same: bool  # one answer imported twice: combined, no choice needed
     keep_answer: str  # a description: words, sentences, rows of labels
     merge_answer: str
@@ -121,8 +125,8 @@ class JoinResult:
 
 
 def run_named(run_id: str) -> Run:
-    """The stored run an id names (its id, an alias, or the team-prefix rule), or RunJoinRefused."""
-    runs = {run.run_id: run for run in Run.objects.all()}
+    """The campaign's stored run an id names (its id, an alias, or the team-prefix rule), or RunJoinRefused."""
+    runs = {run.run_id: run for run in campaign_runs()}
     try:
         stored = run_match(run_id.strip(), runs, run_aliases())
     except AmbiguousRun as exc:
@@ -165,8 +169,9 @@ def _why_not_same(keep: Answer, merge: Answer, keep_rows: dict[str, int], merge_
 def _plan(keep: Run, merge: Run) -> JoinPlan:
     if keep.pk == merge.pk:
         raise RunJoinRefused(f"{keep.run_id} and {merge.run_id} name the same run")
-    keep_answers = {answer.topic_id: answer for answer in Answer.objects.filter(run=keep)}
-    merge_answers = {answer.topic_id: answer for answer in Answer.objects.filter(run=merge)}
+    # By the topics' published ids: what the plan shows and the choices name.
+    keep_answers = {published_id(answer.topic_id): answer for answer in Answer.objects.filter(run=keep)}
+    merge_answers = {published_id(answer.topic_id): answer for answer in Answer.objects.filter(run=merge)}
     conflicts = []
     for topic in sorted(set(keep_answers) & set(merge_answers)):
         kept, merged = keep_answers[topic], merge_answers[topic]
@@ -229,7 +234,7 @@ def runs_join(*, keep: str, merge: str, by: User | None, choices: dict[str, str]
     """Move every answer of run `merge` onto run `keep`, keep `merge`'s id as an alias, delete `merge`.
 
     Where both runs answer a topic: the same answer is combined; for different answers `choices`
-    (topic -> the run id whose answer stays) says which stays, the other is set aside in the history.
+    (topic as published -> the run id whose answer stays) says which stays, the other is set aside in the history.
     Raises RunJoinRefused (and changes nothing) when a choice is missing or names neither run.
     """
     choices = {topic: run_named(run).run_id for topic, run in (choices or {}).items()}
@@ -243,9 +248,11 @@ def runs_join(*, keep: str, merge: str, by: User | None, choices: dict[str, str]
     merge_id = merge_run.run_id
     topics = list(Answer.objects.filter(run=merge_run).values_list("topic_id", flat=True))
     set_aside: list[dict] = []
+    campaign = keep_run.campaign
     for conflict in plan.conflicts:
-        kept = Answer.objects.get(run=keep_run, topic_id=conflict.topic)
-        merged = Answer.objects.get(run=merge_run, topic_id=conflict.topic)
+        key = topic_key(conflict.topic, campaign)
+        kept = Answer.objects.get(run=keep_run, topic_id=key)
+        merged = Answer.objects.get(run=merge_run, topic_id=key)
         if conflict.same:
             _combine(kept, merged, keep_run)
         elif choices[conflict.topic] == keep_run.run_id:
@@ -258,7 +265,13 @@ def runs_join(*, keep: str, merge: str, by: User | None, choices: dict[str, str]
     # The run goes before its id becomes an alias: an alias never equals a stored run's id.
     merge_run.delete()
     RunAlias.objects.create(
-        alias=merge_id, run=keep_run, joined_from=merge_id, answers_moved=moved, created_by=by, set_aside=set_aside
+        campaign_id=keep_run.campaign_id,
+        alias=merge_id,
+        run=keep_run,
+        joined_from=merge_id,
+        answers_moved=moved,
+        created_by=by,
+        set_aside=set_aside,
     )
     # The moved, combined and chosen answers' scores are `keep`'s now.
     scores_refresh(topics=topics)
@@ -269,5 +282,5 @@ def runs_join(*, keep: str, merge: str, by: User | None, choices: dict[str, str]
         alias=merge_id,
         repointed=plan.repointed,
         combined=plan.combined,
-        set_aside={entry["topic"]: entry["run"] for entry in set_aside},
+        set_aside={published_id(entry["topic"]): entry["run"] for entry in set_aside},
     )

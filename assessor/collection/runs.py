@@ -6,12 +6,19 @@ the other with a team prefix in front, ending in a dot
 (`citi.BEST_cot_gpt3.5` ~ `BEST_cot_gpt3.5`); the prefix rule applies to
 aliases too. An exact id wins, then an exact alias; otherwise candidates naming
 more than one run are an ambiguity, and an error.
+
+Ids and aliases are matched among one campaign's runs (the campaign in effect):
+a run "baseline" of each of two campaigns is two runs, and an alias of one
+campaign never lands a file on another's run.
 """
 
 from collections.abc import Iterable, Mapping
 
+from django.db.models import QuerySet
+
 from assessor.importing.staging import Writes, provisional
-from assessor.models import Run, RunAlias
+from assessor.models import Campaign, Run, RunAlias
+from assessor.models.scope import campaign_in_effect
 
 
 class AmbiguousRun(LookupError):
@@ -22,9 +29,16 @@ def run_ids_match(a: str, b: str) -> bool:
     return a == b or a.endswith("." + b) or b.endswith("." + a)
 
 
-def run_aliases() -> dict[str, str]:
-    """Every alias with the id of the run it names (aliases number like runs: hundreds at most)."""
-    return dict(RunAlias.objects.values_list("alias", "run__run_id"))
+def campaign_runs(campaign: Campaign | None = None) -> QuerySet[Run]:
+    """The runs of `campaign` (default: the one in effect; several campaigns and none named: CampaignRequired)."""
+    return Run.objects.unscoped().filter(campaign=campaign or campaign_in_effect())
+
+
+def run_aliases(campaign: Campaign | None = None) -> dict[str, str]:
+    """Every alias of the campaign (default: the one in effect) with the id of the run it names (aliases number
+    like runs: hundreds at most)."""
+    campaign = campaign or campaign_in_effect()
+    return dict(RunAlias.objects.unscoped().filter(campaign=campaign).values_list("alias", "run__run_id"))
 
 
 def run_match(run_id: str, stored_ids: Iterable[str], aliases: Mapping[str, str] | None = None) -> str | None:
@@ -67,17 +81,19 @@ def published_remember(run: Run, seen_id: str, writes: Writes | None = None) -> 
 
 
 class RunResolver:
-    """Resolves the run ids of one import against the stored runs, creating missing ones on request.
+    """Resolves the run ids of one import against the campaign's stored runs, creating missing ones on request.
 
     Loads the run ids once (runs number in the hundreds), so resolving a file's
     lines costs no query per line.
     """
 
-    def __init__(self, writes: Writes | None = None) -> None:
-        """`writes`: an import's, through which new runs and published ids are written (else at once)."""
+    def __init__(self, writes: Writes | None = None, campaign: Campaign | None = None) -> None:
+        """`writes`: an import's, through which new runs and published ids are written (else at once);
+        `campaign`: whose runs are matched and made (default: the campaign in effect)."""
         self.writes = writes
-        self.runs: dict[str, Run] = {run.run_id: run for run in Run.objects.all()}
-        self.aliases = run_aliases()
+        self.campaign = campaign or campaign_in_effect()
+        self.runs: dict[str, Run] = {run.run_id: run for run in campaign_runs(self.campaign)}
+        self.aliases = run_aliases(self.campaign)
         self._cache: dict[str, Run | None] = {}
 
     def find(self, run_id: str) -> Run | None:
@@ -94,9 +110,9 @@ class RunResolver:
         if run is not None:
             return run, False
         if self.writes is None:
-            run = Run.objects.create(run_id=run_id, **create_fields)
+            run = Run.objects.create(run_id=run_id, campaign=self.campaign, **create_fields)
         else:
-            run = self.writes.create_one(Run(run_id=run_id, **create_fields))
+            run = self.writes.create_one(Run(run_id=run_id, campaign=self.campaign, **create_fields))
         self.runs[run_id] = run
         # A new run can change how other ids resolve (it may make one ambiguous).
         self._cache.clear()

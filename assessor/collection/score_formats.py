@@ -17,6 +17,7 @@ A run that did not answer an evaluated topic scores 0 there, inside its mean. It
 row is left out unless `zero_rows`: a tool that recomputes means from the rows
 then gets the project's figure. Run ids may be written as the track published
 them, with their team prefix (`citi.BEST_cot_gpt3.5`), where an import has seen that form.
+Topics are written as the campaign's files name them (`published_id`), never as stored keys.
 """
 
 import json
@@ -24,6 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from assessor.models import Run
+from assessor.models.keys import published_id
 from assessor.scoring.scores import ALL_TOPICS, Scores
 
 SCORES_HEADER = "run_id\ttopic_id\tmetric\tvalue\n"
@@ -82,14 +84,15 @@ def run_display(run_id: str, published: Mapping[str, str] | None) -> str:
 
 
 def _topic_values(scores: Scores, run: str, *, zero_rows: bool) -> Iterator[tuple[str, Mapping[str, float]]]:
-    """(topic, metric -> value) of the run's evaluated topics; a topic it did not answer as zeros if asked."""
+    """(topic as published, metric -> value) of the run's evaluated topics; a topic it did not answer as zeros if
+    asked."""
     zeros = dict.fromkeys(scores.metrics, 0.0)
     for topic in scores.topics:
         values = scores.per_topic.get((run, topic))
         if values is not None:
-            yield topic, values
+            yield published_id(topic), values
         elif zero_rows:
-            yield topic, zeros
+            yield published_id(topic), zeros
 
 
 def tot_lines(scores: Scores, *, published: Mapping[str, str] | None = None, zero_rows: bool = False) -> Iterator[str]:

@@ -30,6 +30,7 @@ from assessor.collection.tables import (
     url_maker,
 )
 from assessor.models import Answer, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
+from assessor.models.keys import published_id
 from assessor.registry import Badge, BadgeRow, registry
 from assessor.scoring.kept import (
     columns_sorted,
@@ -97,7 +98,7 @@ def topic_rows_html(rows: Sequence[TopicRow]) -> SafeString:
     topic_url = url_maker("collection:topic")
     return rows_html(
         [
-            cell(row.topic.id, css="mono", href=topic_url(row.topic.id)),
+            cell(row.topic.published_id, css="mono", href=topic_url(row.topic.id)),
             cell(row.topic.query),
             *(cell(count, css="num") for count in row.relevant),
             cell(row.answers, css="num"),
@@ -340,7 +341,7 @@ def run_answer_rows_html(answers: Sequence[RunAnswerRow]) -> SafeString:
     answer_url = id_url_maker("collection:answer")
     return rows_html(
         [
-            cell(answer.topic_id, css="mono", href=topic_url(answer.topic_id)),
+            cell(published_id(answer.topic_id), css="mono", href=topic_url(answer.topic_id)),
             cell(answer.query),
             cell(answer.sentence_count, css="num"),
             cell(answer.words, css="num"),
@@ -368,7 +369,7 @@ class ScoreSection:
         topic_url, answer_url = url_maker("collection:topic"), id_url_maker("collection:answer")
         return rows_html(
             [
-                cell(topic_id, css="mono", href=topic_url(topic_id)),
+                cell(published_id(topic_id), css="mono", href=topic_url(topic_id)),
                 *(score_cell(metric, value) for metric, value in zip(self.metrics, values, strict=False)),
                 _answer_link_cell(self.answer_ids.get(topic_id), answer_url),
             ]

@@ -3,6 +3,7 @@
 Progressive enhancement: without JavaScript it is a plain list of checkboxes (and a
 box to paste ids into); the script adds the filter box. Whatever is posted goes
 through the same validation as typed ids (`topics_parse`): unknown ids are refused by name.
+A box shows and posts the topic's id as the campaign's files give it (`published_id`), as one types it.
 """
 
 from collections import defaultdict
@@ -14,11 +15,12 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from assessor.models import AssessorWork, Qrel, Topic
+from assessor.models.keys import published_id
 
 
 @dataclass
 class TopicChoice:
-    topic_id: str
+    topic_id: str  # as the campaign's files give it
     query: str
     # Relevant segments (grade 1 or more) by qrels source, e.g. [("nist", 12)].
     relevant: list[tuple[str, int]] = field(default_factory=list)
@@ -28,7 +30,8 @@ class TopicChoice:
 
 def topic_choices() -> list[TopicChoice]:
     """Every topic with its relevant segments per source and the work given on it, in three queries."""
-    choices = {topic_id: TopicChoice(topic_id, query) for topic_id, query in Topic.objects.values_list("id", "query")}
+    # By stored key while the rows are read; each choice shows the published id.
+    choices = {key: TopicChoice(published_id(key), query) for key, query in Topic.objects.values_list("id", "query")}
     relevant: dict[str, dict[str, int]] = defaultdict(dict)
     counts = (
         Qrel.objects.filter(grade__gte=Qrel.RELEVANT_MIN_GRADE)

@@ -28,6 +28,7 @@ from assessor.importing.base import (
 )
 from assessor.importing.pipeline import RecordImport
 from assessor.models import Answer, Run, Topic
+from assessor.models.keys import published_id
 from assessor.names import name_problem
 
 T = TypeVar("T")
@@ -35,7 +36,7 @@ T = TypeVar("T")
 # Enough examples of one kind of warning to act on; the rest are counted.
 WARNINGS_PER_KIND = 10
 
-AnswerKey = tuple[int, str]  # (run pk, topic id)
+AnswerKey = tuple[int, str]  # (run pk, topic's stored key)
 
 
 @dataclass
@@ -160,7 +161,8 @@ def maker_kind_check(labels: QuerySet, *, kind_field: str, kind: str, held: str,
 
 
 def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) -> None:
-    """Every (line, topic id) names a stored topic, else an error at the first line that does not."""
+    """Every (line, topic key) names a stored topic of the campaign, else an error at the first line that does not
+    (naming the topic as the file does)."""
     lines = list(lines)
     known: set[str] = set()
     for batch in in_batches({topic_id for _, topic_id in lines}):
@@ -168,7 +170,7 @@ def topics_require(lines: Iterable[tuple[int, str]], *, path: Path, field: str) 
     for number, topic_id in lines:
         if topic_id not in known:
             raise ImportFailure(
-                f"unknown topic {topic_id} (import the topics first)", path=path, line=number, field=field
+                f"unknown topic {published_id(topic_id)} (import the topics first)", path=path, line=number, field=field
             )
 
 
@@ -204,7 +206,7 @@ class AnswerKeys:
         first = self.first_line.setdefault(key, line)
         if first != line:
             raise ImportFailure(
-                f"a second answer of run {run_id} for topic {key[1]} (first on line {first})",
+                f"a second answer of run {run_id} for topic {published_id(key[1])} (first on line {first})",
                 path=self.path,
                 line=line,
                 field=field,

@@ -1,4 +1,8 @@
-"""TREC qrels: `topic_id Q0 docid grade`, whitespace separated, grades 0-3, under a named source."""
+"""TREC qrels: `topic_id Q0 docid grade`, whitespace separated, grades 0-3, under a named source.
+
+Topic ids are read as the campaign's files give them and stored under their keys (assessor.models.keys);
+the source is the campaign's: two campaigns may each have a source "nist".
+"""
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -20,7 +24,9 @@ from assessor.importing.base import (
     read_lines,
 )
 from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Qrel, QrelSource, Topic
+from assessor.models.keys import published_id
 from assessor.names import name_problem
 from assessor.sources import import_source_claim
 
@@ -32,12 +38,12 @@ GRADES = range(0, 4)
 @dataclass(frozen=True)
 class QrelLine:
     line: int
-    topic_id: str
+    topic_id: str  # the topic's stored key
     docid: str
     grade: int
 
 
-def _parse_qrel(text: str, *, path: Path, line: int) -> QrelLine:
+def _parse_qrel(text: str, *, path: Path, line: int, topic_ids: FileTopicIds) -> QrelLine:
     parts = text.split()
     if len(parts) != 4:
         raise ImportFailure(
@@ -61,12 +67,14 @@ def _parse_qrel(text: str, *, path: Path, line: int) -> QrelLine:
         raise ImportFailure(f"not an integer: {grade_text!r}", path=path, line=line, field="grade") from None
     if grade not in GRADES:
         raise ImportFailure(f"grade {grade} is not in 0-3", path=path, line=line, field="grade")
-    return QrelLine(line=line, topic_id=topic_id, docid=docid, grade=grade)
+    key = topic_ids.key(topic_id, path=path, line=line, field="topic_id")
+    return QrelLine(line=line, topic_id=key, docid=docid, grade=grade)
 
 
 def _parse_qrels(path: Path) -> Iterator[QrelLine]:
+    topic_ids = FileTopicIds()
     for number, text in read_lines(path):
-        yield _parse_qrel(text, path=path, line=number)
+        yield _parse_qrel(text, path=path, line=number, topic_ids=topic_ids)
 
 
 def _source_checked(source: str) -> str:
@@ -81,7 +89,10 @@ def _topics_check(chunk: list[QrelLine], *, path: Path) -> None:
     for line in chunk:
         if line.topic_id not in known:
             raise ImportFailure(
-                f"unknown topic {line.topic_id} (import the topics first)", path=path, line=line.line, field="topic_id"
+                f"unknown topic {published_id(line.topic_id)} (import the topics first)",
+                path=path,
+                line=line.line,
+                field="topic_id",
             )
 
 
@@ -167,7 +178,8 @@ class QrelsImport(RecordImport[QrelLine, QrelKey, Qrel, ImportResult]):
 
     def conflict(self, stored: Qrel, line: QrelLine) -> ImportFailure:
         return ImportFailure(
-            f"{self.source_name} grades {line.docid} for topic {line.topic_id} {stored.grade}, not {line.grade}; "
+            f"{self.source_name} grades {line.docid} for topic {published_id(line.topic_id)} {stored.grade}, "
+            f"not {line.grade}; "
             "use --replace to change it",
             path=self.path,
             line=line.line,
@@ -191,7 +203,7 @@ class QrelsImport(RecordImport[QrelLine, QrelKey, Qrel, ImportResult]):
 
 def _repeated(line: QrelLine, earlier: str, *, path: Path) -> ImportFailure:
     return ImportFailure(
-        f"topic {line.topic_id} / {line.docid} repeated with grade {line.grade} (was {earlier})",
+        f"topic {published_id(line.topic_id)} / {line.docid} repeated with grade {line.grade} (was {earlier})",
         path=path,
         line=line.line,
         field="grade",

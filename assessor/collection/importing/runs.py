@@ -7,6 +7,10 @@ The track's rules are checked: a known topic whose text equals the topics
 file's, at most 20 references, citations that index into them, one answer per
 topic and run. Answers over 400 words break a rule too, but runs that did are
 real data to evaluate, so they are imported with a warning.
+
+Topics are named as the campaign's files give them and stored under their keys
+(assessor.models.keys); runs are matched among the campaign's own, so a run
+"baseline" of each of two campaigns is two runs.
 """
 
 import unicodedata
@@ -37,6 +41,7 @@ from assessor.importing.base import (
 )
 from assessor.importing.pipeline import RecordImport
 from assessor.importing.staging import deletion_counts
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import (
     Answer,
     AnswerReference,
@@ -46,6 +51,7 @@ from assessor.models import (
     Sentence,
     Topic,
 )
+from assessor.models.keys import published_id
 
 MAX_REFERENCES = 20
 MAX_WORDS = 400
@@ -63,7 +69,7 @@ class SentenceLine:
 class AnswerLine:
     line: int
     run_id: str
-    topic_id: str
+    topic_id: str  # the topic's stored key (assessor.models.keys)
     topic: str
     references: tuple[str, ...]
     sentences: tuple[SentenceLine, ...]
@@ -141,11 +147,12 @@ def _parse_sentence(raw: Any, index: int, references: int, *, path: Path, line: 
     return SentenceLine(text=raw["text"], citations=tuple(citations))
 
 
-def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLine:
+def _parse_answer(record: dict[str, Any], *, path: Path, line: int, topic_ids: FileTopicIds) -> AnswerLine:
     run_id = require(record, "run_id", str, path=path, line=line)
     id_checked(run_id, MAX_ID_CHARS, path=path, line=line, field="run_id")
     topic_id = require(record, "topic_id", str, path=path, line=line)
     id_checked(topic_id, MAX_TOPIC_ID_CHARS, path=path, line=line, field="topic_id")
+    topic_key = topic_ids.key(topic_id, path=path, line=line, field="topic_id")
     topic = limited(
         require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic"
     )
@@ -171,7 +178,7 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
     return AnswerLine(
         line=line,
         run_id=run_id,
-        topic_id=topic_id,
+        topic_id=topic_key,
         topic=topic,
         references=tuple(references),
         sentences=sentences,
@@ -179,8 +186,9 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int) -> AnswerLin
 
 
 def _parse_answers(path: Path) -> Iterator[AnswerLine]:
+    topic_ids = FileTopicIds()
     for number, record in read_jsonl(path):
-        yield _parse_answer(record, path=path, line=number)
+        yield _parse_answer(record, path=path, line=number, topic_ids=topic_ids)
 
 
 def _topics_check(chunk: list[AnswerLine], *, path: Path) -> None:
@@ -189,11 +197,14 @@ def _topics_check(chunk: list[AnswerLine], *, path: Path) -> None:
         query = queries.get(line.topic_id)
         if query is None:
             raise ImportFailure(
-                f"unknown topic {line.topic_id} (import the topics first)", path=path, line=line.line, field="topic_id"
+                f"unknown topic {published_id(line.topic_id)} (import the topics first)",
+                path=path,
+                line=line.line,
+                field="topic_id",
             )
         if line.topic != query:
             raise ImportFailure(
-                f"the topic text {line.topic!r} differs from topic {line.topic_id}'s query {query!r}",
+                f"the topic text {line.topic!r} differs from topic {published_id(line.topic_id)}'s query {query!r}",
                 path=path,
                 line=line.line,
                 field="topic",
@@ -405,7 +416,7 @@ def _parts_delete(writes: Writes, answers: list[Answer], result: ImportResult) -
 
 
 def _length_warnings(line: AnswerLine, *, path: Path) -> list[str]:
-    where = f"{path}, line {line.line}: the answer of run {line.run_id} for topic {line.topic_id}"
+    where = f"{path}, line {line.line}: the answer of run {line.run_id} for topic {published_id(line.topic_id)}"
     if not line.sentences:
         return [f"{where} is empty"]
     length = words_nfkc(line.text)
@@ -430,7 +441,7 @@ def _answer_action(old: StoredAnswer | None, line: AnswerLine, *, run: Run, repl
         return "replace"
     differing = _field_differing(old, line)
     raise ImportFailure(
-        f"the stored answer of run {run.run_id} for topic {line.topic_id} has another "
+        f"the stored answer of run {run.run_id} for topic {published_id(line.topic_id)} has another "
         f"{'text' if differing == 'answer' else differing}; use --replace to change it",
         path=path,
         line=line.line,
@@ -445,7 +456,8 @@ def _keyed(chunk: list[AnswerLine], runs: dict[str, Run], seen: dict[tuple[int, 
         key = (runs[line.run_id].pk, line.topic_id)
         if key in seen:
             raise ImportFailure(
-                f"a second answer of run {line.run_id} for topic {line.topic_id} (first on line {seen[key]}); "
+                f"a second answer of run {line.run_id} for topic {published_id(line.topic_id)} "
+                f"(first on line {seen[key]}); "
                 "a run answers each topic once",
                 path=path,
                 line=line.line,

@@ -1,4 +1,4 @@
-"""`topic_id<TAB>query` TSV."""
+"""`topic_id<TAB>query` TSV: each topic stored under its key in the campaign in effect (assessor.models.keys)."""
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,12 +19,15 @@ from assessor.importing.base import (
     read_lines,
 )
 from assessor.importing.pipeline import Changes, RecordImport
+from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Topic
+from assessor.models.keys import published_id
 
-TopicLine = tuple[int, str, str]  # (line number, topic id, query)
+TopicLine = tuple[int, str, str]  # (line number, topic's stored key, query)
 
 
 def _parse_topics(path: Path) -> Iterator[TopicLine]:
+    topic_ids = FileTopicIds()
     seen: dict[str, int] = {}
     for number, line in read_lines(path):
         parts = line.split("\t")
@@ -40,7 +43,7 @@ def _parse_topics(path: Path) -> Iterator[TopicLine]:
                 f"topic repeated (first on line {seen[topic_id]})", path=path, line=number, field="topic_id"
             )
         seen[topic_id] = number
-        yield number, topic_id, query
+        yield number, topic_ids.key(topic_id, path=path, line=number, field="topic_id"), query
 
 
 def topics_import(*, path: Path, replace: bool = False, user: User | None = None) -> ImportResult:
@@ -79,7 +82,7 @@ class TopicsImport(RecordImport[TopicLine, str, Topic, ImportResult]):
 
     def conflict(self, stored: Topic, line: TopicLine) -> ImportFailure:
         return ImportFailure(
-            f"topic {stored.id} is stored with another query ({stored.query!r}); use --replace to change it",
+            f"topic {published_id(stored.id)} is stored with another query ({stored.query!r}); use --replace to change it",
             path=self.path,
             line=line[0],
             field="query",
