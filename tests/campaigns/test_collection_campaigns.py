@@ -330,3 +330,25 @@ def test_a_closed_campaign_takes_no_import_and_still_exports(main, b):
             call_command(command, *args, campaign="b", stdout=StringIO())
     assert everything() == before
     assert sorted(exported_qrels("b")) == sorted(file_qrels())
+
+
+def test_a_join_in_the_second_campaign_names_and_chooses_topics_as_the_files_do(main, b, tmp_path):
+    records = [json.loads(line) for line in RUN.read_text(encoding="utf-8").splitlines()]
+    first, second, third = (record["topic_id"] for record in records)
+    changed = dict(records[1], answer=[{"text": "Another answer.", "citations": []}])
+    x = written(tmp_path, "x.jsonl", "".join(json.dumps(dict(r, run_id="x")) + "\n" for r in records[:2]))
+    y = written(tmp_path, "y.jsonl", "".join(json.dumps(dict(r, run_id="y")) + "\n" for r in (changed, records[2])))
+    out("import_topics", str(TOPICS), campaign="b")
+    out("import_run", str(x), campaign="b")
+    out("import_run", str(y), campaign="b")
+    with pytest.raises(CommandError, match=f"both answer topic\\(s\\) {second} with different answers"):
+        call_command("join_runs", "x", "y", campaign="b", stdout=StringIO())
+    printed = out("join_runs", "x", "y", "--answer", f"{second}=y", campaign="b")
+    assert f"  topic {third}: 1 answer\n" in printed
+    assert f"  topic {second}: x's answer set aside in the join's history\n" in printed
+    with campaign_scope(b):
+        kept = Answer.objects.get(run__run_id="x", topic_id=f"{second}@b")
+        assert kept.text == "Another answer."
+        assert sorted(Answer.objects.filter(run__run_id="x").values_list("topic_id", flat=True)) == sorted(
+            f"{topic}@b" for topic in (first, second, third)
+        )
