@@ -9,6 +9,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
+from assessor.collection.exporting import campaign_file_name
 from assessor.http import AuthenticatedRequest
 from assessor.jobs.forms import endpoint_choices
 from assessor.models import LabelSource
@@ -167,7 +168,7 @@ def study_download(request: AuthenticatedRequest, name: str, layout: str) -> Str
     found = get_object_or_404(Study, name=name)
     lines = study_csv(found) if layout == "csv" else study_jsonl(found)
     response = StreamingHttpResponse(lines, content_type="text/csv" if layout == "csv" else "application/x-ndjson")
-    response["Content-Disposition"] = f'attachment; filename="study.{found.name}.{layout}"'
+    response["Content-Disposition"] = f'attachment; filename="{campaign_file_name(f"study.{found.name}.{layout}")}"'
     return response
 
 

@@ -9,6 +9,7 @@ from django.utils.html import format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
+from assessor.collection.exporting import campaign_file_name
 from assessor.http import AuthenticatedRequest
 from assessor.work.roles import organizer_required
 from metaeval.sources import source_judge, sources_list, sources_notes
@@ -133,7 +134,7 @@ def truth(request: AuthenticatedRequest) -> HttpResponse:
         else:
             if query.get("format") == "json":
                 response = HttpResponse(json.dumps(truth_json(comparison), indent=2), content_type="application/json")
-                response["Content-Disposition"] = 'attachment; filename="metaeval-truth.json"'
+                response["Content-Disposition"] = f'attachment; filename="{campaign_file_name("metaeval-truth.json")}"'
                 return response
             context.update(_comparison_context(request, comparison, top_k, per_topic=context["per_topic"]))
     return render(request, "metaeval/truth.html", context)

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
+from assessor.collection.exporting import campaign_file_name
 from assessor.http import AuthenticatedRequest
 from assessor.scoring.lifecycle import qrels_notes
 from assessor.scoring.scores import NUGGET_METRICS, SUPPORT_METRICS
@@ -278,7 +279,7 @@ def _qrels_context(request: AuthenticatedRequest) -> dict:
 
 def _csv_response(lines: Iterator[str], filename: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = f'attachment; filename="{campaign_file_name(filename)}"'
     return response
 
 
@@ -367,7 +368,8 @@ def plot(request: AuthenticatedRequest, level: str) -> HttpResponse:
     response = HttpResponse(png, content_type="image/png")
     if request.GET.get("download"):
         stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{a}_vs_{b}")
-        response["Content-Disposition"] = f'attachment; filename="scatter_{level}_{metric}_{stem}.png"'
+        name = f"scatter_{level}_{metric}_{stem}.png"
+        response["Content-Disposition"] = f'attachment; filename="{campaign_file_name(name)}"'
     return response
 
 

@@ -8,6 +8,7 @@ from django.http import Http404, HttpResponse, HttpResponseBadRequest, Streaming
 from django.urls import NoReverseMatch, reverse
 
 from assessor.collection import selectors
+from assessor.collection.exporting import campaign_file_name
 from assessor.collection.score_formats import (
     LAYOUTS,
     ScoreFileRefused,
@@ -102,7 +103,7 @@ def chunked_text(lines: Iterable[str], size: int = DOWNLOAD_CHUNK_CHARS) -> Iter
 
 def download_response(lines: Iterator[str], file_name: str) -> StreamingHttpResponse:
     response = StreamingHttpResponse(chunked_text(_primed(lines)), content_type="text/plain; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    response["Content-Disposition"] = f'attachment; filename="{campaign_file_name(file_name)}"'
     return response
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import CommandError
 
 from assessor.importing.base import ImportFailure
-from assessor.models import Campaign
+from assessor.models import Campaign, Topic
 from assessor.models.keys import TopicIdRefused, topic_id_checked, topic_key
 from assessor.models.scope import campaign_in_effect
 
@@ -27,6 +27,10 @@ def file_topic_id(topic_id: str, *, path: str | Path, line: int | None, field: s
         raise ImportFailure(str(exc), path=path, line=line, field=field) from None
 
 
+# A topic's stored key, its id and the campaign's suffix together, fits the Topic table's key column.
+KEY_MAX_CHARS = Topic._meta.get_field("id").max_length or 64
+
+
 class FileTopicIds:
     """The stored keys of one file's topic ids: the campaign in effect read once, when the file's reading begins."""
 
@@ -35,7 +39,16 @@ class FileTopicIds:
 
     def key(self, topic_id: str, *, path: str | Path, line: int | None, field: str) -> str:
         """The stored key of the topic a file names `topic_id` at this line and field."""
-        return topic_key(file_topic_id(topic_id, path=path, line=line, field=field), self.campaign)
+        key = topic_key(file_topic_id(topic_id, path=path, line=line, field=field), self.campaign)
+        if len(key) > KEY_MAX_CHARS:
+            raise ImportFailure(
+                f"the topic id {topic_id!r} is too long for this campaign: with its suffix "
+                f"{self.campaign.key_suffix!r} it takes {len(key)} of the {KEY_MAX_CHARS} characters a topic's key has",
+                path=path,
+                line=line,
+                field=field,
+            )
+        return key
 
     def record_key(
         self, record: Mapping[str, Any], fields: Sequence[str], topic_id: str, *, path: str | Path, line: int

@@ -245,3 +245,25 @@ def test_a_query_written_once_inside_a_campaign_serves_every_campaign(main, seco
         assert list(prepared.first(first.pk)) == ["a"]
     with campaign_scope(second):
         assert list(prepared.first(other.pk)) == ["b"]
+
+
+def test_a_download_names_its_campaign_and_holds_the_ids_as_the_files_give_them(client, main, second):
+    for campaign in (main, second):
+        out("import_topics", str(TOPICS), campaign=campaign.slug)
+        out("import_segments", str(SEGMENTS), campaign=campaign.slug)
+        out("import_qrels", str(QRELS), "--source", "nist", campaign=campaign.slug)
+    client.force_login(_organizer_of(second))
+    answer = client.get("/c/neuclir-2025" + reverse("collection:download_qrels", args=["nist"]))
+    assert answer["Content-Disposition"] == 'attachment; filename="neuclir-2025.qrels.nist.txt"'
+    lines = b"".join(answer.streaming_content).decode().splitlines()
+    assert {(topic, docid, grade) for topic, _, docid, grade in (line.split() for line in lines)} == _qrels(QRELS)
+
+
+def test_a_topic_id_too_long_for_a_campaigns_suffix_is_refused_by_file_line_and_field(main, second, tmp_path):
+    long_id = "t" * 60
+    topics = tmp_path / "topics.tsv"
+    topics.write_text(f"{long_id}\ta query\n", encoding="utf-8")
+    out("import_topics", str(topics), campaign="main")  # 60 characters fit the first campaign's keys
+    with pytest.raises(CommandError, match=r"topics.tsv, line 1, field 'topic_id': the topic id 't{60}' is too long"):
+        call_command("import_topics", str(topics), campaign="neuclir-2025")
+    assert not Topic.objects.filter(campaign=second).exists()

@@ -281,12 +281,12 @@ def test_a_download_names_its_layout_and_rows_and_refuses_a_one_run_layout_of_ma
     url = reverse("collection:download_scores", args=["auto_edit", "manual"])
     response = organizer.get(url, {"format": "tot", "zeros": "1"})
     assert response.status_code == 200
-    assert 'filename="scores.auto_edit.manual.tot.zeros.txt"' in response["Content-Disposition"]
+    assert 'filename="main.scores.auto_edit.manual.tot.zeros.txt"' in response["Content-Disposition"]
     assert response["X-Score-Rows"] == "every run has a row for each of the 2 evaluated topics"
     refused = organizer.get(url, {"format": "trec_eval"})
     assert refused.status_code == 400 and "holds one run" in refused.content.decode()
     one = organizer.get(url, {"format": "trec_eval", "run": "r1"})
-    assert 'filename="scores.auto_edit.manual.r1.trec_eval.txt"' in one["Content-Disposition"]
+    assert 'filename="main.scores.auto_edit.manual.r1.trec_eval.txt"' in one["Content-Disposition"]
     assert b"runid\tall\tr1\n" in b"".join(one.streaming_content)
 
 

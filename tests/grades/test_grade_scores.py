@@ -144,7 +144,7 @@ def test_the_jsonl_download_in_the_autojudge_tools_layout(organizer):
     """autojudge-evaluate 1.1.0 (eval_results/io.py) reads a jsonl line's run_id, topic_id, measure and value."""
     grade_file("hand", graded_collection(), HAND)
     response = organizer.get(reverse("collection:download_grade_scores", args=["hand"]) + "?format=jsonl&zeros=1")
-    assert response["Content-Disposition"] == 'attachment; filename="grades.hand.zeros.jsonl"'
+    assert response["Content-Disposition"] == 'attachment; filename="main.grades.hand.zeros.jsonl"'
     rows = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
     assert all(set(row) == {"run_id", "topic_id", "measure", "value"} for row in rows)
     assert {"run_id": "rB", "topic_id": "t2", "measure": "cover4", "value": 0.0} in rows  # the zero row
