@@ -1,6 +1,7 @@
 """Campaigns' foundation: stored keys, the scope and its managers, the `campaign` command, `--campaign`, and pages
 under /c/<slug>/ (assessor.campaigns)."""
 
+import json
 from io import StringIO
 
 import pytest
@@ -8,7 +9,13 @@ from django.core.management import CommandError, call_command
 from django.urls import get_script_prefix, reverse
 
 from assessor.campaigns.keys import TopicIdRefused, published_id, topic_id_checked, topic_key
-from assessor.campaigns.scope import CampaignRequired, campaign_first, campaign_in_effect, campaign_scope, scoped_campaign
+from assessor.campaigns.scope import (
+    CampaignRequired,
+    campaign_first,
+    campaign_in_effect,
+    campaign_scope,
+    scoped_campaign,
+)
 from assessor.campaigns.services import CampaignRefused, campaign_create
 from assessor.models import Campaign, CampaignMember, Run, Topic
 from assessor.work.prepared import Prepared
@@ -267,3 +274,29 @@ def test_a_topic_id_too_long_for_a_campaigns_suffix_is_refused_by_file_line_and_
     with pytest.raises(CommandError, match=r"topics.tsv, line 1, field 'topic_id': the topic id 't{60}' is too long"):
         call_command("import_topics", str(topics), campaign="neuclir-2025")
     assert not Topic.objects.filter(campaign=second).exists()
+
+
+def test_an_answers_limits_are_its_campaigns_rules(main, tmp_path):
+    """The first campaign keeps TREC 2024 RAG's 20 references; a campaign with no cap takes 21, one of 2 refuses 3."""
+    open_rules = campaign_create(slug="open", title="No caps")
+    tight = campaign_create(slug="tight", title="Two references", answer_reference_cap=2, answer_word_limit=3)
+    references = [f"doc{i}" for i in range(21)]
+    line = {
+        "run_id": "r", "topic_id": "t1", "topic": "q",
+        "references": references, "answer": [{"text": "one two three four", "citations": [0]}],
+    }  # fmt: skip
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    for campaign in (main, open_rules, tight):
+        with campaign_scope(campaign):
+            Topic.objects.create(id=topic_key("t1"), query="q")
+    with pytest.raises(CommandError, match="21 references, the campaign's rules allow at most 20"):
+        call_command("import_run", str(run), campaign="main")
+    assert "over the campaign" not in out("import_run", str(run), campaign="open")
+    with pytest.raises(CommandError, match="21 references, the campaign's rules allow at most 2"):
+        call_command("import_run", str(run), campaign="tight")
+    line["references"] = references[:2]
+    run.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    stderr = StringIO()
+    call_command("import_run", str(run), campaign="tight", stdout=StringIO(), stderr=stderr)
+    assert "has 4 words, over the campaign's 3" in stderr.getvalue()

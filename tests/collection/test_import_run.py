@@ -265,7 +265,7 @@ def bad_records() -> dict[str, tuple[str, str]]:
         ),
         "more than 20 references": (
             json.dumps(too_many),
-            r"line 2, field 'references': 21 references, the track allows at most 20",
+            r"line 2, field 'references': 21 references, the campaign's rules allow at most 20",
         ),
         "missing field": (
             json.dumps({k: v for k, v in answer_record("2024-2", "why runs").items() if k != "references"}),
@@ -322,7 +322,7 @@ def test_answers_over_400_words_are_imported_with_a_warning(write_file, topics):
     result = run_import(path=path)
     assert result.created == 2
     assert result.warnings == [
-        f"{path}, line 2: the answer of run {RUN} for topic 2024-2 has 401 words, over the track's 400"
+        f"{path}, line 2: the answer of run {RUN} for topic 2024-2 has 401 words, over the campaign's 400"
     ]
     assert Answer.objects.get(topic_id="2024-2").words == 400  # L counts plain whitespace words
     assert ImportBatch.objects.get().warnings == result.warnings

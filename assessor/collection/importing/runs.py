@@ -52,9 +52,10 @@ from assessor.models import (
     Topic,
 )
 from assessor.models.keys import published_id
+from assessor.models.scope import campaign_in_effect
 
-MAX_REFERENCES = 20
-MAX_WORDS = 400
+# An answer's limits are its campaign's rules (Campaign.answer_reference_cap, answer_word_limit: TREC 2024 RAG's
+# 20 references and 400 words); a campaign without a rule has no such limit.
 # A run file has one line per topic: a few hundred lines make a chunk's worth of rows.
 CHUNK_ANSWERS = 500
 
@@ -157,9 +158,10 @@ def _parse_answer(record: dict[str, Any], *, path: Path, line: int, topic_ids: F
         require(record, "topic", str, path=path, line=line), MAX_QUERY_CHARS, path=path, line=line, field="topic"
     )
     references = require(record, "references", list, path=path, line=line)
-    if len(references) > MAX_REFERENCES:
+    cap = topic_ids.campaign.answer_reference_cap
+    if cap is not None and len(references) > cap:
         raise ImportFailure(
-            f"{len(references)} references, the track allows at most {MAX_REFERENCES}",
+            f"{len(references)} references, the campaign's rules allow at most {cap}",
             path=path,
             line=line,
             field="references",
@@ -415,13 +417,13 @@ def _parts_delete(writes: Writes, answers: list[Answer], result: ImportResult) -
             result.warnings.append(f"replacing {len(batch_ids)} answers deleted {labels} labels of their citations")
 
 
-def _length_warnings(line: AnswerLine, *, path: Path) -> list[str]:
+def _length_warnings(line: AnswerLine, *, path: Path, word_limit: int | None) -> list[str]:
     where = f"{path}, line {line.line}: the answer of run {line.run_id} for topic {published_id(line.topic_id)}"
     if not line.sentences:
         return [f"{where} is empty"]
     length = words_nfkc(line.text)
-    if length > MAX_WORDS:
-        return [f"{where} has {length} words, over the track's {MAX_WORDS}"]
+    if word_limit is not None and length > word_limit:
+        return [f"{where} has {length} words, over the campaign's {word_limit}"]
     return []
 
 
@@ -511,8 +513,9 @@ class AnswerLinesStore:
         self.result = result
         self.replace = replace
         self.path = path
-        # What a line's length is warned of: the TREC RAG track's 400 words unless the layout has its own rule.
-        self.warnings = warnings or (lambda line: _length_warnings(line, path=path))
+        # What a line's length is warned of: the campaign's word limit unless the layout has its own rule.
+        word_limit = campaign_in_effect().answer_word_limit
+        self.warnings = warnings or (lambda line: _length_warnings(line, path=path, word_limit=word_limit))
         self.resolver = RunResolver(writes)
         # One entry per (run, topic): bounded by runs x topics, not by the size of the texts.
         self.seen: dict[tuple[int, str], int] = {}
