@@ -14,7 +14,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from assessor.models import AssessorWork, LabelSource, Topic, WorkEvent
+from assessor.models import AssessorWork, CampaignMember, LabelSource, Topic, WorkEvent
+from assessor.models.keys import published_id
 from assessor.scoring.kept import scores_refresh_work
 from assessor.sources import SourceRefused, source_claim
 from assessor.work.access import assessor_work
@@ -78,7 +79,7 @@ def work_give(
         current = topic_assessor(topic=topic)
         if current is not None and current.pk != assessor.pk:
             raise WorkError(
-                f"Topic {topic.pk} is already given to {current}: a topic's human work is done by one assessor."
+                f"Topic {topic.published_id} is already given to {current}: a topic's human work is done by one assessor."
             )
         existing = AssessorWork.objects.filter(topic=topic, kind=kind, independent=False).first()
     if existing is not None:
@@ -101,11 +102,13 @@ def work_give(
     if blind_to:
         detail["blind_to"] = [s.name for s in blind_to]
     WorkEvent.objects.create(work=work, user=by, action="given", detail=detail)
+    # Given a campaign's work, the assessor is one of its people: its pages under /c/<slug>/ are open to them.
+    CampaignMember.objects.get_or_create(campaign_id=topic.campaign_id, user=assessor)
     return work
 
 
 def _already_given(existing: AssessorWork) -> WorkError:
-    return WorkError(f"Topic {existing.topic_id} already has {existing.kind_label} work (given to {existing.assessor}).")
+    return WorkError(f"Topic {published_id(existing.topic_id)} already has {existing.kind_label} work (given to {existing.assessor}).")
 
 
 def _independence_check(*, topic: Topic, assessor: User, blind_to: Sequence[LabelSource]) -> None:

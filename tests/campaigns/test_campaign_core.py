@@ -17,9 +17,10 @@ from assessor.campaigns.scope import (
     scoped_campaign,
 )
 from assessor.campaigns.services import CampaignRefused, campaign_create
-from assessor.models import Campaign, CampaignMember, Run, Topic
+from assessor.models import Campaign, CampaignMember, LabelSource, Run, Topic
 from assessor.work.prepared import Prepared
 from assessor.work.roles import Role
+from assessor.work.services import work_give
 from tests.builders import REPO, make_user
 
 FIXTURES = REPO / "tests" / "fixtures" / "collection"
@@ -300,3 +301,13 @@ def test_an_answers_limits_are_its_campaigns_rules(main, tmp_path):
     stderr = StringIO()
     call_command("import_run", str(run), campaign="tight", stdout=StringIO(), stderr=stderr)
     assert "has 4 words, over the campaign's 3" in stderr.getvalue()
+
+
+def test_an_assessor_given_a_campaigns_work_becomes_its_member(main, second):
+    with campaign_scope(second):
+        topic = Topic.objects.create(id=topic_key("300"), query="q")
+        source = LabelSource.objects.create(family="nuggets", name="manual", kind=LabelSource.Kind.PERSON)
+    person = make_user(Role.ASSESSOR)  # two campaigns, none in effect: a member of neither
+    assert not CampaignMember.objects.filter(user=person).exists()
+    work_give(topic=topic, assessor=person, kind="verdict", by=None, source=source)
+    assert list(CampaignMember.objects.filter(user=person).values_list("campaign__slug", flat=True)) == [second.slug]
