@@ -109,7 +109,9 @@ class CampaignScopedManager(models.Manager[M]):
     def get_queryset(self) -> models.QuerySet[M]:
         queryset = super().get_queryset()
         campaign = _scope.get()
-        if campaign is None:
+        # A related manager (`topic.work`) is made of this class, without its path: the rows of an instance already
+        # reached are its own, and are not filtered again.
+        if campaign is None or getattr(self, "instance", None) is not None:
             return queryset
         return queryset.filter(**{f"{self.campaign_path}_id": campaign.pk})
 

@@ -311,3 +311,13 @@ def test_an_assessor_given_a_campaigns_work_becomes_its_member(main, second):
     assert not CampaignMember.objects.filter(user=person).exists()
     work_give(topic=topic, assessor=person, kind="verdict", by=None, source=source)
     assert list(CampaignMember.objects.filter(user=person).values_list("campaign__slug", flat=True)) == [second.slug]
+
+
+def test_a_related_manager_reads_the_rows_of_its_instance_inside_a_campaign(main, second):
+    """Django makes `topic.work` of AssessorWork's manager class without its path (topic__campaign)."""
+    with campaign_scope(second):
+        topic = Topic.objects.create(id=topic_key("300"), query="q")
+        source = LabelSource.objects.create(family="nuggets", name="manual", kind=LabelSource.Kind.PERSON)
+        work = work_give(topic=topic, assessor=make_user(Role.ASSESSOR), kind="verdict", by=None, source=source)
+        assert list(topic.work.all()) == [work]
+        assert list(second.topics.all()) == [topic]
