@@ -17,7 +17,7 @@ from django.db.models.functions import Replace
 from assessor.collection.runs import campaign_runs
 from assessor.models import Answer, AnswerReference, Campaign, Citation, Qrel, QrelSource, Sentence
 from assessor.models.keys import published_id
-from assessor.models.scope import campaign_in_effect
+from assessor.models.scope import campaign_in_effect, scoped_campaign
 from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 
 FETCH_CHUNK = 20_000
@@ -67,8 +67,10 @@ def provenance_record(
 
 
 def campaign_file_name(file_name: str, campaign: Campaign | None = None) -> str:
-    """A download's or an export's file name with its campaign's slug in front: `trec-2025.qrels.nist.txt`."""
-    return f"{(campaign or campaign_in_effect()).slug}.{file_name}"
+    """A download's file name with its campaign's slug in front: `trec-2025.qrels.nist.txt`. A page is served in its
+    campaign's scope; outside any (no page asked), the name is left as it is."""
+    campaign = campaign or scoped_campaign()
+    return f"{campaign.slug}.{file_name}" if campaign is not None else file_name
 
 
 def qrel_sources_list() -> list[str]:
