@@ -46,7 +46,9 @@ def report(request: AuthenticatedRequest) -> HttpResponse:
     run = _chosen(request, "run", sorted({run for run, _ in reports}))
     topics = [topic for one_run, topic in reports if one_run == run]
     topic = _chosen(request, "topic", topics)
-    answer = get_object_or_404(Answer.objects.select_related("run", "topic"), run__run_id=run, topic_id=topic)
+    answer = get_object_or_404(
+        Answer.objects.select_related("run", "topic"), run__in=Run.objects.filter(run_id=run), topic_id=topic
+    )
     page = report_page(answer=answer, names=[source, *([vs] if vs and vs != source else [])])
     at = topics.index(topic)
     near = {"previous": topics[at - 1] if at else "", "next": topics[at + 1] if at + 1 < len(topics) else ""}

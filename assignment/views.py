@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -17,9 +17,11 @@ from assessor.collection.score_formats import team_prefix_query
 from assessor.http import AuthenticatedRequest, back_url
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMNotConfigured
+from assessor.models import LabelSource
 from assessor.work.roles import organizer_required
 from assignment.auto import auto_assign_rerun_create
 from assignment.exporting import assignments_lines
+from assignment.kinds import LABEL_FAMILY
 from assignment.selectors import assigner_is_stale, condition_notes, conditions_list, nugget_scores
 
 PRIMARY_METRIC = "Vstrict"
@@ -79,6 +81,7 @@ def download_scores(request: AuthenticatedRequest, nuggets: str, assigner: str) 
 @organizer_required
 def rerun_stale(request: AuthenticatedRequest, assigner: str) -> HttpResponse:
     """Queue a job that labels again, with the assigner's model and prompts, only the nuggets that changed."""
+    get_object_or_404(LabelSource, family=LABEL_FAMILY, name=assigner)  # the campaign's (its scoped manager)
     try:
         job = auto_assign_rerun_create(name=assigner, user=request.user)
     except (JobRequestInvalid, LLMNotConfigured) as exc:

@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -92,6 +92,7 @@ def download_scores(request: AuthenticatedRequest, name: str) -> HttpResponse | 
 @organizer_required
 def rerun_stale(request: AuthenticatedRequest, name: str) -> HttpResponse:
     """Queue a job that grades, with the source's model and prompt, only the questions that changed."""
+    get_object_or_404(LabelSource, family=GRADES_FAMILY, name=name)  # the campaign's (its scoped manager)
     try:
         job = grades_rerun_create(name=name, user=request.user)
     except (JobRequestInvalid, LLMNotConfigured) as exc:

@@ -19,7 +19,17 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor.collection.pages import download_response
 from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
-from assessor.work.pages import ReopenForm, expected_version, give_all, operation_id, refused, wants_json
+from assessor.models.keys import published_id
+from assessor.work.access import CampaignClosedForChanges
+from assessor.work.pages import (
+    ReopenForm,
+    closed_refusal,
+    expected_version,
+    give_all,
+    operation_id,
+    refused,
+    wants_json,
+)
 from assessor.work.queue import next_work
 from assessor.work.roles import Role, assessor_required, organizer_required, user_role
 from assessor.work.services import WorkError, work_heartbeat
@@ -149,6 +159,8 @@ def operation(request: AuthenticatedRequest, work_id: int, operation: str) -> Ht
         )
     except WorkspaceError as error:
         return _refused(request, work_id, error)
+    except CampaignClosedForChanges as closed:
+        return refused(request, closed.message, status=409, back=reverse("nuggets:work", args=[work_id]))
     return _applied(request, work_id, result)
 
 
@@ -166,6 +178,8 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
         return _refused(request, work_id, error)
     except WorkError as error:
         return _refused(request, work_id, WorkspaceError(error.message))
+    except CampaignClosedForChanges as closed:
+        return refused(request, closed.message, status=409, back=reverse("nuggets:work", args=[work_id]))
     if not wants_json(request):
         messages.success(request, "Submitted. The list is frozen; an organizer can reopen it.")
     return _applied(request, work_id, result)
@@ -174,7 +188,10 @@ def submit(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
 @require_POST
 @assessor_required
 def heartbeat(request: AuthenticatedRequest, work_id: int) -> JsonResponse:
-    work = work_heartbeat(work_id=work_id, user=request.user, kinds=WORKSPACE_KINDS)
+    try:
+        work = work_heartbeat(work_id=work_id, user=request.user, kinds=WORKSPACE_KINDS)
+    except CampaignClosedForChanges as closed:  # no time is credited to a closed campaign's work
+        return JsonResponse({"error": closed.message, "kind": "conflict"}, status=409)
     version = selectors.work_nugget_set(work=work).version
     return JsonResponse(
         {"active_seconds": work.active_seconds, "time": duration_label(work.active_seconds), "version": version}
@@ -186,6 +203,8 @@ def heartbeat(request: AuthenticatedRequest, work_id: int) -> JsonResponse:
 
 @organizer_required
 def organize(request: AuthenticatedRequest) -> HttpResponse:
+    if request.method == "POST" and (refusal := closed_refusal(request, reverse("nuggets:organize"))):
+        return refusal
     form = GiveWorkForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -202,7 +221,7 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
             ),
         )
         if given:
-            topic_ids = ", ".join(topic.pk for topic in data["topics"])
+            topic_ids = ", ".join(str(topic) for topic in data["topics"])
             condition = dict(CONDITION_CHOICES)[data["condition"]]
             messages.success(request, f"Given to {data['assessor']} ({condition}): {topic_ids}.")
             return redirect("nuggets:organize")
@@ -236,6 +255,8 @@ def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse
 def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     # Only nugget work has a list to reopen: another kind's id is no page here.
     work = get_object_or_404(AssessorWork, pk=work_id, kind__in=WORKSPACE_KINDS)
+    if refusal := closed_refusal(request, reverse("nuggets:organize_topic", args=[work.topic_id])):
+        return refusal
     form = ReopenForm(request.POST)
     reason = form.cleaned_data["reason"] if form.is_valid() else ""
     try:
@@ -249,7 +270,7 @@ def reopen(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     except WorkError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, f"Reopened {work.kind_label} of topic {work.topic_id}; recorded.")
+        messages.success(request, f"Reopened {work.kind_label} of topic {published_id(work.topic_id)}; recorded.")
     return redirect("nuggets:organize_topic", topic_id=work.topic_id)
 
 

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.models import User
+from django.db.models import Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -9,7 +10,8 @@ from django.views.decorators.http import require_POST
 from assessor.accounts import services
 from assessor.accounts.forms import AssessorForm, PasswordForm
 from assessor.http import AuthenticatedRequest
-from assessor.work.roles import organizer_required
+from assessor.models.scope import scoped_campaign
+from assessor.work.roles import Role, organizer_required
 
 
 def _page(request: AuthenticatedRequest, form: AssessorForm, status: int = 200) -> HttpResponse:
@@ -20,6 +22,16 @@ def _page(request: AuthenticatedRequest, form: AssessorForm, status: int = 200) 
         "audit": services.audit_entries(),
     }
     return render(request, "accounts/accounts.html", context, status=status)
+
+
+def _account(user_id: int) -> User:
+    """An account of the page's campaign (a member of it, or an admin, who sees every campaign): another campaign's
+    people are not found here."""
+    campaign = scoped_campaign()
+    if campaign is None:
+        return get_object_or_404(User, pk=user_id)
+    seen = Q(campaign_memberships__campaign=campaign) | Q(is_superuser=True) | Q(groups__name=Role.ADMIN.value)
+    return get_object_or_404(User.objects.filter(seen).distinct(), pk=user_id)
 
 
 @organizer_required
@@ -43,7 +55,7 @@ def accounts(request: AuthenticatedRequest) -> HttpResponse:
 @organizer_required
 @require_POST
 def password(request: AuthenticatedRequest, user_id: int) -> HttpResponse:
-    user = get_object_or_404(User, pk=user_id)
+    user = _account(user_id)
     form = PasswordForm(request.POST)
     form.is_valid()
     new = form.cleaned_data.get("password") or services.password_generate()
@@ -60,7 +72,7 @@ def password(request: AuthenticatedRequest, user_id: int) -> HttpResponse:
 @organizer_required
 @require_POST
 def active(request: AuthenticatedRequest, user_id: int) -> HttpResponse:
-    user = get_object_or_404(User, pk=user_id)
+    user = _account(user_id)
     make_active = request.POST.get("active") == "1"
     try:
         services.active_set(actor=request.user, user=user, active=make_active)

@@ -23,6 +23,7 @@ from assessor.models import Answer, Run, RunAlias, Topic, Upload
 from assessor.registry import UploadRow, registry
 from assessor.scoring.kept import family_columns
 from assessor.scoring.lifecycle import open_work_overview
+from assessor.work.pages import closed_refusal
 from assessor.work.roles import organizer_required
 
 ANSWERS_PER_PAGE = 25
@@ -108,7 +109,8 @@ def run_detail(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
 @organizer_required
 def answer_detail(request: AuthenticatedRequest, answer_id: int) -> HttpResponse:
     """One answer through every judge's eyes: its sentences, then each app's labels of it by source."""
-    answer = get_object_or_404(Answer.objects.select_related("run", "topic"), pk=answer_id)
+    # An answer has no campaign of its own: it is its run's, which the scoped manager finds in the page's campaign.
+    answer = get_object_or_404(Answer.objects.select_related("run", "topic"), pk=answer_id, run__in=Run.objects.all())
     return render(request, "collection/answer_detail.html", {"answer": answer, "page": answer_page(answer)})
 
 
@@ -130,6 +132,8 @@ def run_join(request: AuthenticatedRequest, run_id: str) -> HttpResponse:
         context["refusal"] = str(refusal)
         return render(request, "collection/run_join.html", context, status=409)
     context.update(plan=plan, choices=choices)
+    if request.method == "POST" and (closed := closed_refusal(request, reverse("collection:run", args=[run.run_id]))):
+        return closed
     if request.method == "POST":
         try:
             result = runs_join(keep=run.run_id, merge=merge, by=request.user, choices=choices)
@@ -164,6 +168,8 @@ def leaderboards(request: AuthenticatedRequest) -> HttpResponse:
 @organizer_required
 def upload(request: AuthenticatedRequest) -> HttpResponse:
     """The form, the recent uploads and the uploaded data; a valid POST keeps the file and queues its import."""
+    if request.method == "POST" and (refusal := closed_refusal(request, reverse("collection:upload"))):
+        return refusal
     if request.method == "POST":
         form = UploadForm(request.POST, request.FILES)
         if form.is_valid():
@@ -209,6 +215,8 @@ def upload_detail(request: AuthenticatedRequest, upload_id: int) -> HttpResponse
 @organizer_required
 def upload_retry(request: AuthenticatedRequest, upload_id: int) -> HttpResponse:
     get_object_or_404(Upload, pk=upload_id)
+    if refusal := closed_refusal(request, reverse("collection:upload_detail", args=[upload_id])):
+        return refusal
     try:
         again = uploads.upload_retry(upload_id)
     except uploads.UploadRetryRefused as refusal:
@@ -226,6 +234,8 @@ def upload_delete(request: AuthenticatedRequest, kind: str, name: str) -> HttpRe
     row = deleting.upload_row(kind=kind, name=name)
     if deletable is None or row is None:
         raise Http404(f"There is no upload of kind {kind!r} named {name!r} (it may have been deleted already).")
+    if request.method == "POST" and (refusal := closed_refusal(request, reverse("collection:upload") + "#uploads")):
+        return refusal
     if request.method == "POST" and not row.blockers:
         try:
             deleted = deleting.upload_delete(kind=kind, name=name, actor=request.user)

@@ -16,6 +16,7 @@ from assessor.jobs.llm.endpoints import EndpointRefused, endpoint_add, endpoint_
 from assessor.jobs.selectors import job_calls, job_failures, job_paid, job_params_shown, job_percent, jobs_list
 from assessor.models import Job, JobItem
 from assessor.registry import registry
+from assessor.work.access import campaign_closed_reason
 from assessor.work.roles import organizer_required
 
 CALLS_PER_PAGE = 50
@@ -104,6 +105,9 @@ def job_launch_page(request: AuthenticatedRequest, kind: str) -> HttpResponse:
     form_class = job_kind.form
     form = form_class(request.POST or None)
     context = {"job_kind": job_kind, "form": form, **_llm_context()}
+    if request.method == "POST" and (closed := campaign_closed_reason(scoped_campaign())):
+        messages.error(request, closed)
+        return render(request, "jobs/job_launch.html", context, status=403)
     if request.method == "POST" and not context["llm_missing"] and form.is_valid():
         try:
             job = job_launch(kind=kind, selection=form.selection(), user=request.user)
@@ -131,6 +135,9 @@ def job_cancel_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
 @organizer_required
 def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
+    if closed := campaign_closed_reason(scoped_campaign()):
+        messages.error(request, closed)
+        return redirect("jobs:detail", job.pk)
     if job.kind not in registry.job_kinds:
         # Its app is no longer installed: nothing here can work its items.
         messages.error(request, f"Job {job.pk} cannot resume: no installed app does jobs of kind {job.kind!r}.")

@@ -21,6 +21,7 @@ from django.db import connection, models
 from django.db.models import ExpressionWrapper, Q, QuerySet
 
 from assessor.models import AssessorWork, Job, QrelSource
+from assessor.models.keys import published_id
 from assessor.registry import registry
 
 # A job that has finished: its labels count (a failed item has no label; the others stand, and the
@@ -125,7 +126,8 @@ def open_work_sentences(open_work: list[tuple[str, bool]], *, what: str) -> list
     topics = sorted(topic for topic, _ in open_work)
     counted = "counted as provisional" if _include_open.get() else "not counted"
     if topics:
-        notes.append(f"{what} is still open on {len(topics)} topic(s) ({', '.join(topics[:5])}): {counted}.")
+        shown = ", ".join(published_id(topic) for topic in topics[:5])
+        notes.append(f"{what} is still open on {len(topics)} topic(s) ({shown}): {counted}.")
     partly = sorted(topic for topic, redo in open_work if redo)
     if partly:
         notes.append(f"{what} is reopened for changed nuggets on {len(partly)} topic(s) ({', '.join(partly[:5])}).")

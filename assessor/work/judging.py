@@ -20,7 +20,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from assessor.models import AssessorWork, LabelSource, WorkOperation
-from assessor.work.access import WorkNotFound, assessor_work
+from assessor.work.access import WorkNotFound, assessor_work, work_campaign_open_check
 from assessor.work.prepared import Prepared, instance_from_row, row_insert, row_update
 from assessor.work.services import work_activity_record, work_reopen_mark
 
@@ -113,13 +113,13 @@ _LOCKED_WORK: dict[tuple[str, ...], Prepared] = {}
 
 def _locked_work_query(kinds: tuple[str, ...]) -> Prepared:
     """The access rule of `assessor_work` (this assessor's work, of these kinds), locked, with its source's
-    name, in one prepared query."""
+    name and its campaign's state, in one prepared query."""
     if kinds not in _LOCKED_WORK:
         _LOCKED_WORK[kinds] = Prepared(
             lambda work_id, assessor_id: (
                 AssessorWork.objects.filter(pk=work_id, assessor_id=assessor_id, kind__in=list(kinds))
                 .select_for_update(of=("self",))
-                .values_list(*_WORK_FIELDS, "source__name")
+                .values_list(*_WORK_FIELDS, "source__name", "topic__campaign__closed_at")
             ),
             int,
             int,
@@ -133,8 +133,9 @@ def locked_work_with_source(*, work_id: int, user: User, kinds: Sequence[str]) -
     row = _locked_work_query(tuple(kinds)).first(work_id, user.pk)
     if row is None:
         raise WorkNotFound("No such work of yours.")
-    *values, source_name = row
+    *values, source_name, campaign_closed_at = row
     work = instance_from_row(AssessorWork, _WORK_FIELDS, values)
+    work_campaign_open_check(topic_id=work.topic_id, closed_at=campaign_closed_at)
     if work.source_id is not None:
         work.source = instance_from_row(LabelSource, ["id", "name"], [work.source_id, source_name])
     return work

@@ -81,7 +81,7 @@ class LabelApp:
         work = self.work(request, work_id)
         page = None if self.has_items is not None and not self.has_items(work) else self.page_load(work=work)
         if page is None:
-            messages.info(request, f"Topic {work.topic_id} {self.empty}.")
+            messages.info(request, f"Topic {work.topic} {self.empty}.")
             return redirect("home")
         return redirect(f"{self.namespace}:{self.item}", work_id=work.pk, number=page.number)
 

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
-from assessor.work.pages import ReopenForm, give_all, reopen_response, totals_labelled
+from assessor.work.pages import ReopenForm, closed_refusal, give_all, reopen_response, totals_labelled
 from assessor.work.roles import organizer_required
 from assessor.work.timing import duration_label
 
@@ -43,11 +43,13 @@ class WorkOrganizing:
 
 
 def organize_page(organizing: WorkOrganizing, request: AuthenticatedRequest) -> HttpResponse:
+    if request.method == "POST" and (refusal := closed_refusal(request, reverse(organizing.url_name))):
+        return refusal
     form = organizing.form(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         if give_all(form, lambda topic: organizing.give(topic, data, request.user)):
-            topic_ids = ", ".join(topic.pk for topic in data["topics"])
+            topic_ids = ", ".join(str(topic) for topic in data["topics"])
             messages.success(request, f"{organizing.title} given to {data['assessor']}: {topic_ids}.")
             return redirect(organizing.url_name)
     rows = organizing.progress()
@@ -78,6 +80,8 @@ def work_page(organizing: WorkOrganizing, request: AuthenticatedRequest, work_id
 
 def reopen_page(organizing: WorkOrganizing, request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     work = get_object_or_404(AssessorWork, pk=work_id, kind__in=organizing.kinds)
+    if refusal := closed_refusal(request, reverse(organizing.url_name)):
+        return refusal
     return reopen_response(request, work=work, back=reverse(organizing.url_name))
 
 

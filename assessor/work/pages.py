@@ -20,6 +20,9 @@ from django.views.decorators.http import require_POST
 
 from assessor.http import AuthenticatedRequest, back_url
 from assessor.models import AssessorWork, Topic
+from assessor.models.keys import KEY_SEPARATOR, published_id, topic_key
+from assessor.models.scope import scoped_campaign
+from assessor.work.access import CampaignClosedForChanges, campaign_closed_reason
 from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
 from assessor.work.roles import Role, organizer_required
 from assessor.work.services import WorkError, work_notes_set
@@ -87,6 +90,8 @@ def label_response(request: AuthenticatedRequest, *, work_id: int, save: Callabl
     or the refusal."""
     try:
         saved = save()
+    except CampaignClosedForChanges as closed:
+        return refused(request, closed.message, status=409, back=back)
     except JudgeError as error:
         return refused(
             request,
@@ -120,6 +125,8 @@ def submit_response(request: AuthenticatedRequest, *, submit: Callable[[], Any],
     """Run a submit; a refusal says what is missing."""
     try:
         submit()
+    except CampaignClosedForChanges as closed:
+        return refused(request, closed.message, status=409, back=back)
     except JudgeError as error:
         return refused(request, error.message, status=error.status, back=back)
     except WorkError as error:
@@ -134,13 +141,15 @@ def submit_response(request: AuthenticatedRequest, *, submit: Callable[[], Any],
 
 
 def topics_parse(value: str) -> list[Topic]:
-    """Topic ids separated by spaces, commas or lines; unknown ids are an error naming them."""
+    """Topic ids separated by spaces, commas or lines, as the campaign's files have them (a stored key is taken
+    too); unknown ids, another campaign's keys among them, are an error naming them."""
     wanted = list(dict.fromkeys(value.replace(",", " ").split()))
-    found = Topic.objects.in_bulk(wanted)
-    unknown = [topic_id for topic_id in wanted if topic_id not in found]
+    keys = {topic_id: topic_id if KEY_SEPARATOR in topic_id else topic_key(topic_id) for topic_id in wanted}
+    found = Topic.objects.in_bulk(list(keys.values()))
+    unknown = [topic_id for topic_id in wanted if keys[topic_id] not in found]
     if unknown:
         raise forms.ValidationError(f"Unknown topic(s): {', '.join(unknown)}.")
-    return [found[topic_id] for topic_id in wanted]
+    return [found[keys[topic_id]] for topic_id in wanted]
 
 
 class TopicsField(forms.CharField):
@@ -185,8 +194,16 @@ def reopen_response(request: AuthenticatedRequest, *, work: AssessorWork, back: 
     except WorkError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, f"Reopened {work.kind_label} of topic {work.topic_id}; recorded.")
+        messages.success(request, f"Reopened {work.kind_label} of topic {published_id(work.topic_id)}; recorded.")
     return redirect(back)
+
+
+def closed_refusal(request: AuthenticatedRequest, back: str) -> HttpResponse | None:
+    """A change asked on a page of a closed campaign: refused, with the message, on the page it came from."""
+    if reason := campaign_closed_reason(scoped_campaign()):
+        messages.error(request, reason)
+        return redirect(back)
+    return None
 
 
 def totals_labelled(rows: Sequence) -> list:
@@ -207,11 +224,11 @@ class NotesForm(forms.Form):
 @organizer_required
 def work_notes(request: AuthenticatedRequest, work_id: int) -> HttpResponse:
     """An organizer sets the notes an assessor reads beside the guidelines, then returns to the page they came from."""
-    work = get_object_or_404(AssessorWork, pk=work_id)
+    work = get_object_or_404(AssessorWork, pk=work_id)  # the campaign's (its scoped manager)
     form = NotesForm(request.POST)
     if form.is_valid():
         work_notes_set(work_id=work.pk, notes=form.cleaned_data["notes"], by=request.user)
-        messages.success(request, f"Notes of {work.kind_label} of topic {work.topic_id} saved.")
+        messages.success(request, f"Notes of {work.kind_label} of topic {published_id(work.topic_id)} saved.")
     else:
         messages.error(request, "The notes are too long (at most 5000 characters).")
     return redirect(back_url(request, request.POST.get("next"), fallback=reverse("home")))

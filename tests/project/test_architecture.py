@@ -154,7 +154,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"jobs"}),  # the LLM job engine
     frozenset({"accounts"}),
     frozenset({"labelkit"}),  # a judge of answers in a few lines: work, job, file, scores and boards together
-    frozenset({"site", "management", "admin", "apps", "__init__"}),  # the site, commands, admin, start-up
+    frozenset({"site", "management", "admin", "apps", "templatetags", "__init__"}),  # the site, commands, admin, start-up, filters
 )
 
 
