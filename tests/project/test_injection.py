@@ -6,11 +6,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from assessor.models import Answer, Sentence, Topic
+from assessor.models import Answer, LabelSource, Sentence, Topic
 from assessor.work.roles import Role
+from assignment.kinds import LABEL_FAMILY as ASSIGNMENT_FAMILY
 from assignment.models import AssignmentLabel
 from nuggets.models import Nugget
-from tests.builders import make_user
+from tests.builders import make_user, source_of
 from tests.scenarios import give_assign
 
 pytestmark = pytest.mark.django_db
@@ -74,6 +75,7 @@ def test_a_post_without_its_csrf_token_is_refused_and_changes_nothing(scenario):
 @pytest.mark.parametrize("elsewhere", ["https://elsewhere.example/", "//elsewhere.example/x", "https:/\\elsewhere.example"])
 def test_no_link_sends_a_user_off_the_site(client, elsewhere):
     make_user(Role.ORGANIZER, username="olga", password="secret-pw")
+    source_of(ASSIGNMENT_FAMILY, "nobody", LabelSource.Kind.LLM)  # an assigner with no job to re-run: refused
     login = client.post(f"{reverse('login')}?next={elsewhere}", {"username": "olga", "password": "secret-pw"})
     assert login.status_code == 302 and login["Location"] == reverse("home")
     # A refused re-run goes back to the page it came from, only when that page is the site's own.
