@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 from argue.kinds import ARGUE, ARGUE_FAMILY, ARGUE_WORK
 from argue.models import AnswerAttestation, JudgedReport, SentenceCheck, SupportAttestation, UncitedAttestation
-from assessor.campaigns.keys import published_id
 from assessor.models import AssessorWork, Citation, Sentence
+from assessor.models.keys import published_id
 from assessor.scoring.lifecycle import job_sentences, jobs_not_final_by, labels_counted, open_included, open_work_by
 from nuggets.banks import question_id
 

@@ -30,7 +30,6 @@ from argue.cut import sentences_kept
 from argue.kinds import ARGUE_FAMILY, IMPORT_ARGUE, SCORE_FAMILY
 from argue.metrics import answers_to_check, bank_as_scored
 from argue.models import AnswerAttestation, JudgedReport, SentenceCheck, SupportAttestation, UncitedAttestation
-from assessor.campaigns.keys import published_id
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -45,6 +44,7 @@ from assessor.importing.base import (
 from assessor.importing.pipeline import Changes, LabelsImport
 from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer, Citation, Sentence
+from assessor.models.keys import published_id
 from assessor.sources import import_source_claim
 from nuggets.banks import Question, bank_questions
 

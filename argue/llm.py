@@ -29,7 +29,6 @@ from argue.prompts import (
     NEEDS_CITATION,
     NEGATIVE_ASSERTION,
 )
-from assessor.campaigns.keys import published_id
 from assessor.contracts import PromptText
 from assessor.jobs.engine import JobRequestInvalid, job_create, job_prompt, job_source, output_name_check
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMSession
@@ -37,6 +36,7 @@ from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Citation, Job, JobItem, LabelSource, Sentence
+from assessor.models.keys import published_id
 from nuggets.banks import Question, bank_questions
 from reports.chat_layout import answer_field, answer_sections
 from reports.texts import request_texts

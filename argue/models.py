@@ -14,8 +14,8 @@ are all made against one bank.
 
 from django.db import models
 
-from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
+from assessor.models.scope import CampaignScopedManager
 
 
 class YesNo(models.TextChoices):

@@ -11,10 +11,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids, tsv_lines
 from assessor.models import Answer
+from assessor.models.keys import published_id
 from assessor.scoring.scores import Scores
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_require, counted_labels

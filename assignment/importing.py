@@ -25,7 +25,6 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     AnswerKey,
     JudgmentsImport,
@@ -52,6 +51,7 @@ from assessor.importing.base import (
     require,
 )
 from assessor.importing.topic_ids import FileTopicIds
+from assessor.models.keys import published_id
 from assessor.sources import import_source_claim
 from assignment.kinds import IMPORT_ASSIGNMENTS, LABEL_FAMILY
 from assignment.models import AssignmentLabel

@@ -2,8 +2,8 @@
 
 from django.db import models
 
-from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
+from assessor.models.scope import CampaignScopedManager
 
 
 class AssignmentLabelManager(CampaignScopedManager["AssignmentLabel"]):

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from assessor.campaigns.keys import topic_keys
-from assessor.campaigns.scope import campaign_scope
 from assessor.collection import kinds as collection_kinds
 from assessor.models import (
     Answer,
@@ -30,6 +28,8 @@ from assessor.models import (
     Sentence,
     Topic,
 )
+from assessor.models.keys import topic_keys
+from assessor.models.scope import campaign_scope
 from assessor.sources import source_claim
 from assignment import kinds as assignment_kinds
 from bench.collection_data import WORDS

@@ -20,7 +20,6 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.campaigns.keys import published_id
 from assessor.importing.base import ImportFailure
 from assessor.jobs.engine import ItemUnworkable, JobRequestInvalid, job_create, job_prompt, output_name_check
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMSession, Scored
@@ -28,6 +27,7 @@ from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.jobs.llm.prompts import prompt_messages
 from assessor.jobs.selection import topics_select
 from assessor.models import Job, JobItem, PromptTemplate, Run, RunAlias, Segment
+from assessor.models.keys import published_id
 from crucible.kinds import CRUCIBLE
 from crucible.models import Chunk, CrucibleRun, Extraction, KnownConfidence, Variant
 from crucible.prompts import EXTRACT

@@ -8,7 +8,7 @@ which bank, with which endpoint, model, prompt version and variant.
 
 from django.db import models
 
-from assessor.campaigns.scope import CampaignScopedManager
+from assessor.models.scope import CampaignScopedManager
 
 
 class Variant(models.TextChoices):

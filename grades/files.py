@@ -17,7 +17,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.runs import AmbiguousRun, run_aliases, run_match
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -33,6 +32,7 @@ from assessor.importing.base import (
 from assessor.importing.pipeline import Changes, LabelsImport
 from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer
+from assessor.models.keys import published_id
 from assessor.sources import import_source_claim
 from grades.kinds import GRADES_FAMILY, IMPORT_GRADES
 from grades.llm import cited_documents

@@ -10,9 +10,9 @@ foreign key cascades only for a question deleted without that step.
 
 from django.db import models
 
-from assessor.campaigns.keys import published_id
-from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance, Provenance
+from assessor.models.keys import published_id
+from assessor.models.scope import CampaignScopedManager
 
 GRADES = range(6)
 # The six grades as PrefNugget's grading prompt defines them.

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from assessor.campaigns.keys import KEY_SEPARATOR, published_id, topic_keys
+from assessor.models.keys import KEY_SEPARATOR, published_id, topic_keys
 from assessor.scoring.scores import Scores
 from metaeval.sources import (
     Source,

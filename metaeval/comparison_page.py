@@ -34,8 +34,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from assessor.campaigns.scope import campaign_in_effect, campaign_scope
 from assessor.models import KeptSource
+from assessor.models.scope import campaign_in_effect, campaign_scope
 from assessor.project.celery import celery_task
 from assessor.scoring.scores import Scores
 from metaeval.comparison import Comparison, TopicsError, comparison_build, topics_resolve

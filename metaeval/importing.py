@@ -29,7 +29,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.score_formats import LAYOUTS
 from assessor.importing.base import (
     MAX_ID_CHARS,
@@ -44,6 +43,7 @@ from assessor.importing.base import (
 )
 from assessor.importing.pipeline import Changes, RecordImport
 from assessor.importing.topic_ids import FileTopicIds
+from assessor.models.keys import published_id
 from assessor.names import name_problem
 from metaeval.kinds import IMPORT_SCORES
 from metaeval.models import ImportedScore, ScoreTable

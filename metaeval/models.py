@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from assessor.campaigns.scope import CampaignScopedManager, campaign_default
+from assessor.models.scope import CampaignScopedManager, campaign_default
 from assessor.registry import registry
 
 if TYPE_CHECKING:

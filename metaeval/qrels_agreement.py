@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assessor.campaigns.keys import published_id
 from assessor.models import Qrel, QrelSource
+from assessor.models.keys import published_id
 from assessor.scoring.lifecycle import open_included, unfinished_job_ids
 from metaeval.agreement import alpha_nominal, alpha_ordinal, kappa_weighted
 from metaeval.stats import nan_as_none

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from assessor.campaigns.keys import published_id
 from assessor.jobs.engine import JobRequestInvalid, job_queue
 from assessor.jobs.llm.client import LLMConfig, LLMNotConfigured
 from assessor.models import AssessorWork, LabelSource, Topic
+from assessor.models.keys import published_id
 from assessor.names import name_problem
 from assessor.registry import StudyJudging, registry, study_item_key, study_item_stored
 from assessor.work.services import WorkError, person_source_claim

@@ -6,9 +6,9 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.exporting import provenance_record
 from assessor.models import Answer
+from assessor.models.keys import published_id
 from assessor.registry import StudyJudging
 from metaeval.judges import Item
 from metaeval.models import Study

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from assessor.campaigns.keys import published_id
-from assessor.campaigns.scope import campaign_in_effect
+from assessor.models.keys import published_id
+from assessor.models.scope import campaign_in_effect
 from assessor.scoring.lifecycle import open_included
 from assessor.scoring.scores import Scores
 from metaeval.models import ImportedScore, ScoreTable

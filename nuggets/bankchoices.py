@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count
 
-from assessor.campaigns.keys import published_id
+from assessor.models.keys import published_id
 from nuggets.giving import BANK_DRAFT_KINDS
 from nuggets.lifecycle import nugget_sets_counted_q
 from nuggets.models import NuggetSet

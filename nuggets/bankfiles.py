@@ -25,7 +25,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
@@ -43,6 +42,7 @@ from assessor.importing.base import (
 )
 from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Topic
+from assessor.models.keys import published_id
 from nuggets.banks import QUESTIONS, Answer, Question, bank_sets, question_id
 from nuggets.exporting import nuggets_notes
 from nuggets.importing import NuggetSetsImport

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from itertools import groupby
 
-from assessor.campaigns.keys import published_id
+from assessor.models.keys import published_id
 from assessor.scoring.lifecycle import open_included
 from nuggets.models import Nugget, NuggetSet
 from nuggets.selectors import nugget_sets_counted_q

@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     JudgmentsImportResult,
     id_field,
@@ -35,6 +34,7 @@ from assessor.importing.base import (
 )
 from assessor.importing.pipeline import Changes, RecordImport
 from assessor.importing.topic_ids import FileTopicIds
+from assessor.models.keys import published_id
 from assessor.sources import import_source_claim
 from nuggets.dependents import Change, nugget_list_changed, nuggets_delete, set_dependents
 from nuggets.kinds import IMPORT_NUGGETS, LABEL_FAMILY

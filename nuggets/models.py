@@ -7,8 +7,8 @@ in the same workspace, with the same undo, lineage and lifecycle.
 
 from django.db import models
 
-from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import Provenance
+from assessor.models.scope import CampaignScopedManager
 
 
 class NuggetSetManager(CampaignScopedManager["NuggetSet"]):

@@ -7,9 +7,9 @@ copy the reference adds for Borda is computed, never stored. Its source says who
 
 from django.db import models
 
-from assessor.campaigns.keys import published_id
-from assessor.campaigns.scope import CampaignScopedManager
 from assessor.models import LabelProvenance
+from assessor.models.keys import published_id
+from assessor.models.scope import CampaignScopedManager
 
 
 class Preference(models.IntegerChoices):

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from random import Random
 
-from assessor.campaigns.keys import published_id
+from assessor.models.keys import published_id
 from preferences.borda import standings
 from preferences.sampling import report_pairs
 

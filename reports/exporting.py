@@ -8,8 +8,8 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from assessor.campaigns.keys import published_id
 from assessor.models import Answer, AnswerReference, Citation, Run, Segment, Sentence
+from assessor.models.keys import published_id
 from reports.models import CitationShape, ReportDocument, ReportLayout, ReportRequest
 
 ANSWERS_PER_CHUNK = 500

@@ -9,11 +9,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.importing.runs import CHUNK_ANSWERS, AnswerLine, AnswerLinesStore
 from assessor.importing.base import ImportFailure, ImportResult, Writes, chunked, in_batches
 from assessor.importing.pipeline import Changes, RecordImport
 from assessor.models import Answer, Segment, Topic
+from assessor.models.keys import published_id
 from reports.kinds import IMPORT_REPORTS, IMPORT_REQUESTS
 from reports.layout import DocumentLine, ReportLine, RequestLine, report_length, reports_parse, requests_parse
 from reports.models import ReportDocument, ReportLayout, ReportRequest

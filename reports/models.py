@@ -9,8 +9,8 @@ answer does not, so that the export gives the file's layout back.
 
 from django.db import models
 
-from assessor.campaigns.keys import published_id
-from assessor.campaigns.scope import CampaignScopedManager
+from assessor.models.keys import published_id
+from assessor.models.scope import CampaignScopedManager
 
 
 class LengthUnit(models.TextChoices):

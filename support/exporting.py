@@ -4,10 +4,10 @@ import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.exporting import PROVENANCE_FIELDS, provenance_record
 from assessor.collection.score_formats import run_display, run_published_ids
 from assessor.models import Answer, Citation, Sentence
+from assessor.models.keys import published_id
 from assessor.scoring.scores import Scores
 from assignment.exporting import scores_lines
 from support.selectors import counted_labels, method_require

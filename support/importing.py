@@ -21,7 +21,6 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import connection
 
-from assessor.campaigns.keys import published_id
 from assessor.collection.importing.answers import (
     AnswerKey,
     JudgmentsImport,
@@ -51,6 +50,7 @@ from assessor.importing.base import (
 from assessor.importing.staging import deletion_counts
 from assessor.importing.topic_ids import FileTopicIds
 from assessor.models import Answer, Citation, Sentence
+from assessor.models.keys import published_id
 from assessor.sources import import_source_claim
 from support.kinds import IMPORT_SUPPORT, LABEL_FAMILY
 from support.models import SupportLabel

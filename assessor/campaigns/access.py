@@ -3,7 +3,7 @@
 A person sees a campaign they are a member of; the site's administrators see
 every campaign. Everything of a campaign a person does not see answers "not
 found" (404): pages are reached inside a campaign's scope, whose managers
-cannot find another campaign's rows (`assessor.campaigns.scope`).
+cannot find another campaign's rows (`assessor.models.scope`).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from assessor.campaigns.access import CampaignClosed, campaign_writable
-from assessor.campaigns.scope import CampaignRequired, campaign_in_effect, campaign_scope
 from assessor.models import Campaign
+from assessor.models.scope import CampaignRequired, campaign_in_effect, campaign_scope
 
 
 def campaign_named(slug: str | None) -> Campaign:

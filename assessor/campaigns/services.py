@@ -10,7 +10,6 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from assessor.campaigns.keys import KEY_SEPARATOR
 from assessor.models import (
     AssessorWork,
     Campaign,
@@ -22,6 +21,7 @@ from assessor.models import (
     Run,
     Topic,
 )
+from assessor.models.keys import KEY_SEPARATOR
 
 
 class CampaignRefused(ValueError):
@@ -49,7 +49,7 @@ def campaign_create(
     guidelines: str = "",
     default_endpoint: str = "",
 ) -> Campaign:
-    """A new campaign. Its topics' keys end with "@<slug>", unless it is the first (assessor.campaigns.keys)."""
+    """A new campaign. Its topics' keys end with "@<slug>", unless it is the first (assessor.models.keys)."""
     if not SLUG.fullmatch(slug):
         raise CampaignRefused(f"the slug {slug!r}: {SLUG_RULE}")
     known = protocol_families()

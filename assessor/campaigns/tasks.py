@@ -20,14 +20,14 @@ HEADER = "assessor_campaign"
 _TOKEN = "_assessor_campaign_token"
 
 
-@before_task_publish.connect(dispatch_uid="assessor.campaigns.scope_sent")
+@before_task_publish.connect(dispatch_uid="assessor.models.scope_sent")
 def scope_sent(headers: dict[str, Any] | None = None, **_kwargs: Any) -> None:
     campaign = scoped_campaign()
     if campaign is not None and headers is not None:
         headers[HEADER] = campaign.pk
 
 
-@task_prerun.connect(dispatch_uid="assessor.campaigns.scope_entered")
+@task_prerun.connect(dispatch_uid="assessor.models.scope_entered")
 def scope_entered(task: Any = None, **_kwargs: Any) -> None:
     campaign_id = task.request.get(HEADER) if task is not None else None
     if campaign_id is None:
@@ -37,7 +37,7 @@ def scope_entered(task: Any = None, **_kwargs: Any) -> None:
         setattr(task.request, _TOKEN, scope_enter(campaign))
 
 
-@task_postrun.connect(dispatch_uid="assessor.campaigns.scope_left")
+@task_postrun.connect(dispatch_uid="assessor.models.scope_left")
 def scope_left(task: Any = None, **_kwargs: Any) -> None:
     token = getattr(task.request, _TOKEN, None) if task is not None else None
     if token is not None:

@@ -17,7 +17,6 @@ from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Q
 from django.db.models.functions import Coalesce
 from django.utils.safestring import SafeString, mark_safe
 
-from assessor.campaigns.scope import scoped_campaign
 from assessor.collection.tables import (
     BADGE_STATE_NOTES,
     badges_html,
@@ -31,6 +30,7 @@ from assessor.collection.tables import (
 )
 from assessor.models import Answer, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.models.keys import published_id
+from assessor.models.scope import scoped_campaign
 from assessor.registry import Badge, BadgeRow, registry
 from assessor.scoring.kept import (
     columns_sorted,

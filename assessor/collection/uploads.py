@@ -28,10 +28,10 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from assessor.campaigns.scope import campaign_scope
 from assessor.importing.base import ImportFailure, ImportResult, statistics_refresh
 from assessor.importing.progress import ImportProgress, progress_watched
 from assessor.models import Upload
+from assessor.models.scope import campaign_scope
 from assessor.project.celery import celery_task, worker_name
 from assessor.project.security import owner_only_folder
 from assessor.registry import registry

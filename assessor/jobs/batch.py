@@ -33,7 +33,6 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
-from assessor.campaigns.scope import campaign_of_row, campaign_scope, scoped_campaign
 from assessor.jobs.engine import (
     BATCH_STEP_TASK,
     JobRequestInvalid,
@@ -61,6 +60,7 @@ from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.inflight import holder_name
 from assessor.models import Job, JobItem, LLMBatch, LLMBatchRequest
 from assessor.models.jobs import dollars
+from assessor.models.scope import campaign_of_row, campaign_scope, scoped_campaign
 from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
 

@@ -27,12 +27,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from assessor.campaigns.access import CampaignClosed, campaign_writable
-from assessor.campaigns.scope import campaign_in_effect, campaign_scope
 from assessor.importing.base import statistics_refresh
 from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigured, LLMSession, LLMUnavailable, Usage
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate
+from assessor.models.scope import campaign_in_effect, campaign_scope
 from assessor.names import name_problem
 from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry

@@ -6,7 +6,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from assessor.campaigns.scope import scoped_campaign
 from assessor.http import AuthenticatedRequest
 from assessor.jobs.batch import batch_summary
 from assessor.jobs.engine import FINAL_STATUSES, JobRequestInvalid, job_cancel, job_queue, job_reopen
@@ -15,6 +14,7 @@ from assessor.jobs.llm.client import LLMNotConfigured
 from assessor.jobs.llm.endpoints import EndpointRefused, endpoint_add, endpoint_delete, endpoint_missing, endpoints_list
 from assessor.jobs.selectors import job_calls, job_failures, job_paid, job_params_shown, job_percent, jobs_list
 from assessor.models import Job, JobItem
+from assessor.models.scope import scoped_campaign
 from assessor.registry import registry
 from assessor.work.access import campaign_closed_reason
 from assessor.work.roles import organizer_required

@@ -20,9 +20,9 @@ from django.http import HttpRequest
 
 from assessor.campaigns.access import campaigns_visible
 from assessor.campaigns.middleware import CAMPAIGNS_SEEN, SESSION_KEY, campaign_path
-from assessor.campaigns.scope import scoped_campaign
 from assessor.jobs.engine import OPEN_STATUSES
 from assessor.models import AssessorWork, Campaign, Job, Run, Topic
+from assessor.models.scope import scoped_campaign
 
 # Where a request keeps the campaigns it read, and whether with their progress (the middleware, the header and the
 # home page share them).

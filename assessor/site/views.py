@@ -15,8 +15,8 @@ from django.shortcuts import render
 from django.urls import Resolver404
 
 from assessor.campaigns.middleware import campaign_path
-from assessor.campaigns.scope import scoped_campaign
 from assessor.models import Answer
+from assessor.models.scope import scoped_campaign
 from assessor.site.campaigns import campaigns_seen
 from assessor.site.nav import organizer_links
 from assessor.work.queue import queue_groups, queue_items

@@ -2,10 +2,10 @@
 assessor 0026), and a table's or a study's name is unique within its campaign.
 
 The database fills the new columns with 1; in the models' state their default is the campaign in effect
-(assessor.campaigns.scope), which a migration must not call (assessor 0026 says why).
+(assessor.models.scope), which a migration must not call (assessor 0026 says why).
 """
 
-import assessor.campaigns.scope
+import assessor.models.scope
 import django.db.models.deletion
 from django.db import migrations, models
 
@@ -26,7 +26,7 @@ def campaign_column(model_name: str) -> migrations.SeparateDatabaseAndState:
         ],
         state_operations=[
             migrations.AddField(
-                model_name=model_name, name="campaign", field=field(assessor.campaigns.scope.campaign_default)
+                model_name=model_name, name="campaign", field=field(assessor.models.scope.campaign_default)
             )
         ],
     )

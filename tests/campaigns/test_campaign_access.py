@@ -18,10 +18,10 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
 from argue.kinds import ARGUE_WORK
-from assessor.campaigns.keys import topic_key
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
 from assessor.models import Answer, AssessorWork, Campaign, CampaignMember, Job, LabelSource, Run, Topic, Upload
+from assessor.models.keys import topic_key
+from assessor.models.scope import campaign_scope
 from assessor.work.roles import Role
 from assignment.kinds import ASSIGN_MANUAL
 from grades.kinds import GRADE_WORK

@@ -8,16 +8,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import get_script_prefix, reverse
 
-from assessor.campaigns.keys import TopicIdRefused, published_id, topic_id_checked, topic_key
-from assessor.campaigns.scope import (
+from assessor.campaigns.services import CampaignRefused, campaign_create
+from assessor.models import Campaign, CampaignMember, LabelSource, Run, Topic
+from assessor.models.keys import TopicIdRefused, published_id, topic_id_checked, topic_key
+from assessor.models.scope import (
     CampaignRequired,
     campaign_first,
     campaign_in_effect,
     campaign_scope,
     scoped_campaign,
 )
-from assessor.campaigns.services import CampaignRefused, campaign_create
-from assessor.models import Campaign, CampaignMember, LabelSource, Run, Topic
 from assessor.work.prepared import Prepared
 from assessor.work.roles import Role
 from assessor.work.services import work_give

@@ -16,10 +16,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from assessor.campaigns.keys import topic_key
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
 from assessor.models import AssessorWork, Campaign, CampaignMember, Job, Run, Topic
+from assessor.models.keys import topic_key
+from assessor.models.scope import campaign_scope
 from assessor.registry import NavLink, Registry, RunPanel, app_registering, register_nav_link, registry
 from assessor.work.roles import Role
 from preferences.kinds import PREFERENCE_WORK

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_close, campaign_create
 from assessor.collection.exporting import campaign_file_name
 from assessor.collection.score_formats import ScoreFile, score_table_lines
 from assessor.contracts import Scores
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Campaign, ImportBatch, Qrel, QrelSource, Run, RunAlias, Segment, Topic
+from assessor.models.scope import campaign_scope
 from assessor.work.topic_picker import topic_choices
 from tests.builders import REPO
 

@@ -10,12 +10,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
-from assessor.campaigns.keys import topic_key
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
 from assessor.collection.score_formats import run_published_ids
 from assessor.importing.topic_ids import command_topic_keys
 from assessor.models import Campaign, LabelSource, Run, Topic
+from assessor.models.keys import topic_key
+from assessor.models.scope import campaign_scope
 from assessor.scoring.scores import Scores
 from assignment.exporting import assignments_lines
 from assignment.models import AssignmentLabel

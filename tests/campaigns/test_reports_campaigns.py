@@ -13,11 +13,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from argue.models import JudgedReport, SupportAttestation
-from assessor.campaigns.keys import topic_key
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Campaign, Job, JobItem, LabelSource, Run, Topic
+from assessor.models.keys import topic_key
+from assessor.models.scope import campaign_scope
 from crucible.llm import _request_check, crucible_job_create
 from crucible.models import CrucibleRun
 from grades.kinds import GRADES, GRADES_FAMILY

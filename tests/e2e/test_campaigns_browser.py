@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from assessor.campaigns.keys import topic_key
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create
 from assessor.models import AssessorWork, Campaign, CampaignMember
+from assessor.models.keys import topic_key
+from assessor.models.scope import campaign_scope
 from assessor.work.roles import Role
 from nuggets.giving import nugget_work_give
 from nuggets.models import NuggetSet

@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from assessor.campaigns.scope import campaign_scope
 from assessor.jobs.engine import job_run_sync
 from assessor.models import AssessorWork, Campaign, Citation, Topic
+from assessor.models.scope import campaign_scope
 from assignment.judging import assign_replicate_give
 from assignment.models import AssignmentLabel
 from metaeval.studies import study_create

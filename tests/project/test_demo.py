@@ -17,7 +17,6 @@ from django.test import Client
 
 from argue import kinds as argue_kinds
 from argue.models import ArgueWork
-from assessor.campaigns.keys import published_id, topic_key
 from assessor.models import (
     Answer,
     AssessorWork,
@@ -31,6 +30,7 @@ from assessor.models import (
     Sentence,
     Topic,
 )
+from assessor.models.keys import published_id, topic_key
 from assessor.work.roles import Role, user_role
 from assignment.models import AssignmentLabel
 from grades import kinds as grade_kinds

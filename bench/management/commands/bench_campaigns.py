@@ -27,11 +27,11 @@ from django.test import Client
 from django.test.utils import override_settings
 from django.urls import reverse
 
-from assessor.campaigns.keys import topic_key
 from assessor.campaigns.middleware import campaign_urls
-from assessor.campaigns.scope import campaign_first
 from assessor.campaigns.services import campaign_create, members_add
 from assessor.models import Campaign, Run, Topic
+from assessor.models.keys import topic_key
+from assessor.models.scope import campaign_first
 from assessor.work.roles import Role, user_set_role
 from bench.campaign_data import CampaignShape, campaign_collection_build, corpus_ensure, run_ids, topic_ids
 from bench.request_bench import TARGET_MS, Timing, requests_time, response_ok

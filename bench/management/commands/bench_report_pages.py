@@ -45,9 +45,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
-from assessor.campaigns.keys import topic_key
 from assessor.campaigns.middleware import campaign_urls
 from assessor.models import Campaign
+from assessor.models.keys import topic_key
 from assessor.project.celery import app as celery_app
 from bench.fake_llm import FakeLLMServer
 from bench.processes import load_average

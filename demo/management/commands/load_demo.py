@@ -19,12 +19,11 @@ from django.db import transaction
 
 from argue import kinds as argue_kinds
 from argue.judging import argue_work_give
-from assessor.campaigns.keys import topic_key
-from assessor.campaigns.scope import campaign_scope
 from assessor.campaigns.services import campaign_create, members_add
 from assessor.importing.base import statistics_refresh
 from assessor.models import AssessorWork, Campaign, Topic
-from assessor.models.scope import FIRST_SLUG, FIRST_TITLE
+from assessor.models.keys import topic_key
+from assessor.models.scope import FIRST_SLUG, FIRST_TITLE, campaign_scope
 from assessor.registry import registry
 from assessor.work.roles import Role, user_set_role
 from grades import kinds as grade_kinds

@@ -3,8 +3,8 @@ import json
 from django.core.management.base import CommandError
 
 from assessor.campaigns.commands import CampaignCommand
-from assessor.campaigns.keys import published_id
 from assessor.management.base import add_include_open_argument, notes_write
+from assessor.models.keys import published_id
 from assessor.scoring.lifecycle import open_work_included
 from metaeval.comparison import (
     TOPIC_FIGURES,

@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
-from assessor.campaigns.keys import published_id
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
+from assessor.models.keys import published_id
 from preferences.llm import preferences_job_create, preferences_select
 
 

@@ -1,9 +1,9 @@
 from django.core.management.base import CommandError
 
-from assessor.campaigns.keys import published_id
 from assessor.jobs.command import JobCommand
 from assessor.jobs.engine import JobRequestInvalid
 from assessor.models import Job
+from assessor.models.keys import published_id
 from prefnugget.contrastive import MAX_PAIRS
 from prefnugget.jobs import Pairing, prefnugget_job_create, prefnugget_plan
 
