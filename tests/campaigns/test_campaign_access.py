@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.http.response import HttpResponseBase
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
@@ -293,7 +294,16 @@ def _ask(user: User, prefix: str, name: str, page: Page, side: Side) -> tuple[in
         response = client.post(url, page.data, HTTP_ACCEPT="application/json" if page.refused != 404 else "text/html")
     else:
         response = client.get(url)
-    return response.status_code, response.content.decode(errors="replace") if not response.streaming else ""
+    return response.status_code, _read(response)
+
+
+def _read(response: HttpResponseBase) -> str:
+    """The whole body. A download streams from a server-side cursor: read to its end, the
+    test client closes it; left half-read, the cursor is closed by the garbage collector
+    in a later test's transaction, which it aborts."""
+    if response.streaming:
+        return b"".join(response.streaming_content).decode(errors="replace")  # type: ignore[attr-defined]
+    return response.content.decode(errors="replace")
 
 
 def _reason_shown(body: str, reason: str) -> bool:
@@ -426,7 +436,9 @@ def test_a_closed_campaign_refuses_an_upload_a_retry_and_a_deletion(two, tmp_pat
     assert Upload.objects.unscoped().count() == uploads_before
     with campaign_scope(two.a.campaign):
         assert Topic.objects.count() == 1
-        assert client.get("/c/a" + reverse("collection:download_qrels", args=["nist-a"])).status_code == 200
+        download = client.get("/c/a" + reverse("collection:download_qrels", args=["nist-a"]))
+        assert download.status_code == 200
+        assert "300" in _read(download)
 
 
 def test_a_closed_campaign_refuses_giving_work(two):
@@ -462,7 +474,9 @@ def test_a_closed_campaigns_downloads_and_detail_pages_still_answer(two):
     client = _client(two.organizer)
     for name in ("collection:topic", "collection:run", "jobs:detail", "collection:download_qrels", "metaeval:study"):
         page = PAGES[name]
-        assert client.get("/c/a" + reverse(name, args=page.args(two.a))).status_code == 200, name
+        response = client.get("/c/a" + reverse(name, args=page.args(two.a)))
+        assert response.status_code == 200, name
+        _read(response)
     assistant = _client(two.assessor)
     assert assistant.get(reverse("support:judge", args=[two.a.works["support"].pk])).status_code == 302
 
