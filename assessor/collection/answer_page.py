@@ -11,6 +11,7 @@ from typing import Any
 from assessor.collection.answer_labels import ItemRow, LabelTable
 from assessor.collection.selectors import AnswerView, answer_views
 from assessor.models import Answer
+from assessor.models.scope import scoped_campaign
 from assessor.registry import registry
 
 
@@ -50,7 +51,11 @@ class AnswerPage:
 def answer_page(answer: Answer) -> AnswerPage:
     """The answer's sentences and the sections of the apps with something to say of it, in their order."""
     page = AnswerPage(answer=answer, view=answer_views([answer])[0])
+    campaign = scoped_campaign()
+    # Numbered among all the apps' sections, so an anchor names one section whatever the campaign shows.
     for number, panel in enumerate(registry.answer_panels, start=1):
+        if not registry.used_in(campaign, [panel]):
+            continue
         context = panel.context(answer)
         if context is None:
             continue

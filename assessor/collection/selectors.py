@@ -31,7 +31,7 @@ from assessor.collection.tables import (
 from assessor.models import Answer, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
 from assessor.models.keys import published_id
 from assessor.models.scope import scoped_campaign
-from assessor.registry import Badge, BadgeRow, registry
+from assessor.registry import Badge, BadgeRow, TopicCount, registry
 from assessor.scoring.kept import (
     columns_sorted,
     family_columns,
@@ -63,8 +63,13 @@ def qrel_source_names() -> list[str]:
     return list(QrelSource.objects.order_by("name").values_list("name", flat=True))
 
 
+def _topic_counts() -> list[TopicCount]:
+    """The apps' columns of the topics page, of the campaign's families."""
+    return registry.used_in(scoped_campaign(), registry.topic_counts)
+
+
 def topic_count_titles() -> list[str]:
-    return [count.title for count in registry.topic_counts]
+    return [count.title for count in _topic_counts()]
 
 
 def topics_overview() -> tuple[list[str], list[TopicRow]]:
@@ -80,7 +85,7 @@ def topics_overview() -> tuple[list[str], list[TopicRow]]:
     for row in relevant_rows:
         relevant[row["topic_id"]][row["source__name"]] = row["n"]
     answers = _grouped_counts(Answer.objects.all(), "topic_id")
-    columns = [count.counts() for count in registry.topic_counts]
+    columns = [count.counts() for count in _topic_counts()]
     rows = [
         TopicRow(
             topic=topic,

@@ -100,8 +100,8 @@ def job_call_log(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
 @organizer_required
 def job_launch_page(request: AuthenticatedRequest, kind: str) -> HttpResponse:
     job_kind = registry.job_kinds.get(kind)
-    if job_kind is None or job_kind.form is None:
-        raise Http404("no such job")
+    if job_kind is None or job_kind.form is None or not registry.used_in(scoped_campaign(), [job_kind]):
+        raise Http404("no such job in this campaign")
     form_class = job_kind.form
     form = form_class(request.POST or None)
     context = {"job_kind": job_kind, "form": form, **_llm_context()}

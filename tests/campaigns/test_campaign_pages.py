@@ -17,10 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from assessor.campaigns.services import campaign_create
-from assessor.models import AssessorWork, Campaign, CampaignMember, Job, Run, Topic
+from assessor.models import Answer, AssessorWork, Campaign, CampaignMember, Job, Run, Topic
 from assessor.models.keys import topic_key
 from assessor.models.scope import campaign_scope
-from assessor.registry import NavLink, Registry, RunPanel, app_registering, register_nav_link, registry
+from assessor.registry import AnswerPanel, NavLink, Registry, RunPanel, app_registering, register_nav_link, registry
 from assessor.work.roles import Role
 from preferences.kinds import PREFERENCE_WORK
 from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
@@ -265,6 +265,50 @@ def test_the_topic_and_run_pages_show_the_sections_of_the_campaigns_families(two
         ]
     # The page, in the first campaign (its topics' keys are their ids): the nugget sets' section.
     assert 'id="nuggets"' in page_as(two.admin, "/c/main" + reverse("collection:topic", args=["300"]))
+
+
+def test_a_job_kind_of_a_family_the_campaign_does_not_use_is_not_found_by_its_url(two):
+    for kind in sorted(RAG_JOBS):
+        page_as(two.admin, "/c/main" + reverse("jobs:launch", args=[kind]))
+        page_as(two.admin, "/c/kiddie" + reverse("jobs:launch", args=[kind]), status=404)
+    for kind in sorted(REPORT_JOBS):
+        page_as(two.admin, "/c/kiddie" + reverse("jobs:launch", args=[kind]))
+        page_as(two.admin, "/c/main" + reverse("jobs:launch", args=[kind]), status=404)
+
+
+def topics_columns(page: str) -> list[str]:
+    head = re.search(r"<thead>(.*?)</thead>", page, re.S)
+    assert head, "the topics page has no table"
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<th[^>]*>(.*?)</th>", head.group(1), re.S)]
+
+
+def test_the_topics_page_shows_the_columns_of_the_campaigns_families(two):
+    rag_columns = ["Nugget sets", "Nugget conditions", "Support methods"]
+    assert topics_columns(page_as(two.admin, "/c/main" + TOPICS)) == ["Topic", "Query", "Answers", *rag_columns]
+    assert topics_columns(page_as(two.admin, "/c/kiddie" + TOPICS)) == ["Topic", "Query", "Answers"]
+
+
+def test_the_answer_page_shows_the_sections_of_the_campaigns_families(two, monkeypatch):
+    from assessor.collection.answer_page import answer_page
+
+    panels = [
+        AnswerPanel("Of rag", "of_rag.html", lambda answer: {}, 1, family="rag"),
+        AnswerPanel("Of reports", "of_reports.html", lambda answer: {}, 2, family="reports"),
+        AnswerPanel("Of the shell", "shell.html", lambda answer: {}, 3),
+    ]
+    monkeypatch.setattr(registry, "answer_panels", panels)
+    with campaign_scope(two.kiddie):
+        kiddie_answer = make_answer(make_run("baseline"), Topic.objects.get(pk=topic_key("bee", two.kiddie)))
+        assert [(s.title, s.anchor) for s in answer_page(kiddie_answer).sections] == [
+            ("Of reports", "panel-2"),
+            ("Of the shell", "panel-3"),
+        ]
+    with campaign_scope(two.main):
+        main_answer = Answer.objects.get(topic_id="300")
+        assert [(s.title, s.anchor) for s in answer_page(main_answer).sections] == [
+            ("Of rag", "panel-1"),
+            ("Of the shell", "panel-3"),
+        ]
 
 
 def test_the_run_page_shows_the_sections_of_the_campaigns_families(two, monkeypatch):
