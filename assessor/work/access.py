@@ -4,7 +4,7 @@ Every assessor view and service reaches a piece of work through `assessor_work`
 before it reads or writes anything of it. Another person's work, or work of
 another kind, is "not found": its existence is not revealed. Inside a campaign's
 pages the work is also that campaign's (the scoped manager); an assessor's own
-pages reach their work in every campaign.
+pages reach their work in every campaign they belong to (`in_member_campaigns`).
 
 A change to work (a label, a nugget edit, a submit: every read with `lock`) is
 refused while the work's campaign is closed: a closed campaign is read-only.
@@ -18,6 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import F
 from django.http import Http404
 
+from assessor.campaigns.access import in_member_campaigns
 from assessor.models import AssessorWork, Campaign
 
 
@@ -69,7 +70,7 @@ def assessor_work(
         # "of=self": lock the work's row only, not the rows joined for reading; the campaign's state in the same read.
         works = works.select_for_update(of=("self",)).annotate(campaign_closed_at=F("topic__campaign__closed_at"))
     try:
-        work = works.get(pk=work_id, assessor_id=user.pk, kind__in=list(kinds))
+        work = in_member_campaigns(works, user).get(pk=work_id, assessor_id=user.pk, kind__in=list(kinds))
     except AssessorWork.DoesNotExist:
         raise WorkNotFound("No such work of yours.") from None
     if lock:

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from assessor.campaigns.access import in_member_campaigns
 from assessor.http import AuthenticatedRequest, back_url
 from assessor.models import AssessorWork, Topic
 from assessor.models.keys import KEY_SEPARATOR, published_id, topic_key
@@ -111,7 +112,8 @@ def label_response(request: AuthenticatedRequest, *, work_id: int, save: Callabl
 
 def work_state(work_id: int, user: User) -> dict[str, str]:
     """The status and active time of the assessor's own work, as the judging pages show them."""
-    work = AssessorWork.objects.only("status", "active_seconds").filter(pk=work_id, assessor=user).first()
+    works = AssessorWork.objects.only("status", "active_seconds").filter(pk=work_id, assessor=user)
+    work = in_member_campaigns(works, user).first()
     if work is None:
         return {}
     return work_state_shown(work)

@@ -1,6 +1,6 @@
 """An assessor's queue of work: its order, what is left of each piece, and what comes next.
 
-The queue holds the work of every campaign the assessor has work in, whatever
+The queue holds the work of every campaign the assessor has work in and belongs to, whatever
 campaign the page is in, grouped by campaign (oldest campaign first). The order
 is the one rule both the queue page and a finished page's "next" link use: by
 campaign, then open work before submitted work, then by topic, then by stage (a
@@ -18,6 +18,7 @@ from itertools import groupby
 from django.contrib.auth.models import User
 from django.urls import NoReverseMatch, get_script_prefix, reverse, set_script_prefix
 
+from assessor.campaigns.access import in_member_campaigns
 from assessor.models import AssessorWork, Campaign
 from assessor.models.scope import scoped_campaign
 from assessor.registry import registry
@@ -99,7 +100,9 @@ def work_url(work: AssessorWork, *, in_campaign: bool = False) -> str | None:
 def queue_items(*, user: User) -> list[QueueItem]:
     """The user's work of every campaign in queue order, each with its page, progress and time."""
     works = sorted(
-        AssessorWork.objects.unscoped().filter(assessor=user).select_related("topic__campaign"),
+        in_member_campaigns(AssessorWork.objects.unscoped().filter(assessor=user), user).select_related(
+            "topic__campaign"
+        ),
         key=lambda work: (_campaign_key(work), queue_key(work)),
     )
     in_campaign = len({work.topic.campaign_id for work in works}) > 1

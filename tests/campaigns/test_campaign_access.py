@@ -9,12 +9,14 @@ is nothing in a. Olga organizes a only, Pat assesses in a only; Quinn assesses b
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
+from django.core.management import call_command
 from django.http.response import HttpResponseBase
+from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
@@ -339,6 +341,23 @@ def test_an_assessors_own_work_is_theirs_in_every_campaign_they_belong_to(two):
     quinn_work = two.b.works["grades"]
     for prefix in ("", "/c/b"):
         assert client.get(prefix + reverse("grades:judge", args=[quinn_work.pk])).status_code == 404
+
+
+def test_an_assessor_taken_out_of_a_campaign_no_longer_reaches_its_work_until_added_again(two):
+    work = two.a.works["support"]
+    client = Client()
+    client.force_login(two.assessor)
+    url = reverse("support:judge", args=[work.pk])
+    out = StringIO()
+    call_command("campaign", "members", "a", "pat", "--remove", stdout=out)
+    assert "Removed 1 of 1 from a" in out.getvalue()
+    for prefix in ("", "/c/a"):
+        assert client.get(prefix + url).status_code == 404, prefix
+    assert f'href="{url}"' not in client.get(reverse("home")).content.decode()
+    assert AssessorWork.objects.unscoped().filter(pk=work.pk).exists()  # kept, out of reach
+    call_command("campaign", "members", "a", "pat", stdout=StringIO())
+    assert client.get(url).status_code == 302
+    assert f'href="{url}"' in client.get(reverse("home")).content.decode()
 
 
 # --- a closed campaign --------------------------------------------------------------------------

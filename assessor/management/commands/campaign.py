@@ -13,6 +13,7 @@ from assessor.campaigns.services import (
     campaign_create,
     campaign_reopen,
     members_add,
+    members_remove,
     protocol_families,
 )
 from assessor.models import Campaign
@@ -40,9 +41,12 @@ class Command(BaseCommand):
         close.add_argument("slug")
         reopen = actions.add_parser("reopen", help="take a closed campaign's labels, jobs and files again")
         reopen.add_argument("slug")
-        members = actions.add_parser("members", help="add people (their accounts) to a campaign")
+        members = actions.add_parser("members", help="add people (their accounts) to a campaign, or take them out")
         members.add_argument("slug")
         members.add_argument("usernames", nargs="+")
+        members.add_argument(
+            "--remove", action="store_true", help="take them out: the campaign and their work in it leave their pages"
+        )
 
     def handle(self, *args, **options) -> None:
         getattr(self, "handle_" + options["action"])(options)
@@ -127,6 +131,12 @@ class Command(BaseCommand):
         users = list(User.objects.filter(username__in=options["usernames"]))
         missing = sorted(set(options["usernames"]) - {user.username for user in users})
         if missing:
-            raise CommandError(f"No account {', '.join(missing)}. Nobody was added.")
+            raise CommandError(
+                f"No account {', '.join(missing)}. Nobody was {'removed' if options['remove'] else 'added'}."
+            )
+        if options["remove"]:
+            removed = members_remove(campaign, users)
+            self.stdout.write(f"Removed {removed} of {len(users)} from {campaign.slug} (the others were not members).")
+            return
         added = members_add(campaign, users)
         self.stdout.write(f"Added {added} of {len(users)} to {campaign.slug} (the others were members already).")
