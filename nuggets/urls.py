@@ -1,5 +1,6 @@
 from django.urls import path
 
+import assessor.campaigns.converters  # noqa: F401  (the <topic:...> converter)
 from nuggets import views
 
 app_name = "nuggets"
@@ -11,6 +12,6 @@ urlpatterns = [
     path("work/<int:work_id>/submit/", views.submit, name="submit"),
     path("work/<int:work_id>/heartbeat/", views.heartbeat, name="heartbeat"),
     path("organize/", views.organize, name="organize"),
-    path("organize/topic/<str:topic_id>/", views.organize_topic, name="organize_topic"),
+    path("organize/topic/<topic:topic_id>/", views.organize_topic, name="organize_topic"),
     path("organize/work/<int:work_id>/reopen/", views.reopen, name="reopen"),
 ]

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assessor.collection.pages import download_response
 from assessor.http import AuthenticatedRequest
 from assessor.models import AssessorWork, Topic
-from assessor.models.keys import published_id
+from assessor.models.keys import published_id, topic_key
 from assessor.work.access import CampaignClosedForChanges
 from assessor.work.pages import (
     ReopenForm,
@@ -240,7 +240,7 @@ def organize(request: AuthenticatedRequest) -> HttpResponse:
 @require_GET
 @organizer_required
 def organize_topic(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
-    topic = get_object_or_404(Topic, pk=topic_id)
+    topic = get_object_or_404(Topic, pk=topic_key(topic_id))  # the URL's published id (<topic:...>)
     reports = selectors.topic_report(topic=topic)
     for report in reports:
         report.work.time_label = duration_label(report.work.active_seconds)

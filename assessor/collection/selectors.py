@@ -26,6 +26,7 @@ from assessor.collection.tables import (
     score_cell,
     score_text,
     sentence_html,
+    topic_url_maker,
     url_maker,
 )
 from assessor.models import Answer, KeptSource, Qrel, QrelSource, Run, Segment, Sentence, Topic
@@ -100,7 +101,7 @@ def topics_overview() -> tuple[list[str], list[TopicRow]]:
 
 def topic_rows_html(rows: Sequence[TopicRow]) -> SafeString:
     """The topics page's rows (one per topic, 301 at TREC scale), rendered in Python."""
-    topic_url = url_maker("collection:topic")
+    topic_url = topic_url_maker()
     return rows_html(
         [
             cell(row.topic.published_id, css="mono", href=topic_url(row.topic.id)),
@@ -342,7 +343,7 @@ def run_answers(*, run: Run) -> list[RunAnswerRow]:
 def run_answer_rows_html(answers: Sequence[RunAnswerRow]) -> SafeString:
     """The run page's answers table: topic, query, sentences, words and the answer's page of every source's labels
     (a row per topic the run answers)."""
-    topic_url = url_maker("collection:topic")
+    topic_url = topic_url_maker()
     answer_url = id_url_maker("collection:answer")
     return rows_html(
         [
@@ -371,7 +372,7 @@ class ScoreSection:
     @cached_property
     def rows_html(self) -> SafeString:
         """The per-topic rows (hundreds of them at TREC scale), rendered in Python."""
-        topic_url, answer_url = url_maker("collection:topic"), id_url_maker("collection:answer")
+        topic_url, answer_url = topic_url_maker(), id_url_maker("collection:answer")
         return rows_html(
             [
                 cell(published_id(topic_id), css="mono", href=topic_url(topic_id)),

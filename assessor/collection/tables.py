@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 
+from assessor.models.keys import published_id
 from assessor.registry import BADGE_PROVISIONAL, BADGE_STALE, Badge
 
 BADGES_KEPT = 4096  # distinct badges rendered and kept (a topic page shows a few hundred)
@@ -62,6 +63,13 @@ def url_maker(name: str) -> Callable[[object], str]:
     marker = "url-maker-argument"
     head, tail = reverse(name, args=[marker]).split(marker, 1)
     return lambda value: f"{head}{quote(str(value), safe=RFC3986_SUBDELIMS + '/~:@')}{tail}"
+
+
+def topic_url_maker() -> Callable[[str], str]:
+    """`url_maker("collection:topic")` for stored topic keys: the URL names the published id (<topic:...>), which
+    `url_maker`'s single reverse cannot turn a key into."""
+    make = url_maker("collection:topic")
+    return lambda key: make(published_id(key))
 
 
 def id_url_maker(name: str) -> Callable[[int], str]:

@@ -1,12 +1,13 @@
 from django.urls import path
 
+import assessor.campaigns.converters  # noqa: F401  (the <topic:...> converter)
 from assessor.collection import views
 from assessor.registry import registry
 
 app_name = "collection"
 urlpatterns = [
     path("topics/", views.topic_list, name="topics"),
-    path("topics/<str:topic_id>/", views.topic_detail, name="topic"),
+    path("topics/<topic:topic_id>/", views.topic_detail, name="topic"),
     path("runs/", views.run_list, name="runs"),
     path("answers/<int:answer_id>/", views.answer_detail, name="answer"),
     # Not under runs/: a run id may hold slashes, so nothing may follow it there.

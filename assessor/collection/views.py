@@ -20,6 +20,7 @@ from assessor.collection.pages import download_response
 from assessor.collection.run_join import RunJoinRefused, join_plan, runs_join
 from assessor.http import AuthenticatedRequest
 from assessor.models import Answer, Run, RunAlias, Topic, Upload
+from assessor.models.keys import topic_key
 from assessor.registry import UploadRow, registry
 from assessor.scoring.kept import family_columns
 from assessor.scoring.lifecycle import open_work_overview
@@ -48,7 +49,7 @@ def topic_list(request: AuthenticatedRequest) -> HttpResponse:
 
 @organizer_required
 def topic_detail(request: AuthenticatedRequest, topic_id: str) -> HttpResponse:
-    topic = get_object_or_404(Topic, pk=topic_id)
+    topic = get_object_or_404(Topic, pk=topic_key(topic_id))  # the URL's published id (<topic:...>)
     all_sources = selectors.qrel_source_names()
     source = request.GET.get("source") or None
     if source not in all_sources:

@@ -75,6 +75,9 @@ class Side:
     study: Study
     works: dict[str, AssessorWork]  # by the namespace of its pages
     assessor: User
+    # A topic no other campaign numbers alike: a URL names a topic by its published id, and both campaigns have a
+    # topic "300", each found in its own campaign.
+    only_topic: Topic
 
 
 @dataclass
@@ -113,7 +116,8 @@ def _side(campaign: Campaign, assessor: User) -> Side:
             assessor=assessor,
             seed=1,
         )
-    return Side(campaign, slug, topic, run, answer, job, upload, study, works, assessor)
+        only_topic = make_topic(topic_key(f"only-{slug}"), query=f"only in {slug}")
+    return Side(campaign, slug, topic, run, answer, job, upload, study, works, assessor, only_topic)
 
 
 def _member(user: User, campaign: Campaign) -> User:
@@ -217,7 +221,7 @@ def _kit_pages(namespace: str, start: str, item: str) -> dict[str, Page]:
 
 
 PAGES: dict[str, Page] = {
-    "collection:topic": Page(lambda side: [side.topic.pk]),
+    "collection:topic": Page(lambda side: [side.only_topic.pk]),
     "collection:answer": Page(lambda side: [side.answer.pk]),
     "collection:run": Page(lambda side: [side.run.run_id]),
     "collection:run_join": Page(lambda side: [side.run.run_id], own=(400,)),  # a's own: no run named to join
@@ -263,7 +267,7 @@ PAGES: dict[str, Page] = {
         refused=400,
     ),
     "nuggets:heartbeat": Page(_work("nuggets"), method="post", who="assessor", own=None),
-    "nuggets:organize_topic": Page(lambda side: [side.topic.pk]),
+    "nuggets:organize_topic": Page(lambda side: [side.only_topic.pk]),
     "nuggets:reopen": Page(_work("nuggets"), method="post", own=None),
     "assignment:rerun_stale": Page(lambda side: [f"assigner-{side.slug}"], method="post", own=None),
     "grades:rerun_stale": Page(lambda side: [f"grades-{side.slug}"], method="post", own=None),
@@ -510,7 +514,7 @@ def _file(text: str):
 
 
 def _text(html: str) -> str:
-    """The page's text (markup and URLs aside: a URL keeps the stored key)."""
+    """The page's text, markup aside."""
     html = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S)
     return re.sub(r"<[^>]+>", " ", html)
 
@@ -533,11 +537,23 @@ def test_pages_of_campaign_b_show_its_topics_published_id_never_the_stored_key(t
     for url in urls:
         response = client.get("/c/b" + url)
         assert response.status_code == 200, url
-        text = _text(response.content.decode())
-        assert "300" in text, url
-        assert "@b" not in text, (url, [line for line in text.splitlines() if "@b" in line])
+        html = response.content.decode()
+        assert "300" in _text(html), url
+        assert "300@b" not in html, (url, [line for line in html.splitlines() if "300@b" in line])
     heading = re.search(r"<h1>(.*?)</h1>", client.get("/c/b" + urls[0]).content.decode(), re.S)
     assert heading and _text(heading.group(1)).split() == ["Topic", "300"]
+
+
+def test_a_topics_url_names_its_published_id_and_each_campaign_finds_its_own(two):
+    client = _client(make_user(Role.ADMIN, username="root"))
+    url = reverse("collection:topic", args=[two.b.topic.pk])
+    assert url == "/collection/topics/300/"  # from b's stored key "300@b"
+    assert "how do bees make honey (a)" in client.get("/c/a" + url).content.decode()
+    assert "how do bees make honey (b)" in client.get("/c/b" + url).content.decode()
+    # A stored key is no URL of a topic, and a's key has no meaning in b.
+    assert client.get("/c/b/collection/topics/300@b/").status_code == 404
+    assert client.get("/c/b" + reverse("nuggets:organize_topic", args=["300"])).status_code == 200
+    assert client.get("/c/b/nuggets/organize/topic/300@b/").status_code == 404
 
 
 def test_a_topic_typed_by_its_published_id_is_given_in_campaign_b(two):
