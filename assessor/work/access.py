@@ -60,10 +60,18 @@ def work_campaign_open_check(*, topic_id: str, closed_at: datetime | None) -> No
 
 
 def assessor_work(
-    *, work_id: int, user: User, kinds: Sequence[str], lock: bool = False, related: Sequence[str] = ("topic",)
+    *,
+    work_id: int,
+    user: User,
+    kinds: Sequence[str],
+    lock: bool = False,
+    related: Sequence[str] = ("topic__campaign",),
 ) -> AssessorWork:
-    """The assessor's own work `work_id` of one of `kinds`, with `related` (its topic) read in the same query;
-    locked for update with `lock`, for a change, which a closed campaign refuses (`CampaignClosedForChanges`)."""
+    """The assessor's own work `work_id` of one of `kinds`, with `related` (its topic and the topic's campaign) read
+    in the same query; locked for update with `lock`, for a change, which a closed campaign refuses
+    (`CampaignClosedForChanges`)."""
+    # The campaign comes with the topic: every work page shows its guidelines (templates/work/judge_frame.html),
+    # and the join is one the membership filter makes anyway.
     # No names is no join (select_related() without them would follow every relation).
     works = AssessorWork.objects.select_related(*related) if related else AssessorWork.objects.all()
     if lock:
