@@ -24,7 +24,7 @@ from argue.kinds import ARGUE_WORK
 from assessor.campaigns.services import campaign_create
 from assessor.models import Answer, AssessorWork, Campaign, CampaignMember, Job, LabelSource, Run, Topic, Upload
 from assessor.models.keys import topic_key
-from assessor.models.scope import campaign_scope
+from assessor.models.scope import campaign_first, campaign_scope
 from assessor.work.roles import Role
 from assignment.kinds import ASSIGN_MANUAL
 from grades.kinds import GRADE_WORK
@@ -127,7 +127,7 @@ def _member(user: User, campaign: Campaign) -> User:
 
 @pytest.fixture
 def two(db) -> Two:
-    a = Campaign.objects.get(slug="main")
+    a = campaign_first()
     Campaign.objects.filter(pk=a.pk).update(slug="a", title="A")
     a.refresh_from_db()
     b = campaign_create(slug="b", title="B")

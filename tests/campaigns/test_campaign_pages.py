@@ -19,12 +19,12 @@ from django.utils import timezone
 from assessor.campaigns.services import campaign_create
 from assessor.models import Answer, AssessorWork, Campaign, CampaignMember, Job, Run, Topic
 from assessor.models.keys import topic_key
-from assessor.models.scope import campaign_scope
+from assessor.models.scope import campaign_first, campaign_scope
 from assessor.registry import AnswerPanel, NavLink, Registry, RunPanel, app_registering, register_nav_link, registry
 from assessor.work.roles import Role
 from preferences.kinds import PREFERENCE_WORK
 from support.kinds import SUPPORT_POSTEDIT, SUPPORT_SCRATCH
-from tests.builders import make_answer, make_run, make_topic, make_user
+from tests.builders import make_answer, make_qrel, make_run, make_segment, make_topic, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def _member(user: User, *campaigns: Campaign) -> User:
 def two(db) -> Two:
     """Main: topic 300, one run answering it, two works of the assessor (one submitted). Kiddie: topic 300 and
     topic bee, one work of the assessor, one queued job."""
-    main = Campaign.objects.get(slug="main")
+    main = campaign_first()
     Campaign.objects.filter(pk=main.pk).update(title="TREC 2024 RAG", families=["rag"])
     main.refresh_from_db()
     kiddie = campaign_create(slug="kiddie", title="Rag4Reports kiddie", families=["reports"])
@@ -265,6 +265,16 @@ def test_the_topic_and_run_pages_show_the_sections_of_the_campaigns_families(two
         ]
     # The page, in the first campaign (its topics' keys are their ids): the nugget sets' section.
     assert 'id="nuggets"' in page_as(two.admin, "/c/main" + reverse("collection:topic", args=["300"]))
+
+
+def test_a_topic_page_shows_relevant_segments_only_in_a_campaign_with_qrels(two):
+    with campaign_scope(two.main):
+        make_qrel(Topic.objects.get(pk="300"), make_segment(text="Bees make honey."), source="nist")
+    rag = page_as(two.admin, "/c/main" + reverse("collection:topic", args=["300"]))
+    assert 'id="segments"' in rag and "Relevant segments" in rag
+    report = page_as(two.admin, "/c/kiddie" + reverse("collection:topic", args=["bee"]))
+    assert "bee honey making" in report
+    assert 'id="segments"' not in report and "Relevant segments" not in report
 
 
 def test_a_job_kind_of_a_family_the_campaign_does_not_use_is_not_found_by_its_url(two):

@@ -15,7 +15,7 @@ from assessor.collection.score_formats import ScoreFile, score_table_lines
 from assessor.contracts import Scores
 from assessor.jobs.selection import runs_select, topics_select
 from assessor.models import Answer, Campaign, ImportBatch, Qrel, QrelSource, Run, RunAlias, Segment, Topic
-from assessor.models.scope import campaign_scope
+from assessor.models.scope import campaign_first, campaign_scope
 from assessor.work.topic_picker import topic_choices
 from tests.builders import REPO
 
@@ -60,7 +60,7 @@ def file_answers(path: Path = RUN) -> dict[str, dict]:
 
 @pytest.fixture
 def main(db) -> Campaign:
-    return Campaign.objects.get(slug="main")
+    return campaign_first()
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from assessor.campaigns.services import campaign_create
 from assessor.jobs.engine import JobRequestInvalid, job_run_sync
 from assessor.models import Answer, Campaign, Job, JobItem, LabelSource, Run, Topic
 from assessor.models.keys import topic_key
-from assessor.models.scope import campaign_scope
+from assessor.models.scope import campaign_first, campaign_scope
 from crucible.llm import _request_check, crucible_job_create
 from crucible.models import CrucibleRun
 from grades.kinds import GRADES, GRADES_FAMILY
@@ -145,7 +145,7 @@ def collection_import(campaign: Campaign, folder: Path) -> None:
 
 @pytest.fixture
 def main(db) -> Campaign:
-    return Campaign.objects.get(slug="main")
+    return campaign_first()
 
 
 @pytest.fixture

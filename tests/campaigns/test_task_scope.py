@@ -9,11 +9,12 @@ from celery.app.task import Context
 
 from assessor.campaigns.services import campaign_create
 from assessor.campaigns.tasks import HEADER, scope_entered, scope_left, scope_sent
-from assessor.models.scope import campaign_scope, scoped_campaign
+from assessor.models.scope import campaign_first, campaign_scope, scoped_campaign
 
 
 @pytest.fixture
 def second(db):
+    campaign_first()  # (after a flush the database has none: b would be the first)
     return campaign_create(slug="b", title="B")
 
 
