@@ -19,7 +19,7 @@ from assessor.campaigns.access import member_add
 from assessor.campaigns.services import campaign_create
 from assessor.models import AssessorWork, Campaign
 from assessor.models.keys import topic_key
-from assessor.models.scope import campaign_scope
+from assessor.models.scope import campaign_first, campaign_scope
 from assessor.work.roles import Role
 from preferences.kinds import PREFERENCE_WORK
 from support import kinds as support_kinds
@@ -76,7 +76,7 @@ class Queue:
 @pytest.fixture
 def queue(db) -> Queue:
     """The assessor's queue holds a work of main (with guidelines) and one of kiddie (none yet)."""
-    main = set_guidelines(Campaign.objects.get(slug="main"), MAIN_GUIDELINES)
+    main = set_guidelines(campaign_first(), MAIN_GUIDELINES)
     kiddie = campaign_create(slug="kiddie", title="Rag4Reports kiddie", families=["reports"])
     assessor = make_user(Role.ASSESSOR, username="pat")
     for campaign in (main, kiddie):
@@ -144,7 +144,7 @@ class Works:
 def works(db) -> Works:
     """One assessor with a ManualAssign and a nugget list in main, and support judging in "other"; both campaigns
     have guidelines."""
-    main = set_guidelines(Campaign.objects.get(slug="main"), MAIN_GUIDELINES)
+    main = set_guidelines(campaign_first(), MAIN_GUIDELINES)
     other = campaign_create(slug="other", title="Other <Campaign>", guidelines=KIDDIE_GUIDELINES)
     with campaign_scope(main):
         scenario = make_scenario(plant_llm=False)
@@ -207,14 +207,14 @@ def test_the_campaigns_organizer_home_shows_its_guidelines_collapsed(db):
     other = campaign_create(slug="other", title="Other", guidelines="Organizers: <b>read</b> this.")
     organizer = make_user(Role.ORGANIZER)
     member_add(other, organizer)
-    member_add(Campaign.objects.get(slug="main"), organizer)
+    member_add(campaign_first(), organizer)
     html = page_as(organizer, "/c/other/")
     assert guideline_blocks(html) == [("other", "Guidelines", "<p>Organizers: &lt;b&gt;read&lt;/b&gt; this.</p>")]
     assert "campaign-guidelines" not in page_as(organizer, "/c/main/")
 
 
 def test_campaign_show_says_whether_the_campaign_has_guidelines(db):
-    set_guidelines(Campaign.objects.get(slug="main"), MAIN_GUIDELINES)
+    set_guidelines(campaign_first(), MAIN_GUIDELINES)
     campaign_create(slug="other", title="Other")
 
     def shown(slug: str) -> list[str]:
