@@ -85,7 +85,9 @@ def topics_overview() -> tuple[list[str], list[TopicRow]]:
     )
     for row in relevant_rows:
         relevant[row["topic_id"]][row["source__name"]] = row["n"]
-    answers = _grouped_counts(Answer.objects.all(), "topic_id")
+    # Answers are reached through their topic's campaign: counted for the campaign's topics only, not every
+    # campaign's (a subquery, so the same one query; each topic's answers read from the topic index alone).
+    answers = _grouped_counts(Answer.objects.filter(topic_id__in=Topic.objects.values("pk")), "topic_id")
     columns = [count.counts() for count in _topic_counts()]
     rows = [
         TopicRow(
@@ -308,7 +310,8 @@ def answer_views(answers: Sequence[Answer]) -> list[AnswerView]:
 
 def runs_overview() -> list[Run]:
     """The runs with their number of answers (`answer_count`), counted by run id alone."""
-    counts = _grouped_counts(Answer.objects.all(), "run_id")
+    # The campaign's runs' answers only (see topics_overview).
+    counts = _grouped_counts(Answer.objects.filter(run_id__in=Run.objects.values("pk")), "run_id")
     runs = list(Run.objects.order_by("run_id"))
     for run in runs:
         run.answer_count = counts.get(run.pk, 0)  # type: ignore[attr-defined]
