@@ -1,7 +1,8 @@
 """Who may see a campaign: the one rule, under the roles (`assessor.work.roles`).
 
 A person sees a campaign they are a member of; the site's administrators see
-every campaign. Everything of a campaign a person does not see answers "not
+every campaign. Their own work too is theirs only in the campaigns they belong
+to (`assessor.work.access.in_member_campaigns`). Everything of a campaign a person does not see answers "not
 found" (404): pages are reached inside a campaign's scope, whose managers
 cannot find another campaign's rows (`assessor.models.scope`).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Exists, OuterRef, QuerySet
 
-from assessor.models import AssessorWork, Campaign, CampaignMember
+from assessor.models import Campaign, CampaignMember
 from assessor.work.roles import Role, user_role
 
 
@@ -47,12 +48,6 @@ def campaign_visible(user: User | AnonymousUser, campaign: Campaign) -> bool:
     if is_member is None:
         is_member = CampaignMember.objects.filter(campaign=campaign, user_id=user.pk or 0).exists()
     return bool(is_member)
-
-
-def in_member_campaigns(works: QuerySet[AssessorWork], user: User | AnonymousUser) -> QuerySet[AssessorWork]:
-    """`works` of the campaigns `user` belongs to. Taken out of a campaign, a person no longer reaches its work,
-    their own included (giving work makes its assessor a member). A join, not another query."""
-    return works.filter(topic__campaign__members__user_id=user.pk or 0)
 
 
 def campaign_writable(campaign: Campaign) -> None:

@@ -94,7 +94,7 @@ def members_add(campaign: Campaign, users: list[User]) -> int:
 
 def members_remove(campaign: Campaign, users: list[User]) -> int:
     """Take `users` out of `campaign`; the number that were members. Their work in it stays, labels and all, out
-    of their reach (`assessor.campaigns.access.in_member_campaigns`) until they are added again."""
+    of their reach (`assessor.work.access.in_member_campaigns`) until they are added again."""
     removed, _ = CampaignMember.objects.filter(campaign=campaign, user__in=users).delete()
     return removed
 

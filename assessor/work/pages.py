@@ -18,12 +18,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from assessor.campaigns.access import in_member_campaigns
 from assessor.http import AuthenticatedRequest, back_url
 from assessor.models import AssessorWork, Topic
 from assessor.models.keys import KEY_SEPARATOR, published_id, topic_key
 from assessor.models.scope import scoped_campaign
-from assessor.work.access import CampaignClosedForChanges, campaign_closed_reason
+from assessor.work.access import CampaignClosedForChanges, campaign_closed_reason, in_member_campaigns
 from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
 from assessor.work.roles import Role, organizer_required
 from assessor.work.services import WorkError, work_notes_set

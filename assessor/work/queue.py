@@ -18,10 +18,10 @@ from itertools import groupby
 from django.contrib.auth.models import User
 from django.urls import NoReverseMatch, get_script_prefix, reverse, set_script_prefix
 
-from assessor.campaigns.access import in_member_campaigns
 from assessor.models import AssessorWork, Campaign
 from assessor.models.scope import scoped_campaign
 from assessor.registry import registry
+from assessor.work.access import in_member_campaigns
 from assessor.work.timing import duration_label
 
 

@@ -52,7 +52,8 @@ def test_the_uncited_checks_on_the_page_and_the_figures_on_the_boards(open_as):
             assert post(client, work, number, row, label, page=sentence).status_code == 200
     assert len(others) == len(pages) - 1 == 5
     # Opened again rather than reloaded: once its rows are labelled, the page may be moving on to the next sentence.
-    page.goto(page.url.split("/argue/")[0] + f"/argue/work/{work.pk}/sentence/{uncited}/")
+    # Its document is enough (the submit waits for its own elements): a busy server may keep the load event back.
+    page.goto(page.url.split("/argue/")[0] + f"/argue/work/{work.pk}/sentence/{uncited}/", wait_until="domcontentloaded")
     submit(page)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
