@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from assessor.http import AuthenticatedRequest
@@ -17,6 +18,7 @@ from assessor.models import Job, JobItem
 from assessor.models.scope import scoped_campaign
 from assessor.registry import registry
 from assessor.work.access import campaign_closed_reason
+from assessor.work.pages import closed_refusal
 from assessor.work.roles import organizer_required
 
 CALLS_PER_PAGE = 50
@@ -135,9 +137,8 @@ def job_cancel_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
 @organizer_required
 def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
-    if closed := campaign_closed_reason(scoped_campaign()):
-        messages.error(request, closed)
-        return redirect("jobs:detail", job.pk)
+    if refusal := closed_refusal(request, reverse("jobs:detail", args=[job.pk])):
+        return refusal
     if job.kind not in registry.job_kinds:
         # Its app is no longer installed: nothing here can work its items.
         messages.error(request, f"Job {job.pk} cannot resume: no installed app does jobs of kind {job.kind!r}.")

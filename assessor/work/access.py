@@ -46,12 +46,6 @@ def campaign_closed_reason(campaign: Campaign | None) -> str:
     return campaign_closed_message(campaign) if campaign is not None and campaign.is_closed else ""
 
 
-def campaign_open_check(campaign: Campaign | None) -> None:
-    """Refuse a change to a closed campaign (None: no campaign in effect, nothing to refuse)."""
-    if campaign is not None and campaign.is_closed:
-        raise CampaignClosedForChanges(campaign)
-
-
 def work_campaign_open_check(*, topic_id: str, closed_at: datetime | None) -> None:
     """Refuse a change to the work of topic `topic_id`, whose campaign's `closed_at` the locking read fetched."""
     if closed_at is not None:

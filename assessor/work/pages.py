@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from assessor.http import AuthenticatedRequest, back_url
 from assessor.models import AssessorWork, Topic
-from assessor.models.keys import KEY_SEPARATOR, published_id, topic_key
+from assessor.models.keys import KEY_SEPARATOR, published_id, topic_keys
 from assessor.models.scope import scoped_campaign
 from assessor.work.access import CampaignClosedForChanges, campaign_closed_reason, in_member_campaigns
 from assessor.work.judging import JudgeError, assessor_totals, judge_work_reopen
@@ -145,7 +145,9 @@ def topics_parse(value: str) -> list[Topic]:
     """Topic ids separated by spaces, commas or lines, as the campaign's files have them (a stored key is taken
     too); unknown ids, another campaign's keys among them, are an error naming them."""
     wanted = list(dict.fromkeys(value.replace(",", " ").split()))
-    keys = {topic_id: topic_id if KEY_SEPARATOR in topic_id else topic_key(topic_id) for topic_id in wanted}
+    keys = {topic_id: topic_id for topic_id in wanted}
+    if published := [topic_id for topic_id in wanted if KEY_SEPARATOR not in topic_id]:
+        keys.update(topic_keys(published))  # the campaign read once
     found = Topic.objects.in_bulk(list(keys.values()))
     unknown = [topic_id for topic_id in wanted if keys[topic_id] not in found]
     if unknown:
