@@ -51,9 +51,11 @@ def test_the_uncited_checks_on_the_page_and_the_figures_on_the_boards(open_as):
         for row, label in zip(rows_of(sentence), labels, strict=True):
             assert post(client, work, number, row, label, page=sentence).status_code == 200
     assert len(others) == len(pages) - 1 == 5
-    # Opened again rather than reloaded: once its rows are labelled, the page may be moving on to the next sentence.
-    # Its document is enough (the submit waits for its own elements): a busy server may keep the load event back.
-    page.goto(page.url.split("/argue/")[0] + f"/argue/work/{work.pk}/sentence/{uncited}/", wait_until="domcontentloaded")
+    # Opened again in a new tab of the same session, the first one closed: once its rows are labelled, that page moves
+    # on to the next sentence by itself, and its own navigation would abort one asked of it.
+    context = page.context
+    page.close()
+    page = open_as(assessor, f"/argue/work/{work.pk}/sentence/{uncited}/", context=context)
     submit(page)
     work.refresh_from_db()
     assert work.status == AssessorWork.Status.SUBMITTED
