@@ -51,11 +51,6 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def open_as(browser, live_server):
     """A new browser context logged in as `user` (the session cookie of a forced login), at `path`."""

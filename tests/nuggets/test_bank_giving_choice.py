@@ -24,11 +24,6 @@ PREFNUGGET_QUESTIONS = ["Which pigment gives leaves their green?", "Why does chl
 QUERY_ONLY_QUESTIONS = ["Why do leaves change colour?", "When do leaves fall?"]
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def llm_bank(topic, name: str, kind: str, model: str, texts: list[str]) -> NuggetSet:
     """A finished job's bank of `texts`, as PrefNugget's bank job or the query-only job stores it."""
     job = Job.objects.create(kind=kind, output_name=name, output_family=LABEL_FAMILY, model=model, status="done")

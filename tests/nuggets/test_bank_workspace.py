@@ -21,11 +21,6 @@ from tests.scenarios import make_relevant_segments, nugget_set_of
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def topic():
     topic = make_topic("t1", "why is the sky blue")

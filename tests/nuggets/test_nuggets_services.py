@@ -16,11 +16,6 @@ from tests.scenarios import make_given_topic, nugget_set_of, texts_of
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def apply(work, operation, **params):
     """Apply an operation at the set's current version, as a fresh browser tab would."""
     version = nugget_set_of(work).version

@@ -14,9 +14,6 @@ from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of, tex
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 SCRIPT = {"HTTP_ACCEPT": "application/json"}  # what the workspace script sends
 
 

@@ -13,8 +13,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from django.conf import global_settings
 from django.conf import settings as django_settings
+from django.contrib.auth.hashers import make_password
 from django.urls import reverse
+from django.utils.module_loading import import_string
 
 from assessor.models import Job, Topic, Upload
 from assignment.models import AssignmentLabel
@@ -28,6 +31,8 @@ pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "a-long-enough-password"
+# The project's settings keep Django's hashers; the first is what the served site checks a password with.
+SITE_HASHER = import_string(global_settings.PASSWORD_HASHERS[0])()
 JOB_SECONDS = 120
 
 
@@ -71,7 +76,8 @@ def deployed(served, transactional_db):
     site, llm = served
     scenario = make_scenario(plant_llm=False)
     for person in (scenario.assessor, scenario.organizer):
-        person.set_password(PASSWORD)
+        # Hashed as the served settings hash: the test settings' fast hasher is not among the site's.
+        person.password = make_password(PASSWORD, hasher=SITE_HASHER)
         person.save()
     return scenario, give_assign(scenario), site, llm
 

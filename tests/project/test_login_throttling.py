@@ -14,11 +14,6 @@ PASSWORD = "the-right-password"
 HOME = "10.0.0.1"
 
 
-@pytest.fixture(autouse=True)
-def fast_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def account():
     return make_user(password=PASSWORD)

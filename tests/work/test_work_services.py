@@ -19,12 +19,6 @@ from tests.scenarios import make_draft_set, make_given_topic, nugget_set_of
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
