@@ -40,6 +40,7 @@ whose scores are not their kept rows as they stand (score tables, other families
 
 import math
 import pickle
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -120,6 +121,7 @@ class Side:
 
 
 CELLS_VERSION = 1
+CELLS_COMPRESSION = 1  # zlib's level
 
 
 @dataclass
@@ -135,14 +137,24 @@ class Cells:
     version: int = 1  # CELLS_VERSION when kept: cells of another shape are not read (computed in full)
 
     def dumps(self) -> bytes:
-        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+        # Compressed at zlib's fastest level: at TREC scale the matrices are 5 MB that shrink to a quarter in 40 ms,
+        # where the database's own compression of the column took a quarter of a second of each update's write.
+        return zlib.compress(pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL), CELLS_COMPRESSION)
+
+
+def _decompressed(data: bytes) -> bytes:
+    """Kept cells as `Cells.dumps` wrote them; those kept before they were compressed are the pickle itself."""
+    try:
+        return zlib.decompress(data)
+    except zlib.error:
+        return data
 
 
 def cells_loads(data: bytes | memoryview | None) -> Cells | None:
     if data is None:
         return None
     try:
-        cells = pickle.loads(bytes(data))  # noqa: S301 (written by cells_build only, never from outside)
+        cells = pickle.loads(_decompressed(bytes(data)))  # noqa: S301 (written by cells_build only, never from outside)
     except Exception:  # kept by an older version of the code
         return None
     return cells if isinstance(cells, Cells) and cells.__dict__.get("version") == CELLS_VERSION else None

@@ -9,6 +9,7 @@ compared, figure by figure, with a full computation of the same query from the l
 import math
 import pickle
 import random
+import zlib
 from fractions import Fraction
 
 import pytest
@@ -297,3 +298,24 @@ def test_the_truth_page_is_kept_until_a_source_changes(db, organizer_client, tmp
     page = organizer_client.get(url, query).content.decode()
     assert "0.6667" not in page.split('id="truth-runs"')[1].split("</table>")[0]
     assert "1.0000" in page.split('id="truth-runs"')[1].split("</table>")[0]
+
+
+def test_cells_kept_uncompressed_are_still_updated_by_their_cells_and_kept_compressed(db, monkeypatch):
+    """Cells are kept zlib-compressed; those kept before, a bare pickle, are read as they are, not computed again."""
+    rng = random.Random(11)
+    data = build_random(rng)
+    query = {"a": A, "b": B, "metric": "Vstrict", "bootstrap": "0"}
+    page_shown(query, here=True)
+    key = kept_query(query).key
+    row = KeptComparison.objects.get(key=key)
+    bare = zlib.decompress(bytes(row.cells))  # fails unless kept compressed
+    assert len(bare) > len(bytes(row.cells))
+    KeptComparison.objects.filter(key=key).update(cells=bare)  # as kept before the cells were compressed
+    full_computations = []
+    real = comparison_page._page_computed
+    monkeypatch.setattr(comparison_page, "_page_computed", lambda params: full_computations.append(1) or real(params))
+    random_change(rng, data)
+    assert comparison_compute(key) is True
+    assert not full_computations
+    assert_pages_equal(_kept_page(key)[0], real(query)[0])
+    zlib.decompress(bytes(KeptComparison.objects.get(key=key).cells))  # kept compressed again
