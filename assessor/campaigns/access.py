@@ -2,9 +2,10 @@
 
 A person sees a campaign they are a member of; the site's administrators see
 every campaign. Their own work too is theirs only in the campaigns they belong
-to (`assessor.work.access.in_member_campaigns`). Everything of a campaign a person does not see answers "not
-found" (404): pages are reached inside a campaign's scope, whose managers
-cannot find another campaign's rows (`assessor.models.scope`).
+to (`assessor.work.access.in_member_campaigns`). Everything of a campaign a
+person does not see answers "not found" (404): pages are reached inside a
+campaign's scope, whose managers cannot find another campaign's rows
+(`assessor.models.scope`).
 """
 
 from __future__ import annotations
