@@ -230,6 +230,24 @@ JOBS_KEPT = 64
 def _item_claimed(item_id: int, *, worker: str) -> tuple[JobItem, Job] | None:
     """Claim the item as `item_claim` does and read it and its job in the same statement: the claimed item and a
     copy of its job with the job's current status, or None when it was not claimed."""
+    return _claimed("id = %s", [item_id], worker=worker)
+
+
+def _next_item_claimed(job_id: int, *, worker: str) -> tuple[JobItem, Job] | None:
+    """Claim the job's first pending item as `_item_claimed` does; None when none is left or the job is not open.
+
+    On PostgreSQL, workers claiming at once each skip the rows the others are claiming (SKIP LOCKED) instead of
+    waiting for them and finding them taken; on SQLite a write runs alone.
+    """
+    connection = connections[router.db_for_write(JobItem)]
+    items = connection.ops.quote_name(JobItem._meta.db_table)
+    skip = " FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    first_pending = f"SELECT id FROM {items} WHERE job_id = %s AND status = %s ORDER BY id LIMIT 1{skip}"
+    return _claimed(f"id = ({first_pending})", [job_id, JobItem.Status.PENDING], worker=worker)
+
+
+def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Job] | None:
+    """Claim the pending item `which` names (SQL on its row, with its `params`) while its job is open."""
     connection = connections[router.db_for_write(JobItem)]
     quote = connection.ops.quote_name
     items, jobs = quote(JobItem._meta.db_table), quote(Job._meta.db_table)
@@ -237,16 +255,16 @@ def _item_claimed(item_id: int, *, worker: str) -> tuple[JobItem, Job] | None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {items} SET status = %s, claimed_by = %s, claimed_at = %s, attempts = attempts + 1 "
-            f"WHERE id = %s AND status = %s AND job_id IN (SELECT id FROM {jobs} WHERE status IN (%s, %s)) "
-            f"RETURNING job_id, {quote('key')}, payload, attempts, "
+            f"WHERE {which} AND status = %s AND job_id IN (SELECT id FROM {jobs} WHERE status IN (%s, %s)) "
+            f"RETURNING id, job_id, {quote('key')}, payload, attempts, "
             f"(SELECT status FROM {jobs} WHERE {jobs}.id = {items}.job_id), "
             f"(SELECT created_at FROM {jobs} WHERE {jobs}.id = {items}.job_id)",
-            [JobItem.Status.CLAIMED, worker, adapt(timezone.now()), item_id, JobItem.Status.PENDING, *OPEN_STATUSES],
+            [JobItem.Status.CLAIMED, worker, adapt(timezone.now()), *params, JobItem.Status.PENDING, *OPEN_STATUSES],
         )
         row = cursor.fetchone()
     if row is None:
         return None
-    job_id, key, payload, attempts, status, created = row
+    item_id, job_id, key, payload, attempts, status, created = row
     payload = JobItem._meta.get_field("payload").from_db_value(payload, None, connection)  # type: ignore[arg-type]
     item = JobItem(
         id=item_id, job_id=job_id, key=key, payload=payload, status=JobItem.Status.CLAIMED, claimed_by=worker,
@@ -381,7 +399,33 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
     claimed = _item_claimed(item_id, worker=worker)
     if claimed is None:
         return "skipped"
-    item, job = claimed
+    return _claimed_item_work(*claimed, worker=worker, config=config)
+
+
+def job_items_process(job_id: int, count: int, *, config: LLMConfig | None = None) -> dict[str, int]:
+    """Claim and work up to `count` of the job's pending items, one after the other, each claimed as the last
+    finishes; returns counts by outcome. Stops early once no item is pending or the job is no longer open.
+
+    What one task message asks (`job_dispatch`): the workers' threads take items as they free up, so a job's last
+    items are shared out as evenly as one message per item would share them, for a fraction of the messages.
+    """
+    worker = worker_name()
+    counts = {"done": 0, "failed": 0, "skipped": 0}
+    for _ in range(count):
+        claimed = _next_item_claimed(job_id, worker=worker)
+        if claimed is None:
+            break
+        try:
+            counts[_claimed_item_work(*claimed, worker=worker, config=config)] += 1
+        except Exception:
+            # The item stays claimed, for a resume to find, as when a task of its own failed; the items still to
+            # be claimed are not left without a message.
+            logger.exception("job %s item %s", job_id, claimed[0].key)
+            counts["failed"] += 1
+    return counts
+
+
+def _claimed_item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None) -> str:
     if job.status == Job.Status.QUEUED:
         Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
             status=Job.Status.RUNNING, started_at=timezone.now()
@@ -442,6 +486,15 @@ def item_result_store(job: Job, item: JobItem, *, worker: str, result: Any, usag
 # The tasks (assessor.jobs.tasks) call this engine; the engine finds them by name in the
 # Celery app, so that neither module imports the other.
 ITEM_TASK = "assessor.job_item_run"
+# Up to this many of a job's pending items, claimed one at a time (`job_items_process`). Each message costs a
+# worker as much CPU as the job's own work on an answer (its delivery, acknowledgement and log lines); a message of
+# several items shares that out, and a worker stopping waits for at most this many items of the message in hand.
+ITEMS_TASK = "assessor.job_items_run"
+ITEMS_PER_MESSAGE = 8
+# Messages beyond the items' share: a thread that has worked its message's items while others still work theirs
+# takes another and goes on claiming, so that a job's last items are never left to the few messages with room for
+# them, one after the other. Enough for the threads of several workers; one found with nothing pending costs a claim.
+SPARE_MESSAGES = 64
 DISPATCH_TASK = "assessor.job_dispatch"
 # A batch-mode job's steps (assessor.jobs.batch): rounds of its items and its batches at the provider.
 BATCH_STEP_TASK = "assessor.job_batch_step"
@@ -451,8 +504,14 @@ def pending_item_ids(job_id: int) -> list[int]:
     return list(JobItem.objects.filter(job_id=job_id, status=JobItem.Status.PENDING).values_list("id", flat=True))
 
 
+def messages_for(items: int) -> int:
+    """How many messages of `ITEMS_PER_MESSAGE` items carry `items` pending items: their share and the spares,
+    never more than one an item."""
+    return min(items, -(-items // ITEMS_PER_MESSAGE) + SPARE_MESSAGES)
+
+
 def job_dispatch(job: Job) -> int:
-    """Queue one Celery task per pending item (after the commit); returns how many."""
+    """Queue the job's pending items (after the commit), `ITEMS_PER_MESSAGE` to a task; returns how many items."""
     ids = pending_item_ids(job.pk)
     queue = job.params.get("queue") or None
     if job.mode == Job.Mode.BATCH:
@@ -461,9 +520,9 @@ def job_dispatch(job: Job) -> int:
         return len(ids)
 
     def send() -> None:
-        task = celery_task(ITEM_TASK)
-        for item_id in ids:
-            task.apply_async(args=[item_id], queue=queue)
+        task = celery_task(ITEMS_TASK)
+        for _ in range(messages_for(len(ids))):
+            task.apply_async(args=[job.pk, ITEMS_PER_MESSAGE], queue=queue)
 
     transaction.on_commit(send)
     return len(ids)

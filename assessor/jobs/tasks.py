@@ -3,13 +3,28 @@
 from celery import shared_task
 from celery.signals import worker_init
 
-from assessor.jobs.engine import BATCH_STEP_TASK, DISPATCH_TASK, ITEM_TASK, item_process, job_dispatch
+from assessor.jobs.engine import (
+    BATCH_STEP_TASK,
+    DISPATCH_TASK,
+    ITEM_TASK,
+    ITEMS_TASK,
+    item_process,
+    job_dispatch,
+    job_items_process,
+)
 from assessor.models import Job
+
+
+@shared_task(name=ITEMS_TASK)
+def job_items_run(job_id: int, count: int) -> dict[str, int]:
+    # A duplicate delivery claims what is still pending, if anything: never an item claimed or done.
+    return job_items_process(job_id, count)
 
 
 @shared_task(name=ITEM_TASK)
 def job_item_run(item_id: int) -> str:
-    # A duplicate delivery finds the item claimed or done and skips it.
+    """One item: the messages queued before jobs were sent several items to a message. A duplicate delivery finds
+    the item claimed or done and skips it."""
     return item_process(item_id)
 
 

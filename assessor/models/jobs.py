@@ -159,7 +159,8 @@ class JobItem(models.Model):
     class Meta:
         ordering = ["job_id", "id"]
         constraints = [models.UniqueConstraint(fields=["job", "key"], name="job_item_once")]
-        indexes = [models.Index(fields=["job", "status"])]
+        # With the id: a worker claims a job's first pending item (`_next_item_claimed`) from the index alone.
+        indexes = [models.Index(fields=["job", "status", "id"], name="job_item_status")]
 
     def __str__(self) -> str:
         return f"{self.job_id}:{self.key} ({self.status})"

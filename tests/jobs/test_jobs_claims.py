@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from assessor.jobs.engine import item_claim
+from assessor.jobs.engine import _next_item_claimed, item_claim
 from assessor.models import Job, JobItem
 
 
@@ -25,6 +25,34 @@ def test_racing_workers_claim_each_item_once(transactional_db):
                 if item_claim(item.pk, worker=name):
                     with lock:
                         wins[item.pk].append(name)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=worker, args=(f"w{n}",)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(len(names) == 1 for names in wins.values()), wins
+    claimed = dict(JobItem.objects.filter(job=job).values_list("pk", "claimed_by"))
+    assert claimed == {pk: names[0] for pk, names in wins.items()}
+
+
+def test_racing_workers_claiming_a_jobs_next_item_each_get_their_own(transactional_db):
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        pytest.skip("threads need a shared database file or PostgreSQL (set TEST_DATABASE_NAME)")
+    job = Job.objects.create(kind="auto_assign", output_name="race", model="m")
+    items = JobItem.objects.bulk_create(JobItem(job=job, key=f"k{i}") for i in range(40))
+    wins: dict[int, list[str]] = {item.pk: [] for item in items}
+    lock = threading.Lock()
+    start = threading.Barrier(6)
+
+    def worker(name: str) -> None:
+        try:
+            start.wait()
+            while (claimed := _next_item_claimed(job.pk, worker=name)) is not None:
+                with lock:
+                    wins[claimed[0].pk].append(name)
         finally:
             connections.close_all()
 
