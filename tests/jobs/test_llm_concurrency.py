@@ -260,3 +260,15 @@ def test_a_forked_child_starts_without_its_parents_slots():
         assert os.waitstatus_to_exitcode(status) == 0
     finally:
         concurrency._process_slots.pop(("assessor:llm-slots:fork-test", 2), None)
+
+
+def test_slots_taken_together_go_back_to_the_shared_layer_at_different_times(monkeypatch):
+    """Each slot passes between a process's threads for its own share of HANDOFF_SECONDS: a job's first calls take
+    every slot at once, and slots going back all together would be taken again one at a time, idling the endpoint."""
+    monkeypatch.setattr(concurrency, "HANDOFF_SECONDS", 2.0)
+    before = time.monotonic()
+    until = [concurrency._held(lambda: None).passes_until - before for _ in range(64)]
+    after = time.monotonic() - before
+    assert all(1.0 <= seconds <= 2.0 + after for seconds in until)
+    # Spread over the range: 64 draws from [1, 2] s all within half a second of each other is a 1e-17 chance.
+    assert max(until) - min(until) > 0.5

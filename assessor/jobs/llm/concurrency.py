@@ -12,8 +12,9 @@ Both give each holder a lease: the slot of a worker killed in mid-request frees 
 In a process, one thread at a time waits on the shared layer; the others wait in the process. A thread that
 lets go of a slot while another of its process waits passes the slot to it directly: no round trip to Redis or
 the database between one call and the next, which at tens of calls a second is the cost of a call beside its
-latency. A slot passes from thread to thread for HANDOFF_SECONDS after it was taken from the shared layer, then
-goes back there, where the waiters of other processes get their turn.
+latency. A slot passes from thread to thread for up to HANDOFF_SECONDS after it was taken from the shared layer
+(each slot for its own share of it, so that slots taken together do not all go back together), then goes back
+there, where the waiters of other processes get their turn.
 """
 
 import hashlib
@@ -43,6 +44,10 @@ LEASE_MARGIN_SECONDS = 30.0
 # under LEASE_MARGIN_SECONDS, so that a slot's lease outlasts its last holder's request; short, so that other
 # processes wait on one process's run of calls for at most about this long.
 HANDOFF_SECONDS = 2.0
+# Each slot passes for a share of HANDOFF_SECONDS drawn at random from this range up to the whole: slots taken
+# together (a job's first calls) would otherwise all go back at once, and be taken again one at a time (one thread
+# of a process waits on the shared layer), leaving the endpoint short of calls for a moment every HANDOFF_SECONDS.
+HANDOFF_SPREAD = (0.5, 1.0)
 
 _local_lock = threading.Lock()
 _process_slots: dict[tuple[str, int], "_ProcessSlots"] = {}
@@ -116,7 +121,12 @@ class _Held:
     """A slot taken from the shared layer, and how to give it back there."""
 
     give_back: Callable[[], None]
-    taken_at: float  # time.monotonic() when taken from the shared layer
+    passes_until: float  # time.monotonic() until which it may pass between the process's threads
+
+
+def _held(give_back: Callable[[], None]) -> _Held:
+    """A slot just taken from the shared layer."""
+    return _Held(give_back, time.monotonic() + HANDOFF_SECONDS * random.uniform(*HANDOFF_SPREAD))
 
 
 def _redis_slot_hold(key: str, limit: int, lease: float) -> _Held:
@@ -128,7 +138,7 @@ def _redis_slot_hold(key: str, limit: int, lease: float) -> _Held:
     while not acquire(keys=[key], args=[limit, lease, holder]):
         # A release between the failed ask and this wait left its token on the list: no wake is lost.
         client.blpop([wake], timeout=WAKE_WAIT_SECONDS)
-    return _Held(lambda: release(keys=[key, wake], args=[holder, limit, lease]), time.monotonic())
+    return _held(lambda: release(keys=[key, wake], args=[holder, limit, lease]))
 
 
 def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
@@ -157,7 +167,7 @@ def _database_slot_hold(pool: str, limit: int, lease: float) -> _Held:
     def give_back() -> None:
         LLMSlot.objects.filter(pool=pool, number=number, holder=holder).update(holder="", lease_until=None)
 
-    return _Held(give_back, time.monotonic())
+    return _held(give_back)
 
 
 class _ProcessSlots:
@@ -191,7 +201,7 @@ class _ProcessSlots:
 
     def give(self, held: _Held) -> None:
         with self.condition:
-            if self.waiting > len(self.passed) and time.monotonic() - held.taken_at < HANDOFF_SECONDS:
+            if self.waiting > len(self.passed) and time.monotonic() < held.passes_until:
                 self.passed.append(held)
                 self.condition.notify()
                 return
