@@ -5,6 +5,7 @@ import html
 import math
 
 import pytest
+from django.template.defaultfilters import floatformat
 from django.urls import reverse
 
 from metaeval.truth import figure_names, per_topic_correlations
@@ -74,3 +75,21 @@ def test_per_topic_figures_leave_out_an_all_tied_topic_worked_by_hand():
     assert topics.mean["kendall"] == pytest.approx(1 / 3) and topics.counted["kendall"] == 1
     assert topics.mean["tauap_b"] == pytest.approx(0.5) and topics.counted["tauap_b"] == 1
     assert topics.counted["tau_gap"] == 1
+
+
+def test_each_topics_row_prints_the_figures_of_the_download_as_floatformat_does(organizer, tmp_path):
+    kiddie_leaderboards_import(tmp_path)
+    query = {**QUERY, "per_topic": "1"}
+    page = organizer.get(reverse("metaeval:truth"), query).content.decode()
+    (pair,) = organizer.get(reverse("metaeval:truth"), {**query, "format": "json"}).json()["pairs"]
+    shown = 0
+    for topic, figures in pair["per_topic"]["topics"].items():
+        row = page.split(f'<td class="mono">{topic}</td>')[1].split("</tr>")[0]
+        cells = [cell.split(">", 1)[1] for cell in row.split("</td>")[:-1]]
+        if figures is None:
+            assert cells == ["fewer than 3 runs"]
+        else:
+            names = figure_names(3)
+            assert cells == [floatformat(figures[name], 4) if figures[name] is not None else "—" for name in names]
+            shown += any(figures[name] is not None for name in names)
+    assert shown  # at least one topic with figures
