@@ -512,20 +512,21 @@ def messages_for(items: int) -> int:
 
 def job_dispatch(job: Job) -> int:
     """Queue the job's pending items (after the commit), `ITEMS_PER_MESSAGE` to a task; returns how many items."""
-    ids = pending_item_ids(job.pk)
+    # Counted, not listed: a message names its job, and claims the items itself.
+    pending = JobItem.objects.filter(job_id=job.pk, status=JobItem.Status.PENDING).count()
     queue = job.params.get("queue") or None
     if job.mode == Job.Mode.BATCH:
         # One task works the rounds and polls the batches; it queues its own next step.
         transaction.on_commit(lambda: celery_task(BATCH_STEP_TASK).apply_async(args=[job.pk], queue=queue))
-        return len(ids)
+        return pending
 
     def send() -> None:
         task = celery_task(ITEMS_TASK)
-        for _ in range(messages_for(len(ids))):
+        for _ in range(messages_for(pending)):
             task.apply_async(args=[job.pk, ITEMS_PER_MESSAGE], queue=queue)
 
     transaction.on_commit(send)
-    return len(ids)
+    return pending
 
 
 def job_queue(job: Job) -> None:
