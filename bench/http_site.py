@@ -75,10 +75,12 @@ class SiteError(Exception):
 class Visitor:
     """One browser's worth of state: cookies and one connection, reopened when the server closed it."""
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0):
+    def __init__(self, base_url: str, *, timeout: float = 30.0, keep_alive: bool = True):
         parts = urlsplit(base_url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
         self.timeout = timeout
+        # False: a new connection for each request, as a proxy in front of the site opens them by default.
+        self.keep_alive = keep_alive
         self.cookies: dict[str, str] = {}
         self._connection: http.client.HTTPConnection | None = None
 
@@ -123,7 +125,7 @@ class Visitor:
         for header in response.headers.get_all("Set-Cookie") or []:
             for name, morsel in SimpleCookie(header).items():
                 self.cookies[name] = morsel.value
-        if response.will_close:
+        if response.will_close or not self.keep_alive:
             self.close()
         return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
 

@@ -48,3 +48,47 @@ def test_the_save_times_are_read_from_gunicorns_access_log():
         ]
     )
     assert save_times_served(log) == [12.5, 8.0]
+
+
+def _connections_served(keep_alive: bool) -> tuple[int, list[int]]:
+    """Three requests of one visitor to a local HTTP/1.1 server: how many connections it accepted, and the statuses."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bench.http_site import Visitor
+
+    class Answer(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keeps connections alive unless the client closes them
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args) -> None:
+            pass
+
+    class Counting(ThreadingHTTPServer):
+        accepted = 0
+
+        def get_request(self):
+            Counting.accepted += 1
+            return super().get_request()
+
+    server = Counting(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        visitor = Visitor(f"http://127.0.0.1:{server.server_address[1]}", keep_alive=keep_alive)
+        statuses = [visitor.get("/").status for _ in range(3)]
+        visitor.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return Counting.accepted, statuses
+
+
+def test_a_visitor_keeps_its_connection_or_opens_one_for_each_request():
+    assert _connections_served(keep_alive=True) == (1, [200, 200, 200])
+    # bench_load --connection-per-request: as a proxy in front of the site opens them by default.
+    assert _connections_served(keep_alive=False) == (3, [200, 200, 200])

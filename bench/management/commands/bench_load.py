@@ -1,16 +1,19 @@
 """Load through gunicorn: simulated assessors saving labels at once, each on work of their own.
 
     manage.py bench_load [--assessors 20] [--seconds 30] [--pause 0.5] [--answers 40] [--nuggets 20]
-                         [--web-workers N] [--web-threads N]
+                         [--web-workers N] [--web-threads N] [--connection-per-request]
 
 In a throw-away database of the configured kind (a SQLite file, or `assessor_load_<pid>` on
 PostgreSQL) each assessor gets ManualAssign on a topic of their own. `bin/serve web` serves it;
 every assessor logs in over HTTP with a session of their own and then, for a fixed time, goes
 through their answers saving one label per nugget as the judging page's script saves it (the
 page's forms, the CSRF header, an operation id), waiting `--pause` seconds after each save as a
-person does (0: as fast as the server answers). It prints saves/s, the latency percentiles of
-the saves, every error, and checks that every acknowledged save is stored: its operation
-recorded and its label in the table.
+person does (0: as fast as the server answers). Each keeps its connection open, as a browser
+does, or opens one for each request with `--connection-per-request`, as a proxy in front of the
+site does by default. It prints saves/s, the latency percentiles of the saves, how many saves
+each assessor made (a kept-alive connection stays with the process that accepted it), every
+error, and checks that every acknowledged save is stored: its operation recorded and its label
+in the table.
 """
 
 import os
@@ -134,11 +137,11 @@ def load_average() -> str:
     return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
-def assessor_ready(load: AssessorLoad, *, url: str) -> tuple[Visitor, Reply] | None:
+def assessor_ready(load: AssessorLoad, *, url: str, keep_alive: bool = True) -> tuple[Visitor, Reply] | None:
     """Logged in, on the first answer's page, as a person is before starting; None (an error counted) if not."""
     # Logins one after the other: each checks a password hash on purpose slowly, and twenty at
     # once on two cores would time out; they are not what is measured.
-    visitor = Visitor(url, timeout=120)
+    visitor = Visitor(url, timeout=120, keep_alive=keep_alive)
     try:
         visitor.login(load.username, PASSWORD)
         page = visitor.get(reverse("judge:answer", args=[load.work_id, 1]))
@@ -209,6 +212,11 @@ class Command(BaseCommand):
         parser.add_argument("--nuggets", type=int, default=20, help="nuggets on each assessor's topic")
         parser.add_argument("--web-workers", default="", help="gunicorn processes (default: bin/serve's)")
         parser.add_argument("--web-threads", default="", help="threads per process (default: bin/serve's)")
+        parser.add_argument(
+            "--connection-per-request",
+            action="store_true",
+            help="a new connection for each request, as a proxy in front opens them by default (browsers keep theirs)",
+        )
 
     def handle(self, *args, **options) -> None:
         with tempfile.TemporaryDirectory(prefix="assessor-load-") as scratch:
@@ -263,7 +271,8 @@ class Command(BaseCommand):
         )
         try:
             site.wait_ready()
-            ready = [(load, assessor_ready(load, url=site.url)) for load in loads]
+            keep_alive = not options["connection_per_request"]
+            ready = [(load, assessor_ready(load, url=site.url, keep_alive=keep_alive)) for load in loads]
             drivers = [(load, started) for load, started in ready if started is not None]
             before = load_average()
             start = threading.Barrier(len(drivers) + 1)
@@ -355,6 +364,11 @@ class Command(BaseCommand):
             f"save time in gunicorn ms: p50 {percentile(server_save_ms, 0.50):.1f}  "
             f"p95 {percentile(server_save_ms, 0.95):.1f}  p99 {percentile(server_save_ms, 0.99):.1f} "
             f"(request read to response written; the rest is waiting for a core or a connection)"
+        )
+        each_saves = sorted(len(load.save_ms) for load in loads)
+        out(
+            f"saves an assessor: least {each_saves[0]}, median {each_saves[len(each_saves) // 2]}, most "
+            f"{each_saves[-1]} (a kept-alive connection is served by the gunicorn process that accepted it)"
         )
         requests = len(saves) + len(pages)
         out(
