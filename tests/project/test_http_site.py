@@ -73,7 +73,7 @@ def _connections_served(keep_alive: bool) -> tuple[int, list[int]]:
         accepted = 0
 
         def get_request(self):
-            Counting.accepted += 1
+            self.accepted += 1
             return super().get_request()
 
     server = Counting(("127.0.0.1", 0), Answer)
@@ -85,7 +85,7 @@ def _connections_served(keep_alive: bool) -> tuple[int, list[int]]:
     finally:
         server.shutdown()
         server.server_close()
-    return Counting.accepted, statuses
+    return server.accepted, statuses
 
 
 def test_a_visitor_keeps_its_connection_or_opens_one_for_each_request():

@@ -413,7 +413,9 @@ def launcher_prepare() -> None:
     transport's import, the app's tasks and its result backend: 90-100 ms), and a worker, which dispatches jobs
     (`job_queue`), has them from its start."""
     celery_app.finalize(auto=True)
-    assert celery_app.backend is not None
+    # Made on first use, by the first message's result handle: made here (outside the assert, which -O drops).
+    backend = celery_app.backend
+    assert backend is not None
     with celery_app.producer_or_acquire() as producer:
         producer.connection.ensure_connection(max_retries=1)
 

@@ -366,10 +366,11 @@ class Command(BaseCommand):
             f"(request read to response written; the rest is waiting for a core or a connection)"
         )
         each_saves = sorted(len(load.save_ms) for load in loads)
-        out(
-            f"saves an assessor: least {each_saves[0]}, median {each_saves[len(each_saves) // 2]}, most "
-            f"{each_saves[-1]} (a kept-alive connection is served by the gunicorn process that accepted it)"
-        )
+        if each_saves:
+            out(
+                f"saves an assessor: least {each_saves[0]}, median {each_saves[len(each_saves) // 2]}, most "
+                f"{each_saves[-1]} (a kept-alive connection is served by the gunicorn process that accepted it)"
+            )
         requests = len(saves) + len(pages)
         out(
             f"server CPU: {server_cpu:.1f} s in all gunicorn processes, {server_cpu * 1000 / max(1, requests):.1f} ms "
