@@ -42,6 +42,22 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
+def env_int_or_off(name: str, default: int) -> int | None:
+    """A whole number of at least 0, or None where the variable says `off`."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if raw.strip().lower() in {"off", "none"}:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is neither a whole number nor off") from None
+    if value < 0:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be at least 0 (or off)")
+    return value
+
+
 def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
     raw = os.environ.get(name)
     if raw is None:

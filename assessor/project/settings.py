@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from assessor.project.env import env_bool, env_float, env_int, env_list, env_str, env_url
+from assessor.project.env import env_bool, env_float, env_int, env_int_or_off, env_list, env_str, env_url
 from assessor.project.llm_endpoints import EndpointsFileInvalid, endpoints_file_read
 from assessor.project.security import owner_only_file, owner_only_folder, secret_key_file_read
 from project_apps import PROJECT_APPS
@@ -92,6 +92,8 @@ TEMPLATES = [
 WSGI_APPLICATION = "assessor.project.wsgi.application"
 
 DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'assessor.sqlite3'}")
+# Read whatever the database, so that a wrong value stops every start (used on PostgreSQL only).
+DATABASE_PREPARE_THRESHOLD = env_int_or_off("DATABASE_PREPARE_THRESHOLD", 5)
 try:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
 except Exception as exc:  # dj_database_url raises several types for a bad URL
@@ -108,6 +110,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         # How long a write waits for another to finish before giving up (see assessor.project.busy).
         "timeout": env_float("SQLITE_BUSY_TIMEOUT", 30.0, minimum=0.0),
     }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # PostgreSQL: parameters sent apart from the statement (server-side binding), and a statement a connection
+    # runs often prepared once on the server, its parsing and planning kept there. The statements every request and
+    # every label save run again and again (the session, the user, the save's reads and writes) are then neither
+    # parsed nor planned again, and psycopg no longer quotes their values (docs/deployment.md, "Prepared statements").
+    # DATABASE_PREPARE_THRESHOLD=off turns the preparing off (a pooler in transaction mode that cannot keep them).
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
+    DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", DATABASE_PREPARE_THRESHOLD)
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "") or None}
 # On SQLite an import reads, checks and stages its file with no write lock, and holds the lock
 # only for a short switch at its end (assessor/importing/staging.py); the staged rows

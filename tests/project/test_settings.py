@@ -1,5 +1,6 @@
 """Settings come from the environment; a wrong value stops the start with the variable's name."""
 
+import ast
 import os
 import subprocess
 import sys
@@ -39,6 +40,8 @@ def test_the_defaults_start_with_no_configuration(tmp_path):
         ("LLM_TIMEOUT", "abc"),
         ("LLM_CONCURRENCY", "0"),
         ("LLM_BASE_URL", "ftp://example"),
+        ("DATABASE_PREPARE_THRESHOLD", "often"),
+        ("DATABASE_PREPARE_THRESHOLD", "-1"),
     ],
 )
 def test_a_wrong_value_fails_at_start_naming_the_variable(tmp_path, name, value):
@@ -85,3 +88,31 @@ def test_the_database_uploads_and_staged_imports_are_the_owners_alone(tmp_path):
     assert modes == {
         "assessor.sqlite3": 0o600, "uploads": 0o700, "uploads/incoming": 0o700, "import-staging": 0o700, "secret_key": 0o600,
     }
+
+
+def _database_options(tmp_path: Path, **env: str) -> dict:
+    """The database OPTIONS the project's settings make from this environment (no connection is opened)."""
+    environment = {k: v for k, v in os.environ.items() if k != "DATABASE_PREPARE_THRESHOLD"}
+    environment.update(ASSESSOR_VAR_DIR=str(tmp_path), PYTHONPATH=str(REPO), **env)
+    script = "from assessor.project import settings; print(repr(settings.DATABASES['default'].get('OPTIONS', {})))"
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=environment, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return ast.literal_eval(result.stdout)
+
+
+@pytest.mark.parametrize(
+    "threshold, prepared",
+    [(None, 5), ("0", 0), ("12", 12), ("off", None), ("OFF", None)],
+)
+def test_postgresql_binds_on_the_server_and_prepares_what_a_connection_runs_often(tmp_path, threshold, prepared):
+    env = {"DATABASE_URL": "postgres://someone@db.example.org:5432/assessor"}
+    if threshold is not None:
+        env["DATABASE_PREPARE_THRESHOLD"] = threshold
+    options = _database_options(tmp_path, **env)
+    assert options["server_side_binding"] is True
+    assert options["prepare_threshold"] == prepared
+
+
+def test_sqlite_has_no_postgresql_options(tmp_path):
+    options = _database_options(tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'site.sqlite3'}")
+    assert "server_side_binding" not in options and "prepare_threshold" not in options

@@ -127,3 +127,27 @@ def test_the_save_finds_the_pairs_the_page_shows(judged):
         found = [pair_citation(work=scratch, answer_id=answer_id, sentence_index=index) for index in range(4)]
         assert [c for c in found if c is not None] == sorted(pairs.pairs_of[answer_id])
         assert found[3] is None  # no fourth sentence
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_on_postgresql_the_statements_of_a_save_are_prepared_and_run_again(judged):
+    """After a few saves on one connection, the statements every save runs are prepared there (the settings'
+    prepare_threshold): the session, the user, the locked work and the label's UPDATE are parsed and planned once."""
+    client, (assign, _scratch, _postedit), nugget_id = judged
+    path = reverse("judge:label", args=[assign.pk, 1])
+    previous = ""
+    for label in ["support", "not_support", "partial_support"] * 3:
+        fields = {
+            "nugget": nugget_id, "label": label, "previous": previous, "version": assign.version,
+            "op_id": str(uuid.uuid4()),
+        }
+        assert script_post(client, path, fields).status_code == 200
+        previous = label
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('FROM "django_session"' in statement for statement in prepared), prepared
+    assert any('FROM "auth_user"' in statement for statement in prepared), prepared
+    assert any('FROM "assessor_assessorwork"' in statement and "FOR UPDATE" in statement for statement in prepared)
+    assert any(statement.startswith('UPDATE "assignment_assignmentlabel"') for statement in prepared), prepared
+    assert AssignmentLabel.objects.get(work=assign).label == "partial_support"
