@@ -111,13 +111,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": env_float("SQLITE_BUSY_TIMEOUT", 30.0, minimum=0.0),
     }
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # PostgreSQL: parameters sent apart from the statement (server-side binding), and a statement a connection
-    # runs often prepared once on the server, its parsing and planning kept there. The statements every request and
-    # every label save run again and again (the session, the user, the save's reads and writes) are then neither
-    # parsed nor planned again, and psycopg no longer quotes their values (docs/deployment.md, "Prepared statements").
-    # DATABASE_PREPARE_THRESHOLD=off turns the preparing off (a pooler in transaction mode that cannot keep them).
+    # The statements every request and every label save run again and again (the session, the user, the save's
+    # reads and writes: `assessor.work.prepared.statement_cursor`) are prepared on the server once a connection has
+    # run them this many times, so that they are neither parsed nor planned again (docs/deployment.md, "Prepared
+    # statements"). Django's own cursors bind on the client and are never prepared. Off: nothing is prepared.
     DATABASES["default"].setdefault("OPTIONS", {})
-    DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
     DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", DATABASE_PREPARE_THRESHOLD)
 DATABASES["default"]["TEST"] = {"NAME": env_str("TEST_DATABASE_NAME", "") or None}
 # On SQLite an import reads, checks and stages its file with no write lock, and holds the lock

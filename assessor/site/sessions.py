@@ -31,7 +31,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
 
-from assessor.work.prepared import Prepared, instance_from_row
+from assessor.work.prepared import Prepared, instance_from_row, statement_cursor
 from assessor.work.roles import role_remember
 
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
@@ -61,7 +61,7 @@ def session_data(session_key: str) -> str | None:
         f"SELECT {quote(_SESSION_FIELDS['session_data'].column)} FROM {quote(Session._meta.db_table)} "
         f"WHERE {quote(_SESSION_FIELDS['session_key'].column)} = %s AND {quote(expire.column)} > %s"
     )
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(sql, [session_key, expire.get_db_prep_value(timezone.now(), connection)])
         row = cursor.fetchone()
     return row[0] if row else None

@@ -5,12 +5,15 @@ Building and compiling a queryset costs several times the CPU of running it
 label save makes the same few reads and writes. The reads are written once per
 connection by the ORM itself (its SQL, its locking clauses, its conversions of
 dates and JSON); the writes are one row each, their values prepared by the
-model's fields as the ORM prepares them.
+model's fields as the ORM prepares them. On PostgreSQL they run through
+`statement_cursor`, so that the database too keeps them parsed and planned.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Field, Model, QuerySet
 
@@ -21,6 +24,27 @@ from assessor.models.scope import campaign_scope
 # (the ORM writes a lookup out of a field's range as no query at all).
 _INT_MARK = 32_101
 _TEXT_MARK = "\x01prepared-parameter-"
+
+
+@contextmanager
+def statement_cursor() -> Iterator[Any]:
+    """A cursor for the statements every request or label save runs. On PostgreSQL their values go apart from
+    their text (server-side binding), so that psycopg prepares a statement on the server once the connection has run
+    it `prepare_threshold` times (DATABASE_PREPARE_THRESHOLD): parsed and planned once, and no value quoted by
+    psycopg. Django's own cursors bind on the client and are never prepared: a statement the ORM writes for a bulk
+    insert may carry more values than the 65,535 the server takes apart from the text. Elsewhere Django's cursor.
+
+    Wrapped as Django wraps its own (its errors, the queries it logs, its execute wrappers)."""
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    connection.validate_thread_sharing()
+    connection.ensure_connection()
+    raw: Any = psycopg.Cursor(connection.connection)  # a DB-API cursor, as Django wraps its own
+    wrapped = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    with wrapped as cursor:
+        yield cursor
 
 
 class Prepared:
@@ -63,7 +87,7 @@ class Prepared:
     def rows(self, *values: Any) -> list[list[Any]]:
         sql, slots, compiler, converters = self._compiled()
         params = [values[index] if index >= 0 else constant for index, constant in slots]
-        with connection.cursor() as cursor:
+        with statement_cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         if converters:
@@ -102,7 +126,7 @@ def row_insert(model: type[Model], values: dict[str, Any]) -> None:
     columns, params = _columns(model, values)
     table = connection.ops.quote_name(model._meta.db_table)
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(params))})"
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -114,7 +138,7 @@ def row_update(instance: Model, fields: Sequence[str]) -> None:
     table = connection.ops.quote_name(model._meta.db_table)
     key = connection.ops.quote_name(model._meta.pk.column)
     sql = f"UPDATE {table} SET {', '.join(f'{column} = %s' for column in columns)} WHERE {key} = %s"
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(sql, [*params, instance.pk])
 
 
@@ -131,7 +155,7 @@ def row_create(model: type[Model], values: dict[str, Any]) -> Any:
     sql = f"INSERT INTO {table} ({', '.join(quote(field.column) for field in fields)}) "
     sql += f"VALUES ({', '.join(['%s'] * len(params))})"
     returning = meta.auto_field is not None and connection.features.can_return_columns_from_insert
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(f"{sql} RETURNING {key}" if returning else sql, params)
         if returning:
             instance.pk = cursor.fetchone()[0]
