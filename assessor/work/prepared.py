@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.utils import CursorDebugWrapper
 from django.db.models import Field, Model, QuerySet
 
 from assessor.models.scope import campaign_scope
@@ -24,6 +25,20 @@ from assessor.models.scope import campaign_scope
 # (the ORM writes a lookup out of a field's range as no query at all).
 _INT_MARK = 32_101
 _TEXT_MARK = "\x01prepared-parameter-"
+
+
+class _ServerBoundDebugCursor(CursorDebugWrapper):
+    """Django's debug cursor (the queries a test captures, DEBUG's log) for a cursor that binds on the server: it
+    logs the statement composed with its values, as Django's backend does when all its cursors bind on the server.
+    Django's `last_executed_query` reads the text a client-side cursor sent, which a server-bound one has not."""
+
+    def debug_sql(self, sql=None, params=None, use_last_executed_query=False, many=False):
+        if use_last_executed_query and not many:
+            try:
+                sql = self.db.ops.compose_sql(sql, params)
+            except psycopg.DataError:
+                pass  # as Django's: values it cannot compose leave the statement's text
+        return super().debug_sql(sql, params, use_last_executed_query=False, many=many)
 
 
 @contextmanager
@@ -42,7 +57,7 @@ def statement_cursor() -> Iterator[Any]:
     connection.validate_thread_sharing()
     connection.ensure_connection()
     raw: Any = psycopg.Cursor(connection.connection)  # a DB-API cursor, as Django wraps its own
-    wrapped = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    wrapped = _ServerBoundDebugCursor(raw, connection) if connection.queries_logged else connection.make_cursor(raw)
     with wrapped as cursor:
         yield cursor
 

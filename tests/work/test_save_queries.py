@@ -159,3 +159,16 @@ def test_on_postgresql_the_orm_still_sends_more_values_than_the_server_binds():
     the ORM with more (a bulk insert of kept scores at TREC scale has some 350,000) still runs."""
     many = [f"no-such-topic-{i}" for i in range(70_000)]
     assert Topic.objects.filter(pk__in=many).count() == 0
+
+
+def test_the_queries_a_save_logs_carry_their_values(judged):
+    """What a test or DEBUG's log captures of a save is each statement with its values, whichever cursor sent it."""
+    client, (assign, _scratch, _postedit), nugget_id = judged
+    path = reverse("judge:label", args=[assign.pk, 1])
+    fields = {"nugget": nugget_id, "label": "support", "previous": "", "version": assign.version, "op_id": "op-logged"}
+    with CaptureQueriesContext(connection) as captured:
+        assert script_post(client, path, fields).status_code == 200
+    logged = [query["sql"] for query in captured]
+    assert all(isinstance(sql, str) and "%s" not in sql for sql in logged), logged
+    assert any('"django_session"' in sql and client.cookies["sessionid"].value in sql for sql in logged), logged
+    assert any("op-logged" in sql for sql in logged), logged
