@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from assessor.jobs import engine
 from assessor.jobs.engine import job_run_sync
 from assessor.jobs.llm.cache import cache_lookup
+from assessor.jobs.llm.inflight import ask_look_and_claim
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import LLMCall
 from assignment.auto import auto_assign_job_create
@@ -65,11 +66,16 @@ def test_a_miss_never_walks_the_primary_key():
     with CaptureQueriesContext(connection) as queries:
         assert cache_lookup("f" * 64) is None
     assert cache_lookup(f"{123:064x}") == "[]"
-    (looked,) = queries.captured_queries
-    with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN {looked['sql']}")
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "pkey" not in plan, plan
+    with CaptureQueriesContext(connection) as claims:
+        look = ask_look_and_claim("e" * 64, holder="me", lease=60)
+    assert (look.answer, look.claimed) == (None, True)
+    assert ask_look_and_claim(f"{123:064x}", holder="me", lease=60).answer == "[]"
+    # The look alone, and the look that claims in the same statement (EXPLAIN plans it without running it).
+    for looked in (*queries.captured_queries, *claims.captured_queries):
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN {looked['sql']}")
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        assert "llmcall_pkey" not in plan, plan
 
 
 def test_a_long_job_analyzes_its_calls_as_it_goes(llm_server, monkeypatch, django_capture_on_commit_callbacks):

@@ -2,12 +2,13 @@
 
 import socket
 import threading
+import time
 from datetime import timedelta
 from decimal import Decimal
 from functools import partial
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from assessor.jobs.llm.cache import cache_key
@@ -318,6 +319,57 @@ def test_an_ask_waits_for_the_holder_and_takes_its_answer(llm_server):
     waiting.join()
     assert answers == [["support", "support", "support"]]
     assert llm_server.count == 0
+
+
+@threads_writing
+@pytest.mark.django_db(transaction=True)
+def test_an_ask_that_claims_as_the_holder_lets_go_takes_the_holders_answer(llm_server):
+    # The holder logs its answer and lets go of the key in one transaction, which commits while the ask's look is
+    # under way: the look saw the key held and no answer, and its claim waited for the holder and then went
+    # through. The ask must look again, not pay for the answer a second time.
+    key = _assign_key()
+    LLMAskInFlight.objects.create(cache_key=key, holder="other", lease_until=timezone.now() + timedelta(minutes=5))
+    holder_writing = threading.Event()
+    failures: list = []
+
+    def holder() -> None:
+        try:
+            with transaction.atomic():
+                LLMCall.objects.create(
+                    prompt=prompt_template_get("assign"), model="fake-model", messages=[], cache_key=key,
+                    raw_response='["support", "support", "support"]', parsed_ok=True,
+                )  # fmt: skip
+                LLMAskInFlight.objects.filter(cache_key=key).delete()
+                holder_writing.set()
+                _until_a_statement_waits_on_a_lock()
+        except Exception as exc:  # noqa: BLE001  # reported by the test's thread
+            failures.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert holder_writing.wait(10)
+    answer = assign_ask(llm_session())
+    thread.join()
+    assert not failures, failures
+    assert answer == ["support", "support", "support"]
+    assert llm_server.count == 0
+
+
+def _until_a_statement_waits_on_a_lock(seconds: float = 10.0) -> None:
+    """Return once another session of this database waits on a lock (the ask's claim on the holder's row)."""
+    deadline = time.monotonic() + seconds
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError("the ask's claim never waited on the holder's transaction")
 
 
 def _assign_key() -> str:

@@ -28,7 +28,9 @@ from django.db.models import F
 from assessor.jobs.llm.cache import cache_key, cache_lookup
 from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot
 from assessor.jobs.llm.inflight import (
+    Look,
     ask_claim,
+    ask_look_and_claim,
     ask_release,
     ask_release_statement,
     ask_renew,
@@ -386,17 +388,21 @@ class LLMSession:
     ) -> Scored[T]:
         temperature = request_options(self.config, prompt)["temperature"]
         key = cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=messages)
-        # The cache first: a re-run reads its answers and writes nothing but their log.
-        hit = self._cached(prompt, messages, key, parse) if cached else None
-        if hit is not None:
-            return hit
         lease = _Lease(key=key, holder=holder_name(), seconds=self._lease())
         waited = 0
         while True:
-            if lease.claim():
+            # The cache first (a re-run reads its answers and writes nothing but their log), the key claimed where
+            # it holds none.
+            look = lease.look_and_claim() if cached else Look(answer=None, claimed=lease.claim(), recheck=False)
+            if look.answer is not None:
+                hit = self._cached_use(prompt, messages, key, parse, look.answer)
+                if hit is not None:
+                    return hit
+                look = Look(answer=None, claimed=lease.claim(), recheck=False)
+            if look.claimed:
                 try:
                     # An identical ask may have been answered between the look and the claim.
-                    hit = self._cached(prompt, messages, key, parse) if cached else None
+                    hit = self._cached(prompt, messages, key, parse) if look.recheck else None
                     if hit is not None:
                         return hit
                     return self._sent(prompt, messages, key, parse, lease, logprobs=logprobs)
@@ -406,17 +412,18 @@ class LLMSession:
             # An identical ask is in flight: wait for its answer, or for it to end without one.
             wait_pause(waited)
             waited += 1
-            hit = self._cached(prompt, messages, key, parse) if cached else None
-            if hit is not None:
-                return hit
 
     def _cached(
         self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T]
     ) -> Scored[T] | None:
         """The cached answer, parsed and logged as a cache hit; None when there is none to use."""
         cached = cache_lookup(key)
-        if cached is None:
-            return None
+        return None if cached is None else self._cached_use(prompt, messages, key, parse, cached)
+
+    def _cached_use(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T], cached: str
+    ) -> Scored[T] | None:
+        """A cached answer, parsed and logged as a cache hit; None when it cannot be used."""
         try:
             value = parse(cached)
         except AnswerUnusable:
@@ -577,6 +584,11 @@ class _Lease:
         claimed = ask_claim(self.key, holder=self.holder, lease=self.seconds)
         self.renewed_at = time.monotonic()
         return claimed
+
+    def look_and_claim(self) -> Look:
+        look = ask_look_and_claim(self.key, holder=self.holder, lease=self.seconds)
+        self.renewed_at = time.monotonic()
+        return look
 
     def renew_if_old(self) -> None:
         if time.monotonic() - self.renewed_at >= LEASE_RENEW_AFTER_SECONDS:

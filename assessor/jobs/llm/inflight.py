@@ -16,12 +16,14 @@ import random
 import socket
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connections, router
 from django.utils import timezone
 
-from assessor.models.jobs import LLMAskInFlight
+from assessor.jobs.llm.cache import cache_lookup
+from assessor.models.jobs import LLMAskInFlight, LLMCall
 
 POLL_SECONDS = (0.01, 0.25)  # the first wait, and the longest
 
@@ -49,6 +51,57 @@ def ask_claim(key: str, *, holder: str, lease: float) -> bool:
             [key, holder, adapt(until), adapt(now)],
         )
         return cursor.fetchone() is not None
+
+
+@dataclass(frozen=True)
+class Look:
+    """What an ask found of its key: a usable answer logged under it, or whether it claimed the key."""
+
+    answer: str | None
+    claimed: bool
+    # Claimed, though an identical ask held the key when the cache was looked at: it may have logged its answer
+    # and let go of the key between the look and the claim, so the cache must be looked at again before sending.
+    recheck: bool
+
+
+def ask_look_and_claim(key: str, *, holder: str, lease: float) -> Look:
+    """The first usable answer logged under the key; when there is none, `ask_claim`'s claim of the key.
+
+    On PostgreSQL one statement does both, and tells whether the key was held when it looked: an ask finding no
+    answer and no holder sends with no second look (two statements a call instead of four, the log's included).
+    An answer can only be logged by the key's holder, so with no holder at the look none can appear before the
+    claim. Elsewhere the look and the claim are two statements, and a claim always looks again.
+    """
+    connection = connections[router.db_for_write(LLMAskInFlight)]
+    if connection.vendor != "postgresql":
+        answer = cache_lookup(key)
+        if answer is not None:
+            return Look(answer=answer, claimed=False, recheck=False)
+        return Look(answer=None, claimed=ask_claim(key, holder=holder, lease=lease), recheck=True)
+    now = timezone.now()
+    adapt = connection.ops.adapt_datetimefield_value
+    quote = connection.ops.quote_name
+    calls, claims = quote(LLMCall._meta.db_table), quote(LLMAskInFlight._meta.db_table)
+    # The statement's parts share one snapshot; the claim's conflict check alone sees claims made since (and waits
+    # for one being made), as ask_claim's does. The usable answers are taken by the key's index and the first
+    # kept, as cache_lookup does (an ORDER BY id LIMIT 1 on the calls table may be planned as a walk of its
+    # primary key).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH answers AS MATERIALIZED ("
+            f"SELECT id, raw_response FROM {calls} WHERE cache_key = %s AND parsed_ok AND NOT from_cache), "
+            f"claim AS (INSERT INTO {claims} (cache_key, holder, lease_until) "
+            f"SELECT %s, %s, %s::timestamptz WHERE NOT EXISTS (SELECT 1 FROM answers) "
+            f"ON CONFLICT (cache_key) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until "
+            f"WHERE {claims}.lease_until < %s RETURNING 1) "
+            f"SELECT (SELECT raw_response FROM answers ORDER BY id LIMIT 1), EXISTS (SELECT 1 FROM claim), "
+            f"EXISTS (SELECT 1 FROM {claims} WHERE cache_key = %s)",
+            [key, key, holder, adapt(now + timedelta(seconds=lease)), adapt(now), key],
+        )
+        answer, claimed, held = cursor.fetchone()
+    if answer is not None:
+        return Look(answer=answer, claimed=False, recheck=False)
+    return Look(answer=None, claimed=claimed, recheck=claimed and held)
 
 
 def ask_renew(key: str, *, holder: str, lease: float) -> None:
