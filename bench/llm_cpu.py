@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from django.db import connections
 
 from assessor.jobs import engine
-from assessor.jobs.llm.client import LLMConfig
+from assessor.jobs.llm.client import LLMConfig, _openai_client
 
 
 @dataclass
@@ -31,6 +31,8 @@ class CpuFigures:
     end_wall: float
     end_statements: int
     profile: str  # the heaviest functions, when profiled
+    client_cpu: float  # seconds of the items' CPU spent in the `openai` client's requests, as they ran here
+    requests: int
 
 
 class _Counter:
@@ -40,6 +42,33 @@ class _Counter:
     def __call__(self, execute: Callable, sql: str, params, many: bool, context: dict):
         self.count += 1
         return execute(sql, params, many, context)
+
+
+class _ClientTimed:
+    """The thread CPU spent in a client's requests: where they run, beside the app's own work (a client measured
+    alone, in a loop of its own, costs less a request than amid the app's)."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.requests = 0
+
+    @contextmanager
+    def on(self, client) -> Iterator[None]:
+        post = client.post
+
+        def timed(*args, **kwargs):
+            started = time.thread_time()
+            try:
+                return post(*args, **kwargs)
+            finally:
+                self.cpu += time.thread_time() - started
+                self.requests += 1
+
+        client.post = timed
+        try:
+            yield
+        finally:
+            del client.post  # the class's own method again
 
 
 @contextmanager
@@ -78,8 +107,9 @@ def job_cpu_measure(job_id: int, *, config: LLMConfig, profile: bool = False, to
     # CPU time, not wall time: what the process spends, not what it waits for.
     profiler = cProfile.Profile(time.process_time) if profile else None
     engine.job_complete_if_finished = complete_timed  # type: ignore[assignment]  # the item that ends the job calls it
+    client = _ClientTimed()
     try:
-        with statements_counted() as counted:
+        with client.on(_openai_client(config)), statements_counted() as counted:
             cpu, wall = time.process_time(), time.monotonic()
             if profiler is not None:
                 profiler.enable()
@@ -106,4 +136,6 @@ def job_cpu_measure(job_id: int, *, config: LLMConfig, profile: bool = False, to
         end_wall=end["wall"],
         end_statements=end_statements,
         profile=report,
+        client_cpu=client.cpu,
+        requests=client.requests,
     )

@@ -9,11 +9,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
+from assessor.jobs.llm.client import LLMConfig, _openai_client
 from assessor.models import Job, LLMAskInFlight, LLMCall, PromptTemplate
 from assessor.models.rows import rows_insert
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_job_scope
+from bench.llm_cpu import job_cpu_measure
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 
 pytestmark = pytest.mark.django_db
@@ -125,3 +127,16 @@ def test_many_rows_go_in_as_given(llm_server):
             None,
             when,
         )
+
+
+def test_the_cpu_benchmark_times_the_client_on_every_request_the_server_got(llm_server, two_topics):
+    # `bench_llm --cpu-only` splits an answer's CPU into the client's requests and the rest: every request the
+    # server answered must have been timed, and the client's share can only be part of the whole.
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    figures = job_cpu_measure(job.pk, config=LLMConfig.from_settings())
+    assert figures.items == 6
+    assert figures.requests == llm_server.count == 6 * 3  # 24 nuggets an answer, 10 a call
+    assert 0 < figures.client_cpu < figures.cpu
+    assert Job.objects.get(pk=job.pk).done_items == 6
+    # The client's own `post` again once measured.
+    assert "post" not in vars(_openai_client(LLMConfig.from_settings()))

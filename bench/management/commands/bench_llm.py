@@ -208,6 +208,12 @@ class Command(BaseCommand):
             f"{client_ms:.2f} ms); {figures.statements / figures.items:.1f} statements an answer; "
             f"wall {figures.wall / figures.items * 1000:.2f} ms an answer"
         )
+        if figures.requests:
+            in_place_ms = figures.client_cpu / figures.requests * 1000
+            self.stdout.write(
+                f"  the client as it ran amid the items: {in_place_ms:.2f} ms of CPU a request ({figures.requests} "
+                f"requests), {(figures.cpu - figures.client_cpu) / figures.items * 1000:.2f} ms an answer outside it"
+            )
         self.stdout.write(
             f"the job's end: {figures.end_wall:.3f} s ({figures.end_cpu:.3f} s of CPU in this process), "
             f"{figures.end_statements} statements"
