@@ -12,6 +12,7 @@ from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
 from assessor.jobs.llm.client import LLMConfig, _openai_client
 from assessor.models import Job, LLMAskInFlight, LLMCall, PromptTemplate
 from assessor.models.rows import rows_insert
+from assessor.scoring import kept
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_job_scope
@@ -140,3 +141,45 @@ def test_the_cpu_benchmark_times_the_client_on_every_request_the_server_got(llm_
     assert Job.objects.get(pk=job.pk).done_items == 6
     # The client's own `post` again once measured.
     assert "post" not in vars(_openai_client(LLMConfig.from_settings()))
+
+
+def _nested_loops() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_nestloop')")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(not POSTGRES, reason="the planner's settings are PostgreSQL's (set DATABASE_URL)")
+def test_a_jobs_end_reads_its_labels_without_nested_loops_and_sets_the_planner_back(
+    llm_server, two_topics, monkeypatch
+):
+    # The job's labels are rows the planner's statistics cannot know at its end: joined one at a time, 40,000 of
+    # them took 0.4-0.5 s where hash joins took 0.07 s (bench_llm --cpu-only 2000).
+    planned: list[str] = []
+    refresh = kept._source_refresh
+
+    def recorded(*args, **kwargs):
+        planned.append(_nested_loops())
+        return refresh(*args, **kwargs)
+
+    monkeypatch.setattr(kept, "_source_refresh", recorded)
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    job_run_sync(job.pk)
+    assert Job.objects.get(pk=job.pk).status == "done"
+    assert planned and set(planned) == {"off"}
+    assert _nested_loops() == "on"
+
+
+@pytest.mark.skipif(not POSTGRES, reason="the planner's settings are PostgreSQL's (set DATABASE_URL)")
+def test_a_jobs_end_that_fails_leaves_the_planner_as_it_was(llm_server, two_topics, monkeypatch):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    job_run_sync(job.pk)
+
+    def failing(*args, **kwargs):
+        assert _nested_loops() == "off"
+        raise RuntimeError("the family failed")
+
+    monkeypatch.setattr(kept, "_source_refresh", failing)
+    with pytest.raises(RuntimeError, match="the family failed"):
+        kept.scores_refresh_job(job.pk)
+    assert _nested_loops() == "on"
