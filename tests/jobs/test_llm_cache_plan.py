@@ -75,7 +75,7 @@ def test_a_miss_never_walks_the_primary_key():
         with connection.cursor() as cursor:
             cursor.execute(f"EXPLAIN {looked['sql']}")
             plan = "\n".join(row[0] for row in cursor.fetchall())
-        assert "llmcall_pkey" not in plan, plan
+        assert "pkey" not in plan, plan
 
 
 def test_a_long_job_analyzes_its_calls_as_it_goes(llm_server, monkeypatch, django_capture_on_commit_callbacks):

@@ -22,6 +22,13 @@ def cache_key(*, model: str, prompt: PromptTemplate, temperature: float, message
     return hashlib.sha256(material.encode()).hexdigest()
 
 
+def usable_answers_sql(connection) -> str:
+    """The usable answers logged under a key (its one parameter), by the (cache_key) index: a cache hit is never a
+    hit's own log, and an answer that could not be used is never served."""
+    table = connection.ops.quote_name(LLMCall._meta.db_table)
+    return f"SELECT id, raw_response FROM {table} WHERE cache_key = %s AND parsed_ok AND NOT from_cache"
+
+
 def cache_lookup(key: str) -> str | None:
     """The first usable answer logged under `key`, or None.
 
@@ -31,10 +38,7 @@ def cache_lookup(key: str) -> str | None:
     every row on a miss. A key has one usable answer, or a few.
     """
     connection = connections[router.db_for_read(LLMCall)]
-    table = connection.ops.quote_name(LLMCall._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, raw_response FROM {table} WHERE cache_key = %s AND parsed_ok AND NOT from_cache", [key]
-        )
+        cursor.execute(usable_answers_sql(connection), [key])
         rows = cursor.fetchall()
     return min(rows)[1] if rows else None

@@ -22,14 +22,23 @@ from datetime import timedelta
 from django.db import connections, router
 from django.utils import timezone
 
-from assessor.jobs.llm.cache import cache_lookup
-from assessor.models.jobs import LLMAskInFlight, LLMCall
+from assessor.jobs.llm.cache import cache_lookup, usable_answers_sql
+from assessor.models.jobs import LLMAskInFlight
 
 POLL_SECONDS = (0.01, 0.25)  # the first wait, and the longest
 
 
 def holder_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _taken_over_when_expired(table: str) -> str:
+    """The end of a claim's insert: a key already claimed goes to the new holder only once its lease has run out
+    (its one parameter: now)."""
+    return (
+        "ON CONFLICT (cache_key) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until "
+        f"WHERE {table}.lease_until < %s"
+    )
 
 
 def ask_claim(key: str, *, holder: str, lease: float) -> bool:
@@ -46,8 +55,7 @@ def ask_claim(key: str, *, holder: str, lease: float) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (cache_key, holder, lease_until) VALUES (%s, %s, %s) "
-            f"ON CONFLICT (cache_key) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until "
-            f"WHERE {table}.lease_until < %s RETURNING 1",
+            f"{_taken_over_when_expired(table)} RETURNING 1",
             [key, holder, adapt(until), adapt(now)],
         )
         return cursor.fetchone() is not None
@@ -80,20 +88,17 @@ def ask_look_and_claim(key: str, *, holder: str, lease: float) -> Look:
         return Look(answer=None, claimed=ask_claim(key, holder=holder, lease=lease), recheck=True)
     now = timezone.now()
     adapt = connection.ops.adapt_datetimefield_value
-    quote = connection.ops.quote_name
-    calls, claims = quote(LLMCall._meta.db_table), quote(LLMAskInFlight._meta.db_table)
+    claims = connection.ops.quote_name(LLMAskInFlight._meta.db_table)
     # The statement's parts share one snapshot; the claim's conflict check alone sees claims made since (and waits
     # for one being made), as ask_claim's does. The usable answers are taken by the key's index and the first
     # kept, as cache_lookup does (an ORDER BY id LIMIT 1 on the calls table may be planned as a walk of its
     # primary key).
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH answers AS MATERIALIZED ("
-            f"SELECT id, raw_response FROM {calls} WHERE cache_key = %s AND parsed_ok AND NOT from_cache), "
+            f"WITH answers AS MATERIALIZED ({usable_answers_sql(connection)}), "
             f"claim AS (INSERT INTO {claims} (cache_key, holder, lease_until) "
             f"SELECT %s, %s, %s::timestamptz WHERE NOT EXISTS (SELECT 1 FROM answers) "
-            f"ON CONFLICT (cache_key) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until "
-            f"WHERE {claims}.lease_until < %s RETURNING 1) "
+            f"{_taken_over_when_expired(claims)} RETURNING 1) "
             f"SELECT (SELECT raw_response FROM answers ORDER BY id LIMIT 1), EXISTS (SELECT 1 FROM claim), "
             f"EXISTS (SELECT 1 FROM {claims} WHERE cache_key = %s)",
             [key, key, holder, adapt(now + timedelta(seconds=lease)), adapt(now), key],
