@@ -92,3 +92,54 @@ def test_a_visitor_keeps_its_connection_or_opens_one_for_each_request():
     assert _connections_served(keep_alive=True) == (1, [200, 200, 200])
     # bench_load --connection-per-request: as a proxy in front of the site opens them by default.
     assert _connections_served(keep_alive=False) == (3, [200, 200, 200])
+
+
+def test_a_visitor_reads_responses_however_the_server_frames_them():
+    """Content-Length, chunks (with an extension and a trailer), no body, an end of connection, two cookies,
+    and a 103 before the response: each read whole, the next request on the same connection where it stays open."""
+    import socket
+    import threading
+
+    from bench.http_site import Visitor
+
+    responses = [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1; Path=/\r\nSet-Cookie: b=2; HttpOnly\r\n\r\nhello",
+        b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\nchun\r\n3\r\nked\r\n0\r\nX-T: 1\r\n\r\n",
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nto the end",
+    ]
+    requests: list[bytes] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            for response in responses:
+                received = b""
+                while b"\r\n\r\n" not in received:
+                    received += connection.recv(65536)
+                head, _, body = received.partition(b"\r\n\r\n")
+                length = int(next((line.split(b":")[1] for line in head.split(b"\r\n")
+                                   if line.lower().startswith(b"content-length:")), b"0"))  # fmt: skip
+                while len(body) < length:
+                    body += connection.recv(65536)
+                requests.append(head + b"\r\n\r\n" + body)
+                connection.sendall(response)
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    visitor = Visitor(f"http://127.0.0.1:{listener.getsockname()[1]}")
+    first = visitor.request("POST", "/one/", fields={"label": "support", "nugget": "7"})
+    assert (first.status, first.body, visitor.cookies) == (200, b"hello", {"a": "1", "b": "2"})
+    second = visitor.get("/two/")
+    assert (second.status, second.body, second.headers["transfer-encoding"]) == (200, b"chunked", "chunked")
+    assert (visitor.get("/three/").status, visitor.get("/four/").body) == (204, b"to the end")
+    assert visitor._connection is None  # closed after the last, as the server said
+    server.join(timeout=5)
+    listener.close()
+    assert requests[0].startswith(b"POST /one/ HTTP/1.1\r\nHost: 127.0.0.1:")
+    assert b"\r\nCookie: a=1; b=2\r\n" in requests[1] and requests[0].endswith(b"\r\n\r\nlabel=support&nugget=7")
+    assert b"Content-Length: 22\r\n" in requests[0] and [r.split(b" ")[1] for r in requests] == [
+        b"/one/", b"/two/", b"/three/", b"/four/"
+    ]  # fmt: skip
