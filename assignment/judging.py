@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, QuerySet, Subquery, Sum
+from django.db.models import Count, Subquery, Sum
 from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic, WorkOperation
@@ -82,12 +82,60 @@ def item_nuggets(work: AssessorWork) -> dict[int, set[int]] | None:
 
 
 def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
-    try:
-        return NuggetSet.objects.get(
-            topic_id=work.topic_id, name=work.nugget_set_name, kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS
-        )
-    except NuggetSet.DoesNotExist:
-        raise Http404("This work has no nugget list made by an assessor.") from None
+    row = _WORK_NUGGET_SET.first(work.topic_id, work.nugget_set_name)
+    if row is None:
+        raise Http404("This work has no nugget list made by an assessor.")
+    return instance_from_row(NuggetSet, _NUGGET_SET_FIELDS, row)
+
+
+# The answer page's reads are written once (assessor.work.prepared), as the save's are: an assessor reads a page
+# after every answer's labels, and building these querysets was a third of the page's CPU. One set at most: a
+# topic's sets have names of their own.
+_NUGGET_SET_FIELDS = [field.attname for field in NuggetSet._meta.concrete_fields]
+_WORK_NUGGET_SET = Prepared(
+    lambda topic_id, name: (
+        NuggetSet.objects.filter(topic_id=topic_id, name=name, kind__in=HUMAN_NUGGET_KINDS, form=NuggetSet.Form.FACTS)
+        .order_by()
+        .values_list(*_NUGGET_SET_FIELDS)
+    ),
+    str,
+    str,
+)
+_PAGE_NUGGET_FIELDS = ["id", "nugget_set_id", "position", "text", "importance"]
+_SET_NUGGETS = Prepared(
+    lambda set_id: (
+        Nugget.objects.filter(nugget_set_id=set_id).order_by("position", "id").values_list(*_PAGE_NUGGET_FIELDS)
+    ),
+    int,
+)
+_PAGE_SENTENCE_FIELDS = ["id", "index", "text"]
+_ANSWER_SENTENCES = Prepared(
+    lambda answer_id: Sentence.objects.filter(answer_id=answer_id).order_by("index").values_list(*_PAGE_SENTENCE_FIELDS),
+    int,
+)
+# The labels made in this work on the list's nuggets: the only labels its pages read. By answer, how many; on
+# one answer, which.
+_OWN_LABEL_COUNTS = Prepared(
+    lambda work_id, set_id: (
+        AssignmentLabel.objects.filter(work_id=work_id, nugget__nugget_set_id=set_id)
+        .order_by()
+        .values("answer_id")
+        .annotate(done=Count("id"))
+        .values_list("answer_id", "done")
+    ),
+    int,
+    int,
+)
+_OWN_ANSWER_LABELS = Prepared(
+    lambda work_id, set_id, answer_id: (
+        AssignmentLabel.objects.filter(work_id=work_id, nugget__nugget_set_id=set_id, answer_id=answer_id)
+        .order_by()
+        .values_list("nugget_id", "label")
+    ),
+    int,
+    int,
+    int,
+)
 
 
 @dataclass
@@ -133,29 +181,17 @@ class AssignPage:
         return NUGGETS_OPEN_WAIT if self.nuggets_open else ""
 
 
-def own_labels(*, work: AssessorWork, nugget_set: NuggetSet) -> QuerySet[AssignmentLabel]:
-    """The labels made in this work on the list's nuggets: the only labels its pages read."""
-    return AssignmentLabel.objects.filter(work=work, nugget__nugget_set=nugget_set)
-
-
-def _label_counts(*, work: AssessorWork, nugget_set: NuggetSet, answer_ids: Sequence[int]) -> dict[int, int]:
-    rows = (
-        own_labels(work=work, nugget_set=nugget_set)
-        .filter(answer_id__in=answer_ids)
-        .values("answer_id")
-        .annotate(done=Count("id"))
-    )
-    return {row["answer_id"]: row["done"] for row in rows}
+def _label_counts(*, work: AssessorWork, nugget_set: NuggetSet) -> dict[int, int]:
+    """Answer id -> how many labels this work made on it, on the list's nuggets."""
+    return {answer_id: done for answer_id, done in _OWN_LABEL_COUNTS.rows(work.pk, nugget_set.pk)}
 
 
 def assign_page_load(*, work: AssessorWork, number: int | None = None) -> AssignPage:
     """One answer (by its 1-based number; None: the first with labels missing) beside the nuggets."""
     nugget_set = work_nugget_set(work=work)
     order = answer_order(work=work)
-    nuggets = list(
-        nugget_set.nuggets.order_by("position", "id").only("id", "nugget_set_id", "position", "text", "importance")
-    )
-    counts = _label_counts(work=work, nugget_set=nugget_set, answer_ids=order)
+    nuggets = [instance_from_row(Nugget, _PAGE_NUGGET_FIELDS, row) for row in _SET_NUGGETS.rows(nugget_set.pk)]
+    counts = _label_counts(work=work, nugget_set=nugget_set)
     done_counts = [counts.get(answer_id, 0) for answer_id in order]
     if not order:
         raise Http404("This topic has no answers to judge.")
@@ -172,11 +208,11 @@ def assign_page_load(*, work: AssessorWork, number: int | None = None) -> Assign
     answer_id = order[number - 1]
     if allowed:
         nuggets = [nugget for nugget in nuggets if nugget.pk in allowed[answer_id]]
-    sentences = list(Sentence.objects.filter(answer_id=answer_id).order_by("index").only("id", "index", "text"))
+    sentences = [
+        instance_from_row(Sentence, _PAGE_SENTENCE_FIELDS, row) for row in _ANSWER_SENTENCES.rows(answer_id)
+    ]
     unsplit_text = "" if sentences else Answer.objects.values_list("text", flat=True).get(pk=answer_id)
-    labels = dict(
-        own_labels(work=work, nugget_set=nugget_set).filter(answer_id=answer_id).values_list("nugget_id", "label")
-    )
+    labels = {nugget_id: label for nugget_id, label in _OWN_ANSWER_LABELS.rows(work.pk, nugget_set.pk, answer_id)}
     redo = redo_nuggets(work)
     focus = next((n.pk for n in nuggets if n.pk not in labels and (not redo or n.pk in redo)), None)
     focus = focus or next((n.pk for n in nuggets if n.pk not in labels), None)
@@ -354,7 +390,8 @@ def assign_submit(*, work_id: int, user: User, expected_version: int | None) -> 
         needed = sum(1 for _answer_id, nugget_id in work.items if nugget_id in present)
     else:
         needed = len(order) * nugget_set.nuggets.count()
-    done = own_labels(work=work, nugget_set=nugget_set).filter(answer_id__in=order).count()
+    counts = _label_counts(work=work, nugget_set=nugget_set)
+    done = sum(counts.get(answer_id, 0) for answer_id in order)
     if done < needed:
         raise WorkError(f"{needed - done} label(s) are still missing: every answer needs a label for every nugget.")
     work_submit_mark(work=work, user=user, detail={"labels": done})
