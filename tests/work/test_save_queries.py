@@ -153,6 +153,26 @@ def test_on_postgresql_the_statements_of_a_save_are_prepared_and_run_again(judge
     assert AssignmentLabel.objects.get(work=assign).label == "partial_support"
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_on_postgresql_the_answer_pages_reads_are_prepared_too(judged):
+    """The ManualAssign page, read after every answer's labels, reads the nugget list, its nuggets, the answer's
+    sentences and the work's labels by statements prepared once the connection has run them a few times."""
+    client, (assign, _scratch, _postedit), _nugget_id = judged
+    for number in [1, 2, 3, 4] * 2:
+        assert client.get(reverse("judge:answer", args=[assign.pk, number])).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+        prepared = [row[0] for row in cursor.fetchall()]
+    reads = [
+        'FROM "nuggets_nuggetset"',
+        'FROM "nuggets_nugget"',
+        'FROM "assessor_sentence"',
+        'COUNT("assignment_assignmentlabel"."id")',
+        'SELECT "assignment_assignmentlabel"."nugget_id"',
+    ]
+    assert [read for read in reads if not any(read in statement for statement in prepared)] == [], prepared
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the limit is PostgreSQL's")
 def test_on_postgresql_the_orm_still_sends_more_values_than_the_server_binds():
     """Only the save's own statements bind on the server, which takes at most 65,535 values a statement: a query of
