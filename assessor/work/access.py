@@ -55,7 +55,13 @@ def work_campaign_open_check(*, topic_id: str, closed_at: datetime | None) -> No
 def in_member_campaigns(works: QuerySet[AssessorWork], user: User | AnonymousUser) -> QuerySet[AssessorWork]:
     """`works` of the campaigns `user` belongs to. Taken out of a campaign, a person no longer reaches its work,
     their own included (giving work makes its assessor a member). A join, not another query."""
-    return works.filter(topic__campaign__members__user_id=user.pk or 0)
+    return in_campaigns_of(works, user.pk or 0)
+
+
+def in_campaigns_of(works: QuerySet[AssessorWork], user_id: int) -> QuerySet[AssessorWork]:
+    """`in_member_campaigns` by the person's id, for a query written once with the id as its parameter
+    (`assessor.work.judging`'s save)."""
+    return works.filter(topic__campaign__members__user_id=user_id)
 
 
 def assessor_work(

@@ -20,7 +20,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from assessor.models import AssessorWork, LabelSource, WorkOperation
-from assessor.work.access import WorkNotFound, assessor_work, work_campaign_open_check
+from assessor.work.access import WorkNotFound, assessor_work, in_campaigns_of, work_campaign_open_check
 from assessor.work.prepared import Prepared, instance_from_row, row_insert, row_update
 from assessor.work.services import work_activity_record, work_reopen_mark
 
@@ -112,12 +112,15 @@ _LOCKED_WORK: dict[tuple[str, ...], Prepared] = {}
 
 
 def _locked_work_query(kinds: tuple[str, ...]) -> Prepared:
-    """The access rule of `assessor_work` (this assessor's work, of these kinds), locked, with its source's
-    name and its campaign's state, in one prepared query."""
+    """The access rule of `assessor_work` (this assessor's work, of these kinds, in a campaign they belong to),
+    locked, with its source's name and its campaign's state, in one prepared query."""
     if kinds not in _LOCKED_WORK:
         _LOCKED_WORK[kinds] = Prepared(
             lambda work_id, assessor_id: (
-                AssessorWork.objects.filter(pk=work_id, assessor_id=assessor_id, kind__in=list(kinds))
+                in_campaigns_of(
+                    AssessorWork.objects.filter(pk=work_id, assessor_id=assessor_id, kind__in=list(kinds)),
+                    assessor_id,
+                )
                 .select_for_update(of=("self",))
                 .values_list(*_WORK_FIELDS, "source__name", "topic__campaign__closed_at")
             ),

@@ -364,6 +364,25 @@ def test_an_assessor_taken_out_of_a_campaign_no_longer_reaches_its_work_until_ad
     assert f'href="{url}"' in client.get(reverse("home")).content.decode()
 
 
+def test_an_assessor_taken_out_of_a_campaign_can_no_longer_save_a_label_to_its_work(two):
+    """The saves read the work by a statement written once: the membership rule is in it too, and a page left open
+    saves nothing once its assessor is out of the campaign."""
+    client = _client(two.assessor)
+    saves = {
+        "judge": {"label": "support", "version": "0", "previous": ""},
+        "support": {"label": "2", "version": "0", "previous": "", "sentence": "0"},
+    }
+    call_command("campaign", "members", "a", "pat", "--remove", stdout=StringIO())
+    for namespace, fields in saves.items():
+        url = reverse(f"{namespace}:label", args=[two.a.works[namespace].pk, 1])
+        assert client.post(url, fields, HTTP_ACCEPT="application/json").status_code == 404, namespace
+    call_command("campaign", "members", "a", "pat", stdout=StringIO())
+    for namespace, fields in saves.items():
+        url = reverse(f"{namespace}:label", args=[two.a.works[namespace].pk, 1])
+        # Reached again: what stops this save now is the work's own state (given without a label source).
+        assert client.post(url, fields, HTTP_ACCEPT="application/json").status_code == 400, namespace
+
+
 # --- a closed campaign --------------------------------------------------------------------------
 
 
