@@ -89,8 +89,8 @@ def work_nugget_set(*, work: AssessorWork) -> NuggetSet:
 
 
 # The answer page's reads are written once (assessor.work.prepared), as the save's are: an assessor reads a page
-# after every answer's labels, and building these querysets was a third of the page's CPU. One set at most: a
-# topic's sets have names of their own.
+# after every answer's labels, and these reads were a third of the page's CPU, mostly the building of their
+# querysets. One set at most: a topic's sets have names of their own.
 _NUGGET_SET_FIELDS = [field.attname for field in NuggetSet._meta.concrete_fields]
 _WORK_NUGGET_SET = Prepared(
     lambda topic_id, name: (

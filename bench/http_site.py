@@ -75,8 +75,8 @@ class SiteError(Exception):
 
 class _Connection:
     """One HTTP/1.1 connection, its messages written and read by hand: the load generator runs on the
-    site's own cores, and `http.client`, which parses each response's headers with the email package,
-    spent more CPU on a save than a third of the web process's own (0.56 ms a request; this, 0.1-0.2)."""
+    site's own cores, and through `http.client`, which parses each response's headers with the email
+    package, a visitor's save cost 0.56 ms of CPU against 0.32 ms through this (its form and JSON included)."""
 
     def __init__(self, host: str, port: int, timeout: float):
         self.host = host if port == 80 else f"{host}:{port}"
