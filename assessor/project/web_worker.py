@@ -7,53 +7,57 @@ the next connection: often the process that has just answered, still awake. So
 when assessors sign in one after the other, one process may hold eight of them
 and another one or two, and each process gets the same share of the cores: the
 crowded process's assessors wait several times longer for each save
-(docs/deployment.md, "Load"). Here a process listens only while it holds no more
-connections than the least-loaded one, as a proxy's "least connections" would
-spread them (nginx's `least_conn`): twenty assessors on four processes hold five
-each. Nothing is refused or closed; a process that is out of turn looks again
-every RECHECK_SECONDS, so that a connection never waits long in the backlog if
-the counts it saw have changed.
+(docs/deployment.md, "Connections taken in turn"). Here a process listens only
+while it holds no more connections than any other, as a proxy's "least
+connections" spreads them (nginx's `least_conn`): twenty assessors on four
+processes hold five each. Nothing is refused or closed.
 
-The counts are kept in memory the processes share, one slot per process,
-made when gunicorn loads this class (in its master, before it forks them).
+The counts are kept in memory the processes share, one slot per process, made
+when gunicorn loads this class in its master, before it forks them. Each
+process writes its count and the time at every turn of its loop (at least once
+a second); a slot not written for STALE_SECONDS is left out, so that a process
+that was killed, hangs or is stopping (it takes no more connections) never
+holds the turn from the others.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from typing import Any
 
 from gunicorn.workers.gthread import ThreadWorker
 
-# How often a process out of turn looks at the counts again (seconds).
+# How often a process out of turn looks at the counts again (seconds): a connection waits no longer in the backlog
+# when the counts it was left for have changed meanwhile.
 RECHECK_SECONDS = 0.05
+# A slot not written for this long is not a process taking connections. gunicorn's loop turns at least once a
+# second, and a stopping process writes STOPPING.
+STALE_SECONDS = 3.0
+STOPPING = -1.0
 # More processes than this run as plain gthread (each process claims a slot as it starts).
 SLOTS = 128
 
-# Per slot: the process id holding it (0: free) and how many connections that process holds.
+# Per slot: the process id holding it (0: free), the connections it holds, and when it wrote them (time.monotonic,
+# the same clock in every process of the machine).
 _pids = multiprocessing.RawArray("q", SLOTS)
 _connections = multiprocessing.RawArray("q", SLOTS)
+_written = multiprocessing.RawArray("d", SLOTS)
 _claiming = multiprocessing.Lock()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _current(slot: int, now: float) -> bool:
+    return _pids[slot] != 0 and now - _written[slot] < STALE_SECONDS
 
 
 def slot_claim(pid: int) -> int | None:
-    """A slot for process `pid`: a free one, or one whose process has ended (killed without giving it back)."""
+    """A slot for process `pid`: a free one, or one not written for STALE_SECONDS (its process gone)."""
+    now = time.monotonic()
     with _claiming:
         for slot in range(SLOTS):
-            if _pids[slot] == 0 or not _alive(_pids[slot]):
-                _pids[slot] = pid
-                _connections[slot] = 0
+            if not _current(slot, now):
+                _pids[slot], _connections[slot], _written[slot] = pid, 0, now
                 return slot
     return None
 
@@ -61,19 +65,14 @@ def slot_claim(pid: int) -> int | None:
 def slot_release(slot: int, pid: int) -> None:
     with _claiming:
         if _pids[slot] == pid:
-            _pids[slot] = 0
-            _connections[slot] = 0
+            _pids[slot], _connections[slot], _written[slot] = 0, 0, STOPPING
 
 
 def fewest_connections(*, besides: int) -> int | None:
-    """The fewest connections any other live process holds; None when there is no other process."""
-    fewest = None
-    for slot in range(SLOTS):
-        if slot == besides or _pids[slot] == 0:
-            continue
-        if fewest is None or _connections[slot] < fewest:
-            fewest = _connections[slot]
-    return fewest
+    """The fewest connections another process taking them holds; None when there is none."""
+    now = time.monotonic()
+    counts = [_connections[slot] for slot in range(SLOTS) if slot != besides and _current(slot, now)]
+    return min(counts, default=None)
 
 
 class BalancedThreadWorker(ThreadWorker):
@@ -95,18 +94,7 @@ class BalancedThreadWorker(ThreadWorker):
         if self.slot is None:
             return True
         fewest = fewest_connections(besides=self.slot)
-        if fewest is None or self.nr_conns <= fewest:
-            return True
-        return not self._fewest_holders_alive(fewest)
-
-    def _fewest_holders_alive(self, fewest: int) -> bool:
-        """Whether a live process holds `fewest`; the slots of ended processes (killed) are freed on the way."""
-        for slot in range(SLOTS):
-            if slot != self.slot and _pids[slot] != 0 and _connections[slot] == fewest:
-                if _alive(_pids[slot]):
-                    return True
-                slot_release(slot, _pids[slot])
-        return False
+        return fewest is None or self.nr_conns <= fewest
 
     def set_accept_enabled(self, enabled: bool) -> None:
         # gunicorn's loop asks to listen whenever it may (below its worker_connections): only in turn here.
@@ -119,16 +107,18 @@ class BalancedThreadWorker(ThreadWorker):
             super().set_accept_enabled(False)
             return
         super().accept(listener)
-        self._publish()
+        self._write()
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
-        self._publish()
+        self._write()
         if self._accepting and self.alive and not self.in_turn():
             super().set_accept_enabled(False)
         if not self._accepting and self.alive:
             timeout = min(timeout, RECHECK_SECONDS)
         super().wait_for_and_dispatch_events(timeout)
 
-    def _publish(self) -> None:
+    def _write(self) -> None:
         if self.slot is not None:
             _connections[self.slot] = self.nr_conns
+            # A stopping process (gunicorn's `alive` is off) takes no more connections: out of every turn.
+            _written[self.slot] = time.monotonic() if self.alive else STOPPING

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from assessor.project import web_worker
 from bench.serving import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,3 +112,51 @@ def test_a_process_started_anew_takes_the_next_connections(served):
     assert [pid for _connection, pid in more][:2] == [started, started]
     for connection, _pid in opened + more:
         connection.close()
+
+
+def test_after_a_reload_the_new_processes_take_the_connections_in_turn(served):
+    port, process = served
+    before = worker_pids(process.pid)
+    os.kill(process.pid, signal.SIGHUP)  # gunicorn starts new processes and stops the old ones gracefully
+    deadline = time.monotonic() + 30
+    while worker_pids(process.pid) & before or len(worker_pids(process.pid)) < 3:
+        assert time.monotonic() < deadline, "gunicorn did not replace its processes"
+        time.sleep(0.1)
+    opened = sign_in_one_after_the_other(port, 6)
+    held = Counter(pid for _connection, pid in opened)
+    assert set(held) == worker_pids(process.pid) and sorted(held.values()) == [2, 2, 2]
+    for connection, _pid in opened:
+        connection.close()
+
+
+@pytest.fixture
+def slots():
+    """The shared slots of this process, emptied before and after."""
+
+    def empty():
+        for slot in range(web_worker.SLOTS):
+            web_worker._pids[slot], web_worker._connections[slot], web_worker._written[slot] = 0, 0, 0.0
+
+    empty()
+    yield
+    empty()
+
+
+def test_a_process_killed_hung_or_stopping_holds_no_turn(slots):
+    mine = web_worker.slot_claim(101)
+    others = [web_worker.slot_claim(pid) for pid in (102, 103, 104)]
+    assert mine == 0 and others == [1, 2, 3]
+    for slot, count in zip(others, (4, 1, 3), strict=True):
+        web_worker._connections[slot] = count
+    assert web_worker.fewest_connections(besides=mine) == 1
+    # The process holding one stops (gunicorn's `alive` off: it writes STOPPING) and takes no more connections.
+    web_worker._written[2] = web_worker.STOPPING
+    assert web_worker.fewest_connections(besides=mine) == 3
+    # Another has not written its count for longer than STALE_SECONDS: killed, or its loop hung.
+    web_worker._written[3] = time.monotonic() - web_worker.STALE_SECONDS - 0.1
+    assert web_worker.fewest_connections(besides=mine) == 4
+    # Their slots go to the next processes started; one given back is free at once.
+    assert web_worker.slot_claim(105) == 2
+    web_worker.slot_release(1, 102)
+    assert web_worker.slot_claim(106) == 1
+    assert web_worker.fewest_connections(besides=mine) == 0
