@@ -42,6 +42,7 @@ from assessor.models import (
     Sentence,
     Topic,
     Upload,
+    UserSession,
     WorkEvent,
     WorkOperation,
 )
@@ -616,4 +617,27 @@ class AuditEntryAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(UserSession)
+class UserSessionAdmin(admin.ModelAdmin):
+    """Who is signed in, and until when: an admin signs a person out by deleting their session. The data is
+    neither shown nor edited (it holds the CSRF and login secrets)."""
+
+    list_display = ("session_key_start", "user", "expire_date")
+    list_select_related = ("user",)
+    search_fields = ("user__username",)
+    fields = ("user", "expire_date")
+    readonly_fields = ("user", "expire_date")
+    ordering = ("-expire_date",)
+
+    @admin.display(description="session")
+    def session_key_start(self, session: UserSession) -> str:
+        return f"{session.session_key[:8]}…"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

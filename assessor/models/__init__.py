@@ -16,6 +16,7 @@ from assessor.models.collection import (
 from assessor.models.jobs import Job, JobItem, LLMAskInFlight, LLMCall, LLMEndpoint, PromptTemplate
 from assessor.models.provenance import ImportBatch, LabelProvenance, Provenance
 from assessor.models.scores import KeptAnswerScore, KeptRunScore, KeptSource
+from assessor.models.sessions import UserSession
 from assessor.models.sources import LabelSource
 from assessor.models.uploads import Upload
 from assessor.models.work import AssessorWork, WorkEvent, WorkOperation
@@ -51,6 +52,7 @@ __all__ = [
     "Sentence",
     "Topic",
     "Upload",
+    "UserSession",
     "WorkEvent",
     "WorkOperation",
 ]

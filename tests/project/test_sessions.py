@@ -1,4 +1,4 @@
-"""Who asks (assessor/site/sessions.py): the session and the user read by queries written once, with the same
+"""Who asks (assessor/site/sessions.py): the session and the user read by one query written once, with the same
 outcome as Django's own `auth.get_user` in every case it decides: signed in, logged out, expired, password
 changed, deactivated, deleted, a role changed, a session signed with a retired secret."""
 
@@ -6,13 +6,13 @@ from datetime import timedelta
 
 import pytest
 from django.contrib import auth
-from django.contrib.sessions.models import Session
 from django.db import connection
 from django.test import Client, RequestFactory, override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from assessor.models import UserSession
 from assessor.site.sessions import MODEL_BACKEND, SessionStore, request_user
 from assessor.work.roles import ROLE_CACHE, Role, user_role, user_set_role
 from tests.builders import make_user
@@ -48,14 +48,14 @@ def test_a_login_through_the_form_is_signed_in_by_model_backend():
     assert client.session[auth.BACKEND_SESSION_KEY] == MODEL_BACKEND
 
 
-def test_the_signed_in_user_and_role_come_in_two_queries():
+def test_the_session_the_signed_in_user_and_role_come_in_one_query():
     user = make_user(Role.ORGANIZER)
     client = signed_in(user)
     with CaptureQueriesContext(connection) as queries:
         found, django_user = request_user(request_of(client)), None
         assert found.pk == user.pk and found.username == user.username
         assert user_role(found) == Role.ORGANIZER  # remembered: no query of its own
-    assert len(queries) == 2, [q["sql"] for q in queries.captured_queries]
+    assert len(queries) == 1, [q["sql"] for q in queries.captured_queries]
     django_user = auth.get_user(request_of(client))
     assert django_user.pk == found.pk
     assert [getattr(found, f.attname) for f in user._meta.concrete_fields] == [
@@ -85,7 +85,7 @@ def test_a_logged_out_session_is_nobody():
     client = signed_in(make_user())
     key = client.cookies["sessionid"].value
     client.post(reverse("logout"))
-    assert not Session.objects.filter(session_key=key).exists()
+    assert not UserSession.objects.filter(session_key=key).exists()
     stale = Client()
     stale.cookies["sessionid"] = key
     ours, django = both_users(stale)
@@ -95,7 +95,7 @@ def test_a_logged_out_session_is_nobody():
 
 def test_an_expired_session_is_nobody():
     client = signed_in(make_user())
-    Session.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
+    UserSession.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
     store = SessionStore(client.cookies["sessionid"].value)
     assert store.load() == {} and store.session_key is None  # as Django's store: the key dropped
     ours, django = both_users(client)
@@ -151,3 +151,71 @@ def test_another_backend_goes_through_djangos_own_code():
     user.save()
     ours, django = both_users(client)
     assert ours.pk == django.pk == user.pk
+
+
+def test_the_session_row_keeps_the_id_of_the_user_signed_in_to_it():
+    user = make_user(Role.ASSESSOR, username="ann", password=PASSWORD)
+    client = Client()
+    client.get(reverse("login"))
+    assert client.post(reverse("login"), {"username": "ann", "password": PASSWORD}).status_code == 302
+    assert UserSession.objects.get(pk=client.cookies["sessionid"].value).user_id == user.pk
+    anonymous = SessionStore()
+    anonymous["seen"] = True
+    anonymous.save()
+    assert UserSession.objects.get(pk=anonymous.session_key).user_id is None
+
+
+def test_a_row_naming_no_user_or_another_one_is_read_apart_for_the_user_the_data_names():
+    """The data decides who is signed in: the user's id beside it only saves a query when it agrees."""
+    user, other = make_user(Role.ORGANIZER), make_user(Role.ASSESSOR)
+    client = signed_in(user)
+    key = client.cookies["sessionid"].value
+    for column in (None, other.pk):
+        UserSession.objects.filter(pk=key).update(user_id=column)
+        with CaptureQueriesContext(connection) as queries:
+            found = request_user(request_of(client))
+            assert found.pk == user.pk and user_role(found) == Role.ORGANIZER
+        assert len(queries) == 2  # the session's row, then the user apart
+
+
+# serialized_rollback: the rows the migrations made (the default campaign) are put back after the flush.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_sessions_from_before_the_user_column_are_kept_with_their_user():
+    """Nobody is signed out by the change of table: the sessions that have not expired are copied with their
+    user's id, read from their data as Django's store decodes it."""
+    from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
+    from django.contrib.sessions.models import Session
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("assessor", "0028_job_items_claimed_in_order")], [("assessor", "0029_user_session")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        user = make_user(Role.ASSESSOR)
+        signed = DjangoSessionStore()
+        signed.update({auth.SESSION_KEY: str(user.pk), auth.BACKEND_SESSION_KEY: MODEL_BACKEND,
+                       auth.HASH_SESSION_KEY: user.get_session_auth_hash()})  # fmt: skip
+        signed.create()
+        expired = DjangoSessionStore()
+        expired.update({auth.SESSION_KEY: str(user.pk)})
+        expired.create()
+        Session.objects.filter(pk=expired.session_key).update(expire_date=timezone.now() - timedelta(seconds=1))
+        unreadable = Session.objects.create(
+            session_key="x" * 32, session_data="not-signed", expire_date=timezone.now() + timedelta(days=1)
+        )
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        copied = {row.pk: row.user_id for row in UserSession.objects.all()}
+        assert copied == {signed.session_key: user.pk, unreadable.pk: None}
+        client = Client()
+        client.cookies["sessionid"] = signed.session_key
+        assert request_user(request_of(client)).pk == user.pk
+    finally:
+        MigrationExecutor(connection).migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def test_a_session_row_decodes_as_the_site_stores_it():
+    user = make_user()
+    client = signed_in(user)
+    row = UserSession.objects.get(pk=client.cookies["sessionid"].value)
+    assert row.get_decoded()[auth.SESSION_KEY] == str(user.pk)

@@ -3,23 +3,23 @@
 The counts are what a save needs, one query each (through the test client,
 signed in, inside the test's transaction):
 
-    1  the session row                      (SessionMiddleware, read when the user is asked for)
-    2  the user row, with their groups      (the user and the assessor role check, in one)
-    3  SAVEPOINT                            (the save's transaction, nested in the test's one)
-    4  the work, locked, with its source    (the access check, before any write)
-    5  the pair or nugget is the work's     (ManualAssign: the nugget in the submitted list, and the
+    1  the session row, with its user and    (SessionMiddleware, read when the user is asked for; the
+       their groups                          user and the assessor role check, in one)
+    2  SAVEPOINT                            (the save's transaction, nested in the test's one)
+    3  the work, locked, with its source    (the access check, before any write)
+    4  the pair or nugget is the work's     (ManualAssign: the nugget in the submitted list, and the
                                               operation id, for a replay; support: the answers with
                                               pairs, in the order)
-    6  the answer order / the pair          (ManualAssign: the topic's answer ids; support: the citation)
-    7  the stored label, locked
-    8  the operation id, for a replay       (support only: ManualAssign read it in 5)
-    9  UPDATE the work's active time
-    10 INSERT (or UPDATE) the label
-    11 INSERT the operation id
-    12 RELEASE SAVEPOINT
+    5  the answer order / the pair          (ManualAssign: the topic's answer ids; support: the citation)
+    6  the stored label, locked
+    7  the operation id, for a replay       (support only: ManualAssign read it in 4)
+    8  UPDATE the work's active time
+    9  INSERT (or UPDATE) the label
+    10 INSERT the operation id
+    11 RELEASE SAVEPOINT
 
-ManualAssign makes 11, support 12. A replay stops after the operation id's
-read (and releases the savepoint): 8 queries for ManualAssign. A regression
+ManualAssign makes 10, support 11. A replay stops after the operation id's
+read (and releases the savepoint): 7 queries for ManualAssign. A regression
 that reads the topic's pairs, the work again, the label source or the user's
 groups on its own adds a query and fails here.
 """
@@ -43,9 +43,9 @@ from support.services import pair_answer_order, pair_citation
 
 pytestmark = pytest.mark.django_db
 
-ASSIGN_SAVE_QUERIES = 11
-ASSIGN_REPLAY_QUERIES = 8
-SUPPORT_SAVE_QUERIES = 12
+ASSIGN_SAVE_QUERIES = 10
+ASSIGN_REPLAY_QUERIES = 7
+SUPPORT_SAVE_QUERIES = 11
 
 
 @pytest.fixture
@@ -132,7 +132,8 @@ def test_the_save_finds_the_pairs_the_page_shows(judged):
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
 def test_on_postgresql_the_statements_of_a_save_are_prepared_and_run_again(judged):
     """After a few saves on one connection, the statements every save runs are prepared there (the settings'
-    prepare_threshold): the session, the user, the locked work and the label's UPDATE are parsed and planned once."""
+    prepare_threshold): the session with its user, the locked work and the label's UPDATE are parsed and planned
+    once."""
     client, (assign, _scratch, _postedit), nugget_id = judged
     path = reverse("judge:label", args=[assign.pk, 1])
     previous = ""
@@ -146,8 +147,9 @@ def test_on_postgresql_the_statements_of_a_save_are_prepared_and_run_again(judge
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
         prepared = [row[0] for row in cursor.fetchall()]
-    assert any('FROM "django_session"' in statement for statement in prepared), prepared
-    assert any('FROM "auth_user"' in statement for statement in prepared), prepared
+    assert any(
+        'FROM "assessor_user_session"' in statement and '"auth_user"' in statement for statement in prepared
+    ), prepared
     assert any('FROM "assessor_assessorwork"' in statement and "FOR UPDATE" in statement for statement in prepared)
     assert any(statement.startswith('UPDATE "assignment_assignmentlabel"') for statement in prepared), prepared
     assert AssignmentLabel.objects.get(work=assign).label == "partial_support"
@@ -190,5 +192,5 @@ def test_the_queries_a_save_logs_carry_their_values(judged):
         assert script_post(client, path, fields).status_code == 200
     logged = [query["sql"] for query in captured]
     assert all(isinstance(sql, str) and "%s" not in sql for sql in logged), logged
-    assert any('"django_session"' in sql and client.cookies["sessionid"].value in sql for sql in logged), logged
+    assert any('"assessor_user_session"' in sql and client.cookies["sessionid"].value in sql for sql in logged), logged
     assert any("op-logged" in sql for sql in logged), logged
