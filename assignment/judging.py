@@ -16,10 +16,11 @@ that label, and an answer's time is the sum of its labels' seconds.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, Subquery, Sum
+from django.db.models import Aggregate, Count, Subquery, Sum, TextField
 from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic, WorkOperation
@@ -59,16 +60,37 @@ NUGGETS_OPEN_WAIT = "waiting for the topic's nugget list to be submitted"
 # --- Reads ------------------------------------------------------------------------
 
 
-def answer_order(*, work: AssessorWork) -> list[int]:
+def answer_order(*, work: AssessorWork, topic_answers: list[int] | None = None) -> list[int]:
+    """The work's answers in the assessor's order; `topic_answers`, the topic's answer ids when a query of the
+    caller read them already (a label save's `nugget_list_check`)."""
     if work.items:
         # A work restricted to some items shows their answers in the order the items were given.
         return list(dict.fromkeys(answer_id for answer_id, _nugget_id in work.items))
-    ids = [row[0] for row in _TOPIC_ANSWERS.rows(work.topic_id)]
-    return shuffled(ids, assessor_id=work.assessor_id, topic_id=work.topic_id)
+    if topic_answers is None:
+        topic_answers = [row[0] for row in _TOPIC_ANSWERS.rows(work.topic_id)]
+    return shuffled(topic_answers, assessor_id=work.assessor_id, topic_id=work.topic_id)
 
 
 # Unsorted (order_by()): shuffled() sorts them itself.
 _TOPIC_ANSWERS = Prepared(lambda topic_id: Answer.objects.filter(topic_id=topic_id).order_by().values_list("pk"), str)
+
+
+class IdList(Aggregate):
+    """The ids of a group as one text, comma-separated, in no order: PostgreSQL's STRING_AGG, SQLite's GROUP_CONCAT.
+    For a list read as one column of a query that reads other things."""
+
+    function = "GROUP_CONCAT"
+    output_field = TextField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
+        return self.as_sql(
+            compiler, connection, function="STRING_AGG", template="%(function)s((%(expressions)s)::text, ',')",
+            **extra_context,
+        )  # fmt: skip
+
+
+def id_list(text: str | None) -> list[int]:
+    return [int(part) for part in text.split(",")] if text else []
 
 
 def item_nuggets(work: AssessorWork) -> dict[int, set[int]] | None:
@@ -316,39 +338,40 @@ def assignment_label_save(
 def _labelled_answer(*, work: AssessorWork, nugget_id: int, number: int, token: str | None, op_id: str = "") -> int:
     """The answer at `number` that the label of `nugget_id` goes to; refused where this work may not label the
     nugget there (not in its submitted list, not reopened, not in a restricted work's items)."""
-    nugget_list_check(work=work, nugget_id=nugget_id, op_id=op_id)
+    topic_answers = nugget_list_check(work=work, nugget_id=nugget_id, op_id=op_id)
     redo = redo_nuggets(work)
     if redo and nugget_id not in redo:
         raise JudgeError("Only the nuggets that changed are reopened: this label stays as it was submitted.")
-    answer_id = answer_at(order=answer_order(work=work), number=number, token=token)
+    answer_id = answer_at(order=answer_order(work=work, topic_answers=topic_answers), number=number, token=token)
     allowed = item_nuggets(work)
     if allowed is not None and nugget_id not in allowed[answer_id]:
         raise JudgeError("This nugget is not to be labelled on this answer in this work.")
     return answer_id
 
 
-def nugget_list_check(*, work: AssessorWork, nugget_id: int, op_id: str = "") -> None:
-    """Refuse a label on a nugget that is not in the work's submitted nugget list.
+def nugget_list_check(*, work: AssessorWork, nugget_id: int, op_id: str = "") -> list[int]:
+    """Refuse a label on a nugget that is not in the work's submitted nugget list; the topic's answer ids.
 
     One query when the nugget is there (every save of a working page), which
     also reads whether the save's operation id (`op_id`) was applied already,
-    for `operation_replayed`: the work is locked by then. The refusals read
-    the list again to say what is wrong: no list (404), a list still open
-    (409), a nugget not in it.
+    for `operation_replayed` (the work is locked by then), and the topic's
+    answer ids, for `answer_order`. The refusals read the list again to say
+    what is wrong: no list (404), a list still open (409), a nugget not in it.
     """
-    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name, work.pk, op_id)
+    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name, work.pk, op_id, work.topic_id)
     found = row[0] if row else None
     if row is not None and op_id:
         operation_read_with(work=work, op_id=op_id, answer=row[1])
     status = found if found is not None else work_nugget_set(work=work).status
     if status == NuggetSet.Status.OPEN:
         raise JudgeError("The nugget list of this topic is not submitted yet: submit it first.", status=409)
-    if found is None:
+    if row is None:
         raise JudgeError("No such nugget in this topic's list.")
+    return id_list(row[2])
 
 
 _NUGGET_LIST_STATUS = Prepared(
-    lambda nugget_id, topic_id, name, work_id, op_id: (
+    lambda nugget_id, topic_id, name, work_id, op_id, answers_topic_id: (
         Nugget.objects.filter(
             pk=nugget_id,
             nugget_set__topic_id=topic_id,
@@ -356,14 +379,24 @@ _NUGGET_LIST_STATUS = Prepared(
             nugget_set__kind__in=HUMAN_NUGGET_KINDS,
             nugget_set__form=NuggetSet.Form.FACTS,
         )
-        .annotate(operation=Subquery(WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values("answer")[:1]))
+        .annotate(
+            operation=Subquery(WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values("answer")[:1]),
+            answers=Subquery(
+                Answer.objects.filter(topic_id=answers_topic_id)
+                .order_by()
+                .values("topic_id")
+                .annotate(ids=IdList("pk"))
+                .values("ids")
+            ),
+        )
         .order_by()
-        .values_list("nugget_set__status", "operation")[:1]
+        .values_list("nugget_set__status", "operation", "answers")[:1]
     ),
     int,
     str,
     str,
     int,
+    str,
     str,
 )
 _OWN_LABEL_FIELDS = ["id", "label", "seconds_spent"]

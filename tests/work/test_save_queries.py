@@ -7,10 +7,10 @@ signed in, inside the test's transaction):
        their groups                          user and the assessor role check, in one)
     2  SAVEPOINT                            (the save's transaction, nested in the test's one)
     3  the work, locked, with its source    (the access check, before any write)
-    4  the pair or nugget is the work's     (ManualAssign: the nugget in the submitted list, and the
-                                              operation id, for a replay; support: the answers with
-                                              pairs, in the order)
-    5  the answer order / the pair          (ManualAssign: the topic's answer ids; support: the citation)
+    4  the pair or nugget is the work's     (ManualAssign: the nugget in the submitted list, the
+                                              operation id, for a replay, and the topic's answer ids;
+                                              support: the answers with pairs, in the order)
+    5  the pair                             (support only: the citation)
     6  the stored label, locked
     7  the operation id, for a replay       (support only: ManualAssign read it in 4)
     8  UPDATE the work's active time
@@ -18,8 +18,8 @@ signed in, inside the test's transaction):
     10 INSERT the operation id
     11 RELEASE SAVEPOINT
 
-ManualAssign makes 10, support 11. A replay stops after the operation id's
-read (and releases the savepoint): 7 queries for ManualAssign. A regression
+ManualAssign makes 9, support 11. A replay stops after the stored label's
+read (and releases the savepoint): 6 queries for ManualAssign. A regression
 that reads the topic's pairs, the work again, the label source or the user's
 groups on its own adds a query and fails here.
 """
@@ -28,13 +28,14 @@ import uuid
 from urllib.parse import urlencode
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from assessor.models import Topic, WorkOperation
+from assessor.models import Answer, AssessorWork, Topic, WorkOperation
 from assessor.work.roles import roles_ensure
+from assignment.judging import answer_order, id_list, nugget_list_check
 from assignment.models import AssignmentLabel
 from bench.management.commands.bench_judging import Command
 from support.judging import topic_pairs
@@ -43,8 +44,8 @@ from support.services import pair_answer_order, pair_citation
 
 pytestmark = pytest.mark.django_db
 
-ASSIGN_SAVE_QUERIES = 10
-ASSIGN_REPLAY_QUERIES = 7
+ASSIGN_SAVE_QUERIES = 9
+ASSIGN_REPLAY_QUERIES = 6
 SUPPORT_SAVE_QUERIES = 11
 
 
@@ -194,3 +195,16 @@ def test_the_queries_a_save_logs_carry_their_values(judged):
     assert all(isinstance(sql, str) and "%s" not in sql for sql in logged), logged
     assert any('"assessor_user_session"' in sql and client.cookies["sessionid"].value in sql for sql in logged), logged
     assert any("op-logged" in sql for sql in logged), logged
+
+
+def test_the_nugget_check_of_a_save_reads_the_topics_answers_as_the_order_needs_them(judged):
+    """The topic's answer ids come with the nugget check (one query less a save): the same ids, so the same order."""
+    _client, (assign, _scratch, _postedit), nugget_id = judged
+    topic_answers = set(Answer.objects.filter(topic_id=assign.topic_id).values_list("pk", flat=True))
+    assert len(topic_answers) == 4
+    with transaction.atomic():
+        work = AssessorWork.objects.select_for_update().get(pk=assign.pk)
+        read = nugget_list_check(work=work, nugget_id=nugget_id)
+    assert sorted(read) == sorted(topic_answers) and len(read) == len(topic_answers)
+    assert answer_order(work=assign, topic_answers=read) == answer_order(work=assign)
+    assert id_list(None) == [] and id_list("7,3,12") == [7, 3, 12]
