@@ -16,11 +16,10 @@ that label, and an answer's time is the sum of its labels' seconds.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Aggregate, Count, Subquery, Sum, TextField
+from django.db.models import Count, Subquery, Sum
 from django.http import Http404
 
 from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic, WorkOperation
@@ -36,7 +35,7 @@ from assessor.work.judging import (
     position_choose,
     shuffled,
 )
-from assessor.work.prepared import Prepared, instance_from_row, row_create
+from assessor.work.prepared import IdList, Prepared, id_list, instance_from_row, row_create
 from assessor.work.services import (
     WorkError,
     person_source_claim,
@@ -73,24 +72,6 @@ def answer_order(*, work: AssessorWork, topic_answers: list[int] | None = None) 
 
 # Unsorted (order_by()): shuffled() sorts them itself.
 _TOPIC_ANSWERS = Prepared(lambda topic_id: Answer.objects.filter(topic_id=topic_id).order_by().values_list("pk"), str)
-
-
-class IdList(Aggregate):
-    """The ids of a group as one text, comma-separated, in no order: PostgreSQL's STRING_AGG, SQLite's GROUP_CONCAT.
-    For a list read as one column of a query that reads other things."""
-
-    function = "GROUP_CONCAT"
-    output_field = TextField()
-
-    def as_postgresql(self, compiler: Any, connection: Any, **extra_context: Any) -> Any:
-        return self.as_sql(
-            compiler, connection, function="STRING_AGG", template="%(function)s((%(expressions)s)::text, ',')",
-            **extra_context,
-        )  # fmt: skip
-
-
-def id_list(text: str | None) -> list[int]:
-    return [int(part) for part in text.split(",")] if text else []
 
 
 def item_nuggets(work: AssessorWork) -> dict[int, set[int]] | None:

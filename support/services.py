@@ -9,9 +9,9 @@ label that was shown and the label it came from.
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Subquery
 
-from assessor.models import AssessorWork, Citation, LabelSource, Topic
+from assessor.models import AssessorWork, Citation, LabelSource, Topic, WorkOperation
 from assessor.scoring.kept import scores_refresh_label
 from assessor.work.judging import (
     JudgeError,
@@ -19,9 +19,10 @@ from assessor.work.judging import (
     answer_at,
     label_write,
     locked_open_work,
+    operation_read_with,
     shuffled,
 )
-from assessor.work.prepared import Prepared, instance_from_row
+from assessor.work.prepared import IdList, Prepared, id_list, instance_from_row
 from assessor.work.services import (
     WorkError,
     person_source_claim,
@@ -190,7 +191,7 @@ def support_label_save(
     )
     value = _label_clean(label)
     previous_value = _previous_clean(previous)
-    answer_id = answer_at(order=pair_answer_order(work=work), number=number, token=token)
+    answer_id = answer_at(order=pair_answer_order(work=work, op_id=op_id), number=number, token=token)
     citation_id = pair_citation(work=work, answer_id=answer_id, sentence_index=sentence_index)
     if citation_id is None:
         raise JudgeError("This sentence has no pair to judge.")
@@ -255,9 +256,11 @@ def judgeable_citations(*, topic_id: str) -> QuerySet[Citation]:
     return judgeable(Citation.objects.filter(sentence__answer__topic_id=topic_id))
 
 
-def pair_answer_order(*, work: AssessorWork) -> list[int]:
+def pair_answer_order(*, work: AssessorWork, op_id: str = "") -> list[int]:
     """The answers with pairs to judge in the work, in the assessor's order: `topic_pairs(work).order`, read
-    without the topic's pairs and the work's labels (a save needs only the answer at its position)."""
+    without the topic's pairs and the work's labels (a save needs only the answer at its position). The same query
+    reads whether the save's operation id (`op_id`) was applied already, for `operation_replayed`: call it once
+    the work is locked."""
     if work.items:
         # A work restricted to some pairs shows their answers in the order the pairs were given.
         answer_of = dict(
@@ -266,7 +269,10 @@ def pair_answer_order(*, work: AssessorWork) -> list[int]:
             .values_list("pk", "sentence__answer_id")
         )
         return list(dict.fromkeys(answer_of[c] for c in work.items if c in answer_of))
-    answers = [row[0] for row in _PAIR_ANSWERS.rows(work.topic_id)]
+    row = _PAIR_ANSWERS.first(work.pk, work.topic_id, work.pk, op_id)
+    answers, operation = (id_list(row[0]), row[1]) if row else ([], None)
+    if op_id:
+        operation_read_with(work=work, op_id=op_id, answer=operation)
     return shuffled(answers, assessor_id=work.assessor_id, topic_id=work.topic_id)
 
 
@@ -281,8 +287,28 @@ def pair_citation(*, work: AssessorWork, answer_id: int, sentence_index: int) ->
 
 
 # Prepared (assessor.work.judging.Prepared): written once, run on every save.
+# One row, the work's: the topic's answers with pairs (each once) and the operation's first answer, if any.
 _PAIR_ANSWERS = Prepared(
-    lambda topic_id: judgeable_citations(topic_id=topic_id).order_by().values_list("sentence__answer_id").distinct(),
+    lambda work_id, topic_id, operation_work_id, op_id: (
+        AssessorWork.objects.filter(pk=work_id)
+        .annotate(
+            answers=Subquery(
+                judgeable_citations(topic_id=topic_id)
+                .order_by()
+                .values("sentence__answer__topic_id")
+                .annotate(ids=IdList("sentence__answer_id", distinct=True))
+                .values("ids")
+            ),
+            operation=Subquery(
+                WorkOperation.objects.filter(work_id=operation_work_id, op_id=op_id).values("answer")[:1]
+            ),
+        )
+        .order_by()
+        .values_list("answers", "operation")
+    ),
+    int,
+    str,
+    int,
     str,
 )
 _PAIR_CITATION = Prepared(

@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.backends.utils import CursorDebugWrapper
-from django.db.models import Field, Model, QuerySet
+from django.db.models import Aggregate, Field, Model, QuerySet, TextField
 
 from assessor.models.scope import campaign_scope
 
@@ -180,3 +180,21 @@ def row_create(model: type[Model], values: dict[str, Any]) -> Any:
     instance._state.adding = False
     instance._state.db = connection.alias
     return instance
+
+
+class IdList(Aggregate):
+    """The ids of a group as one text, comma-separated, in no order (`distinct=True`: each once): PostgreSQL's
+    STRING_AGG, SQLite's GROUP_CONCAT. For a list a prepared read takes as one column beside other things, so that
+    a save reads it in a statement it makes anyway (`id_list` reads it back)."""
+
+    function = "GROUP_CONCAT"
+    output_field = TextField()
+    allow_distinct = True
+
+    def as_postgresql(self, compiler: Any, wrapper: Any, **extra_context: Any) -> Any:
+        template = "%(function)s(%(distinct)s(%(expressions)s)::text, ',')"
+        return self.as_sql(compiler, wrapper, function="STRING_AGG", template=template, **extra_context)
+
+
+def id_list(text: str | None) -> list[int]:
+    return [int(part) for part in text.split(",")] if text else []
