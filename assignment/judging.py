@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Count, Subquery, Sum
 from django.http import Http404
 
-from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic, WorkOperation
+from assessor.models import Answer, AssessorWork, LabelSource, Sentence, Topic
 from assessor.scoring.kept import scores_refresh_label
 from assessor.work.judging import (
     JudgeError,
@@ -31,6 +31,7 @@ from assessor.work.judging import (
     answer_token,
     label_write,
     locked_open_work,
+    operation_answer,
     operation_read_with,
     position_choose,
     shuffled,
@@ -339,7 +340,7 @@ def nugget_list_check(*, work: AssessorWork, nugget_id: int, op_id: str = "") ->
     answer ids, for `answer_order`. The refusals read the list again to say
     what is wrong: no list (404), a list still open (409), a nugget not in it.
     """
-    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name, work.pk, op_id, work.topic_id)
+    row = _NUGGET_LIST_STATUS.first(nugget_id, work.topic_id, work.nugget_set_name, work.pk, op_id)
     found = row[0] if row else None
     if row is not None and op_id:
         operation_read_with(work=work, op_id=op_id, answer=row[1])
@@ -352,7 +353,7 @@ def nugget_list_check(*, work: AssessorWork, nugget_id: int, op_id: str = "") ->
 
 
 _NUGGET_LIST_STATUS = Prepared(
-    lambda nugget_id, topic_id, name, work_id, op_id, answers_topic_id: (
+    lambda nugget_id, topic_id, name, work_id, op_id: (
         Nugget.objects.filter(
             pk=nugget_id,
             nugget_set__topic_id=topic_id,
@@ -361,9 +362,9 @@ _NUGGET_LIST_STATUS = Prepared(
             nugget_set__form=NuggetSet.Form.FACTS,
         )
         .annotate(
-            operation=Subquery(WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values("answer")[:1]),
+            operation=Subquery(operation_answer(work_id, op_id)),
             answers=Subquery(
-                Answer.objects.filter(topic_id=answers_topic_id)
+                Answer.objects.filter(topic_id=topic_id)
                 .order_by()
                 .values("topic_id")
                 .annotate(ids=IdList("pk"))
@@ -377,7 +378,6 @@ _NUGGET_LIST_STATUS = Prepared(
     str,
     str,
     int,
-    str,
     str,
 )
 _OWN_LABEL_FIELDS = ["id", "label", "seconds_spent"]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet, Subquery
 
-from assessor.models import AssessorWork, Citation, LabelSource, Topic, WorkOperation
+from assessor.models import AssessorWork, Citation, LabelSource, Topic
 from assessor.scoring.kept import scores_refresh_label
 from assessor.work.judging import (
     JudgeError,
@@ -19,6 +19,7 @@ from assessor.work.judging import (
     answer_at,
     label_write,
     locked_open_work,
+    operation_answer,
     operation_read_with,
     shuffled,
 )
@@ -269,7 +270,7 @@ def pair_answer_order(*, work: AssessorWork, op_id: str = "") -> list[int]:
             .values_list("pk", "sentence__answer_id")
         )
         return list(dict.fromkeys(answer_of[c] for c in work.items if c in answer_of))
-    row = _PAIR_ANSWERS.first(work.pk, work.topic_id, work.pk, op_id)
+    row = _PAIR_ANSWERS.first(work.pk, work.topic_id, op_id)
     answers, operation = (id_list(row[0]), row[1]) if row else ([], None)
     if op_id:
         operation_read_with(work=work, op_id=op_id, answer=operation)
@@ -289,7 +290,7 @@ def pair_citation(*, work: AssessorWork, answer_id: int, sentence_index: int) ->
 # Prepared (assessor.work.judging.Prepared): written once, run on every save.
 # One row, the work's: the topic's answers with pairs (each once) and the operation's first answer, if any.
 _PAIR_ANSWERS = Prepared(
-    lambda work_id, topic_id, operation_work_id, op_id: (
+    lambda work_id, topic_id, op_id: (
         AssessorWork.objects.filter(pk=work_id)
         .annotate(
             answers=Subquery(
@@ -299,16 +300,13 @@ _PAIR_ANSWERS = Prepared(
                 .annotate(ids=IdList("sentence__answer_id", distinct=True))
                 .values("ids")
             ),
-            operation=Subquery(
-                WorkOperation.objects.filter(work_id=operation_work_id, op_id=op_id).values("answer")[:1]
-            ),
+            operation=Subquery(operation_answer(work_id, op_id)),
         )
         .order_by()
         .values_list("answers", "operation")
     ),
     int,
     str,
-    int,
     str,
 )
 _PAIR_CITATION = Prepared(

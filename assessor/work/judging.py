@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar, cast
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from assessor.models import AssessorWork, LabelSource, WorkOperation
@@ -186,11 +186,13 @@ class JudgedLabel(Protocol):
 Label = TypeVar("Label", bound=JudgedLabel)
 
 
-_OPERATION_ANSWER = Prepared(
-    lambda work_id, op_id: WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values_list("answer")[:1],
-    int,
-    str,
-)
+def operation_answer(work_id: Any, op_id: Any) -> QuerySet[WorkOperation, Any]:
+    """What the first attempt of operation `op_id` on the work answered (no row if it was not applied): read on its
+    own, or as a subquery of a read a save makes anyway once the work is locked (`operation_read_with`)."""
+    return WorkOperation.objects.filter(work_id=work_id, op_id=op_id).values("answer")[:1]
+
+
+_OPERATION_ANSWER = Prepared(operation_answer, int, str)
 
 
 # On the locked work: (operation id, what its first attempt answered or None), read by a query the save makes anyway.
