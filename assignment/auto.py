@@ -155,11 +155,13 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
         nuggets = [(nugget_id, text) for nugget_id, text in nuggets if nugget_id in changed]
     prompt = job_prompt(job, "assign")
     labelled: list[tuple[int, str]] = []
-    for batch in chunks(nuggets, BATCH_SIZE):
+    batches = list(chunks(nuggets, BATCH_SIZE))
+    for number, batch in enumerate(batches, start=1):
         messages = prompt_messages(
             prompt, n=len(batch), query=query, passage=passage, nuggets=as_list_text([text for _, text in batch])
         )
-        labels = llm.ask(prompt, messages, partial(parse_label_list, expected=len(batch), allowed=LABELS))
+        parse = partial(parse_label_list, expected=len(batch), allowed=LABELS)
+        labels = llm.ask(prompt, messages, parse, calls_after=len(batches) - number)
         labelled.extend((nugget_id, label) for (nugget_id, _), label in zip(batch, labels, strict=True))
     return labelled
 

@@ -145,6 +145,13 @@ class FakeLLMServer:
         self.requests_by_model: Counter[str] = Counter()
         self.in_flight_by_model: Counter[str] = Counter()
         self.max_in_flight_by_model: Counter[str] = Counter()
+        # Per model, when its first request arrived and its last answer was sent (time.monotonic(), the machine's
+        # clock, which a benchmark's processes share): a run's wall parted into its start, its calls and its end.
+        self.first_request_by_model: dict[str, float] = {}
+        self.last_done_by_model: dict[str, float] = {}
+        # When it last had as many requests in flight as it ever had: the end of its calls after that is its tail,
+        # where the limit is not used up (the last calls of the last items).
+        self.last_full_by_model: dict[str, float] = {}
         self._server: ThreadingHTTPServer | None = None
         # OpenAI's Files and Batch APIs, answered by the same rules; its knobs and counters (bench.fake_batches).
         self.batches = FakeBatches(self)
@@ -186,6 +193,9 @@ class FakeLLMServer:
             self.max_in_flight = 0
             self.requests_by_model.clear()
             self.max_in_flight_by_model.clear()
+            self.first_request_by_model.clear()
+            self.last_done_by_model.clear()
+            self.last_full_by_model.clear()
             self._prompt_cache.clear()
         self.batches.reset()
 
@@ -195,7 +205,9 @@ class FakeLLMServer:
         with self._lock:
             self.requests.append(body)
             self.api_keys.append(api_key)
-            self.request_times.append(time.monotonic())
+            now = time.monotonic()
+            self.request_times.append(now)
+            self.first_request_by_model.setdefault(model, now)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.requests_by_model[model] += 1
@@ -205,8 +217,13 @@ class FakeLLMServer:
 
     def _done(self, body: dict) -> None:
         with self._lock:
+            model = str(body.get("model", ""))
+            now = time.monotonic()
+            if self.in_flight_by_model[model] == self.max_in_flight_by_model[model]:
+                self.last_full_by_model[model] = now
             self.in_flight -= 1
-            self.in_flight_by_model[str(body.get("model", ""))] -= 1
+            self.in_flight_by_model[model] -= 1
+            self.last_done_by_model[model] = now
 
     def answer_text(self, messages: list[dict]) -> str:
         """This server's answer to a prompt (by the rules, flipped if it flips): a batch answers as the chat does."""
@@ -237,6 +254,9 @@ class FakeLLMServer:
                 "max_in_flight": self.max_in_flight,
                 "requests_by_model": dict(self.requests_by_model),
                 "max_in_flight_by_model": dict(self.max_in_flight_by_model),
+                "first_request_by_model": dict(self.first_request_by_model),
+                "last_done_by_model": dict(self.last_done_by_model),
+                "last_full_by_model": dict(self.last_full_by_model),
             }
 
 

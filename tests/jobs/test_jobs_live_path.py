@@ -183,3 +183,22 @@ def test_a_jobs_end_that_fails_leaves_the_planner_as_it_was(llm_server, two_topi
     with pytest.raises(RuntimeError, match="the family failed"):
         kept.scores_refresh_job(job.pk)
     assert _nested_loops() == "on"
+
+
+def test_an_assign_item_says_how_many_of_its_calls_follow_each_ask(llm_server, two_topics, monkeypatch):
+    """24 nuggets: windows of 10, 10 and 4, asked one after the other; each ask waits for its slot saying how many
+    calls of the item come after it (2, 1, 0), so that the process serves the first windows first."""
+    from assessor.jobs.llm import client as llm_client
+
+    slot = llm_client.llm_slot
+    asked: list[int] = []
+
+    def recorded(**kwargs):
+        asked.append(kwargs["calls_after"])
+        return slot(**kwargs)
+
+    monkeypatch.setattr(llm_client, "llm_slot", recorded)
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    assert item_process(pending_item_ids(job.pk)[0]) == "done"
+    assert asked == [2, 1, 0]
+    assert llm_server.count == 3

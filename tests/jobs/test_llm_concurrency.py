@@ -272,3 +272,86 @@ def test_slots_taken_together_go_back_to_the_shared_layer_at_different_times(mon
     assert all(1.0 <= seconds <= 2.0 + after for seconds in until)
     # Spread over the range: 64 draws from [1, 2] s all within half a second of each other is a 1e-17 chance.
     assert max(until) - min(until) > 0.5
+
+
+class _SharedLayer:
+    """A stand-in for Redis or the slot rows, for the order in the process: each fetch blocks until a slot is put."""
+
+    def __init__(self) -> None:
+        self.free: list[concurrency._Held] = []
+        self.ready = threading.Condition()
+        self.given_back = 0
+
+    def put(self) -> None:
+        with self.ready:
+            self.free.append(concurrency._held(self._give_back))
+            self.ready.notify()
+
+    def _give_back(self) -> None:
+        self.given_back += 1
+
+    def fetch(self) -> concurrency._Held:
+        with self.ready:
+            assert self.ready.wait_for(lambda: self.free, timeout=5), "no slot came"
+            return self.free.pop()
+
+
+def _asker(slots, layer, order: list[str], name: str, calls_after: int, go: threading.Event | None = None):
+    def ask() -> None:
+        held = slots.take(layer.fetch, calls_after=calls_after)
+        order.append(name)
+        if go is not None:
+            go.wait(5)
+        slots.give(held)
+
+    thread = threading.Thread(target=ask, name=name)
+    thread.start()
+    return thread
+
+
+def test_a_slot_let_go_goes_first_to_the_ask_with_the_most_calls_after_it_then_to_the_earliest():
+    """HLF order: the first call of an item that makes two goes before the last call of another, whatever came
+    first; among equals, the one that asked first. The thread waiting on the shared layer is not passed over."""
+    slots, layer = concurrency._ProcessSlots(), _SharedLayer()
+    order: list[str] = []
+    go = threading.Event()
+    layer.put()
+    holder = _asker(slots, layer, order, "holder", 0, go)
+    _wait_until(lambda: order == ["holder"])
+    # Nothing left on the shared layer: the next ask waits there for the process, the others in the process.
+    fetcher = _asker(slots, layer, order, "fetcher", 0)
+    _wait_until(lambda: slots.fetching)
+    threads = []
+    asks = [("last-call-a", 0), ("first-of-two", 1), ("last-call-b", 0), ("first-of-three", 2)]
+    for waiting, (name, after) in enumerate(asks, start=1):
+        threads.append(_asker(slots, layer, order, name, after))
+        _wait_until(lambda waiting=waiting: slots.waiting == waiting)
+    go.set()
+    for thread in [holder, *threads]:
+        thread.join(5)
+    # The holder's slot went from thread to thread in the process, in order; the fetcher still waits on the layer.
+    assert order == ["holder", "first-of-three", "first-of-two", "last-call-a", "last-call-b"]
+    assert fetcher.is_alive() and layer.given_back == 1
+    layer.put()
+    fetcher.join(5)
+    assert order[-1] == "fetcher" and layer.given_back == 2
+
+
+def test_a_slot_from_the_shared_layer_goes_to_a_waiter_before_the_thread_that_waited_there():
+    slots, layer = concurrency._ProcessSlots(), _SharedLayer()
+    order: list[str] = []
+    go = threading.Event()
+    fetcher = _asker(slots, layer, order, "last-call", 0, go)
+    _wait_until(lambda: slots.fetching)
+    first = _asker(slots, layer, order, "first-of-two", 1, go)
+    _wait_until(lambda: slots.waiting == 1)
+    layer.put()
+    # The waiter gets the slot; the thread on the shared layer goes on waiting there for another.
+    _wait_until(lambda: order == ["first-of-two"])
+    assert slots.fetching and slots.waiting == 0
+    layer.put()
+    _wait_until(lambda: order == ["first-of-two", "last-call"])
+    go.set()
+    for thread in (fetcher, first):
+        thread.join(5)
+    assert not slots.fetching and layer.given_back == 2

@@ -273,11 +273,11 @@ def request_options(config: LLMConfig, prompt: PromptTemplate) -> dict:
     return {"temperature": config.temperature, **(prompt.params or {})}
 
 
-def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict) -> Completion:
+def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict, *, calls_after: int = 0) -> Completion:
     client = _openai_client(config)
     body = {"model": config.model, "messages": messages, **options}
     started = time.monotonic()
-    with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout):
+    with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout, calls_after=calls_after):
         # The client's own POST to the chat completions path: the same request, headers, Azure deployment URL and
         # errors as chat.completions.create, without checking the plain messages against the API's types and
         # building a response model, which cost as much CPU again as the rest of the request.
@@ -364,8 +364,16 @@ class LLMSession:
     item_id: int | None = None
     calls_made: int = field(default=0, init=False)
     usage: "Usage" = field(default_factory=lambda: Usage(), init=False)
+    # The calls the item will make after the ask in hand, one after the other (`ask`).
+    calls_after: int = field(default=0, init=False)
 
-    def ask(self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T]) -> T:
+    def ask(
+        self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T], *, calls_after: int = 0
+    ) -> T:
+        """The parsed answer. `calls_after`: how many more asks the item will make after this one, each waiting on
+        the one before; a waiting ask with more after it gets the next free slot of the endpoint first
+        (`assessor.jobs.llm.concurrency`), so that a job does not end on one item's run of calls."""
+        self.calls_after = calls_after
         return self._ask(prompt, messages, parse, logprobs=False, cached=True).value
 
     def ask_scored(
@@ -482,7 +490,12 @@ class LLMSession:
             lease.renew_if_old()
             try:
                 options = request_options(self.config, prompt)
-                return _request(self.config, messages, {**options, "logprobs": True} if logprobs else options)
+                return _request(
+                    self.config,
+                    messages,
+                    {**options, "logprobs": True} if logprobs else options,
+                    calls_after=self.calls_after,
+                )
             except openai.APIError as exc:
                 # A request that reached the endpoint is a call: answered with any status, or timed out waiting for
                 # the answer. One that could not be sent at all (no connection) is logged with its error but not

@@ -18,6 +18,8 @@ there, where the waiters of other processes get their turn.
 """
 
 import hashlib
+import heapq
+import itertools
 import os
 import random
 import socket
@@ -26,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -170,42 +172,76 @@ def _database_slot_hold(pool: str, limit: int, lease: float) -> _Held:
     return _held(give_back)
 
 
+@dataclass(order=True)
+class _Waiter:
+    """A thread waiting in the process for a slot; the first in order is served first."""
+
+    # The most calls still to come after this one first, then the earliest to ask.
+    order: tuple[int, int]
+    woken: threading.Event = field(default_factory=threading.Event, compare=False)
+    held: _Held | None = field(default=None, compare=False)  # the slot passed to it, once woken
+
+
 class _ProcessSlots:
-    """The slots of one pool this process holds, passed between its threads (see the module's docstring)."""
+    """The slots of one pool this process holds, passed between its threads (see the module's docstring).
+
+    A slot let go of goes to the waiter first in order: the ask with the most calls of its item still to come
+    after it (`llm_slot`'s `calls_after`), then the one that asked first. So the calls of an item that makes
+    several one after the other start early, and a job's last calls are mostly the last of their items, side by
+    side: a run of calls left for the end would keep the job going for their length with the other slots idle.
+    """
 
     def __init__(self) -> None:
-        self.condition = threading.Condition()
-        self.passed: list[_Held] = []  # let go of by one thread, for a waiting one to take
-        self.waiting = 0  # threads waiting in the process for a passed slot
+        self.lock = threading.Lock()
+        self.waiters: list[_Waiter] = []  # a heap, first in order on top
         self.fetching = False  # a thread of the process is waiting on the shared layer
+        self._asks = itertools.count()
 
-    def take(self, fetch: Callable[[], _Held]) -> _Held:
-        with self.condition:
-            while True:
-                if self.passed:
-                    return self.passed.pop()
-                if not self.fetching:
-                    self.fetching = True
-                    break
-                self.waiting += 1
-                try:
-                    self.condition.wait()
-                finally:
-                    self.waiting -= 1
+    @property
+    def waiting(self) -> int:
+        """Threads waiting in the process for a passed slot."""
+        return len(self.waiters)
+
+    def take(self, fetch: Callable[[], _Held], *, calls_after: int = 0) -> _Held:
+        order = (-calls_after, next(self._asks))
+        with self.lock:
+            if self.fetching:
+                waiter = _Waiter(order)
+                heapq.heappush(self.waiters, waiter)
+            else:
+                self.fetching, waiter = True, None
+        if waiter is not None:
+            waiter.woken.wait()
+            if waiter.held is not None:
+                return waiter.held
+            # Woken without a slot: this thread takes over the wait on the shared layer.
         try:
-            return fetch()
+            while True:
+                held = fetch()
+                with self.lock:
+                    if not self.waiters or order < self.waiters[0].order:
+                        return held
+                    # A waiter goes before this ask: it gets the slot, and this thread waits on for another.
+                    self._pass(held)
         finally:
-            with self.condition:
-                self.fetching = False
-                self.condition.notify()  # a waiter takes over the wait on the shared layer
+            with self.lock:
+                if self.waiters:
+                    heapq.heappop(self.waiters).woken.set()  # a waiter takes over the wait on the shared layer
+                else:
+                    self.fetching = False
 
     def give(self, held: _Held) -> None:
-        with self.condition:
-            if self.waiting > len(self.passed) and time.monotonic() < held.passes_until:
-                self.passed.append(held)
-                self.condition.notify()
+        with self.lock:
+            if self.waiters and time.monotonic() < held.passes_until:
+                self._pass(held)
                 return
         held.give_back()
+
+    def _pass(self, held: _Held) -> None:
+        """Hand the slot to the first waiter (the lock held)."""
+        waiter = heapq.heappop(self.waiters)
+        waiter.held = held
+        waiter.woken.set()
 
 
 # A forked child (a prefork pool's process) starts with none of its parent's threads: their slots and waits are
@@ -222,8 +258,9 @@ def _process_slots_of(key: str, limit: int) -> _ProcessSlots:
 
 
 @contextmanager
-def llm_slot(*, endpoint: str, limit: int, timeout: float) -> Iterator[None]:
-    """Hold one of `limit` slots of `endpoint` for the duration of the block."""
+def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0) -> Iterator[None]:
+    """Hold one of `limit` slots of `endpoint` for the duration of the block. `calls_after`: how many calls the
+    asking item will make after this one, one after the other (its waiting turn comes before those with fewer)."""
     pool = slot_pool(endpoint)
     key = "assessor:llm-slots:" + pool
     lease = timeout + LEASE_MARGIN_SECONDS
@@ -232,7 +269,7 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float) -> Iterator[None]:
     else:
         fetch = lambda: _database_slot_hold(pool, limit, lease)  # noqa: E731
     slots = _process_slots_of(key, limit)
-    held = slots.take(fetch)
+    held = slots.take(fetch, calls_after=calls_after)
     try:
         yield
     finally:

@@ -80,6 +80,7 @@ class AppFigures:
     # Seconds from the dispatch to the last answer's labels stored; the rest of `wall` is the job's end: its
     # labels made to count in the kept scores (assessor.scoring.kept), work the reference does not do.
     labelled: float
+    started: float  # time.monotonic() at the dispatch
 
 
 @dataclass
@@ -88,6 +89,7 @@ class ReferenceFigures:
     cpu: float
     calls: int
     labels: dict[int, list[str]]
+    started: float  # time.monotonic() as its batch began
 
 
 class Command(BaseCommand):
@@ -321,6 +323,7 @@ class Command(BaseCommand):
             cache_hits=log.filter(from_cache=True).count(),
             labels=app_labels(job),
             labelled=last_item.timestamp() - started_clock if last_item is not None else wall,
+            started=started,
         )
 
     def _measure_reference(
@@ -349,6 +352,7 @@ class Command(BaseCommand):
             cpu=result["cpu"],
             calls=result["calls"],
             labels=dict(zip(answers, result["labels"], strict=True)),
+            started=result["started"],
         )
 
     def _report(self, app: AppFigures, reference, url, model, reference_model, client_ms, per_answer, options) -> None:
@@ -372,6 +376,7 @@ class Command(BaseCommand):
             f"({app.unanswered} not sent for want of a connection, not counted as calls), {app.cache_hits} cache hits; "
             f"at most {stats['max_in_flight_by_model'].get(model, 0)} in flight"
         )
+        self.stdout.write("    " + _phases(stats, model, app.started, app.wall))
         self.stdout.write(
             f"    worker CPU {app.cpu:.1f} s: {cpu_ms:.1f} ms an answer, "
             f"{cpu_ms - per_answer * client_ms:.1f} ms outside the openai client ({per_answer} calls x {client_ms:.2f} ms)"
@@ -389,6 +394,7 @@ class Command(BaseCommand):
                 f"at most {stats['max_in_flight_by_model'].get(reference_model, 0)} in flight; "
                 f"CPU {reference.cpu:.1f} s, {ref_cpu_ms:.1f} ms an answer"
             )
+            self.stdout.write("    " + _phases(stats, reference_model, reference.started, reference.wall))
             self.stdout.write(
                 f"  app / nuggetizer wall: {app.wall / reference.wall:.3f} "
                 f"({'app as fast or faster' if app.wall <= reference.wall else 'app slower'}); "
@@ -424,6 +430,20 @@ def launcher_prepare() -> None:
     assert backend is not None
     with celery_app.producer_or_acquire() as producer:
         producer.connection.ensure_connection(max_retries=1)
+
+
+def _phases(stats: dict, model: str, started: float, wall: float) -> str:
+    """A side's wall parted by the test server's clock: to its first request, its calls, after its last answer."""
+    first = stats.get("first_request_by_model", {}).get(model)
+    last = stats.get("last_done_by_model", {}).get(model)
+    full = stats.get("last_full_by_model", {}).get(model, last)
+    if first is None or last is None:
+        return "phases: no call reached the server"
+    return (
+        f"phases: the first request {(first - started) * 1000:.0f} ms after the start, the calls {last - first:.2f} s "
+        f"(the last {(last - full) * 1000:.0f} ms with fewer in flight than the most), "
+        f"the end {(started + wall - last) * 1000:.0f} ms after the last answer"
+    )
 
 
 def app_labels(job: Job) -> dict[int, list[str]]:
