@@ -493,8 +493,15 @@ ITEMS_TASK = "assessor.job_items_run"
 ITEMS_PER_MESSAGE = 8
 # Messages beyond the items' share: a thread that has worked its message's items while others still work theirs
 # takes another and goes on claiming, so that a job's last items are never left to the few messages with room for
-# them, one after the other. Enough for the threads of several workers; one found with nothing pending costs a claim.
+# them, one after the other. When the pending items run out, the threads working the job are each midway through a
+# message, so a job needs about half as many spares as threads work it. It is sent as many as its share, up to
+# SPARE_MESSAGES (enough for the threads of several workers). Each one found with nothing pending costs
+# the worker a message (about 1.2 ms of CPU) for nothing: 64 to a job of 200 items cost 0.3-1.4 ms of CPU an item
+# more than 25 (bench_llm --calls 400, alternately).
 SPARE_MESSAGES = 64
+# A small job still goes out in this many messages (never more than one an item), so that it is worked by as many
+# threads at once as a worker has for twice an endpoint limit of 16 calls.
+MESSAGES_AT_LEAST = 32
 DISPATCH_TASK = "assessor.job_dispatch"
 # A batch-mode job's steps (assessor.jobs.batch): rounds of its items and its batches at the provider.
 BATCH_STEP_TASK = "assessor.job_batch_step"
@@ -505,9 +512,10 @@ def pending_item_ids(job_id: int) -> list[int]:
 
 
 def messages_for(items: int) -> int:
-    """How many messages of `ITEMS_PER_MESSAGE` items carry `items` pending items: their share and the spares,
-    never more than one an item."""
-    return min(items, -(-items // ITEMS_PER_MESSAGE) + SPARE_MESSAGES)
+    """How many messages of `ITEMS_PER_MESSAGE` items carry `items` pending items: their share and as many spares,
+    at most SPARE_MESSAGES of them, at least MESSAGES_AT_LEAST in all; never more than one an item."""
+    share = -(-items // ITEMS_PER_MESSAGE)
+    return min(items, max(share + min(share, SPARE_MESSAGES), MESSAGES_AT_LEAST))
 
 
 def job_dispatch(job: Job) -> int:

@@ -95,6 +95,7 @@ def test_the_dispatch_sends_the_items_several_to_a_message(
     job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
     monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 2)
     monkeypatch.setattr(engine, "SPARE_MESSAGES", 1)
+    monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 1)
     sent: list[tuple[str, list]] = []
     apply_async = celery_app.Task.apply_async
 
@@ -119,11 +120,22 @@ def test_the_dispatch_sends_the_items_several_to_a_message(
 
 @pytest.mark.parametrize(
     ("items", "messages"),
-    [(0, 0), (1, 1), (40, 40), (80, 74), (200, 89), (4000, 564)],
+    [
+        (0, 0),
+        (1, 1),
+        (20, 20),  # one an item at most
+        (40, 32),  # 5 + 5, but 32 at least
+        (200, 50),  # 25 + 25 spares
+        (512, 128),  # 64 + 64
+        (4000, 564),  # 500 + 64: the spares capped
+    ],
 )
-def test_a_job_is_sent_its_share_of_messages_and_the_spares_never_more_than_one_an_item(items, messages, monkeypatch):
+def test_a_job_is_sent_its_share_of_messages_and_as_many_spares_never_more_than_one_an_item(
+    items, messages, monkeypatch
+):
     monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 8)
     monkeypatch.setattr(engine, "SPARE_MESSAGES", 64)
+    monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 32)
     assert engine.messages_for(items) == messages
 
 

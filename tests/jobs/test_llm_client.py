@@ -163,6 +163,27 @@ def test_it_logs_each_call_with_tokens_latency_and_cost(llm_server):
     assert call.latency_ms >= 0
 
 
+def test_a_calls_latency_is_its_requests_not_the_wait_for_a_slot(llm_server, monkeypatch):
+    """A worker has two threads a call in flight: a call's latency must not count the time its thread waited for a
+    slot before it (here 0.4 s), only the request (0.2 s at the server)."""
+    import contextlib
+
+    from assessor.jobs.llm import client as llm_client
+
+    slot = llm_client.llm_slot
+
+    @contextlib.contextmanager
+    def waited(**kwargs):
+        time.sleep(0.4)  # another thread's call holds the only slot meanwhile
+        with slot(**kwargs):
+            yield
+
+    monkeypatch.setattr(llm_client, "llm_slot", waited)
+    llm_server.script(Reply.slow(0.2))
+    assign_ask(llm_session())
+    assert 200 <= LLMCall.objects.get().latency_ms < 400
+
+
 def test_it_answers_again_from_the_cache_without_a_call(llm_server):
     assert assign_ask(llm_session()) == EXPECTED
     assert assign_ask(llm_session()) == EXPECTED

@@ -276,13 +276,14 @@ def request_options(config: LLMConfig, prompt: PromptTemplate) -> dict:
 def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict, *, calls_after: int = 0) -> Completion:
     client = _openai_client(config)
     body = {"model": config.model, "messages": messages, **options}
-    started = time.monotonic()
     with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout, calls_after=calls_after):
+        # The call's latency is the request's, not the wait for a slot before it.
+        started = time.monotonic()
         # The client's own POST to the chat completions path: the same request, headers, Azure deployment URL and
         # errors as chat.completions.create, without checking the plain messages against the API's types and
         # building a response model, which cost as much CPU again as the rest of the request.
         raw = client.post("/chat/completions", body=body, cast_to=bytes)
-    latency_ms = int((time.monotonic() - started) * 1000)
+        latency_ms = int((time.monotonic() - started) * 1000)
     return _completion_read(raw, latency_ms=latency_ms)
 
 
