@@ -90,13 +90,14 @@ def worker_env(*, url: str, redis_url: str, concurrency: int) -> dict[str, str]:
     }
 
 
-def workers_start(count: int, queue: str, env: dict, concurrency: int) -> Workers:
-    """`count` Celery worker processes (threads pool of `concurrency`) on `queue`, once each says it is ready."""
+def workers_start(count: int, queue: str, env: dict, concurrency: int, *, app: str = "assessor") -> Workers:
+    """`count` Celery worker processes (threads pool of `concurrency`) on `queue`, once each says it is ready. `app`:
+    the module of their Celery app (bench.client_timed times the LLM client's requests in them)."""
     workers = []
     for index in range(count):
         log = Path(tempfile.gettempdir()) / f"{queue}-{index}.log"
         command = [
-            str(Path(sys.executable).with_name("celery")), "-A", "assessor", "worker", "-P", "threads",
+            str(Path(sys.executable).with_name("celery")), "-A", app, "worker", "-P", "threads",
             "-c", str(concurrency), "-Q", queue, "-n", f"{queue}-{index}@%h", "--without-gossip",
             "--without-mingle", "--without-heartbeat", "-l", "INFO", "--logfile", str(log),
         ]  # fmt: skip

@@ -2,6 +2,9 @@
 of the answer and its nuggets, the call log's row and the ask's claim let go of in one statement (PostgreSQL), a
 job's rows inserted as one JSON document (PostgreSQL), and an AutoAssign job's scope read from its items."""
 
+import json
+import os
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -141,6 +144,27 @@ def test_the_cpu_benchmark_times_the_client_on_every_request_the_server_got(llm_
     assert Job.objects.get(pk=job.pk).done_items == 6
     # The client's own `post` again once measured.
     assert "post" not in vars(_openai_client(LLMConfig.from_settings()))
+
+
+def test_the_workers_of_the_llm_benchmark_time_the_client_on_every_request(llm_server, two_topics, tmp_path, monkeypatch):
+    """bench_llm's workers (bench.client_timed) add up the CPU of the client's requests where they run, and write it
+    out as they stop: every request the server answered is counted, and the client's share is part of the whole."""
+    import openai
+
+    from bench import client_timed
+
+    monkeypatch.setattr(openai.OpenAI, "post", openai.OpenAI.post)  # put back after the test
+    monkeypatch.setattr(client_timed, "_spent", {"cpu": 0.0, "requests": 0})
+    monkeypatch.setenv("BENCH_CLIENT_CPU_DIR", str(tmp_path))
+    client_timed._client_timed()
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    started = time.process_time()
+    job_run_sync(job.pk)
+    spent = time.process_time() - started
+    client_timed._client_reported()
+    timed = json.loads((tmp_path / f"{os.getpid()}.json").read_text())
+    assert timed["requests"] == llm_server.count == 6 * 3
+    assert 0 < timed["cpu"] < spent
 
 
 def _nested_loops() -> str:

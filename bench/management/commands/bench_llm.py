@@ -40,7 +40,6 @@ from assignment.auto import BATCH_SIZE, auto_assign_job_create
 from assignment.models import AssignmentLabel
 from bench.llm_cpu import job_cpu_measure
 from bench.processes import (
-    Workers,
     fake_server_start,
     fake_server_stop,
     load_average,
@@ -81,6 +80,9 @@ class AppFigures:
     # labels made to count in the kept scores (assessor.scoring.kept), work the reference does not do.
     labelled: float
     started: float  # time.monotonic() at the dispatch
+    # The workers' CPU seconds inside the `openai` client's requests, and how many (bench.client_timed).
+    client_cpu: float
+    client_requests: int
 
 
 @dataclass
@@ -271,12 +273,6 @@ class Command(BaseCommand):
     def _start_server(self, latency: float) -> tuple[subprocess.Popen, str]:
         return fake_server_start(latency)
 
-    def _start_workers(self, count: int, queue: str, env: dict, concurrency: int) -> Workers:
-        return workers_start(count, queue, env, concurrency)
-
-    def _stop_workers(self, workers: Workers) -> None:
-        workers_stop(workers)
-
     # --- measures -------------------------------------------------------------------
 
     def _config(self, url: str, model: str, options: dict) -> LLMConfig:
@@ -288,12 +284,10 @@ class Command(BaseCommand):
             nuggets=nuggets_name, name=queue, queue=queue, config=self._config(url, model, options), answers=answers
         )
         threads = options["threads"] or 2 * options["concurrency"]
-        running = self._start_workers(
-            options["workers"],
-            queue,
-            worker_env(url=url, redis_url=redis_url, concurrency=options["concurrency"]),
-            threads,
-        )
+        timings = Path(tempfile.mkdtemp(prefix="bench-client-"))
+        env = worker_env(url=url, redis_url=redis_url, concurrency=options["concurrency"])
+        env["BENCH_CLIENT_CPU_DIR"] = str(timings)
+        running = workers_start(options["workers"], queue, env, threads, app="bench.client_timed")
         try:
             launcher_prepare()
             cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
@@ -305,7 +299,13 @@ class Command(BaseCommand):
             wall = time.monotonic() - started
             cpu = sum(process_cpu_seconds(worker.pid) for worker, _log in running) - cpu_before
         finally:
-            self._stop_workers(running)
+            workers_stop(running)
+        client_cpu, client_requests = 0.0, 0
+        for path in timings.glob("*.json"):
+            timed = json.loads(path.read_text())
+            client_cpu += timed["cpu"]
+            client_requests += int(timed["requests"])
+        shutil.rmtree(timings, ignore_errors=True)
         job.refresh_from_db()
         last_item = JobItem.objects.filter(job=job).aggregate(last=Max("finished_at"))["last"]
         log = LLMCall.objects.filter(job=job)
@@ -324,6 +324,8 @@ class Command(BaseCommand):
             labels=app_labels(job),
             labelled=last_item.timestamp() - started_clock if last_item is not None else wall,
             started=started,
+            client_cpu=client_cpu,
+            client_requests=client_requests,
         )
 
     def _measure_reference(
@@ -381,6 +383,12 @@ class Command(BaseCommand):
             f"    worker CPU {app.cpu:.1f} s: {cpu_ms:.1f} ms an answer, "
             f"{cpu_ms - per_answer * client_ms:.1f} ms outside the openai client ({per_answer} calls x {client_ms:.2f} ms)"
         )
+        if app.client_requests:
+            self.stdout.write(
+                f"      the client as it ran in the worker: {app.client_cpu / app.client_requests * 1000:.2f} ms of CPU "
+                f"a request ({app.client_requests} requests), "
+                f"{(app.cpu - app.client_cpu) / max(answers, 1) * 1000:.1f} ms an answer outside it"
+            )
         if reference is not None:
             ref_ideal = reference.calls * options["latency"] / options["concurrency"]
             ref_cpu_ms = reference.cpu / max(len(reference.labels), 1) * 1000
