@@ -226,3 +226,26 @@ def test_an_assign_item_says_how_many_of_its_calls_follow_each_ask(llm_server, t
     assert item_process(pending_item_ids(job.pk)[0]) == "done"
     assert asked == [2, 1, 0]
     assert llm_server.count == 3
+
+
+def test_an_ask_with_log_probabilities_does_not_keep_an_earlier_asks_calls_after(llm_server, monkeypatch):
+    from assessor.jobs.llm import client as llm_client
+    from assessor.jobs.llm.prompts import prompt_messages, prompt_template_get
+
+    slot = llm_client.llm_slot
+    asked: list[int] = []
+
+    def recorded(**kwargs):
+        asked.append(kwargs["calls_after"])
+        return slot(**kwargs)
+
+    monkeypatch.setattr(llm_client, "llm_slot", recorded)
+    session = llm_client.LLMSession(config=LLMConfig.from_settings())
+    prompt = prompt_template_get("assign")
+
+    def messages(fact: str) -> list[dict[str, str]]:
+        return prompt_messages(prompt, n=1, query="zebras", passage=f"Zebras {fact}.", nuggets=f'["zebras {fact}"]')
+
+    session.ask(prompt, messages("run"), str, calls_after=1)
+    session.ask_scored(prompt, messages("graze"), str)
+    assert asked == [1, 0]

@@ -384,6 +384,7 @@ class LLMSession:
 
         `cached=False` skips the cache (a cached answer has no log-probabilities): the call is made and logged.
         """
+        self.calls_after = 0  # not an earlier ask's
         return self._ask(prompt, messages, parse, logprobs=True, cached=cached)
 
     def _ask(
