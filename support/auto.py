@@ -92,10 +92,14 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
     prompt = job_prompt(job, "support")
     parse = label_parser(prompt)
     labels: list[tuple[int, int]] = []
-    for citation in firsts.order_by("sentence__index"):
+    citations = list(firsts.order_by("sentence__index"))
+    # The calls the answer still has to make after the one in hand: its first calls wait less for a slot.
+    calls_left = sum(1 for citation in citations if citation.segment.text)
+    for citation in citations:
         if not citation.segment.text:
             labels.append((citation.pk, SupportLabel.Label.UNJUDGED))
             continue
+        calls_left -= 1
         messages = prompt_messages(
             prompt,
             query=answer.topic.query,
@@ -104,7 +108,7 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
             statement=citation.sentence.text,
             citation=citation_text(citation.segment),
         )
-        labels.append((citation.pk, LABELS[llm.ask(prompt, messages, parse)]))
+        labels.append((citation.pk, LABELS[llm.ask(prompt, messages, parse, calls_after=calls_left)]))
     return labels
 
 
