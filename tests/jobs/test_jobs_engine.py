@@ -293,20 +293,10 @@ def test_auto_support_judges_first_citations_only(llm_server, cited_answer):
     assert set(SupportLabel.objects.values_list("job_id", "method_kind")) == {(job.pk, "auto")}
 
 
-def test_auto_support_says_how_many_of_an_answers_calls_follow_each_ask(llm_server, cited_answer, monkeypatch):
+def test_auto_support_says_how_many_of_an_answers_calls_follow_each_ask(llm_server, cited_answer, slot_asks):
     """Three first citations with a passage (the fourth has none, and no call): 2, 1 and 0 calls after each."""
-    from assessor.jobs.llm import client as llm_client
-
-    slot = llm_client.llm_slot
-    asked: list[int] = []
-
-    def recorded(**kwargs):
-        asked.append(kwargs["calls_after"])
-        return slot(**kwargs)
-
-    monkeypatch.setattr(llm_client, "llm_slot", recorded)
     job_run_sync(auto_support_job_create(name="auto-support").pk)
-    assert asked == [2, 1, 0]
+    assert slot_asks == [2, 1, 0]
     assert llm_server.count == 3
 
 

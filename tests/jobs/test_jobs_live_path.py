@@ -209,38 +209,20 @@ def test_a_jobs_end_that_fails_leaves_the_planner_as_it_was(llm_server, two_topi
     assert _nested_loops() == "on"
 
 
-def test_an_assign_item_says_how_many_of_its_calls_follow_each_ask(llm_server, two_topics, monkeypatch):
+def test_an_assign_item_says_how_many_of_its_calls_follow_each_ask(llm_server, two_topics, slot_asks):
     """24 nuggets: windows of 10, 10 and 4, asked one after the other; each ask waits for its slot saying how many
     calls of the item come after it (2, 1, 0), so that the process serves the first windows first."""
-    from assessor.jobs.llm import client as llm_client
-
-    slot = llm_client.llm_slot
-    asked: list[int] = []
-
-    def recorded(**kwargs):
-        asked.append(kwargs["calls_after"])
-        return slot(**kwargs)
-
-    monkeypatch.setattr(llm_client, "llm_slot", recorded)
     job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
     assert item_process(pending_item_ids(job.pk)[0]) == "done"
-    assert asked == [2, 1, 0]
+    assert slot_asks == [2, 1, 0]
     assert llm_server.count == 3
 
 
-def test_an_ask_with_log_probabilities_does_not_keep_an_earlier_asks_calls_after(llm_server, monkeypatch):
-    from assessor.jobs.llm import client as llm_client
+def test_an_ask_with_log_probabilities_does_not_keep_an_earlier_asks_calls_after(llm_server, slot_asks):
+    from assessor.jobs.llm.client import LLMSession
     from assessor.jobs.llm.prompts import prompt_messages, prompt_template_get
 
-    slot = llm_client.llm_slot
-    asked: list[int] = []
-
-    def recorded(**kwargs):
-        asked.append(kwargs["calls_after"])
-        return slot(**kwargs)
-
-    monkeypatch.setattr(llm_client, "llm_slot", recorded)
-    session = llm_client.LLMSession(config=LLMConfig.from_settings())
+    session = LLMSession(config=LLMConfig.from_settings())
     prompt = prompt_template_get("assign")
 
     def messages(fact: str) -> list[dict[str, str]]:
@@ -248,4 +230,4 @@ def test_an_ask_with_log_probabilities_does_not_keep_an_earlier_asks_calls_after
 
     session.ask(prompt, messages("run"), str, calls_after=1)
     session.ask_scored(prompt, messages("graze"), str)
-    assert asked == [1, 0]
+    assert slot_asks == [1, 0]
