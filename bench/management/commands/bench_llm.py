@@ -284,28 +284,26 @@ class Command(BaseCommand):
             nuggets=nuggets_name, name=queue, queue=queue, config=self._config(url, model, options), answers=answers
         )
         threads = options["threads"] or 2 * options["concurrency"]
-        timings = Path(tempfile.mkdtemp(prefix="bench-client-"))
         env = worker_env(url=url, redis_url=redis_url, concurrency=options["concurrency"])
-        env["BENCH_CLIENT_CPU_DIR"] = str(timings)
-        running = workers_start(options["workers"], queue, env, threads, app="bench.client_timed")
-        try:
-            launcher_prepare()
-            cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
-            started, started_clock = time.monotonic(), time.time()
-            job_dispatch(job)
-            # Looked at every 10 ms: the reference's wall is timed in its own process, to the moment it ends.
-            while Job.objects.filter(pk=job.pk, status__in=["queued", "running"]).exists():
-                time.sleep(0.01)
-            wall = time.monotonic() - started
-            cpu = sum(process_cpu_seconds(worker.pid) for worker, _log in running) - cpu_before
-        finally:
-            workers_stop(running)
-        client_cpu, client_requests = 0.0, 0
-        for path in timings.glob("*.json"):
-            timed = json.loads(path.read_text())
-            client_cpu += timed["cpu"]
-            client_requests += int(timed["requests"])
-        shutil.rmtree(timings, ignore_errors=True)
+        with tempfile.TemporaryDirectory(prefix="bench-client-") as timings:
+            # Each worker writes there, as it stops, the CPU of its client's requests (bench/client_timed.py).
+            env["BENCH_CLIENT_CPU_DIR"] = timings
+            running = workers_start(options["workers"], queue, env, threads, app="bench.client_timed")
+            try:
+                launcher_prepare()
+                cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
+                started, started_clock = time.monotonic(), time.time()
+                job_dispatch(job)
+                # Looked at every 10 ms: the reference's wall is timed in its own process, to the moment it ends.
+                while Job.objects.filter(pk=job.pk, status__in=["queued", "running"]).exists():
+                    time.sleep(0.01)
+                wall = time.monotonic() - started
+                cpu = sum(process_cpu_seconds(worker.pid) for worker, _log in running) - cpu_before
+            finally:
+                workers_stop(running)
+            timed = [json.loads(path.read_text()) for path in Path(timings).glob("*.json")]
+        client_cpu = sum(worker["cpu"] for worker in timed)
+        client_requests = sum(int(worker["requests"]) for worker in timed)
         job.refresh_from_db()
         last_item = JobItem.objects.filter(job=job).aggregate(last=Max("finished_at"))["last"]
         log = LLMCall.objects.filter(job=job)
