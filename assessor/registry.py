@@ -69,6 +69,14 @@ class ItemStore(Protocol):
     def __call__(self, *, job: JobRow, item: JobItemRow, result: Any) -> None: ...
 
 
+# Rows to insert, by model: (the model, its rows as dicts by attribute name, as `assessor.models.rows` takes them).
+ItemRowsOut = list[tuple[type, list[dict[str, Any]]]]
+
+
+class ItemRows(Protocol):
+    def __call__(self, *, job: JobRow, item: JobItemRow, result: Any) -> ItemRowsOut | None: ...
+
+
 @dataclass(frozen=True)
 class JobKind:
     """One kind of LLM job: how it is launched, worked item by item, and stored."""
@@ -77,6 +85,10 @@ class JobKind:
     label: str  # what people read: "AutoNuggets"
     compute: ItemCompute  # the calls of one item, outside any transaction; returns a result or raises
     store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
+    # What `store` writes for an item, as rows to insert, when that is all it writes (None for an item that needs
+    # `store`): the engine then writes them in the one statement that marks the item done, where the database
+    # allows it (PostgreSQL), instead of a transaction of several round trips.
+    rows: ItemRows | None = None
     create: Callable[..., JobRow] | None = None  # create(user=, **form.selection()); None: not launched from a page
     form: Callable[..., LaunchFormLike] | None = None  # the launch form's class; its `selection()` feeds `create`
     prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send

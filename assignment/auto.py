@@ -166,23 +166,31 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
     return labelled
 
 
+def item_rows(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> list[tuple[type, list[dict]]] | None:
+    """The labels of an answer, as rows to insert; None for a re-run's item, whose store settles the stale nuggets."""
+    if "nuggets" in item.payload:
+        return None
+    return [(AssignmentLabel, _label_rows(job, item, result, source_id=job_source_id(job, LABEL_FAMILY)))]
+
+
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> None:
     rerun = "nuggets" in item.payload
     source_id = job_source(job, LABEL_FAMILY).pk if rerun else job_source_id(job, LABEL_FAMILY)
-    rows_insert(
-        AssignmentLabel,
-        [
-            {
-                "answer_id": item.payload["answer"],
-                "nugget_id": nugget_id,
-                "assigner": job.output_name,
-                "assigner_kind": AssignmentLabel.AssignerKind.AUTO,
-                "source_id": source_id,
-                "label": label,
-                "job_id": job.pk,
-            }
-            for nugget_id, label in result
-        ],
-    )
+    rows_insert(AssignmentLabel, _label_rows(job, item, result, source_id=source_id))
     if rerun:
         stale_settle(job_source(job, LABEL_FAMILY), NuggetSet.objects.get(pk=item.payload["nugget_set"]))
+
+
+def _label_rows(job: Job, item: JobItem, result: list[tuple[int, str]], *, source_id: int) -> list[dict]:
+    return [
+        {
+            "answer_id": item.payload["answer"],
+            "nugget_id": nugget_id,
+            "assigner": job.output_name,
+            "assigner_kind": AssignmentLabel.AssignerKind.AUTO,
+            "source_id": source_id,
+            "label": label,
+            "job_id": job.pk,
+        }
+        for nugget_id, label in result
+    ]

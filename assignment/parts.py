@@ -238,6 +238,7 @@ def _register_job_kind() -> None:
             description="An LLM labels whether each answer supports each nugget of a nugget list.",
             compute=auto.item_compute,
             store=auto.item_store,
+            rows=auto.item_rows,
             create=auto.auto_assign_job_create,
             form=AutoAssignForm,
             prompts=(ASSIGN,),

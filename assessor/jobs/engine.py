@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -32,6 +33,7 @@ from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigure
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate
+from assessor.models.rows import rows_insert_statement
 from assessor.models.scope import campaign_in_effect, campaign_scope
 from assessor.names import name_problem
 from assessor.project.celery import celery_task, worker_name
@@ -298,31 +300,44 @@ def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> 
 
     Plain SQL for its RETURNING: the worker learns from the same write whether this was the job's last item, so
     that only then does it look for open items (a look per item cost a query per item), and whether the job's
-    calls are due an ANALYZE (after the item's transaction: `_calls_analyze_if_due`).
+    calls are due an ANALYZE (after the item's transaction: `_job_counted`).
     """
     connection = connections[router.db_for_write(Job)]
-    table = connection.ops.quote_name(Job._meta.db_table)
+    sql, params = _job_count_statement(connection, job_id, done="%s", failed=failed, usage=usage)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET done_items = done_items + %s, failed_items = failed_items + %s, "
-            "calls = calls + %s, tokens_in = tokens_in + %s, tokens_out = tokens_out + %s, "
-            "tokens_cached = tokens_cached + %s, cost_picodollars = cost_picodollars + %s WHERE id = %s "
-            "RETURNING done_items + failed_items >= total_items, done_items + failed_items",
-            [
-                done,
-                failed,
-                usage.calls,
-                usage.tokens_in,
-                usage.tokens_out,
-                usage.tokens_cached,
-                usage.cost_picodollars,
-                job_id,
-            ],
-        )
+        cursor.execute(sql, [done, *params])
         row = cursor.fetchone()
+    return _job_counted(row, connection, counted=bool(done or failed))
+
+
+def _job_count_statement(connection: Any, job_id: int, *, done: str, failed: int, usage: Usage) -> tuple[str, list]:
+    """`_job_count`'s UPDATE, the items done given as SQL (`done`: a parameter's mark, or a count of a WITH part),
+    and its parameters but those of `done`."""
+    table = connection.ops.quote_name(Job._meta.db_table)
+    sql = (
+        f"UPDATE {table} SET done_items = done_items + {done}, failed_items = failed_items + %s, "
+        "calls = calls + %s, tokens_in = tokens_in + %s, tokens_out = tokens_out + %s, "
+        "tokens_cached = tokens_cached + %s, cost_picodollars = cost_picodollars + %s WHERE id = %s "
+        "RETURNING done_items + failed_items >= total_items, done_items + failed_items"
+    )
+    params = [
+        failed,
+        usage.calls,
+        usage.tokens_in,
+        usage.tokens_out,
+        usage.tokens_cached,
+        usage.cost_picodollars,
+        job_id,
+    ]
+    return sql, params
+
+
+def _job_counted(row: tuple | None, connection: Any, *, counted: bool) -> bool:
+    """What `_job_count_statement`'s row says: whether every item is finished. `counted`: an item was added to the
+    finished ones (the calls are then analyzed once the job has finished another CALLS_ANALYZE_EVERY)."""
     if row is None:
         return False
-    if (done or failed) and row[1] % CALLS_ANALYZE_EVERY == 0:
+    if counted and row[1] % CALLS_ANALYZE_EVERY == 0:
         transaction.on_commit(_calls_analyze, using=connection.alias)
     return bool(row[0])
 
@@ -345,8 +360,18 @@ def _item_fail(item: JobItem, *, worker: str, reason: str, raw: str, usage: Usag
         return _job_count(item.job_id, failed=1 if failed else 0, usage=usage)
 
 
-def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage: Usage) -> tuple[bool, bool]:
-    """Store the result and mark the item done, if the claim is still this worker's: (stored, job's last item)."""
+def _item_finish(
+    item: JobItem,
+    *,
+    worker: str,
+    store: Callable[[], None],
+    usage: Usage,
+    inserts: list[tuple[str, list]] | None = None,
+) -> tuple[bool, bool]:
+    """Store the result and mark the item done, if the claim is still this worker's: (stored, job's last item).
+    `inserts`: the result as INSERT statements (`_rows_statements`), written with the rest in one statement."""
+    if inserts is not None:
+        return _item_finish_with_rows(item, worker=worker, inserts=inserts, usage=usage)
     # The calls' usage is added to the job in the same write as the item's count (one write, not one per call).
     connection = connections[router.db_for_write(JobItem)]
     table = connection.ops.quote_name(JobItem._meta.db_table)
@@ -369,6 +394,42 @@ def _item_finish(item: JobItem, *, worker: str, store: Callable[[], None], usage
             return False, _job_count(item.job_id, usage=usage) if usage.calls else False
         store()
         return True, _job_count(item.job_id, done=1, usage=usage)
+
+
+def _item_finish_with_rows(
+    item: JobItem, *, worker: str, inserts: list[tuple[str, list]], usage: Usage
+) -> tuple[bool, bool]:
+    """`_item_finish` in one statement (PostgreSQL), for a result that is rows to insert (`inserts`: each an
+    `INSERT ... SELECT` and its parameters, `rows_insert_statement`): the item marked done if the claim is still this
+    worker's, the rows inserted only then, and the job's counts and the calls' usage added either way. One round
+    trip, where the transaction of the three writes took five (its BEGIN and COMMIT included)."""
+    connection = connections[router.db_for_write(JobItem)]
+    items = connection.ops.quote_name(JobItem._meta.db_table)
+    parts = [
+        f"finished AS (UPDATE {items} SET status = %s, error = '', raw_response = '', finished_at = %s "
+        "WHERE id = %s AND status = %s AND claimed_by = %s RETURNING 1)"
+    ]
+    params: list[Any] = [
+        JobItem.Status.DONE,
+        connection.ops.adapt_datetimefield_value(timezone.now()),
+        item.pk,
+        JobItem.Status.CLAIMED,
+        worker,
+    ]
+    for number, (insert, values) in enumerate(inserts):
+        parts.append(f"stored_{number} AS ({insert} WHERE EXISTS (SELECT 1 FROM finished))")
+        params += values
+    done = "(SELECT count(*) FROM finished)"
+    count, count_params = _job_count_statement(connection, item.job_id, done=done, failed=0, usage=usage)
+    # One statement needs no transaction of its own; inside a caller's, a savepoint, so that a statement refused
+    # (a label stored meanwhile under the same name) leaves the caller's transaction usable for the item's failure.
+    guard = transaction.atomic(using=connection.alias) if connection.in_atomic_block else nullcontext()
+    with guard, connection.cursor() as cursor:
+        cursor.execute(f"WITH {', '.join(parts)} {count}, {done}", [*params, *count_params])
+        row = cursor.fetchone()
+    stored = row is not None and bool(row[2])
+    # The claim was taken back (a resume): another worker owns this item, and only the calls' usage was added.
+    return stored, _job_counted(row, connection, counted=stored)
 
 
 def job_complete_if_finished(job_id: int) -> None:
@@ -471,7 +532,11 @@ def item_result_store(job: Job, item: JobItem, *, worker: str, result: Any, usag
     work = registry.job_kind(job.kind)
     try:
         stored, last = _item_finish(
-            item, worker=worker, store=lambda: work.store(job=job, item=item, result=result), usage=usage
+            item,
+            worker=worker,
+            store=lambda: work.store(job=job, item=item, result=result),
+            usage=usage,
+            inserts=_rows_statements(work.rows(job=job, item=item, result=result)) if work.rows else None,
         )
     except DatabaseError as exc:
         # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
@@ -479,6 +544,22 @@ def item_result_store(job: Job, item: JobItem, *, worker: str, result: Any, usag
         last = _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
         return "failed", last
     return ("done" if stored else "skipped"), last
+
+
+def _rows_statements(rows: list[tuple[type, list[dict[str, Any]]]] | None) -> list[tuple[str, list]] | None:
+    """A kind's rows of an item (`JobKind.rows`) as INSERT statements to run beside the item's finish; None when
+    the kind's `store` must write them (no rows given, or a model or database without the one-statement form)."""
+    if rows is None or connections[router.db_for_write(JobItem)].vendor != "postgresql":
+        return None
+    inserts = []
+    for model, model_rows in rows:
+        if not model_rows:
+            continue
+        insert = rows_insert_statement(model, model_rows)
+        if insert is None:
+            return None
+        inserts.append(insert)
+    return inserts
 
 
 # --- dispatch ------------------------------------------------------------------------

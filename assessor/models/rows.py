@@ -83,13 +83,25 @@ def row_insert_releasing(model: type[models.Model], row: Mapping[str, Any], *, r
     return True
 
 
+def rows_insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> tuple[str, list] | None:
+    """`rows_insert`'s INSERT as one `INSERT ... SELECT ... FROM json_to_recordset(%s)` and its one parameter, for a
+    statement that runs it beside other writes (a WITH part, which may add a WHERE to its SELECT); None where that
+    form is not available (not PostgreSQL, a column that is not plain, more rows than one document holds)."""
+    connection = connections[router.db_for_write(model)]
+    if connection.vendor != "postgresql" or len(rows) > RECORDSET_ROWS:
+        return None
+    recordset = _recordset(model, connection.alias)
+    if not recordset:
+        return None
+    return _insert_head(model, connection) + recordset, [_json_rows(_columns(model), rows, connection)]
+
+
 def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
     if not rows:
         return
     connection = connections[router.db_for_write(model)]
-    quote = connection.ops.quote_name
     columns = _columns(model)
-    head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field, _name in columns)}) "
+    head = _insert_head(model, connection)
     if (
         connection.vendor == "postgresql"
         and len(rows) * len(columns) > CACHED_STATEMENT_PARAMS
@@ -106,6 +118,12 @@ def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> Non
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     with connection.cursor() as cursor:
         cursor.execute(head + f"VALUES {', '.join([one] * len(rows))}", values)
+
+
+def _insert_head(model: type[models.Model], connection: Any) -> str:
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(field.column) for field, _name in _columns(model))
+    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) "
 
 
 # Columns whose values JSON carries as they are, once prepared: numbers, text, booleans and times (as ISO text).

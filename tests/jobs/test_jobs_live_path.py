@@ -5,6 +5,7 @@ job's rows inserted as one JSON document (PostgreSQL), and an AutoAssign job's s
 import json
 import os
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -13,10 +14,12 @@ from django.test.utils import CaptureQueriesContext
 
 from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
 from assessor.jobs.llm.client import LLMConfig, _openai_client
-from assessor.models import Job, LLMAskInFlight, LLMCall, PromptTemplate
+from assessor.models import Job, JobItem, LLMAskInFlight, LLMCall, PromptTemplate
 from assessor.models.rows import rows_insert
+from assessor.registry import registry
 from assessor.scoring import kept
 from assignment.auto import auto_assign_job_create
+from assignment.kinds import AUTO_ASSIGN
 from assignment.models import AssignmentLabel
 from assignment.selectors import condition_job_scope
 from bench.llm_cpu import job_cpu_measure
@@ -57,12 +60,39 @@ def test_an_assign_item_sends_its_statements_and_no_more(llm_server, two_topics)
     # 24 nuggets: 3 calls. Each, on PostgreSQL: the look in the cache that claims the key (nobody held it), and
     # the log's row that lets go of the claim. On SQLite: the look, the claim, a second look, the log's row and
     # the claim let go of. Around them: the claim of the item (reading it), one read of the answer and its
-    # nuggets, and the item's transaction: its update, its labels, the job's counts.
+    # nuggets, and the item's finish: its update, its labels and the job's counts, in one statement on PostgreSQL
+    # and a transaction of three elsewhere.
     per_call = 2 if POSTGRES else 5
-    assert len(_statements(queries.captured_queries)) == 1 + 1 + 3 * per_call + 3
+    finish = 1 if POSTGRES else 3
+    assert len(_statements(queries.captured_queries)) == 1 + 1 + 3 * per_call + finish
     assert llm_server.count == 6
     assert LLMAskInFlight.objects.count() == 0  # every claim let go of
     assert LLMCall.objects.filter(job=job, from_cache=False, parsed_ok=True).count() == 6
+
+
+def test_an_assign_item_whose_claim_was_taken_back_writes_no_label_and_counts_its_calls(
+    llm_server, two_topics, monkeypatch
+):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    first, second, *_ = pending_item_ids(job.pk)
+    assert item_process(first) == "done"
+    kind = registry.job_kinds[AUTO_ASSIGN]
+
+    def taken_back_meanwhile(**kwargs):
+        result = kind.compute(**kwargs)
+        # A resume gave the item to another worker while its calls ran.
+        JobItem.objects.filter(pk=second).update(claimed_by="another-worker")
+        return result
+
+    monkeypatch.setitem(registry.job_kinds, AUTO_ASSIGN, replace(kind, compute=taken_back_meanwhile))
+    assert item_process(second) == "skipped"
+    job.refresh_from_db()
+    # Its three calls were made and paid; its labels are the other worker's to write.
+    assert (job.done_items, job.calls, llm_server.count) == (1, 6, 6)
+    assert set(AssignmentLabel.objects.filter(job=job).values_list("answer_id", flat=True)) == {
+        JobItem.objects.get(pk=first).payload["answer"]
+    }
+    assert JobItem.objects.get(pk=second).status == "claimed"
 
 
 def test_the_labels_of_an_assign_job_are_those_the_server_gives(llm_server, two_topics):
