@@ -85,10 +85,6 @@ class JobKind:
     label: str  # what people read: "AutoNuggets"
     compute: ItemCompute  # the calls of one item, outside any transaction; returns a result or raises
     store: ItemStore  # the writes of one item's result, inside the transaction that marks it done
-    # What `store` writes for an item, as rows to insert, when that is all it writes (None for an item that needs
-    # `store`): the engine then writes them in the one statement that marks the item done, where the database
-    # allows it (PostgreSQL), instead of a transaction of several round trips.
-    rows: ItemRows | None = None
     create: Callable[..., JobRow] | None = None  # create(user=, **form.selection()); None: not launched from a page
     form: Callable[..., LaunchFormLike] | None = None  # the launch form's class; its `selection()` feeds `create`
     prompts: tuple[PromptText, ...] = ()  # the current text of each prompt its items send
@@ -99,6 +95,10 @@ class JobKind:
     # a query at most.
     output_url: Callable[[JobRow], str | None] | None = None
     family: str | None = None  # its protocol family (the module's docstring); None: the registering app's
+    # What `store` writes for an item, as rows to insert, when that is all it writes (None for an item that needs
+    # `store`): the engine then writes them in the one statement that marks the item done, where the database
+    # allows it (PostgreSQL), instead of a transaction of several round trips.
+    rows: ItemRows | None = None
 
 
 # --- files --------------------------------------------------------------------------------
