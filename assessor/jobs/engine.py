@@ -16,7 +16,7 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
@@ -33,7 +33,7 @@ from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigure
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate
-from assessor.models.rows import rows_insert_statement
+from assessor.models.rows import Write, rows_insert_statement, with_writes, writes_run
 from assessor.models.scope import campaign_in_effect, campaign_scope
 from assessor.names import name_problem
 from assessor.project.celery import celery_task, worker_name
@@ -366,12 +366,15 @@ def _item_finish(
     worker: str,
     store: Callable[[], None],
     usage: Usage,
-    inserts: list[tuple[str, list]] | None = None,
+    inserts: list[Write] | None = None,
+    writes: list[Write] | None = None,
 ) -> tuple[bool, bool]:
     """Store the result and mark the item done, if the claim is still this worker's: (stored, job's last item).
-    `inserts`: the result as INSERT statements (`_rows_statements`), written with the rest in one statement."""
+    `inserts`: the result as INSERT statements (`_rows_statements`), written with the rest in one statement.
+    `writes`: those of its calls (their logs), written first whatever becomes of the result; emptied once written."""
     if inserts is not None:
-        return _item_finish_with_rows(item, worker=worker, inserts=inserts, usage=usage)
+        return _item_finish_with_rows(item, worker=worker, inserts=inserts, usage=usage, writes=writes or [])
+    _writes_left_run(writes or [])
     # The calls' usage is added to the job in the same write as the item's count (one write, not one per call).
     connection = connections[router.db_for_write(JobItem)]
     table = connection.ops.quote_name(JobItem._meta.db_table)
@@ -397,7 +400,7 @@ def _item_finish(
 
 
 def _item_finish_with_rows(
-    item: JobItem, *, worker: str, inserts: list[tuple[str, list]], usage: Usage
+    item: JobItem, *, worker: str, inserts: list[Write], usage: Usage, writes: list[Write]
 ) -> tuple[bool, bool]:
     """`_item_finish` in one statement (PostgreSQL), for a result that is rows to insert (`inserts`: each an
     `INSERT ... SELECT` and its parameters, `rows_insert_statement`): the item marked done if the claim is still this
@@ -424,9 +427,11 @@ def _item_finish_with_rows(
     # One statement needs no transaction of its own; inside a caller's, a savepoint, so that a statement refused
     # (a label stored meanwhile under the same name) leaves the caller's transaction usable for the item's failure.
     guard = transaction.atomic(using=connection.alias) if connection.in_atomic_block else nullcontext()
+    sql, params = with_writes(writes, f"WITH {', '.join(parts)} {count}, {done}", [*params, *count_params])
     with guard, connection.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} {count}, {done}", [*params, *count_params])
+        cursor.execute(sql, params)
         row = cursor.fetchone()
+    writes.clear()
     stored = row is not None and bool(row[2])
     # The claim was taken back (a resume): another worker owns this item, and only the calls' usage was added.
     return stored, _job_counted(row, connection, counted=stored)
@@ -503,14 +508,24 @@ def _item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None
     try:
         base = config or endpoint_config(job.endpoint_name)
         # The job names its model: a worker configured otherwise still uses it.
-        llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk)
+        # Its calls' logs go with its next statement (`LLMSession.defer_writes`), the last with the item's finish.
+        llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk, defer_writes=True)
         result = work.compute(job=job, item=item, llm=llm)
     except Exception as exc:
-        usage = llm.usage_take() if llm is not None else Usage()
+        usage = Usage()
+        if llm is not None:
+            llm.writes_flush()
+            usage = llm.usage_take()
         reason, raw = item_failure_reason(exc, job=job, item=item)
         last = _item_fail(item, worker=worker, reason=reason, raw=raw, usage=usage)
+    except BaseException:
+        if llm is not None:
+            llm.writes_flush()  # a worker told to stop in mid-item: the calls it made are logged all the same
+        raise
     else:
-        outcome, last = item_result_store(job, item, worker=worker, result=result, usage=llm.usage_take())
+        outcome, last = item_result_store(
+            job, item, worker=worker, result=result, usage=llm.usage_take(), writes=llm.writes_take()
+        )
     if last:
         job_complete_if_finished(job.pk)
     return outcome
@@ -527,26 +542,44 @@ def item_failure_reason(exc: Exception, *, job: Job, item: JobItem) -> tuple[str
     return f"{type(exc).__name__}: {exc}", ""
 
 
-def item_result_store(job: Job, item: JobItem, *, worker: str, result: Any, usage: Usage) -> tuple[str, bool]:
-    """Store a computed item's result and mark it done; ("done" | "skipped" | "failed", whether it was the last)."""
+def item_result_store(
+    job: Job, item: JobItem, *, worker: str, result: Any, usage: Usage, writes: Sequence[Write] = ()
+) -> tuple[str, bool]:
+    """Store a computed item's result and mark it done; ("done" | "skipped" | "failed", whether it was the last).
+    `writes`: its session's writes still to run (`LLMSession.writes_take`), whatever becomes of the result."""
     work = registry.job_kind(job.kind)
+    inserts = _rows_statements(work.rows(job=job, item=item, result=result)) if work.rows else None
+    left = list(writes)  # emptied once they are written
     try:
         stored, last = _item_finish(
             item,
             worker=worker,
             store=lambda: work.store(job=job, item=item, result=result),
             usage=usage,
-            inserts=_rows_statements(work.rows(job=job, item=item, result=result)) if work.rows else None,
+            inserts=inserts,
+            writes=left,
         )
     except DatabaseError as exc:
-        # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly.
+        # Rolled back (say, a person stored a result of the same name meanwhile): the item fails, visibly. The
+        # calls' logs went back with the rest: they are written now.
         logger.exception("job %s item %s: storing the result", job.pk, item.key)
+        _writes_left_run(left)
         last = _item_fail(item, worker=worker, reason=f"could not store the result: {exc}", raw="", usage=usage)
         return "failed", last
+    except BaseException:
+        _writes_left_run(left)  # a worker told to stop before the item's finish: its calls are logged all the same
+        raise
     return ("done" if stored else "skipped"), last
 
 
-def _rows_statements(rows: list[tuple[type, list[dict[str, Any]]]] | None) -> list[tuple[str, list]] | None:
+def _writes_left_run(writes: list[Write]) -> None:
+    """Run on their own the writes not yet written (`_item_finish` empties the list once it has), and empty it."""
+    if writes:
+        writes_run(writes, using=router.db_for_write(LLMCall))
+        writes.clear()
+
+
+def _rows_statements(rows: list[tuple[type, list[dict[str, Any]]]] | None) -> list[Write] | None:
     """A kind's rows of an item (`JobKind.rows`) as INSERT statements to run beside the item's finish; None when
     the kind's `store` must write them (no rows given, or a model or database without the one-statement form)."""
     if rows is None or connections[router.db_for_write(JobItem)].vendor != "postgresql":

@@ -61,25 +61,48 @@ def rows_insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
         _insert(model, rows[start : start + size])
 
 
-def row_insert_releasing(model: type[models.Model], row: Mapping[str, Any], *, release: tuple[str, list]) -> bool:
+# A data-modifying statement (an INSERT, a DELETE) and its parameters, to run as a part of another statement's WITH:
+# PostgreSQL runs every part of one statement or none, at one moment (`with_writes`).
+Write = tuple[str, list]
+
+
+def row_insert_write(model: type[models.Model], row: Mapping[str, Any]) -> Write:
+    """One row's plain INSERT (`rows_insert`'s, for one row), to run beside other writes (`with_writes`)."""
+    connection = connections[router.db_for_write(model)]
+    values = [
+        field.get_db_prep_save(row[name] if name in row else _default(field), connection)
+        for field, name in _columns(model)
+    ]
+    return _insert_head(model, connection) + f"VALUES ({', '.join(['%s'] * len(values))})", values
+
+
+def with_writes(writes: Sequence[Write], sql: str, params: Sequence[Any]) -> tuple[str, list]:
+    """The statement `sql` (which may open with a WITH of its own) with the `writes` run as parts of its WITH, before
+    its own: one round trip for all of them (PostgreSQL)."""
+    if not writes:
+        return sql, list(params)
+    parts = ", ".join(f"written_{number} AS ({write})" for number, (write, _params) in enumerate(writes))
+    head, rest = ("WITH " + parts + ", ", sql[len("WITH ") :]) if sql.startswith("WITH ") else ("WITH " + parts + " ", sql)
+    return head + rest, [value for _write, write_params in writes for value in write_params] + list(params)
+
+
+def writes_run(writes: Sequence[Write], *, using: str) -> None:
+    """Run the writes in one statement on the database `using` (PostgreSQL)."""
+    if not writes:
+        return
+    connection = connections[using]
+    sql, params = with_writes(writes[:-1], *writes[-1])
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def row_insert_releasing(model: type[models.Model], row: Mapping[str, Any], *, release: Write) -> bool:
     """Insert one row and run the DELETE `release` (its SQL and parameters) in the same statement: on PostgreSQL, a
     data-modifying WITH; both or neither take effect, at one moment. False elsewhere, having done nothing."""
-    connection = connections[router.db_for_write(model)]
-    if connection.vendor != "postgresql":
+    using = router.db_for_write(model)
+    if connections[using].vendor != "postgresql":
         return False
-    quote = connection.ops.quote_name
-    columns = _columns(model)
-    values = [
-        field.get_db_prep_save(row[name] if name in row else _default(field), connection) for field, name in columns
-    ]
-    delete, delete_params = release
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH released AS ({delete}) "
-            f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(field.column) for field, _name in columns)}) "
-            f"VALUES ({', '.join(['%s'] * len(columns))})",
-            [*delete_params, *values],
-        )
+    writes_run([release, row_insert_write(model, row)], using=using)
     return True
 
 

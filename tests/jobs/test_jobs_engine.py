@@ -15,7 +15,7 @@ from assessor.jobs.engine import (
     job_reopen,
     job_run_sync,
 )
-from assessor.models import Job, JobItem, LLMCall, Qrel
+from assessor.models import Job, JobItem, LLMAskInFlight, LLMCall, Qrel
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from bench.fake_llm import first_words
@@ -372,6 +372,10 @@ def test_a_result_that_cannot_be_stored_fails_the_item(llm_server, assign_setup)
     assert AssignmentLabel.objects.filter(assigner="auto-gpt").count() == 1
     job.refresh_from_db()
     assert (job.status, job.failed_items, job.calls) == ("failed", 1, 3)
+    # The three calls' logs, whose rows went with the refused statement on PostgreSQL, are written all the same,
+    # and every ask let go of its key.
+    assert LLMCall.objects.filter(job=job, from_cache=False, parsed_ok=True).count() == 3 == llm_server.count
+    assert not LLMAskInFlight.objects.exists()
 
 
 @pytest.mark.skipif(connection.vendor == "sqlite", reason="threads writing at once need PostgreSQL (set DATABASE_URL)")

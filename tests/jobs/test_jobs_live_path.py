@@ -57,12 +57,12 @@ def test_an_assign_item_sends_its_statements_and_no_more(llm_server, two_topics)
     item_process(first)  # reads the job, its prompt version and its source once in this process
     with CaptureQueriesContext(connection) as queries:
         assert item_process(second) == "done"
-    # 24 nuggets: 3 calls. Each, on PostgreSQL: the look in the cache that claims the key (nobody held it), and
-    # the log's row that lets go of the claim. On SQLite: the look, the claim, a second look, the log's row and
-    # the claim let go of. Around them: the claim of the item (reading it), one read of the answer and its
-    # nuggets, and the item's finish: its update, its labels and the job's counts, in one statement on PostgreSQL
-    # and a transaction of three elsewhere.
-    per_call = 2 if POSTGRES else 5
+    # 24 nuggets: 3 calls. Each, on PostgreSQL: the look in the cache that claims the key (nobody held it), which
+    # also writes the log's row of the call before and lets go of its claim (the last call's go with the item's
+    # finish). On SQLite: the look, the claim, a second look, the log's row and the claim let go of. Around them:
+    # the claim of the item (reading it), one read of the answer and its nuggets, and the item's finish: its
+    # update, its labels and the job's counts, in one statement on PostgreSQL and a transaction of three elsewhere.
+    per_call = 1 if POSTGRES else 5
     finish = 1 if POSTGRES else 3
     assert len(_statements(queries.captured_queries)) == 1 + 1 + 3 * per_call + finish
     assert llm_server.count == 6
@@ -93,6 +93,22 @@ def test_an_assign_item_whose_claim_was_taken_back_writes_no_label_and_counts_it
         JobItem.objects.get(pk=first).payload["answer"]
     }
     assert JobItem.objects.get(pk=second).status == "claimed"
+
+
+def test_an_assign_item_whose_two_calls_are_alike_makes_the_second_from_the_first(llm_server):
+    # Nuggets 10-19 repeat 0-9: the second window's prompt is the first's, which the item's own first call answered.
+    topic = make_topic("t1", query="query of t1")
+    make_nugget_set(topic, texts=[f"fact {i % 10} about zebras" for i in range(20)], name="manual")
+    make_answer(make_run("run0"), topic, [("Zebras fact 3.", [])])
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    job_run_sync(job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.calls, llm_server.count) == ("done", 1, 1)
+    log = LLMCall.objects.filter(job=job)
+    assert (log.filter(from_cache=False).count(), log.filter(from_cache=True).count()) == (1, 1)
+    labels = dict(AssignmentLabel.objects.filter(job=job).values_list("nugget__position", "label"))
+    assert [labels[i] for i in range(10)] == [labels[i + 10] for i in range(10)]
+    assert not LLMAskInFlight.objects.exists()
 
 
 def test_the_labels_of_an_assign_job_are_those_the_server_gives(llm_server, two_topics):

@@ -23,6 +23,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from django.conf import settings
+from django.db import connections, router
 from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
@@ -40,7 +41,7 @@ from assessor.jobs.llm.inflight import (
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
-from assessor.models.rows import row_insert_releasing, rows_insert
+from assessor.models.rows import Write, row_insert_releasing, row_insert_write, rows_insert, writes_run
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 
 if TYPE_CHECKING:
@@ -367,6 +368,12 @@ class LLMSession:
     usage: "Usage" = field(default_factory=lambda: Usage(), init=False)
     # The calls the item will make after the ask in hand, one after the other (`ask`).
     calls_after: int = field(default=0, init=False)
+    # The job engine's sessions (PostgreSQL): the log of an answer (and the release of its ask's claim on the key)
+    # is not written on its own but in the session's next statement, the next ask's look at the cache, or handed to
+    # the engine for the item's finish (`writes_take`): a round trip less a call. Identical asks waiting on the
+    # claim find the answer that much later: the time it takes the item to build its next ask, or its result.
+    defer_writes: bool = False
+    _writes: list[tuple[str, Write]] = field(default_factory=list, init=False)  # (the cache key, the write)
 
     def ask(
         self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T], *, calls_after: int = 0
@@ -403,7 +410,11 @@ class LLMSession:
         while True:
             # The cache first (a re-run reads its answers and writes nothing but their log), the key claimed where
             # it holds none.
-            look = lease.look_and_claim() if cached else Look(answer=None, claimed=lease.claim(), recheck=False)
+            if cached:
+                look = self._look_and_claim(lease)
+            else:
+                self.writes_flush()
+                look = Look(answer=None, claimed=lease.claim(), recheck=False)
             if look.answer is not None:
                 hit = self._cached_use(prompt, messages, key, parse, look.answer)
                 if hit is not None:
@@ -422,6 +433,29 @@ class LLMSession:
             # An identical ask is in flight: wait for its answer, or for it to end without one.
             wait_pause(waited)
             waited += 1
+
+    def _look_and_claim(self, lease: "_Lease") -> Look:
+        """The lease's look and claim, with the writes held back until now (`defer_writes`) in the same statement;
+        written first, on their own, when one of them is of the same key (a statement's parts do not see each
+        other's writes)."""
+        if any(key == lease.key for key, _write in self._writes):
+            self.writes_flush()
+        held, self._writes = self._writes, []
+        try:
+            return lease.look_and_claim([write for _key, write in held])
+        except BaseException:
+            self._writes[:0] = held  # none was written: kept for the next statement
+            raise
+
+    def writes_take(self) -> list[Write]:
+        """The writes held back (`defer_writes`), for the caller to run in a statement of its own (`with_writes`)."""
+        writes, self._writes = [write for _key, write in self._writes], []
+        return writes
+
+    def writes_flush(self) -> None:
+        """Run the writes held back now, in one statement."""
+        if self._writes:
+            writes_run(self.writes_take(), using=router.db_for_write(LLMCall))
 
     def _cached(
         self, prompt: PromptTemplate, messages: list[dict[str, str]], key: str, parse: Callable[[str], T]
@@ -553,7 +587,13 @@ class LLMSession:
             "error": error,
             "reached": answered,
         }
-        if lease is not None and row_insert_releasing(
+        deferred = self.defer_writes and (lease is not None or from_cache) and _writes_deferrable()
+        if deferred:
+            if lease is not None:
+                self._writes.append((key, ask_release_statement(key, holder=lease.holder)))
+                lease.released = True
+            self._writes.append((key, row_insert_write(LLMCall, row)))
+        elif lease is not None and row_insert_releasing(
             LLMCall, row, release=ask_release_statement(key, holder=lease.holder)
         ):
             lease.released = True
@@ -580,6 +620,11 @@ class LLMSession:
             Job.objects.filter(pk=self.job_id).update(**usage.job_increments())
 
 
+def _writes_deferrable() -> bool:
+    """Writes can run as parts of another statement: PostgreSQL's data-modifying WITH."""
+    return connections[router.db_for_write(LLMCall)].vendor == "postgresql"
+
+
 # Renew an ask's claim before a request only once it is this old: the claim itself set the lease, and a request
 # right after it (the common case) needs no second write; a retry after a back-off or a re-ask does.
 LEASE_RENEW_AFTER_SECONDS = 5.0
@@ -600,8 +645,8 @@ class _Lease:
         self.renewed_at = time.monotonic()
         return claimed
 
-    def look_and_claim(self) -> Look:
-        look = ask_look_and_claim(self.key, holder=self.holder, lease=self.seconds)
+    def look_and_claim(self, writes: list[Write]) -> Look:
+        look = ask_look_and_claim(self.key, holder=self.holder, lease=self.seconds, writes=writes)
         self.renewed_at = time.monotonic()
         return look
 

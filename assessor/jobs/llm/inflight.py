@@ -16,6 +16,7 @@ import random
 import socket
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -24,6 +25,7 @@ from django.utils import timezone
 
 from assessor.jobs.llm.cache import cache_lookup, usable_answers_sql
 from assessor.models.jobs import LLMAskInFlight
+from assessor.models.rows import Write, with_writes
 
 POLL_SECONDS = (0.01, 0.25)  # the first wait, and the longest
 
@@ -72,16 +74,20 @@ class Look:
     recheck: bool
 
 
-def ask_look_and_claim(key: str, *, holder: str, lease: float) -> Look:
+def ask_look_and_claim(key: str, *, holder: str, lease: float, writes: Sequence[Write] = ()) -> Look:
     """The first usable answer logged under the key; when there is none, `ask_claim`'s claim of the key.
 
     On PostgreSQL one statement does both, and tells whether the key was held when it looked: an ask finding no
     answer and no holder sends with no second look (two statements a call instead of four, the log's included).
     An answer can only be logged by the key's holder, so with no holder at the look none can appear before the
     claim. Elsewhere the look and the claim are two statements, and a claim always looks again.
+
+    `writes`: other writes to run in the same statement (PostgreSQL), such as an earlier ask's log (`with_writes`).
     """
     connection = connections[router.db_for_write(LLMAskInFlight)]
     if connection.vendor != "postgresql":
+        if writes:
+            raise ValueError("writes run beside a look only on PostgreSQL")
         answer = cache_lookup(key)
         if answer is not None:
             return Look(answer=answer, claimed=False, recheck=False)
@@ -93,16 +99,18 @@ def ask_look_and_claim(key: str, *, holder: str, lease: float) -> Look:
     # for one being made), as ask_claim's does. The usable answers are taken by the key's index and the first
     # kept, as cache_lookup does (an ORDER BY id LIMIT 1 on the calls table may be planned as a walk of its
     # primary key).
+    sql, params = with_writes(
+        writes,
+        f"WITH answers AS MATERIALIZED ({usable_answers_sql(connection)}), "
+        f"claim AS (INSERT INTO {claims} (cache_key, holder, lease_until) "
+        f"SELECT %s, %s, %s::timestamptz WHERE NOT EXISTS (SELECT 1 FROM answers) "
+        f"{_taken_over_when_expired(claims)} RETURNING 1) "
+        f"SELECT (SELECT raw_response FROM answers ORDER BY id LIMIT 1), EXISTS (SELECT 1 FROM claim), "
+        f"EXISTS (SELECT 1 FROM {claims} WHERE cache_key = %s)",
+        [key, key, holder, adapt(now + timedelta(seconds=lease)), adapt(now), key],
+    )
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH answers AS MATERIALIZED ({usable_answers_sql(connection)}), "
-            f"claim AS (INSERT INTO {claims} (cache_key, holder, lease_until) "
-            f"SELECT %s, %s, %s::timestamptz WHERE NOT EXISTS (SELECT 1 FROM answers) "
-            f"{_taken_over_when_expired(claims)} RETURNING 1) "
-            f"SELECT (SELECT raw_response FROM answers ORDER BY id LIMIT 1), EXISTS (SELECT 1 FROM claim), "
-            f"EXISTS (SELECT 1 FROM {claims} WHERE cache_key = %s)",
-            [key, key, holder, adapt(now + timedelta(seconds=lease)), adapt(now), key],
-        )
+        cursor.execute(sql, params)
         answer, claimed, held = cursor.fetchone()
     if answer is not None:
         return Look(answer=answer, claimed=False, recheck=False)
@@ -123,7 +131,7 @@ def ask_release(key: str, *, holder: str) -> None:
         cursor.execute(f"DELETE FROM {table} WHERE cache_key = %s AND holder = %s", [key, holder])
 
 
-def ask_release_statement(key: str, *, holder: str) -> tuple[str, list]:
+def ask_release_statement(key: str, *, holder: str) -> Write:
     """`ask_release`'s DELETE, for a statement that runs it beside another write (the call log's row)."""
     connection = connections[router.db_for_write(LLMAskInFlight)]
     table = connection.ops.quote_name(LLMAskInFlight._meta.db_table)
