@@ -69,11 +69,16 @@ Write = tuple[str, list]
 def row_insert_write(model: type[models.Model], row: Mapping[str, Any]) -> Write:
     """One row's plain INSERT (`rows_insert`'s, for one row), to run beside other writes (`with_writes`)."""
     connection = connections[router.db_for_write(model)]
-    values = [
-        field.get_db_prep_save(row[name] if name in row else _default(field), connection)
-        for field, name in _columns(model)
-    ]
+    values = [_prepared(field, row[name] if name in row else _default(field), connection) for field, name in _columns(model)]
     return _insert_head(model, connection) + f"VALUES ({', '.join(['%s'] * len(values))})", values
+
+
+def _prepared(field: models.Field, value: Any, connection: Any) -> Any:
+    """The value as its field prepares it for the database (`get_db_prep_save`, as the ORM does): a plain int or
+    str needs no preparing but for a JSON column, where a str is a JSON document's string."""
+    if type(value) in (int, str) and not isinstance(field, models.JSONField):
+        return value
+    return field.get_db_prep_save(value, connection)
 
 
 def with_writes(writes: Sequence[Write], sql: str, params: Sequence[Any]) -> tuple[str, list]:
@@ -136,8 +141,7 @@ def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> Non
     values: list[Any] = []
     for row in rows:
         for field, name in columns:
-            value = row[name] if name in row else _default(field)
-            values.append(field.get_db_prep_save(value, connection))
+            values.append(_prepared(field, row[name] if name in row else _default(field), connection))
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
     with connection.cursor() as cursor:
         cursor.execute(head + f"VALUES {', '.join([one] * len(rows))}", values)

@@ -41,7 +41,13 @@ from assessor.jobs.llm.inflight import (
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
-from assessor.models.rows import Write, row_insert_releasing, row_insert_write, rows_insert, writes_run
+from assessor.models.rows import (
+    Write,
+    row_insert_releasing,
+    row_insert_write,
+    rows_insert,
+    writes_run,
+)
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 
 if TYPE_CHECKING:
@@ -164,13 +170,15 @@ HTTP_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
 def _openai_client(config: LLMConfig) -> "openai.OpenAI":
+    key = (config.base_url, config.api_key, config.api_version, config.timeout)
+    client = _clients.get(key)
+    if client is not None:
+        return client
     import openai  # the client library is imported by what calls an LLM, not by every command (1 s)
 
     for name in HTTP_LOGGERS:
         if logging.getLogger(name).level < logging.WARNING:
             logging.getLogger(name).setLevel(logging.WARNING)
-
-    key = (config.base_url, config.api_key, config.api_version, config.timeout)
     with _clients_lock:
         client = _clients.get(key)
         if client is None:

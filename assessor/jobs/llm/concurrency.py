@@ -22,19 +22,19 @@ import heapq
 import itertools
 import os
 import random
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from assessor.jobs.llm.inflight import holder_name
 from assessor.models.jobs import LLMSlot
 
 POLL_SECONDS = (0.003, 0.015)
@@ -76,10 +76,6 @@ redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[2]) - 1)
 redis.call('EXPIRE', KEYS[2], math.ceil(tonumber(ARGV[3]) * 2))
 return 1
 """
-
-
-def _holder_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
 def shared_backend() -> str:
@@ -136,7 +132,7 @@ def _redis_slot_hold(key: str, limit: int, lease: float) -> _Held:
     acquire = client.register_script(ACQUIRE_SCRIPT)
     release = client.register_script(RELEASE_SCRIPT)
     wake = key + ":wake"
-    holder = _holder_id()
+    holder = holder_name()
     while not acquire(keys=[key], args=[limit, lease, holder]):
         # A release between the failed ask and this wait left its token on the list: no wake is lost.
         client.blpop([wake], timeout=WAKE_WAIT_SECONDS)
@@ -162,7 +158,7 @@ def _database_slot_hold(pool: str, limit: int, lease: float) -> _Held:
     missing = [LLMSlot(pool=pool, number=number) for number in range(limit) if number not in existing]
     if missing:
         LLMSlot.objects.bulk_create(missing, ignore_conflicts=True)
-    holder = _holder_id()
+    holder = holder_name()
     while (number := _database_slot_take(pool, limit, lease, holder)) is None:
         time.sleep(random.uniform(*POLL_SECONDS) * 3)
 
@@ -276,6 +272,7 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0)
         slots.give(held)
 
 
+@cache
 def slot_pool(endpoint: str) -> str:
     """The name of an endpoint's slots: the same in every process that configures it alike."""
     return hashlib.sha256(endpoint.encode()).hexdigest()[:16]

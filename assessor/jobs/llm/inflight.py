@@ -11,6 +11,7 @@ the cache, and takes it from there; if the holder ends without a usable answer
 Rows, not a lock in the process, so that workers on other machines share it too.
 """
 
+import itertools
 import os
 import random
 import socket
@@ -30,8 +31,19 @@ from assessor.models.rows import Write, with_writes
 POLL_SECONDS = (0.01, 0.25)  # the first wait, and the longest
 
 
+_holders = itertools.count(1)
+_process: tuple[int, str] = (0, "")  # (its id, the start of its holders' names)
+
+
 def holder_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    """A name no other holder of a claim or a slot has, on any machine, at any time: the host and the process, a
+    token drawn once per process (a process id comes back after a restart), and a count of the process's holders
+    (drawing a token for each ask cost a system call)."""
+    global _process
+    pid = os.getpid()
+    if _process[0] != pid:  # the first holder of the process, or of a forked child
+        _process = (pid, f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:12]}")
+    return f"{_process[1]}:{next(_holders)}"
 
 
 def _taken_over_when_expired(table: str) -> str:

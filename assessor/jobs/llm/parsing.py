@@ -126,8 +126,11 @@ def parse_nugget_list(raw: str, *, max_nuggets: int) -> list[str]:
     return nuggets
 
 
+LABEL_SEPARATORS = re.compile(r"[\s-]+")
+
+
 def _normal_label(text: str) -> str:
-    return re.sub(r"[\s-]+", "_", text.strip().strip("\"'`.").strip().lower())
+    return LABEL_SEPARATORS.sub("_", text.strip().strip("\"'`.").strip().lower())
 
 
 def parse_label_list(raw: str, *, expected: int, allowed: tuple[str, ...]) -> list[str]:
