@@ -1,6 +1,7 @@
 """The concurrency limit: database-row slots (any broker) and the Redis semaphore (Redis broker)."""
 
 import os
+import socket
 import sys
 import threading
 import time
@@ -11,6 +12,7 @@ from django.utils import timezone
 
 from assessor.jobs.llm import concurrency
 from assessor.jobs.llm.concurrency import _database_slot_take, llm_slot, shared_backend
+from assessor.jobs.llm.inflight import holder_name
 from assessor.models.jobs import LLMSlot
 
 
@@ -355,3 +357,21 @@ def test_a_slot_from_the_shared_layer_goes_to_a_waiter_before_the_thread_that_wa
     for thread in (fetcher, first):
         thread.join(5)
     assert not slots.fetching and layer.given_back == 2
+
+
+def test_holder_names_are_never_given_twice_and_not_by_a_forked_child():
+    names = [holder_name() for _ in range(1000)]
+    assert len(set(names)) == 1000
+    host, pid, token, _count = names[0].split(":")
+    assert (host, pid) == (socket.gethostname(), str(os.getpid()))
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its first name, to the parent
+        os.write(write, holder_name().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    child_host, child_pid, child_token, _ = os.read(read, 200).decode().split(":")
+    os.close(read)
+    # Another process, and another token: a restarted process given the same id would not take its names either.
+    assert (child_pid, child_token != token) == (str(child), True)
