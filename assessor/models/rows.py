@@ -148,7 +148,12 @@ def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> Non
 
 
 def _insert_head(model: type[models.Model], connection: Any) -> str:
-    quote = connection.ops.quote_name
+    return _insert_head_of(model, connection.alias)
+
+
+@cache
+def _insert_head_of(model: type[models.Model], alias: str) -> str:
+    quote = connections[alias].ops.quote_name
     names = ", ".join(quote(field.column) for field, _name in _columns(model))
     return f"INSERT INTO {quote(model._meta.db_table)} ({names}) "
 
@@ -203,6 +208,8 @@ def _json_rows(
         column = field.column
         if not any(name in row for row in rows):
             value = _default(field) if _json(field) else field.get_db_prep_save(_default(field), connection)
+            if isinstance(value, datetime):
+                value = _json_value(value)  # once, not for each row
             for out in prepared:
                 out[column] = value
             continue
