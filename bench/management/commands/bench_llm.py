@@ -5,7 +5,8 @@ docs/llm.md) and starts the test server (bench.fake_llm) in its own process, ans
 Then for each number of calls asked (400 and 4,000 by default; two calls an answer with 20 nuggets):
 - the app: real Celery workers on Redis run one AutoAssign job over that many answers, limited to
   `--concurrency` calls in flight; its wall time, the ideal (calls x latency / concurrency), their ratio, and
-  the workers' CPU per answer, with and without what the `openai` client itself costs per call;
+  the workers' CPU per answer, with and without what the `openai` client itself costs per call (measured alone
+  first, at the job's latency and limit, and answered at once: `client_cpu_per_call`);
 - the reference: nuggetizer's `AsyncNuggetizer.assign_batch` over the same answers, its calls under an asyncio
   semaphore of the same limit, run by bench/nuggetizer_assign.py with the python of its own virtualenv
   (`--setup-reference` makes it: nuggetizer is never a requirement of the project);
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -161,6 +163,13 @@ class Command(BaseCommand):
                 f"the openai client alone: {client_ms:.2f} ms of CPU per call "
                 f"(mean of {CLIENT_CALIBRATION_CALLS} requests, outside the measures)"
             )
+            waiting_ms = client_cpu_per_call(
+                url, options, latency=options["latency"], at_once=options["concurrency"]
+            )
+            self.stdout.write(
+                f"  and at the job's latency and limit ({options['latency']} s, {options['concurrency']} at once): "
+                f"{waiting_ms:.2f} ms of CPU per call"
+            )
             first_model = None
             for calls in options["calls"]:
                 chosen = answer_ids[: calls // per_answer]
@@ -173,7 +182,16 @@ class Command(BaseCommand):
                     reference = self._measure_reference(
                         reference_python, url, f"nuggetizer-{tag}-{calls}", nuggets_name, chosen, options
                     )
-                self._report(app, reference, url, model, f"nuggetizer-{tag}-{calls}", client_ms, per_answer, options)
+                self._report(
+                    app,
+                    reference,
+                    url,
+                    model,
+                    f"nuggetizer-{tag}-{calls}",
+                    (waiting_ms, client_ms),
+                    per_answer,
+                    options,
+                )
             self._second_run(
                 tag, nuggets_name, url, first_model, answer_ids[: options["calls"][0] // per_answer], options
             )
@@ -355,7 +373,19 @@ class Command(BaseCommand):
             started=result["started"],
         )
 
-    def _report(self, app: AppFigures, reference, url, model, reference_model, client_ms, per_answer, options) -> None:
+    def _report(
+        self,
+        app: AppFigures,
+        reference,
+        url,
+        model,
+        reference_model,
+        client: tuple[float, float],
+        per_answer,
+        options,
+    ) -> None:
+        """`client`: the CPU of a call in the `openai` client alone, at the job's latency and limit, and at none."""
+        waiting_ms, client_ms = client
         stats = server_stats(url)
         served = stats["requests_by_model"]
         answers = app.answers_done + app.answers_failed
@@ -379,7 +409,9 @@ class Command(BaseCommand):
         self.stdout.write("    " + _phases(stats, model, app.started, app.wall))
         self.stdout.write(
             f"    worker CPU {app.cpu:.1f} s: {cpu_ms:.1f} ms an answer, "
-            f"{cpu_ms - per_answer * client_ms:.1f} ms outside the openai client ({per_answer} calls x {client_ms:.2f} ms)"
+            f"{cpu_ms - per_answer * waiting_ms:.1f} ms outside the openai client ({per_answer} calls x "
+            f"{waiting_ms:.2f} ms, the client alone at the job's latency and limit); "
+            f"{cpu_ms - per_answer * client_ms:.1f} ms less the client answered at once ({client_ms:.2f} ms a call)"
         )
         if app.client_requests:
             self.stdout.write(
@@ -470,15 +502,19 @@ def nugget_texts_by_topic(name: str, topics: set[str]) -> dict[str, list[str]]:
     return texts
 
 
-def client_cpu_per_call(url: str, options: dict) -> float:
-    """The CPU the `openai` client costs per request here (ms): the share of a call no change of the app removes.
+def client_cpu_per_call(url: str, options: dict, *, latency: float = 0.0, at_once: int = 1) -> float:
+    """The CPU the `openai` client costs per request here (ms), alone: the share of a call no change of the app
+    removes. Measured in this process against a second test server that answers after `latency` seconds, `at_once`
+    threads each sending one request after the other (CLIENT_CALIBRATION_CALLS in all).
 
-    Measured against a second test server with no latency, in this process, one request at a time.
+    With no latency and one request at a time (the first measure of this benchmark, and `--cpu-only`'s), the figure
+    is the CPU of the process over the loop. Otherwise it is each request's CPU in its own thread, summed: a request
+    that waits on its server costs its thread more than one answered at once (it goes to sleep and wakes on the
+    answer, with caches other processes have used meanwhile), so the client as the job calls it, at the job's
+    latency and limit, costs more than in a loop against a server that answers at once.
     """
-    server = subprocess.Popen([sys.executable, "-m", "bench.fake_llm"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    server, fast = fake_server_start(latency)
     try:
-        assert server.stdout is not None
-        fast = server.stdout.readline().strip()
         client = _openai_client(LLMConfig(model="calibration", base_url=fast))
         nuggets = json.dumps([f"zebra fact 0-{i}" for i in range(BATCH_SIZE)])
         body = {
@@ -492,14 +528,35 @@ def client_cpu_per_call(url: str, options: dict) -> float:
             ],
             "temperature": 0.0,
         }
-        client.post("/chat/completions", body=body, cast_to=bytes)  # the connection, once
-        started = time.process_time()
-        for _ in range(CLIENT_CALIBRATION_CALLS):
+
+        def request() -> None:
             _completion_read(client.post("/chat/completions", body=body, cast_to=bytes), latency_ms=0)
-        return (time.process_time() - started) / CLIENT_CALIBRATION_CALLS * 1000
+
+        request()  # the connection, once
+        if latency == 0 and at_once == 1:
+            started = time.process_time()
+            for _ in range(CLIENT_CALIBRATION_CALLS):
+                request()
+            return (time.process_time() - started) / CLIENT_CALIBRATION_CALLS * 1000
+        spent: list[float] = []
+
+        def sender(count: int) -> None:
+            cpu = 0.0
+            for _ in range(count):
+                started = time.thread_time()
+                request()
+                cpu += time.thread_time() - started
+            spent.append(cpu)
+
+        share = -(-CLIENT_CALIBRATION_CALLS // at_once)
+        threads = [threading.Thread(target=sender, args=(share,)) for _ in range(at_once)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return sum(spent) / (share * at_once) * 1000
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        fake_server_stop(server)
 
 
 def reference_python_checked(venv: Path) -> Path:
