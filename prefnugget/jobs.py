@@ -212,6 +212,7 @@ def query_bank_job_create(
 
 def _call_id(*, llm: LLMSession, item: JobItem, prompt: PromptTemplate, messages: list[dict[str, str]]) -> int | None:
     """The logged call (or cache hit) whose answer `llm.ask` just returned for these messages."""
+    llm.writes_flush()  # the session may hold its log back for its next statement (`LLMSession.defer_writes`)
     temperature = request_options(llm.config, prompt)["temperature"]
     key = cache_key(model=llm.config.model, prompt=prompt, temperature=temperature, messages=messages)
     return (

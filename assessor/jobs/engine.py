@@ -548,9 +548,9 @@ def item_result_store(
     """Store a computed item's result and mark it done; ("done" | "skipped" | "failed", whether it was the last).
     `writes`: its session's writes still to run (`LLMSession.writes_take`), whatever becomes of the result."""
     work = registry.job_kind(job.kind)
-    inserts = _rows_statements(work.rows(job=job, item=item, result=result)) if work.rows else None
     left = list(writes)  # emptied once they are written
     try:
+        inserts = _rows_statements(work.rows(job=job, item=item, result=result)) if work.rows else None
         stored, last = _item_finish(
             item,
             worker=worker,

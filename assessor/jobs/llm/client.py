@@ -379,7 +379,8 @@ class LLMSession:
     # The job engine's sessions (PostgreSQL): the log of an answer (and the release of its ask's claim on the key)
     # is not written on its own but in the session's next statement, the next ask's look at the cache, or handed to
     # the engine for the item's finish (`writes_take`): a round trip less a call. Identical asks waiting on the
-    # claim find the answer that much later: the time it takes the item to build its next ask, or its result.
+    # claim find the answer that much later: the time it takes the item to build its next ask, or its result. A
+    # compute that reads the call log (the id of the call an answer came from) runs `writes_flush` first.
     defer_writes: bool = False
     _writes: list[tuple[str, Write]] = field(default_factory=list, init=False)  # (the cache key, the write)
 
