@@ -33,7 +33,7 @@ from assessor.jobs.llm.client import LLMAnswerFailed, LLMConfig, LLMNotConfigure
 from assessor.jobs.llm.endpoints import endpoint_config
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import Job, JobItem, LabelSource, LLMCall, PromptTemplate
-from assessor.models.rows import Write, rows_insert_statement, with_writes, writes_run
+from assessor.models.rows import Write, rows_insert_statement, with_writes, writes_joinable, writes_run
 from assessor.models.scope import campaign_in_effect, campaign_scope
 from assessor.names import name_problem
 from assessor.project.celery import celery_task, worker_name
@@ -582,7 +582,7 @@ def _writes_left_run(writes: list[Write]) -> None:
 def _rows_statements(rows: list[tuple[type, list[dict[str, Any]]]] | None) -> list[Write] | None:
     """A kind's rows of an item (`JobKind.rows`) as INSERT statements to run beside the item's finish; None when
     the kind's `store` must write them (no rows given, or a model or database without the one-statement form)."""
-    if rows is None or connections[router.db_for_write(JobItem)].vendor != "postgresql":
+    if rows is None or not writes_joinable(router.db_for_write(JobItem)):
         return None
     inserts = []
     for model, model_rows in rows:

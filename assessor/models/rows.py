@@ -70,7 +70,7 @@ def row_insert_write(model: type[models.Model], row: Mapping[str, Any]) -> Write
     """One row's plain INSERT (`rows_insert`'s, for one row), to run beside other writes (`with_writes`)."""
     connection = connections[router.db_for_write(model)]
     values = [_prepared(field, row[name] if name in row else _default(field), connection) for field, name in _columns(model)]
-    return _insert_head(model, connection) + f"VALUES ({', '.join(['%s'] * len(values))})", values
+    return _insert_head(model, connection.alias) + f"VALUES ({', '.join(['%s'] * len(values))})", values
 
 
 def _prepared(field: models.Field, value: Any, connection: Any) -> Any:
@@ -91,6 +91,12 @@ def with_writes(writes: Sequence[Write], sql: str, params: Sequence[Any]) -> tup
     return head + rest, [value for _write, write_params in writes for value in write_params] + list(params)
 
 
+def writes_joinable(using: str) -> bool:
+    """Whether writes can run as parts of another statement's WITH on the database `using` (`with_writes`): only
+    PostgreSQL has a data-modifying WITH."""
+    return connections[using].vendor == "postgresql"
+
+
 def writes_run(writes: Sequence[Write], *, using: str) -> None:
     """Run the writes in one statement on the database `using` (PostgreSQL)."""
     if not writes:
@@ -101,27 +107,17 @@ def writes_run(writes: Sequence[Write], *, using: str) -> None:
         cursor.execute(sql, params)
 
 
-def row_insert_releasing(model: type[models.Model], row: Mapping[str, Any], *, release: Write) -> bool:
-    """Insert one row and run the DELETE `release` (its SQL and parameters) in the same statement: on PostgreSQL, a
-    data-modifying WITH; both or neither take effect, at one moment. False elsewhere, having done nothing."""
-    using = router.db_for_write(model)
-    if connections[using].vendor != "postgresql":
-        return False
-    writes_run([release, row_insert_write(model, row)], using=using)
-    return True
-
-
 def rows_insert_statement(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> tuple[str, list] | None:
     """`rows_insert`'s INSERT as one `INSERT ... SELECT ... FROM json_to_recordset(%s)` and its one parameter, for a
     statement that runs it beside other writes (a WITH part, which may add a WHERE to its SELECT); None where that
     form is not available (not PostgreSQL, a column that is not plain, more rows than one document holds)."""
     connection = connections[router.db_for_write(model)]
-    if connection.vendor != "postgresql" or len(rows) > RECORDSET_ROWS:
+    if not writes_joinable(connection.alias) or len(rows) > RECORDSET_ROWS:
         return None
     recordset = _recordset(model, connection.alias)
     if not recordset:
         return None
-    return _insert_head(model, connection) + recordset, [_json_rows(_columns(model), rows, connection)]
+    return _insert_head(model, connection.alias) + recordset, [_json_rows(_columns(model), rows, connection)]
 
 
 def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
@@ -129,7 +125,7 @@ def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> Non
         return
     connection = connections[router.db_for_write(model)]
     columns = _columns(model)
-    head = _insert_head(model, connection)
+    head = _insert_head(model, connection.alias)
     if (
         connection.vendor == "postgresql"
         and len(rows) * len(columns) > CACHED_STATEMENT_PARAMS
@@ -147,12 +143,8 @@ def _insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> Non
         cursor.execute(head + f"VALUES {', '.join([one] * len(rows))}", values)
 
 
-def _insert_head(model: type[models.Model], connection: Any) -> str:
-    return _insert_head_of(model, connection.alias)
-
-
 @cache
-def _insert_head_of(model: type[models.Model], alias: str) -> str:
+def _insert_head(model: type[models.Model], alias: str) -> str:
     quote = connections[alias].ops.quote_name
     names = ", ".join(quote(field.column) for field, _name in _columns(model))
     return f"INSERT INTO {quote(model._meta.db_table)} ({names}) "
@@ -219,5 +211,5 @@ def _json_rows(
             continue
         for row, out in zip(rows, prepared, strict=True):
             value = row[name] if name in row else _default(field)
-            out[column] = value if type(value) in (int, str) else field.get_db_prep_save(value, connection)
+            out[column] = _prepared(field, value, connection)
     return json.dumps(prepared, default=_json_value, ensure_ascii=False)

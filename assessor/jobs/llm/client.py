@@ -23,7 +23,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from django.conf import settings
-from django.db import connections, router
+from django.db import router
 from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
@@ -41,13 +41,7 @@ from assessor.jobs.llm.inflight import (
 from assessor.jobs.llm.parsing import AnswerUnusable
 from assessor.models import Job, LLMCall, PromptTemplate
 from assessor.models.jobs import PICODOLLARS
-from assessor.models.rows import (
-    Write,
-    row_insert_releasing,
-    row_insert_write,
-    rows_insert,
-    writes_run,
-)
+from assessor.models.rows import Write, row_insert_write, rows_insert, writes_joinable, writes_run
 from assessor.project.llm_endpoints import DEFAULT_ENDPOINT
 
 if TYPE_CHECKING:
@@ -596,16 +590,18 @@ class LLMSession:
             "error": error,
             "reached": answered,
         }
-        deferred = self.defer_writes and (lease is not None or from_cache) and _writes_deferrable()
-        if deferred:
+        using = router.db_for_write(LLMCall)
+        if (lease is not None or (from_cache and self.defer_writes)) and writes_joinable(using):
+            # With a usable answer, the claim is let go of in the same statement as its log's row: identical asks
+            # waiting on the claim find the answer in the cache as soon as the claim is gone.
+            writes = [(key, ask_release_statement(key, holder=lease.holder))] if lease is not None else []
+            writes.append((key, row_insert_write(LLMCall, row)))
             if lease is not None:
-                self._writes.append((key, ask_release_statement(key, holder=lease.holder)))
                 lease.released = True
-            self._writes.append((key, row_insert_write(LLMCall, row)))
-        elif lease is not None and row_insert_releasing(
-            LLMCall, row, release=ask_release_statement(key, holder=lease.holder)
-        ):
-            lease.released = True
+            if self.defer_writes:
+                self._writes += writes
+            else:
+                writes_run([write for _key, write in writes], using=using)
         else:
             rows_insert(LLMCall, [row])
         if from_cache or not answered:
@@ -627,11 +623,6 @@ class LLMSession:
         usage = self.usage_take()
         if self.job_id is not None and usage.calls:
             Job.objects.filter(pk=self.job_id).update(**usage.job_increments())
-
-
-def _writes_deferrable() -> bool:
-    """Writes can run as parts of another statement: PostgreSQL's data-modifying WITH."""
-    return connections[router.db_for_write(LLMCall)].vendor == "postgresql"
 
 
 # Renew an ask's claim before a request only once it is this old: the claim itself set the lease, and a request

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from assessor.jobs.llm.cache import cache_lookup, usable_answers_sql
 from assessor.models.jobs import LLMAskInFlight
-from assessor.models.rows import Write, with_writes
+from assessor.models.rows import Write, with_writes, writes_joinable
 
 POLL_SECONDS = (0.01, 0.25)  # the first wait, and the longest
 
@@ -97,7 +97,7 @@ def ask_look_and_claim(key: str, *, holder: str, lease: float, writes: Sequence[
     `writes`: other writes to run in the same statement (PostgreSQL), such as an earlier ask's log (`with_writes`).
     """
     connection = connections[router.db_for_write(LLMAskInFlight)]
-    if connection.vendor != "postgresql":
+    if not writes_joinable(connection.alias):
         if writes:
             raise ValueError("writes run beside a look only on PostgreSQL")
         answer = cache_lookup(key)
