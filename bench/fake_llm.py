@@ -124,6 +124,13 @@ class Reply:
         return cls(status=status, headers=headers)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Read as the socket starts listening, in the constructor: the default of 5 drops the connections of a job's
+    # first calls, all opened at once, and the client sends them again a second later (TCP's first retry).
+    request_queue_size = 256
+
+
 class FakeLLMServer:
     def __init__(self, *, latency: float = 0.0, flip: bool = False, logprobs: bool = True, cached_tokens: bool = True):
         self.latency = latency
@@ -152,15 +159,13 @@ class FakeLLMServer:
         # When it last had as many requests in flight as it ever had: the end of its calls after that is its tail,
         # where the limit is not used up (the last calls of the last items).
         self.last_full_by_model: dict[str, float] = {}
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         # OpenAI's Files and Batch APIs, answered by the same rules; its knobs and counters (bench.fake_batches).
         self.batches = FakeBatches(self)
 
     # --- control -----------------------------------------------------------
     def start(self, port: int = 0) -> "FakeLLMServer":
-        server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
-        server.daemon_threads = True
-        server.request_queue_size = 256
+        server = _Server(("127.0.0.1", port), _handler_for(self))
         self._server = server
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self

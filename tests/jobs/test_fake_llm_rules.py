@@ -84,3 +84,32 @@ def test_run_on_its_own_it_sets_django_up_and_answers_the_installed_apps_prompts
         answers = [ask(url, support), ask(url, verdict)]
     # The sentence is in the passage: FS, turned round by --flip to NS; no word shared: no, flipped to yes.
     assert answers == ["NS", "yes"]
+
+
+def test_the_server_queues_a_jobs_first_connections_all_opened_at_once():
+    """A job's first calls open their connections together (32 threads): the listening socket holds them all until
+    they are accepted. With the backlog of 5 that `socketserver` listens with unless told before it listens, the
+    kernel drops the rest, and each is sent again a second later (TCP's first retry)."""
+    import socket
+
+    server = FakeLLMServer().start()
+    try:
+        listening = server._server
+        assert listening is not None
+        # Nobody accepts while the connections are made: the backlog alone must hold them.
+        host, port = listening.server_address[:2]
+        listening.shutdown()
+        opened = []
+        try:
+            for _ in range(64):
+                connection = socket.create_connection((host, port), timeout=0.5)
+                opened.append(connection)
+        except OSError:
+            pass
+        finally:
+            for connection in opened:
+                connection.close()
+        assert len(opened) == 64
+    finally:
+        listening.server_close()
+        server._server = None
