@@ -14,7 +14,9 @@ the results are held in memory whole anyway.
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BigIntegerField, Count, Q, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from assessor.models import Answer, AssessorWork, Job, JobItem, LabelSource
 from assessor.scoring.kept import kept_columns, kept_scores
@@ -257,18 +259,19 @@ def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
         # labels an answer against the nugget set its item names, of the answer's topic, under the job's name. Read
         # from the items (one row an answer), not from the labels (a row a nugget, joined to their sets and answers).
         items = JobItem.objects.filter(job_id=job_id, status=JobItem.Status.DONE).order_by()
-        sets = {payload["nugget_set"] for payload in items.values_list("payload", flat=True)}
+        sets = items.values(set_id=Cast(KT("payload__nugget_set"), BigIntegerField()))
         for nuggets, topic in NuggetSet.objects.filter(pk__in=sets).order_by().values_list("name", "topic_id"):
             scope[nuggets, job[1]].add(topic)
-    else:
-        rows = (
-            AssignmentLabel.objects.filter(job_id=job_id)
-            .order_by()
-            .values_list("nugget__nugget_set__name", "assigner", "answer__topic_id")
-            .distinct()
-        )
-        for nuggets, assigner, topic in rows:
-            scope[nuggets, assigner].add(topic)
+        # It makes no nugget list: no other condition is touched.
+        return scope
+    rows = (
+        AssignmentLabel.objects.filter(job_id=job_id)
+        .order_by()
+        .values_list("nugget__nugget_set__name", "assigner", "answer__topic_id")
+        .distinct()
+    )
+    for nuggets, assigner, topic in rows:
+        scope[nuggets, assigner].add(topic)
     # The nugget lists it made: every condition labelling them (an AutoNuggets job).
     made = NuggetSet.objects.filter(job_id=job_id).values("pk")
     labelled = (

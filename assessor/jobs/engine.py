@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import DatabaseError, IntegrityError, close_old_connections, connections, router, transaction
-from django.db.models import F
+from django.db.models import Case, Exists, F, OuterRef, Value, When
 from django.utils import timezone
 
 from assessor.campaigns.access import CampaignClosed, campaign_writable
@@ -438,21 +438,21 @@ def _item_finish_with_rows(
 
 
 def job_complete_if_finished(job_id: int) -> None:
-    open_items = JobItem.objects.filter(job_id=job_id, status__in=[JobItem.Status.PENDING, JobItem.Status.CLAIMED])
-    if open_items.exists():
-        return
-    now = timezone.now()
+    """Mark a running job with no item left open done (failed, if an item failed), and make its labels count."""
+    open_statuses = [JobItem.Status.PENDING, JobItem.Status.CLAIMED]
+    open_items = JobItem.objects.filter(job_id=OuterRef("pk"), status__in=open_statuses)
+    # One statement decides: the check for open items and the status the failed count gives are read with the row.
+    finished_status = Case(When(failed_items=0, then=Value(Job.Status.DONE)), default=Value(Job.Status.FAILED))
     with transaction.atomic():
-        done = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING, failed_items=0).update(
-            status=Job.Status.DONE, finished_at=now
+        finished = (
+            Job.objects.filter(pk=job_id, status=Job.Status.RUNNING)
+            .filter(~Exists(open_items))
+            .update(status=finished_status, finished_at=timezone.now())
         )
-        failed = Job.objects.filter(pk=job_id, status=Job.Status.RUNNING).update(
-            status=Job.Status.FAILED, finished_at=now
-        )
-        if done or failed:
+        if finished:
             # The job's labels count from now on.
             scores_refresh_job(job_id)
-    if done or failed:
+    if finished:
         # The one caller that finished the job: its labels or grades are rows the planner must know of, as after
         # an import (a TREC-scale relevance job writes as many as a qrels file).
         written = Job.objects.filter(pk=job_id).values_list("done_items", flat=True).get()

@@ -315,6 +315,8 @@ def _source_refresh(
     except LookupError:
         scores = None
     source = _kept_source(family.name, columns)
+    # A source kept from now on has no row yet (a job's first labels under its name): none to read or take away.
+    new = source is None
     if source is None:
         if scores is None or not scores.per_topic:
             return
@@ -330,9 +332,10 @@ def _source_refresh(
         scope_answers = scope_answers.filter(id__in=answers)
     # What the runs' sums lose: the rows of the scope, read before they go (a topic's or an answer's few).
     removed: dict[int, list[dict[str, float]]] = defaultdict(list)
-    for run_pk, values in in_scope.order_by().values_list("run_id", "values"):
-        removed[run_pk].append(values)
-    in_scope.delete()
+    if not new:
+        for run_pk, values in in_scope.order_by().values_list("run_id", "values"):
+            removed[run_pk].append(values)
+        in_scope.delete()
     added: dict[int, list[dict[str, float]]] = defaultdict(list)
     added_topics: set[str] = set()
     # The answers in scope: read when there are scores to key, or when the scope is some answers (their topics).
@@ -365,7 +368,7 @@ def _source_refresh(
             added[run_pk].append(values)
             added_topics.add(topic)
 
-    _runs_refresh(source, removed=removed, added=added)
+    _runs_refresh(source, removed=removed, added=added, new=new)
     answers_topics = {topic_id for _, topic_id in keys} if answers is not None else None
     evaluated = _topics_evaluated(source, topics=topics, answers_topics=answers_topics, added=added_topics)
     _evaluated_store(source, evaluated)
@@ -410,25 +413,34 @@ def _topics_evaluated(
 
 
 def _runs_refresh(
-    source: KeptSource, *, removed: dict[int, list[dict[str, float]]], added: dict[int, list[dict[str, float]]]
+    source: KeptSource,
+    *,
+    removed: dict[int, list[dict[str, float]]],
+    added: dict[int, list[dict[str, float]]],
+    new: bool = False,
 ) -> None:
     """The sums of the runs whose kept answers changed: the rows taken away and added applied to their
     exact sums, so that a topic's refresh does not read every run's every answer again.
 
     A run is summed again from its kept answers when its exact sums are not known, or when its count of
-    kept answers is not what the refresh expects (rows gone by a cascade, an answer deleted).
+    kept answers is not what the refresh expects (rows gone by a cascade, an answer deleted). A `new` source
+    has no run row and no answer rows but those just `added`: nothing to read.
     """
     runs = set(removed) | set(added)
     if not runs:
         return
-    kept_rows = {row.run_id: row for row in KeptRunScore.objects.filter(source=source, run_id__in=runs)}
-    counts = dict(
-        KeptAnswerScore.objects.filter(source=source, run_id__in=runs)
-        .order_by()
-        .values("run_id")
-        .annotate(n=Count("id"))
-        .values_list("run_id", "n")
-    )
+    if new:
+        kept_rows: dict[int, KeptRunScore] = {}
+        counts = {run_pk: len(rows) for run_pk, rows in added.items()}
+    else:
+        kept_rows = {row.run_id: row for row in KeptRunScore.objects.filter(source=source, run_id__in=runs)}
+        counts = dict(
+            KeptAnswerScore.objects.filter(source=source, run_id__in=runs)
+            .order_by()
+            .values("run_id")
+            .annotate(n=Count("id"))
+            .values_list("run_id", "n")
+        )
     metrics = list(source.metrics)
     totals: dict[int, dict[str, Fraction]] = {}
     summed_again: set[int] = set()
@@ -455,7 +467,8 @@ def _runs_refresh(
             values[run_pk].append(row_values)
         for run_pk in summed_again:
             totals[run_pk] = {metric: exact_sum(row[metric] for row in values[run_pk]) for metric in metrics}
-    KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
+    if not new:
+        KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
     KeptRunScore.objects.bulk_create(
         [
             KeptRunScore(
