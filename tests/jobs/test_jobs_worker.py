@@ -146,3 +146,56 @@ def test_a_killed_worker_is_followed_by_a_resume_without_duplicates(services):
     assert labels.values("answer", "nugget").distinct().count() == ANSWERS * 12
     # The items the dead worker held were done again by the resume.
     assert stranded == 0 or JobItem.objects.filter(job=job, attempts__gte=2).count() >= stranded
+
+
+def worker_backends(name: str) -> list[tuple[int, float]]:
+    """The server processes of the connections named `name` (their application_name): (pid, start as epoch)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, extract(epoch FROM backend_start) FROM pg_stat_activity WHERE application_name = %s",
+            [name],
+        )
+        return sorted((pid, float(started)) for pid, started in cursor.fetchall())
+
+
+def test_on_postgresql_a_workers_threads_open_their_connections_as_it_starts_and_keep_them(services):
+    """Each thread opens its connection before the worker takes a message, and works its items on it: the job's
+    first items, all at once, open none (assessor.jobs.tasks.worker_connections_opened)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("on SQLite a worker's connections are closed after every task: there is nothing to keep")
+    server, running = services
+    make_answers(6)
+    name = running.queue
+    worker_env = {**running.env, "DATABASE_URL": f"{running.env['DATABASE_URL']}?application_name={name}"}
+    worker = processes.start(
+        [
+            str(REPO / ".venv" / "bin" / "celery"), "-A", "assessor", "worker", "-P", "threads", "-c", "3",
+            "-Q", running.queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING",
+            "-n", f"{running.queue}-kept@%h",
+        ],  # fmt: skip
+        cwd=REPO,
+        env=worker_env,
+        stop_seconds=10,
+    )
+    running.workers.append(worker)
+    deadline = time.monotonic() + 60
+    while len(worker_backends(name)) < 3:
+        assert time.monotonic() < deadline, f"the worker's threads opened {worker_backends(name)}"
+        time.sleep(0.1)
+    time.sleep(0.5)  # any connection opened late would show by now
+    opened = worker_backends(name)
+    job_started = time.time()
+
+    running.manage("run_auto_assign", "--nuggets", "manual", "--name", "auto-c", "--queue", running.queue, "--wait")
+
+    job = Job.objects.get(output_name="auto-c")
+    assert (job.status, job.done_items, job.calls) == ("done", 6, 12)
+    # One connection a thread, opened before the job, and the same ones after it: every item was worked on a
+    # connection opened before the job was sent.
+    assert len(opened) == 3
+    assert all(started < job_started for _pid, started in opened)
+    assert worker_backends(name) == opened
