@@ -70,6 +70,37 @@ def test_an_assign_item_sends_its_statements_and_no_more(llm_server, two_topics)
     assert LLMCall.objects.filter(job=job, from_cache=False, parsed_ok=True).count() == 6
 
 
+def test_a_jobs_end_is_one_update_and_writes_its_new_sources_rows_without_reading_any(llm_server, two_topics):
+    """The job's end, after its last item: its status in one UPDATE that also finds no item open, and its labels
+    made to count in a source kept from now on, whose rows it only writes (there are none to read or take away)."""
+    from assessor.jobs import engine
+    from assessor.models import KeptAnswerScore, KeptRunScore
+    from assignment.selectors import nugget_scores_from_labels
+
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    *first, last = pending_item_ids(job.pk)
+    for item_id in first:
+        item_process(item_id)
+    with CaptureQueriesContext(connection) as queries:
+        assert item_process(last) == "done"
+    ended = [q["sql"] for q in queries.captured_queries]
+    finish = [sql for sql in ended if sql.startswith('UPDATE "assessor_job" SET "status"')]
+    assert len(finish) == 1 and 'NOT EXISTS(SELECT 1 AS "a" FROM "assessor_jobitem" U0' in finish[0]
+    assert not [sql for sql in ended if sql.startswith('SELECT 1 AS "a" FROM "assessor_jobitem"')]
+    kept_tables = ('"assessor_keptanswerscore"', '"assessor_keptrunscore"')
+    touched = [sql.split(" ", 1)[0] for sql in ended if any(table in sql for table in kept_tables)]
+    assert touched == ["INSERT", "INSERT"]
+    job.refresh_from_db()
+    assert job.status == "done"
+    assert engine.JobItem.objects.filter(job=job, status="done").count() == 6
+    # What it kept is what the labels give, computed from them afresh.
+    assert KeptAnswerScore.objects.filter(source__name="manual/auto-gpt").count() == 6
+    assert KeptRunScore.objects.filter(source__name="manual/auto-gpt").count() == 3
+    assert kept.kept_scores(family="conditions", columns=("manual", "auto-gpt")) == nugget_scores_from_labels(
+        nuggets="manual", assigner="auto-gpt"
+    )
+
+
 def test_an_assign_item_whose_claim_was_taken_back_writes_no_label_and_counts_its_calls(
     llm_server, two_topics, monkeypatch
 ):
