@@ -54,3 +54,20 @@ def test_a_common_denominator_is_the_least_one():
     # 1/2, 1/3, 1/4 over 12: 6, 4, 3.
     assert common_denominator([0.5, 1 / 3, 0.25]) == ([6, 4, 3], 12)
     assert common_denominator([]) == ([], 1)
+
+
+def test_a_sum_is_the_sum_of_its_values_fractions_taken_one_by_one():
+    """Summed over a common denominator, as the hand sum of the fractions: small ones, repeated ones, a float
+    that is no small fraction (kept exactly, its denominator a power of two), and none."""
+    import random
+
+    rng = random.Random(7)
+    pool = [0.0, 1 / 3, 2 / 3, 0.5, 1.0, 3 / 7, 5 / 12, 0.1, 2.0**-40 + 0.3, 13.0]
+    for _ in range(200):
+        values = [rng.choice(pool) for _ in range(rng.randrange(0, 15))]
+        by_hand = Fraction(0)
+        for value in values:
+            by_hand += score_fraction(value)
+        assert exact_sum(values) == by_hand
+    assert exact_sum([]) == 0
+    assert exact_sum([0.1, 0.1, 0.2]) == Fraction(2, 5)
