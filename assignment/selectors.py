@@ -264,25 +264,19 @@ def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
             scope[nuggets, job[1]].add(topic)
         # It makes no nugget list: no other condition is touched.
         return scope
-    rows = (
-        AssignmentLabel.objects.filter(job_id=job_id)
-        .order_by()
-        .values_list("nugget__nugget_set__name", "assigner", "answer__topic_id")
-        .distinct()
-    )
-    for nuggets, assigner, topic in rows:
-        scope[nuggets, assigner].add(topic)
+    _conditions_add(scope, AssignmentLabel.objects.filter(job_id=job_id), topic="answer__topic_id")
     # The nugget lists it made: every condition labelling them (an AutoNuggets job).
     made = NuggetSet.objects.filter(job_id=job_id).values("pk")
-    labelled = (
-        AssignmentLabel.objects.filter(nugget__nugget_set__in=made)
-        .order_by()
-        .values_list("nugget__nugget_set__name", "assigner", "nugget__nugget_set__topic_id")
-        .distinct()
-    )
-    for nuggets, assigner, topic in labelled:
-        scope[nuggets, assigner].add(topic)
+    labelled = AssignmentLabel.objects.filter(nugget__nugget_set__in=made)
+    _conditions_add(scope, labelled, topic="nugget__nugget_set__topic_id")
     return scope
+
+
+def _conditions_add(scope: dict[tuple[str, ...], set[str]], labels: QuerySet[AssignmentLabel], *, topic: str) -> None:
+    """The conditions of these labels, each with its topics (`topic`: the labels' path to their topic's id)."""
+    rows = labels.order_by().values_list("nugget__nugget_set__name", "assigner", topic).distinct()
+    for nuggets, assigner, topic_id in rows:
+        scope[nuggets, assigner].add(topic_id)
 
 
 def condition_work_scope(work: AssessorWork) -> list[tuple[str, ...]]:
