@@ -96,9 +96,9 @@ def worker_connections_opened(sender=None, **_kwargs) -> None:
 
     Why: a connection is opened by the thread that first needs it, and a job's first items come to all the threads
     at once. Each connection costs its thread about 1.3 ms of CPU with the interpreter lock held and the server a
-    process of its own (7 ms alone, 25-57 ms each when 16-32 open together), so the job's first calls went out one
-    after the other over 100-160 ms instead of 40-65 ms (bench_llm, 400 calls). The calls that start last end
-    last: a job ends that much later. Kept, not let go of after CONN_MAX_AGE as the web processes' are: a worker
+    process of its own (7 ms alone, 25-57 ms each when 16-32 open together), so the first 16 calls of a job of 400
+    went out one after the other over 100-160 ms instead of 40-65 ms (bench_llm's job, its worker traced, two runs
+    each way). The calls that start last end last: a job ends that much later. Kept, not let go of after CONN_MAX_AGE as the web processes' are: a worker
     idle for longer would open them all again at its next job.
     """
     pool = getattr(sender, "pool", None)
