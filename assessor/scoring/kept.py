@@ -412,6 +412,18 @@ def _topics_evaluated(
     return sorted((before - scope) | added | left)
 
 
+def _runs_kept(
+    source: KeptSource, runs: set[int], *, added: dict[int, list[dict[str, float]]], new: bool
+) -> tuple[dict[int, KeptRunScore], dict[int, int]]:
+    """The source's kept rows of these runs, and the count of each run's kept answers (a `new` source's: the rows
+    just added, with no read)."""
+    if new:
+        return {}, {run_pk: len(rows) for run_pk, rows in added.items()}
+    kept_rows = {row.run_id: row for row in KeptRunScore.objects.filter(source=source, run_id__in=runs)}
+    counts = KeptAnswerScore.objects.filter(source=source, run_id__in=runs).order_by().values("run_id")
+    return kept_rows, dict(counts.annotate(n=Count("id")).values_list("run_id", "n"))
+
+
 def _runs_refresh(
     source: KeptSource,
     *,
@@ -429,18 +441,7 @@ def _runs_refresh(
     runs = set(removed) | set(added)
     if not runs:
         return
-    if new:
-        kept_rows: dict[int, KeptRunScore] = {}
-        counts = {run_pk: len(rows) for run_pk, rows in added.items()}
-    else:
-        kept_rows = {row.run_id: row for row in KeptRunScore.objects.filter(source=source, run_id__in=runs)}
-        counts = dict(
-            KeptAnswerScore.objects.filter(source=source, run_id__in=runs)
-            .order_by()
-            .values("run_id")
-            .annotate(n=Count("id"))
-            .values_list("run_id", "n")
-        )
+    kept_rows, counts = _runs_kept(source, runs, added=added, new=new)
     metrics = list(source.metrics)
     totals: dict[int, dict[str, Fraction]] = {}
     summed_again: set[int] = set()
