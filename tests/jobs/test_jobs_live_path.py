@@ -14,14 +14,14 @@ from django.test.utils import CaptureQueriesContext
 
 from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
 from assessor.jobs.llm.client import LLMConfig, _openai_client
-from assessor.models import Job, JobItem, LLMAskInFlight, LLMCall, PromptTemplate
+from assessor.models import Job, JobItem, KeptAnswerScore, KeptRunScore, LLMAskInFlight, LLMCall, PromptTemplate
 from assessor.models.rows import rows_insert
 from assessor.registry import registry
 from assessor.scoring import kept
 from assignment.auto import auto_assign_job_create
 from assignment.kinds import AUTO_ASSIGN
 from assignment.models import AssignmentLabel
-from assignment.selectors import condition_job_scope
+from assignment.selectors import condition_job_scope, nugget_scores_from_labels
 from bench.llm_cpu import job_cpu_measure
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 
@@ -73,10 +73,6 @@ def test_an_assign_item_sends_its_statements_and_no_more(llm_server, two_topics)
 def test_a_jobs_end_is_one_update_and_writes_its_new_sources_rows_without_reading_any(llm_server, two_topics):
     """The job's end, after its last item: its status in one UPDATE that also finds no item open, and its labels
     made to count in a source kept from now on, whose rows it only writes (there are none to read or take away)."""
-    from assessor.jobs import engine
-    from assessor.models import KeptAnswerScore, KeptRunScore
-    from assignment.selectors import nugget_scores_from_labels
-
     job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
     *first, last = pending_item_ids(job.pk)
     for item_id in first:
@@ -92,7 +88,7 @@ def test_a_jobs_end_is_one_update_and_writes_its_new_sources_rows_without_readin
     assert touched == ["INSERT", "INSERT"]
     job.refresh_from_db()
     assert job.status == "done"
-    assert engine.JobItem.objects.filter(job=job, status="done").count() == 6
+    assert JobItem.objects.filter(job=job, status="done").count() == 6
     # What it kept is what the labels give, computed from them afresh.
     assert KeptAnswerScore.objects.filter(source__name="manual/auto-gpt").count() == 6
     assert KeptRunScore.objects.filter(source__name="manual/auto-gpt").count() == 3

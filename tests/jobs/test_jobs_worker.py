@@ -65,7 +65,8 @@ class Services:
         }
         self.workers: list[subprocess.Popen] = []
 
-    def start_worker(self, *, threads: int = 4) -> subprocess.Popen:
+    def start_worker(self, *, threads: int = 4, env: dict[str, str] | None = None) -> subprocess.Popen:
+        """A worker on the test's queue; `env`: its environment, if not the services' own."""
         command = [
             str(REPO / ".venv" / "bin" / "celery"), "-A", "assessor", "worker", "-P", "threads", "-c", str(threads),
             "-Q", self.queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING",
@@ -73,7 +74,7 @@ class Services:
             # suites running at once on this machine would refuse each other's worker under one name.
             "-n", f"{self.queue}-{len(self.workers)}@%h",
         ]  # fmt: skip
-        worker = processes.start(command, cwd=REPO, env=self.env, stop_seconds=10)
+        worker = processes.start(command, cwd=REPO, env=env or self.env, stop_seconds=10)
         self.workers.append(worker)
         return worker
 
@@ -171,17 +172,7 @@ def test_on_postgresql_a_workers_threads_open_their_connections_as_it_starts_and
     make_answers(6)
     name = running.queue
     worker_env = {**running.env, "DATABASE_URL": f"{running.env['DATABASE_URL']}?application_name={name}"}
-    worker = processes.start(
-        [
-            str(REPO / ".venv" / "bin" / "celery"), "-A", "assessor", "worker", "-P", "threads", "-c", "3",
-            "-Q", running.queue, "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING",
-            "-n", f"{running.queue}-kept@%h",
-        ],  # fmt: skip
-        cwd=REPO,
-        env=worker_env,
-        stop_seconds=10,
-    )
-    running.workers.append(worker)
+    running.start_worker(threads=3, env=worker_env)
     deadline = time.monotonic() + 60
     while len(worker_backends(name)) < 3:
         assert time.monotonic() < deadline, f"the worker's threads opened {worker_backends(name)}"
