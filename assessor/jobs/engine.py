@@ -248,6 +248,13 @@ def _next_item_claimed(job_id: int, *, worker: str) -> tuple[JobItem, Job] | Non
     return _claimed(f"id = ({first_pending})", [job_id, JobItem.Status.PENDING], worker=worker)
 
 
+def claim_rehearsed(*, worker: str) -> None:
+    """Run the claim of `_next_item_claimed` on no job (ids start at 1): it claims nothing, and the database session
+    has planned it and read the catalogs it needs before a job's first items ask it all at once."""
+    if _next_item_claimed(0, worker=worker) is not None:
+        raise AssertionError("the rehearsal claimed an item of job 0")
+
+
 def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Job] | None:
     """Claim the pending item `which` names (SQL on its row, with its `params`) while its job is open."""
     connection = connections[router.db_for_write(JobItem)]

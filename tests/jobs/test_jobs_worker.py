@@ -161,9 +161,19 @@ def worker_backends(name: str) -> list[tuple[int, float]]:
         return sorted((pid, float(started)) for pid, started in cursor.fetchall())
 
 
+def worker_backends_last_statements(name: str) -> list[str]:
+    """The last statement each connection named `name` sent (pg_stat_activity's `query`)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT query FROM pg_stat_activity WHERE application_name = %s", [name])
+        return [query for (query,) in cursor.fetchall()]
+
+
 def test_on_postgresql_a_workers_threads_open_their_connections_as_it_starts_and_keep_them(services):
-    """Each thread opens its connection before the worker takes a message, and works its items on it: the job's
-    first items, all at once, open none (assessor.jobs.tasks.worker_connections_opened)."""
+    """Each thread opens its connection before the worker takes a message, prepares its session there (the claim
+    rehearsed last), and works its items on it: the job's first items, all at once, open none
+    (assessor.jobs.tasks.worker_connections_opened)."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
@@ -179,6 +189,7 @@ def test_on_postgresql_a_workers_threads_open_their_connections_as_it_starts_and
         time.sleep(0.1)
     time.sleep(0.5)  # any connection opened late would show by now
     opened = worker_backends(name)
+    rehearsed = worker_backends_last_statements(name)
     job_started = time.time()
 
     running.manage("run_auto_assign", "--nuggets", "manual", "--name", "auto-c", "--queue", running.queue, "--wait")
@@ -190,3 +201,7 @@ def test_on_postgresql_a_workers_threads_open_their_connections_as_it_starts_and
     assert len(opened) == 3
     assert all(started < job_started for _pid, started in opened)
     assert worker_backends(name) == opened
+    # Each session ran the claim before any job, on no job: the job's six items were all claimed by its own run.
+    assert len(rehearsed) == 3
+    assert all(query.startswith('UPDATE "assessor_jobitem" SET status') for query in rehearsed), rehearsed
+    assert sorted(JobItem.objects.filter(job=job).values_list("attempts", flat=True)) == [1] * 6
