@@ -145,8 +145,8 @@ def session_prepared() -> None:
     Why: a server process new to the database reads the catalogs of each table, index and statement as it first
     meets them. An item's first five statements cost such a process 6.0 ms against 2.2 ms once it knows them, and
     a job's first items bring that to the 16-32 threads' processes at once, on the machine the worker shares: the
-    first 16 calls of bench_llm's job of 400 went out 95-124 ms after the job was sent with the sessions prepared,
-    against 166-181 ms without (three runs each way, alternately). Planning the tables costs a session about 25 ms
+    first 16 calls of bench_llm's job of 400 went out 94-128 ms after the job was sent with the sessions prepared,
+    against 166-181 ms without (seven runs with, three without). Planning the tables costs a session about 25 ms
     as the worker starts.
     """
     connection = connections[DEFAULT_DB_ALIAS]
