@@ -1,5 +1,6 @@
 """The processes the LLM benchmarks start and measure: the fake LLM server and real Celery workers."""
 
+import contextlib
 import json
 import os
 import signal
@@ -90,10 +91,15 @@ def worker_env(*, url: str, redis_url: str, concurrency: int) -> dict[str, str]:
     }
 
 
-def workers_start(count: int, queue: str, env: dict, concurrency: int, *, app: str = "assessor") -> Workers:
+def workers_start(
+    count: int, queue: str, env: dict, concurrency: int, *, app: str = "assessor", ready_seconds: float = 120.0
+) -> Workers:
     """`count` Celery worker processes (threads pool of `concurrency`) on `queue`, once each says it is ready. `app`:
-    the module of their Celery app (bench.client_timed times the LLM client's requests in them)."""
-    workers = []
+    the module of their Celery app (bench.client_timed times the LLM client's requests in them).
+
+    When one has not said so within `ready_seconds`, all of them are stopped before the error: left running, they
+    would hold their database connections and take their CPU from every benchmark after."""
+    workers: Workers = []
     for index in range(count):
         log = Path(tempfile.gettempdir()) / f"{queue}-{index}.log"
         command = [
@@ -105,23 +111,27 @@ def workers_start(count: int, queue: str, env: dict, concurrency: int, *, app: s
             command, cwd=REPO, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         workers.append((process, log))
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + ready_seconds
     for _worker, log in workers:
         while not (log.exists() and " ready." in log.read_text(errors="replace")):
             if time.monotonic() > deadline:
-                raise CommandError(f"a worker did not start; see {log}")
+                said = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+                workers_stop(workers)
+                raise CommandError(f"a worker did not start within {ready_seconds:g} s; its log ended:\n{said}")
             time.sleep(0.2)
     return workers
 
 
 def workers_stop(workers: Workers) -> None:
     for worker, _log in workers:
-        os.killpg(worker.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # one that has ended by itself
+            os.killpg(worker.pid, signal.SIGTERM)
     for worker, log in workers:
         try:
             worker.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=30)
         log.unlink(missing_ok=True)
 
 
