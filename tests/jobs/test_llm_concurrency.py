@@ -166,32 +166,71 @@ def test_a_slot_let_go_passes_to_a_waiting_thread_of_the_process_without_redis(s
     go.set()
     for thread in (first, second, third):
         thread.join(5)
-    # The first's slot went straight to the third, which gave it back to Redis, where the second took it.
-    assert order == ["first", "third", "second"]
-    # Two slots from Redis (the first's; the second's, refused once while the first held it), two given back.
+    # The first's slot went straight to the second, which asked before the third though it waited on Redis (woken
+    # there by its process's own wake list), then to the third, which gave it back to Redis.
+    assert order == ["first", "second", "third"]
+    # One slot from Redis (the first's; the second asked once, refused while the first held it), given back once.
     scripts = [script for script, _thread in runs]
-    assert (scripts.count("acquire"), scripts.count("release")) == (3, 2)
+    assert (scripts.count("acquire"), scripts.count("release")) == (2, 1)
+
+
+def test_a_slot_passed_to_the_thread_waiting_on_redis_wakes_it_there_at_once(settings, monkeypatch):
+    """The thread waiting on Redis for its process is woken by a token on the process's own wake list, not when its
+    wait times out (which would leave the slot idle in between)."""
+    _redis_settings(settings)
+    monkeypatch.setattr(concurrency, "WAKE_WAIT_SECONDS", 30.0)
+    endpoint = f"test-{time.time()}"
+    monkeypatch.setattr(concurrency, "_process_slots", {})
+    held_in = threading.Event()
+    go = threading.Event()
+    waited: list[float] = []
+
+    def first() -> None:
+        with llm_slot(endpoint=endpoint, limit=1, timeout=5):
+            held_in.set()
+            go.wait(5)
+
+    def second() -> None:
+        with llm_slot(endpoint=endpoint, limit=1, timeout=5):
+            waited.append(time.monotonic() - let_go[0])
+
+    let_go: list[float] = []
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    held_in.wait(5)
+    threads[1].start()
+    key = "assessor:llm-slots:" + concurrency.slot_pool(endpoint)
+    _wait_until(lambda: concurrency._process_slots[(key, 1)].fetching)
+    time.sleep(0.2)  # the second is blocked on Redis by now
+    let_go.append(time.monotonic())
+    go.set()
+    for thread in threads:
+        thread.join(10)
+    assert waited and waited[0] < 5.0, waited
 
 
 def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_turn(settings, monkeypatch):
     _redis_settings(settings)
     monkeypatch.setattr(concurrency, "HANDOFF_SECONDS", 0.2)
     key = f"assessor:llm-slots:test-{time.time()}"
-    busy, other = concurrency._ProcessSlots(), concurrency._ProcessSlots()  # two processes' slots of one pool
+    # Two processes' slots of one pool, each with its own wake list.
+    own = {"busy": f"{key}:wake:busy", "other": f"{key}:wake:other"}
+    busy = concurrency._ProcessSlots(wake=lambda: concurrency._redis_fetcher_wake(own["busy"]))
+    other = concurrency._ProcessSlots(wake=lambda: concurrency._redis_fetcher_wake(own["other"]))
     stop = time.monotonic() + 3.0
     other_in: list[float] = []
 
     def busy_thread() -> None:
         # Three threads of one process, one slot between them, asking again at once: a waiter is always there.
         while time.monotonic() < stop:
-            held = busy.take(lambda: concurrency._redis_slot_hold(key, 1, 10))
+            held = busy.take(lambda passed: concurrency._redis_slot_hold(key, 1, 10, passed, own["busy"]))
             time.sleep(0.05)
             busy.give(held)
 
     def other_thread() -> None:
         time.sleep(0.3)
         asked = time.monotonic()
-        held = other.take(lambda: concurrency._redis_slot_hold(key, 1, 10))
+        held = other.take(lambda passed: concurrency._redis_slot_hold(key, 1, 10, passed, own["other"]))
         other_in.append(time.monotonic() - asked)
         other.give(held)
 
@@ -248,7 +287,7 @@ def test_a_worker_without_a_default_endpoint_or_redis_starts_all_the_same(settin
 
 def test_a_forked_child_starts_without_its_parents_slots():
     slots = concurrency._process_slots_of("assessor:llm-slots:fork-test", 2)
-    slots.fetching = True  # a thread of the parent waits on the shared layer: the child has no such thread
+    slots.fetcher = concurrency._Waiter((0, 0))  # a thread of the parent waits on the shared layer: not the child's
     try:
         child = os.fork()
         if child == 0:
@@ -277,7 +316,8 @@ def test_slots_taken_together_go_back_to_the_shared_layer_at_different_times(mon
 
 
 class _SharedLayer:
-    """A stand-in for Redis or the slot rows, for the order in the process: each fetch blocks until a slot is put."""
+    """A stand-in for Redis or the slot rows, for the order in the process: each fetch blocks until a slot is put,
+    or a slot is passed to the fetching thread in the process (`wake`, as Redis's own wake list of a process)."""
 
     def __init__(self) -> None:
         self.free: list[concurrency._Held] = []
@@ -287,15 +327,22 @@ class _SharedLayer:
     def put(self) -> None:
         with self.ready:
             self.free.append(concurrency._held(self._give_back))
-            self.ready.notify()
+            self.ready.notify_all()
+
+    def wake(self) -> None:
+        with self.ready:
+            self.ready.notify_all()
 
     def _give_back(self) -> None:
         self.given_back += 1
 
-    def fetch(self) -> concurrency._Held:
+    def fetch(self, passed: threading.Event) -> concurrency._Held | None:
         with self.ready:
-            assert self.ready.wait_for(lambda: self.free, timeout=5), "no slot came"
-            return self.free.pop()
+            assert self.ready.wait_for(lambda: self.free or passed.is_set(), timeout=5), "no slot came"
+            return self.free.pop() if self.free and not passed.is_set() else None
+
+    def slots(self) -> concurrency._ProcessSlots:
+        return concurrency._ProcessSlots(wake=self.wake)
 
 
 def _asker(slots, layer, order: list[str], name: str, calls_after: int, go: threading.Event | None = None):
@@ -313,8 +360,10 @@ def _asker(slots, layer, order: list[str], name: str, calls_after: int, go: thre
 
 def test_a_slot_let_go_goes_first_to_the_ask_with_the_most_calls_after_it_then_to_the_earliest():
     """HLF order: the first call of an item that makes two goes before the last call of another, whatever came
-    first; among equals, the one that asked first. The thread waiting on the shared layer is not passed over."""
-    slots, layer = concurrency._ProcessSlots(), _SharedLayer()
+    first; among equals, the one that asked first. The thread waiting on the shared layer is not passed over: it
+    takes its turn among the others."""
+    layer = _SharedLayer()
+    slots = layer.slots()
     order: list[str] = []
     go = threading.Event()
     layer.put()
@@ -331,16 +380,36 @@ def test_a_slot_let_go_goes_first_to_the_ask_with_the_most_calls_after_it_then_t
     go.set()
     for thread in [holder, *threads]:
         thread.join(5)
-    # The holder's slot went from thread to thread in the process, in order; the fetcher still waits on the layer.
-    assert order == ["holder", "first-of-three", "first-of-two", "last-call-a", "last-call-b"]
-    assert fetcher.is_alive() and layer.given_back == 1
-    layer.put()
     fetcher.join(5)
-    assert order[-1] == "fetcher" and layer.given_back == 2
+    # The holder's slot went from thread to thread in the process, in order, the fetcher's ask in its turn (it
+    # asked before the two last calls), and back to the shared layer once nobody waited.
+    assert order == ["holder", "first-of-three", "first-of-two", "fetcher", "last-call-a", "last-call-b"]
+    assert layer.given_back == 1 and not slots.fetching and layer.free == []
+
+
+def test_a_slot_passed_to_the_fetcher_as_it_takes_one_from_the_shared_layer_is_not_kept_twice():
+    """A slot passed to the thread waiting on the shared layer as that wait gives it one too: it keeps one, and the
+    other goes on (here back to the layer: nobody else waits), so the process never holds a slot nobody uses."""
+    layer = _SharedLayer()
+    slots = layer.slots()
+    passed_in = concurrency._held(layer._give_back)
+
+    def fetch(passed: threading.Event) -> concurrency._Held:
+        # Another thread of the process lets go of its slot while this one's wait is ending with a slot of its own.
+        slots.give(passed_in)
+        assert passed.is_set()
+        return concurrency._held(layer._give_back)
+
+    held = slots.take(fetch)
+    assert held is passed_in
+    assert layer.given_back == 1 and not slots.fetching
+    slots.give(held)
+    assert layer.given_back == 2
 
 
 def test_a_slot_from_the_shared_layer_goes_to_a_waiter_before_the_thread_that_waited_there():
-    slots, layer = concurrency._ProcessSlots(), _SharedLayer()
+    layer = _SharedLayer()
+    slots = layer.slots()
     order: list[str] = []
     go = threading.Event()
     fetcher = _asker(slots, layer, order, "last-call", 0, go)

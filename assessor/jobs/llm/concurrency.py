@@ -9,10 +9,12 @@ another. They are kept in a shared layer:
 Both give each holder a lease: the slot of a worker killed in mid-request frees itself when the lease runs out
 (the request timeout plus a margin), so a crash never shrinks the limit for good.
 
-In a process, one thread at a time waits on the shared layer; the others wait in the process. A thread that
-lets go of a slot while another of its process waits passes the slot to it directly: no round trip to Redis or
-the database between one call and the next, which at tens of calls a second is the cost of a call beside its
-latency. A slot passes from thread to thread for up to HANDOFF_SECONDS after it was taken from the shared layer
+In a process, one thread at a time waits on the shared layer (the fetcher); the others wait in the process. A
+thread that lets go of a slot while another of its process waits passes the slot to it directly: no round trip to
+Redis or the database between one call and the next, which at tens of calls a second is the cost of a call beside
+its latency. The fetcher is one of those waiters, in its turn: a slot passed to it wakes it from its wait on the
+shared layer (on Redis, by a token on its process's own wake list), so that waiting there never puts an ask behind
+those that came after it. A slot passes from thread to thread for up to HANDOFF_SECONDS after it was taken from the shared layer
 (each slot for its own share of it, so that slots taken together do not all go back together), then goes back
 there, where the waiters of other processes get their turn.
 """
@@ -20,6 +22,7 @@ there, where the waiters of other processes get their turn.
 import hashlib
 import heapq
 import itertools
+import math
 import os
 import random
 import threading
@@ -34,7 +37,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from assessor.jobs.llm.inflight import holder_name
+from assessor.jobs.llm.inflight import holder_name, process_name
 from assessor.models.jobs import LLMSlot
 
 POLL_SECONDS = (0.003, 0.015)
@@ -127,16 +130,37 @@ def _held(give_back: Callable[[], None]) -> _Held:
     return _Held(give_back, time.monotonic() + HANDOFF_SECONDS * random.uniform(*HANDOFF_SPREAD))
 
 
-def _redis_slot_hold(key: str, limit: int, lease: float) -> _Held:
+def _process_wake_key(key: str) -> str:
+    """The wake list of this process's fetcher alone: pushed when a thread of the process passes it a slot."""
+    return f"{key}:wake:{process_name()}"
+
+
+def _redis_fetcher_wake(own_wake: str) -> None:
+    """Wake a process's thread waiting on Redis (`own_wake`: its process's wake list): a slot was passed to it in
+    the process. One token at most is kept (a fetcher not blocked yet finds it and asks once more); it expires soon
+    after the longest wait."""
+    pipe = _redis_client().pipeline(transaction=False)
+    pipe.lpush(own_wake, 1).ltrim(own_wake, 0, 0).expire(own_wake, math.ceil(WAKE_WAIT_SECONDS * 2))
+    pipe.execute()
+
+
+def _redis_slot_hold(
+    key: str, limit: int, lease: float, passed: threading.Event | None = None, own_wake: str | None = None
+) -> _Held | None:
+    """A slot taken from Redis, or None once `passed` is set (a slot passed to this thread in the process, which
+    pushes a token on `own_wake`, its process's wake list, by default `_process_wake_key`)."""
     client = _redis_client()
     acquire = client.register_script(ACQUIRE_SCRIPT)
     release = client.register_script(RELEASE_SCRIPT)
     wake = key + ":wake"
+    waits_on = [wake] if passed is None else [wake, own_wake or _process_wake_key(key)]
     holder = holder_name()
-    while not acquire(keys=[key], args=[limit, lease, holder]):
+    while passed is None or not passed.is_set():
+        if acquire(keys=[key], args=[limit, lease, holder]):
+            return _held(lambda: release(keys=[key, wake], args=[holder, limit, lease]))
         # A release between the failed ask and this wait left its token on the list: no wake is lost.
-        client.blpop([wake], timeout=WAKE_WAIT_SECONDS)
-    return _held(lambda: release(keys=[key, wake], args=[holder, limit, lease]))
+        client.blpop(waits_on, timeout=WAKE_WAIT_SECONDS)
+    return None
 
 
 def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
@@ -153,14 +177,17 @@ def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int
     return None
 
 
-def _database_slot_hold(pool: str, limit: int, lease: float) -> _Held:
+def _database_slot_hold(pool: str, limit: int, lease: float, passed: threading.Event | None = None) -> _Held | None:
+    """A slot taken from the database's rows, or None once `passed` is set (a slot passed to this thread)."""
     existing = set(LLMSlot.objects.filter(pool=pool, number__lt=limit).values_list("number", flat=True))
     missing = [LLMSlot(pool=pool, number=number) for number in range(limit) if number not in existing]
     if missing:
         LLMSlot.objects.bulk_create(missing, ignore_conflicts=True)
     holder = holder_name()
+    awake = passed if passed is not None else threading.Event()
     while (number := _database_slot_take(pool, limit, lease, holder)) is None:
-        time.sleep(random.uniform(*POLL_SECONDS) * 3)
+        if awake.wait(random.uniform(*POLL_SECONDS) * 3):
+            return None
 
     def give_back() -> None:
         LLMSlot.objects.filter(pool=pool, number=number, holder=holder).update(holder="", lease_until=None)
@@ -178,19 +205,26 @@ class _Waiter:
     held: _Held | None = field(default=None, compare=False)  # the slot passed to it, once woken
 
 
+# A wait on the shared layer for a slot: a slot taken there, or None when the event is set first (a slot was passed
+# to the waiting thread in the process).
+Fetch = Callable[[threading.Event], _Held | None]
+
+
 class _ProcessSlots:
     """The slots of one pool this process holds, passed between its threads (see the module's docstring).
 
-    A slot let go of goes to the waiter first in order: the ask with the most calls of its item still to come
-    after it (`llm_slot`'s `calls_after`), then the one that asked first. So the calls of an item that makes
-    several one after the other start early, and a job's last calls are mostly the last of their items, side by
-    side: a run of calls left for the end would keep the job going for their length with the other slots idle.
+    A slot let go of goes to the waiter first in order, the fetcher among them: the ask with the most calls of its
+    item still to come after it (`llm_slot`'s `calls_after`), then the one that asked first. So the calls of an
+    item that makes several one after the other start early, and a job's last calls are mostly the last of their
+    items, side by side: a run of calls left for the end would keep the job going for their length with the other
+    slots idle.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, wake: Callable[[], None] = lambda: None) -> None:
         self.lock = threading.Lock()
-        self.waiters: list[_Waiter] = []  # a heap, first in order on top
-        self.fetching = False  # a thread of the process is waiting on the shared layer
+        self.waiters: list[_Waiter] = []  # a heap, first in order on top; the fetcher is not in it
+        self.fetcher: _Waiter | None = None  # the thread of the process waiting on the shared layer
+        self._wake = wake  # wakes the fetcher from its wait on the shared layer once a slot is passed to it
         self._asks = itertools.count()
 
     @property
@@ -198,40 +232,65 @@ class _ProcessSlots:
         """Threads waiting in the process for a passed slot."""
         return len(self.waiters)
 
-    def take(self, fetch: Callable[[], _Held], *, calls_after: int = 0) -> _Held:
-        order = (-calls_after, next(self._asks))
+    @property
+    def fetching(self) -> bool:
+        return self.fetcher is not None
+
+    def take(self, fetch: Fetch, *, calls_after: int = 0) -> _Held:
+        waiter = _Waiter((-calls_after, next(self._asks)))
+        surplus: _Held | None = None
         with self.lock:
-            if self.fetching:
-                waiter = _Waiter(order)
-                heapq.heappush(self.waiters, waiter)
+            if self.fetcher is None:
+                self.fetcher = waiter
             else:
-                self.fetching, waiter = True, None
-        if waiter is not None:
-            waiter.woken.wait()
-            if waiter.held is not None:
-                return waiter.held
-            # Woken without a slot: this thread takes over the wait on the shared layer.
+                heapq.heappush(self.waiters, waiter)
         try:
             while True:
-                held = fetch()
                 with self.lock:
-                    if not self.waiters or order < self.waiters[0].order:
+                    fetching = self.fetcher is waiter
+                fetched = fetch(waiter.woken) if fetching else None
+                if not fetching:
+                    waiter.woken.wait()
+                with self.lock:
+                    passed, waiter.held = waiter.held, None
+                    waiter.woken.clear()
+                    if passed is not None and fetched is not None:
+                        surplus, fetched = fetched, None  # passed a slot as it took one: the one taken goes on
+                    if fetched is not None and self.waiters and self.waiters[0].order < waiter.order:
+                        self._pass(fetched)  # a waiter goes before this ask: this thread waits on for another
+                        continue
+                    held = passed if passed is not None else fetched
+                    if held is not None:
                         return held
-                    # A waiter goes before this ask: it gets the slot, and this thread waits on for another.
-                    self._pass(held)
+                    # Woken without a slot: made the fetcher.
         finally:
             with self.lock:
-                if self.waiters:
-                    heapq.heappop(self.waiters).woken.set()  # a waiter takes over the wait on the shared layer
-                else:
-                    self.fetching = False
+                if self.fetcher is waiter:
+                    self._fetcher_next()
+                left, waiter.held = waiter.held, None  # passed as it failed: not its to keep
+            for extra in (surplus, left):
+                if extra is not None:
+                    self.give(extra)
 
     def give(self, held: _Held) -> None:
         with self.lock:
-            if self.waiters and time.monotonic() < held.passes_until:
-                self._pass(held)
-                return
-        held.give_back()
+            if time.monotonic() < held.passes_until:
+                fetcher = self.fetcher
+                if fetcher is not None and fetcher.held is None and (not self.waiters or fetcher < self.waiters[0]):
+                    fetcher.held = held
+                    fetcher.woken.set()
+                    woken = True
+                elif self.waiters:
+                    self._pass(held)
+                    return
+                else:
+                    woken = False
+            else:
+                woken = False
+        if woken:
+            self._wake()
+        else:
+            held.give_back()
 
     def _pass(self, held: _Held) -> None:
         """Hand the slot to the first waiter (the lock held)."""
@@ -239,17 +298,30 @@ class _ProcessSlots:
         waiter.held = held
         waiter.woken.set()
 
+    def _fetcher_next(self) -> None:
+        """The first waiter takes over the wait on the shared layer, or nobody waits there (the lock held)."""
+        self.fetcher = heapq.heappop(self.waiters) if self.waiters else None
+        if self.fetcher is not None:
+            self.fetcher.woken.set()
+
 
 # A forked child (a prefork pool's process) starts with none of its parent's threads: their slots and waits are
 # not its own.
 os.register_at_fork(after_in_child=_process_slots.clear)
 
 
+def _fetcher_wake(key: str) -> None:
+    """Wake the process's fetcher of this pool's slots: on Redis it blocks on a wake list; on the database it polls,
+    and its wait on the event set with the slot ends at once."""
+    if shared_backend() == "redis":
+        _redis_fetcher_wake(_process_wake_key(key))
+
+
 def _process_slots_of(key: str, limit: int) -> _ProcessSlots:
     with _local_lock:
         slots = _process_slots.get((key, limit))
         if slots is None:
-            slots = _process_slots[(key, limit)] = _ProcessSlots()
+            slots = _process_slots[(key, limit)] = _ProcessSlots(wake=lambda: _fetcher_wake(key))
         return slots
 
 
@@ -260,10 +332,11 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0)
     pool = slot_pool(endpoint)
     key = "assessor:llm-slots:" + pool
     lease = timeout + LEASE_MARGIN_SECONDS
+    fetch: Fetch
     if shared_backend() == "redis":
-        fetch = lambda: _redis_slot_hold(key, limit, lease)  # noqa: E731
+        fetch = lambda passed: _redis_slot_hold(key, limit, lease, passed)  # noqa: E731
     else:
-        fetch = lambda: _database_slot_hold(pool, limit, lease)  # noqa: E731
+        fetch = lambda passed: _database_slot_hold(pool, limit, lease, passed)  # noqa: E731
     slots = _process_slots_of(key, limit)
     held = slots.take(fetch, calls_after=calls_after)
     try:

@@ -35,15 +35,20 @@ _holders = itertools.count(1)
 _process: tuple[int, str] = (0, "")  # (its id, the start of its holders' names)
 
 
-def holder_name() -> str:
-    """A name no other holder of a claim or a slot has, on any machine, at any time: the host and the process, a
-    token drawn once per process (a process id comes back after a restart), and a count of the process's holders
-    (drawing a token for each ask cost a system call)."""
+def process_name() -> str:
+    """A name no other process has, on any machine, at any time: the host and the process, and a token drawn once
+    per process (a process id comes back after a restart)."""
     global _process
     pid = os.getpid()
-    if _process[0] != pid:  # the first holder of the process, or of a forked child
+    if _process[0] != pid:  # the first ask of the process, or of a forked child
         _process = (pid, f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:12]}")
-    return f"{_process[1]}:{next(_holders)}"
+    return _process[1]
+
+
+def holder_name() -> str:
+    """A name no other holder of a claim or a slot has, on any machine, at any time: the process's name and a count
+    of its holders (drawing a token for each ask cost a system call)."""
+    return f"{process_name()}:{next(_holders)}"
 
 
 def _taken_over_when_expired(table: str) -> str:
