@@ -18,6 +18,8 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -176,6 +178,8 @@ def _openai_client(config: LLMConfig) -> "openai.OpenAI":
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
+            # The library's own HTTP client and defaults, with the hook that takes each call's slot (`_slot_take`).
+            http_client = openai.DefaultHttpxClient(event_hooks={"request": [_slot_take]})
             if config.api_version:
                 client = openai.AzureOpenAI(
                     azure_endpoint=config.base_url,
@@ -183,6 +187,7 @@ def _openai_client(config: LLMConfig) -> "openai.OpenAI":
                     api_version=config.api_version,
                     timeout=config.timeout,
                     max_retries=0,
+                    http_client=http_client,
                 )
             else:
                 client = openai.OpenAI(
@@ -191,6 +196,7 @@ def _openai_client(config: LLMConfig) -> "openai.OpenAI":
                     api_key=config.api_key or "not-needed",
                     timeout=config.timeout,
                     max_retries=0,
+                    http_client=http_client,
                 )
             _clients[key] = client
         return client
@@ -276,17 +282,52 @@ def request_options(config: LLMConfig, prompt: PromptTemplate) -> dict:
     return {"temperature": config.temperature, **(prompt.params or {})}
 
 
+@dataclass
+class _CallSlot:
+    """The slot of the call being sent in this thread: taken by `_slot_take` as its request goes on the wire."""
+
+    endpoint: str
+    limit: int
+    timeout: float
+    calls_after: int
+    held: ExitStack = field(default_factory=ExitStack)
+    taken_at: float | None = None  # time.monotonic() when the slot was taken
+
+
+_call_slot: ContextVar[_CallSlot | None] = ContextVar("llm_call_slot", default=None)
+
+
+def _slot_take(request: object) -> None:
+    """The clients' request hook (`_openai_client`): take the call's slot once its request is built, just before
+    the request goes on the wire, so that a slot is held for the request alone; building it (the body's JSON, the
+    headers, the URL: about as much CPU again as sending it) is done while the thread still waits its turn."""
+    call = _call_slot.get()
+    if call is None or call.taken_at is not None:  # not a call's request, or the slot is held already (a redirect)
+        return
+    call.held.enter_context(
+        llm_slot(endpoint=call.endpoint, limit=call.limit, timeout=call.timeout, calls_after=call.calls_after)
+    )
+    call.taken_at = time.monotonic()
+
+
 def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict, *, calls_after: int = 0) -> Completion:
     client = _openai_client(config)
     body = {"model": config.model, "messages": messages, **options}
-    with llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout, calls_after=calls_after):
-        # The call's latency is the request's, not the wait for a slot before it.
-        started = time.monotonic()
-        # The client's own POST to the chat completions path: the same request, headers, Azure deployment URL and
-        # errors as chat.completions.create, without checking the plain messages against the API's types and
-        # building a response model, which cost as much CPU again as the rest of the request.
-        raw = client.post("/chat/completions", body=body, cast_to=bytes)
-        latency_ms = int((time.monotonic() - started) * 1000)
+    call = _CallSlot(config.endpoint, config.concurrency, config.timeout, calls_after)
+    token = _call_slot.set(call)
+    try:
+        # The slot is taken by the client's request hook and let go of here, once the answer is read.
+        with call.held:
+            # The client's own POST to the chat completions path: the same request, headers, Azure deployment URL
+            # and errors as chat.completions.create, without checking the plain messages against the API's types
+            # and building a response model, which cost as much CPU again as the rest of the request.
+            raw = client.post("/chat/completions", body=body, cast_to=bytes)
+            if call.taken_at is None:
+                raise RuntimeError("an LLM request went out without its concurrency slot (a client made elsewhere)")
+            # The call's latency is the request's, not the wait for a slot before it.
+            latency_ms = int((time.monotonic() - call.taken_at) * 1000)
+    finally:
+        _call_slot.reset(token)
     return _completion_read(raw, latency_ms=latency_ms)
 
 
