@@ -184,6 +184,43 @@ def test_a_calls_latency_is_its_requests_not_the_wait_for_a_slot(llm_server, mon
     assert 200 <= LLMCall.objects.get().latency_ms < 400
 
 
+def test_a_calls_slot_is_taken_once_its_request_is_built_and_let_go_of_once_its_answer_is_read(
+    llm_server, monkeypatch
+):
+    """The slot limits the requests on the wire: building one (its JSON, headers and URL) waits outside it."""
+    import contextlib
+
+    from assessor.jobs.llm import client as llm_client
+
+    events: list[str] = []
+    slot = llm_client.llm_slot
+
+    @contextlib.contextmanager
+    def recorded(**kwargs):
+        with slot(**kwargs):
+            events.append("slot taken")
+            yield
+            events.append("slot let go of")
+
+    monkeypatch.setattr(llm_client, "llm_slot", recorded)
+    openai_client = llm_client._openai_client(llm_session().config)
+    build, send = openai_client._build_request, openai_client._client.send
+
+    def built(*args, **kwargs):
+        events.append("request built")
+        return build(*args, **kwargs)
+
+    def sent(*args, **kwargs):
+        response = send(*args, **kwargs)
+        events.append("answer read")
+        return response
+
+    monkeypatch.setattr(openai_client, "_build_request", built)
+    monkeypatch.setattr(openai_client._client, "send", sent)
+    assert assign_ask(llm_session()) == EXPECTED
+    assert events == ["request built", "slot taken", "answer read", "slot let go of"]
+
+
 def test_it_answers_again_from_the_cache_without_a_call(llm_server):
     assert assign_ask(llm_session()) == EXPECTED
     assert assign_ask(llm_session()) == EXPECTED
