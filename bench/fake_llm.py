@@ -31,7 +31,7 @@ import json
 import re
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -159,6 +159,10 @@ class FakeLLMServer:
         # When it last had as many requests in flight as it ever had: the end of its calls after that is its tail,
         # where the limit is not used up (the last calls of the last items).
         self.last_full_by_model: dict[str, float] = {}
+        # Per model, its requests' time in flight added up (seconds): against the most in flight over its calls, what
+        # its calls left of the limit unused, between one call and the next as well as at the start and the end.
+        self.busy_seconds_by_model: defaultdict[str, float] = defaultdict(float)
+        self._changed_by_model: dict[str, float] = {}
         self._server: _Server | None = None
         # OpenAI's Files and Batch APIs, answered by the same rules; its knobs and counters (bench.fake_batches).
         self.batches = FakeBatches(self)
@@ -201,6 +205,8 @@ class FakeLLMServer:
             self.first_request_by_model.clear()
             self.last_done_by_model.clear()
             self.last_full_by_model.clear()
+            self.busy_seconds_by_model.clear()
+            self._changed_by_model.clear()
             self._prompt_cache.clear()
         self.batches.reset()
 
@@ -213,6 +219,7 @@ class FakeLLMServer:
             now = time.monotonic()
             self.request_times.append(now)
             self.first_request_by_model.setdefault(model, now)
+            self._busy_add(model, now)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.requests_by_model[model] += 1
@@ -226,9 +233,15 @@ class FakeLLMServer:
             now = time.monotonic()
             if self.in_flight_by_model[model] == self.max_in_flight_by_model[model]:
                 self.last_full_by_model[model] = now
+            self._busy_add(model, now)
             self.in_flight -= 1
             self.in_flight_by_model[model] -= 1
             self.last_done_by_model[model] = now
+
+    def _busy_add(self, model: str, now: float) -> None:
+        """Add the model's time in flight since its last request came or went (the lock held, before the change)."""
+        self.busy_seconds_by_model[model] += self.in_flight_by_model[model] * (now - self._changed_by_model.get(model, now))
+        self._changed_by_model[model] = now
 
     def answer_text(self, messages: list[dict]) -> str:
         """This server's answer to a prompt (by the rules, flipped if it flips): a batch answers as the chat does."""
@@ -262,6 +275,7 @@ class FakeLLMServer:
                 "first_request_by_model": dict(self.first_request_by_model),
                 "last_done_by_model": dict(self.last_done_by_model),
                 "last_full_by_model": dict(self.last_full_by_model),
+                "busy_seconds_by_model": dict(self.busy_seconds_by_model),
             }
 
 

@@ -477,9 +477,17 @@ def _phases(stats: dict, model: str, started: float, wall: float) -> str:
     full = stats.get("last_full_by_model", {}).get(model, last)
     if first is None or last is None:
         return "phases: no call reached the server"
+    busy = stats.get("busy_seconds_by_model", {}).get(model)
+    most = stats.get("max_in_flight_by_model", {}).get(model)
+    calls = stats.get("requests_by_model", {}).get(model)
+    unused = ""
+    if busy is not None and most and calls:
+        # What the calls left of the limit: the slot-seconds of their span not spent in a request, a call's share.
+        idle = most * (last - first) - busy
+        unused = f"; {idle:.2f} slot-seconds unused, {idle / calls * 1000:.1f} ms a call"
     return (
         f"phases: the first request {(first - started) * 1000:.0f} ms after the start, the calls {last - first:.2f} s "
-        f"(the last {(last - full) * 1000:.0f} ms with fewer in flight than the most), "
+        f"(the last {(last - full) * 1000:.0f} ms with fewer in flight than the most{unused}), "
         f"the end {(started + wall - last) * 1000:.0f} ms after the last answer"
     )
 
