@@ -99,6 +99,9 @@ class JobKind:
     # `store`): the engine then writes them in the one statement that marks the item done, where the database
     # allows it (PostgreSQL), instead of a transaction of several round trips.
     rows: ItemRows | None = None
+    # The score families whose sources its results feed: only theirs are refreshed when its labels come to count or
+    # stop counting (`ScoreFamily.job_scope`); None: every family is asked.
+    scored_in: tuple[str, ...] | None = None
 
 
 # --- files --------------------------------------------------------------------------------
@@ -403,6 +406,9 @@ class ScoreFamily:
     # its scores had each label been replaced by a seeded draw from an LLM's known confusion: a copy whose truth
     # is known, to check calibrated estimates on (metaeval.calibration).
     llm_like: Callable[[tuple[str, ...], int], Scores] | None = None
+    # Reads ahead, while a job's last items are still out, what `compute` will read at the job's end, and keeps it in
+    # the process for that `compute` (assessor.scoring.kept.scores_prepare_job); None: the end reads it all then.
+    job_prepare: Callable[[int], None] | None = None
 
 
 # --- the collection pages ------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from assignment.prompts import ASSIGN
 from assignment.selectors import (
     FAMILY,
     condition_compute,
+    condition_job_prepare,
     condition_job_scope,
     condition_notes,
     condition_work_scope,
@@ -243,6 +244,8 @@ def _register_job_kind() -> None:
             form=AutoAssignForm,
             prompts=(ASSIGN,),
             output_url=_assigner_board_url,
+            # Its labels are assignment labels, which only the conditions read; it makes no nugget list.
+            scored_in=(FAMILY,),
         )
     )
 
@@ -273,6 +276,7 @@ def _register_score_family() -> None:
             listed=conditions_from_labels,
             compute=condition_compute,
             job_scope=condition_job_scope,
+            job_prepare=condition_job_prepare,
             work_scope=condition_work_scope,
             empty="No condition has assignment labels yet.",
             order=10,

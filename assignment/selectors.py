@@ -14,12 +14,12 @@ the results are held in memory whole anyway.
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from django.db.models import BigIntegerField, Count, Q, QuerySet
+from django.db.models import BigIntegerField, Count, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from assessor.models import Answer, AssessorWork, Job, JobItem, LabelSource
-from assessor.scoring.kept import kept_columns, kept_scores
+from assessor.scoring.kept import job_ending, kept_columns, kept_scores, kept_stamp
 from assessor.scoring.lifecycle import (
     job_sentences,
     jobs_not_final_by,
@@ -29,6 +29,7 @@ from assessor.scoring.lifecycle import (
     open_work_sentences,
 )
 from assessor.scoring.scores import IN_LIST_LIMIT, Scores
+from assignment.ahead import LabelsFingerprint, TalliesAhead, Tally, ahead_keep, ahead_take
 from assignment.kinds import ASSIGN_MANUAL, AUTO_ASSIGN, LABEL_FAMILY
 from assignment.models import AssignmentLabel
 from assignment.scoring import OKAY, PARTIAL_SUPPORT, SUPPORT, VITAL, NuggetCounts, condition_scores
@@ -202,14 +203,11 @@ def nugget_scores_from_labels(
         tallies = _tallies_of_answers(assigner=assigner, answers=answer_ids, set_nuggets=set_nuggets)
         evaluated_topics = None
     elif runs is None:
-        labels = condition_labels(nuggets=nuggets, assigner=assigner)
-        if topics is not None and len(set_nuggets) <= IN_LIST_LIMIT:
-            # The topics' nuggets, read through the (assigner, nugget) index: through the answers'
-            # topic, SQLite walks every label of the condition instead.
-            labels = labels.filter(nugget_id__in=list(set_nuggets))
-        elif topics is not None:
-            labels = labels.filter(answer__topic_id__in=topics)
-        tallies = _tallies_per_answer(labels)
+        read_ahead = _tallies_read_ahead(nuggets=nuggets, assigner=assigner, topics=topics, set_nuggets=set_nuggets)
+        if read_ahead is not None:
+            tallies = read_ahead
+        else:
+            tallies = _condition_tallies(nuggets=nuggets, assigner=assigner, topics=topics, set_nuggets=set_nuggets)
         evaluated_topics = None
     else:
         evaluated_topics = _labelled_topics(assigner=assigner, set_nuggets=set_nuggets)
@@ -235,6 +233,84 @@ def nugget_scores_from_labels(
         words=dict(answers.values()),
         topics=evaluated_topics,
     )
+
+
+def _condition_tallies(
+    *,
+    nuggets: str,
+    assigner: str,
+    topics: list[str] | None,
+    set_nuggets: dict[int, tuple[str, str]],
+) -> dict[int, Tally]:
+    """The tallies of the condition's answers in these topics (None: all), counted by the database."""
+    labels = condition_labels(nuggets=nuggets, assigner=assigner)
+    if topics is not None and len(set_nuggets) <= IN_LIST_LIMIT:
+        # The topics' nuggets, read through the (assigner, nugget) index: through the answers'
+        # topic, SQLite walks every label of the condition instead.
+        labels = labels.filter(nugget_id__in=list(set_nuggets))
+    elif topics is not None:
+        labels = labels.filter(answer__topic_id__in=topics)
+    return _tallies_per_answer(labels)
+
+
+def condition_job_prepare(job_id: int) -> None:
+    """The registry's `ScoreFamily.job_prepare` of the conditions: an AutoAssign job's tallies read ahead of its end
+    (assignment.ahead), its labels counted as they will be then (the caller's `job_counted_ahead`)."""
+    job = Job.objects.filter(pk=job_id).values_list("kind", "output_name").first()
+    if job is None or job[0] != AUTO_ASSIGN:
+        return
+    assigner = job[1]
+    # Read first: an item done after this has its answer read again at the end, even if its labels are read below.
+    items = list(JobItem.objects.filter(job_id=job_id).order_by().values_list("status", "payload"))
+    if any("nuggets" in payload for _status, payload in items):
+        return  # a re-run's items settle the stale labels of answers other than their own: none read ahead stands
+    later = frozenset(payload["answer"] for status, payload in items if status != JobItem.Status.DONE)
+    scope: dict[str, set[str]] = defaultdict(set)
+    sets = NuggetSet.objects.filter(pk__in={payload["nugget_set"] for _status, payload in items}).order_by()
+    for nuggets, topic in sets.values_list("name", "topic_id"):
+        scope[nuggets].add(topic)
+    for nuggets, topics in scope.items():
+        # Read before the tallies: a write to the labels after them gives the source a new stamp, or another print.
+        stamp = kept_stamp(FAMILY, (nuggets, assigner))
+        labels = _labels_fingerprint(assigner, later)
+        topic_list = sorted(topics)
+        set_nuggets = _set_nuggets(nuggets=nuggets, topics=topic_list)
+        tallies = _condition_tallies(nuggets=nuggets, assigner=assigner, topics=topic_list, set_nuggets=set_nuggets)
+        ahead = TalliesAhead(stamp, frozenset(topics), set_nuggets, tallies, later, labels)
+        ahead_keep(job_id, (nuggets, assigner), ahead)
+
+
+def _labels_fingerprint(assigner: str, later: frozenset[int]) -> LabelsFingerprint:
+    """The assigner's labels but those of the `later` answers, counted and their ids summed by label."""
+    rows = AssignmentLabel.objects.filter(assigner=assigner).exclude(answer_id__in=sorted(later)).order_by()
+    counted = rows.values("label").annotate(n=Count("id"), ids=Sum("id")).values_list("label", "n", "ids")
+    return {label: (n, ids) for label, n, ids in counted}
+
+
+def _tallies_read_ahead(
+    *, nuggets: str, assigner: str, topics: list[str] | None, set_nuggets: dict[int, tuple[str, str]]
+) -> dict[int, Tally] | None:
+    """At an AutoAssign job's end, the condition's tallies read ahead (`condition_job_prepare`) if they still stand,
+    the answers of the items done since read again; None: read them all."""
+    job_id = job_ending()
+    if job_id is None or topics is None:
+        return None
+    ahead = ahead_take(job_id, (nuggets, assigner))
+    if (
+        ahead is None
+        or ahead.topics != set(topics)
+        or ahead.set_nuggets != set_nuggets
+        or ahead.stamp != kept_stamp(FAMILY, (nuggets, assigner))
+        or ahead.labels != _labels_fingerprint(assigner, ahead.later)
+    ):
+        return None
+    tallies = {answer: tally for answer, tally in ahead.tallies.items() if answer not in ahead.later}
+    # The later answers' labels through the answers' index, as a label save reads them: a job's labels are its items'
+    # own (the job owns its assigner's name), each of an answer against its topic's nugget set, which the set's
+    # nuggets in scope hold whole; joined to the sets instead, without nested loops (the end's plans), the read went
+    # over every nugget.
+    tallies.update(_tallies_of_answers(assigner=assigner, answers=sorted(ahead.later), set_nuggets=set_nuggets))
+    return tallies
 
 
 def condition_compute(

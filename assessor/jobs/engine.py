@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
@@ -38,7 +39,7 @@ from assessor.models.scope import campaign_in_effect, campaign_scope
 from assessor.names import name_problem
 from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
-from assessor.scoring.kept import scores_refresh_job
+from assessor.scoring.kept import scores_prepare_job, scores_refresh_job
 from assessor.scoring.lifecycle import FINISHED_JOB_STATUSES
 from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
 
@@ -300,6 +301,9 @@ def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Jo
 # each time this many of its items have finished, as autovacuum would where it runs (it may be off or behind), so
 # that its look-ups are never planned on statistics from before the job.
 CALLS_ANALYZE_EVERY = 10_000
+# Once this many of a job's items are left unfinished, what its end will read is read ahead (`scores_prepare_job`):
+# about what a worker's threads have in hand, so that the rest takes a round or two of calls, longer than the read.
+PREPARE_WHEN_OPEN = 64
 
 
 def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> bool:
@@ -314,7 +318,7 @@ def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> 
     with connection.cursor() as cursor:
         cursor.execute(sql, [done, *params])
         row = cursor.fetchone()
-    return _job_counted(row, connection, counted=bool(done or failed))
+    return _job_counted(row, connection, job_id=job_id, counted=bool(done or failed))
 
 
 def _job_count_statement(connection: Any, job_id: int, *, done: str, failed: int, usage: Usage) -> tuple[str, list]:
@@ -325,7 +329,7 @@ def _job_count_statement(connection: Any, job_id: int, *, done: str, failed: int
         f"UPDATE {table} SET done_items = done_items + {done}, failed_items = failed_items + %s, "
         "calls = calls + %s, tokens_in = tokens_in + %s, tokens_out = tokens_out + %s, "
         "tokens_cached = tokens_cached + %s, cost_picodollars = cost_picodollars + %s WHERE id = %s "
-        "RETURNING done_items + failed_items >= total_items, done_items + failed_items"
+        "RETURNING done_items + failed_items >= total_items, done_items + failed_items, total_items"
     )
     params = [
         failed,
@@ -339,13 +343,18 @@ def _job_count_statement(connection: Any, job_id: int, *, done: str, failed: int
     return sql, params
 
 
-def _job_counted(row: tuple | None, connection: Any, *, counted: bool) -> bool:
+def _job_counted(row: tuple | None, connection: Any, *, job_id: int, counted: bool) -> bool:
     """What `_job_count_statement`'s row says: whether every item is finished. `counted`: an item was added to the
-    finished ones (the calls are then analyzed once the job has finished another CALLS_ANALYZE_EVERY)."""
+    finished ones (the calls are then analyzed once the job has finished another CALLS_ANALYZE_EVERY, and its end is
+    read ahead by the one item that leaves PREPARE_WHEN_OPEN unfinished, or the first of a smaller job)."""
     if row is None:
         return False
-    if counted and row[1] % CALLS_ANALYZE_EVERY == 0:
+    finished, total = row[1], row[2]
+    if counted and finished % CALLS_ANALYZE_EVERY == 0:
         transaction.on_commit(_calls_analyze, using=connection.alias)
+    if counted and total > 1 and total - finished == min(PREPARE_WHEN_OPEN, total - 1):
+        # After the commit, in this thread; a failure only leaves the end to read it all (logged, robust).
+        transaction.on_commit(partial(scores_prepare_job, job_id), using=connection.alias, robust=True)
     return bool(row[0])
 
 
@@ -439,9 +448,9 @@ def _item_finish_with_rows(
         cursor.execute(sql, params)
         row = cursor.fetchone()
     writes.clear()
-    stored = row is not None and bool(row[2])
+    stored = row is not None and bool(row[3])  # after `_job_count_statement`'s three: the count of `finished`
     # The claim was taken back (a resume): another worker owns this item, and only the calls' usage was added.
-    return stored, _job_counted(row, connection, counted=stored)
+    return stored, _job_counted(row, connection, job_id=item.job_id, counted=stored)
 
 
 def job_complete_if_finished(job_id: int) -> None:

@@ -26,6 +26,11 @@ listeners hear of the change after the commit.
 
 The kept figures are the finished work's. The organizers' open-work view
 (assessor.site.open_work) is computed from the labels on request, as before.
+
+A job's end makes its labels count and refreshes its scope in one transaction, on the job's critical path. A
+family may read ahead what that refresh will read (`ScoreFamily.job_prepare`), while the job's last items are still
+out (`scores_prepare_job`, called by the job engine), and keep it in the process; its `compute` at the job's end
+(inside `job_ending`) then uses what still stands of it, re-reading only what may have changed since.
 """
 
 import json
@@ -33,21 +38,30 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from fractions import Fraction
 
 from django.db import connections, router, transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from assessor.models import Answer, AssessorWork, KeptAnswerScore, KeptRunScore, KeptSource, Topic
+from assessor.models import Answer, AssessorWork, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.models.rows import rows_insert
 from assessor.models.scope import CampaignRequired
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
-from assessor.scoring.lifecycle import open_included, open_work_included, work_labels_counted
+from assessor.scoring.lifecycle import job_counted_ahead, open_included, open_work_included, work_labels_counted
 from assessor.scoring.scores import Scores
 
 Columns = tuple[str, ...]
+
+# The job whose end the refresh in progress makes count (`scores_refresh_job`).
+_job_ending: ContextVar[int | None] = ContextVar("job_ending", default=None)
+
+
+def job_ending() -> int | None:
+    """The job whose labels the refresh in progress makes count, if it is a job's end."""
+    return _job_ending.get()
 
 
 def source_name(columns: Columns) -> str:
@@ -85,6 +99,12 @@ def family_columns(family: ScoreFamily) -> list[Columns]:
     if open_included():
         return family.listed()
     return kept_columns(family.name)
+
+
+def kept_stamp(family: str, columns: Columns) -> str | None:
+    """The kept source's stamp, None when it is not kept: a new stamp, or the source kept or dropped, means its
+    counted labels changed (every write to them refreshes it)."""
+    return KeptSource.objects.filter(family=family, name=source_name(columns)).values_list("stamp", flat=True).first()
 
 
 def _kept_source(family: str, columns: Columns) -> KeptSource | None:
@@ -267,10 +287,27 @@ def scores_refresh_touched(
 
 def scores_refresh_job(job_id: int) -> None:
     """After a job's status changed: its labels came to count, or stopped counting."""
-    with open_work_included(False), _planned_for_unknown_rows():
+    kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
+    scored_in = registry.job_kinds[kind].scored_in if kind in registry.job_kinds else None
+    token = _job_ending.set(job_id)
+    try:
+        with open_work_included(False), _planned_for_unknown_rows():
+            for family in registry.score_families:
+                if scored_in is not None and family.name not in scored_in:
+                    continue
+                for columns, topics in family.job_scope(job_id).items():
+                    scores_refresh(family=family.name, columns=columns, topics=topics)
+    finally:
+        _job_ending.reset(token)
+
+
+def scores_prepare_job(job_id: int) -> None:
+    """While a running job's last items are out: let each family that can read ahead what the job's end will read
+    (`ScoreFamily.job_prepare`), its labels counted as they will be then. Nothing is written."""
+    with open_work_included(False), job_counted_ahead(job_id), _planned_for_unknown_rows():
         for family in registry.score_families:
-            for columns, topics in family.job_scope(job_id).items():
-                scores_refresh(family=family.name, columns=columns, topics=topics)
+            if family.job_prepare is not None:
+                family.job_prepare(job_id)
 
 
 @contextmanager

@@ -29,6 +29,9 @@ from assessor.registry import registry
 FINISHED_JOB_STATUSES = (Job.Status.DONE, Job.Status.FAILED)
 
 _include_open: ContextVar[bool] = ContextVar("include_open", default=False)
+# A running job whose labels count inside the block as if it had finished: its end's reads, made ahead of it while
+# its last items are still out (assessor.scoring.kept.scores_prepare_job).
+_counted_ahead: ContextVar[int | None] = ContextVar("job_counted_ahead", default=None)
 
 M = TypeVar("M", bound=models.Model)
 
@@ -47,6 +50,16 @@ def open_included() -> bool:
     return _include_open.get()
 
 
+@contextmanager
+def job_counted_ahead(job_id: int) -> Iterator[None]:
+    """Count this running job's labels inside the block, as they will count once it has finished."""
+    token = _counted_ahead.set(job_id)
+    try:
+        yield
+    finally:
+        _counted_ahead.reset(token)
+
+
 def _open_work() -> QuerySet[AssessorWork]:
     return AssessorWork.objects.exclude(status=AssessorWork.Status.SUBMITTED)
 
@@ -57,7 +70,9 @@ def work_labels_counted(work: AssessorWork) -> bool:
 
 
 def _unfinished_jobs() -> QuerySet[Job]:
-    return Job.objects.exclude(status__in=FINISHED_JOB_STATUSES)
+    unfinished = Job.objects.exclude(status__in=FINISHED_JOB_STATUSES)
+    ahead = _counted_ahead.get()
+    return unfinished.exclude(pk=ahead) if ahead is not None else unfinished
 
 
 def unfinished_job_ids() -> QuerySet[Job, int]:
@@ -97,10 +112,12 @@ def counted_sql(alias: str = "") -> str:
     jobs = connection.ops.quote_name(Job._meta.db_table)
     submitted = AssessorWork.Status.SUBMITTED.value
     finished = ", ".join(f"'{status.value}'" for status in FINISHED_JOB_STATUSES)
-    # Constants of the code only: no value from a request reaches this SQL.
+    ahead = _counted_ahead.get()
+    also = f" OR {alias}job_id = {int(ahead)}" if ahead is not None else ""
+    # Constants of the code only (and a job's id, an integer): no value from a request reaches this SQL.
     return (
         f"({alias}work_id IS NULL OR {alias}work_id IN (SELECT id FROM {work} WHERE status = '{submitted}')) AND "
-        f"({alias}job_id IS NULL OR {alias}job_id IN (SELECT id FROM {jobs} WHERE status IN ({finished})))"
+        f"({alias}job_id IS NULL OR {alias}job_id IN (SELECT id FROM {jobs} WHERE status IN ({finished})){also})"
     )
 
 

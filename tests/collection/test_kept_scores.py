@@ -7,6 +7,7 @@ scores must equal what the from-labels code computes (assignment.selectors,
 support.selectors: they read the labels, not the kept rows).
 """
 
+import dataclasses
 import io
 import json
 import random
@@ -19,9 +20,11 @@ from django.test.utils import CaptureQueriesContext
 
 from assessor.collection.importing.runs import run_import
 from assessor.collection.run_join import runs_join
+from assessor.jobs import engine
 from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
 from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
-from assessor.scoring.kept import kept_scores, kept_scores_of_run, scores_rebuild, scores_refresh
+from assessor.registry import registry
+from assessor.scoring.kept import job_ending, kept_scores, kept_scores_of_run, scores_rebuild, scores_refresh
 from assessor.scoring.lifecycle import open_work_included
 from assessor.work.judging import JudgeError, judge_work_reopen
 from assessor.work.roles import Role
@@ -609,4 +612,106 @@ def test_a_refresh_of_some_answers_reads_their_kept_rows_only(llm_server, write_
     refreshed(answers)
     source.refresh_from_db()
     assert topic.pk not in source.topics and other.pk in source.topics
+    assert_kept_equal_rebuild()
+
+
+def _read_ahead_used(monkeypatch) -> list[bool]:
+    """Whether each job's end found the condition's tallies read ahead still standing (assignment.ahead)."""
+    from assignment import selectors
+
+    used: list[bool] = []
+    read = selectors._tallies_read_ahead
+
+    def recorded(**kwargs):
+        tallies = read(**kwargs)
+        if job_ending() is not None:
+            used.append(tallies is not None)
+        return tallies
+
+    monkeypatch.setattr(selectors, "_tallies_read_ahead", recorded)
+    return used
+
+
+def _job_worked_but_its_last_item(monkeypatch, on_commit) -> tuple[Job, int]:
+    """An AutoAssign job of six answers worked but for its last item; its end read ahead when two were left (after
+    that item's commit: `on_commit` is pytest-django's `django_capture_on_commit_callbacks`)."""
+    monkeypatch.setattr(engine, "PREPARE_WHEN_OPEN", 2)
+    job = auto_assign_job_create(nuggets="manual", name="gpt")
+    *first, last = pending_item_ids(job.pk)
+    assert len(first) == 5
+    for item_id in first:
+        with on_commit(execute=True):
+            item_process(item_id)
+    return job, last
+
+
+def test_a_jobs_end_uses_the_tallies_read_ahead_while_its_last_items_were_out(
+    llm_server, write_file, monkeypatch, django_capture_on_commit_callbacks
+):
+    World(random.Random(4), write_file)
+    used = _read_ahead_used(monkeypatch)
+    job, last = _job_worked_but_its_last_item(monkeypatch, django_capture_on_commit_callbacks)
+    assert ("manual", "gpt") not in conditions_list()  # the job's labels count for nothing yet
+    item_process(last)
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and used == [True]
+    assert ("manual", "gpt") in conditions_list()
+    assert_kept_equal_rebuild()
+
+
+@pytest.mark.parametrize(
+    "change, stands",
+    [("people", True), ("edit", False), ("importance", False), ("add", False), ("delete", False)],
+)
+def test_what_was_read_ahead_of_a_jobs_end_is_read_again_once_what_it_stood_on_changed(
+    change, stands, llm_server, write_file, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Between the read and the end, people submit their labels of the answers (another condition), or a nugget list
+    is reopened, changed and submitted again: the tallies of the answers done before stand only if the list's
+    nuggets, their importance and the job's labels (a reworded nugget's are retired) are what they were."""
+    world = World(random.Random(4), write_file)
+    used = _read_ahead_used(monkeypatch)
+    _job, last = _job_worked_but_its_last_item(monkeypatch, django_capture_on_commit_callbacks)
+    if change == "people":
+        for work in world.assign:
+            world.assign_finish(work)
+        assert ("manual", "manual") in conditions_list()
+        item_process(last)
+        assert used == [stands]
+        assert_kept_equal_rebuild()
+        return
+    work = world.nugget_works[0]
+    nugget_set_reopen(work_id=work.pk, by=world.organizer, reason="a change", confirmed=True)
+    nugget = nugget_set_of(work).nuggets.order_by("position").first()
+    if change == "edit":
+        world._apply(work, "edit", nugget=nugget.pk, text=f"{nugget.text}, reworded")
+    elif change == "importance":
+        world._apply(work, "importance", nugget=nugget.pk, importance="okay" if nugget.importance == "vital" else "vital")
+    elif change == "add":
+        world._apply(work, "add", text="a new fact", importance="vital")
+    else:
+        world._apply(work, "delete", nugget=nugget.pk)
+    nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+    item_process(last)
+    assert used == [stands]
+    assert_kept_equal_rebuild()
+
+
+def test_an_autoassign_jobs_end_asks_the_conditions_only(llm_server, write_file, monkeypatch):
+    """Its labels feed the conditions alone (`JobKind.scored_in`): no other family is asked what the job touched."""
+    World(random.Random(4), write_file)
+    asked: list[str] = []
+
+    def asking(family):
+        def job_scope(job_id: int):
+            asked.append(family.name)
+            return family.job_scope(job_id)
+
+        return dataclasses.replace(family, job_scope=job_scope)
+
+    monkeypatch.setattr(registry, "score_families", [asking(family) for family in registry.score_families])
+    job = auto_assign_job_create(nuggets="manual", name="gpt")
+    for item_id in pending_item_ids(job.pk):
+        item_process(item_id)
+    assert asked == ["conditions"]
     assert_kept_equal_rebuild()
