@@ -312,9 +312,7 @@ class Command(BaseCommand):
                 cpu_before = sum(process_cpu_seconds(worker.pid) for worker, _log in running)
                 started, started_clock = time.monotonic(), time.time()
                 job_dispatch(job)
-                # Looked at every 10 ms: the reference's wall is timed in its own process, to the moment it ends.
-                while Job.objects.filter(pk=job.pk, status__in=["queued", "running"]).exists():
-                    time.sleep(0.01)
+                job_end_wait(job.pk)
                 wall = time.monotonic() - started
                 cpu = sum(process_cpu_seconds(worker.pid) for worker, _log in running) - cpu_before
             finally:
@@ -468,6 +466,27 @@ def launcher_prepare() -> None:
     assert backend is not None
     with celery_app.producer_or_acquire() as producer:
         producer.connection.ensure_connection(max_retries=1)
+
+
+def job_end_wait(job_id: int) -> None:
+    """Return once the job's end has committed: to that moment, as the reference's wall is timed in its own process to
+    the moment it ends. Looked at every 10 ms while items are left; once none is, the job's row is read FOR SHARE,
+    which waits on the end's transaction (it holds the row from its UPDATE to its COMMIT), not on the next look."""
+    table = connection.ops.quote_name(Job._meta.db_table)
+    share = " FOR SHARE" if connection.vendor == "postgresql" else ""
+    while True:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT status, done_items + failed_items >= total_items FROM {table} WHERE id = %s", [job_id])
+            status, all_finished = cursor.fetchone()
+            if status not in ("queued", "running"):
+                return
+            if not all_finished:
+                time.sleep(0.01)
+                continue
+            cursor.execute(f"SELECT status FROM {table} WHERE id = %s{share}", [job_id])
+            if cursor.fetchone()[0] not in ("queued", "running"):
+                return
+        time.sleep(0.001)  # between the last item's commit and the end's UPDATE, in the worker's next statements
 
 
 def _phases(stats: dict, model: str, started: float, wall: float) -> str:
