@@ -302,8 +302,9 @@ def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Jo
 # that its look-ups are never planned on statistics from before the job.
 CALLS_ANALYZE_EVERY = 10_000
 # Once this many of a job's items are left unfinished, what its end will read is read ahead (`scores_prepare_job`):
-# about what a worker's threads have in hand, so that the rest takes a round or two of calls, longer than the read.
-PREPARE_WHEN_OPEN = 64
+# what a worker's threads have in hand (32 threads for a limit of 16), so that the thread reading has no item left
+# to take and the rest still takes rounds of calls, longer than the read; the end reads those items' answers again.
+PREPARE_WHEN_OPEN = 32
 
 
 def _job_count(job_id: int, *, done: int = 0, failed: int = 0, usage: Usage) -> bool:
