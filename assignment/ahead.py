@@ -7,8 +7,9 @@ will be (`condition_job_prepare` in assignment.selectors), and the end reads aga
 that were not done then. What was read stands only if nothing it stood on changed in between: the condition's kept
 source has the same stamp (every write to its counted labels refreshes it), its nugget sets read the same, the
 assigner's labels but those of the items not done then are the same (`LabelsFingerprint`: a reworded nugget's
-labels are retired with no other trace on a source not kept yet), and the job's topics are the same. Otherwise the end reads everything, as it does in a process that read nothing ahead (a
-job's last item finished by another worker process).
+labels are retired with no other trace on a source not kept yet), and the job's topics are the same. Otherwise the
+end reads everything, as it does in a process that read nothing ahead (a job's last item finished by another worker
+process).
 """
 
 import threading
@@ -35,22 +36,23 @@ class TalliesAhead:
     labels: LabelsFingerprint  # of the assigner's labels but those of `later`, read before the tallies
 
 
-_kept: OrderedDict[tuple[int, tuple[str, ...]], TalliesAhead] = OrderedDict()
+_kept: OrderedDict[int, dict[tuple[str, ...], TalliesAhead]] = OrderedDict()  # by job id, the latest read last
 _lock = threading.Lock()
 
 
 def ahead_keep(job_id: int, columns: tuple[str, ...], ahead: TalliesAhead) -> None:
     with _lock:
-        _kept[(job_id, columns)] = ahead
-        jobs = {job for job, _ in _kept}
-        while len(jobs) > JOBS_KEPT:
-            oldest = next(iter(_kept))[0]
-            for key in [key for key in _kept if key[0] == oldest]:
-                del _kept[key]
-            jobs.discard(oldest)
+        _kept.setdefault(job_id, {})[columns] = ahead
+        _kept.move_to_end(job_id)
+        while len(_kept) > JOBS_KEPT:
+            _kept.popitem(last=False)
 
 
 def ahead_take(job_id: int, columns: tuple[str, ...]) -> TalliesAhead | None:
     """What was read ahead for the job's end, taken: it serves one end (a retried end reads everything)."""
     with _lock:
-        return _kept.pop((job_id, columns), None)
+        read = _kept.get(job_id, {})
+        ahead = read.pop(columns, None)
+        if not read:
+            _kept.pop(job_id, None)
+        return ahead

@@ -265,14 +265,10 @@ def condition_job_prepare(job_id: int) -> None:
     if any("nuggets" in payload for _status, payload in items):
         return  # a re-run's items settle the stale labels of answers other than their own: none read ahead stands
     later = frozenset(payload["answer"] for status, payload in items if status != JobItem.Status.DONE)
-    scope: dict[str, set[str]] = defaultdict(set)
-    sets = NuggetSet.objects.filter(pk__in={payload["nugget_set"] for _status, payload in items}).order_by()
-    for nuggets, topic in sets.values_list("name", "topic_id"):
-        scope[nuggets].add(topic)
-    for nuggets, topics in scope.items():
-        # Read before the tallies: a write to the labels after them gives the source a new stamp, or another print.
+    # Read before the tallies: a write to the labels after them gives another print, or the source a new stamp.
+    labels = _labels_fingerprint(assigner, later)
+    for nuggets, topics in _sets_topics({payload["nugget_set"] for _status, payload in items}).items():
         stamp = kept_stamp(FAMILY, (nuggets, assigner))
-        labels = _labels_fingerprint(assigner, later)
         topic_list = sorted(topics)
         set_nuggets = _set_nuggets(nuggets=nuggets, topics=topic_list)
         tallies = _condition_tallies(nuggets=nuggets, assigner=assigner, topics=topic_list, set_nuggets=set_nuggets)
@@ -336,8 +332,8 @@ def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
         # from the items (one row an answer), not from the labels (a row a nugget, joined to their sets and answers).
         items = JobItem.objects.filter(job_id=job_id, status=JobItem.Status.DONE).order_by()
         sets = items.values(set_id=Cast(KT("payload__nugget_set"), BigIntegerField()))
-        for nuggets, topic in NuggetSet.objects.filter(pk__in=sets).order_by().values_list("name", "topic_id"):
-            scope[nuggets, job[1]].add(topic)
+        for nuggets, topics in _sets_topics(sets).items():
+            scope[nuggets, job[1]] |= topics
         # It makes no nugget list: no other condition is touched.
         return scope
     _conditions_add(scope, AssignmentLabel.objects.filter(job_id=job_id), topic="answer__topic_id")
@@ -346,6 +342,14 @@ def condition_job_scope(job_id: int) -> dict[tuple[str, ...], set[str]]:
     labelled = AssignmentLabel.objects.filter(nugget__nugget_set__in=made)
     _conditions_add(scope, labelled, topic="nugget__nugget_set__topic_id")
     return scope
+
+
+def _sets_topics(sets: QuerySet | Iterable[int]) -> dict[str, set[str]]:
+    """The names of these nugget sets (their ids, or a query of them), each with the topics of its sets."""
+    named: dict[str, set[str]] = defaultdict(set)
+    for nuggets, topic in NuggetSet.objects.filter(pk__in=sets).order_by().values_list("name", "topic_id"):
+        named[nuggets].add(topic)
+    return named
 
 
 def _conditions_add(scope: dict[tuple[str, ...], set[str]], labels: QuerySet[AssignmentLabel], *, topic: str) -> None:

@@ -286,9 +286,7 @@ def request_options(config: LLMConfig, prompt: PromptTemplate) -> dict:
 class _CallSlot:
     """The slot of the call being sent in this thread: taken by `_slot_take` as its request goes on the wire."""
 
-    endpoint: str
-    limit: int
-    timeout: float
+    config: LLMConfig
     calls_after: int
     held: ExitStack = field(default_factory=ExitStack)
     taken_at: float | None = None  # time.monotonic() when the slot was taken
@@ -304,8 +302,9 @@ def _slot_take(request: object) -> None:
     call = _call_slot.get()
     if call is None or call.taken_at is not None:  # not a call's request, or the slot is held already (a redirect)
         return
+    config = call.config
     call.held.enter_context(
-        llm_slot(endpoint=call.endpoint, limit=call.limit, timeout=call.timeout, calls_after=call.calls_after)
+        llm_slot(endpoint=config.endpoint, limit=config.concurrency, timeout=config.timeout, calls_after=call.calls_after)
     )
     call.taken_at = time.monotonic()
 
@@ -313,7 +312,7 @@ def _slot_take(request: object) -> None:
 def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict, *, calls_after: int = 0) -> Completion:
     client = _openai_client(config)
     body = {"model": config.model, "messages": messages, **options}
-    call = _CallSlot(config.endpoint, config.concurrency, config.timeout, calls_after)
+    call = _CallSlot(config, calls_after)
     token = _call_slot.set(call)
     try:
         # The slot is taken by the client's request hook and let go of here, once the answer is read.

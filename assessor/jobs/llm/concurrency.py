@@ -14,9 +14,9 @@ thread that lets go of a slot while another of its process waits passes the slot
 Redis or the database between one call and the next, which at tens of calls a second is the cost of a call beside
 its latency. The fetcher is one of those waiters, in its turn: a slot passed to it wakes it from its wait on the
 shared layer (on Redis, by a token on its process's own wake list), so that waiting there never puts an ask behind
-those that came after it. A slot passes from thread to thread for up to HANDOFF_SECONDS after it was taken from the shared layer
-(each slot for its own share of it, so that slots taken together do not all go back together), then goes back
-there, where the waiters of other processes get their turn.
+those that came after it. A slot passes from thread to thread for up to HANDOFF_SECONDS after it was taken from the
+shared layer (each slot for its own share of it, so that slots taken together do not all go back together), then
+goes back there, where the waiters of other processes get their turn.
 """
 
 import hashlib
@@ -274,23 +274,23 @@ class _ProcessSlots:
 
     def give(self, held: _Held) -> None:
         with self.lock:
-            if time.monotonic() < held.passes_until:
-                fetcher = self.fetcher
-                if fetcher is not None and fetcher.held is None and (not self.waiters or fetcher < self.waiters[0]):
-                    fetcher.held = held
-                    fetcher.woken.set()
-                    woken = True
-                elif self.waiters:
-                    self._pass(held)
-                    return
-                else:
-                    woken = False
-            else:
-                woken = False
-        if woken:
-            self._wake()
+            passing = time.monotonic() < held.passes_until
+            fetcher = self.fetcher if passing and self._fetcher_first() else None
+            if fetcher is not None:
+                fetcher.held = held
+                fetcher.woken.set()
+            elif passing and self.waiters:
+                self._pass(held)
+                return
+        if fetcher is not None:
+            self._wake()  # it waits on the shared layer, which the event alone does not end
         else:
             held.give_back()
+
+    def _fetcher_first(self) -> bool:
+        """Whether a slot let go of goes to the fetcher (the lock held): first in order, and none passed to it yet."""
+        fetcher = self.fetcher
+        return fetcher is not None and fetcher.held is None and (not self.waiters or fetcher < self.waiters[0])
 
     def _pass(self, held: _Held) -> None:
         """Hand the slot to the first waiter (the lock held)."""
