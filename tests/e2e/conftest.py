@@ -22,10 +22,17 @@ CHROMIUM_ARGS = [
 ]
 
 
+# A browser test takes at most half a minute on a busy machine; one still running after this long is stuck (the
+# browser, its driver or the live server), and fails with every thread's stack (pytest-timeout) well before the
+# suite's own limit (pytest.ini) would let it eat the run.
+BROWSER_TEST_TIMEOUT_SECONDS = 180
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/e2e/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.timeout(BROWSER_TEST_TIMEOUT_SECONDS))
 
 
 # How long a test waits for a page, an element or a condition before it fails. Every wait ends as soon as its
