@@ -33,7 +33,9 @@ def _script_runs(monkeypatch) -> list[tuple[str, str]]:
 
     def counted(script: str):
         registered = register(script)
-        name = "acquire" if script == concurrency.ACQUIRE_SCRIPT else "release"
+        name = {concurrency.ACQUIRE_SCRIPT: "acquire", concurrency.ACQUIRE_MORE_SCRIPT: "acquire more"}.get(
+            script, "release"
+        )
 
         def run(**kwargs):
             runs.append((name, threading.current_thread().name))
@@ -241,6 +243,80 @@ def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_tu
         thread.join(10)
     # Within the hand-off time and a call or two of the busy process, not when it ran out of work.
     assert other_in and other_in[0] < 1.0
+
+
+def test_the_thread_that_takes_a_slot_from_redis_takes_those_of_its_waiting_threads_in_one_more_round_trip(
+    settings, monkeypatch
+):
+    """A job's first calls: every thread of a process waits for a slot at once, and all are free. One fetch from
+    Redis brings the slots of all of them (as many as are free), passed on in the process; before, each thread's
+    slot came with a fetch of its own, one after the other."""
+    _redis_settings(settings)
+    monkeypatch.setattr(concurrency, "WAKE_WAIT_SECONDS", 30.0)
+    key = f"assessor:llm-slots:test-{time.time()}"
+    client = concurrency._redis_client()
+    # The four slots are another process's while the threads line up.
+    (seconds, micros) = client.time()
+    client.zadd(key, {f"other-{number}": seconds + micros / 1e6 for number in range(4)})
+    own = f"{key}:wake:this"
+    slots = concurrency._ProcessSlots(wake=lambda: concurrency._redis_fetcher_wake(own))
+    fetched: list[str] = []
+    taken_more: list[int] = []
+
+    def fetch(passed: threading.Event) -> concurrency._Held | None:
+        held = concurrency._redis_slot_hold(key, 4, 10, passed, own)
+        if held is not None:
+            fetched.append(threading.current_thread().name)
+        return held
+
+    def more(wanted: int) -> list[concurrency._Held]:
+        extra = concurrency._redis_slots_more(key, 4, 10, wanted)
+        taken_more.append(len(extra))
+        return extra
+
+    all_in = threading.Barrier(5)
+
+    def call() -> None:
+        held = slots.take(fetch, more=more)
+        try:
+            all_in.wait(5)  # the four hold a slot at the same time
+        finally:
+            slots.give(held)
+
+    threads = [threading.Thread(target=call, name=f"thread-{number}") for number in range(4)]
+    for thread in threads:
+        thread.start()
+    _wait_until(lambda: slots.fetching and slots.waiting == 3)
+    time.sleep(0.1)  # the fetcher is blocked on Redis by now
+    # The other process lets go of all four at once, and wakes one waiter.
+    client.pipeline(transaction=True).zrem(key, *[f"other-{number}" for number in range(4)]).lpush(
+        f"{key}:wake", 1
+    ).execute()
+    all_in.wait(5)
+    for thread in threads:
+        thread.join(5)
+    assert (len(fetched), taken_more) == (1, [3])
+    # Given back to Redis once the calls were done: none is left held.
+    assert client.zcard(key) == 0
+
+
+def test_more_slots_are_taken_from_redis_only_as_many_as_are_free_and_none_when_it_fails(settings):
+    _redis_settings(settings)
+    key = f"assessor:llm-slots:test-{time.time()}"
+    first = concurrency._redis_slots_more(key, 3, 10, 2)
+    second = concurrency._redis_slots_more(key, 3, 10, 5)
+    assert (len(first), len(second)) == (2, 1)
+    client = concurrency._redis_client()
+    assert client.zcard(key) == 3
+    for held in first + second:
+        held.give_back()
+    assert client.zcard(key) == 0
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nobody listens there
+    concurrency._redis_clients.pop(settings.CELERY_BROKER_URL, None)
+    try:
+        assert concurrency._redis_slots_more(key, 3, 10, 2) == []
+    finally:
+        concurrency._redis_clients.pop(settings.CELERY_BROKER_URL, None)
 
 
 def test_a_worker_starting_prepares_the_client_the_scripts_and_the_connections(settings, monkeypatch):

@@ -17,11 +17,18 @@ shared layer (on Redis, by a token on its process's own wake list), so that wait
 those that came after it. A slot passes from thread to thread for up to HANDOFF_SECONDS after it was taken from the
 shared layer (each slot for its own share of it, so that slots taken together do not all go back together), then
 goes back there, where the waiters of other processes get their turn.
+
+On Redis, the fetcher that takes a slot from the shared layer then takes, in one more round trip for all of them, free
+slots for the threads of its process still waiting (`ACQUIRE_MORE_SCRIPT`), and passes them on: a job's first calls, its
+threads all waiting at once, would otherwise go out one fetch after the other, each a round trip and a wait for the
+interpreter lock in a busy process: the sixteenth of a 400-call job went out 51-106 ms after the first, against
+19-71 ms so (bench_llm's worker traced, docs/llm.md).
 """
 
 import hashlib
 import heapq
 import itertools
+import logging
 import math
 import os
 import random
@@ -31,7 +38,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import cache
+from functools import cache, partial
 
 from django.conf import settings
 from django.db.models import Q
@@ -54,6 +61,8 @@ HANDOFF_SECONDS = 2.0
 # of a process waits on the shared layer), leaving the endpoint short of calls for a moment every HANDOFF_SECONDS.
 HANDOFF_SPREAD = (0.5, 1.0)
 
+logger = logging.getLogger(__name__)
+
 _local_lock = threading.Lock()
 _process_slots: dict[tuple[str, int], "_ProcessSlots"] = {}
 _redis_clients: dict[str, object] = {}
@@ -68,6 +77,25 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   return 1
 end
 return 0
+"""
+
+# As ACQUIRE_SCRIPT, for as many of the holders ARGV[3], ARGV[4], ... as there are free slots, in one round trip:
+# returns how many were taken (the first ones of the list).
+ACQUIRE_MORE_SCRIPT = """
+local now = redis.call('TIME')
+local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - tonumber(ARGV[2]))
+local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
+local taken = 0
+for i = 3, #ARGV do
+  if taken >= free then break end
+  redis.call('ZADD', KEYS[1], t, ARGV[i])
+  taken = taken + 1
+end
+if taken > 0 then
+  redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 2))
+end
+return taken
 """
 
 # Let go of the slot and wake one waiter; the wake list keeps at most `limit` tokens, so tokens pushed while
@@ -107,6 +135,7 @@ def shared_slots_prepare() -> None:
     try:
         client = _redis_client()
         client.script_load(ACQUIRE_SCRIPT)
+        client.script_load(ACQUIRE_MORE_SCRIPT)
         client.script_load(RELEASE_SCRIPT)
         # As many connections as threads may ask at once (the limit's), opened and put back in the pool.
         pool = client.connection_pool
@@ -163,6 +192,23 @@ def _redis_slot_hold(
     return None
 
 
+def _redis_slots_more(key: str, limit: int, lease: float, wanted: int) -> list[_Held]:
+    """Up to `wanted` slots taken from Redis at once, as many as are free, without waiting (`ACQUIRE_MORE_SCRIPT`);
+    none when Redis fails (the threads they were for wait their turn as before)."""
+    import redis
+
+    client = _redis_client()
+    release = client.register_script(RELEASE_SCRIPT)
+    wake = key + ":wake"
+    holders = [holder_name() for _ in range(wanted)]
+    try:
+        taken = int(client.register_script(ACQUIRE_MORE_SCRIPT)(keys=[key], args=[limit, lease, *holders]))
+    except redis.RedisError as error:
+        logger.warning("no more LLM slots taken at once from Redis: %s", error)
+        return []
+    return [_held(partial(release, keys=[key, wake], args=[holder, limit, lease])) for holder in holders[:taken]]
+
+
 def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
     now = timezone.now()
     free = Q(holder="") | Q(lease_until__lt=now)
@@ -208,6 +254,8 @@ class _Waiter:
 # A wait on the shared layer for a slot: a slot taken there, or None when the event is set first (a slot was passed
 # to the waiting thread in the process).
 Fetch = Callable[[threading.Event], _Held | None]
+# Up to this many more slots taken from the shared layer at once, without waiting (as many as are free there).
+FetchMore = Callable[[int], list[_Held]]
 
 
 class _ProcessSlots:
@@ -236,9 +284,12 @@ class _ProcessSlots:
     def fetching(self) -> bool:
         return self.fetcher is not None
 
-    def take(self, fetch: Fetch, *, calls_after: int = 0) -> _Held:
+    def take(self, fetch: Fetch, *, calls_after: int = 0, more: FetchMore | None = None) -> _Held:
+        """A slot for this thread: passed in the process, or fetched from the shared layer. `more`: with a slot
+        fetched there, the slots of the threads still waiting in the process are taken too, at once, and passed on."""
         waiter = _Waiter((-calls_after, next(self._asks)))
         surplus: _Held | None = None
+        wanted = 0  # more slots to take from the shared layer at once, for the process's threads still waiting
         with self.lock:
             if self.fetcher is None:
                 self.fetcher = waiter
@@ -261,14 +312,21 @@ class _ProcessSlots:
                         continue
                     held = passed if passed is not None else fetched
                     if held is not None:
+                        if fetched is not None and more is not None:
+                            wanted = len(self.waiters)
                         return held
                     # Woken without a slot: made the fetcher.
         finally:
+            # Taken while this thread is still the fetcher, so that they go to the threads waiting in the process,
+            # in their order, each woken by its event; what none of them waits for any more is given on below.
+            extras = more(wanted) if wanted and more is not None else []
             with self.lock:
+                while extras and self.waiters:
+                    self._pass(extras.pop(0))
                 if self.fetcher is waiter:
                     self._fetcher_next()
                 left, waiter.held = waiter.held, None  # passed as it failed: not its to keep
-            for extra in (surplus, left):
+            for extra in (surplus, left, *extras):
                 if extra is not None:
                     self.give(extra)
 
@@ -333,12 +391,14 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0)
     key = "assessor:llm-slots:" + pool
     lease = timeout + LEASE_MARGIN_SECONDS
     fetch: Fetch
+    more: FetchMore | None = None
     if shared_backend() == "redis":
         fetch = lambda passed: _redis_slot_hold(key, limit, lease, passed)  # noqa: E731
+        more = partial(_redis_slots_more, key, limit, lease)
     else:
         fetch = lambda passed: _database_slot_hold(pool, limit, lease, passed)  # noqa: E731
     slots = _process_slots_of(key, limit)
-    held = slots.take(fetch, calls_after=calls_after)
+    held = slots.take(fetch, calls_after=calls_after, more=more)
     try:
         yield
     finally:
