@@ -30,7 +30,8 @@ class CpuFigures:
     end_cpu: float  # the job's end: CPU and wall seconds, statements
     end_wall: float
     end_statements: int
-    profile: str  # the heaviest functions, when profiled
+    profile: str  # the heaviest functions of the items, when profiled
+    end_profile: str  # and of the job's end
     client_cpu: float  # seconds of the items' CPU spent in the `openai` client's requests, as they ran here
     requests: int
 
@@ -95,17 +96,25 @@ def job_cpu_measure(job_id: int, *, config: LLMConfig, profile: bool = False, to
     end_statements = 0
     complete = engine.job_complete_if_finished
 
+    # CPU time, not wall time: what the process spends, not what it waits for.
+    profiler = cProfile.Profile(time.process_time) if profile else None
+    end_profiler = cProfile.Profile(time.process_time) if profile else None
+
     def complete_timed(job: int) -> None:
+        if profiler is not None and end_profiler is not None:
+            profiler.disable()
+            end_profiler.enable()
         cpu, wall = time.process_time(), time.monotonic()
         with statements_counted() as counted:
             complete(job)
         end["cpu"] += time.process_time() - cpu
+        if profiler is not None and end_profiler is not None:
+            end_profiler.disable()
+            profiler.enable()
         end["wall"] += time.monotonic() - wall
         nonlocal end_statements
         end_statements += counted.count
 
-    # CPU time, not wall time: what the process spends, not what it waits for.
-    profiler = cProfile.Profile(time.process_time) if profile else None
     engine.job_complete_if_finished = complete_timed  # type: ignore[assignment]  # the item that ends the job calls it
     client = _ClientTimed()
     try:
@@ -120,13 +129,7 @@ def job_cpu_measure(job_id: int, *, config: LLMConfig, profile: bool = False, to
             cpu, wall = time.process_time() - cpu, time.monotonic() - wall
     finally:
         engine.job_complete_if_finished = complete
-    report = ""
-    if profiler is not None:
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
-        out.write("\n")
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-        report = out.getvalue()
+    end_top = top if end["wall"] else 0
     return CpuFigures(
         items=len(ids),
         cpu=cpu - end["cpu"],
@@ -135,7 +138,19 @@ def job_cpu_measure(job_id: int, *, config: LLMConfig, profile: bool = False, to
         end_cpu=end["cpu"],
         end_wall=end["wall"],
         end_statements=end_statements,
-        profile=report,
+        profile=_heaviest(profiler, top),
+        end_profile=_heaviest(end_profiler, end_top),
         client_cpu=client.cpu,
         requests=client.requests,
     )
+
+
+def _heaviest(profiler: cProfile.Profile | None, top: int) -> str:
+    """A profile's `top` heaviest functions, by cumulative then by own time ("" when none was taken)."""
+    if profiler is None or not top:
+        return ""
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    out.write("\n")
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()

@@ -219,6 +219,15 @@ def test_the_cpu_benchmark_times_the_client_on_every_request_the_server_got(llm_
     assert "post" not in vars(_openai_client(LLMConfig.from_settings()))
 
 
+def test_the_cpu_benchmarks_profile_shows_the_items_and_the_jobs_end_apart(llm_server, two_topics):
+    # `bench_llm --cpu-only --profile`: the end (its labels made to count in the kept scores) is profiled on its
+    # own, so that its functions are not lost among the items' and the items' figures hold none of it.
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    figures = job_cpu_measure(job.pk, config=LLMConfig.from_settings(), profile=True)
+    assert "scores_refresh_job" in figures.end_profile and "scores_refresh_job" not in figures.profile
+    assert "item_compute" in figures.profile and "item_compute" not in figures.end_profile
+
+
 def test_the_workers_of_the_llm_benchmark_time_the_client_on_every_request(llm_server, two_topics, tmp_path, monkeypatch):
     """bench_llm's workers (bench.client_timed) add up the CPU of the client's requests where they run, and write it
     out as they stop: every request the server answered is counted, and the client's share is part of the whole."""

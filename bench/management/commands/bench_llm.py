@@ -207,6 +207,10 @@ class Command(BaseCommand):
         """The live path's CPU per answer and the job's end, measured in this process (bench/llm_cpu.py)."""
         # The concurrency limit kept in Redis, as in the workers.
         settings.CELERY_BROKER_URL = redis_url
+        # The job's end sends a task after its commit (the comparisons' warming): with the broker's transport loaded
+        # and connected first, as a worker has it, so that the end's figures hold no first connection.
+        celery_app.conf.broker_url = redis_url
+        launcher_prepare()
         per_answer = -(-options["nuggets"] // BATCH_SIZE)
         tag = uuid.uuid4().hex[:8]
         self.stdout.write(f"load average at the start: {load_average()}")
@@ -242,6 +246,8 @@ class Command(BaseCommand):
         )
         if figures.profile:
             self.stdout.write(figures.profile)
+        if figures.end_profile:
+            self.stdout.write(f"the job's end:\n{figures.end_profile}")
         self.stdout.write(f"load average at the end: {load_average()}")
 
     # --- data -----------------------------------------------------------------------
