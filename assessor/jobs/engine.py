@@ -622,14 +622,12 @@ ITEM_TASK = "assessor.job_item_run"
 # several items shares that out, and a worker stopping waits for at most this many items of the message in hand.
 ITEMS_TASK = "assessor.job_items_run"
 ITEMS_PER_MESSAGE = 8
-# Messages beyond the items' share: a thread that has worked its message's items while others still work theirs
-# takes another and goes on claiming, so that a job's last items are never left to the few messages with room for
-# them, one after the other. When the pending items run out, the threads working the job are each midway through a
-# message, so a job needs about half as many spares as threads work it. It is sent as many as its share, up to
-# SPARE_MESSAGES (enough for the threads of several workers). Each one found with nothing pending costs
-# the worker a message (about 1.2 ms of CPU) for nothing: 64 to a job of 200 items cost 0.3-1.4 ms of CPU an item
-# more than 25 (bench_llm --calls 400, alternately).
-SPARE_MESSAGES = 64
+# A message whose thread claimed its whole count sends one more for its job (`job_items_continue`): a thread that has
+# worked its message's items while others still work theirs goes on claiming through it, or a thread that has freed
+# up does, so that a job's last items are never left to the few messages with room for them, one after the other.
+# Sent as the need shows, not with the job: spares sent with it (as many as its share) were taken only once every
+# first message had ended, when no item was left pending, each a message and a claim for nothing as the job's last
+# calls went out (18 of a 400-call job's 50, 7.14-7.22 s into its 7.8 s: bench_llm's worker traced).
 # A small job still goes out in this many messages (never more than one an item), so that it is worked by as many
 # threads at once as a worker has for twice an endpoint limit of 16 calls.
 MESSAGES_AT_LEAST = 32
@@ -643,10 +641,22 @@ def pending_item_ids(job_id: int) -> list[int]:
 
 
 def messages_for(items: int) -> int:
-    """How many messages of `ITEMS_PER_MESSAGE` items carry `items` pending items: their share and as many spares,
-    at most SPARE_MESSAGES of them, at least MESSAGES_AT_LEAST in all; never more than one an item."""
-    share = -(-items // ITEMS_PER_MESSAGE)
-    return min(items, max(share + min(share, SPARE_MESSAGES), MESSAGES_AT_LEAST))
+    """How many messages of `ITEMS_PER_MESSAGE` items carry `items` pending items: their share, at least
+    MESSAGES_AT_LEAST, never more than one an item (more follow as messages use up their count: `job_items_continue`)."""
+    return min(items, max(-(-items // ITEMS_PER_MESSAGE), MESSAGES_AT_LEAST))
+
+
+def job_items_continue(job_id: int, count: int, counts: dict[str, int]) -> bool:
+    """After a message's items (`job_items_process` and its `counts`): one that claimed its whole `count` may have left
+    items pending, and one more message is sent for them, to the job's queue; returns whether it was. One that
+    claimed fewer found none pending, or its job no longer open: none is."""
+    if sum(counts.values()) < count:
+        return False
+    params = Job.objects.filter(pk=job_id).values_list("params", flat=True).first()
+    if params is None:
+        return False
+    celery_task(ITEMS_TASK).apply_async(args=[job_id, count], queue=params.get("queue") or None)
+    return True
 
 
 def job_dispatch(job: Job) -> int:

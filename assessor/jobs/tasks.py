@@ -18,6 +18,7 @@ from assessor.jobs.engine import (
     claim_rehearsed,
     item_process,
     job_dispatch,
+    job_items_continue,
     job_items_process,
 )
 from assessor.models import Job
@@ -27,7 +28,10 @@ from assessor.project.celery import worker_name
 @shared_task(name=ITEMS_TASK)
 def job_items_run(job_id: int, count: int) -> dict[str, int]:
     # A duplicate delivery claims what is still pending, if anything: never an item claimed or done.
-    return job_items_process(job_id, count)
+    counts = job_items_process(job_id, count)
+    # Its whole count claimed: items may be left, for one more message.
+    job_items_continue(job_id, count, counts)
+    return counts
 
 
 @shared_task(name=ITEM_TASK)

@@ -9,6 +9,7 @@ from assessor.jobs.engine import (
     item_claim,
     job_cancel,
     job_dispatch,
+    job_items_continue,
     job_items_process,
 )
 from assessor.models import Job, JobItem
@@ -89,21 +90,27 @@ def test_an_item_that_raises_leaves_the_rest_of_its_message_worked(llm_server, a
     assert JobItem.objects.filter(status="done").count() == 4
 
 
-def test_the_dispatch_sends_the_items_several_to_a_message(
-    llm_server, answers, monkeypatch, django_capture_on_commit_callbacks
-):
-    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
-    monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 2)
-    monkeypatch.setattr(engine, "SPARE_MESSAGES", 1)
-    monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 1)
-    sent: list[tuple[str, list]] = []
+def _sent_recorded(monkeypatch, *, send: bool) -> list[tuple[str, list, str | None]]:
+    """Each task message sent from now on: its task, its arguments and its queue; sent on only with `send`."""
+    sent: list[tuple[str, list, str | None]] = []
     apply_async = celery_app.Task.apply_async
 
     def recorded(task, args=None, kwargs=None, **options):
-        sent.append((task.name, list(args or [])))
-        return apply_async(task, args, kwargs, **options)
+        sent.append((task.name, list(args or []), options.get("queue")))
+        return apply_async(task, args, kwargs, **options) if send else None
 
     monkeypatch.setattr(celery_app.Task, "apply_async", recorded)
+    return sent
+
+
+def test_the_dispatch_sends_the_items_several_to_a_message(
+    llm_server, answers, monkeypatch, django_capture_on_commit_callbacks
+):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt", queue="assessing")
+    monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 2)
+    monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 1)
+    sent = _sent_recorded(monkeypatch, send=True)
+
     eager = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     try:
@@ -111,9 +118,10 @@ def test_the_dispatch_sends_the_items_several_to_a_message(
             assert job_dispatch(Job.objects.get(pk=job.pk)) == 5
     finally:
         celery_app.conf.task_always_eager = eager
-    # Five items, two to a message: three messages and a spare, the real task run where it is sent (Celery's eager
-    # mode): the first three work the items, the spare finds none pending.
-    assert [message for message in sent if message[0] == ITEMS_TASK] == [(ITEMS_TASK, [job.pk, 2])] * 4
+    # Five items, two to a message: three messages, the real task run where it is sent (Celery's eager mode). The
+    # first claims two, its whole count, and sends one more to the job's queue, which does the same; the third of
+    # the chain finds one item and stops there; the dispatch's other two find none pending and send none.
+    assert [message for message in sent if message[0] == ITEMS_TASK] == [(ITEMS_TASK, [job.pk, 2], "assessing")] * 5
     job.refresh_from_db()
     assert (job.status, job.done_items, llm_server.count) == ("done", 5, 5)
 
@@ -124,19 +132,39 @@ def test_the_dispatch_sends_the_items_several_to_a_message(
         (0, 0),
         (1, 1),
         (20, 20),  # one an item at most
-        (40, 32),  # 5 + 5, but 32 at least
-        (200, 50),  # 25 + 25 spares
-        (512, 128),  # 64 + 64
-        (4000, 564),  # 500 + 64: the spares capped
+        (40, 32),  # 5, but 32 at least
+        (200, 32),  # 25, but 32 at least
+        (512, 64),
+        (4001, 501),
     ],
 )
-def test_a_job_is_sent_its_share_of_messages_and_as_many_spares_never_more_than_one_an_item(
-    items, messages, monkeypatch
-):
+def test_a_job_is_sent_its_share_of_messages_at_least_32_never_more_than_one_an_item(items, messages, monkeypatch):
     monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 8)
-    monkeypatch.setattr(engine, "SPARE_MESSAGES", 64)
     monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 32)
     assert engine.messages_for(items) == messages
+
+
+def test_a_message_that_claimed_its_whole_count_sends_one_more_and_one_that_claimed_fewer_none(
+    llm_server, answers, monkeypatch
+):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt", queue="assessing")
+    sent = _sent_recorded(monkeypatch, send=False)
+    # Two of the five claimed: three are left for the message it sends, to the job's queue.
+    counts = job_items_process(job.pk, 2)
+    assert job_items_continue(job.pk, 2, counts)
+    assert sent == [(ITEMS_TASK, [job.pk, 2], "assessing")]
+    # The three left, a message of three: its whole count again, so one more (which finds none: see below).
+    counts = job_items_process(job.pk, 3)
+    assert counts["done"] == 3 and job_items_continue(job.pk, 3, counts)
+    # Nothing pending: a message of the chain finds no item, and it ends there.
+    counts = job_items_process(job.pk, 2)
+    assert counts == {"done": 0, "failed": 0, "skipped": 0} and not job_items_continue(job.pk, 2, counts)
+    assert len(sent) == 2
+    # A cancelled job's message claims nothing, and sends nothing.
+    other = auto_assign_job_create(nuggets="manual", name="auto-other")
+    job_cancel(other.pk)
+    assert not job_items_continue(other.pk, 2, job_items_process(other.pk, 2))
+    assert len(sent) == 2
 
 
 def test_a_message_holds_several_items_but_not_so_many_that_a_stopping_worker_waits_long():
