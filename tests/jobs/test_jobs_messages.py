@@ -12,6 +12,7 @@ from assessor.jobs.engine import (
     job_items_continue,
     job_items_process,
 )
+from assessor.jobs.tasks import job_items_run
 from assessor.models import Job, JobItem
 from assessor.project.celery import app as celery_app
 from assignment.auto import auto_assign_job_create
@@ -118,10 +119,10 @@ def test_the_dispatch_sends_the_items_several_to_a_message(
             assert job_dispatch(Job.objects.get(pk=job.pk)) == 5
     finally:
         celery_app.conf.task_always_eager = eager
-    # Five items, two to a message: three messages, the real task run where it is sent (Celery's eager mode). The
-    # first claims two, its whole count, and sends one more to the job's queue, which does the same; the third of
-    # the chain finds one item and stops there; the dispatch's other two find none pending and send none.
-    assert [message for message in sent if message[0] == ITEMS_TASK] == [(ITEMS_TASK, [job.pk, 2], "assessing")] * 5
+    # Five items, two to a message: three messages to the job's queue, the real task run where it is sent (Celery's
+    # eager mode): two, two and one. Run so, a message that claimed its whole count sends no other (which would run
+    # inside it): the dispatch's own claim every item between them.
+    assert [message for message in sent if message[0] == ITEMS_TASK] == [(ITEMS_TASK, [job.pk, 2], "assessing")] * 3
     job.refresh_from_db()
     assert (job.status, job.done_items, llm_server.count) == ("done", 5, 5)
 
@@ -171,3 +172,13 @@ def test_a_message_holds_several_items_but_not_so_many_that_a_stopping_worker_wa
     # A worker's warm shutdown finishes the message in hand: at two calls an item and a few seconds a call, a
     # message of more than about ten items would hold it for a minute.
     assert 2 <= ITEMS_PER_MESSAGE <= 10
+
+
+def test_the_items_task_sends_one_more_message_when_it_claimed_its_whole_count(llm_server, answers, monkeypatch):
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt", queue="assessing")
+    sent = _sent_recorded(monkeypatch, send=False)
+    # As a worker runs it (not eagerly): two of five claimed, one more message for the three left.
+    assert job_items_run(job.pk, 2) == {"done": 2, "failed": 0, "skipped": 0}
+    assert sent == [(ITEMS_TASK, [job.pk, 2], "assessing")]
+    assert job_items_run(job.pk, 10) == {"done": 3, "failed": 0, "skipped": 0}
+    assert len(sent) == 1
