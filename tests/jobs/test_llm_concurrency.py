@@ -33,9 +33,7 @@ def _script_runs(monkeypatch) -> list[tuple[str, str]]:
 
     def counted(script: str):
         registered = register(script)
-        name = {concurrency.ACQUIRE_SCRIPT: "acquire", concurrency.ACQUIRE_MORE_SCRIPT: "acquire more"}.get(
-            script, "release"
-        )
+        name = "acquire" if script == concurrency.ACQUIRE_SCRIPT else "release"
 
         def run(**kwargs):
             runs.append((name, threading.current_thread().name))

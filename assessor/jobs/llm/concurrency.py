@@ -19,7 +19,7 @@ shared layer (each slot for its own share of it, so that slots taken together do
 goes back there, where the waiters of other processes get their turn.
 
 On Redis, the fetcher that takes a slot from the shared layer then takes, in one more round trip for all of them, free
-slots for the threads of its process still waiting (`ACQUIRE_MORE_SCRIPT`), and passes them on: a job's first calls, its
+slots for the threads of its process still waiting (`_redis_slots_more`), and passes them on: a job's first calls, its
 threads all waiting at once, would otherwise go out one fetch after the other, each a round trip and a wait for the
 interpreter lock in a busy process: the sixteenth of a 400-call job went out 51-106 ms after the first, against
 19-71 ms so (bench_llm's worker traced, docs/llm.md).
@@ -67,21 +67,10 @@ _local_lock = threading.Lock()
 _process_slots: dict[tuple[str, int], "_ProcessSlots"] = {}
 _redis_clients: dict[str, object] = {}
 
+# A slot for each of the holders ARGV[3], ARGV[4], ... while there are free ones (of ARGV[1], each leased for ARGV[2]
+# seconds): one for a thread's own ask, one for each of its process's waiting threads (`_redis_slots_more`), in one
+# round trip. Returns how many were taken (the first holders of the list).
 ACQUIRE_SCRIPT = """
-local now = redis.call('TIME')
-local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - tonumber(ARGV[2]))
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], t, ARGV[3])
-  redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 2))
-  return 1
-end
-return 0
-"""
-
-# As ACQUIRE_SCRIPT, for as many of the holders ARGV[3], ARGV[4], ... as there are free slots, in one round trip:
-# returns how many were taken (the first ones of the list).
-ACQUIRE_MORE_SCRIPT = """
 local now = redis.call('TIME')
 local t = tonumber(now[1]) + tonumber(now[2]) / 1000000
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', t - tonumber(ARGV[2]))
@@ -135,7 +124,6 @@ def shared_slots_prepare() -> None:
     try:
         client = _redis_client()
         client.script_load(ACQUIRE_SCRIPT)
-        client.script_load(ACQUIRE_MORE_SCRIPT)
         client.script_load(RELEASE_SCRIPT)
         # As many connections as threads may ask at once (the limit's), opened and put back in the pool.
         pool = client.connection_pool
@@ -179,34 +167,38 @@ def _redis_slot_hold(
     """A slot taken from Redis, or None once `passed` is set (a slot passed to this thread in the process, which
     pushes a token on `own_wake`, its process's wake list, by default `_process_wake_key`)."""
     client = _redis_client()
-    acquire = client.register_script(ACQUIRE_SCRIPT)
-    release = client.register_script(RELEASE_SCRIPT)
-    wake = key + ":wake"
-    waits_on = [wake] if passed is None else [wake, own_wake or _process_wake_key(key)]
+    waits_on = [key + ":wake"] if passed is None else [key + ":wake", own_wake or _process_wake_key(key)]
     holder = holder_name()
     while passed is None or not passed.is_set():
-        if acquire(keys=[key], args=[limit, lease, holder]):
-            return _held(lambda: release(keys=[key, wake], args=[holder, limit, lease]))
+        taken = _redis_taken(key, limit, lease, [holder])
+        if taken:
+            return taken[0]
         # A release between the failed ask and this wait left its token on the list: no wake is lost.
         client.blpop(waits_on, timeout=WAKE_WAIT_SECONDS)
     return None
 
 
 def _redis_slots_more(key: str, limit: int, lease: float, wanted: int) -> list[_Held]:
-    """Up to `wanted` slots taken from Redis at once, as many as are free, without waiting (`ACQUIRE_MORE_SCRIPT`);
-    none when Redis fails (the threads they were for wait their turn as before)."""
+    """Up to `wanted` slots taken from Redis at once, as many as are free, without waiting; none when Redis fails
+    (the threads they were for wait their turn as before)."""
     import redis
 
-    client = _redis_client()
-    release = client.register_script(RELEASE_SCRIPT)
-    wake = key + ":wake"
-    holders = [holder_name() for _ in range(wanted)]
     try:
-        taken = int(client.register_script(ACQUIRE_MORE_SCRIPT)(keys=[key], args=[limit, lease, *holders]))
+        return _redis_taken(key, limit, lease, [holder_name() for _ in range(wanted)])
     except redis.RedisError as error:
         logger.warning("no more LLM slots taken at once from Redis: %s", error)
         return []
-    return [_held(partial(release, keys=[key, wake], args=[holder, limit, lease])) for holder in holders[:taken]]
+
+
+def _redis_taken(key: str, limit: int, lease: float, holders: list[str]) -> list[_Held]:
+    """A slot for each of the `holders` while there are free ones (`ACQUIRE_SCRIPT`), each given back to Redis by
+    its holder's release (which wakes a waiter)."""
+    client = _redis_client()
+    taken = int(client.register_script(ACQUIRE_SCRIPT)(keys=[key], args=[limit, lease, *holders]))
+    release = client.register_script(RELEASE_SCRIPT)
+    return [
+        _held(partial(release, keys=[key, key + ":wake"], args=[holder, limit, lease])) for holder in holders[:taken]
+    ]
 
 
 def _database_slot_take(pool: str, limit: int, lease: float, holder: str) -> int | None:
