@@ -131,6 +131,10 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256
 
 
+# How many of a model's first requests' arrival times are kept (`stats`): a benchmark's limit of calls at once.
+FIRST_REQUESTS_KEPT = 64
+
+
 class FakeLLMServer:
     def __init__(self, *, latency: float = 0.0, flip: bool = False, logprobs: bool = True, cached_tokens: bool = True):
         self.latency = latency
@@ -155,6 +159,8 @@ class FakeLLMServer:
         # Per model, when its first request arrived and its last answer was sent (time.monotonic(), the machine's
         # clock, which a benchmark's processes share): a run's wall parted into its start, its calls and its end.
         self.first_request_by_model: dict[str, float] = {}
+        # Per model, when its first FIRST_REQUESTS_KEPT requests arrived: how far apart its first calls went out.
+        self.first_requests_by_model: defaultdict[str, list[float]] = defaultdict(list)
         self.last_done_by_model: dict[str, float] = {}
         # When it last had as many requests in flight as it ever had: the end of its calls after that is its tail,
         # where the limit is not used up (the last calls of the last items).
@@ -203,6 +209,7 @@ class FakeLLMServer:
             self.requests_by_model.clear()
             self.max_in_flight_by_model.clear()
             self.first_request_by_model.clear()
+            self.first_requests_by_model.clear()
             self.last_done_by_model.clear()
             self.last_full_by_model.clear()
             self.busy_seconds_by_model.clear()
@@ -219,6 +226,8 @@ class FakeLLMServer:
             now = time.monotonic()
             self.request_times.append(now)
             self.first_request_by_model.setdefault(model, now)
+            if len(firsts := self.first_requests_by_model[model]) < FIRST_REQUESTS_KEPT:
+                firsts.append(now)
             self._busy_add(model, now)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -273,6 +282,7 @@ class FakeLLMServer:
                 "requests_by_model": dict(self.requests_by_model),
                 "max_in_flight_by_model": dict(self.max_in_flight_by_model),
                 "first_request_by_model": dict(self.first_request_by_model),
+                "first_requests_by_model": {model: list(times) for model, times in self.first_requests_by_model.items()},
                 "last_done_by_model": dict(self.last_done_by_model),
                 "last_full_by_model": dict(self.last_full_by_model),
                 "busy_seconds_by_model": dict(self.busy_seconds_by_model),

@@ -495,6 +495,12 @@ def job_end_wait(job_id: int) -> None:
         time.sleep(0.001)  # between the last item's commit and the end's UPDATE, in the worker's next statements
 
 
+def _ordinal(number: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
 def _phases(stats: dict, model: str, started: float, wall: float) -> str:
     """A side's wall parted by the test server's clock: to its first request, its calls, after its last answer."""
     first = stats.get("first_request_by_model", {}).get(model)
@@ -510,8 +516,13 @@ def _phases(stats: dict, model: str, started: float, wall: float) -> str:
         # What the calls left of the limit: the slot-seconds of their span not spent in a request, a call's share.
         idle = most * (last - first) - busy
         unused = f"; {idle:.2f} slot-seconds unused, {idle / calls * 1000:.1f} ms a call"
+    firsts = stats.get("first_requests_by_model", {}).get(model, [])
+    spread = ""
+    if most and len(firsts) >= most:
+        # The first calls' spread: the calls that start last end last, and that is the length of the tail.
+        spread = f", the {_ordinal(most)} {(firsts[most - 1] - first) * 1000:.0f} ms after it"
     return (
-        f"phases: the first request {(first - started) * 1000:.0f} ms after the start, the calls {last - first:.2f} s "
+        f"phases: the first request {(first - started) * 1000:.0f} ms after the start{spread}, the calls {last - first:.2f} s "
         f"(the last {(last - full) * 1000:.0f} ms with fewer in flight than the most{unused}), "
         f"the end {(started + wall - last) * 1000:.0f} ms after the last answer"
     )
