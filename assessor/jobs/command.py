@@ -88,7 +88,11 @@ class JobCommand(CampaignCommand):
                 self._resume_mode(job, options)
             except JobRequestInvalid as exc:  # its output is another job's now
                 raise CommandError(str(exc)) from None
-            self.stdout.write(f"job {job.pk}: {pending} items to do")
+            if pending:
+                self.stdout.write(f"job {job.pk}: {pending} items to do")
+            else:  # a job left running by a worker that stopped before its end was ended by the reopen
+                status = Job.objects.filter(pk=job.pk).values_list("status", flat=True).get()
+                self.stdout.write(f"job {job.pk}: nothing left to do: it is {status}")
         else:
             if missing := endpoint_missing(options["endpoint"]):
                 raise CommandError(missing)

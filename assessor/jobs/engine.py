@@ -726,7 +726,8 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
 
     Items claimed by a worker that died go back to pending; so do failed items
     when `retry_failed` (their successful calls are cached, so a retry costs
-    only what failed). Finished items are never touched.
+    only what failed). Finished items are never touched. A running job with
+    nothing left to do is ended, as its last item's worker would have ended it.
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
@@ -745,6 +746,10 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
             if job.status in FINISHED_JOB_STATUSES:
                 # A finished job running again: its labels stop counting until it finishes.
                 scores_refresh_job(job.pk)
+    if not pending:
+        # Every item is finished, and the job may still be running: the worker of its last item stopped between that
+        # item's commit and the job's end. Nothing would end it now; this does (a job in any other state is left).
+        job_complete_if_finished(job_id)
     return pending
 
 

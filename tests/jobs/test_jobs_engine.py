@@ -392,3 +392,43 @@ def test_runs_repeating_one_answer_pay_its_calls_once_when_worked_at_once(llm_se
     # Four answers alike, 14 nuggets in batches of 10 and 4: two distinct prompts, asked once each.
     assert llm_server.count == 2 and job.calls == 2
     assert AssignmentLabel.objects.filter(assigner="auto-gpt").count() == 4 * 14
+
+
+def test_a_resume_ends_a_job_whose_worker_stopped_between_its_last_item_and_its_end(
+    llm_server, assign_setup, monkeypatch
+):
+    from assessor.jobs import engine
+    from assessor.models import KeptAnswerScore
+
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    # The worker that finished the last item stops before the job's end: every item done, the job still running,
+    # and its labels not counted.
+    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
+    assert job_run_sync(job.pk) == {"done": 3, "failed": 0, "skipped": 0}
+    monkeypatch.undo()
+    job.refresh_from_db()
+    assert (job.status, job.done_items) == ("running", 3)
+    assert not KeptAnswerScore.objects.filter(source__name__contains="auto-gpt").exists()
+    calls = llm_server.count
+    assert calls == 3 * 3  # 24 nuggets an answer, in batches of 10
+
+    assert job_reopen(job.pk) == 0  # nothing to queue
+    job.refresh_from_db()
+    assert job.status == "done"
+    # Its labels count now: a kept score for each of its three answers.
+    assert KeptAnswerScore.objects.filter(source__name__contains="auto-gpt").count() == 3
+    assert llm_server.count == calls
+
+
+def test_a_resume_leaves_a_finished_or_cancelled_job_with_nothing_to_do_as_it_is(llm_server, assign_setup):
+    done = auto_assign_job_create(nuggets="manual", name="auto-done", runs=["run0"])
+    job_run_sync(done.pk)
+    cancelled = auto_assign_job_create(nuggets="manual", name="auto-cancelled", runs=["run1"])
+    job_run_sync(cancelled.pk)
+    Job.objects.filter(pk=cancelled.pk).update(status="cancelled")
+    for job, status in [(done, "done"), (cancelled, "cancelled")]:
+        out = StringIO()
+        call_command("run_auto_assign", "--resume", str(job.pk), stdout=out)
+        assert f"job {job.pk}: nothing left to do: it is {status}" in out.getvalue()
+        job.refresh_from_db()
+        assert job.status == status

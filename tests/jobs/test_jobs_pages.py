@@ -126,3 +126,17 @@ def test_each_job_launches_from_the_browser(organizer, llm_server, worker_inline
     assert NuggetSet.objects.get(name="drafts-page").kind == "draft"
     assert SupportLabel.objects.get(method="support-page").label == SupportLabel.Label.FS
     assert set(Job.objects.values_list("status", flat=True)) == {"done"}
+
+
+def test_resuming_a_job_left_running_with_nothing_to_do_ends_it(organizer, llm_server, collection, monkeypatch):
+    from assessor.jobs import engine
+
+    job = auto_assign_job_create(nuggets="manual", name="auto-e")
+    # Its last item's worker stopped before the job's end.
+    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
+    job_run_sync(job.pk)
+    monkeypatch.undo()
+    assert Job.objects.get(pk=job.pk).status == "running"
+    page = organizer.post(reverse("jobs:resume", args=[job.pk]), follow=True).content.decode()
+    assert f"Job {job.pk} has nothing left to do: it is done." in page
+    assert Job.objects.get(pk=job.pk).status == "done"
