@@ -41,16 +41,21 @@ def test_a_prompt_the_rules_cannot_read_is_answered_with_an_error_not_a_dropped_
         ask(client, "[an unterminated list")
 
 
-def test_requests_are_counted_per_model_and_shown_at_stats():
+def stats_after_asks(models: list[str]) -> dict:
+    """What a server shows at /stats after one ask of each of `models`, one after the other."""
     server = FakeLLMServer().start()
     try:
         client = openai.OpenAI(base_url=server.url, api_key="test", max_retries=0, timeout=10)
-        for model in ["app", "app", "reference"]:
+        for model in models:
             client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hello"}])
         with urlopen(server.url.removesuffix("/v1") + "/stats", timeout=10) as response:
-            stats = json.load(response)
+            return json.load(response)
     finally:
         server.stop()
+
+
+def test_requests_are_counted_per_model_and_shown_at_stats():
+    stats = stats_after_asks(["app", "app", "reference"])
     assert stats["requests"] == 3
     assert stats["requests_by_model"] == {"app": 2, "reference": 1}
     # One at a time: never two in flight.
@@ -58,14 +63,7 @@ def test_requests_are_counted_per_model_and_shown_at_stats():
 
 
 def test_the_first_requests_of_each_model_are_kept_in_the_order_they_came():
-    server = FakeLLMServer().start()
-    try:
-        client = openai.OpenAI(base_url=server.url, api_key="test", max_retries=0, timeout=10)
-        for model in ["app", "reference", "app"]:
-            client.chat.completions.create(model=model, messages=[{"role": "user", "content": "hello"}])
-        stats = server.stats()
-    finally:
-        server.stop()
+    stats = stats_after_asks(["app", "reference", "app"])
     app, reference = stats["first_requests_by_model"]["app"], stats["first_requests_by_model"]["reference"]
     assert len(app) == 2 and len(reference) == 1
     # One after the other: the app's second came after the reference's one, which came after the app's first.
