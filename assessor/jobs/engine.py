@@ -628,8 +628,12 @@ ITEMS_PER_MESSAGE = 8
 # Sent as the need shows, not with the job: spares sent with it (as many as its share) were taken only once every
 # first message had ended, when no item was left pending, each a message and a claim for nothing as the job's last
 # calls went out (18 of a 400-call job's 50, 7.14-7.22 s into its 7.8 s: bench_llm's worker traced).
+# Only a job's last messages send one more so: a thread done with an earlier one finds later ones queued behind it,
+# and one more from each of them would be a message for nothing (250 of a 4,000-call job's 500, each claiming nothing
+# after every item had been claimed: a message to send, deliver and acknowledge, and a claim, 2 ms of CPU or so).
 # A small job still goes out in this many messages (never more than one an item), so that it is worked by as many
-# threads at once as a worker has for twice an endpoint limit of 16 calls.
+# threads at once as a worker has for twice an endpoint limit of 16 calls; of a larger job's, this many last ones
+# send one more.
 MESSAGES_AT_LEAST = 32
 DISPATCH_TASK = "assessor.job_dispatch"
 # A batch-mode job's steps (assessor.jobs.batch): rounds of its items and its batches at the provider.
@@ -646,11 +650,18 @@ def messages_for(items: int) -> int:
     return min(items, max(-(-items // ITEMS_PER_MESSAGE), MESSAGES_AT_LEAST))
 
 
-def job_items_continue(job_id: int, count: int, counts: dict[str, int]) -> bool:
+def messages_going_on(messages: int) -> int:
+    """Of a job's `messages` sent together, how many last ones send one more once they have claimed their whole count
+    (`job_items_continue`): every earlier one has at least MESSAGES_AT_LEAST queued behind it."""
+    return min(messages, MESSAGES_AT_LEAST)
+
+
+def job_items_continue(job_id: int, count: int, counts: dict[str, int], *, goes_on: bool = True) -> bool:
     """After a message's items (`job_items_process` and its `counts`): one that claimed its whole `count` may have left
     items pending, and one more message is sent for them, to the job's queue; returns whether it was. One that
-    claimed fewer found none pending, or its job no longer open: none is."""
-    if sum(counts.values()) < count:
+    claimed fewer found none pending, or its job no longer open: none is; nor is one sent by a message that does not
+    go on (`goes_on`: one of a job's earlier messages, with later ones queued behind it)."""
+    if not goes_on or sum(counts.values()) < count:
         return False
     params = Job.objects.filter(pk=job_id).values_list("params", flat=True).first()
     if params is None:
@@ -671,8 +682,12 @@ def job_dispatch(job: Job) -> int:
 
     def send() -> None:
         task = celery_task(ITEMS_TASK)
-        for _ in range(messages_for(pending)):
-            task.apply_async(args=[job.pk, ITEMS_PER_MESSAGE], queue=queue)
+        messages = messages_for(pending)
+        # Queued first, taken first: the last ones go on (`messages_going_on`), the messages sent for them too.
+        earlier = messages - messages_going_on(messages)
+        for number in range(messages):
+            options = {"kwargs": {"goes_on": False}} if number < earlier else {}
+            task.apply_async(args=[job.pk, ITEMS_PER_MESSAGE], queue=queue, **options)
 
     transaction.on_commit(send)
     return pending

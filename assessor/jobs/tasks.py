@@ -26,14 +26,15 @@ from assessor.project.celery import worker_name
 
 
 @shared_task(name=ITEMS_TASK, bind=True)
-def job_items_run(self, job_id: int, count: int) -> dict[str, int]:
+def job_items_run(self, job_id: int, count: int, goes_on: bool = True) -> dict[str, int]:
     # A duplicate delivery claims what is still pending, if anything: never an item claimed or done.
     counts = job_items_process(job_id, count)
-    # Its whole count claimed: items may be left, for one more message. Not when run where it was sent
-    # (CELERY_TASK_ALWAYS_EAGER): the dispatch's messages, run one after the other, claim every item between them,
-    # and one more would run inside this one (a job of thousands of items, thousands of frames deep).
+    # Its whole count claimed: items may be left, for one more message, unless later messages of the job are queued
+    # behind this one (`goes_on` False; a message sent before that flag existed goes on). Not when run where it was
+    # sent (CELERY_TASK_ALWAYS_EAGER): the dispatch's messages, run one after the other, claim every item between
+    # them, and one more would run inside this one (a job of thousands of items, thousands of frames deep).
     if not self.request.is_eager:
-        job_items_continue(job_id, count, counts)
+        job_items_continue(job_id, count, counts, goes_on=goes_on)
     return counts
 
 

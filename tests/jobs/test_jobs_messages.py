@@ -182,3 +182,31 @@ def test_the_items_task_sends_one_more_message_when_it_claimed_its_whole_count(l
     assert sent == [(ITEMS_TASK, [job.pk, 2], "assessing")]
     assert job_items_run(job.pk, 10) == {"done": 3, "failed": 0, "skipped": 0}
     assert len(sent) == 1
+
+
+def test_only_a_jobs_last_messages_send_one_more(llm_server, answers, monkeypatch, django_capture_on_commit_callbacks):
+    # Five items, two to a message (three messages), one at least going on: the first two have a later one queued
+    # behind them, and are sent not to go on; the last is sent as any message is, and goes on.
+    monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 2)
+    monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 1)
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt", queue="assessing")
+    sent: list[tuple[list, dict | None]] = []
+    monkeypatch.setattr(
+        celery_app.Task, "apply_async", lambda task, args=None, kwargs=None, **options: sent.append((args, kwargs))
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert job_dispatch(Job.objects.get(pk=job.pk)) == 5
+    assert sent == [([job.pk, 2], {"goes_on": False}), ([job.pk, 2], {"goes_on": False}), ([job.pk, 2], None)]
+
+    # A message sent not to go on claims its whole count and sends none; one that goes on sends one more, as it is.
+    sent.clear()
+    assert job_items_run(job.pk, 2, goes_on=False) == {"done": 2, "failed": 0, "skipped": 0}
+    assert sent == []
+    assert job_items_run(job.pk, 2) == {"done": 2, "failed": 0, "skipped": 0}
+    assert sent == [([job.pk, 2], None)]
+
+
+@pytest.mark.parametrize(("messages", "going_on"), [(0, 0), (1, 1), (32, 32), (33, 32), (250, 32)])
+def test_of_a_jobs_messages_the_last_32_at_most_go_on(messages, going_on, monkeypatch):
+    monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 32)
+    assert engine.messages_going_on(messages) == going_on
