@@ -156,10 +156,9 @@ class FakeLLMServer:
         self.requests_by_model: Counter[str] = Counter()
         self.in_flight_by_model: Counter[str] = Counter()
         self.max_in_flight_by_model: Counter[str] = Counter()
-        # Per model, when its first request arrived and its last answer was sent (time.monotonic(), the machine's
-        # clock, which a benchmark's processes share): a run's wall parted into its start, its calls and its end.
-        self.first_request_by_model: dict[str, float] = {}
-        # Per model, when its first FIRST_REQUESTS_KEPT requests arrived: how far apart its first calls went out.
+        # Per model, when its first FIRST_REQUESTS_KEPT requests arrived and its last answer was sent (time.monotonic(),
+        # the machine's clock, which a benchmark's processes share): a run's wall parted into its start, its calls and
+        # its end, and how far apart its first calls went out.
         self.first_requests_by_model: defaultdict[str, list[float]] = defaultdict(list)
         self.last_done_by_model: dict[str, float] = {}
         # When it last had as many requests in flight as it ever had: the end of its calls after that is its tail,
@@ -208,7 +207,6 @@ class FakeLLMServer:
             self.max_in_flight = 0
             self.requests_by_model.clear()
             self.max_in_flight_by_model.clear()
-            self.first_request_by_model.clear()
             self.first_requests_by_model.clear()
             self.last_done_by_model.clear()
             self.last_full_by_model.clear()
@@ -225,7 +223,6 @@ class FakeLLMServer:
             self.api_keys.append(api_key)
             now = time.monotonic()
             self.request_times.append(now)
-            self.first_request_by_model.setdefault(model, now)
             if len(firsts := self.first_requests_by_model[model]) < FIRST_REQUESTS_KEPT:
                 firsts.append(now)
             self._busy_add(model, now)
@@ -281,7 +278,7 @@ class FakeLLMServer:
                 "max_in_flight": self.max_in_flight,
                 "requests_by_model": dict(self.requests_by_model),
                 "max_in_flight_by_model": dict(self.max_in_flight_by_model),
-                "first_request_by_model": dict(self.first_request_by_model),
+                "first_request_by_model": {model: times[0] for model, times in self.first_requests_by_model.items()},
                 "first_requests_by_model": {model: list(times) for model, times in self.first_requests_by_model.items()},
                 "last_done_by_model": dict(self.last_done_by_model),
                 "last_full_by_model": dict(self.last_full_by_model),

@@ -91,8 +91,8 @@ class JobCommand(CampaignCommand):
             if pending:
                 self.stdout.write(f"job {job.pk}: {pending} items to do")
             else:  # a job left running by a worker that stopped before its end was ended by the reopen
-                status = Job.objects.filter(pk=job.pk).values_list("status", flat=True).get()
-                self.stdout.write(f"job {job.pk}: nothing left to do: it is {status}")
+                job.refresh_from_db(fields=["status"])
+                self.stdout.write(f"job {job.pk}: nothing left to do: it is {job.status}")
         else:
             if missing := endpoint_missing(options["endpoint"]):
                 raise CommandError(missing)

@@ -156,8 +156,8 @@ def job_resume_view(request: AuthenticatedRequest, job_id: int) -> HttpResponse:
         messages.success(request, f"Job {job.pk} resumed: {pending} items queued.")
     else:
         # A job left running by a worker that stopped before its end was ended by the reopen: its status says so.
-        status = Job.objects.filter(pk=job.pk).values_list("status", flat=True).get()
-        messages.warning(request, f"Job {job.pk} has nothing left to do: it is {status}.")
+        job.refresh_from_db(fields=["status"])
+        messages.warning(request, f"Job {job.pk} has nothing left to do: it is {job.status}.")
     return redirect("jobs:detail", job.pk)
 
 
