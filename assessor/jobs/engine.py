@@ -455,14 +455,15 @@ def _item_finish_with_rows(
 
 
 def job_complete_if_finished(job_id: int) -> None:
-    """Mark a running job with no item left open done (failed, if an item failed), and make its labels count."""
+    """Mark a queued or running job with no item left open done (failed, if an item failed), and make its labels
+    count."""
     open_statuses = [JobItem.Status.PENDING, JobItem.Status.CLAIMED]
     open_items = JobItem.objects.filter(job_id=OuterRef("pk"), status__in=open_statuses)
     # One statement decides: the check for open items and the status the failed count gives are read with the row.
     finished_status = Case(When(failed_items=0, then=Value(Job.Status.DONE)), default=Value(Job.Status.FAILED))
     with transaction.atomic():
         finished = (
-            Job.objects.filter(pk=job_id, status=Job.Status.RUNNING)
+            Job.objects.filter(pk=job_id, status__in=OPEN_STATUSES)
             .filter(~Exists(open_items))
             .update(status=finished_status, finished_at=timezone.now())
         )
@@ -761,9 +762,13 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
             if job.status in FINISHED_JOB_STATUSES:
                 # A finished job running again: its labels stop counting until it finishes.
                 scores_refresh_job(job.pk)
+        elif job.status == Job.Status.CANCELLED:
+            # Cancelled once every item had finished (a job its last item's worker left running, cancelled to be
+            # resumed from its page): resumed, it has only its end left, its output claimed back first.
+            _job_requeue(job)
     if not pending:
-        # Every item is finished, and the job may still be running: the worker of its last item stopped between that
-        # item's commit and the job's end. Nothing would end it now; this does (a job in any other state is left).
+        # Every item is finished, and the job may still be open: the worker of its last item stopped between that
+        # item's commit and the job's end. Nothing would end it now; this does (a done or failed job is left).
         job_complete_if_finished(job_id)
     return pending
 

@@ -420,15 +420,26 @@ def test_a_resume_ends_a_job_whose_worker_stopped_between_its_last_item_and_its_
     assert llm_server.count == calls
 
 
-def test_a_resume_leaves_a_finished_or_cancelled_job_with_nothing_to_do_as_it_is(llm_server, assign_setup):
+def test_a_resume_leaves_a_done_job_as_it_is_and_ends_one_cancelled_once_its_items_had_finished(
+    llm_server, assign_setup, monkeypatch
+):
+    from assessor.jobs import engine
+    from assessor.models import KeptAnswerScore
+
     done = auto_assign_job_create(nuggets="manual", name="auto-done", runs=["run0"])
     job_run_sync(done.pk)
+    # Left running by its last item's worker, then cancelled to be resumed from its page (which offers no Resume
+    # while a job runs): its labels do not count.
     cancelled = auto_assign_job_create(nuggets="manual", name="auto-cancelled", runs=["run1"])
+    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
     job_run_sync(cancelled.pk)
-    Job.objects.filter(pk=cancelled.pk).update(status="cancelled")
-    for job, status in [(done, "done"), (cancelled, "cancelled")]:
+    monkeypatch.undo()
+    assert job_cancel(cancelled.pk)
+    assert not KeptAnswerScore.objects.filter(source__name__contains="auto-cancelled").exists()
+    for job in (done, cancelled):
         out = StringIO()
         call_command("run_auto_assign", "--resume", str(job.pk), stdout=out)
-        assert f"job {job.pk}: nothing left to do: it is {status}" in out.getvalue()
+        assert f"job {job.pk}: nothing left to do: it is done" in out.getvalue()
         job.refresh_from_db()
-        assert job.status == status
+        assert job.status == "done"
+    assert KeptAnswerScore.objects.filter(source__name__contains="auto-cancelled").count() == 1

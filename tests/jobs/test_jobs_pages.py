@@ -140,3 +140,18 @@ def test_resuming_a_job_left_running_with_nothing_to_do_ends_it(organizer, llm_s
     page = organizer.post(reverse("jobs:resume", args=[job.pk]), follow=True).content.decode()
     assert f"Job {job.pk} has nothing left to do: it is done." in page
     assert Job.objects.get(pk=job.pk).status == "done"
+
+
+def test_cancel_then_resume_ends_a_job_left_running_with_nothing_to_do(organizer, llm_server, collection, monkeypatch):
+    from assessor.jobs import engine
+
+    job = auto_assign_job_create(nuggets="manual", name="auto-e")
+    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
+    job_run_sync(job.pk)
+    monkeypatch.undo()
+    # The page offers Cancel while a job runs, then Resume.
+    organizer.post(reverse("jobs:cancel", args=[job.pk]))
+    assert Job.objects.get(pk=job.pk).status == "cancelled"
+    page = organizer.post(reverse("jobs:resume", args=[job.pk]), follow=True).content.decode()
+    assert f"Job {job.pk} has nothing left to do: it is done." in page
+    assert Job.objects.get(pk=job.pk).status == "done"
