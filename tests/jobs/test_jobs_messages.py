@@ -91,13 +91,14 @@ def test_an_item_that_raises_leaves_the_rest_of_its_message_worked(llm_server, a
     assert JobItem.objects.filter(status="done").count() == 4
 
 
-def _sent_recorded(monkeypatch, *, send: bool) -> list[tuple[str, list, str | None]]:
-    """Each task message sent from now on: its task, its arguments and its queue; sent on only with `send`."""
-    sent: list[tuple[str, list, str | None]] = []
+def _sent_recorded(monkeypatch, *, send: bool) -> list[tuple[str, list, dict | None, str | None]]:
+    """Each task message sent from now on: its task, its arguments, its keyword arguments and its queue; sent on only
+    with `send`."""
+    sent: list[tuple[str, list, dict | None, str | None]] = []
     apply_async = celery_app.Task.apply_async
 
     def recorded(task, args=None, kwargs=None, **options):
-        sent.append((task.name, list(args or []), options.get("queue")))
+        sent.append((task.name, list(args or []), kwargs, options.get("queue")))
         return apply_async(task, args, kwargs, **options) if send else None
 
     monkeypatch.setattr(celery_app.Task, "apply_async", recorded)
@@ -121,8 +122,13 @@ def test_the_dispatch_sends_the_items_several_to_a_message(
         celery_app.conf.task_always_eager = eager
     # Five items, two to a message: three messages to the job's queue, the real task run where it is sent (Celery's
     # eager mode): two, two and one. Run so, a message that claimed its whole count sends no other (which would run
-    # inside it): the dispatch's own claim every item between them.
-    assert [message for message in sent if message[0] == ITEMS_TASK] == [(ITEMS_TASK, [job.pk, 2], "assessing")] * 3
+    # inside it): the dispatch's own claim every item between them. Of the three, the last goes on (one at least).
+    stays = {"goes_on": False}
+    assert [message for message in sent if message[0] == ITEMS_TASK] == [
+        (ITEMS_TASK, [job.pk, 2], stays, "assessing"),
+        (ITEMS_TASK, [job.pk, 2], stays, "assessing"),
+        (ITEMS_TASK, [job.pk, 2], None, "assessing"),
+    ]
     job.refresh_from_db()
     assert (job.status, job.done_items, llm_server.count) == ("done", 5, 5)
 
@@ -153,7 +159,7 @@ def test_a_message_that_claimed_its_whole_count_sends_one_more_and_one_that_clai
     # Two of the five claimed: three are left for the message it sends, to the job's queue.
     counts = job_items_process(job.pk, 2)
     assert job_items_continue(job.pk, 2, counts)
-    assert sent == [(ITEMS_TASK, [job.pk, 2], "assessing")]
+    assert sent == [(ITEMS_TASK, [job.pk, 2], None, "assessing")]
     # The three left, a message of three: its whole count again, so one more (which finds none: see below).
     counts = job_items_process(job.pk, 3)
     assert counts["done"] == 3 and job_items_continue(job.pk, 3, counts)
@@ -179,7 +185,7 @@ def test_the_items_task_sends_one_more_message_when_it_claimed_its_whole_count(l
     sent = _sent_recorded(monkeypatch, send=False)
     # As a worker runs it (not eagerly): two of five claimed, one more message for the three left.
     assert job_items_run(job.pk, 2) == {"done": 2, "failed": 0, "skipped": 0}
-    assert sent == [(ITEMS_TASK, [job.pk, 2], "assessing")]
+    assert sent == [(ITEMS_TASK, [job.pk, 2], None, "assessing")]
     assert job_items_run(job.pk, 10) == {"done": 3, "failed": 0, "skipped": 0}
     assert len(sent) == 1
 
@@ -190,20 +196,22 @@ def test_only_a_jobs_last_messages_send_one_more(llm_server, answers, monkeypatc
     monkeypatch.setattr(engine, "ITEMS_PER_MESSAGE", 2)
     monkeypatch.setattr(engine, "MESSAGES_AT_LEAST", 1)
     job = auto_assign_job_create(nuggets="manual", name="auto-gpt", queue="assessing")
-    sent: list[tuple[list, dict | None]] = []
-    monkeypatch.setattr(
-        celery_app.Task, "apply_async", lambda task, args=None, kwargs=None, **options: sent.append((args, kwargs))
-    )
+    sent = _sent_recorded(monkeypatch, send=False)
     with django_capture_on_commit_callbacks(execute=True):
         assert job_dispatch(Job.objects.get(pk=job.pk)) == 5
-    assert sent == [([job.pk, 2], {"goes_on": False}), ([job.pk, 2], {"goes_on": False}), ([job.pk, 2], None)]
+    stays = {"goes_on": False}
+    assert sent == [
+        (ITEMS_TASK, [job.pk, 2], stays, "assessing"),
+        (ITEMS_TASK, [job.pk, 2], stays, "assessing"),
+        (ITEMS_TASK, [job.pk, 2], None, "assessing"),
+    ]
 
     # A message sent not to go on claims its whole count and sends none; one that goes on sends one more, as it is.
     sent.clear()
     assert job_items_run(job.pk, 2, goes_on=False) == {"done": 2, "failed": 0, "skipped": 0}
     assert sent == []
     assert job_items_run(job.pk, 2) == {"done": 2, "failed": 0, "skipped": 0}
-    assert sent == [([job.pk, 2], None)]
+    assert sent == [(ITEMS_TASK, [job.pk, 2], None, "assessing")]
 
 
 @pytest.mark.parametrize(("messages", "going_on"), [(0, 0), (1, 1), (32, 32), (33, 32), (250, 32)])
