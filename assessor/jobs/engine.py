@@ -742,8 +742,9 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
 
     Items claimed by a worker that died go back to pending; so do failed items
     when `retry_failed` (their successful calls are cached, so a retry costs
-    only what failed). Finished items are never touched. A running job with
-    nothing left to do is ended, as its last item's worker would have ended it.
+    only what failed). Finished items are never touched. A running or cancelled
+    job with nothing left to do is ended, as its last item's worker would have
+    ended it.
     """
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job_id)
@@ -757,15 +758,14 @@ def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:
             if again:
                 Job.objects.filter(pk=job.pk).update(failed_items=F("failed_items") - again)
         pending = JobItem.objects.filter(job=job, status=JobItem.Status.PENDING).count()
-        if pending:
+        # A cancelled job with nothing pending was cancelled once every item had finished (a job its last item's
+        # worker left running, cancelled to be resumed from its page): resumed, it has only its end left, its output
+        # claimed back first.
+        if pending or job.status == Job.Status.CANCELLED:
             _job_requeue(job)
-            if job.status in FINISHED_JOB_STATUSES:
-                # A finished job running again: its labels stop counting until it finishes.
-                scores_refresh_job(job.pk)
-        elif job.status == Job.Status.CANCELLED:
-            # Cancelled once every item had finished (a job its last item's worker left running, cancelled to be
-            # resumed from its page): resumed, it has only its end left, its output claimed back first.
-            _job_requeue(job)
+        if pending and job.status in FINISHED_JOB_STATUSES:
+            # A finished job running again: its labels stop counting until it finishes.
+            scores_refresh_job(job.pk)
     if not pending:
         # Every item is finished, and the job may still be open: the worker of its last item stopped between that
         # item's commit and the job's end. Nothing would end it now; this does (a done or failed job is left).
