@@ -33,6 +33,7 @@ from tests.builders import (
     make_topic,
     source_of,
 )
+from tests.jobs.interrupted import run_stopped_before_its_end
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
@@ -394,18 +395,13 @@ def test_runs_repeating_one_answer_pay_its_calls_once_when_worked_at_once(llm_se
     assert AssignmentLabel.objects.filter(assigner="auto-gpt").count() == 4 * 14
 
 
-def test_a_resume_ends_a_job_whose_worker_stopped_between_its_last_item_and_its_end(
-    llm_server, assign_setup, monkeypatch
-):
-    from assessor.jobs import engine
+def test_a_resume_ends_a_job_whose_worker_stopped_between_its_last_item_and_its_end(llm_server, assign_setup):
     from assessor.models import KeptAnswerScore
 
     job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
     # The worker that finished the last item stops before the job's end: every item done, the job still running,
     # and its labels not counted.
-    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
-    assert job_run_sync(job.pk) == {"done": 3, "failed": 0, "skipped": 0}
-    monkeypatch.undo()
+    assert run_stopped_before_its_end(job.pk) == {"done": 3, "failed": 0, "skipped": 0}
     job.refresh_from_db()
     assert (job.status, job.done_items) == ("running", 3)
     assert not KeptAnswerScore.objects.filter(source__name__contains="auto-gpt").exists()
@@ -421,9 +417,8 @@ def test_a_resume_ends_a_job_whose_worker_stopped_between_its_last_item_and_its_
 
 
 def test_a_resume_leaves_a_done_job_as_it_is_and_ends_one_cancelled_once_its_items_had_finished(
-    llm_server, assign_setup, monkeypatch
+    llm_server, assign_setup
 ):
-    from assessor.jobs import engine
     from assessor.models import KeptAnswerScore
 
     done = auto_assign_job_create(nuggets="manual", name="auto-done", runs=["run0"])
@@ -431,9 +426,7 @@ def test_a_resume_leaves_a_done_job_as_it_is_and_ends_one_cancelled_once_its_ite
     # Left running by its last item's worker, then cancelled to be resumed from its page (which offers no Resume
     # while a job runs): its labels do not count.
     cancelled = auto_assign_job_create(nuggets="manual", name="auto-cancelled", runs=["run1"])
-    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
-    job_run_sync(cancelled.pk)
-    monkeypatch.undo()
+    run_stopped_before_its_end(cancelled.pk)
     assert job_cancel(cancelled.pk)
     assert not KeptAnswerScore.objects.filter(source__name__contains="auto-cancelled").exists()
     for job in (done, cancelled):

@@ -9,6 +9,7 @@ from assessor.work.roles import Role
 from assignment.auto import auto_assign_job_create
 from assignment.models import AssignmentLabel
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic, make_user
+from tests.jobs.interrupted import run_stopped_before_its_end
 from tests.llm_server import Reply
 
 pytestmark = pytest.mark.django_db
@@ -128,27 +129,19 @@ def test_each_job_launches_from_the_browser(organizer, llm_server, worker_inline
     assert set(Job.objects.values_list("status", flat=True)) == {"done"}
 
 
-def test_resuming_a_job_left_running_with_nothing_to_do_ends_it(organizer, llm_server, collection, monkeypatch):
-    from assessor.jobs import engine
-
+def test_resuming_a_job_left_running_with_nothing_to_do_ends_it(organizer, llm_server, collection):
     job = auto_assign_job_create(nuggets="manual", name="auto-e")
     # Its last item's worker stopped before the job's end.
-    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
-    job_run_sync(job.pk)
-    monkeypatch.undo()
+    run_stopped_before_its_end(job.pk)
     assert Job.objects.get(pk=job.pk).status == "running"
     page = organizer.post(reverse("jobs:resume", args=[job.pk]), follow=True).content.decode()
     assert f"Job {job.pk} has nothing left to do: it is done." in page
     assert Job.objects.get(pk=job.pk).status == "done"
 
 
-def test_cancel_then_resume_ends_a_job_left_running_with_nothing_to_do(organizer, llm_server, collection, monkeypatch):
-    from assessor.jobs import engine
-
+def test_cancel_then_resume_ends_a_job_left_running_with_nothing_to_do(organizer, llm_server, collection):
     job = auto_assign_job_create(nuggets="manual", name="auto-e")
-    monkeypatch.setattr(engine, "job_complete_if_finished", lambda job_id: None)
-    job_run_sync(job.pk)
-    monkeypatch.undo()
+    run_stopped_before_its_end(job.pk)
     # The page offers Cancel while a job runs, then Resume.
     organizer.post(reverse("jobs:cancel", args=[job.pk]))
     assert Job.objects.get(pk=job.pk).status == "cancelled"
