@@ -154,16 +154,24 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
         changed = set(item.payload["nuggets"])
         nuggets = [(nugget_id, text) for nugget_id, text in nuggets if nugget_id in changed]
     prompt = job_prompt(job, "assign")
-    labelled: list[tuple[int, str]] = []
     batches = list(chunks(nuggets, BATCH_SIZE))
-    for number, batch in enumerate(batches, start=1):
-        messages = prompt_messages(
-            prompt, n=len(batch), query=query, passage=passage, nuggets=as_list_text([text for _, text in batch])
+    # Each batch's labels are asked on their own (nothing of one batch's answer goes into another's prompt), so
+    # the batches' calls go out together.
+    asks = [
+        (
+            prompt_messages(
+                prompt, n=len(batch), query=query, passage=passage, nuggets=as_list_text([text for _, text in batch])
+            ),
+            partial(parse_label_list, expected=len(batch), allowed=LABELS),
         )
-        parse = partial(parse_label_list, expected=len(batch), allowed=LABELS)
-        labels = llm.ask(prompt, messages, parse, calls_after=len(batches) - number)
-        labelled.extend((nugget_id, label) for (nugget_id, _), label in zip(batch, labels, strict=True))
-    return labelled
+        for batch in batches
+    ]
+    answers = llm.ask_together(prompt, asks)
+    return [
+        (nugget_id, label)
+        for batch, labels in zip(batches, answers, strict=True)
+        for (nugget_id, _), label in zip(batch, labels, strict=True)
+    ]
 
 
 def item_rows(*, job: Job, item: JobItem, result: list[tuple[int, str]]) -> list[tuple[type, list[dict]]] | None:

@@ -91,25 +91,28 @@ def item_compute(*, job: Job, item: JobItem, llm: LLMSession) -> list[tuple[int,
     firsts = Citation.objects.filter(position=0, sentence__answer=answer).select_related("sentence", "segment")
     prompt = job_prompt(job, "support")
     parse = label_parser(prompt)
-    labels: list[tuple[int, int]] = []
     citations = list(firsts.order_by("sentence__index"))
-    # The calls the answer still has to make after the one in hand: its first calls wait less for a slot.
-    calls_left = sum(1 for citation in citations if citation.segment.text)
-    for citation in citations:
-        if not citation.segment.text:
-            labels.append((citation.pk, SupportLabel.Label.UNJUDGED))
-            continue
-        calls_left -= 1
-        messages = prompt_messages(
-            prompt,
-            query=answer.topic.query,
-            sentence=citation.sentence.text,
-            passage=citation.segment.text,
-            statement=citation.sentence.text,
-            citation=citation_text(citation.segment),
+    judged = [citation for citation in citations if citation.segment.text]
+    # Each citation is judged on its own (no answer goes into another's prompt): the calls go out together.
+    asks = [
+        (
+            prompt_messages(
+                prompt,
+                query=answer.topic.query,
+                sentence=citation.sentence.text,
+                passage=citation.segment.text,
+                statement=citation.sentence.text,
+                citation=citation_text(citation.segment),
+            ),
+            parse,
         )
-        labels.append((citation.pk, LABELS[llm.ask(prompt, messages, parse, calls_after=calls_left)]))
-    return labels
+        for citation in judged
+    ]
+    answers = dict(zip((citation.pk for citation in judged), llm.ask_together(prompt, asks), strict=True))
+    return [
+        (citation.pk, LABELS[answers[citation.pk]] if citation.pk in answers else SupportLabel.Label.UNJUDGED)
+        for citation in citations
+    ]
 
 
 def item_store(*, job: Job, item: JobItem, result: list[tuple[int, int]]) -> None:

@@ -5,6 +5,8 @@
 does not parse, logs every call (and every cache hit) as an LLMCall, and adds
 its tokens and cost to the job. When all that fails it raises, and the caller
 records the item as failed with the raw answer: it never guesses.
+`LLMSession.ask_together` does the same for an item's asks that need none of
+each other's answers, their first requests sent at once.
 
 The `openai` client's own retries are off: ours log each attempt and share
 the concurrency limit (assessor.jobs.llm.concurrency) across processes.
@@ -13,11 +15,13 @@ the concurrency limit (assessor.jobs.llm.concurrency) across processes.
 import email.utils
 import json
 import logging
+import os
 import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -29,7 +33,7 @@ from django.db import router
 from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
-from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot
+from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot, shared_backend
 from assessor.jobs.llm.inflight import (
     Look,
     ask_claim,
@@ -330,6 +334,55 @@ def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict, *
     return _completion_read(raw, latency_ms=latency_ms)
 
 
+# The threads that send the first requests of asks made together (`LLMSession.ask_together`) beside the asking
+# thread's own: threads that only send and read (no database), made as they are first needed, at most this many.
+TOGETHER_THREADS = 64
+_together_pool: ThreadPoolExecutor | None = None
+_together_lock = threading.Lock()
+
+
+def _together_threads() -> ThreadPoolExecutor:
+    global _together_pool
+    with _together_lock:
+        if _together_pool is None:
+            _together_pool = ThreadPoolExecutor(max_workers=TOGETHER_THREADS, thread_name_prefix="llm-together")
+        return _together_pool
+
+
+def _together_forgotten() -> None:
+    global _together_pool
+    _together_pool = None  # a forked child has none of its parent's threads
+
+
+os.register_at_fork(after_in_child=_together_forgotten)
+
+# A first request's outcome: its completion, or what it raised (handled as the asking thread's own would be).
+Sent = Completion | Exception
+
+
+def _requests_together(config: LLMConfig, requests: Sequence[tuple[list[dict[str, str]], dict]]) -> list[Sent]:
+    """Send the requests at once: each but the last on a thread of `_together_threads`, the last on this one; each
+    takes its own slot of the endpoint's limit as it goes on the wire. Returns every outcome, in order, once all
+    have one."""
+
+    def sent(messages: list[dict[str, str]], options: dict) -> Sent:
+        try:
+            return _request(config, messages, options)
+        except Exception as exc:
+            return exc
+
+    others: list[Future[Sent]] = [_together_threads().submit(sent, *request) for request in requests[:-1]]
+    own = sent(*requests[-1])
+    return [future.result() for future in others] + [own]
+
+
+def calls_together_possible() -> bool:
+    """Whether an item's independent asks may be sent together (`LLMSession.ask_together`): where the limit's slots
+    are kept in Redis. On the database, each sending thread would take and give back its slot over a database
+    connection of its own, one more connection a call in flight."""
+    return shared_backend() == "redis"
+
+
 def _completion_read(raw: bytes, *, latency_ms: int) -> Completion:
     """The text and token counts of a chat completion's JSON body."""
     try:
@@ -426,6 +479,84 @@ class LLMSession:
         (`assessor.jobs.llm.concurrency`), so that a job does not end on one item's run of calls."""
         self.calls_after = calls_after
         return self._ask(prompt, messages, parse, logprobs=False, cached=True).value
+
+    def ask_together(
+        self, prompt: PromptTemplate, asks: Sequence[tuple[list[dict[str, str]], Callable[[str], T]]]
+    ) -> list[T]:
+        """The parsed answers of asks none of which needs another's answer (an item's batches of nuggets), in order.
+
+        Their first requests go out at once (`_requests_together`), each in its turn for a slot of the endpoint's
+        limit, so that the item takes one call's time instead of the sum, and a job's last items are not runs of
+        calls one after the other while other slots stand idle. Everything else is `ask`'s, ask by ask in this
+        thread: the cache and its claims, identical asks in flight elsewhere (waited for after the others), retries
+        and re-asks, the log. When one of them fails, the others' answers are still logged (and cached) before its
+        error is raised. One after the other, as `ask`, where `calls_together_possible` says no, or when two of the
+        asks are the same.
+        """
+        temperature = request_options(self.config, prompt)["temperature"]
+        keys = [cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=m) for m, _ in asks]
+        if len(asks) < 2 or len(set(keys)) < len(keys) or not calls_together_possible():
+            return [
+                self.ask(prompt, messages, parse, calls_after=len(asks) - number)
+                for number, (messages, parse) in enumerate(asks, 1)
+            ]
+        self.calls_after = 0
+        answers: dict[int, Scored[T]] = {}
+        claimed: list[_Lease] = []
+        try:
+            to_send = self._together_looked_up(prompt, asks, keys, answers=answers, claimed=claimed)
+            options = request_options(self.config, prompt)
+            requests = [(asks[number][0], options) for number, _lease in to_send]
+            firsts = _requests_together(self.config, requests) if requests else []
+            failure: Exception | None = None
+            for (number, lease), first in zip(to_send, firsts, strict=True):
+                messages, parse = asks[number]
+                try:
+                    answers[number] = self._sent(prompt, messages, lease.key, parse, lease, first=first)
+                except Exception as exc:
+                    failure = failure or exc  # the others' answers are logged all the same
+            if failure is not None:
+                raise failure
+            for number, (messages, parse) in enumerate(asks):
+                if number not in answers:  # an identical ask was in flight elsewhere: waited for now
+                    answers[number] = self._ask(prompt, messages, parse, logprobs=False, cached=True)
+        finally:
+            for lease in claimed:
+                if not lease.released:
+                    ask_release(lease.key, holder=lease.holder)
+        return [answers[number].value for number in range(len(asks))]
+
+    def _together_looked_up(
+        self,
+        prompt: PromptTemplate,
+        asks: Sequence[tuple[list[dict[str, str]], Callable[[str], T]]],
+        keys: list[str],
+        *,
+        answers: dict[int, "Scored[T]"],
+        claimed: list["_Lease"],
+    ) -> list[tuple[int, "_Lease"]]:
+        """`ask_together`'s look at the cache for each ask, and the claim of its key: the asks answered there go into
+        `answers` by number, the keys claimed into `claimed`; returns the asks to send, by number, with their claims.
+        An ask whose key is claimed elsewhere (an identical ask in flight) is neither."""
+        to_send: list[tuple[int, _Lease]] = []
+        for number, ((messages, parse), key) in enumerate(zip(asks, keys, strict=True)):
+            lease = _Lease(key=key, holder=holder_name(), seconds=self._lease())
+            look = self._look_and_claim(lease)
+            if look.answer is not None:
+                hit = self._cached_use(prompt, messages, key, parse, look.answer)
+                if hit is not None:
+                    answers[number] = hit
+                    continue
+                look = Look(answer=None, claimed=lease.claim(), recheck=False)
+            if not look.claimed:
+                continue
+            claimed.append(lease)
+            hit = self._cached(prompt, messages, key, parse) if look.recheck else None
+            if hit is not None:
+                answers[number] = hit
+            else:
+                to_send.append((number, lease))
+        return to_send
 
     def ask_scored(
         self, prompt: PromptTemplate, messages: list[dict[str, str]], parse: Callable[[str], T], *, cached: bool = True
@@ -527,13 +658,16 @@ class LLMSession:
         lease: "_Lease",
         *,
         logprobs: bool = False,
+        first: Sent | None = None,
     ) -> Scored[T]:
-        """Ask, and re-ask a bounded number of times while the answer cannot be used."""
+        """Ask, and re-ask a bounded number of times while the answer cannot be used. `first`: the first request's
+        outcome when it was sent already (`ask_together`)."""
         conversation = list(messages)
         raw = ""
         reason = ""
         for _ask in range(self.config.max_reasks + 1):
-            completion = self._complete(prompt, conversation, key, lease, logprobs=logprobs)
+            completion = self._complete(prompt, conversation, key, lease, logprobs=logprobs, first=first)
+            first = None
             raw = completion.text
             try:
                 value = parse(raw)
@@ -561,13 +695,20 @@ class LLMSession:
         lease: "_Lease",
         *,
         logprobs: bool = False,
+        first: Sent | None = None,
     ) -> Completion:
-        """One answer, retrying transient failures; raises LLMUnavailable when they persist."""
+        """One answer, retrying transient failures; raises LLMUnavailable when they persist. `first`: the outcome of
+        the first attempt when it was sent already, handled as if sent here."""
         import openai
 
         for attempt in range(self.config.max_retries + 1):
             lease.renew_if_old()
             try:
+                if first is not None:
+                    outcome, first = first, None
+                    if isinstance(outcome, Exception):
+                        raise outcome
+                    return outcome
                 options = request_options(self.config, prompt)
                 return _request(
                     self.config,

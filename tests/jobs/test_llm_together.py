@@ -1,0 +1,187 @@
+"""Asks made together (`LLMSession.ask_together`): an item's independent asks sent at once, through the real client,
+its retries, re-asks, log and cache, against the local test server."""
+
+import os
+from functools import partial
+
+import pytest
+
+from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
+from assessor.jobs.llm.cache import cache_key
+from assessor.jobs.llm.client import LLMUnavailable, llm_session
+from assessor.jobs.llm.parsing import parse_label_list
+from assessor.jobs.llm.prompts import prompt_messages, prompt_template_get
+from assessor.models import LLMCall
+from assessor.models.jobs import LLMAskInFlight
+from assignment.auto import auto_assign_job_create
+from assignment.models import AssignmentLabel
+from nuggets.models import Nugget
+from support.auto import auto_support_job_create
+from support.models import SupportLabel
+from tests.builders import make_answer, make_nugget_set, make_run, make_segment, make_topic
+from tests.llm_server import Reply, expected_assign
+
+pytestmark = pytest.mark.django_db
+
+LABELS = ("support", "partial_support", "not_support")
+PASSAGE = "Paris is the capital of France, on the Seine."
+BATCHES = [
+    ["Paris is the capital", "Seine river flows", "Lyon food"],
+    ["France has a capital", "Marseille port", "on the Seine"],
+]
+
+
+def _redis_slots(settings) -> None:
+    """The tests' Redis as the broker, where the limit's slots are kept and calls may go together; skipped without
+    one."""
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("set REDIS_URL to test asks sent together (the limit's slots kept in Redis)")
+    settings.CELERY_BROKER_URL = redis_url
+
+
+def _asks(batches=BATCHES):
+    prompt = prompt_template_get("assign")
+    asks = [
+        (
+            prompt_messages(
+                prompt, n=len(batch), query="capital of France", passage=PASSAGE, nuggets=str(batch).replace("'", '"')
+            ),
+            partial(parse_label_list, expected=len(batch), allowed=LABELS),
+        )
+        for batch in batches
+    ]
+    return prompt, asks
+
+
+def _expected(batches=BATCHES) -> list[list[str]]:
+    return [[expected_assign(nugget, PASSAGE) for nugget in batch] for batch in batches]
+
+
+def test_the_asks_go_out_at_once_and_their_answers_come_back_in_order(llm_server, settings):
+    _redis_slots(settings)
+    llm_server.latency = 0.4
+    prompt, asks = _asks()
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.count == 2
+    assert llm_server.max_in_flight == 2
+    first, second = llm_server.request_times
+    assert abs(second - first) < 0.3  # the second did not wait for the first's answer (0.4 s)
+    calls = LLMCall.objects.filter(from_cache=False, parsed_ok=True)
+    assert calls.count() == 2
+    assert not LLMAskInFlight.objects.exists()  # both claims let go of
+
+
+def test_without_redis_the_asks_go_one_after_the_other(llm_server, settings):
+    settings.CELERY_BROKER_URL = "memory://"  # the slots kept in the database
+    llm_server.latency = 0.2
+    prompt, asks = _asks()
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.count == 2
+    assert llm_server.max_in_flight == 1
+
+
+def test_an_unusable_answer_is_asked_again_on_its_own(llm_server, settings):
+    _redis_slots(settings)
+    llm_server.script(Reply.short())  # whichever arrives first
+    prompt, asks = _asks()
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.count == 3
+    reask = llm_server.requests[2]["messages"]
+    assert reask[-2]["role"] == "assistant" and "could not be used" in reask[-1]["content"]
+    assert list(LLMCall.objects.order_by("parsed_ok").values_list("parsed_ok", flat=True)) == [False, True, True]
+
+
+def test_a_retried_failure_of_one_ask_leaves_the_other_alone(llm_server, settings):
+    _redis_slots(settings)
+    llm_server.script(Reply.error(503))
+    prompt, asks = _asks()
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.count == 3
+    assert LLMCall.objects.exclude(error="").count() == 1
+
+
+def test_when_one_ask_fails_the_others_answer_is_logged_and_cached_first(llm_server, settings):
+    _redis_slots(settings)
+    llm_server.script(Reply.error(400))  # refused: not retried
+    prompt, asks = _asks()
+    session = llm_session()
+    with pytest.raises(LLMUnavailable, match="refused"):
+        session.ask_together(prompt, asks)
+    assert llm_server.count == 2
+    assert session.calls_made == 2  # both reached the endpoint: both are paid
+    answered = LLMCall.objects.get(parsed_ok=True)
+    assert not LLMAskInFlight.objects.exists()
+    # Asked again, the answered one comes from the cache: only the refused one is sent.
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.count == 3
+    assert LLMCall.objects.filter(from_cache=True, cache_key=answered.cache_key).count() == 1
+
+
+def test_an_ask_answered_already_is_taken_from_the_cache_and_only_the_other_is_sent(llm_server, settings):
+    _redis_slots(settings)
+    prompt, asks = _asks()
+    messages, parse = asks[1]
+    assert llm_session().ask(prompt, messages, parse) == _expected()[1]
+    assert llm_server.count == 1
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.count == 2
+    assert llm_server.requests[1]["messages"] == asks[0][0]
+    key = cache_key(model="fake-model", prompt=prompt, temperature=0.0, messages=messages)
+    assert LLMCall.objects.filter(from_cache=True, cache_key=key).count() == 1
+
+
+def test_two_identical_asks_are_sent_once(llm_server, settings):
+    _redis_slots(settings)
+    prompt, asks = _asks([BATCHES[0], BATCHES[0]])
+    assert llm_session().ask_together(prompt, asks) == _expected([BATCHES[0], BATCHES[0]])
+    assert llm_server.count == 1
+    assert LLMCall.objects.filter(from_cache=True).count() == 1
+
+
+# --- the job kinds whose items ask together ------------------------------------------------
+
+
+def test_an_assign_items_windows_of_nuggets_are_asked_at_once(llm_server, settings):
+    """24 nuggets: windows of 10, 10 and 4, all three in flight together, each nugget labelled by the server's rule."""
+    _redis_slots(settings)
+    llm_server.latency = 0.3
+    topic = make_topic("t1", query="zebra facts")
+    nuggets = make_nugget_set(topic, texts=[f"zebra fact {i} here" for i in range(24)], name="manual")
+    answer = make_answer(make_run("r1"), topic, [("Zebras: zebra fact 3 here, and zebra fact 17 here.", [])])
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    (item,) = pending_item_ids(job.pk)
+    assert item_process(item) == "done"
+    assert llm_server.count == 3
+    assert llm_server.max_in_flight == 3
+    labels = dict(AssignmentLabel.objects.filter(assigner="auto-gpt").values_list("nugget__text", "label"))
+    assert labels == {nugget.text: expected_assign(nugget.text, answer.text) for nugget in Nugget.objects.filter(nugget_set=nuggets)}
+    assert labels["zebra fact 3 here"] == "support" and labels["zebra fact 4 here"] == "partial_support"
+
+
+def test_an_answers_first_citations_are_judged_at_once(llm_server, settings):
+    _redis_slots(settings)
+    llm_server.latency = 0.3
+    topic = make_topic("t3", query="zebra stripes pattern")
+    full = make_segment("s1#0", text="Zebras have black and white stripes.")
+    other = make_segment("s2#0", text="Lions live in prides.")
+    blank = make_segment("s3#0", text="")
+    make_answer(
+        make_run("r1"),
+        topic,
+        [
+            ("Zebras have black and white stripes.", [full, other]),  # FS on the first citation
+            ("Zebras have stripes and eat grass.", [full]),  # PS
+            ("The sun is hot.", [other]),  # NS
+            ("No citation here.", []),  # NS without a call
+            ("A passage we lack.", [blank]),  # unjudged without a call
+        ],
+    )
+    job_run_sync(auto_support_job_create(name="auto-support").pk)
+    assert llm_server.count == 3
+    assert llm_server.max_in_flight == 3
+    labels = {
+        label.citation.sentence.index: label.label
+        for label in SupportLabel.objects.filter(method="auto-support").select_related("citation__sentence")
+    }
+    assert labels == {0: 2, 1: 1, 2: 0, 4: -1}
