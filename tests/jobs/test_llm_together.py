@@ -2,6 +2,9 @@
 its retries, re-asks, log and cache, against the local test server."""
 
 import os
+import threading
+import time
+import uuid
 from functools import partial
 
 import pytest
@@ -9,6 +12,7 @@ import pytest
 from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
 from assessor.jobs.llm.cache import cache_key
 from assessor.jobs.llm.client import LLMUnavailable, llm_session
+from assessor.jobs.llm.concurrency import llm_slot, slots_wanted_here
 from assessor.jobs.llm.parsing import parse_label_list
 from assessor.jobs.llm.prompts import prompt_messages, prompt_template_get
 from assessor.models import LLMCall
@@ -185,3 +189,47 @@ def test_an_answers_first_citations_are_judged_at_once(llm_server, settings):
         for label in SupportLabel.objects.filter(method="auto-support").select_related("citation__sentence")
     }
     assert labels == {0: 2, 1: 1, 2: 0, 4: -1}
+
+
+def test_while_the_processs_calls_use_up_the_limit_the_asks_go_one_after_the_other(llm_server, settings, monkeypatch):
+    """With threads of the process waiting for a slot, more calls at once would only wait: the item's first ask goes
+    first, as `ask` sends it."""
+    _redis_slots(settings)
+    llm_server.latency = 0.2
+    monkeypatch.setattr("assessor.jobs.llm.client.slots_wanted_here", lambda **_kwargs: True)
+    prompt, asks = _asks()
+    assert llm_session().ask_together(prompt, asks) == _expected()
+    assert llm_server.max_in_flight == 1
+    assert [request["messages"] for request in llm_server.requests] == [messages for messages, _parse in asks]
+
+
+def test_the_limit_is_used_up_once_a_thread_of_the_process_waits_for_a_slot(settings):
+    _redis_slots(settings)
+    endpoint = f"together-{uuid.uuid4().hex}"
+    assert not slots_wanted_here(endpoint=endpoint, limit=1)
+    held, release, waited = threading.Event(), threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with llm_slot(endpoint=endpoint, limit=1, timeout=5):
+            held.set()
+            release.wait(5)
+
+    def waiter() -> None:
+        with llm_slot(endpoint=endpoint, limit=1, timeout=5):
+            waited.set()
+
+    threads = [threading.Thread(target=holder)]
+    threads[0].start()
+    assert held.wait(5)
+    assert not slots_wanted_here(endpoint=endpoint, limit=1)  # the slot held, nobody waiting for another
+    threads.append(threading.Thread(target=waiter))
+    threads[1].start()
+    deadline = time.monotonic() + 5
+    while not slots_wanted_here(endpoint=endpoint, limit=1) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert slots_wanted_here(endpoint=endpoint, limit=1)
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert waited.is_set()
+    assert not slots_wanted_here(endpoint=endpoint, limit=1)

@@ -33,7 +33,7 @@ from django.db import router
 from django.db.models import F
 
 from assessor.jobs.llm.cache import cache_key, cache_lookup
-from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot, shared_backend
+from assessor.jobs.llm.concurrency import LEASE_MARGIN_SECONDS, llm_slot, shared_backend, slots_wanted_here
 from assessor.jobs.llm.inflight import (
     Look,
     ask_claim,
@@ -490,12 +490,16 @@ class LLMSession:
         calls one after the other while other slots stand idle. Everything else is `ask`'s, ask by ask in this
         thread: the cache and its claims, identical asks in flight elsewhere (waited for after the others), retries
         and re-asks, the log. When one of them fails, the others' answers are still logged (and cached) before its
-        error is raised. One after the other, as `ask`, where `calls_together_possible` says no, or when two of the
-        asks are the same.
+        error is raised. One after the other, as `ask` (the item's first ask first for a slot), where
+        `calls_together_possible` says no, when two of the asks are the same, and while threads of this process
+        already wait for a slot of the endpoint (`slots_wanted_here`): the limit is used up, and asks sent at once
+        would only wait, each in its turn behind the others' first asks, where asked one after the other an item's
+        later ask comes before the items that follow (measured: a job of 4,000 calls 0.1 s longer, its last calls
+        spread over a whole call's length, when every item's asks went together).
         """
         temperature = request_options(self.config, prompt)["temperature"]
         keys = [cache_key(model=self.config.model, prompt=prompt, temperature=temperature, messages=m) for m, _ in asks]
-        if len(asks) < 2 or len(set(keys)) < len(keys) or not calls_together_possible():
+        if len(asks) < 2 or len(set(keys)) < len(keys) or not calls_together_possible() or self._slots_wanted():
             return [
                 self.ask(prompt, messages, parse, calls_after=len(asks) - number)
                 for number, (messages, parse) in enumerate(asks, 1)
@@ -525,6 +529,10 @@ class LLMSession:
                 if not lease.released:
                     ask_release(lease.key, holder=lease.holder)
         return [answers[number].value for number in range(len(asks))]
+
+    def _slots_wanted(self) -> bool:
+        """Whether this process's calls of the endpoint use up its limit now (`slots_wanted_here`)."""
+        return slots_wanted_here(endpoint=self.config.endpoint, limit=self.config.concurrency)
 
     def _together_looked_up(
         self,

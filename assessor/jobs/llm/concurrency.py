@@ -375,6 +375,14 @@ def _process_slots_of(key: str, limit: int) -> _ProcessSlots:
         return slots
 
 
+def slots_wanted_here(*, endpoint: str, limit: int) -> bool:
+    """Whether a thread of this process waits for a slot of the endpoint now: its calls use up the limit, and more
+    asked at once would only wait (`LLMSession.ask_together`)."""
+    with _local_lock:
+        slots = _process_slots.get(("assessor:llm-slots:" + slot_pool(endpoint), limit))
+    return slots is not None and (slots.fetching or slots.waiting > 0)
+
+
 @contextmanager
 def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0) -> Iterator[None]:
     """Hold one of `limit` slots of `endpoint` for the duration of the block. `calls_after`: how many calls the
