@@ -260,26 +260,6 @@ def test_auto_nuggets_reads_the_chosen_qrels_source(llm_server, nugget_topic):
 # --- support --------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cited_answer():
-    topic = make_topic("t3", query="zebra stripes pattern")
-    full = make_segment("s1#0", text="Zebras have black and white stripes.")
-    other = make_segment("s2#0", text="Lions live in prides.")
-    blank = make_segment("s3#0", text="")
-    answer = make_answer(
-        make_run("r1"),
-        topic,
-        [
-            ("Zebras have black and white stripes.", [full, other]),  # FS on the first citation
-            ("Zebras have stripes and eat grass.", [full]),  # PS
-            ("The sun is hot.", [other]),  # NS
-            ("No citation here.", []),  # NS without a call
-            ("A passage we lack.", [blank]),  # unjudged without a call
-        ],
-    )
-    return topic, answer
-
-
 def test_auto_support_judges_first_citations_only(llm_server, cited_answer):
     topic, answer = cited_answer
     job = auto_support_job_create(name="auto-support")

@@ -22,7 +22,7 @@ from assignment.models import AssignmentLabel
 from nuggets.models import Nugget
 from support.auto import auto_support_job_create
 from support.models import SupportLabel
-from tests.builders import make_answer, make_nugget_set, make_run, make_segment, make_topic
+from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 from tests.llm_server import Reply, expected_assign
 
 pytestmark = pytest.mark.django_db
@@ -163,24 +163,9 @@ def test_an_assign_items_windows_of_nuggets_are_asked_at_once(llm_server, settin
     assert labels["zebra fact 3 here"] == "support" and labels["zebra fact 4 here"] == "partial_support"
 
 
-def test_an_answers_first_citations_are_judged_at_once(llm_server, settings):
+def test_an_answers_first_citations_are_judged_at_once(llm_server, settings, cited_answer):
     _redis_slots(settings)
     llm_server.latency = 0.3
-    topic = make_topic("t3", query="zebra stripes pattern")
-    full = make_segment("s1#0", text="Zebras have black and white stripes.")
-    other = make_segment("s2#0", text="Lions live in prides.")
-    blank = make_segment("s3#0", text="")
-    make_answer(
-        make_run("r1"),
-        topic,
-        [
-            ("Zebras have black and white stripes.", [full, other]),  # FS on the first citation
-            ("Zebras have stripes and eat grass.", [full]),  # PS
-            ("The sun is hot.", [other]),  # NS
-            ("No citation here.", []),  # NS without a call
-            ("A passage we lack.", [blank]),  # unjudged without a call
-        ],
-    )
     job_run_sync(auto_support_job_create(name="auto-support").pk)
     assert llm_server.count == 3
     assert llm_server.max_in_flight == 3
