@@ -379,7 +379,7 @@ def slots_wanted_here(*, endpoint: str, limit: int) -> bool:
     """Whether a thread of this process waits for a slot of the endpoint now: its calls use up the limit, and more
     asked at once would only wait (`LLMSession.ask_together`)."""
     with _local_lock:
-        slots = _process_slots.get(("assessor:llm-slots:" + slot_pool(endpoint), limit))
+        slots = _process_slots.get((_slots_key(endpoint), limit))
     return slots is not None and (slots.fetching or slots.waiting > 0)
 
 
@@ -388,7 +388,7 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0)
     """Hold one of `limit` slots of `endpoint` for the duration of the block. `calls_after`: how many calls the
     asking item will make after this one, one after the other (its waiting turn comes before those with fewer)."""
     pool = slot_pool(endpoint)
-    key = "assessor:llm-slots:" + pool
+    key = _slots_key(endpoint)
     lease = timeout + LEASE_MARGIN_SECONDS
     fetch: Fetch
     more: FetchMore | None = None
@@ -403,6 +403,11 @@ def llm_slot(*, endpoint: str, limit: int, timeout: float, calls_after: int = 0)
         yield
     finally:
         slots.give(held)
+
+
+def _slots_key(endpoint: str) -> str:
+    """The name of an endpoint's slots in Redis, and of its slots in this process (`_process_slots`)."""
+    return "assessor:llm-slots:" + slot_pool(endpoint)
 
 
 @cache
