@@ -22,6 +22,13 @@ def redis_or_skip() -> str:
     return REDIS_URL
 
 
+def redis_slots(settings) -> str:
+    """The tests' Redis as the broker, so that the LLM concurrency limit's slots are kept there
+    (assessor.jobs.llm.concurrency); the test is skipped without one."""
+    settings.CELERY_BROKER_URL = redis_or_skip()
+    return settings.CELERY_BROKER_URL
+
+
 def make_answers(count: int, nuggets: int = 12) -> None:
     """One topic with a manual nugget set "manual" of `nuggets` nuggets and `count` runs' answers to label."""
     topic = make_topic("w1", query="zebra stripes")

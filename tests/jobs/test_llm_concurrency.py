@@ -14,15 +14,7 @@ from assessor.jobs.llm import concurrency
 from assessor.jobs.llm.concurrency import _database_slot_take, llm_slot, shared_backend
 from assessor.jobs.llm.inflight import holder_name
 from assessor.models.jobs import LLMSlot
-
-
-def _redis_settings(settings) -> str:
-    """The tests' Redis as the broker (the slots are kept there); the test is skipped without one."""
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not redis_url:
-        pytest.skip("set REDIS_URL to test the Redis semaphore")
-    settings.CELERY_BROKER_URL = redis_url
-    return redis_url
+from tests.services import redis_slots
 
 
 def _script_runs(monkeypatch) -> list[tuple[str, str]]:
@@ -67,7 +59,7 @@ def test_a_database_slot_is_released_after_the_block(settings):
 
 
 def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
-    _redis_settings(settings)
+    redis_slots(settings)
     assert shared_backend() == "redis"
     endpoint = f"test-{time.time()}"
     inside = 0
@@ -99,7 +91,7 @@ def test_the_redis_semaphore_holds_the_limit_across_holders(settings):
 
 
 def test_a_waiter_on_redis_is_woken_by_the_release_instead_of_asking_again(settings, monkeypatch):
-    _redis_settings(settings)
+    redis_slots(settings)
     runs = _script_runs(monkeypatch)
     key = f"assessor:llm-slots:test-{time.time()}"
     events: list[str] = []
@@ -138,7 +130,7 @@ def _wait_until(condition, seconds: float = 5.0) -> None:
 
 
 def test_a_slot_let_go_passes_to_a_waiting_thread_of_the_process_without_redis(settings, monkeypatch):
-    _redis_settings(settings)
+    redis_slots(settings)
     runs = _script_runs(monkeypatch)
     endpoint = f"test-{time.time()}"
     key = "assessor:llm-slots:" + concurrency.slot_pool(endpoint)
@@ -177,7 +169,7 @@ def test_a_slot_let_go_passes_to_a_waiting_thread_of_the_process_without_redis(s
 def test_a_slot_passed_to_the_thread_waiting_on_redis_wakes_it_there_at_once(settings, monkeypatch):
     """The thread waiting on Redis for its process is woken by a token on the process's own wake list, not when its
     wait times out (which would leave the slot idle in between)."""
-    _redis_settings(settings)
+    redis_slots(settings)
     monkeypatch.setattr(concurrency, "WAKE_WAIT_SECONDS", 30.0)
     endpoint = f"test-{time.time()}"
     monkeypatch.setattr(concurrency, "_process_slots", {})
@@ -210,7 +202,7 @@ def test_a_slot_passed_to_the_thread_waiting_on_redis_wakes_it_there_at_once(set
 
 
 def test_a_slot_goes_back_to_redis_after_a_while_so_other_processes_get_their_turn(settings, monkeypatch):
-    _redis_settings(settings)
+    redis_slots(settings)
     monkeypatch.setattr(concurrency, "HANDOFF_SECONDS", 0.2)
     key = f"assessor:llm-slots:test-{time.time()}"
     # Two processes' slots of one pool, each with its own wake list.
@@ -249,7 +241,7 @@ def test_the_thread_that_takes_a_slot_from_redis_takes_those_of_its_waiting_thre
     """A job's first calls: every thread of a process waits for a slot at once, and all are free. One fetch from
     Redis brings the slots of all of them (as many as are free), passed on in the process; before, each thread's
     slot came with a fetch of its own, one after the other."""
-    _redis_settings(settings)
+    redis_slots(settings)
     monkeypatch.setattr(concurrency, "WAKE_WAIT_SECONDS", 30.0)
     key = f"assessor:llm-slots:test-{time.time()}"
     client = concurrency._redis_client()
@@ -299,7 +291,7 @@ def test_the_thread_that_takes_a_slot_from_redis_takes_those_of_its_waiting_thre
 
 
 def test_more_slots_are_taken_from_redis_only_as_many_as_are_free_and_none_when_it_fails(settings):
-    _redis_settings(settings)
+    redis_slots(settings)
     key = f"assessor:llm-slots:test-{time.time()}"
     first = concurrency._redis_slots_more(key, 3, 10, 2)
     second = concurrency._redis_slots_more(key, 3, 10, 5)
@@ -318,7 +310,7 @@ def test_more_slots_are_taken_from_redis_only_as_many_as_are_free_and_none_when_
 
 
 def test_a_worker_starting_prepares_the_client_the_scripts_and_the_connections(settings, monkeypatch):
-    redis_url = _redis_settings(settings)
+    redis_url = redis_slots(settings)
     import redis
 
     from assessor.jobs import tasks

@@ -1,6 +1,5 @@
 """Named LLM endpoints: two endpoints, two local servers; each job's calls, key, model, limit and prices are its endpoint's."""
 
-import os
 import threading
 import time
 from decimal import Decimal
@@ -21,6 +20,7 @@ from assignment.models import AssignmentLabel
 from nuggets.models import Nugget
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 from tests.llm_server import FLIPPED, expected_assign
+from tests.services import redis_slots
 
 NUGGETS = ["Paris is the capital", "zebras have stripes", "the Eiffel tower is tall"]
 ANSWERS = [
@@ -198,9 +198,7 @@ def test_each_endpoint_has_its_own_slots(two_llm_endpoints, db):
 def test_the_concurrency_limit_holds_per_endpoint(two_llm_endpoints, transactional_db, settings, backend):
     """Alpha allows 1 call at a time and beta 3: six threads ask each at once; neither limit borrows from the other."""
     if backend == "redis":
-        if not os.environ.get("REDIS_URL"):
-            pytest.skip("set REDIS_URL to test the Redis semaphore")
-        settings.CELERY_BROKER_URL = os.environ["REDIS_URL"]
+        redis_slots(settings)
     elif connection.vendor == "sqlite" and connection.is_in_memory_db():
         pytest.skip("threads need a shared database file or PostgreSQL (set TEST_DATABASE_NAME)")
     alpha, beta = two_llm_endpoints["alpha"], two_llm_endpoints["beta"]

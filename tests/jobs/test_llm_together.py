@@ -1,7 +1,6 @@
 """Asks made together (`LLMSession.ask_together`): an item's independent asks sent at once, through the real client,
 its retries, re-asks, log and cache, against the local test server."""
 
-import os
 import threading
 import time
 import uuid
@@ -24,6 +23,7 @@ from support.auto import auto_support_job_create
 from support.models import SupportLabel
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 from tests.llm_server import Reply, expected_assign
+from tests.services import redis_slots
 
 pytestmark = pytest.mark.django_db
 
@@ -33,15 +33,6 @@ BATCHES = [
     ["Paris is the capital", "Seine river flows", "Lyon food"],
     ["France has a capital", "Marseille port", "on the Seine"],
 ]
-
-
-def _redis_slots(settings) -> None:
-    """The tests' Redis as the broker, where the limit's slots are kept and calls may go together; skipped without
-    one."""
-    redis_url = os.environ.get("REDIS_URL", "")
-    if not redis_url:
-        pytest.skip("set REDIS_URL to test asks sent together (the limit's slots kept in Redis)")
-    settings.CELERY_BROKER_URL = redis_url
 
 
 def _asks(batches=BATCHES):
@@ -63,7 +54,7 @@ def _expected(batches=BATCHES) -> list[list[str]]:
 
 
 def test_the_asks_go_out_at_once_and_their_answers_come_back_in_order(llm_server, settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.latency = 0.4
     prompt, asks = _asks()
     assert llm_session().ask_together(prompt, asks) == _expected()
@@ -86,7 +77,7 @@ def test_without_redis_the_asks_go_one_after_the_other(llm_server, settings):
 
 
 def test_an_unusable_answer_is_asked_again_on_its_own(llm_server, settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.script(Reply.short())  # whichever arrives first
     prompt, asks = _asks()
     assert llm_session().ask_together(prompt, asks) == _expected()
@@ -97,7 +88,7 @@ def test_an_unusable_answer_is_asked_again_on_its_own(llm_server, settings):
 
 
 def test_a_retried_failure_of_one_ask_leaves_the_other_alone(llm_server, settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.script(Reply.error(503))
     prompt, asks = _asks()
     assert llm_session().ask_together(prompt, asks) == _expected()
@@ -106,7 +97,7 @@ def test_a_retried_failure_of_one_ask_leaves_the_other_alone(llm_server, setting
 
 
 def test_when_one_ask_fails_the_others_answer_is_logged_and_cached_first(llm_server, settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.script(Reply.error(400))  # refused: not retried
     prompt, asks = _asks()
     session = llm_session()
@@ -123,7 +114,7 @@ def test_when_one_ask_fails_the_others_answer_is_logged_and_cached_first(llm_ser
 
 
 def test_an_ask_answered_already_is_taken_from_the_cache_and_only_the_other_is_sent(llm_server, settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     prompt, asks = _asks()
     messages, parse = asks[1]
     assert llm_session().ask(prompt, messages, parse) == _expected()[1]
@@ -136,7 +127,7 @@ def test_an_ask_answered_already_is_taken_from_the_cache_and_only_the_other_is_s
 
 
 def test_two_identical_asks_are_sent_once(llm_server, settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     prompt, asks = _asks([BATCHES[0], BATCHES[0]])
     assert llm_session().ask_together(prompt, asks) == _expected([BATCHES[0], BATCHES[0]])
     assert llm_server.count == 1
@@ -148,7 +139,7 @@ def test_two_identical_asks_are_sent_once(llm_server, settings):
 
 def test_an_assign_items_windows_of_nuggets_are_asked_at_once(llm_server, settings):
     """24 nuggets: windows of 10, 10 and 4, all three in flight together, each nugget labelled by the server's rule."""
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.latency = 0.3
     topic = make_topic("t1", query="zebra facts")
     nuggets = make_nugget_set(topic, texts=[f"zebra fact {i} here" for i in range(24)], name="manual")
@@ -164,7 +155,7 @@ def test_an_assign_items_windows_of_nuggets_are_asked_at_once(llm_server, settin
 
 
 def test_an_answers_first_citations_are_judged_at_once(llm_server, settings, cited_answer):
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.latency = 0.3
     job_run_sync(auto_support_job_create(name="auto-support").pk)
     assert llm_server.count == 3
@@ -179,7 +170,7 @@ def test_an_answers_first_citations_are_judged_at_once(llm_server, settings, cit
 def test_while_the_processs_calls_use_up_the_limit_the_asks_go_one_after_the_other(llm_server, settings, monkeypatch):
     """With threads of the process waiting for a slot, more calls at once would only wait: the item's first ask goes
     first, as `ask` sends it."""
-    _redis_slots(settings)
+    redis_slots(settings)
     llm_server.latency = 0.2
     monkeypatch.setattr("assessor.jobs.llm.client.slots_wanted_here", lambda **_kwargs: True)
     prompt, asks = _asks()
@@ -189,7 +180,7 @@ def test_while_the_processs_calls_use_up_the_limit_the_asks_go_one_after_the_oth
 
 
 def test_the_limit_is_used_up_once_a_thread_of_the_process_waits_for_a_slot(settings):
-    _redis_slots(settings)
+    redis_slots(settings)
     endpoint = f"together-{uuid.uuid4().hex}"
     assert not slots_wanted_here(endpoint=endpoint, limit=1)
     held, release, waited = threading.Event(), threading.Event(), threading.Event()
