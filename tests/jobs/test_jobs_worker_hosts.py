@@ -332,11 +332,10 @@ def test_two_worker_hosts_share_a_job_and_one_killed_loses_nothing(campaign):
     per_item = paid.values("item").annotate(calls=Count("id"))
     assert sorted(row["calls"] for row in per_item) == [CALLS_PER_ANSWER] * ANSWERS
     assert not paid.exclude(error="").exists()
-    # The server saw those calls, and more only for the killed worker's calls in flight: an item's asks go out
-    # together while no thread waits for a slot, so a thread may have had all its item's calls out, and the shared
-    # cap bounds them all.
-    in_flight_at_most = min(THREADS_PER_WORKER * CALLS_PER_ANSWER, LLM_CONCURRENCY)
-    assert 0 <= campaign.server.count - ANSWERS * CALLS_PER_ANSWER <= in_flight_at_most
+    # The server saw those calls, and more only for the killed worker's calls not yet logged: an item's asks go out
+    # together while no thread waits for a slot, and are logged once all are answered, so each thread may have had
+    # all its item's calls sent and none logged (one after the other, a call is logged before the next is sent).
+    assert 0 <= campaign.server.count - ANSWERS * CALLS_PER_ANSWER <= THREADS_PER_WORKER * CALLS_PER_ANSWER
 
     # The two machines' calls overlapped, up to the shared cap and never past it.
     assert campaign.server.max_in_flight == LLM_CONCURRENCY
