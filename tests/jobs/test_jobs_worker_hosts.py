@@ -333,8 +333,8 @@ def test_two_worker_hosts_share_a_job_and_one_killed_loses_nothing(campaign):
     assert sorted(row["calls"] for row in per_item) == [CALLS_PER_ANSWER] * ANSWERS
     assert not paid.exclude(error="").exists()
     # The server saw those calls, and more only for the killed worker's calls not yet logged: an item's asks go out
-    # together while no thread waits for a slot, and are logged once all are answered, so each thread may have had
-    # all its item's calls sent and none logged (one after the other, a call is logged before the next is sent).
+    # together while no thread waits for a slot, so each thread may have had all its item's calls in flight (each is
+    # logged as its answer comes; one after the other, a call is logged before the next is sent).
     assert 0 <= campaign.server.count - ANSWERS * CALLS_PER_ANSWER <= THREADS_PER_WORKER * CALLS_PER_ANSWER
 
     # The two machines' calls overlapped, up to the shared cap and never past it.

@@ -7,6 +7,7 @@ import uuid
 from functools import partial
 
 import pytest
+from django.db import connections
 
 from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
 from assessor.jobs.llm.cache import cache_key
@@ -132,6 +133,38 @@ def test_two_identical_asks_are_sent_once(llm_server, settings):
     assert llm_session().ask_together(prompt, asks) == _expected([BATCHES[0], BATCHES[0]])
     assert llm_server.count == 1
     assert LLMCall.objects.filter(from_cache=True).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_is_logged_while_the_other_ask_is_still_out(llm_server, settings):
+    """An item's session holds its calls' logs back for its finish (`defer_writes`); asked together, an answer that
+    comes while another ask is still out is written at once, so that a worker killed then has paid for it once. Seen
+    from another connection while the slow ask is in flight."""
+    redis_slots(settings)
+    llm_server.script(Reply.slow(2.0))  # whichever arrives first; the other is answered at once
+    topic = make_topic("t1", query="zebra facts")
+    make_nugget_set(topic, texts=[f"zebra fact {i} here" for i in range(12)], name="manual")  # windows of 10 and 2
+    make_answer(make_run("r1"), topic, [("Zebras: zebra fact 3 here.", [])])
+    (item,) = pending_item_ids(auto_assign_job_create(nuggets="manual", name="auto-gpt").pk)
+    seen: list[tuple[int, int]] = []  # (calls logged, requests in flight), each time the log was read
+
+    def watch() -> None:
+        try:
+            while not seen or seen[-1][1] or not seen[-1][0]:
+                seen.append((LLMCall.objects.filter(from_cache=False).count(), llm_server.in_flight))
+                if len(seen) > 1000:
+                    return
+                time.sleep(0.005)
+        finally:
+            connections.close_all()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    assert item_process(item) == "done"
+    watcher.join(10)
+    assert llm_server.count == 2 and llm_server.max_in_flight == 2
+    assert (1, 1) in seen, sorted(set(seen))  # one call logged while the other was still at the server
+    assert LLMCall.objects.filter(from_cache=False, parsed_ok=True).count() == 2
 
 
 # --- the job kinds whose items ask together ------------------------------------------------

@@ -20,8 +20,8 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import ExitStack
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -334,8 +334,9 @@ def _request(config: LLMConfig, messages: list[dict[str, str]], options: dict, *
     return _completion_read(raw, latency_ms=latency_ms)
 
 
-# The threads that send the first requests of asks made together (`LLMSession.ask_together`) beside the asking
-# thread's own: threads that only send and read (no database), made as they are first needed, at most this many.
+# The threads that send the first requests of asks made together (`LLMSession.ask_together`) while the asking
+# thread waits for them: threads that only send and read (no database), made as they are first needed, at most this
+# many (beyond it, a request waits for one of them, as it would for a slot of the endpoint's limit).
 TOGETHER_THREADS = 64
 _together_pool: ThreadPoolExecutor | None = None
 _together_lock = threading.Lock()
@@ -360,20 +361,32 @@ os.register_at_fork(after_in_child=_together_forgotten)
 Sent = Completion | Exception
 
 
-def _requests_together(config: LLMConfig, requests: Sequence[tuple[list[dict[str, str]], dict]]) -> list[Sent]:
-    """Send the requests at once: each but the last on a thread of `_together_threads`, the last on this one; each
-    takes its own slot of the endpoint's limit as it goes on the wire. Returns every outcome, in order, once all
-    have one."""
+class _RequestsTogether:
+    """Requests sent at once, each on a thread of `_together_threads`, each taking its own slot of the endpoint's
+    limit as it goes on the wire. The asking thread takes their outcomes as they come (`answered`), so that what
+    was answered is logged while the others are still out (`still_out`)."""
 
-    def sent(messages: list[dict[str, str]], options: dict) -> Sent:
+    def __init__(self, config: LLMConfig, requests: Sequence[tuple[list[dict[str, str]], dict]]) -> None:
+        self.config = config
+        self.requests = requests
+        self._out: dict[Future[Sent], int] = {}
+
+    def _sent(self, messages: list[dict[str, str]], options: dict) -> Sent:
         try:
-            return _request(config, messages, options)
+            return _request(self.config, messages, options)
         except Exception as exc:
             return exc
 
-    others: list[Future[Sent]] = [_together_threads().submit(sent, *request) for request in requests[:-1]]
-    own = sent(*requests[-1])
-    return [future.result() for future in others] + [own]
+    def answered(self) -> Iterator[tuple[int, Sent]]:
+        """Each request's number and outcome, as they come."""
+        pool = _together_threads()
+        self._out = {pool.submit(self._sent, *request): number for number, request in enumerate(self.requests)}
+        for future in as_completed(list(self._out)):
+            yield self._out.pop(future), future.result()
+
+    def still_out(self) -> bool:
+        """Whether a request not yet taken from `answered` is still waiting for its outcome."""
+        return any(not future.done() for future in self._out)
 
 
 def calls_together_possible() -> bool:
@@ -485,11 +498,11 @@ class LLMSession:
     ) -> list[T]:
         """The parsed answers of asks none of which needs another's answer (an item's batches of nuggets), in order.
 
-        Their first requests go out at once (`_requests_together`), each in its turn for a slot of the endpoint's
+        Their first requests go out at once (`_RequestsTogether`), each in its turn for a slot of the endpoint's
         limit, so that the item takes one call's time instead of the sum, and a job's last items are not runs of
         calls one after the other while other slots stand idle. Everything else is `ask`'s, ask by ask in this
-        thread: the cache and its claims, identical asks in flight elsewhere (waited for after the others), retries
-        and re-asks, the log. When one of them fails, the others' answers are still logged (and cached) before its
+        thread, each as its answer comes: the cache and its claims, identical asks in flight elsewhere (waited for
+        after the others), retries and re-asks, the log (written at once while others are still out). When one of them fails, the others' answers are still logged (and cached) before its
         error is raised. One after the other, as `ask` (the item's first ask first for a slot), where
         `calls_together_possible` says no, when two of the asks are the same, and while threads of this process
         already wait for a slot of the endpoint (`slots_wanted_here`): the limit is used up, and asks sent at once
@@ -518,15 +531,19 @@ class LLMSession:
         claimed: list[_Lease] = []
         try:
             to_send = self._together_looked_up(prompt, asks, keys, answers=answers, claimed=claimed)
-            requests = [(asks[number][0], options) for number, _lease in to_send]
-            firsts = _requests_together(self.config, requests) if requests else []
+            sending = _RequestsTogether(self.config, [(asks[number][0], options) for number, _lease in to_send])
             failure: Exception | None = None
-            for (number, lease), first in zip(to_send, firsts, strict=True):
+            for sent_number, first in sending.answered() if to_send else ():
+                number, lease = to_send[sent_number]
                 messages, parse = asks[number]
                 try:
                     answers[number] = self._sent(prompt, messages, lease.key, parse, lease, first=first)
                 except Exception as exc:
                     failure = failure or exc  # the others' answers are logged all the same
+                if sending.still_out():
+                    # Its log written now, while the thread would only wait: a worker killed before the others are
+                    # answered has paid for this one once (asked again, it comes from the cache).
+                    self.writes_flush()
             if failure is not None:
                 raise failure
             for number, (messages, parse) in enumerate(asks):
