@@ -498,17 +498,17 @@ class LLMSession:
     ) -> list[T]:
         """The parsed answers of asks none of which needs another's answer (an item's batches of nuggets), in order.
 
-        Their first requests go out at once (`_RequestsTogether`), each in its turn for a slot of the endpoint's
-        limit, so that the item takes one call's time instead of the sum, and a job's last items are not runs of
-        calls one after the other while other slots stand idle. Everything else is `ask`'s, ask by ask in this
-        thread, each as its answer comes: the cache and its claims, identical asks in flight elsewhere (waited for
-        after the others), retries and re-asks, the log (written at once while others are still out). When one of them fails, the others' answers are still logged (and cached) before its
-        error is raised. One after the other, as `ask` (the item's first ask first for a slot), where
-        `calls_together_possible` says no, when two of the asks are the same, and while threads of this process
-        already wait for a slot of the endpoint (`slots_wanted_here`): the limit is used up, and asks sent at once
-        would only wait, each in its turn behind the others' first asks, where asked one after the other an item's
-        later ask comes before the items that follow (measured: a job of 4,000 calls 0.1 s longer, its last calls
-        spread over a whole call's length, when every item's asks went together).
+        Their first requests go out at once (`_RequestsTogether`), each in its turn for a slot of the endpoint's limit,
+        so that the item takes one call's time instead of the sum, and a job's last items are not runs of calls one
+        after the other while other slots stand idle. Everything else is `ask`'s, ask by ask in this thread as their
+        answers come: the cache and its claims, identical asks in flight elsewhere (waited for after the others),
+        retries and re-asks, the log (written at once while others are still out). When one of them fails, the others'
+        answers are still logged (and cached) before its error is raised. One after the other, as `ask` (the item's
+        first ask first for a slot), where `calls_together_possible` says no, when two of the asks are the same, and
+        while threads of this process already wait for a slot of the endpoint (`slots_wanted_here`): the limit is used
+        up, and asks sent at once would only wait, each in its turn behind the others' first asks, where asked one after
+        the other an item's later ask comes before the items that follow (measured: a job of 4,000 calls 0.1 s longer,
+        its last calls spread over a whole call's length, when every item's asks went together).
         """
         options = request_options(self.config, prompt)
         # The keys only once the cheaper tests pass: one after the other, each ask makes its own.
@@ -533,7 +533,7 @@ class LLMSession:
             to_send = self._together_looked_up(prompt, asks, keys, answers=answers, claimed=claimed)
             sending = _RequestsTogether(self.config, [(asks[number][0], options) for number, _lease in to_send])
             failure: Exception | None = None
-            for sent_number, first in sending.answered() if to_send else ():
+            for sent_number, first in sending.answered():
                 number, lease = to_send[sent_number]
                 messages, parse = asks[number]
                 try:
