@@ -531,21 +531,7 @@ class LLMSession:
         claimed: list[_Lease] = []
         try:
             to_send = self._together_looked_up(prompt, asks, keys, answers=answers, claimed=claimed)
-            sending = _RequestsTogether(self.config, [(asks[number][0], options) for number, _lease in to_send])
-            failure: Exception | None = None
-            for sent_number, first in sending.answered():
-                number, lease = to_send[sent_number]
-                messages, parse = asks[number]
-                try:
-                    answers[number] = self._sent(prompt, messages, lease.key, parse, lease, first=first)
-                except Exception as exc:
-                    failure = failure or exc  # the others' answers are logged all the same
-                if sending.still_out():
-                    # Its log written now, while the thread would only wait: a worker killed before the others are
-                    # answered has paid for this one once (asked again, it comes from the cache).
-                    self.writes_flush()
-            if failure is not None:
-                raise failure
+            self._together_sent(prompt, asks, to_send, options, answers=answers)
             for number, (messages, parse) in enumerate(asks):
                 if number not in answers:  # an identical ask was in flight elsewhere: waited for now
                     answers[number] = self._ask(prompt, messages, parse, logprobs=False, cached=True)
@@ -554,6 +540,34 @@ class LLMSession:
                 if not lease.released:
                     ask_release(lease.key, holder=lease.holder)
         return [answers[number].value for number in range(len(asks))]
+
+    def _together_sent(
+        self,
+        prompt: PromptTemplate,
+        asks: Sequence[tuple[list[dict[str, str]], Callable[[str], T]]],
+        to_send: list[tuple[int, "_Lease"]],
+        options: dict,
+        *,
+        answers: dict[int, "Scored[T]"],
+    ) -> None:
+        """`ask_together`'s asks to send, by number with their claims: sent at once, each answer parsed (re-asked,
+        retried) and logged as it comes, into `answers` by number. The first failure is raised once every other
+        answer is in."""
+        sending = _RequestsTogether(self.config, [(asks[number][0], options) for number, _lease in to_send])
+        failure: Exception | None = None
+        for sent_number, first in sending.answered():
+            number, lease = to_send[sent_number]
+            messages, parse = asks[number]
+            try:
+                answers[number] = self._sent(prompt, messages, lease.key, parse, lease, first=first)
+            except Exception as exc:
+                failure = failure or exc  # the others' answers are logged all the same
+            if sending.still_out():
+                # Its log written now, while the thread would only wait: a worker killed before the others are
+                # answered has paid for this one once (asked again, it comes from the cache).
+                self.writes_flush()
+        if failure is not None:
+            raise failure
 
     def _together_looked_up(
         self,
