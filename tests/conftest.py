@@ -19,6 +19,20 @@ from tests.scenarios import Scenario, make_relevant_segments, make_scenario
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A suite on another database than SQLite skips the tests marked `database_independent`: they would run there
+    exactly as they run in the suite on SQLite (CI runs both at once, on two CPUs, and they cost it minutes)."""
+    from django.conf import settings
+
+    vendor = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    if vendor == "sqlite3":
+        return
+    skip = pytest.mark.skip(reason=f"the same on any database: run in the suite on SQLite, not again on {vendor}")
+    for item in items:
+        if item.get_closest_marker("database_independent"):
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """The full TREC 2024 RAG data beside the checkout; tests using it skip without it."""

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# Each probe makes a SQLite file of its own, whatever the suite's database.
+pytestmark = pytest.mark.database_independent
 SAVERS = 6
 
 

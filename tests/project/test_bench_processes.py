@@ -10,6 +10,9 @@ from django.core.management.base import CommandError
 from bench.processes import REPO, workers_start
 from tests import processes
 
+# Workers that never reach a broker: no database.
+pytestmark = pytest.mark.database_independent
+
 
 def test_workers_that_never_say_they_are_ready_are_stopped_before_the_error():
     # Marked below this run (tests/processes.py): found here, and stopped at the suite's end should the test fail.

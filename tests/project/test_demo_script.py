@@ -16,7 +16,8 @@ import pytest
 from tests import processes
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.slow
+# The demo runs on a SQLite file of its own in tmp_path, whatever the suite's database.
+pytestmark = [pytest.mark.slow, pytest.mark.database_independent]
 # The demo's campaign of the TREC topics: with the kiddie campaign beside it, a command names its campaign.
 TREC_DEMO = "trec-2024-rag-demo"
 

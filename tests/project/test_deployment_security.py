@@ -15,6 +15,8 @@ from assessor.project.checks import allowed_hosts_check
 from assessor.project.security import client_address_behind_proxy, secret_key_file_read
 
 REPO = Path(__file__).resolve().parents[2]
+# Settings and `check --deploy` in processes of their own, on a SQLite file in tmp_path.
+pytestmark = pytest.mark.database_independent
 DEPLOY_WARNINGS = ("W004", "W008", "W012", "W016")
 
 

@@ -17,6 +17,8 @@ import pytest
 from tests import processes
 
 REPO = Path(__file__).resolve().parents[2]
+# Processes and their stopping: no database.
+pytestmark = pytest.mark.database_independent
 
 
 def _free_port() -> int:

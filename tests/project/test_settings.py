@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# The settings read in processes of their own, on a SQLite file in tmp_path or with no connection.
+pytestmark = pytest.mark.database_independent
 
 
 def _manage_check(tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
