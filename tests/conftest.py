@@ -1,6 +1,7 @@
 """Fixtures shared by the whole suite; each app's folder has its own conftest.py beside its tests.
 
-The hooks of tests/processes.py mark every process the tests start, and fail the run if any is left running.
+The hooks of tests/processes.py mark every process the tests start, and fail the run if any is left running; a
+transactional test's flush deletes rows on PostgreSQL instead of truncating tables (tests/flush.py).
 """
 
 from pathlib import Path
@@ -12,11 +13,14 @@ from assessor.models import Run, Segment, Topic
 from assessor.project.llm_endpoints import endpoints_file_read
 from assessor.work.roles import Role
 from tests.builders import REPO, make_run, make_topic, make_user
+from tests.flush import flush_by_delete
 from tests.llm_server import FakeLLMServer, endpoints_toml, llm_settings
 from tests.processes import pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary  # noqa: F401
 from tests.scenarios import Scenario, make_relevant_segments, make_scenario
 
 SHARED_DATA = REPO.parent / "shared" / "data" / "trec-rag-2024"
+
+flush_by_delete()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
