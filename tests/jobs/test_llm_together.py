@@ -87,8 +87,9 @@ def test_an_unusable_answer_is_asked_again_on_its_own(llm_server, settings):
     # the first came at once, and it was asked again before the other reached the server.
     sent = [request["messages"] for request in llm_server.requests]
     reasks = [number for number, messages in enumerate(sent) if messages[-2]["role"] == "assistant"]
-    assert len(reasks) == 1 and "could not be used" in sent[reasks[0]][-1]["content"]
+    assert len(reasks) == 1
     reask = sent[reasks[0]]
+    assert "could not be used" in reask[-1]["content"]
     # It continues its own ask, sent before it: that ask's messages, the unusable answer, and the reason.
     assert reask[:-2] in sent[: reasks[0]]
     assert list(LLMCall.objects.order_by("parsed_ok").values_list("parsed_ok", flat=True)) == [False, True, True]
