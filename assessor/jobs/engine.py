@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import DatabaseError, IntegrityError, close_old_connections, connections, router, transaction
@@ -230,13 +230,27 @@ _jobs_lock = threading.Lock()
 JOBS_KEPT = 64
 
 
-def _item_claimed(item_id: int, *, worker: str) -> tuple[JobItem, Job] | None:
+# How far a claim counts the items of its job still pending after the one it takes (`Claimed.pending_after`).
+PENDING_COUNTED = 64
+
+
+class Claimed(NamedTuple):
+    """An item a worker claimed, with a copy of its job holding the job's status at the claim."""
+
+    item: JobItem
+    job: Job
+    # The job's items still pending after this one as it was claimed (at most PENDING_COUNTED): an item with fewer
+    # left after it than its endpoint has calls in flight is among the job's last (`_item_work`).
+    pending_after: int
+
+
+def _item_claimed(item_id: int, *, worker: str) -> Claimed | None:
     """Claim the item as `item_claim` does and read it and its job in the same statement: the claimed item and a
     copy of its job with the job's current status, or None when it was not claimed."""
     return _claimed("id = %s", [item_id], worker=worker)
 
 
-def _next_item_claimed(job_id: int, *, worker: str) -> tuple[JobItem, Job] | None:
+def _next_item_claimed(job_id: int, *, worker: str) -> Claimed | None:
     """Claim the job's first pending item as `_item_claimed` does; None when none is left or the job is not open.
 
     On PostgreSQL, workers claiming at once each skip the rows the others are claiming (SKIP LOCKED) instead of
@@ -256,7 +270,7 @@ def claim_rehearsed(*, worker: str) -> None:
         raise AssertionError("the rehearsal claimed an item of job 0")
 
 
-def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Job] | None:
+def _claimed(which: str, params: list[Any], *, worker: str) -> Claimed | None:
     """Claim the pending item `which` names (SQL on its row, with its `params`) while its job is open."""
     connection = connections[router.db_for_write(JobItem)]
     quote = connection.ops.quote_name
@@ -268,13 +282,20 @@ def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Jo
             f"WHERE {which} AND status = %s AND job_id IN (SELECT id FROM {jobs} WHERE status IN (%s, %s)) "
             f"RETURNING id, job_id, {quote('key')}, payload, attempts, "
             f"(SELECT status FROM {jobs} WHERE {jobs}.id = {items}.job_id), "
-            f"(SELECT created_at FROM {jobs} WHERE {jobs}.id = {items}.job_id)",
-            [JobItem.Status.CLAIMED, worker, adapt(timezone.now()), *params, JobItem.Status.PENDING, *OPEN_STATUSES],
+            f"(SELECT created_at FROM {jobs} WHERE {jobs}.id = {items}.job_id), "
+            # Items claimed at this moment by other threads may still read as pending: counted, a claim errs towards
+            # more left after it.
+            f"(SELECT count(*) FROM (SELECT 1 FROM {items} later WHERE later.job_id = {items}.job_id "
+            f"AND later.status = %s AND later.id > {items}.id LIMIT %s) after_it)",
+            [
+                *(JobItem.Status.CLAIMED, worker, adapt(timezone.now()), *params, JobItem.Status.PENDING),
+                *(*OPEN_STATUSES, JobItem.Status.PENDING, PENDING_COUNTED),
+            ],
         )
         row = cursor.fetchone()
     if row is None:
         return None
-    item_id, job_id, key, payload, attempts, status, created = row
+    item_id, job_id, key, payload, attempts, status, created, pending_after = row
     payload = JobItem._meta.get_field("payload").from_db_value(payload, None, connection)  # type: ignore[arg-type]
     item = JobItem(
         id=item_id, job_id=job_id, key=key, payload=payload, status=JobItem.Status.CLAIMED, claimed_by=worker,
@@ -294,7 +315,7 @@ def _claimed(which: str, params: list[Any], *, worker: str) -> tuple[JobItem, Jo
     job = copy.copy(job)
     job.status = status
     item.job = job
-    return item, job
+    return Claimed(item, job, pending_after)
 
 
 # A job's calls are rows the answer cache looks up on every ask: on PostgreSQL, a long job analyzes their table
@@ -483,7 +504,7 @@ def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:
     claimed = _item_claimed(item_id, worker=worker)
     if claimed is None:
         return "skipped"
-    return _claimed_item_work(*claimed, worker=worker, config=config)
+    return _claimed_item_work(claimed, worker=worker, config=config)
 
 
 def job_items_process(job_id: int, count: int, *, config: LLMConfig | None = None) -> dict[str, int]:
@@ -500,26 +521,27 @@ def job_items_process(job_id: int, count: int, *, config: LLMConfig | None = Non
         if claimed is None:
             break
         try:
-            counts[_claimed_item_work(*claimed, worker=worker, config=config)] += 1
+            counts[_claimed_item_work(claimed, worker=worker, config=config)] += 1
         except Exception:
             # The item stays claimed, for a resume to find, as when a task of its own failed; the items still to
             # be claimed are not left without a message.
-            logger.exception("job %s item %s", job_id, claimed[0].key)
+            logger.exception("job %s item %s", job_id, claimed.item.key)
             counts["failed"] += 1
     return counts
 
 
-def _claimed_item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None) -> str:
+def _claimed_item_work(claimed: Claimed, *, worker: str, config: LLMConfig | None) -> str:
+    item, job = claimed.item, claimed.job
     if job.status == Job.Status.QUEUED:
         Job.objects.filter(pk=job.pk, status=Job.Status.QUEUED).update(
             status=Job.Status.RUNNING, started_at=timezone.now()
         )
     # The item's rows are its job's campaign's (what it reads of the collection, the sources it writes).
     with campaign_scope(job.campaign):
-        return _item_work(item, job, worker=worker, config=config)
+        return _item_work(item, job, worker=worker, config=config, pending_after=claimed.pending_after)
 
 
-def _item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None) -> str:
+def _item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None, pending_after: int) -> str:
     work = registry.job_kind(job.kind)
     outcome = "failed"
     llm: LLMSession | None = None
@@ -527,7 +549,13 @@ def _item_work(item: JobItem, job: Job, *, worker: str, config: LLMConfig | None
         base = config or endpoint_config(job.endpoint_name)
         # The job names its model: a worker configured otherwise still uses it.
         # Its calls' logs go with its next statement (`LLMSession.defer_writes`), the last with the item's finish.
-        llm = LLMSession(config=replace(base, model=job.model), job_id=job.pk, item_id=item.pk, defer_writes=True)
+        llm = LLMSession(
+            config=replace(base, model=job.model),
+            job_id=job.pk,
+            item_id=item.pk,
+            defer_writes=True,
+            among_last=pending_after < min(base.concurrency, PENDING_COUNTED),
+        )
         result = work.compute(job=job, item=item, llm=llm)
     except Exception as exc:
         usage = Usage()

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from django.db import connection, connections
 
-from assessor.jobs.engine import _next_item_claimed, item_claim
+from assessor.jobs.engine import PENDING_COUNTED, _next_item_claimed, item_claim
 from assessor.models import Job, JobItem
 
 
@@ -53,3 +53,14 @@ def test_racing_workers_claiming_a_jobs_next_item_each_get_their_own(transaction
             yield claimed[0].pk
 
     race(40, next_ones)
+
+
+def test_a_claim_counts_the_items_of_its_job_still_pending_after_it_up_to_a_bound(db):
+    """70 items claimed one after the other: 69 pending after the first, counted up to 64; none after the last."""
+    job = Job.objects.create(kind="auto_assign", output_name="counted", model="m")
+    JobItem.objects.bulk_create(JobItem(job=job, key=f"k{i}") for i in range(70))
+    after = []
+    while (claimed := _next_item_claimed(job.pk, worker="w")) is not None:
+        after.append(claimed.pending_after)
+    assert PENDING_COUNTED == 64
+    assert after == [64] * 6 + list(range(63, -1, -1))

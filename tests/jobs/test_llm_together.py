@@ -9,7 +9,7 @@ from functools import partial
 import pytest
 from django.db import connections
 
-from assessor.jobs.engine import item_process, job_run_sync, pending_item_ids
+from assessor.jobs.engine import item_process, job_items_process, job_run_sync, pending_item_ids
 from assessor.jobs.llm.cache import cache_key
 from assessor.jobs.llm.client import LLMUnavailable, llm_session
 from assessor.jobs.llm.concurrency import llm_slot, slots_wanted_here
@@ -217,6 +217,41 @@ def test_while_the_processs_calls_use_up_the_limit_the_asks_go_one_after_the_oth
     assert llm_session().ask_together(prompt, asks) == _expected()
     assert llm_server.max_in_flight == 1
     assert [request["messages"] for request in llm_server.requests] == [messages for messages, _parse in asks]
+
+
+def test_an_item_among_its_jobs_last_asks_together_even_while_the_limit_is_used_up(llm_server, settings, monkeypatch):
+    """No item follows it to be served after its later ask: asked one after the other, that ask would start a round
+    of calls late, with the job's other calls done."""
+    redis_slots(settings)
+    llm_server.latency = 0.2
+    monkeypatch.setattr("assessor.jobs.llm.client.slots_wanted_here", lambda **_kwargs: True)
+    prompt, asks = _asks()
+    session = llm_session()
+    session.among_last = True
+    assert session.ask_together(prompt, asks) == _expected()
+    assert llm_server.max_in_flight == 2
+
+
+def test_a_jobs_items_ask_together_once_fewer_are_left_after_them_than_the_endpoints_calls_in_flight(
+    llm_server, settings, monkeypatch
+):
+    """Six answers, a limit of four calls, the limit used up throughout: the items claimed with five and four items
+    pending after them ask one after the other; those with three, two, one and none, together."""
+    redis_slots(settings)
+    settings.LLM_CONCURRENCY = 4
+    llm_server.latency = 0.3
+    monkeypatch.setattr("assessor.jobs.llm.client.slots_wanted_here", lambda **_kwargs: True)
+    topic = make_topic("t1", query="zebra facts")
+    make_nugget_set(topic, texts=[f"zebra fact {i} here" for i in range(20)], name="manual")
+    for number in range(6):
+        make_answer(make_run(f"r{number}"), topic, [(f"Zebras: zebra fact {number} here.", [])])
+    job = auto_assign_job_create(nuggets="manual", name="auto-gpt")
+    assert job_items_process(job.pk, 6) == {"done": 6, "failed": 0, "skipped": 0}
+    times = llm_server.request_times
+    assert len(times) == 12
+    # An item's two windows of ten nuggets: sent together, within a call's latency of each other.
+    together = [times[2 * number + 1] - times[2 * number] < 0.15 for number in range(6)]
+    assert together == [False, False, True, True, True, True]
 
 
 def test_the_limit_is_used_up_once_a_thread_of_the_process_waits_for_a_slot(settings):

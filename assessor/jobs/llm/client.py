@@ -482,6 +482,9 @@ class LLMSession:
     # claim find the answer that much later: the time it takes the item to build its next ask, or its result. A
     # compute that reads the call log (the id of the call an answer came from) runs `writes_flush` first.
     defer_writes: bool = False
+    # The item is among its job's last (fewer of its job's items were left to claim after it than the endpoint has
+    # calls in flight): its asks go together even while the limit is used up (`ask_together`).
+    among_last: bool = False
     _writes: list[tuple[str, Write]] = field(default_factory=list, init=False)  # (the cache key, the write)
 
     def ask(
@@ -508,14 +511,16 @@ class LLMSession:
         while threads of this process already wait for a slot of the endpoint (`slots_wanted_here`): the limit is used
         up, and asks sent at once would only wait, each in its turn behind the others' first asks, where asked one after
         the other an item's later ask comes before the items that follow (measured: a job of 4,000 calls 0.1 s longer,
-        its last calls spread over a whole call's length, when every item's asks went together).
+        its last calls spread over a whole call's length, when every item's asks went together). Not so for an item
+        `among_last` of its job: no item follows it to be served after its later ask, and asked one after the other
+        its last ask would start a round of calls after its first, with the job's other calls done.
         """
         options = request_options(self.config, prompt)
         # The keys only once the cheaper tests pass: one after the other, each ask makes its own.
         together = (
             len(asks) > 1
             and calls_together_possible()
-            and not slots_wanted_here(endpoint=self.config.endpoint, limit=self.config.concurrency)
+            and (self.among_last or not slots_wanted_here(endpoint=self.config.endpoint, limit=self.config.concurrency))
         )
         keys = [
             cache_key(model=self.config.model, prompt=prompt, temperature=options["temperature"], messages=messages)
