@@ -348,7 +348,9 @@ class ScoresCompute(Protocol):
 
     The metrics of an answer depend on that answer only, so the rows of a scope
     are those of the whole source restricted to it. Raises LookupError when the
-    source has no counted label at all.
+    source has no counted label at all. The kept scores read its `metrics` and
+    its rows (`per_topic`) only, and keep the runs' sums from the rows: a compute
+    may leave `run_means` and `runs` empty.
     """
 
     def __call__(

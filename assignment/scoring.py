@@ -97,8 +97,9 @@ def condition_scores(
     nugget_counts: Mapping[str, NuggetCounts],
     words: Mapping[RunTopic, int],
     topics: Iterable[str] | None = None,
+    means: bool = True,
 ) -> Scores:
-    """The scores of one condition.
+    """The scores of one condition (`means` False: its answers' rows only, as the kept scores read them).
 
     tallies: (run_id, topic_id) -> the answer's label tally, for every
     evaluated answer (one with at least one label; its tally may hold no
@@ -119,7 +120,7 @@ def condition_scores(
     return Scores(
         metrics=NUGGET_METRICS,
         per_topic=per_topic,
-        run_means=run_means(per_topic, runs=runs, topics=topic_list, metrics=NUGGET_METRICS),
+        run_means=run_means(per_topic, runs=runs, topics=topic_list, metrics=NUGGET_METRICS) if means else {},
         topics=topic_list,
         runs=runs,
     )

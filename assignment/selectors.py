@@ -188,12 +188,14 @@ def nugget_scores_from_labels(
     topics: list[str] | None = None,
     runs: list[str] | None = None,
     answer_ids: list[int] | None = None,
+    means: bool = True,
 ) -> Scores:
     """The nugget metrics of a condition computed from its labels, per answer and per run.
 
     `topics` restricts the evaluated topics; `runs` restricts the runs shown
     (their means stay over all the condition's evaluated topics); `answer_ids`
-    restricts the answers scored (with `runs` None).
+    restricts the answers scored (with `runs` None); `means` False leaves the
+    runs' means out (the kept scores keep their own, from the answers' rows).
     Raises LookupError when the condition has no labels at all.
     Three queries for the whole condition, four with `runs`.
     """
@@ -232,6 +234,7 @@ def nugget_scores_from_labels(
         nugget_counts={topic: NuggetCounts.of(values) for topic, values in importances.items()},
         words=dict(answers.values()),
         topics=evaluated_topics,
+        means=means,
     )
 
 
@@ -312,13 +315,15 @@ def _tallies_read_ahead(
 def condition_compute(
     *, columns: tuple[str, ...], topics: Sequence[str] | None, answers: Sequence[int] | None
 ) -> Scores:
-    """The registry's `ScoreFamily.compute` of the conditions: columns are (nugget set name, assigner)."""
+    """The registry's `ScoreFamily.compute` of the conditions: columns are (nugget set name, assigner). The answers'
+    rows only: the kept scores read no more of it."""
     nuggets, assigner = columns
     return nugget_scores_from_labels(
         nuggets=nuggets,
         assigner=assigner,
         topics=list(topics) if topics is not None else None,
         answer_ids=list(answers) if answers is not None else None,
+        means=False,
     )
 
 

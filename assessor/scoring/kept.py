@@ -493,10 +493,7 @@ def _runs_refresh(
             summed_again.add(run_pk)
             continue
         totals[run_pk] = {
-            metric: known[metric]
-            - exact_sum(values[metric] for values in removed[run_pk])
-            + exact_sum(values[metric] for values in added[run_pk])
-            for metric in metrics
+            metric: _sum_changed(known[metric], removed[run_pk], added[run_pk], metric) for metric in metrics
         }
     if summed_again:
         values: dict[int, list[dict[str, float]]] = defaultdict(list)
@@ -507,16 +504,31 @@ def _runs_refresh(
             totals[run_pk] = {metric: exact_sum(row[metric] for row in values[run_pk]) for metric in metrics}
     if not new:
         KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
-    KeptRunScore.objects.bulk_create(
+    # Plain rows in one statement, as the answers' rows (a job's end writes a row for each of its runs).
+    rows_insert(
+        KeptRunScore,
         [
-            KeptRunScore(
-                source=source,
-                run_id=run_pk,
-                sums={metric: mean_of_sum(run_totals[metric], 1) for metric in metrics},
-                exact_sums={metric: sum_kept(run_totals[metric]) for metric in metrics},
-                answered=counts[run_pk],
-            )
+            {
+                "source_id": source.pk,
+                "run_id": run_pk,
+                "sums": {metric: mean_of_sum(run_totals[metric], 1) for metric in metrics},
+                "exact_sums": {metric: sum_kept(run_totals[metric]) for metric in metrics},
+                "answered": counts[run_pk],
+            }
             for run_pk, run_totals in totals.items()
             if counts.get(run_pk)
-        ]
+        ],
     )
+
+
+def _sum_changed(
+    known: Fraction, removed: list[dict[str, float]], added: list[dict[str, float]], metric: str
+) -> Fraction:
+    """A run's exact sum of `metric` with the rows taken away and added (none summed where there are none: a job's
+    end adds its runs' rows to a source kept from then on and takes none away)."""
+    total = known
+    if removed:
+        total -= exact_sum(values[metric] for values in removed)
+    if added:
+        total += exact_sum(values[metric] for values in added)
+    return total
