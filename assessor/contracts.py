@@ -50,6 +50,9 @@ class Scores:
     run_means: dict[str, dict[str, float]] = field(default_factory=dict)
     topics: list[str] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
+    # (run_id, topic_id) -> (the answer's id, its run's key), where the compute read them for its rows: the kept
+    # scores write their rows under them without reading the answers again. Not part of what the scores are.
+    answer_keys: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

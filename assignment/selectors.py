@@ -222,20 +222,24 @@ def nugget_scores_from_labels(
     if answer_ids is not None and len(tallies) <= IN_LIST_LIMIT:
         read = Answer.objects.filter(id__in=list(tallies), topic_id__in=set_topics)
     answers = {
-        answer_id: ((run, topic), words)
-        for answer_id, run, topic, words in read.order_by().values_list("id", "run__run_id", "topic_id", "words")
+        answer_id: ((run, topic), words, run_pk)
+        for answer_id, run_pk, run, topic, words in read.order_by().values_list(
+            "id", "run_id", "run__run_id", "topic_id", "words"
+        )
         if answer_id in tallies
     }
     importances: dict[str, list[str]] = defaultdict(list)
     for topic, importance in set_nuggets.values():
         importances[topic].append(importance)
-    return condition_scores(
+    scores = condition_scores(
         tallies={answers[answer_id][0]: tally for answer_id, tally in tallies.items() if answer_id in answers},
         nugget_counts={topic: NuggetCounts.of(values) for topic, values in importances.items()},
-        words=dict(answers.values()),
+        words={key: words for key, words, _run_pk in answers.values()},
         topics=evaluated_topics,
         means=means,
     )
+    scores.answer_keys = {key: (answer_id, run_pk) for answer_id, (key, _words, run_pk) in answers.items()}
+    return scores
 
 
 def _condition_tallies(

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import DatabaseError, IntegrityError, close_old_connections, connections, router, transaction
-from django.db.models import Case, Exists, F, OuterRef, Value, When
+from django.db.models import F
 from django.utils import timezone
 
 from assessor.campaigns.access import CampaignClosed, campaign_writable
@@ -478,24 +478,38 @@ def _item_finish_with_rows(
 def job_complete_if_finished(job_id: int) -> None:
     """Mark a queued or running job with no item left open done (failed, if an item failed), and make its labels
     count."""
-    open_statuses = [JobItem.Status.PENDING, JobItem.Status.CLAIMED]
-    open_items = JobItem.objects.filter(job_id=OuterRef("pk"), status__in=open_statuses)
-    # One statement decides: the check for open items and the status the failed count gives are read with the row.
-    finished_status = Case(When(failed_items=0, then=Value(Job.Status.DONE)), default=Value(Job.Status.FAILED))
     with transaction.atomic():
-        finished = (
-            Job.objects.filter(pk=job_id, status__in=OPEN_STATUSES)
-            .filter(~Exists(open_items))
-            .update(status=finished_status, finished_at=timezone.now())
-        )
-        if finished:
+        finished = _job_finished(job_id)
+        if finished is not None:
             # The job's labels count from now on.
-            scores_refresh_job(job_id)
-    if finished:
+            scores_refresh_job(job_id, kind=finished[0])
+    if finished is not None:
         # The one caller that finished the job: its labels or grades are rows the planner must know of, as after
         # an import (a TREC-scale relevance job writes as many as a qrels file).
-        written = Job.objects.filter(pk=job_id).values_list("done_items", flat=True).get()
-        statistics_refresh(rows=written)
+        statistics_refresh(rows=finished[1])
+
+
+def _job_finished(job_id: int) -> tuple[str, int] | None:
+    """Mark the job done (failed, if an item failed) if it is open and no item of it is; its kind and its done
+    items' count when this call did, else None. One statement decides: the check for open items and the status
+    the failed count gives are read with the row (a plain one: the job's end is on its critical path, and the
+    ORM's build of it cost as much CPU as the rest of the statement's round trip)."""
+    connection = connections[router.db_for_write(Job)]
+    quote = connection.ops.quote_name
+    jobs, items = quote(Job._meta.db_table), quote(JobItem._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {jobs} SET status = CASE WHEN failed_items = 0 THEN %s ELSE %s END, finished_at = %s "
+            f"WHERE id = %s AND status IN (%s, %s) "
+            f"AND NOT EXISTS (SELECT 1 FROM {items} WHERE {items}.job_id = %s AND {items}.status IN (%s, %s)) "
+            f"RETURNING kind, done_items",
+            [
+                *(Job.Status.DONE, Job.Status.FAILED, connection.ops.adapt_datetimefield_value(timezone.now())),
+                *(job_id, *OPEN_STATUSES, job_id, JobItem.Status.PENDING, JobItem.Status.CLAIMED),
+            ],
+        )
+        row = cursor.fetchone()
+    return (row[0], row[1]) if row is not None else None
 
 
 def item_process(item_id: int, *, config: LLMConfig | None = None) -> str:

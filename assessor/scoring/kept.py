@@ -46,7 +46,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from assessor.models import Answer, AssessorWork, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
-from assessor.models.rows import rows_insert
+from assessor.models.rows import rows_insert, rows_insert_statement, writes_run
 from assessor.models.scope import CampaignRequired
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
@@ -285,9 +285,11 @@ def scores_refresh_touched(
         scores_refresh(answers=answers)
 
 
-def scores_refresh_job(job_id: int) -> None:
-    """After a job's status changed: its labels came to count, or stopped counting."""
-    kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
+def scores_refresh_job(job_id: int, *, kind: str | None = None) -> None:
+    """After a job's status changed: its labels came to count, or stopped counting. `kind`: the job's, where the
+    caller read it with the change."""
+    if kind is None:
+        kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
     scored_in = registry.job_kinds[kind].scored_in if kind in registry.job_kinds else None
     token = _job_ending.set(job_id)
     try:
@@ -360,55 +362,88 @@ def _source_refresh(
         source = KeptSource.objects.create(family=family.name, name=source_name(columns), metrics=list(scores.metrics))
 
     in_scope = KeptAnswerScore.objects.filter(source=source)
-    scope_answers = Answer.objects.all()
     if topics is not None:
         in_scope = in_scope.filter(topic_id__in=topics)
-        scope_answers = scope_answers.filter(topic_id__in=topics)
     if answers is not None:
         in_scope = in_scope.filter(answer_id__in=answers)
-        scope_answers = scope_answers.filter(id__in=answers)
     # What the runs' sums lose: the rows of the scope, read before they go (a topic's or an answer's few).
     removed: dict[int, list[dict[str, float]]] = defaultdict(list)
     if not new:
         for run_pk, values in in_scope.order_by().values_list("run_id", "values"):
             removed[run_pk].append(values)
         in_scope.delete()
+    keys = _answer_keys(scores, topics=topics, answers=answers)
     added: dict[int, list[dict[str, float]]] = defaultdict(list)
     added_topics: set[str] = set()
-    # The answers in scope: read when there are scores to key, or when the scope is some answers (their topics).
-    keys: dict[tuple[str, str], tuple[int, int]] = {}
-    if (scores is not None and scores.per_topic) or answers is not None:
-        keys = {
-            (run_id, topic_id): (answer_id, run_pk)
-            for answer_id, run_pk, run_id, topic_id in scope_answers.order_by().values_list(
-                "id", "run_id", "run__run_id", "topic_id"
+    rows: list[dict] = []
+    for key, values in scores.per_topic.items() if scores is not None else ():
+        if key in keys:
+            answer_id, run_pk = keys[key]
+            rows.append(
+                {"source_id": source.pk, "answer_id": answer_id, "run_id": run_pk, "topic_id": key[1], "values": values}
             )
-        }
-
-    if scores is not None and scores.per_topic:
-        # Plain rows in one statement (assessor.models.rows): a job's end writes an answer's row for each of its
-        # answers, and building and binding model instances cost most of its CPU.
-        written = [
-            (answer_id, run_pk, key[1], values)
-            for key, values in scores.per_topic.items()
-            if key in keys
-            for answer_id, run_pk in [keys[key]]
-        ]
-        rows_insert(
-            KeptAnswerScore,
-            [
-                {"source_id": source.pk, "answer_id": answer_id, "run_id": run_pk, "topic_id": topic, "values": values}
-                for answer_id, run_pk, topic, values in written
-            ],
-        )
-        for _answer_id, run_pk, topic, values in written:
             added[run_pk].append(values)
-            added_topics.add(topic)
-
-    _runs_refresh(source, removed=removed, added=added, new=new)
+            added_topics.add(key[1])
     answers_topics = {topic_id for _, topic_id in keys} if answers is not None else None
+    if new:
+        # Nothing kept to read back: the runs' rows and the evaluated topics follow from the rows written.
+        evaluated = _topics_evaluated(source, topics=topics, answers_topics=answers_topics, added=added_topics)
+        _new_source_written(source, rows, _new_runs_rows(source, added), evaluated)
+        return
+    # Plain rows in one statement (assessor.models.rows): building and binding model instances cost most of the CPU.
+    rows_insert(KeptAnswerScore, rows)
+    _runs_refresh(source, removed=removed, added=added)
     evaluated = _topics_evaluated(source, topics=topics, answers_topics=answers_topics, added=added_topics)
     _evaluated_store(source, evaluated)
+
+
+def _answer_keys(
+    scores: Scores | None, *, topics: list[str] | None, answers: list[int] | None
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """(run id, topic id) -> (answer id, run key) of the answers in scope: read when there are scores to key, or when
+    the scope is some answers (their topics); taken from the scores where their compute read every one of them."""
+    if (
+        answers is None
+        and scores is not None
+        and scores.answer_keys
+        and scores.per_topic.keys() <= scores.answer_keys.keys()
+    ):
+        in_scope = set(topics) if topics is not None else None
+        return {key: scores.answer_keys[key] for key in scores.per_topic if in_scope is None or key[1] in in_scope}
+    if (scores is None or not scores.per_topic) and answers is None:
+        return {}
+    scope_answers = Answer.objects.all()
+    if topics is not None:
+        scope_answers = scope_answers.filter(topic_id__in=topics)
+    if answers is not None:
+        scope_answers = scope_answers.filter(id__in=answers)
+    return {
+        (run_id, topic_id): (answer_id, run_pk)
+        for answer_id, run_pk, run_id, topic_id in scope_answers.order_by().values_list(
+            "id", "run_id", "run__run_id", "topic_id"
+        )
+    }
+
+
+def _new_source_written(source: KeptSource, rows: list[dict], run_rows: list[dict], evaluated: list[str]) -> None:
+    """A source kept from now on: its answers' and runs' rows and its evaluated topics under a new stamp, in one
+    statement where the database can (a job's end, on its critical path), else one after the other."""
+    connection = connections[router.db_for_write(KeptSource)]
+    inserts = [rows_insert_statement(KeptAnswerScore, rows), rows_insert_statement(KeptRunScore, run_rows)]
+    if not evaluated or not rows or not run_rows or None in inserts:
+        rows_insert(KeptAnswerScore, rows)
+        rows_insert(KeptRunScore, run_rows)
+        _evaluated_store(source, evaluated)
+        return
+    source.topics, source.stamp = evaluated, uuid.uuid4().hex
+    table = connection.ops.quote_name(KeptSource._meta.db_table)
+    topics_field = KeptSource._meta.get_field("topics")
+    stored = (
+        f"UPDATE {table} SET topics = %s, stamp = %s WHERE id = %s",
+        [topics_field.get_db_prep_save(source.topics, connection), source.stamp, source.pk],
+    )
+    writes_run([insert for insert in inserts if insert is not None] + [stored], using=connection.alias)
+    _stamp_listeners_told()
 
 
 def _evaluated_store(source: KeptSource, evaluated: list[str]) -> None:
@@ -420,6 +455,11 @@ def _evaluated_store(source: KeptSource, evaluated: list[str]) -> None:
     source.topics = evaluated
     source.stamp = uuid.uuid4().hex
     source.save(update_fields=["topics", "stamp"])
+    _stamp_listeners_told()
+
+
+def _stamp_listeners_told() -> None:
+    """The registry's stamp listeners hear of a source's new stamp once it is committed."""
     for listener in registry.stamp_listeners:
         transaction.on_commit(listener, robust=True)
 
@@ -449,36 +489,26 @@ def _topics_evaluated(
     return sorted((before - scope) | added | left)
 
 
-def _runs_kept(
-    source: KeptSource, runs: set[int], *, added: dict[int, list[dict[str, float]]], new: bool
-) -> tuple[dict[int, KeptRunScore], dict[int, int]]:
-    """The source's kept rows of these runs, and the count of each run's kept answers (a `new` source's: the rows
-    just added, with no read)."""
-    if new:
-        return {}, {run_pk: len(rows) for run_pk, rows in added.items()}
+def _runs_kept(source: KeptSource, runs: set[int]) -> tuple[dict[int, KeptRunScore], dict[int, int]]:
+    """The source's kept rows of these runs, and the count of each run's kept answers."""
     kept_rows = {row.run_id: row for row in KeptRunScore.objects.filter(source=source, run_id__in=runs)}
     counts = KeptAnswerScore.objects.filter(source=source, run_id__in=runs).order_by().values("run_id")
     return kept_rows, dict(counts.annotate(n=Count("id")).values_list("run_id", "n"))
 
 
 def _runs_refresh(
-    source: KeptSource,
-    *,
-    removed: dict[int, list[dict[str, float]]],
-    added: dict[int, list[dict[str, float]]],
-    new: bool = False,
+    source: KeptSource, *, removed: dict[int, list[dict[str, float]]], added: dict[int, list[dict[str, float]]]
 ) -> None:
     """The sums of the runs whose kept answers changed: the rows taken away and added applied to their
     exact sums, so that a topic's refresh does not read every run's every answer again.
 
     A run is summed again from its kept answers when its exact sums are not known, or when its count of
-    kept answers is not what the refresh expects (rows gone by a cascade, an answer deleted). A `new` source
-    has no run row and no answer rows but those just `added`: nothing to read.
+    kept answers is not what the refresh expects (rows gone by a cascade, an answer deleted).
     """
     runs = set(removed) | set(added)
     if not runs:
         return
-    kept_rows, counts = _runs_kept(source, runs, added=added, new=new)
+    kept_rows, counts = _runs_kept(source, runs)
     metrics = list(source.metrics)
     totals: dict[int, dict[str, Fraction]] = {}
     summed_again: set[int] = set()
@@ -502,23 +532,34 @@ def _runs_refresh(
             values[run_pk].append(row_values)
         for run_pk in summed_again:
             totals[run_pk] = {metric: exact_sum(row[metric] for row in values[run_pk]) for metric in metrics}
-    if not new:
-        KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
-    # Plain rows in one statement, as the answers' rows (a job's end writes a row for each of its runs).
-    rows_insert(
-        KeptRunScore,
-        [
-            {
-                "source_id": source.pk,
-                "run_id": run_pk,
-                "sums": {metric: mean_of_sum(run_totals[metric], 1) for metric in metrics},
-                "exact_sums": {metric: sum_kept(run_totals[metric]) for metric in metrics},
-                "answered": counts[run_pk],
-            }
-            for run_pk, run_totals in totals.items()
-            if counts.get(run_pk)
-        ],
-    )
+    KeptRunScore.objects.filter(source=source, run_id__in=runs).delete()
+    rows_insert(KeptRunScore, _runs_rows(source, totals, counts))
+
+
+def _new_runs_rows(source: KeptSource, added: dict[int, list[dict[str, float]]]) -> list[dict]:
+    """The runs' rows of a source kept from now on: sums and counts of the rows just added, with no read."""
+    totals = {
+        run_pk: {metric: _sum_changed(Fraction(0), [], rows, metric) for metric in source.metrics}
+        for run_pk, rows in added.items()
+    }
+    return _runs_rows(source, totals, {run_pk: len(rows) for run_pk, rows in added.items()})
+
+
+def _runs_rows(source: KeptSource, totals: dict[int, dict[str, Fraction]], counts: dict[int, int]) -> list[dict]:
+    """Plain rows (assessor.models.rows) of the runs' sums, one statement for them all (a job's end writes a row for
+    each of its runs); a run with no kept answer left has none."""
+    metrics = list(source.metrics)
+    return [
+        {
+            "source_id": source.pk,
+            "run_id": run_pk,
+            "sums": {metric: mean_of_sum(run_totals[metric], 1) for metric in metrics},
+            "exact_sums": {metric: sum_kept(run_totals[metric]) for metric in metrics},
+            "answered": counts[run_pk],
+        }
+        for run_pk, run_totals in totals.items()
+        if counts.get(run_pk)
+    ]
 
 
 def _sum_changed(
