@@ -7,16 +7,20 @@ usable answer of the key from its index instead and keeps the first, and a long 
 as it goes.
 """
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from assessor.jobs import engine
 from assessor.jobs.engine import job_run_sync
 from assessor.jobs.llm.cache import cache_lookup
-from assessor.jobs.llm.inflight import ask_look_and_claim
+from assessor.jobs.llm.inflight import ask_look_and_claim, asks_look_and_claim
 from assessor.jobs.llm.prompts import prompt_template_get
 from assessor.models import LLMCall
+from assessor.models.jobs import LLMAskInFlight
 from assignment.auto import auto_assign_job_create
 from tests.builders import make_answer, make_nugget_set, make_run, make_topic
 
@@ -68,7 +72,9 @@ def test_a_miss_never_walks_the_primary_key():
     assert cache_lookup(f"{123:064x}") == "[]"
     with CaptureQueriesContext(connection) as claims:
         look = ask_look_and_claim("e" * 64, holder="me", lease=60)
+        looks = asks_look_and_claim(["d" * 64, f"{124:064x}"], holders=["me", "me too"], lease=60)
     assert (look.answer, look.claimed) == (None, True)
+    assert [(look.answer, look.claimed) for look in looks] == [(None, True), ("[]", False)]
     assert ask_look_and_claim(f"{123:064x}", holder="me", lease=60).answer == "[]"
     # The look alone, and the look that claims in the same statement (EXPLAIN plans it without running it).
     for looked in (*queries.captured_queries, *claims.captured_queries):
@@ -98,3 +104,30 @@ def test_a_long_job_analyzes_its_calls_as_it_goes(llm_server, monkeypatch, djang
     assert len(analyses) == 1
     analyses[0]()
     assert estimated_rows("assessor_llmcall") == 5
+
+
+def test_several_keys_are_looked_at_and_claimed_in_one_statement_each_as_one_alone_would_be():
+    """A key with a usable answer (served, not claimed), a free key (claimed), a key another holder claims with a
+    lease still running (neither), and one whose lease ran out (claimed, and looked at again before sending)."""
+    postgresql_only()
+    prompt = prompt_template_get("assign")
+    LLMCall.objects.create(
+        prompt=prompt, model="m", messages=[], cache_key="a" * 64, raw_response="kept", parsed_ok=True
+    )
+    now = timezone.now()
+    LLMAskInFlight.objects.create(cache_key="c" * 64, holder="another", lease_until=now + timedelta(minutes=1))
+    LLMAskInFlight.objects.create(cache_key="d" * 64, holder="a dead one", lease_until=now - timedelta(minutes=1))
+    keys = ["a" * 64, "b" * 64, "c" * 64, "d" * 64]
+    with CaptureQueriesContext(connection) as queries:
+        looks = asks_look_and_claim(keys, holders=["h1", "h2", "h3", "h4"], lease=60)
+    assert len(queries.captured_queries) == 1
+    assert [(look.answer, look.claimed, look.recheck) for look in looks] == [
+        ("kept", False, False),
+        (None, True, False),
+        (None, False, False),
+        (None, True, True),
+    ]
+    holders = dict(LLMAskInFlight.objects.values_list("cache_key", "holder"))
+    assert holders == {"b" * 64: "h2", "c" * 64: "another", "d" * 64: "h4"}
+    with pytest.raises(ValueError, match="must differ"):
+        asks_look_and_claim(["e" * 64, "e" * 64], holders=["h5", "h6"], lease=60)

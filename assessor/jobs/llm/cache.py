@@ -22,11 +22,12 @@ def cache_key(*, model: str, prompt: PromptTemplate, temperature: float, message
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def usable_answers_sql(connection) -> str:
-    """The usable answers logged under a key (its one parameter), by the (cache_key) index: a cache hit is never a
-    hit's own log, and an answer that could not be used is never served."""
+def usable_answers_sql(connection, *, keys: str = "cache_key = %s") -> str:
+    """The usable answers logged under a key (its one parameter; `keys`: another test of the key, such as
+    `cache_key = ANY(%s)` for several), by the (cache_key) index: a cache hit is never a hit's own log, and an answer
+    that could not be used is never served."""
     table = connection.ops.quote_name(LLMCall._meta.db_table)
-    return f"SELECT id, raw_response FROM {table} WHERE cache_key = %s AND parsed_ok AND NOT from_cache"
+    return f"SELECT cache_key, id, raw_response FROM {table} WHERE {keys} AND parsed_ok AND NOT from_cache"
 
 
 def cache_lookup(key: str) -> str | None:
@@ -41,4 +42,4 @@ def cache_lookup(key: str) -> str | None:
     with connection.cursor() as cursor:
         cursor.execute(usable_answers_sql(connection), [key])
         rows = cursor.fetchall()
-    return min(rows)[1] if rows else None
+    return min(rows, key=lambda row: row[1])[2] if rows else None

@@ -41,6 +41,7 @@ from assessor.jobs.llm.inflight import (
     ask_release,
     ask_release_statement,
     ask_renew,
+    asks_look_and_claim,
     holder_name,
     wait_pause,
 )
@@ -587,19 +588,22 @@ class LLMSession:
         `answers` by number, the keys claimed into `claimed`; returns the asks to send, by number, with their claims.
         An ask whose key is claimed elsewhere (an identical ask in flight) is neither."""
         to_send: list[tuple[int, _Lease]] = []
-        for number, ((messages, parse), key) in enumerate(zip(asks, keys, strict=True)):
-            lease = _Lease(key=key, holder=holder_name(), seconds=self._lease())
-            look = self._look_and_claim(lease)
+        leases = [_Lease(key=key, holder=holder_name(), seconds=self._lease()) for key in keys]
+        looks = self._looks_and_claims(leases)
+        # Every key claimed is let go of by the caller, whatever happens to the asks before theirs.
+        claimed.extend(lease for lease, look in zip(leases, looks, strict=True) if look.claimed)
+        for number, ((messages, parse), lease, look) in enumerate(zip(asks, leases, looks, strict=True)):
             if look.answer is not None:
-                hit = self._cached_use(prompt, messages, key, parse, look.answer)
+                hit = self._cached_use(prompt, messages, lease.key, parse, look.answer)
                 if hit is not None:
                     answers[number] = hit
                     continue
                 look = Look(answer=None, claimed=lease.claim(), recheck=False)
+                if look.claimed:
+                    claimed.append(lease)
             if not look.claimed:
                 continue
-            claimed.append(lease)
-            hit = self._cached(prompt, messages, key, parse) if look.recheck else None
+            hit = self._cached(prompt, messages, lease.key, parse) if look.recheck else None
             if hit is not None:
                 answers[number] = hit
             else:
@@ -668,6 +672,29 @@ class LLMSession:
         except BaseException:
             self._writes[:0] = held  # none was written: kept for the next statement
             raise
+
+    def _looks_and_claims(self, leases: list["_Lease"]) -> list[Look]:
+        """Each lease's look and claim (`_look_and_claim`): in one statement where the database can (PostgreSQL), with
+        the writes held back, for asks made together; else one after the other."""
+        if len(leases) < 2 or not writes_joinable(router.db_for_write(LLMCall)):
+            return [self._look_and_claim(lease) for lease in leases]
+        if any(key == lease.key for key, _write in self._writes for lease in leases):
+            self.writes_flush()
+        held, self._writes = self._writes, []
+        try:
+            looks = asks_look_and_claim(
+                [lease.key for lease in leases],
+                holders=[lease.holder for lease in leases],
+                lease=max(lease.seconds for lease in leases),
+                writes=[write for _key, write in held],
+            )
+        except BaseException:
+            self._writes[:0] = held  # none was written: kept for the next statement
+            raise
+        renewed = time.monotonic()
+        for lease in leases:
+            lease.renewed_at = renewed
+        return looks
 
     def writes_take(self) -> list[Write]:
         """The writes held back (`defer_writes`), for the caller to run in a statement of its own (`with_writes`)."""

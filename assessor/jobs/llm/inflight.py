@@ -134,6 +134,43 @@ def ask_look_and_claim(key: str, *, holder: str, lease: float, writes: Sequence[
     return Look(answer=None, claimed=claimed, recheck=claimed and held)
 
 
+def asks_look_and_claim(
+    keys: Sequence[str], *, holders: Sequence[str], lease: float, writes: Sequence[Write] = ()
+) -> list[Look]:
+    """`ask_look_and_claim` for several different keys at once, each claimed for its own holder, in one statement
+    (PostgreSQL): an item's asks made together look and claim in one round trip instead of one each."""
+    if len(set(keys)) < len(keys):
+        raise ValueError("the keys looked at together must differ: one claim each")
+    connection = connections[router.db_for_write(LLMAskInFlight)]
+    now = timezone.now()
+    adapt = connection.ops.adapt_datetimefield_value
+    claims = connection.ops.quote_name(LLMAskInFlight._meta.db_table)
+    # As `ask_look_and_claim`'s, for each asked key: the parts share one snapshot, and the claims' conflict check
+    # alone sees claims made since.
+    sql, params = with_writes(
+        writes,
+        "WITH asked AS (SELECT * FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS asked(cache_key, holder, n)), "
+        f"answers AS MATERIALIZED ({usable_answers_sql(connection, keys='cache_key = ANY(%s::text[])')}), "
+        f"claim AS (INSERT INTO {claims} (cache_key, holder, lease_until) "
+        "SELECT asked.cache_key, asked.holder, %s::timestamptz FROM asked "
+        "WHERE NOT EXISTS (SELECT 1 FROM answers WHERE answers.cache_key = asked.cache_key) "
+        f"{_taken_over_when_expired(claims)} RETURNING cache_key) "
+        "SELECT (SELECT raw_response FROM answers WHERE answers.cache_key = asked.cache_key ORDER BY id LIMIT 1), "
+        "EXISTS (SELECT 1 FROM claim WHERE claim.cache_key = asked.cache_key), "
+        f"EXISTS (SELECT 1 FROM {claims} held WHERE held.cache_key = asked.cache_key) FROM asked ORDER BY asked.n",
+        [list(keys), list(holders), list(keys), adapt(now + timedelta(seconds=lease)), adapt(now)],
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [
+        Look(answer=answer, claimed=False, recheck=False)
+        if answer is not None
+        else Look(answer=None, claimed=claimed, recheck=claimed and held)
+        for answer, claimed, held in rows
+    ]
+
+
 def ask_renew(key: str, *, holder: str, lease: float) -> None:
     """Push the lease on before a request (and after a wait for a slot or a back-off)."""
     until = timezone.now() + timedelta(seconds=lease)
