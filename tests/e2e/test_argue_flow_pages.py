@@ -52,9 +52,13 @@ def test_the_uncited_checks_on_the_page_and_the_figures_on_the_boards(open_as):
             assert post(client, work, number, row, label, page=sentence).status_code == 200
     assert len(others) == len(pages) - 1 == 5
     # Opened again in a new tab of the same session, the first one closed: once its rows are labelled, that page moves
-    # on to the next sentence by itself, and its own navigation would abort one asked of it.
+    # on to the next sentence by itself, and its own navigation would abort one asked of it. It is closed once it has
+    # moved on, and without waiting for the browser to say it is gone: a close that races a navigation's commit can be
+    # acknowledged by Chromium and never done (microsoft/playwright#42366), and the test then hung here.
     context = page.context
-    page.close()
+    page.wait_for_url(re.compile(rf".*/sentence/{uncited + 1}/$"))
+    page.wait_for_load_state()
+    page.close(run_before_unload=True)
     page = open_as(assessor, f"/argue/work/{work.pk}/sentence/{uncited}/", context=context)
     submit(page)
     work.refresh_from_db()
