@@ -158,6 +158,9 @@ def test_label_buttons_show_their_key_and_pressed_labels_are_green_yellow_red(op
     support = give_support(scenario, support_kinds.SUPPORT_SCRATCH)
     page = open_as(scenario.assessor, reverse("support:answer", args=[support.pk, 1]))
     page.keyboard.press("s")
+    # The answer's last label: the page would move on after its pause (judge.js's ADVANCE_MS), as the colour is read;
+    # a key during the pause keeps the assessor on the answer.
+    page.keyboard.press("Shift")
     settled(page)
     fs = rgb(page, "#rows li.jrow:nth-child(1) button.choice.on")
     assert fs == green
