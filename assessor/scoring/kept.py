@@ -429,20 +429,21 @@ def _new_source_written(source: KeptSource, rows: list[dict], run_rows: list[dic
     """A source kept from now on: its answers' and runs' rows and its evaluated topics under a new stamp, in one
     statement where the database can (a job's end, on its critical path), else one after the other."""
     connection = connections[router.db_for_write(KeptSource)]
-    inserts = [rows_insert_statement(KeptAnswerScore, rows), rows_insert_statement(KeptRunScore, run_rows)]
-    if not evaluated or not rows or not run_rows or None in inserts:
+    answers_insert = rows_insert_statement(KeptAnswerScore, rows)
+    runs_insert = rows_insert_statement(KeptRunScore, run_rows)
+    if not evaluated or not rows or not run_rows or answers_insert is None or runs_insert is None:
         rows_insert(KeptAnswerScore, rows)
         rows_insert(KeptRunScore, run_rows)
         _evaluated_store(source, evaluated)
         return
-    source.topics, source.stamp = evaluated, uuid.uuid4().hex
+    _stamped(source, evaluated)
     table = connection.ops.quote_name(KeptSource._meta.db_table)
     topics_field = KeptSource._meta.get_field("topics")
     stored = (
         f"UPDATE {table} SET topics = %s, stamp = %s WHERE id = %s",
         [topics_field.get_db_prep_save(source.topics, connection), source.stamp, source.pk],
     )
-    writes_run([insert for insert in inserts if insert is not None] + [stored], using=connection.alias)
+    writes_run([answers_insert, runs_insert, stored], using=connection.alias)
     _stamp_listeners_told()
 
 
@@ -451,11 +452,16 @@ def _evaluated_store(source: KeptSource, evaluated: list[str]) -> None:
     if not evaluated:
         source.delete()
         return
-    # A new stamp whatever changed: a refresh follows every write to the source's counted labels.
-    source.topics = evaluated
-    source.stamp = uuid.uuid4().hex
+    _stamped(source, evaluated)
     source.save(update_fields=["topics", "stamp"])
     _stamp_listeners_told()
+
+
+def _stamped(source: KeptSource, evaluated: list[str]) -> None:
+    """The source's evaluated topics, under a new stamp whatever changed: a refresh follows every write to the
+    source's counted labels (saved by the caller)."""
+    source.topics = evaluated
+    source.stamp = uuid.uuid4().hex
 
 
 def _stamp_listeners_told() -> None:
@@ -539,7 +545,7 @@ def _runs_refresh(
 def _new_runs_rows(source: KeptSource, added: dict[int, list[dict[str, float]]]) -> list[dict]:
     """The runs' rows of a source kept from now on: sums and counts of the rows just added, with no read."""
     totals = {
-        run_pk: {metric: _sum_changed(Fraction(0), [], rows, metric) for metric in source.metrics}
+        run_pk: {metric: exact_sum(row[metric] for row in rows) for metric in source.metrics}
         for run_pk, rows in added.items()
     }
     return _runs_rows(source, totals, {run_pk: len(rows) for run_pk, rows in added.items()})

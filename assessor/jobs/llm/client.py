@@ -661,32 +661,28 @@ class LLMSession:
             waited += 1
 
     def _look_and_claim(self, lease: "_Lease") -> Look:
-        """The lease's look and claim, with the writes held back until now (`defer_writes`) in the same statement;
-        written first, on their own, when one of them is of the same key (a statement's parts do not see each
-        other's writes)."""
-        if any(key == lease.key for key, _write in self._writes):
-            self.writes_flush()
-        held, self._writes = self._writes, []
-        try:
-            return lease.look_and_claim([write for _key, write in held])
-        except BaseException:
-            self._writes[:0] = held  # none was written: kept for the next statement
-            raise
+        """The lease's look and claim, with the writes held back until now (`defer_writes`) in the same statement."""
+        return self._looks_and_claims([lease])[0]
 
     def _looks_and_claims(self, leases: list["_Lease"]) -> list[Look]:
-        """Each lease's look and claim (`_look_and_claim`): in one statement where the database can (PostgreSQL), with
-        the writes held back, for asks made together; else one after the other."""
-        if len(leases) < 2 or not writes_joinable(router.db_for_write(LLMCall)):
+        """Each lease's look and claim, with the writes held back until now (`defer_writes`) in the same statement:
+        one statement for them all where the database can (PostgreSQL; asks made together), else one after the other.
+        The writes go first, on their own, when one of them is of a key looked at (a statement's parts do not see
+        each other's writes)."""
+        if len(leases) > 1 and not writes_joinable(router.db_for_write(LLMCall)):
             return [self._look_and_claim(lease) for lease in leases]
         if any(key == lease.key for key, _write in self._writes for lease in leases):
             self.writes_flush()
         held, self._writes = self._writes, []
+        writes = [write for _key, write in held]
         try:
+            if len(leases) == 1:
+                return [leases[0].look_and_claim(writes)]
             looks = asks_look_and_claim(
                 [lease.key for lease in leases],
                 holders=[lease.holder for lease in leases],
                 lease=max(lease.seconds for lease in leases),
-                writes=[write for _key, write in held],
+                writes=writes,
             )
         except BaseException:
             self._writes[:0] = held  # none was written: kept for the next statement
