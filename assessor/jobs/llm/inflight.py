@@ -128,10 +128,7 @@ def ask_look_and_claim(key: str, *, holder: str, lease: float, writes: Sequence[
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        answer, claimed, held = cursor.fetchone()
-    if answer is not None:
-        return Look(answer=answer, claimed=False, recheck=False)
-    return Look(answer=None, claimed=claimed, recheck=claimed and held)
+        return _look_read(*cursor.fetchone())
 
 
 def asks_look_and_claim(
@@ -162,13 +159,15 @@ def asks_look_and_claim(
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return [
-        Look(answer=answer, claimed=False, recheck=False)
-        if answer is not None
-        else Look(answer=None, claimed=claimed, recheck=claimed and held)
-        for answer, claimed, held in rows
-    ]
+        return [_look_read(*row) for row in cursor.fetchall()]
+
+
+def _look_read(answer: str | None, claimed: bool, held: bool) -> Look:
+    """A key's look from a look-and-claim statement's row: its first usable answer, whether this statement claimed
+    it, and whether a claim was there before (one taken over: looked at again before sending)."""
+    if answer is not None:
+        return Look(answer=answer, claimed=False, recheck=False)
+    return Look(answer=None, claimed=claimed, recheck=claimed and held)
 
 
 def ask_renew(key: str, *, holder: str, lease: float) -> None:
