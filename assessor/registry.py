@@ -409,8 +409,10 @@ class ScoreFamily:
     # is known, to check calibrated estimates on (metaeval.calibration).
     llm_like: Callable[[tuple[str, ...], int], Scores] | None = None
     # Reads ahead, while a job's last items are still out, what `compute` will read at the job's end, and keeps it in
-    # the process for that `compute` (assessor.scoring.kept.scores_prepare_job); None: the end reads it all then.
-    job_prepare: Callable[[int], None] | None = None
+    # the process for that `compute` (assessor.scoring.kept.scores_prepare_job); returns, by source, the scores of the
+    # answers whose rows that read gives as they will be (written ahead for a source not kept yet). None: the end reads
+    # it all then.
+    job_prepare: Callable[[int], dict[tuple[str, ...], Scores]] | None = None
 
 
 # --- the collection pages ------------------------------------------------------------------------

@@ -216,10 +216,24 @@ def nugget_scores_from_labels(
         tallies = _tallies_of_runs(assigner=assigner, runs=runs, topics=evaluated_topics, set_nuggets=set_nuggets)
     if not tallies and not condition_exists(nuggets=nuggets, assigner=assigner):
         raise _missing_condition(nuggets=nuggets, assigner=assigner)
+    return _tallies_scored(
+        tallies, set_nuggets, topics=evaluated_topics, means=means, tallied_only=answer_ids is not None
+    )
 
+
+def _tallies_scored(
+    tallies: dict[int, Tally],
+    set_nuggets: dict[int, tuple[str, str]],
+    *,
+    topics: set[str] | None,
+    means: bool,
+    tallied_only: bool,
+) -> Scores:
+    """The metrics of the answers these tallies are of, against the set's nuggets; `topics`: the evaluated ones (None:
+    those of the tallies); `tallied_only`: read the tallied answers by id, not every answer of the sets' topics."""
     set_topics = sorted({topic for topic, _ in set_nuggets.values()})
     read = Answer.objects.filter(topic_id__in=set_topics)
-    if answer_ids is not None and len(tallies) <= IN_LIST_LIMIT:
+    if tallied_only and len(tallies) <= IN_LIST_LIMIT:
         read = Answer.objects.filter(id__in=list(tallies), topic_id__in=set_topics)
     answers = {
         answer_id: ((run, topic), words, run_pk)
@@ -235,7 +249,7 @@ def nugget_scores_from_labels(
         tallies={answers[answer_id][0]: tally for answer_id, tally in tallies.items() if answer_id in answers},
         nugget_counts={topic: NuggetCounts.of(values) for topic, values in importances.items()},
         words={key: words for key, words, _run_pk in answers.values()},
-        topics=evaluated_topics,
+        topics=topics,
         means=means,
     )
     scores.answer_keys = {key: (answer_id, run_pk) for answer_id, (key, _words, run_pk) in answers.items()}
@@ -260,17 +274,19 @@ def _condition_tallies(
     return _tallies_per_answer(labels)
 
 
-def condition_job_prepare(job_id: int) -> None:
+def condition_job_prepare(job_id: int) -> dict[tuple[str, ...], Scores]:
     """The registry's `ScoreFamily.job_prepare` of the conditions: an AutoAssign job's tallies read ahead of its end
-    (assignment.ahead), its labels counted as they will be then (the caller's `job_counted_ahead`)."""
+    (assignment.ahead), its labels counted as they will be then (the caller's `job_counted_ahead`); returns each
+    condition's answers' rows as they read, but those of the items not done yet."""
+    prepared: dict[tuple[str, ...], Scores] = {}
     job = Job.objects.filter(pk=job_id).values_list("kind", "output_name").first()
     if job is None or job[0] != AUTO_ASSIGN:
-        return
+        return prepared
     assigner = job[1]
     # Read first: an item done after this has its answer read again at the end, even if its labels are read below.
     items = list(JobItem.objects.filter(job_id=job_id).order_by().values_list("status", "payload"))
     if any("nuggets" in payload for _status, payload in items):
-        return  # a re-run's items settle the stale labels of answers other than their own: none read ahead stands
+        return prepared  # a re-run's items settle the stale labels of answers other than their own: none read ahead stands
     later = frozenset(payload["answer"] for status, payload in items if status != JobItem.Status.DONE)
     # Read before the tallies: a write to the labels after them gives another print, or the source a new stamp.
     labels = _labels_fingerprint(assigner, later)
@@ -281,6 +297,9 @@ def condition_job_prepare(job_id: int) -> None:
         tallies = _condition_tallies(nuggets=nuggets, assigner=assigner, topics=topic_list, set_nuggets=set_nuggets)
         ahead = TalliesAhead(stamp, frozenset(topics), set_nuggets, tallies, later, labels)
         ahead_keep(job_id, (nuggets, assigner), ahead)
+        done = {answer: tally for answer, tally in tallies.items() if answer not in later}
+        prepared[nuggets, assigner] = _tallies_scored(done, set_nuggets, topics=None, means=False, tallied_only=False)
+    return prepared
 
 
 def _labels_fingerprint(assigner: str, later: frozenset[int]) -> LabelsFingerprint:

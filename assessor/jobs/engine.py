@@ -41,6 +41,7 @@ from assessor.project.celery import celery_task, worker_name
 from assessor.registry import registry
 from assessor.scoring.kept import scores_prepare_job, scores_refresh_job
 from assessor.scoring.lifecycle import FINISHED_JOB_STATUSES
+from assessor.scoring.written_ahead import ahead_dropped
 from assessor.sources import DOING, SourceRefused, llm_described, source_claim, source_owner, source_refusal
 
 logger = logging.getLogger(__name__)
@@ -771,12 +772,14 @@ def job_run_sync(job_id: int, *, threads: int = 1, config: LLMConfig | None = No
 
 
 def job_cancel(job_id: int) -> bool:
-    """Stop a job: pending items stay pending (a resume picks them up); items in flight finish."""
-    return bool(
-        Job.objects.filter(pk=job_id, status__in=OPEN_STATUSES).update(
-            status=Job.Status.CANCELLED, finished_at=timezone.now()
-        )
+    """Stop a job: pending items stay pending (a resume picks them up); items in flight finish. What was written
+    ahead of its end is deleted (a resumed job's end writes it again)."""
+    cancelled = Job.objects.filter(pk=job_id, status__in=OPEN_STATUSES).update(
+        status=Job.Status.CANCELLED, finished_at=timezone.now()
     )
+    if cancelled:
+        ahead_dropped(job_id)
+    return bool(cancelled)
 
 
 def job_reopen(job_id: int, *, retry_failed: bool = True) -> int:

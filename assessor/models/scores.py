@@ -11,6 +11,26 @@ from django.db import models
 
 from assessor.models.scope import CampaignScopedManager, campaign_default
 
+# The family of a source whose answers' rows are written while its job still runs, ahead of the job's end
+# (assessor.scoring.written_ahead): no score family has the name, and no page lists it. The end gives the source its
+# own family and name, in the transaction that makes the job's labels count.
+WRITTEN_AHEAD = "~written-ahead"
+
+
+class KeptSourceManager(CampaignScopedManager["KeptSource"]):
+    """The kept sources of the campaign in effect: those that have scores (`KeptSource.objects`), or those whose rows
+    are written ahead of their job's end (`KeptSource.written_ahead`), never one for the other."""
+
+    def __init__(self, *, written_ahead: bool = False) -> None:
+        super().__init__()
+        self.written_ahead = written_ahead
+
+    def get_queryset(self) -> models.QuerySet["KeptSource"]:
+        sources = super().get_queryset()
+        if self.written_ahead:
+            return sources.filter(family=WRITTEN_AHEAD)
+        return sources.exclude(family=WRITTEN_AHEAD)
+
 
 class KeptSource(models.Model):
     """A condition or method with kept scores: the list of sources the pages show, with its evaluated topics."""
@@ -28,7 +48,8 @@ class KeptSource(models.Model):
     # (a meta-evaluation comparison) is kept under it and known stale once it changes.
     stamp = models.CharField(max_length=32, default="", blank=True)
 
-    objects = CampaignScopedManager["KeptSource"]()
+    objects = KeptSourceManager()
+    written_ahead = KeptSourceManager(written_ahead=True)
 
     class Meta:
         ordering = ["family", "name"]

@@ -30,7 +30,9 @@ The kept figures are the finished work's. The organizers' open-work view
 A job's end makes its labels count and refreshes its scope in one transaction, on the job's critical path. A
 family may read ahead what that refresh will read (`ScoreFamily.job_prepare`), while the job's last items are still
 out (`scores_prepare_job`, called by the job engine), and keep it in the process; its `compute` at the job's end
-(inside `job_ending`) then uses what still stands of it, re-reading only what may have changed since.
+(inside `job_ending`) then uses what still stands of it, re-reading only what may have changed since. For a source
+kept from the job's end on, the rows that read gives are written then too, under a hidden source, and the end writes
+only those that differ (assessor.scoring.written_ahead).
 """
 
 import json
@@ -40,6 +42,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from fractions import Fraction
+from functools import partial
 
 from django.db import connections, router, transaction
 from django.db.models import Count, Exists, OuterRef, QuerySet, TextField
@@ -48,10 +51,12 @@ from django.db.models.functions import Cast
 from assessor.models import Answer, AssessorWork, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
 from assessor.models.rows import rows_insert, rows_insert_statement, writes_run
 from assessor.models.scope import CampaignRequired
+from assessor.models.scores import WRITTEN_AHEAD
 from assessor.registry import ScoreFamily, registry
 from assessor.scoring.exact import exact_sum, mean_of_sum, sum_kept, sum_read
 from assessor.scoring.lifecycle import job_counted_ahead, open_included, open_work_included, work_labels_counted
 from assessor.scoring.scores import Scores
+from assessor.scoring.written_ahead import RowsAhead, ahead_dropped, ahead_name, rows_ahead_keep, rows_ahead_take
 
 Columns = tuple[str, ...]
 
@@ -291,25 +296,44 @@ def scores_refresh_job(job_id: int, *, kind: str | None = None) -> None:
     if kind is None:
         kind = Job.objects.filter(pk=job_id).values_list("kind", flat=True).first()
     scored_in = registry.job_kinds[kind].scored_in if kind in registry.job_kinds else None
+    families = [family for family in registry.score_families if scored_in is None or family.name in scored_in]
     token = _job_ending.set(job_id)
     try:
         with open_work_included(False), _planned_for_unknown_rows():
-            for family in registry.score_families:
-                if scored_in is not None and family.name not in scored_in:
-                    continue
+            for family in families:
                 for columns, topics in family.job_scope(job_id).items():
                     scores_refresh(family=family.name, columns=columns, topics=topics)
+            if any(family.job_prepare is not None for family in families):
+                # What was written ahead and not named by the refresh: another process's, or a stopped worker's.
+                ahead_dropped(job_id)
     finally:
         _job_ending.reset(token)
 
 
 def scores_prepare_job(job_id: int) -> None:
     """While a running job's last items are out: let each family that can read ahead what the job's end will read
-    (`ScoreFamily.job_prepare`), its labels counted as they will be then. Nothing is written."""
+    (`ScoreFamily.job_prepare`), its labels counted as they will be then, and write the answers' rows that read gives
+    of each source not kept yet, under a hidden source (assessor.scoring.written_ahead)."""
     with open_work_included(False), job_counted_ahead(job_id), _planned_for_unknown_rows():
         for family in registry.score_families:
             if family.job_prepare is not None:
-                family.job_prepare(job_id)
+                for columns, scores in family.job_prepare(job_id).items():
+                    _rows_written_ahead(job_id, family.name, columns, scores)
+
+
+def _rows_written_ahead(job_id: int, family: str, columns: Columns, scores: Scores) -> None:
+    """A source not kept yet: its answers' rows as `scores` gives them, under a source of the hidden family, kept in
+    this process once committed. A kept source's end replaces its rows as any refresh does: none is written."""
+    if not scores.per_topic or _kept_source(family, columns) is not None:
+        return
+    name = ahead_name(job_id, family, source_name(columns))
+    with transaction.atomic():
+        KeptSource.written_ahead.filter(name=name).delete()  # an earlier try's, of this job
+        source = KeptSource.objects.create(family=WRITTEN_AHEAD, name=name, metrics=list(scores.metrics))
+        rows = _answer_rows(source.pk, scores, _answer_keys(scores, topics=None, answers=None))
+        rows_insert(KeptAnswerScore, rows)
+        ahead = RowsAhead(source.pk, source.campaign_id, {row["answer_id"]: row for row in rows})
+        transaction.on_commit(partial(rows_ahead_keep, job_id, family, columns, ahead))
 
 
 @contextmanager
@@ -354,12 +378,14 @@ def _source_refresh(
     except LookupError:
         scores = None
     source = _kept_source(family.name, columns)
-    # A source kept from now on has no row yet (a job's first labels under its name): none to read or take away.
+    # A source kept from now on has no row yet (a job's first labels under its name): none to read or take away,
+    # but those its job wrote ahead.
     new = source is None
+    ahead: RowsAhead | None = None
     if source is None:
         if scores is None or not scores.per_topic:
             return
-        source = KeptSource.objects.create(family=family.name, name=source_name(columns), metrics=list(scores.metrics))
+        source, ahead = _source_made(family.name, columns, scores)
 
     in_scope = KeptAnswerScore.objects.filter(source=source)
     if topics is not None:
@@ -375,20 +401,15 @@ def _source_refresh(
     keys = _answer_keys(scores, topics=topics, answers=answers)
     added: dict[int, list[dict[str, float]]] = defaultdict(list)
     added_topics: set[str] = set()
-    rows: list[dict] = []
-    for key, values in scores.per_topic.items() if scores is not None else ():
-        if key in keys:
-            answer_id, run_pk = keys[key]
-            rows.append(
-                {"source_id": source.pk, "answer_id": answer_id, "run_id": run_pk, "topic_id": key[1], "values": values}
-            )
-            added[run_pk].append(values)
-            added_topics.add(key[1])
+    rows = _answer_rows(source.pk, scores, keys) if scores is not None else []
+    for row in rows:
+        added[row["run_id"]].append(row["values"])
+        added_topics.add(row["topic_id"])
     answers_topics = {topic_id for _, topic_id in keys} if answers is not None else None
     if new:
         # Nothing kept to read back: the runs' rows and the evaluated topics follow from the rows written.
         evaluated = _topics_evaluated(source, topics=topics, answers_topics=answers_topics, added=added_topics)
-        _new_source_written(source, rows, _new_runs_rows(source, added), evaluated)
+        _new_source_written(source, rows, _new_runs_rows(source, added), evaluated, ahead=ahead)
         return
     # Plain rows in one statement (assessor.models.rows): building and binding model instances cost most of the CPU.
     rows_insert(KeptAnswerScore, rows)
@@ -425,14 +446,56 @@ def _answer_keys(
     }
 
 
-def _new_source_written(source: KeptSource, rows: list[dict], run_rows: list[dict], evaluated: list[str]) -> None:
-    """A source kept from now on: its answers' and runs' rows and its evaluated topics under a new stamp, in one
-    statement where the database can (a job's end, on its critical path), else one after the other."""
+def _answer_rows(
+    source_id: int, scores: Scores, keys: dict[tuple[str, str], tuple[int, int]]
+) -> list[dict]:
+    """The kept rows (`rows_insert`'s plain rows) of the scores' answers in scope (`keys`)."""
+    rows = []
+    for key, values in scores.per_topic.items():
+        if key in keys:
+            answer_id, run_pk = keys[key]
+            rows.append(
+                {"source_id": source_id, "answer_id": answer_id, "run_id": run_pk, "topic_id": key[1], "values": values}
+            )
+    return rows
+
+
+def _source_made(family: str, columns: Columns, scores: Scores) -> tuple[KeptSource, RowsAhead | None]:
+    """A source kept from now on: at its job's end, the hidden one this process wrote its rows ahead under, named now
+    (if it is still there: a rebuild keeps it, a sweep may not), with what was written; else a new one."""
+    job_id = job_ending()
+    ahead = rows_ahead_take(job_id, family, columns) if job_id is not None else None
+    fields = {"family": family, "name": source_name(columns), "metrics": list(scores.metrics)}
+    if ahead is not None and KeptSource.written_ahead.filter(pk=ahead.source_id).update(**fields):
+        return KeptSource(pk=ahead.source_id, campaign_id=ahead.campaign_id, **fields), ahead
+    return KeptSource.objects.create(**fields), None
+
+
+def _rows_not_written_ahead(source: KeptSource, rows: list[dict], ahead: RowsAhead | None) -> list[dict]:
+    """Of a new source's rows, those to insert: all of them, or those its job did not write ahead as they are now.
+    Rows written ahead that the end does not keep as they are (an answer's figures changed since, or it is gone
+    from the scope) are deleted first."""
+    if ahead is None:
+        return rows
+    now = {row["answer_id"]: row for row in rows}
+    stale = sorted(answer for answer, row in ahead.rows.items() if now.get(answer) != row)
+    if stale:
+        KeptAnswerScore.objects.filter(source_id=source.pk, answer_id__in=stale).delete()
+    return [row for row in rows if ahead.rows.get(row["answer_id"]) != row]
+
+
+def _new_source_written(
+    source: KeptSource, rows: list[dict], run_rows: list[dict], evaluated: list[str], *, ahead: RowsAhead | None
+) -> None:
+    """A source kept from now on: its answers' rows (those not written ahead) and runs' rows and its evaluated topics
+    under a new stamp, in one statement where the database can (a job's end, on its critical path), else one after
+    the other."""
     connection = connections[router.db_for_write(KeptSource)]
-    answers_insert = rows_insert_statement(KeptAnswerScore, rows)
+    inserted = _rows_not_written_ahead(source, rows, ahead)
+    answers_insert = rows_insert_statement(KeptAnswerScore, inserted) if inserted else None
     runs_insert = rows_insert_statement(KeptRunScore, run_rows)
-    if not evaluated or not rows or not run_rows or answers_insert is None or runs_insert is None:
-        rows_insert(KeptAnswerScore, rows)
+    if not evaluated or not run_rows or runs_insert is None or (inserted and answers_insert is None):
+        rows_insert(KeptAnswerScore, inserted)
         rows_insert(KeptRunScore, run_rows)
         _evaluated_store(source, evaluated)
         return
@@ -443,7 +506,8 @@ def _new_source_written(source: KeptSource, rows: list[dict], run_rows: list[dic
         f"UPDATE {table} SET topics = %s, stamp = %s WHERE id = %s",
         [topics_field.get_db_prep_save(source.topics, connection), source.stamp, source.pk],
     )
-    writes_run([answers_insert, runs_insert, stored], using=connection.alias)
+    writes = [write for write in (answers_insert, runs_insert) if write is not None]
+    writes_run([*writes, stored], using=connection.alias)
     _stamp_listeners_told()
 
 

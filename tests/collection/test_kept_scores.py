@@ -22,7 +22,18 @@ from assessor.collection.importing.runs import run_import
 from assessor.collection.run_join import runs_join
 from assessor.jobs import engine
 from assessor.jobs.engine import JobRequestInvalid, item_process, job_complete_if_finished, pending_item_ids
-from assessor.models import Answer, AssessorWork, Citation, Job, KeptAnswerScore, KeptRunScore, KeptSource, Topic
+from assessor.models import (
+    Answer,
+    AssessorWork,
+    Citation,
+    Job,
+    JobItem,
+    KeptAnswerScore,
+    KeptRunScore,
+    KeptSource,
+    Topic,
+)
+from assessor.models.scores import WRITTEN_AHEAD
 from assessor.registry import registry
 from assessor.scoring.kept import job_ending, kept_scores, kept_scores_of_run, scores_rebuild, scores_refresh
 from assessor.scoring.lifecycle import open_work_included
@@ -632,11 +643,11 @@ def _read_ahead_used(monkeypatch) -> list[bool]:
     return used
 
 
-def _job_worked_but_its_last_item(monkeypatch, on_commit) -> tuple[Job, int]:
+def _job_worked_but_its_last_item(monkeypatch, on_commit, *, name: str = "gpt") -> tuple[Job, int]:
     """An AutoAssign job of six answers worked but for its last item; its end read ahead when two were left (after
     that item's commit: `on_commit` is pytest-django's `django_capture_on_commit_callbacks`)."""
     monkeypatch.setattr(engine, "PREPARE_WHEN_OPEN", 2)
-    job = auto_assign_job_create(nuggets="manual", name="gpt")
+    job = auto_assign_job_create(nuggets="manual", name=name)
     *first, last = pending_item_ids(job.pk)
     assert len(first) == 5
     for item_id in first:
@@ -715,3 +726,82 @@ def test_an_autoassign_jobs_end_asks_the_conditions_only(llm_server, write_file,
         item_process(item_id)
     assert asked == ["conditions"]
     assert_kept_equal_rebuild()
+
+
+def _written_ahead(job: Job) -> dict[int, tuple[int, dict]]:
+    """answer id -> (row id, values) of the rows written ahead of the job's end, under its hidden source."""
+    rows = KeptAnswerScore.objects.filter(source__family=WRITTEN_AHEAD, source__name__startswith=f"{job.pk}:")
+    return {answer: (pk, values) for pk, answer, values in rows.values_list("pk", "answer_id", "values")}
+
+
+def test_a_new_sources_rows_are_written_ahead_unlisted_and_its_end_inserts_only_the_rest(
+    llm_server, write_file, monkeypatch, django_capture_on_commit_callbacks
+):
+    """While the job's last items are out, the rows of the answers done are written under a hidden source, which no
+    listing shows; the end names it and inserts the rows of the answers done since: those written ahead keep their
+    row."""
+    World(random.Random(4), write_file)
+    job, last = _job_worked_but_its_last_item(monkeypatch, django_capture_on_commit_callbacks)
+    ahead = _written_ahead(job)
+    items = JobItem.objects.filter(job=job).order_by("pk").values_list("payload", flat=True)
+    answers = [payload["answer"] for payload in items]
+    # Read ahead when two items were left: the four done then have their rows.
+    assert sorted(ahead) == sorted(answers[:4])
+    assert ("manual", "gpt") not in conditions_list()
+    assert not KeptSource.objects.filter(family=WRITTEN_AHEAD).exists()
+    assert all(family != WRITTEN_AHEAD for family, _columns in kept_scores_of_run(RUNS[0]))
+    item_process(last)
+    assert not KeptSource.written_ahead.exists()
+    kept = KeptAnswerScore.objects.filter(source__family="conditions", source__name="manual/gpt")
+    rows = dict(kept.values_list("answer_id", "pk"))
+    assert sorted(rows) == sorted(answers)
+    assert {answer: rows[answer] for answer in ahead} == {answer: pk for answer, (pk, _values) in ahead.items()}
+    assert_kept_equal_rebuild()
+
+
+def test_rows_written_ahead_whose_figures_changed_before_the_end_are_written_again(
+    llm_server, write_file, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A nugget added to one topic's list between the read ahead and the end (none of the job's labels are of it):
+    the rows whose figures it changed are deleted and written anew, the others kept, and the kept scores are the
+    labels' (the read ahead is read again)."""
+    world = World(random.Random(4), write_file)
+    job, last = _job_worked_but_its_last_item(monkeypatch, django_capture_on_commit_callbacks)
+    ahead = _written_ahead(job)
+    work = world.nugget_works[0]
+    nugget_set_reopen(work_id=work.pk, by=world.organizer, reason="a change", confirmed=True)
+    world._apply(work, "add", text="a fact no answer was judged on", importance="vital")
+    nugget_set_submit(work_id=work.pk, user=work.assessor, expected_version=nugget_set_of(work).version)
+    item_process(last)
+    kept = KeptAnswerScore.objects.filter(source__family="conditions", source__name="manual/gpt")
+    rows = {answer: (pk, values) for pk, answer, values in kept.values_list("pk", "answer_id", "values")}
+    changed = [answer for answer, (_pk, values) in ahead.items() if rows[answer][1] != values]
+    assert changed and len(changed) < len(ahead)  # the first topic's answers, not the second's
+    for answer, (pk, _values) in ahead.items():
+        assert (rows[answer][0] == pk) == (answer not in changed), answer
+    assert not KeptSource.written_ahead.exists()
+    assert_kept_equal_rebuild()
+
+
+def test_rows_another_process_wrote_ahead_are_deleted_by_the_end_and_by_a_cancel(
+    llm_server, write_file, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The end's process did not write them (this one forgot what it wrote): it writes every row itself, and deletes
+    the hidden source. A cancelled job's are deleted at once."""
+    from assessor.scoring import written_ahead
+
+    World(random.Random(4), write_file)
+    job, last = _job_worked_but_its_last_item(monkeypatch, django_capture_on_commit_callbacks)
+    assert _written_ahead(job)
+    written_ahead._kept.clear()
+    item_process(last)
+    assert not KeptSource.written_ahead.exists()
+    source = KeptSource.objects.get(family="conditions", name="manual/gpt")
+    assert not KeptAnswerScore.objects.filter(source__family=WRITTEN_AHEAD).exists()
+    assert KeptAnswerScore.objects.filter(source=source).count() == 6
+    assert_kept_equal_rebuild()
+
+    again, _last = _job_worked_but_its_last_item(monkeypatch, django_capture_on_commit_callbacks, name="gpt2")
+    assert _written_ahead(again)
+    assert engine.job_cancel(again.pk)
+    assert not KeptSource.written_ahead.exists() and not _written_ahead(again)
