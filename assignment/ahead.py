@@ -12,9 +12,9 @@ end reads everything, as it does in a process that read nothing ahead (a job's l
 process).
 """
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
+
+from assessor.scoring.job_kept import JobKept
 
 Tally = dict[tuple[str, str], int]  # (importance, label) -> labels, an answer's
 # label -> (how many, the sum of their ids), over an assigner's labels: a label added, taken away or changed changes it.
@@ -36,23 +36,13 @@ class TalliesAhead:
     labels: LabelsFingerprint  # of the assigner's labels but those of `later`, read before the tallies
 
 
-_kept: OrderedDict[int, dict[tuple[str, ...], TalliesAhead]] = OrderedDict()  # by job id, the latest read last
-_lock = threading.Lock()
+_kept: JobKept[tuple[str, ...], TalliesAhead] = JobKept(JOBS_KEPT)
 
 
 def ahead_keep(job_id: int, columns: tuple[str, ...], ahead: TalliesAhead) -> None:
-    with _lock:
-        _kept.setdefault(job_id, {})[columns] = ahead
-        _kept.move_to_end(job_id)
-        while len(_kept) > JOBS_KEPT:
-            _kept.popitem(last=False)
+    _kept.keep(job_id, columns, ahead)
 
 
 def ahead_take(job_id: int, columns: tuple[str, ...]) -> TalliesAhead | None:
     """What was read ahead for the job's end, taken: it serves one end (a retried end reads everything)."""
-    with _lock:
-        read = _kept.get(job_id, {})
-        ahead = read.pop(columns, None)
-        if not read:
-            _kept.pop(job_id, None)
-        return ahead
+    return _kept.take(job_id, columns)

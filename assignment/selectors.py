@@ -286,7 +286,8 @@ def condition_job_prepare(job_id: int) -> dict[tuple[str, ...], Scores]:
     # Read first: an item done after this has its answer read again at the end, even if its labels are read below.
     items = list(JobItem.objects.filter(job_id=job_id).order_by().values_list("status", "payload"))
     if any("nuggets" in payload for _status, payload in items):
-        return prepared  # a re-run's items settle the stale labels of answers other than their own: none read ahead stands
+        # A re-run's items settle the stale labels of answers other than their own: none read ahead stands.
+        return prepared
     later = frozenset(payload["answer"] for status, payload in items if status != JobItem.Status.DONE)
     # Read before the tallies: a write to the labels after them gives another print, or the source a new stamp.
     labels = _labels_fingerprint(assigner, later)

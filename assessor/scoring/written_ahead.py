@@ -11,12 +11,11 @@ what the end leaves is what it would have written alone. A source written ahead 
 worker that stopped, is deleted by the job's end (`ahead_dropped`), as is a cancelled job's.
 """
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from assessor.models import KeptSource
+from assessor.scoring.job_kept import JobKept
 
 Columns = tuple[str, ...]
 
@@ -33,8 +32,7 @@ class RowsAhead:
     rows: dict[int, dict[str, Any]]  # as `rows_insert` took them: source_id, answer_id, run_id, topic_id, values
 
 
-_kept: OrderedDict[int, dict[tuple[str, Columns], RowsAhead]] = OrderedDict()  # by job id, the latest written last
-_lock = threading.Lock()
+_kept: JobKept[tuple[str, Columns], RowsAhead] = JobKept(JOBS_KEPT)
 
 
 def ahead_name(job_id: int, family: str, name: str) -> str:
@@ -47,25 +45,15 @@ def _job_prefix(job_id: int) -> str:
 
 
 def rows_ahead_keep(job_id: int, family: str, columns: Columns, ahead: RowsAhead) -> None:
-    with _lock:
-        _kept.setdefault(job_id, {})[family, columns] = ahead
-        _kept.move_to_end(job_id)
-        while len(_kept) > JOBS_KEPT:
-            _kept.popitem(last=False)
+    _kept.keep(job_id, (family, columns), ahead)
 
 
 def rows_ahead_take(job_id: int, family: str, columns: Columns) -> RowsAhead | None:
     """What this process wrote ahead for the source, taken: one end uses it (a retried end writes every row)."""
-    with _lock:
-        written = _kept.get(job_id, {})
-        ahead = written.pop((family, columns), None)
-        if not written:
-            _kept.pop(job_id, None)
-        return ahead
+    return _kept.take(job_id, (family, columns))
 
 
 def ahead_dropped(job_id: int) -> None:
     """Delete what is still written ahead for the job (its end has named what it used), and forget it here."""
-    with _lock:
-        _kept.pop(job_id, None)
+    _kept.drop(job_id)
     KeptSource.written_ahead.filter(name__startswith=_job_prefix(job_id)).delete()
